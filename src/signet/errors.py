@@ -1,0 +1,113 @@
+"""The exception tree, kept small on purpose.
+
+Expected outcomes (a duplicate memory, an empty queue) are values, not exceptions. Adapters
+translate these classes to HTTP status codes, CLI exit codes and MCP errors from one table
+(`HTTP_STATUS` below), so a new error class needs one line here and nowhere else.
+"""
+
+from __future__ import annotations
+
+
+class SignetError(Exception):
+    """Base of every error Signet raises on purpose. `code` is the stable machine name."""
+
+    code = "error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class InvalidInput(SignetError):
+    code = "invalid_input"
+
+
+class NotFound(SignetError):
+    code = "not_found"
+
+
+class Conflict(SignetError):
+    """A version check failed, or an operation needs `force` (a pinned memory)."""
+
+    code = "conflict"
+
+
+class Unauthorized(SignetError):
+    code = "unauthorized"
+
+
+class Forbidden(SignetError):
+    code = "forbidden"
+
+
+class RateLimited(SignetError):
+    code = "rate_limited"
+
+
+class Frozen(SignetError):
+    """Mutations are frozen (`memory.pipelineV2.mutationsFrozen`)."""
+
+    code = "mutations_frozen"
+
+
+class ConfigError(SignetError):
+    """agent.yaml is malformed or a value has the wrong type; the message names file, line, key."""
+
+    code = "config_error"
+
+
+class StoreError(SignetError):
+    code = "store_error"
+
+
+class MigrationTampered(StoreError):
+    """An applied migration's text changed after it landed."""
+
+    code = "migration_tampered"
+
+
+class SchemaTooNew(StoreError):
+    code = "schema_too_new"
+
+
+class ProviderError(SignetError):
+    """An outside service (LLM, embedder) failed."""
+
+    code = "provider_error"
+
+
+class ProviderTimeout(ProviderError):
+    code = "provider_timeout"
+
+
+class BadResponse(ProviderError):
+    """The service answered, but not in the shape we need."""
+
+    code = "bad_response"
+
+
+HTTP_STATUS: dict[type[SignetError], int] = {
+    InvalidInput: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    ConfigError: 422,
+    RateLimited: 429,
+    Frozen: 503,
+    StoreError: 503,
+    ProviderError: 502,
+}
+
+
+def http_status(err: SignetError) -> int:
+    """The status code for an error: the nearest class in `HTTP_STATUS`, else 500."""
+    for cls in type(err).__mro__:
+        if cls in HTTP_STATUS:
+            return HTTP_STATUS[cls]
+    return 500
