@@ -577,7 +577,7 @@ def _coerce(node: Node, leaf: _Leaf, where: str) -> Any:
     if hint is float:
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise ConfigError(f"{where}: expected a number, got {got}")
-        return _bounded(float(value), leaf, where)
+        return float(_bounded(value, leaf, where))
     if hint is str:
         if not isinstance(value, str):
             raise ConfigError(f"{where}: expected a string, got {got}")

@@ -1,0 +1,91 @@
+"""The workspace initialiser: lays out `$SIGNET_WORKSPACE` as seed 000 "User Data Layout" says.
+
+The workspace belongs to the user. `init_workspace` only ever adds what is missing: a file that
+exists is kept byte for byte (the user may have edited it), a directory that exists keeps its
+mode. Running it twice is harmless and the second report lists everything as kept.
+
+Directories holding private data (the memory database, secrets, the daemon's token and logs) are
+created 0700; the rest 0755. Modes are set with chmod after creation so the umask cannot loosen
+them. The database file itself is created later by the store, which owns all SQL.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from signet.config import CONFIG_FILE, render_agent_yaml
+from signet.errors import ConfigError
+
+__all__ = ["IDENTITY_FILES", "InitReport", "init_workspace"]
+
+PRIVATE_DIR = 0o700
+SHARED_DIR = 0o755
+FILE_MODE = 0o644
+
+# Relative directory -> mode, parents before children.
+DIRECTORIES: tuple[tuple[str, int], ...] = (
+    ("memory", PRIVATE_DIR),
+    ("memory/scripts", SHARED_DIR),
+    ("skills", SHARED_DIR),
+    (".secrets", PRIVATE_DIR),
+    (".daemon", PRIVATE_DIR),
+    (".daemon/logs", PRIVATE_DIR),
+)
+
+# The identity files harnesses load; their starter text lives in resources/workspace-<NAME>.
+IDENTITY_FILES: tuple[str, ...] = ("AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md")
+
+
+@dataclass(frozen=True, slots=True)
+class InitReport:
+    """What `init_workspace` did: paths it created and existing paths it left alone."""
+
+    workspace: Path
+    created: tuple[Path, ...]
+    kept: tuple[Path, ...]
+
+
+def init_workspace(path: Path) -> InitReport:
+    """Create whatever is missing of the workspace layout at `path`; never overwrite."""
+    root = Path(path).expanduser().absolute()
+    created: list[Path] = []
+    kept: list[Path] = []
+    _ensure_dir(root, PRIVATE_DIR, created, kept)
+    for relative, mode in DIRECTORIES:
+        _ensure_dir(root / relative, mode, created, kept)
+    _ensure_file(root / CONFIG_FILE, render_agent_yaml(), created, kept)
+    for name in IDENTITY_FILES:
+        _ensure_file(root / name, _template(name), created, kept)
+    return InitReport(workspace=root, created=tuple(created), kept=tuple(kept))
+
+
+def _ensure_dir(path: Path, mode: int, created: list[Path], kept: list[Path]) -> None:
+    if path.is_dir():
+        kept.append(path)
+        return
+    if path.exists() or path.is_symlink():
+        raise ConfigError(f"{path}: exists but is not a directory; move it aside and run init again")
+    path.mkdir(mode=mode, parents=True)
+    os.chmod(path, mode)
+    created.append(path)
+
+
+def _ensure_file(path: Path, text: str, created: list[Path], kept: list[Path]) -> None:
+    # O_EXCL makes "create only if absent" one step, so a file appearing meanwhile is never
+    # truncated.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        kept.append(path)
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, FILE_MODE)
+    created.append(path)
+
+
+def _template(name: str) -> str:
+    return resources.files("signet").joinpath("resources").joinpath(f"workspace-{name}").read_text("utf-8")
