@@ -1,0 +1,229 @@
+"""Both vector index backends pass one contract, and return the same top k as each other."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+import sqlean
+
+from signet.errors import InvalidInput, StoreError
+from signet.store.vector_index import (
+    EXACT_ALLOWED_LIMIT,
+    NumpyIndex,
+    Vec0Index,
+    VectorIndex,
+    load_vec_extension,
+)
+
+DIM = 16
+MakeIndex = Callable[[int], VectorIndex]
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float32)
+    return rows / np.linalg.norm(rows, axis=-1, keepdims=True)
+
+
+def random_unit(n: int, dim: int, seed: int) -> np.ndarray:
+    return unit(np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32))
+
+
+def axis(i: int, dim: int = DIM) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+@pytest.fixture
+def vec_conn(tmp_path) -> Iterator[sqlean.Connection]:
+    conn = sqlean.connect(str(tmp_path / "vec.db"))
+    assert load_vec_extension(conn)
+    yield conn
+    conn.close()
+
+
+class IndexContract:
+    """Behaviour every VectorIndex must show; subclasses provide the `make` fixture."""
+
+    def test_nearest_vector_comes_first(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([10, 20, 30], np.stack([axis(0), axis(1), unit(axis(0) + axis(1))]))
+        hits = index.search(axis(1), k=2)
+        assert [i for i, _ in hits] == [20, 30]
+
+    def test_scores_are_cosine_similarities(self, make: MakeIndex) -> None:
+        vectors = random_unit(50, DIM, seed=1)
+        index = make(DIM)
+        index.add(list(range(50)), vectors)
+        query = random_unit(1, DIM, seed=2)[0]
+        hits = index.search(query, k=5)
+        for id_, score in hits:
+            assert score == pytest.approx(float(vectors[id_] @ query), abs=1e-5)
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+
+    def test_adding_an_existing_id_replaces_its_vector(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([1, 2], np.stack([axis(0), axis(1)]))
+        index.add([1], axis(2).reshape(1, -1))
+        assert len(index) == 2
+        assert index.search(axis(2), k=1)[0] == (1, pytest.approx(1.0, abs=1e-6))
+        assert index.search(axis(0), k=1)[0][1] < 0.5
+
+    def test_repeated_id_in_one_add_keeps_the_last_vector(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([7, 7], np.stack([axis(0), axis(3)]))
+        assert len(index) == 1
+        assert index.search(axis(3), k=1)[0][0] == 7
+
+    def test_remove_forgets_ids_and_ignores_unknown_ones(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([1, 2, 3], np.stack([axis(0), axis(1), axis(2)]))
+        index.remove([2, 99])
+        assert len(index) == 2
+        assert 2 not in [i for i, _ in index.search(axis(1), k=10)]
+
+    def test_allowed_restricts_the_candidates(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([1, 2, 3], np.stack([axis(0), axis(1), axis(2)]))
+        hits = index.search(axis(0), k=2, allowed={2, 3, 404})
+        assert sorted(i for i, _ in hits) == [2, 3]
+        assert index.search(axis(0), k=2, allowed=set()) == []
+
+    def test_ties_are_broken_by_the_smaller_id(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([9, 3, 5, 4], np.stack([axis(0), axis(0), axis(0), axis(1)]))
+        assert [i for i, _ in index.search(axis(0), k=2)] == [3, 5]
+        assert [i for i, _ in index.search(axis(0), k=3)] == [3, 5, 9]
+
+    def test_k_larger_than_the_index_returns_everything(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([1, 2], np.stack([axis(0), axis(1)]))
+        assert len(index.search(axis(0), k=50)) == 2
+        assert index.search(axis(0), k=0) == []
+
+    def test_empty_index_finds_nothing(self, make: MakeIndex) -> None:
+        assert make(DIM).search(axis(0), k=5) == []
+
+    def test_vectors_are_normalised_on_the_way_in(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        index.add([1], (axis(0) * 7.0).reshape(1, -1))
+        assert index.search(axis(0) * 3.0, k=1)[0][1] == pytest.approx(1.0, abs=1e-6)
+
+    def test_wrong_shapes_and_bad_values_are_rejected(self, make: MakeIndex) -> None:
+        index = make(DIM)
+        with pytest.raises(InvalidInput):
+            index.add([1, 2], random_unit(1, DIM, seed=3))
+        with pytest.raises(InvalidInput):
+            index.add([1], random_unit(1, DIM + 1, seed=3))
+        with pytest.raises(InvalidInput):
+            index.add([1], np.zeros((1, DIM), dtype=np.float32))
+        with pytest.raises(InvalidInput):
+            index.add([1], np.full((1, DIM), np.nan, dtype=np.float32))
+        with pytest.raises(InvalidInput):
+            index.search(np.ones(DIM + 1, dtype=np.float32), k=1)
+
+
+class TestNumpyIndex(IndexContract):
+    @pytest.fixture
+    def make(self) -> MakeIndex:
+        return lambda dim: NumpyIndex(dim, capacity=2)
+
+    def test_grows_past_its_capacity_and_keeps_every_vector(self) -> None:
+        vectors = random_unit(300, DIM, seed=4)
+        index = NumpyIndex(DIM, capacity=1)
+        index.add(list(range(300)), vectors)
+        assert len(index) == 300
+        for i in (0, 150, 299):
+            assert index.search(vectors[i], k=1)[0][0] == i
+
+    def test_removal_moves_the_last_row_without_losing_it(self) -> None:
+        vectors = random_unit(5, DIM, seed=5)
+        index = NumpyIndex(DIM)
+        index.add([0, 1, 2, 3, 4], vectors)
+        index.remove([1])  # row 1 is refilled by id 4, the last row
+        assert index.search(vectors[4], k=1)[0][0] == 4
+        index.add([1], vectors[1].reshape(1, -1))
+        assert {i for i, _ in index.search(vectors[0], k=5)} == {0, 1, 2, 3, 4}
+
+
+class TestVec0Index(IndexContract):
+    @pytest.fixture
+    def make(self, vec_conn) -> MakeIndex:
+        return lambda dim: Vec0Index(vec_conn, dim)
+
+    def test_vectors_persist_in_the_database_file(self, tmp_path) -> None:
+        path = str(tmp_path / "persist.db")
+        conn = sqlean.connect(path)
+        assert load_vec_extension(conn)
+        Vec0Index(conn, DIM).add([42], axis(5).reshape(1, -1))
+        conn.commit()
+        conn.close()
+        conn = sqlean.connect(path)
+        assert load_vec_extension(conn)
+        assert Vec0Index(conn, DIM).search(axis(5), k=1)[0][0] == 42
+        conn.close()
+
+    def test_an_existing_table_of_another_width_is_refused(self, vec_conn) -> None:
+        Vec0Index(vec_conn, DIM)
+        with pytest.raises(StoreError):
+            Vec0Index(vec_conn, DIM * 2)
+
+    def test_a_table_name_is_never_interpolated_unchecked(self, vec_conn) -> None:
+        with pytest.raises(InvalidInput):
+            Vec0Index(vec_conn, DIM, table="x; DROP TABLE memories")
+
+    def test_load_reports_false_when_the_binding_cannot_load_extensions(self) -> None:
+        conn = sqlite3.connect(":memory:")
+        if hasattr(conn, "enable_load_extension"):
+            conn.enable_load_extension(False)
+            conn.enable_load_extension = None  # type: ignore[method-assign]
+        assert load_vec_extension(conn) is False
+
+
+class TestBackendsAgree:
+    """The same vectors, removals and filters give the same top-k ids in both backends."""
+
+    N = 3000
+
+    @pytest.fixture
+    def pair(self, vec_conn) -> tuple[NumpyIndex, Vec0Index, np.ndarray]:
+        vectors = random_unit(self.N, DIM, seed=6)
+        ids = list(range(1, self.N + 1))
+        numpy_index, vec0_index = NumpyIndex(DIM), Vec0Index(vec_conn, DIM)
+        for index in (numpy_index, vec0_index):
+            index.add(ids, vectors)
+            index.remove(ids[::7])
+        return numpy_index, vec0_index, random_unit(20, DIM, seed=7)
+
+    @pytest.mark.parametrize("k", [1, 5, 10, 50, 200])
+    def test_same_top_k(self, pair, k: int) -> None:
+        numpy_index, vec0_index, queries = pair
+        assert len(numpy_index) == len(vec0_index)
+        for q in queries:
+            assert_same_hits(numpy_index.search(q, k), vec0_index.search(q, k))
+
+    @pytest.mark.parametrize("size", [50, EXACT_ALLOWED_LIMIT + 500])
+    def test_same_top_k_within_allowed(self, pair, size: int) -> None:
+        numpy_index, vec0_index, queries = pair
+        allowed = set(np.random.default_rng(size).choice(self.N, size, replace=False).tolist())
+        for q in queries:
+            for k in (1, 10, 60):
+                assert_same_hits(
+                    numpy_index.search(q, k, allowed), vec0_index.search(q, k, allowed)
+                )
+
+    def test_large_allowed_set_with_few_live_ids_falls_back_to_exact(self, pair) -> None:
+        numpy_index, vec0_index, queries = pair
+        live = [2, 3, 4, 5, 6]  # id 1 was removed by the fixture
+        allowed = set(live) | set(range(10**6, 10**6 + EXACT_ALLOWED_LIMIT + 10))
+        expected = numpy_index.search(queries[0], 10, allowed)
+        assert sorted(i for i, _ in expected) == live
+        assert_same_hits(expected, vec0_index.search(queries[0], 10, allowed))
+
+
+def assert_same_hits(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> None:
+    assert [i for i, _ in a] == [i for i, _ in b]
+    assert np.allclose([s for _, s in a], [s for _, s in b], atol=1e-5)
