@@ -1,0 +1,136 @@
+"""The embedder seam: one method that turns texts into unit vectors.
+
+Every provider — the bundled local model, Ollama, an OpenAI-compatible server, the
+deterministic hash embedder used in tests — implements `Embedder`. Callers get one through
+`make_embedder(provider, ...)`, which looks the name up in `PROVIDERS`: the built-in providers
+are registered in that dict exactly the way a plugin would add its own, so nothing special-cases
+them.
+
+Contract: `embed(texts)` returns a float32 array of shape `(len(texts), dimensions)` whose rows
+are L2-normalised (so a dot product is a cosine similarity); no texts gives shape
+`(0, dimensions)`. Failures raise `ProviderError`, `ProviderTimeout` or `BadResponse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from signet.errors import InvalidInput
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed width."""
+
+    name: str
+    model: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderSettings:
+    """Everything a provider factory may need; each factory reads the fields it understands."""
+
+    model: str = ""
+    dimensions: int = 384
+    base_url: str = ""
+    api_key: str = ""
+    timeout_s: float = 30.0
+    batch_size: int = 32
+    threads: int = 1
+
+
+EmbedderFactory = Callable[[EmbedderSettings], Embedder]
+
+
+def _hash(s: EmbedderSettings) -> Embedder:
+    from signet.providers.hash_embedder import HashEmbedder
+
+    return HashEmbedder(dimensions=s.dimensions)
+
+
+def _local(s: EmbedderSettings) -> Embedder:
+    # Imported lazily: onnxruntime and tokenizers cost start-up time nobody else should pay.
+    from signet.providers.local_embedder import LocalEmbedder
+
+    return LocalEmbedder(batch_size=s.batch_size, threads=s.threads)
+
+
+def _ollama(s: EmbedderSettings) -> Embedder:
+    from signet.providers.remote_embedders import OllamaEmbedder
+
+    return OllamaEmbedder(
+        model=s.model or "nomic-embed-text",
+        dimensions=s.dimensions,
+        base_url=s.base_url,
+        timeout_s=s.timeout_s,
+        batch_size=s.batch_size,
+    )
+
+
+def _openai(s: EmbedderSettings) -> Embedder:
+    from signet.providers.remote_embedders import OpenAIEmbedder
+
+    return OpenAIEmbedder(
+        model=s.model or "text-embedding-3-small",
+        dimensions=s.dimensions,
+        base_url=s.base_url,
+        api_key=s.api_key,
+        timeout_s=s.timeout_s,
+        batch_size=s.batch_size,
+    )
+
+
+# The registry. A plugin adds an entry (`PROVIDERS["mine"] = factory`) and is then selectable
+# through configuration like the built-in ones. "none" is handled by `make_embedder`.
+PROVIDERS: dict[str, EmbedderFactory] = {
+    "local": _local,
+    "ollama": _ollama,
+    "openai": _openai,
+    "hash": _hash,
+}
+
+
+def make_embedder(
+    provider: str,
+    *,
+    model: str = "",
+    dimensions: int = 384,
+    base_url: str = "",
+    api_key: str = "",
+    timeout_s: float = 30.0,
+    batch_size: int = 32,
+    threads: int = 1,
+) -> Embedder | None:
+    """The embedder configured by `provider` (local|ollama|openai|hash), or None for "none"."""
+    if provider == "none":
+        return None
+    factory = PROVIDERS.get(provider)
+    if factory is None:
+        known = ", ".join(sorted([*PROVIDERS, "none"]))
+        raise InvalidInput(f"unknown embedding provider {provider!r} (known: {known})")
+    if dimensions <= 0 or batch_size <= 0 or threads <= 0:
+        raise InvalidInput("embedding dimensions, batch_size and threads must be positive")
+    settings = EmbedderSettings(
+        model=model,
+        dimensions=dimensions,
+        base_url=base_url,
+        api_key=api_key,
+        timeout_s=timeout_s,
+        batch_size=batch_size,
+        threads=threads,
+    )
+    return factory(settings)
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length as float32; an all-zero row stays zero rather than NaN."""
+    out = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, np.float32(1e-12))

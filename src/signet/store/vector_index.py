@@ -1,0 +1,312 @@
+"""Exact top-k cosine search over unit vectors: one interface, two backends.
+
+The float32 BLOBs in SQLite are the source of truth for embeddings; a `VectorIndex` is a
+derived structure rebuilt from them, used only to answer "which k ids are nearest to this
+query?". Both backends are exact (brute force), so they return the same top k:
+
+- `NumpyIndex` (default): the vectors in one RAM matrix; a search is one matrix-vector product
+  and an `argpartition`. Measured at 100k x 384 it is several times faster than vec0 (DESIGN §6).
+- `Vec0Index`: a sqlite-vec `vec0` virtual table in the database itself, for when the extension
+  loads and RAM matters more than speed.
+
+Scores are cosine similarities (1 - cosine distance), ordered descending, ties broken by the
+smaller id so results are stable across backends and runs. `allowed` restricts the candidates
+(scope and visibility filtering happens before ranking, not after truncation).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from signet.errors import InvalidInput, StoreError
+
+
+class VectorIndex(Protocol):
+    """Exact nearest-neighbour search by cosine similarity, keyed by integer ids."""
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Insert or replace the vectors of `ids` (row i of `vectors` belongs to ids[i])."""
+        ...
+
+    def remove(self, ids: Sequence[int]) -> None:
+        """Forget `ids`; unknown ids are ignored."""
+        ...
+
+    def search(
+        self, query: np.ndarray, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """Up to k (id, cosine similarity) pairs, best first, ties by smaller id."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+def _as_rows(ids: Sequence[int], vectors: np.ndarray, dimensions: int) -> np.ndarray:
+    """`vectors` checked against `ids` and `dimensions`, as unit float32 rows."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    if rows.ndim == 1 and len(ids) == 1:
+        rows = rows.reshape(1, -1)
+    if rows.ndim != 2 or rows.shape != (len(ids), dimensions):
+        raise InvalidInput(
+            f"expected vectors of shape ({len(ids)}, {dimensions}), got {rows.shape}"
+        )
+    return _unit(rows)
+
+
+def _as_query(query: np.ndarray, dimensions: int) -> np.ndarray:
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    if q.shape != (dimensions,):
+        raise InvalidInput(f"expected a query of {dimensions} dimensions, got {q.shape[0]}")
+    return _unit(q.reshape(1, -1))[0]
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    # Vectors should already be unit length; normalising again is cheap and makes dot product
+    # and vec0's cosine distance agree even for a caller that forgot.
+    if not np.isfinite(rows).all():
+        raise InvalidInput("vectors must be finite")
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise InvalidInput("a zero vector has no direction to compare by cosine")
+    return np.ascontiguousarray(rows / norms, dtype=np.float32)
+
+
+def _last_wins(ids: Sequence[int]) -> dict[int, int]:
+    """id -> position of its last occurrence, so a repeated id in one add() acts as an upsert."""
+    return {int(i): pos for pos, i in enumerate(ids)}
+
+
+def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best (id, score) pairs: descending score, ties broken by the smaller id."""
+    if k <= 0 or len(scores) == 0:
+        return []
+    if k < len(scores):
+        part = np.argpartition(-scores, k - 1)[:k]
+        # Keep everything tied with the k-th score, so the id tie-break sees all contenders.
+        candidates = np.flatnonzero(scores >= scores[part].min())
+    else:
+        candidates = np.arange(len(scores))
+    order = np.lexsort((ids[candidates], -scores[candidates]))[:k]
+    chosen = candidates[order]
+    return [(int(ids[i]), float(scores[i])) for i in chosen]
+
+
+class NumpyIndex:
+    """All vectors in one float32 matrix in RAM.
+
+    Rows `[0, n)` are live; capacity doubles when full so adds are amortised O(1); a removed row
+    is filled by the last row (swap-with-last) so the live rows stay contiguous and a search is a
+    single matrix-vector product with no mask.
+    """
+
+    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+        if dimensions <= 0:
+            raise InvalidInput("dimensions must be positive")
+        self.dimensions = dimensions
+        self._matrix = np.zeros((max(capacity, 1), dimensions), dtype=np.float32)
+        self._ids = np.zeros(max(capacity, 1), dtype=np.int64)
+        self._row: dict[int, int] = {}
+        self._n = 0
+        # Searches run in reader threads while the writer adds; a resize swaps the arrays, so
+        # both sides hold the lock to never see a half-grown matrix.
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, id_: object) -> bool:
+        return id_ in self._row
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        rows = _as_rows(ids, vectors, self.dimensions)
+        with self._lock:
+            for id_, pos in _last_wins(ids).items():
+                row = self._row.get(id_)
+                if row is None:
+                    row = self._append_slot(id_)
+                self._matrix[row] = rows[pos]
+
+    def _append_slot(self, id_: int) -> int:
+        if self._n == len(self._ids):
+            self._grow(2 * len(self._ids))
+        row = self._n
+        self._ids[row] = id_
+        self._row[id_] = row
+        self._n += 1
+        return row
+
+    def _grow(self, capacity: int) -> None:
+        matrix = np.zeros((capacity, self.dimensions), dtype=np.float32)
+        matrix[: self._n] = self._matrix[: self._n]
+        ids = np.zeros(capacity, dtype=np.int64)
+        ids[: self._n] = self._ids[: self._n]
+        self._matrix, self._ids = matrix, ids
+
+    def remove(self, ids: Sequence[int]) -> None:
+        with self._lock:
+            for id_ in ids:
+                row = self._row.pop(int(id_), None)
+                if row is None:
+                    continue
+                last = self._n - 1
+                if row != last:
+                    moved = int(self._ids[last])
+                    self._matrix[row] = self._matrix[last]
+                    self._ids[row] = moved
+                    self._row[moved] = row
+                self._n = last
+
+    def search(
+        self, query: np.ndarray, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
+        q = _as_query(query, self.dimensions)
+        with self._lock:
+            if allowed is None:
+                return top_k(self._ids[: self._n], self._matrix[: self._n] @ q, k)
+            rows = np.fromiter(
+                (r for r in (self._row.get(int(i)) for i in allowed) if r is not None),
+                dtype=np.int64,
+            )
+            rows.sort()  # gathered rows in memory order read faster
+            return top_k(self._ids[rows], self._matrix[rows] @ q, k)
+
+
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# sqlite-vec 0.1.x refuses a KNN query with k above this.
+VEC0_MAX_K = 4096
+# Below this many allowed ids, scoring them exactly beats over-fetching from the whole table.
+EXACT_ALLOWED_LIMIT = 2048
+# Extra neighbours fetched beyond k so that ties at the k-th score can be broken by id here.
+_TIE_MARGIN = 8
+_IN_CHUNK = 500  # ids per `rowid IN (...)`, well below SQLite's bound-variable limit
+
+
+def load_vec_extension(conn: Any) -> bool:
+    """Load sqlite-vec into `conn`; False (never an exception) when it cannot be loaded."""
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+        conn.execute("SELECT vec_version()").fetchone()
+    except Exception:  # a capability probe: any failure means "no vec0 here"
+        return False
+    return True
+
+
+class Vec0Index:
+    """A sqlite-vec `vec0` table (rowid = our id) on a connection with the extension loaded.
+
+    Writes run in the caller's transaction: the store decides when to commit, as for any table.
+    """
+
+    def __init__(self, conn: Any, dimensions: int, table: str = "vec_embeddings") -> None:
+        if not _TABLE_NAME.match(table):
+            raise InvalidInput(f"not a plain table name: {table!r}")
+        if dimensions <= 0:
+            raise InvalidInput("dimensions must be positive")
+        self.conn = conn
+        self.dimensions = dimensions
+        self.table = table
+        self._create()
+
+    def _create(self) -> None:
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.table} "
+            f"USING vec0(embedding float[{self.dimensions}] distance_metric=cosine)"
+        )
+        sql = self.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = ?", (self.table,)
+        ).fetchone()[0]
+        if f"float[{self.dimensions}]" not in sql:
+            raise StoreError(
+                f"{self.table} exists with another width ({sql}); expected {self.dimensions}"
+            )
+
+    def __len__(self) -> int:
+        return int(self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        rows = _as_rows(ids, vectors, self.dimensions)
+        latest = _last_wins(ids)
+        # vec0 has no upsert: delete then insert.
+        self._delete(latest)
+        self.conn.executemany(
+            f"INSERT INTO {self.table}(rowid, embedding) VALUES (?, ?)",
+            [(id_, rows[pos].tobytes()) for id_, pos in latest.items()],
+        )
+
+    def remove(self, ids: Sequence[int]) -> None:
+        self._delete(int(i) for i in ids)
+
+    def _delete(self, ids: Iterable[int]) -> None:
+        self.conn.executemany(f"DELETE FROM {self.table} WHERE rowid = ?", [(i,) for i in ids])
+
+    def search(
+        self, query: np.ndarray, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
+        q = _as_query(query, self.dimensions)
+        if k <= 0:
+            return []
+        if allowed is None:
+            return self._nearest(q, k)
+        if len(allowed) <= EXACT_ALLOWED_LIMIT:
+            return self._exact(q, k, allowed)
+        return self._filtered(q, k, allowed)
+
+    def _filtered(self, q: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
+        """Over-fetch in proportion to how selective `allowed` is; exact scoring if too few."""
+        total = len(self)
+        fetch = k * max(2, 2 * total // max(len(allowed), 1)) + _TIE_MARGIN
+        if fetch <= VEC0_MAX_K:
+            hits = self._knn(q, fetch)
+            kept = [(i, s) for i, s in hits if i in allowed]
+            # Enough survivors, or the fetch already covered the whole table.
+            if len(kept) >= k or len(hits) < fetch:
+                return _ranked(kept, k)
+        return self._exact(q, k, allowed)
+
+    def _nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if k + _TIE_MARGIN > VEC0_MAX_K:
+            return self._exact(q, k, None)
+        return _ranked(self._knn(q, k + _TIE_MARGIN), k)
+
+    def _knn(self, q: np.ndarray, fetch: int) -> list[tuple[int, float]]:
+        rows = self.conn.execute(
+            f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ?",
+            (q.tobytes(), fetch),
+        ).fetchall()
+        return [(int(r), 1.0 - float(d)) for r, d in rows]
+
+    def _exact(self, q: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+        """Score the vectors themselves with numpy: for small `allowed` sets or huge k."""
+        ids, blobs = self._vectors(allowed)
+        if not ids:
+            return []
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
+        return top_k(np.asarray(ids, dtype=np.int64), matrix @ q, k)
+
+    def _vectors(self, allowed: set[int] | None) -> tuple[list[int], list[bytes]]:
+        sql = f"SELECT rowid, embedding FROM {self.table}"
+        if allowed is None:
+            pairs = self.conn.execute(sql).fetchall()
+        else:
+            wanted = sorted(int(i) for i in allowed)
+            pairs = []
+            for start in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[start : start + _IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                pairs += self.conn.execute(f"{sql} WHERE rowid IN ({marks})", chunk).fetchall()
+        return [int(r) for r, _ in pairs], [bytes(b) for _, b in pairs]
+
+
+def _ranked(hits: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+    return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
