@@ -420,3 +420,19 @@ def test_rendered_file_is_plain_yaml_with_the_seed_spelling() -> None:
     assert pipeline["autonomous"]["maintenanceMode"] == "observe"
     assert data["retention"]["tombstoneRetentionMs"] == 30 * DAY_MS
     assert data["embedding"]["base_url"] == "" and data["llm"]["command"] == []
+
+
+def _dotted_keys(data: dict, prefix: str = "") -> list[str]:
+    keys = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        keys.extend(_dotted_keys(value, f"{path}.") if isinstance(value, dict) else [path])
+    return keys
+
+
+def test_docs_describe_every_key() -> None:
+    docs = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    keys = _dotted_keys(yaml.safe_load(render_agent_yaml()))
+    assert len(keys) > 80
+    missing = [key for key in keys if f"| `{key}` |" not in docs]
+    assert missing == []
