@@ -1,0 +1,310 @@
+"""The LLM seam: one method, `complete(prompt) -> Completion`, behind every provider.
+
+The pipeline (extraction, decisions, hints, summaries) only ever sees `LLM`. Which server
+answers is configuration (`llm.provider|model|base_url|timeout_ms` in agent.yaml): `none`, the
+default, means no LLM work at all; `ollama` speaks Ollama's /api/chat; `openai` any
+OpenAI-compatible /v1/chat/completions (llama.cpp server, vLLM, LM Studio, OpenAI); `anthropic`
+the Messages API; `command` runs a configured CLI (such as `claude -p`) with the prompt on stdin.
+`make_llm` looks the name up in `LLM_PROVIDERS`; the built-ins are registered in that dict
+exactly the way a plugin would add its own.
+
+Every provider derives from `BaseLLM`, which holds what they share: a token-bucket rate limit
+(`RateLimiter`, raising `RateLimited` when empty), latency measurement, the empty-reply check
+and the usage report — each successful call hands its `Completion` (token counts, latency,
+model) to a `UsageSink`, which is where telemetry plugs in. Failures raise `ProviderTimeout`,
+`BadResponse` (answered, but not in a usable shape) or `ProviderError` (anything else), with a
+message naming the provider, the URL or command, and the HTTP status. Prompt text never goes
+to a log or an error message: it is user memory.
+
+Replies are returned as the model wrote them; stripping `<think>` blocks or parsing JSON is the
+caller's job (the pipeline's extractor does both).
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple, Protocol, runtime_checkable
+
+from signet.errors import BadResponse, InvalidInput, RateLimited
+
+__all__ = [
+    "LLM",
+    "LLM_PROVIDERS",
+    "BaseLLM",
+    "Completion",
+    "LLMFactory",
+    "LLMSettings",
+    "RateLimiter",
+    "RawCompletion",
+    "UsageSink",
+    "make_llm",
+]
+
+log = logging.getLogger(__name__)
+
+# Appended to the system prompt by providers whose API has no JSON switch (anthropic, command).
+JSON_INSTRUCTION = "Reply with a single JSON object and nothing else."
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One model reply and what it cost. Token counts are None when the provider cannot tell."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    model: str
+    provider: str
+
+
+UsageSink = Callable[[Completion], None]
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """Anything that turns a prompt into a `Completion`."""
+
+    name: str
+    model: str
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+    ) -> Completion: ...
+
+
+class RateLimiter:
+    """A token bucket: `burst` calls at once, refilled at `max_per_hour` calls per hour.
+
+    Thread-safe, because several workers may share one provider. The clock is injectable so
+    tests can move time instead of sleeping.
+    """
+
+    def __init__(
+        self, max_per_hour: int, burst: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if max_per_hour < 1 or burst < 1:
+            raise InvalidInput("llm max_calls_per_hour and burst must be at least 1")
+        self.max_per_hour = max_per_hour
+        self.burst = burst
+        self._rate_per_s = max_per_hour / 3600.0
+        self._clock = clock
+        self._tokens = float(burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def try_acquire(self) -> bool:
+        """Take one call from the bucket; False (and nothing taken) when it is empty."""
+        with self._lock:
+            self._refill()
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
+
+    def seconds_until_available(self) -> float:
+        """How long until `try_acquire` would succeed; 0 when it would now."""
+        with self._lock:
+            self._refill()
+            return max(0.0, (1.0 - self._tokens) / self._rate_per_s)
+
+    def _refill(self) -> None:
+        now = self._clock()
+        elapsed = max(0.0, now - self._last)  # a clock that steps back must not drain the bucket
+        self._tokens = min(float(self.burst), self._tokens + elapsed * self._rate_per_s)
+        self._last = now
+
+
+class RawCompletion(NamedTuple):
+    """What a provider's wire call yields before `BaseLLM` times, checks and reports it."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class BaseLLM(ABC):
+    """Shared plumbing; a provider implements `_complete` (one call on the wire) and `target`."""
+
+    name: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        max_tokens: int = 1024,
+        limiter: RateLimiter | None = None,
+        usage_sink: UsageSink | None = None,
+    ) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        self._limiter = limiter
+        self._usage_sink = usage_sink
+
+    @property
+    @abstractmethod
+    def target(self) -> str:
+        """Where calls go (a URL or a command), for error messages."""
+
+    @abstractmethod
+    def _complete(
+        self, prompt: str, *, system: str | None, json_mode: bool, max_tokens: int
+    ) -> RawCompletion: ...
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        self._take_rate_token()
+        started = time.perf_counter()
+        raw = self._complete(
+            prompt, system=system, json_mode=json_mode, max_tokens=max_tokens or self.max_tokens
+        )
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        if not raw.text.strip():
+            raise BadResponse(f"{self.name}: empty reply from {self.target}")
+        completion = Completion(
+            text=raw.text,
+            prompt_tokens=raw.prompt_tokens,
+            completion_tokens=raw.completion_tokens,
+            latency_ms=latency_ms,
+            model=self.model,
+            provider=self.name,
+        )
+        self._report(completion)
+        return completion
+
+    def _take_rate_token(self) -> None:
+        if self._limiter is None or self._limiter.try_acquire():
+            return
+        wait_s = self._limiter.seconds_until_available()
+        raise RateLimited(
+            f"{self.name}: more than {self._limiter.max_per_hour} LLM calls per hour "
+            f"(burst {self._limiter.burst}); next call possible in {wait_s:.0f} s"
+        )
+
+    def _report(self, completion: Completion) -> None:
+        log.debug(
+            "llm call provider=%s model=%s latency_ms=%.0f prompt_tokens=%s completion_tokens=%s",
+            completion.provider,
+            completion.model,
+            completion.latency_ms,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+        )
+        if self._usage_sink is None:
+            return
+        try:
+            self._usage_sink(completion)
+        except Exception:
+            # Telemetry must never turn a good answer into a failed pipeline job.
+            log.exception("llm usage sink failed; the completion is returned anyway")
+
+
+@dataclass(frozen=True, slots=True)
+class LLMSettings:
+    """Everything a provider factory may need; each factory reads the fields it understands."""
+
+    model: str = ""
+    base_url: str = ""
+    timeout_ms: int = 60_000
+    api_key: str = ""
+    command: tuple[str, ...] = ()
+    max_tokens: int = 1024
+
+
+LLMFactory = Callable[[LLMSettings, RateLimiter, UsageSink | None], LLM]
+
+
+# The factories import their module on first use: the implementations import this module's
+# types, and a deployment without an LLM never loads their code.
+def _ollama(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
+    from signet.providers.llm_http import OllamaLLM
+
+    return OllamaLLM(s, limiter=limiter, usage_sink=sink)
+
+
+def _openai(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
+    from signet.providers.llm_http import OpenAICompatLLM
+
+    return OpenAICompatLLM(s, limiter=limiter, usage_sink=sink)
+
+
+def _anthropic(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
+    from signet.providers.llm_http import AnthropicLLM
+
+    return AnthropicLLM(s, limiter=limiter, usage_sink=sink)
+
+
+def _command(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
+    from signet.providers.llm_command import CommandLLM
+
+    return CommandLLM(s, limiter=limiter, usage_sink=sink)
+
+
+# The registry. A plugin adds an entry (`LLM_PROVIDERS["mine"] = factory`) and is then
+# selectable through configuration like the built-in ones. "none" is handled by `make_llm`.
+LLM_PROVIDERS: dict[str, LLMFactory] = {
+    "ollama": _ollama,
+    "openai": _openai,
+    "anthropic": _anthropic,
+    "command": _command,
+}
+
+
+def make_llm(
+    provider: str,
+    *,
+    model: str = "",
+    base_url: str = "",
+    timeout_ms: int = 60_000,
+    api_key: str = "",
+    command: Sequence[str] = (),
+    max_calls_per_hour: int = 600,
+    burst: int = 10,
+    max_tokens: int = 1024,
+    usage_sink: UsageSink | None = None,
+) -> LLM | None:
+    """The LLM configured by `provider` (ollama|openai|anthropic|command), or None for "none".
+
+    A `command` given as one string is split shell-style, so `"claude -p"` works as written.
+    """
+    name = provider.strip().lower()
+    if name == "none":
+        return None
+    factory = LLM_PROVIDERS.get(name)
+    if factory is None:
+        known = ", ".join(["none", *sorted(LLM_PROVIDERS)])
+        raise InvalidInput(f"unknown llm provider {provider!r} (known: {known})")
+    if timeout_ms < 1 or max_tokens < 1:
+        raise InvalidInput("llm timeout_ms and max_tokens must be at least 1")
+    settings = LLMSettings(
+        model=model,
+        base_url=base_url,
+        timeout_ms=timeout_ms,
+        api_key=api_key,
+        command=_argv(command),
+        max_tokens=max_tokens,
+    )
+    return factory(settings, RateLimiter(max_calls_per_hour, burst), usage_sink)
+
+
+def _argv(command: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(command, str):
+        return tuple(shlex.split(command))
+    return tuple(command)

@@ -1,0 +1,1 @@
+"""Fakes of outside services that really speak their wire formats on loopback (never mocks)."""
