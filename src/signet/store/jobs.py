@@ -1,0 +1,337 @@
+"""The durable job queue: a job is a row in memory_jobs with a status and a lease.
+
+Lifecycle (seed 002 "Job Queue"): `pending -> leased -> completed`, or on failure back to
+`pending` until the last attempt, then `dead` (the dead-letter state, kept until retention purges
+it). Every function takes a connection; writes must run inside `store.write_tx()` (BEGIN
+IMMEDIATE), which is what makes `lease` safe across threads *and* processes: the claim is a
+single `UPDATE ... WHERE id = (SELECT ...) RETURNING *`, and the immediate transaction holds
+SQLite's write lock from before the SELECT until COMMIT, so two workers never claim one job.
+
+Time is always passed in (`now`, an ISO-8601 UTC string), so tests and the reaper can move the
+clock. Timestamps are normalised to `format_ts` form, because SQLite compares them as text and
+only one spelling sorts correctly.
+
+A job's target is its memory (or, for document jobs, its document). Enqueueing a job of a type
+that already has a pending or leased job for the same target is silently dropped: the running
+job will see the latest state of the target anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from signet.errors import InvalidInput
+from signet.store.connection import Connection, Row
+from signet.types import dumps, format_ts, parse_ts
+
+JOB_TYPES: tuple[str, ...] = ("extract", "hints", "embed", "document_ingest", "summary", "graph")
+JOB_STATUSES: tuple[str, ...] = ("pending", "leased", "completed", "failed", "dead")
+JobStatus = Literal["pending", "leased", "completed", "failed", "dead"]
+
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_LEASE_TIMEOUT_MS = 300_000
+MAX_ERROR_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: str
+    memory_id: str | None
+    job_type: str
+    status: str
+    payload: dict[str, Any]
+    result: dict[str, Any] | None
+    attempts: int
+    max_attempts: int
+    leased_at: str | None
+    completed_at: str | None
+    failed_at: str | None
+    error: str | None
+    document_id: str | None
+    created_at: str
+    updated_at: str
+    run_after: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _job(row: Row) -> Job:
+    return Job(
+        id=row["id"], memory_id=row["memory_id"], job_type=row["job_type"],
+        status=row["status"], payload=_load(row["payload"]) or {},
+        result=_load(row["result"]), attempts=int(row["attempts"]),
+        max_attempts=int(row["max_attempts"]), leased_at=row["leased_at"],
+        completed_at=row["completed_at"], failed_at=row["failed_at"], error=row["error"],
+        document_id=row["document_id"], created_at=row["created_at"],
+        updated_at=row["updated_at"], run_after=row["run_after"],
+    )
+
+
+def _load(text: str | None) -> dict[str, Any] | None:
+    if not text:
+        return None
+    value = json.loads(text)
+    # A payload written as a bare value by hand still reaches the worker, wrapped.
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _ts(moment: str) -> str:
+    try:
+        return format_ts(parse_ts(moment))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"not an ISO-8601 timestamp: {moment!r}") from exc
+
+
+def _shift(moment: str, ms: int) -> str:
+    return format_ts(parse_ts(moment) + timedelta(milliseconds=ms))
+
+
+def _check_type(job_type: str) -> None:
+    if job_type not in JOB_TYPES:
+        raise InvalidInput(f"unknown job type {job_type!r}; expected one of {', '.join(JOB_TYPES)}")
+
+
+# --- the queue's transitions --------------------------------------------------------------------
+
+
+def enqueue(
+    conn: Connection,
+    job_type: str,
+    *,
+    memory_id: str | None = None,
+    document_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    now: str,
+) -> str | None:
+    """Insert a pending job; return its id, or None when a live duplicate already exists.
+
+    The target is `memory_id` when given, else `document_id`; a job with neither (a summary
+    run, say) is never a duplicate.
+    """
+    _check_type(job_type)
+    if max_attempts < 1:
+        raise InvalidInput(f"max_attempts must be at least 1, got {max_attempts}")
+    now, job_id = _ts(now), uuid.uuid4().hex
+    # The duplicate check and the insert are one statement, so they cannot interleave with
+    # another writer even if a caller forgets the write transaction.
+    target_column, target = ("memory_id", memory_id) if memory_id else ("document_id", document_id)
+    duplicate = (
+        f"SELECT 1 FROM memory_jobs WHERE job_type = ? AND {target_column} = ?"
+        " AND status IN ('pending', 'leased')"
+    )
+    cursor = conn.execute(
+        "INSERT INTO memory_jobs (id, memory_id, job_type, status, payload, attempts,"
+        " max_attempts, document_id, created_at, updated_at)"
+        f" SELECT ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ? WHERE NOT EXISTS ({duplicate})",
+        (
+            job_id, memory_id, job_type, dumps(payload) if payload is not None else None,
+            max_attempts, document_id, now, now, job_type, target,
+        ),
+    )
+    return job_id if cursor.rowcount == 1 else None
+
+
+def lease(conn: Connection, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
+    """Claim the oldest claimable pending job (call inside write_tx); None when there is none."""
+    params: dict[str, str] = {"now": _ts(now)}
+    type_clause = ""
+    if job_types is not None:
+        if not job_types:
+            return None
+        for job_type in job_types:
+            _check_type(job_type)
+        params.update({f"t{i}": job_type for i, job_type in enumerate(job_types)})
+        type_clause = f" AND job_type IN ({', '.join(f':t{i}' for i in range(len(job_types)))})"
+    # rowid breaks ties between jobs created in the same millisecond: insertion order.
+    rows = conn.execute(
+        "UPDATE memory_jobs SET status = 'leased', attempts = attempts + 1,"
+        " leased_at = :now, updated_at = :now"
+        " WHERE id = (SELECT id FROM memory_jobs WHERE status = 'pending'"
+        " AND attempts < max_attempts AND (run_after IS NULL OR run_after <= :now)"
+        f"{type_clause} ORDER BY created_at, rowid LIMIT 1) RETURNING *",
+        params,
+    ).fetchall()  # fetch all: a half-read RETURNING statement stays open past COMMIT
+    return _job(rows[0]) if rows else None
+
+
+def complete(
+    conn: Connection, job_id: str, now: str, result: dict[str, Any] | None = None
+) -> bool:
+    """Mark a leased job completed; False when the id is unknown or the job is not leased."""
+    now = _ts(now)
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET status = 'completed', completed_at = ?, updated_at = ?,"
+        " result = ?, run_after = NULL WHERE id = ? AND status = 'leased'",
+        (now, now, dumps(result) if result is not None else None, job_id),
+    )
+    return cursor.rowcount == 1
+
+
+def fail(conn: Connection, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0) -> str:
+    """Record a failed attempt; return the job's new status ('pending' or 'dead'), or ''.
+
+    '' means the id is unknown or the job is not leased (a reaper may have taken it back).
+    A job with attempts left goes back to pending, claimable from `now + retry_delay_ms`.
+    """
+    now = _ts(now)
+    run_after = _shift(now, retry_delay_ms) if retry_delay_ms > 0 else None
+    rows = conn.execute(
+        "UPDATE memory_jobs SET"
+        " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
+        " run_after = CASE WHEN attempts < max_attempts THEN ? ELSE NULL END,"
+        " leased_at = NULL, failed_at = ?, error = ?, updated_at = ?"
+        " WHERE id = ? AND status = 'leased' RETURNING status",
+        (run_after, now, error[:MAX_ERROR_CHARS], now, job_id),
+    ).fetchall()
+    return str(rows[0]["status"]) if rows else ""
+
+
+def reap_stale_leases(
+    conn: Connection, now: str, lease_timeout_ms: int = DEFAULT_LEASE_TIMEOUT_MS
+) -> int:
+    """Give back jobs whose worker vanished: leases older than the timeout; return how many.
+
+    A job with attempts left returns to pending; one that used its last attempt goes dead,
+    since a job that crashes its worker every time must not loop forever.
+    """
+    now = _ts(now)
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET"
+        " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
+        " failed_at = CASE WHEN attempts < max_attempts THEN failed_at ELSE ? END,"
+        " leased_at = NULL, error = 'lease expired', updated_at = ?"
+        " WHERE status = 'leased' AND leased_at < ?",
+        (now, now, _shift(now, -lease_timeout_ms)),
+    )
+    return cursor.rowcount
+
+
+def requeue_dead(conn: Connection, now: str, *, job_ids: Sequence[str] | None = None) -> int:
+    """Reset dead jobs (all, or the given ids) to pending with a fresh set of attempts.
+
+    The last error stays on the row, so an operator can still see why it died before.
+    """
+    now = _ts(now)
+    where, params = "status = 'dead'", [now]
+    if job_ids is not None:
+        if not job_ids:
+            return 0
+        where += f" AND id IN ({', '.join('?' * len(job_ids))})"
+        params.extend(job_ids)
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', attempts = 0, failed_at = NULL,"
+        f" leased_at = NULL, run_after = NULL, updated_at = ? WHERE {where}",
+        params,
+    )
+    return cursor.rowcount
+
+
+def release_leases(conn: Connection, now: str, *, job_ids: Sequence[str] | None = None) -> int:
+    """Graceful shutdown: leased jobs (all, or the given ids) go back to pending.
+
+    The attempt is given back too: a job interrupted by a shutdown did not fail. Only the one
+    process that runs workers (the daemon) may release all leases.
+    """
+    now = _ts(now)
+    where, params = "status = 'leased'", [now]
+    if job_ids is not None:
+        if not job_ids:
+            return 0
+        where += f" AND id IN ({', '.join('?' * len(job_ids))})"
+        params.extend(job_ids)
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', attempts = max(attempts - 1, 0),"
+        f" leased_at = NULL, updated_at = ? WHERE {where}",
+        params,
+    )
+    return cursor.rowcount
+
+
+def purge(
+    conn: Connection, now: str, *, completed_before: str, dead_before: str, limit: int
+) -> tuple[int, int]:
+    """Retention steps 5 and 6: delete old completed and dead jobs, at most `limit` of each.
+
+    Returns (completed deleted, dead deleted). Oldest go first, so repeated sweeps catch up.
+    """
+    now, completed_before, dead_before = _ts(now), _ts(completed_before), _ts(dead_before)
+    if completed_before > now or dead_before > now:
+        # A cutoff in the future means a negative retention window: a caller's bug that
+        # would delete jobs that finished a moment ago.
+        raise InvalidInput("purge cutoffs must not be later than now")
+    completed = _purge_step(conn, "completed", "completed_at", completed_before, limit)
+    dead = _purge_step(conn, "dead", "failed_at", dead_before, limit)
+    return completed, dead
+
+
+def _purge_step(conn: Connection, status: str, column: str, before: str, limit: int) -> int:
+    # The inner SELECT uses the partial index on (column) WHERE status = <status>.
+    cursor = conn.execute(
+        f"DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs WHERE status = ?"
+        f" AND {column} < ? ORDER BY {column} LIMIT ?)",
+        (status, before, max(limit, 0)),
+    )
+    return cursor.rowcount
+
+
+# --- reads ----------------------------------------------------------------------------------
+
+
+def get(conn: Connection, job_id: str) -> Job | None:
+    row = conn.execute("SELECT * FROM memory_jobs WHERE id = ?", (job_id,)).fetchone()
+    return _job(row) if row is not None else None
+
+
+def list_jobs(
+    conn: Connection,
+    *,
+    status: str | None = None,
+    job_type: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[Job]:
+    """Jobs newest first, optionally of one status and/or type."""
+    clauses, params = [], []
+    if status is not None:
+        if status not in JOB_STATUSES:
+            raise InvalidInput(f"unknown job status {status!r}")
+        clauses.append("status = ?")
+        params.append(status)
+    if job_type is not None:
+        _check_type(job_type)
+        clauses.append("job_type = ?")
+        params.append(job_type)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = conn.execute(
+        f"SELECT * FROM memory_jobs {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+        (*params, max(limit, 0), max(offset, 0)),
+    ).fetchall()
+    return [_job(r) for r in rows]
+
+
+def depths(conn: Connection) -> dict[str, dict[str, int]]:
+    """Queue depth: job_type -> status -> count (only combinations that have jobs)."""
+    out: dict[str, dict[str, int]] = {}
+    rows = conn.execute(
+        "SELECT job_type, status, count(*) AS n FROM memory_jobs GROUP BY job_type, status"
+    ).fetchall()
+    for row in rows:
+        out.setdefault(row["job_type"], {})[row["status"]] = int(row["n"])
+    return out
+
+
+def last_errors(conn: Connection, limit: int = 10) -> list[Job]:
+    """The most recently failed jobs that have not since completed, newest first."""
+    rows = conn.execute(
+        "SELECT * FROM memory_jobs WHERE error IS NOT NULL AND status != 'completed'"
+        " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+        (max(limit, 0),),
+    ).fetchall()
+    return [_job(r) for r in rows]
