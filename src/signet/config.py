@@ -251,6 +251,9 @@ class SearchConfig:
     max_limit: int = opt(200, "Most results one query may ask for.", ge=1)
     max_query_chars: int = opt(2000, "Longest query accepted, in characters.", ge=1)
     candidate_pool: int = opt(100, "Candidates each channel contributes before fusion.", ge=1)
+    min_cosine: float = opt(
+        0.15, "Semantic candidates below this cosine similarity are not evidence.", ge=-1, le=1
+    )
     rehearsal_boost: float = opt(0.1, "Boost for memories recalled often.", ge=0)
     decay_rate: float = opt(0.05, "Score decay per day since last access.", ge=0)
     dampening: DampeningConfig = section(DampeningConfig)

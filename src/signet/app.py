@@ -1,0 +1,450 @@
+"""The composition root: reads nothing itself, wires a Config into store, providers and recall,
+and exposes the operations every adapter (daemon, MCP, CLI, hooks, benchmarks) calls.
+
+Write path of `remember`: validate and normalise, embed *before* the write transaction (no
+embedding or LLM call ever runs while the write lock is held), then in one transaction insert
+the memory (the FTS trigger indexes it), store its vector, write history and enqueue the
+pipeline's jobs. A duplicate (same content hash among live rows, even from a racing writer) is a
+dedup hit that returns the existing id and records `dedupedExistingId` in history.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from signet.config import Config
+from signet.errors import Conflict, Frozen, InvalidInput, NotFound, ProviderError
+from signet.normalize import normalize_content
+from signet.providers.embedder import Embedder, make_embedder
+from signet.recall.hybrid import Recaller
+from signet.recall.vectors import VectorSearch
+from signet.store import embeddings as emb_sql
+from signet.store import history as history_sql
+from signet.store import jobs as jobs_sql
+from signet.store import memories as mem_sql
+from signet.store.db import Store
+from signet.types import (
+    MEMORY_TYPES,
+    Actor,
+    HistoryEvent,
+    Memory,
+    MemoryFilters,
+    NewMemory,
+    Page,
+    RecallQuery,
+    RecallResponse,
+    RememberResult,
+    parse_ts,
+    utc_now,
+)
+
+log = logging.getLogger(__name__)
+
+_CRITICAL = re.compile(r"^\s*critical:\s*", re.IGNORECASE)
+_TAG_PREFIX = re.compile(r"^\s*\[([^\]\n]{1,500})\]:\s*")
+MODIFIABLE = ("content", "type", "tags", "importance", "pinned", "category", "who", "why", "project")
+
+
+@dataclass
+class SignetApp:
+    config: Config
+    store: Store
+    embedder: Embedder | None
+    recaller: Recaller
+    vectors: VectorSearch | None = None
+    notes: list[str] = field(default_factory=list)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls, config: Config, *, embedder: Embedder | None | str = "config"
+    ) -> SignetApp:
+        """Open the workspace's database. `embedder` overrides the configured one (tests)."""
+        store = Store.open(config.db_path)
+        chosen = _configured_embedder(config) if embedder == "config" else embedder
+        assert not isinstance(chosen, str)
+        vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
+        recaller = Recaller(store, config.search, chosen, vectors)
+        app = cls(config, store, chosen, recaller, vectors)
+        if chosen is not None:
+            app._mark_stale_vectors()
+        return app
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> SignetApp:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _mark_stale_vectors(self) -> None:
+        assert self.embedder is not None
+        with self.store.write_tx() as conn:
+            changed = emb_sql.mark_stale_except(conn, self.embedder.model, self.embedder.dimensions)
+        if changed:
+            self.notes.append(f"{changed} vectors from another model marked stale")
+            log.info("marked %d vectors stale after a model change", changed)
+
+    # -- remember ---------------------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        *,
+        actor: Actor = Actor(),
+        embed_inline: bool | None = None,
+        **fields: Any,
+    ) -> RememberResult:
+        self._check_mutable()
+        memory = self._new_memory(content, actor, fields)
+        norm = normalize_content(memory.content)
+        vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
+        now = utc_now()
+        with self.store.write_tx() as conn:
+            memory_id, deduped = mem_sql.insert(
+                conn, memory, storage=norm.storage, normalized=norm.normalized,
+                content_hash=norm.content_hash, now=now,
+                embedding_model=self.embedder.model if vector is not None else None,
+                extraction_status="pending" if self._pipeline_on() else "none",
+            )
+            if deduped:
+                history_sql.record(
+                    conn, memory_id, "none", actor, now, new_content=norm.storage,
+                    reason="duplicate content", metadata={"dedupedExistingId": memory_id},
+                )
+            else:
+                self._after_insert(conn, memory_id, norm.storage, actor, now)
+            emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
+            stored = mem_sql.get(conn, memory_id)
+        if emb_id is not None and self.vectors is not None and vector is not None:
+            self.vectors.add(emb_id, vector)
+        assert stored is not None
+        return RememberResult(memory_id, deduped, stored, embedded=vector is not None)
+
+    def _after_insert(self, conn: Any, memory_id: str, content: str, actor: Actor, now: str) -> None:
+        history_sql.record(conn, memory_id, "created", actor, now, new_content=content)
+        if self._pipeline_on():
+            jobs_sql.enqueue(conn, "extract", memory_id=memory_id, now=now)
+            if self.config.pipeline.hints.enabled:
+                jobs_sql.enqueue(conn, "hints", memory_id=memory_id, now=now)
+
+    def _store_vector(
+        self, conn: Any, content_hash: str, vector: np.ndarray | None, memory_id: str, now: str
+    ) -> int | None:
+        if vector is None or self.embedder is None:
+            if self.embedder is not None and not emb_sql.has_current(
+                conn, content_hash, self.embedder.model
+            ):
+                jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now)
+            return None
+        if emb_sql.has_current(conn, content_hash, self.embedder.model):
+            return None
+        return emb_sql.upsert(
+            conn, content_hash, vector, model=self.embedder.model, now=now, source_id=memory_id
+        )
+
+    def _embed_for_write(
+        self, text: str, content_hash: str, embed_inline: bool | None
+    ) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        inline = self.embedder.name in ("local", "hash") if embed_inline is None else embed_inline
+        if not inline:
+            return None
+        if emb_sql.has_current(self.store.reader(), content_hash, self.embedder.model):
+            return None
+        try:
+            return self.embedder.embed([text])[0]
+        except ProviderError as exc:
+            # The embed worker fills the gap later; remembering must not fail on it.
+            log.warning("inline embedding failed, deferring to the embed worker: %s", exc)
+            return None
+
+    def _new_memory(self, content: str, actor: Actor, fields: dict[str, Any]) -> NewMemory:
+        if not isinstance(content, str):
+            raise InvalidInput("content must be a string")
+        unknown = set(fields) - set(NewMemory.__dataclass_fields__)
+        if unknown:
+            raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}")
+        content, prefix_fields = _apply_prefixes(content)
+        merged = {**prefix_fields, **{k: v for k, v in fields.items() if v is not None}}
+        if "tags" in prefix_fields and "tags" in fields and fields["tags"]:
+            merged["tags"] = tuple(dict.fromkeys([*prefix_fields["tags"], *fields["tags"]]))
+        memory = NewMemory(content=content, agent_id=actor.agent_id, session_id=actor.session_id)
+        memory = replace(memory, **merged)
+        return self._validated(memory)
+
+    def _validated(self, memory: NewMemory) -> NewMemory:
+        text = memory.content.strip()
+        if not text:
+            raise InvalidInput("content is empty")
+        limit = self.config.memory.max_content_chars
+        if len(memory.content) > limit:
+            raise InvalidInput(f"content is {len(memory.content)} characters; the maximum is {limit}")
+        if memory.type not in MEMORY_TYPES:
+            raise InvalidInput(f"invalid type {memory.type!r} (one of {', '.join(MEMORY_TYPES)})")
+        for name in ("importance", "confidence"):
+            value = getattr(memory, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise InvalidInput(f"{name} must be a number between 0 and 1")
+        tags = _clean_tags(memory.tags, self.config.memory.max_tags)
+        if memory.event_at is not None:
+            _check_ts(memory.event_at, "event_at")
+        return replace(memory, tags=tags, importance=float(memory.importance))
+
+    # -- read -------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        memory = mem_sql.get(self.store.reader(), memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return memory
+
+    def list(self, filters: MemoryFilters = MemoryFilters(), *, limit: int = 50, offset: int = 0) -> Page:
+        if not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be between 1 and 1000")
+        if offset < 0:
+            raise InvalidInput("offset must not be negative")
+        items, total = mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
+        return Page(tuple(items), total, limit, offset)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        self.get(memory_id)
+        return history_sql.for_memory(self.store.reader(), memory_id)
+
+    def recall(self, query: RecallQuery) -> RecallResponse:
+        if query.touch and self.config.pipeline.mutations_frozen:
+            query = replace(query, touch=False)
+        return self.recaller.recall(query)
+
+    # -- modify, forget, recover ------------------------------------------------------------
+
+    def modify(
+        self,
+        memory_id: str,
+        changes: dict[str, Any],
+        *,
+        actor: Actor = Actor(),
+        expected_version: int | None = None,
+        reason: str | None = None,
+    ) -> Memory:
+        self._check_mutable()
+        unknown = set(changes) - set(MODIFIABLE)
+        if unknown:
+            raise InvalidInput(f"cannot modify field(s): {', '.join(sorted(unknown))}")
+        if not changes:
+            raise InvalidInput("no changes given")
+        current = self.get(memory_id)
+        if current.is_deleted:
+            raise Conflict(f"memory {memory_id} is deleted; recover it first")
+        columns, norm = self._columns_for(current, changes)
+        vector = None
+        if norm is not None:
+            vector = self._embed_for_write(norm.storage, norm.content_hash, None)
+        now = utc_now()
+        with self.store.write_tx() as conn:
+            fresh = mem_sql.get(conn, memory_id)
+            assert fresh is not None
+            if expected_version is not None and fresh.version != expected_version:
+                raise Conflict(
+                    f"memory {memory_id} is at version {fresh.version}, not {expected_version}"
+                )
+            if norm is not None:
+                other = mem_sql.find_live_by_hash(conn, norm.content_hash)
+                if other and other != memory_id:
+                    raise Conflict(f"memory {other} already holds this content")
+            mem_sql.update(conn, memory_id, columns, now)
+            history_sql.record(
+                conn, memory_id, "updated", actor, now, old_content=fresh.content,
+                new_content=columns.get("content", fresh.content), reason=reason,
+                metadata={"changed": sorted(changes)},
+            )
+            emb_id = None
+            if norm is not None:
+                emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
+            updated = mem_sql.get(conn, memory_id)
+        if emb_id is not None and vector is not None and self.vectors is not None:
+            self.vectors.add(emb_id, vector)
+        assert updated is not None
+        return updated
+
+    def _columns_for(self, current: Memory, changes: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        proposed = NewMemory(
+            content=changes.get("content", current.content),
+            type=changes.get("type", current.type),
+            importance=changes.get("importance", current.importance),
+            tags=tuple(changes["tags"]) if "tags" in changes else current.tags,
+            pinned=bool(changes.get("pinned", current.pinned)),
+        )
+        if "tags" in changes and not isinstance(changes["tags"], list | tuple):
+            raise InvalidInput("tags must be a list of strings")
+        valid = self._validated(proposed)
+        columns: dict[str, Any] = {}
+        norm = None
+        for name in changes:
+            if name == "content":
+                norm = normalize_content(valid.content)
+                columns.update(
+                    content=norm.storage, normalized_content=norm.normalized,
+                    content_hash=norm.content_hash,
+                )
+            elif name == "tags":
+                columns["tags"] = _json_tags(valid.tags)
+            elif name == "pinned":
+                columns["pinned"] = int(bool(changes["pinned"]))
+            elif name in ("type", "importance"):
+                columns[name] = getattr(valid, name)
+            else:
+                columns[name] = _optional_str(changes[name], name)
+        return columns, norm
+
+    def forget(
+        self,
+        memory_id: str,
+        *,
+        actor: Actor = Actor(),
+        force: bool = False,
+        reason: str | None = None,
+    ) -> Memory:
+        self._check_mutable()
+        now = utc_now()
+        with self.store.write_tx() as conn:
+            current = mem_sql.get(conn, memory_id)
+            if current is None:
+                raise NotFound(f"memory {memory_id} not found")
+            if current.is_deleted:
+                return current
+            if current.pinned and not force:
+                raise Conflict(f"memory {memory_id} is pinned; pass force to forget it")
+            mem_sql.soft_delete(conn, memory_id, now)
+            history_sql.record(
+                conn, memory_id, "deleted", actor, now, old_content=current.content,
+                reason=reason, metadata={"force": force} if force else None,
+            )
+            deleted = mem_sql.get(conn, memory_id)
+        assert deleted is not None
+        return deleted
+
+    def recover(self, memory_id: str, *, actor: Actor = Actor(), reason: str | None = None) -> Memory:
+        self._check_mutable()
+        now = utc_now()
+        window = timedelta(milliseconds=self.config.retention.tombstone_retention_ms)
+        with self.store.write_tx() as conn:
+            current = mem_sql.get(conn, memory_id)
+            if current is None:
+                raise NotFound(f"memory {memory_id} not found")
+            if not current.is_deleted:
+                raise Conflict(f"memory {memory_id} is not deleted")
+            if current.deleted_at and parse_ts(current.deleted_at) + window < parse_ts(now):
+                raise Conflict(f"memory {memory_id} was deleted beyond the recovery window")
+            other = mem_sql.find_live_by_hash(conn, current.content_hash or "")
+            if other:
+                raise Conflict(f"memory {other} already holds this content")
+            mem_sql.recover(conn, memory_id, now)
+            history_sql.record(
+                conn, memory_id, "recovered", actor, now, new_content=current.content,
+                reason=reason,
+            )
+            recovered = mem_sql.get(conn, memory_id)
+        assert recovered is not None
+        return recovered
+
+    # -- status -----------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        conn = self.store.reader()
+        return {
+            "workspace": str(self.config.workspace),
+            "database": str(self.config.db_path),
+            "memories": mem_sql.count_live(conn),
+            "embedder": (
+                {"provider": self.embedder.name, "model": self.embedder.model,
+                 "dimensions": self.embedder.dimensions}
+                if self.embedder else None
+            ),
+            "embeddings": emb_sql.audit(conn, self.embedder.model) if self.embedder else None,
+            "pipeline": {"enabled": self.config.pipeline.enabled,
+                         "mutationsFrozen": self.config.pipeline.mutations_frozen},
+        }
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _check_mutable(self) -> None:
+        if self.config.pipeline.mutations_frozen:
+            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+
+    def _pipeline_on(self) -> bool:
+        return self.config.pipeline.enabled and not self.config.pipeline.mutations_frozen
+
+
+def _configured_embedder(config: Config) -> Embedder | None:
+    import os
+
+    e = config.embedding
+    return make_embedder(
+        e.provider, model=e.model, dimensions=e.dimensions, base_url=e.base_url,
+        api_key=os.environ.get(e.api_key_env, "") if e.api_key_env else "",
+        timeout_s=e.timeout_ms / 1000, batch_size=e.batch_size, threads=e.threads,
+    )
+
+
+def _apply_prefixes(content: str) -> tuple[str, dict[str, Any]]:
+    """`critical:` pins with importance 1; `[a,b]:` sets tags. Either order, once each."""
+    fields: dict[str, Any] = {}
+    for _ in range(2):
+        if "pinned" not in fields and _CRITICAL.match(content):
+            content = _CRITICAL.sub("", content, count=1)
+            fields.update(pinned=True, importance=1.0)
+        match = _TAG_PREFIX.match(content)
+        if "tags" not in fields and match:
+            fields["tags"] = tuple(t.strip() for t in match.group(1).split(",") if t.strip())
+            content = content[match.end():]
+    return content, fields
+
+
+def _clean_tags(tags: Sequence[Any], max_tags: int) -> tuple[str, ...]:
+    if isinstance(tags, str):
+        tags = [t for t in tags.split(",")]
+    if not isinstance(tags, list | tuple):
+        raise InvalidInput("tags must be a list of strings")
+    cleaned: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidInput("tags must be a list of strings")
+        tag = tag.strip()
+        if tag and tag not in cleaned:
+            cleaned.append(tag[:100])
+    if len(cleaned) > max_tags:
+        raise InvalidInput(f"at most {max_tags} tags")
+    return tuple(cleaned)
+
+
+def _json_tags(tags: Sequence[str]) -> str:
+    from signet.types import dumps
+
+    return dumps(list(tags))
+
+
+def _optional_str(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidInput(f"{name} must be a string")
+
+
+def _check_ts(value: Any, name: str) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be an ISO-8601 date or date-time string")
+    try:
+        parse_ts(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name} is not an ISO-8601 date or date-time: {value!r}") from exc

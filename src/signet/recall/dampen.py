@@ -1,0 +1,68 @@
+"""Post-fusion dampening (seed 002, dampening.ts): three corrections after fusion, before sort.
+
+- gravity (x0.5): a result found by meaning with high cosine but sharing not one query term with
+  its content is often a generic "gravity well" that sits near every query; pull it down.
+- hub (x0.7): a result whose linked entities are all hubs (degree above the P90 of the graph)
+  says little specific; the graph layer supplies which memories those are.
+- resolution (x1.2): constraints, decisions and date-anchored memories resolve questions, so
+  they rise.
+Each stage is toggled by DampeningConfig.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from signet.config import DampeningConfig
+from signet.types import Memory
+
+_DATE = re.compile(
+    r"\b(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|"
+    r"oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?|\d{1,2}(?:st|nd|rd|th)? "
+    r"(?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?:,? \d{4})?|"
+    r"(?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+RESOLVING_TYPES = frozenset({"constraint", "decision"})
+
+
+@dataclass(frozen=True, slots=True)
+class Dampened:
+    score: float
+    adjustments: tuple[str, ...]
+
+
+def is_date_anchored(content: str) -> bool:
+    return _DATE.search(content) is not None
+
+
+def dampen(
+    score: float,
+    memory: Memory,
+    *,
+    query_terms: set[str],
+    content_terms: set[str],
+    cosine: float | None,
+    is_hub_only: bool,
+    config: DampeningConfig,
+) -> Dampened:
+    adjustments: list[str] = []
+    if (
+        config.gravity
+        and cosine is not None
+        and cosine >= config.gravity_cosine
+        and query_terms
+        and not (query_terms & content_terms)
+    ):
+        score *= config.gravity_factor
+        adjustments.append("gravity")
+    if config.hub and is_hub_only:
+        score *= config.hub_factor
+        adjustments.append("hub")
+    if config.resolution and (
+        memory.type in RESOLVING_TYPES or is_date_anchored(memory.content)
+    ):
+        score *= config.resolution_factor
+        adjustments.append("resolution")
+    return Dampened(score, tuple(adjustments))

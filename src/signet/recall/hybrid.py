@@ -1,0 +1,292 @@
+"""One recall implementation for every surface (HTTP, MCP, CLI, hooks, benchmarks).
+
+Channels are searched apart and kept apart as evidence on each result:
+- lexical: FTS5 BM25 over content and tags;
+- hint: FTS5 BM25 over the prospective hints written by the pipeline;
+- semantic: exact cosine search over the stored vectors (when an embedder is configured);
+- extra channels (graph traversal) plug in through `Channel`.
+Then: fusion (RRF by default, the alpha blend as an option), rehearsal boost and importance
+decay from the access history, post-fusion dampening, min_score, the final sort, and (on
+request) the source transcript attached. Each stage is timed into `meta.timings`. An embedder
+that fails never fails recall: it degrades to the other channels and says so in `degraded`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Protocol
+
+import numpy as np
+
+from signet.config import SearchConfig
+from signet.errors import InvalidInput, ProviderError
+from signet.providers.embedder import Embedder
+from signet.recall.dampen import dampen
+from signet.recall.fuse import alpha_blend, rrf
+from signet.recall.vectors import VectorSearch
+from signet.store import fts
+from signet.store import memories as mem_sql
+from signet.store.connection import Connection
+from signet.store.db import Store
+from signet.types import Evidence, Memory, RecallHit, RecallQuery, RecallResponse, parse_ts
+
+MODES = ("hybrid", "keyword", "vector", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelInput:
+    conn: Connection
+    query: RecallQuery
+    query_vector: np.ndarray | None
+    limit: int
+
+
+class Channel(Protocol):
+    """An extra evidence channel (graph traversal): ranked (memory id, score), best first."""
+
+    name: str
+
+    def search(self, request: ChannelInput) -> list[tuple[str, float]]: ...
+
+
+HubLookup = Callable[[Connection, Sequence[str]], set[str]]
+TranscriptLookup = Callable[[Connection, Sequence[Memory]], dict[str, str]]
+
+
+@dataclass
+class Recaller:
+    store: Store
+    config: SearchConfig
+    embedder: Embedder | None = None
+    vectors: VectorSearch | None = None
+    channels: list[Channel] = field(default_factory=list)
+    hub_memories: HubLookup | None = None
+    transcripts: TranscriptLookup | None = None
+    query_cache: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def recall(self, query: RecallQuery) -> RecallResponse:
+        query = self._validated(query)
+        timings: dict[str, float] = {}
+        degraded: list[str] = []
+        started = time.perf_counter()
+        conn = self.store.reader()
+        rankings = self._channels(conn, query, timings, degraded)
+        hits = self._rank(conn, query, rankings, timings)
+        if query.expand and self.transcripts and hits:
+            hits = self._expand(conn, hits, timings)
+        if query.touch and hits:
+            mark = time.perf_counter()
+            with self.store.write_tx() as wconn:
+                mem_sql.touch(wconn, [h.memory.id for h in hits], _now())
+            timings["touch"] = (time.perf_counter() - mark) * 1000
+        timings["total"] = (time.perf_counter() - started) * 1000
+        method = query.mode if not degraded else f"{query.mode}-degraded"
+        return RecallResponse(tuple(hits), query.query, method, timings, tuple(degraded))
+
+    def _validated(self, query: RecallQuery) -> RecallQuery:
+        if query.mode not in MODES:
+            raise InvalidInput(f"unknown recall mode {query.mode!r} (one of {', '.join(MODES)})")
+        if query.limit < 1 or query.limit > self.config.max_limit:
+            raise InvalidInput(f"limit must be between 1 and {self.config.max_limit}")
+        text = query.query.strip()
+        if len(text) > self.config.max_query_chars:
+            # A long query is cut, not refused: agents paste whole prompts as queries.
+            text = text[: self.config.max_query_chars]
+        return replace(query, query=text)
+
+    # -- channels ---------------------------------------------------------------------------
+
+    def _channels(
+        self, conn: Connection, query: RecallQuery, timings: dict[str, float], degraded: list[str]
+    ) -> dict[str, list[tuple[str, float]]]:
+        pool = max(self.config.candidate_pool, query.limit)
+        rankings: dict[str, list[tuple[str, float]]] = {}
+        if not query.query:
+            return rankings
+        if query.mode != "vector":
+            mark = time.perf_counter()
+            rankings["lexical"] = fts.search(conn, query.query, query.filters, pool)
+            rankings["hint"] = fts.search(
+                conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS
+            )
+            timings["lexical"] = (time.perf_counter() - mark) * 1000
+        vector = None
+        if query.mode != "keyword":
+            vector = self._semantic(conn, query, pool, rankings, timings, degraded)
+        if query.mode in ("full", "hybrid"):
+            for channel in self.channels:
+                mark = time.perf_counter()
+                try:
+                    rankings[channel.name] = channel.search(
+                        ChannelInput(conn, query, vector, pool)
+                    )
+                except Exception:  # noqa: BLE001 - an extra channel never breaks core recall
+                    degraded.append(channel.name)
+                timings[channel.name] = (time.perf_counter() - mark) * 1000
+        return {name: ranking for name, ranking in rankings.items() if ranking}
+
+    def _semantic(
+        self,
+        conn: Connection,
+        query: RecallQuery,
+        pool: int,
+        rankings: dict[str, list[tuple[str, float]]],
+        timings: dict[str, float],
+        degraded: list[str],
+    ) -> np.ndarray | None:
+        if self.embedder is None or self.vectors is None:
+            if query.mode == "vector":
+                degraded.append("semantic")
+            return None
+        mark = time.perf_counter()
+        try:
+            vector = self._embed_query(query.query)
+        except ProviderError:
+            degraded.append("semantic")
+            return None
+        timings["embed"] = (time.perf_counter() - mark) * 1000
+        mark = time.perf_counter()
+        found = self.vectors.search(conn, vector, pool)
+        found = [(m, s) for m, s in found if s >= self.config.min_cosine]
+        if found and _has_filters(query):
+            allowed = mem_sql.allowed_ids(conn, [m for m, _ in found], query.filters)
+            found = [(m, s) for m, s in found if m in allowed]
+        rankings["semantic"] = found
+        timings["semantic"] = (time.perf_counter() - mark) * 1000
+        return vector
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        cached = self.query_cache.get(text)
+        if cached is not None:
+            return cached
+        assert self.embedder is not None
+        vector = self.embedder.embed([text])[0]
+        if len(self.query_cache) > 256:
+            self.query_cache.clear()
+        self.query_cache[text] = vector
+        return vector
+
+    # -- ranking ----------------------------------------------------------------------------
+
+    def _rank(
+        self,
+        conn: Connection,
+        query: RecallQuery,
+        rankings: dict[str, list[tuple[str, float]]],
+        timings: dict[str, float],
+    ) -> list[RecallHit]:
+        mark = time.perf_counter()
+        if self.config.fusion == "alpha":
+            fused = alpha_blend(rankings, self.config.alpha)
+        else:
+            fused = rrf(rankings, self.config.rrf_k)
+        timings["fuse"] = (time.perf_counter() - mark) * 1000
+        if not fused:
+            return []
+        mark = time.perf_counter()
+        shortlist = sorted(fused, key=lambda m: -fused[m])[: max(query.limit * 5, 50)]
+        memories = mem_sql.get_many(conn, shortlist)
+        hubs = self._hubs(conn, shortlist)
+        hits = self._scored(query, rankings, fused, memories, hubs)
+        timings["dampen"] = (time.perf_counter() - mark) * 1000
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        return hits[: query.limit]
+
+    def _hubs(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+        if self.hub_memories is None or not self.config.dampening.hub:
+            return set()
+        try:
+            return self.hub_memories(conn, ids)
+        except Exception:  # noqa: BLE001 - the graph never degrades core search
+            return set()
+
+    def _scored(
+        self,
+        query: RecallQuery,
+        rankings: dict[str, list[tuple[str, float]]],
+        fused: dict[str, float],
+        memories: dict[str, Memory],
+        hubs: set[str],
+    ) -> list[RecallHit]:
+        lookups = {name: {m: (rank, s) for rank, (m, s) in enumerate(r, 1)} for name, r in rankings.items()}
+        query_terms = set(fts.query_tokens(query.query))
+        min_score = self.config.min_score if query.min_score is None else query.min_score
+        now = datetime.now(UTC)
+        hits = []
+        for memory_id, score in fused.items():
+            memory = memories.get(memory_id)
+            if memory is None or memory.is_deleted:
+                continue
+            evidence = _evidence(memory_id, lookups)
+            score *= self._rehearsal(memory, now)
+            result = dampen(
+                score,
+                memory,
+                query_terms=query_terms,
+                content_terms=set(fts.query_tokens(memory.content + " " + memory.hints)),
+                cosine=evidence.semantic,
+                is_hub_only=memory_id in hubs,
+                config=self.config.dampening,
+            )
+            if result.score >= min_score:
+                hits.append(RecallHit(memory, result.score, evidence, result.adjustments))
+        return hits
+
+    def _rehearsal(self, memory: Memory, now: datetime) -> float:
+        """Boost for memories recalled often; decay for importance not refreshed by access."""
+        boost = 1.0 + self.config.rehearsal_boost * math.log1p(memory.access_count) / 5.0
+        if memory.pinned or self.config.decay_rate <= 0:
+            return boost
+        last = memory.last_accessed or memory.created_at
+        days = max((now - parse_ts(last)).total_seconds() / 86400.0, 0.0)
+        importance = memory.importance * (1.0 - self.config.decay_rate) ** days
+        # Importance moves the score within a band so decay reorders, never erases, results.
+        return boost * (0.85 + 0.3 * min(max(importance, 0.0), 1.0))
+
+    def _expand(
+        self, conn: Connection, hits: list[RecallHit], timings: dict[str, float]
+    ) -> list[RecallHit]:
+        mark = time.perf_counter()
+        assert self.transcripts is not None
+        texts = self.transcripts(conn, [h.memory for h in hits])
+        timings["expand"] = (time.perf_counter() - mark) * 1000
+        return [replace(h, transcript=texts.get(h.memory.id)) for h in hits]
+
+
+def _evidence(
+    memory_id: str, lookups: dict[str, dict[str, tuple[int, float]]]
+) -> Evidence:
+    def score(name: str) -> float | None:
+        found = lookups.get(name, {}).get(memory_id)
+        return round(found[1], 6) if found else None
+
+    def rank(name: str) -> int | None:
+        found = lookups.get(name, {}).get(memory_id)
+        return found[0] if found else None
+
+    return Evidence(
+        lexical=score("lexical"),
+        semantic=score("semantic"),
+        hint=score("hint"),
+        traversal=score("traversal"),
+        lexical_rank=rank("lexical"),
+        semantic_rank=rank("semantic"),
+    )
+
+
+def _has_filters(query: RecallQuery) -> bool:
+    f = query.filters
+    return any(
+        [f.type, f.tags, f.who, f.project, f.since, f.until, f.pinned is not None,
+         f.importance_min is not None, f.agent_id, f.source_id]
+    )
+
+
+def _now() -> str:
+    from signet.types import utc_now
+
+    return utc_now()

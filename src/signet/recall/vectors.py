@@ -1,0 +1,83 @@
+"""The semantic channel's index: vectors from the embeddings table, searched exactly in RAM.
+
+Float32 BLOBs in SQLite are the source of truth; `VectorSearch` keeps a `NumpyIndex` (or
+sqlite-vec's vec0, both exact) in step with the table. Before each search it compares the
+table's change marker (max id, row count) with the one it last loaded: new rows are appended
+incrementally; any other change (a replaced or deleted vector, a model switch) triggers a full
+reload. That keeps every process that reads the database (daemon, CLI, benchmarks) correct
+without a notification channel, at the cost of one cheap aggregate query per search.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from signet.store import embeddings as emb_sql
+from signet.store.connection import Connection
+from signet.store.vector_index import NumpyIndex, VectorIndex
+
+
+class VectorSearch:
+    def __init__(self, model: str, dimensions: int) -> None:
+        self.model = model
+        self.dimensions = dimensions
+        self._index: VectorIndex = NumpyIndex(dimensions)
+        self._loaded_max = 0
+        self._marker: tuple[int, int] = (0, 0)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def sync(self, conn: Connection) -> None:
+        marker = emb_sql.change_marker(conn)
+        if marker == self._marker:
+            return
+        with self._lock:
+            if marker == self._marker:
+                return
+            if marker[0] < self._marker[0] or marker[1] != self._marker[1] + self._count_new(conn):
+                self._index = NumpyIndex(self.dimensions)
+                self._loaded_max = 0
+            self._load_new(conn)
+            self._marker = marker
+
+    def _count_new(self, conn: Connection) -> int:
+        row = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE id > ?", (self._marker[0],)
+        ).fetchone()
+        return int(row[0])
+
+    def _load_new(self, conn: Connection) -> None:
+        while True:
+            ids, matrix = emb_sql.load_since(conn, self.model, self.dimensions, self._loaded_max)
+            if not ids:
+                return
+            self._index.add(ids, matrix)
+            self._loaded_max = ids[-1]
+
+    def add(self, embedding_id: int, vector: np.ndarray) -> None:
+        """Add a vector just written by this process (saves the next sync a query)."""
+        with self._lock:
+            self._index.add([embedding_id], vector.reshape(1, -1))
+
+    def search(
+        self, conn: Connection, query: np.ndarray, k: int
+    ) -> list[tuple[str, float]]:
+        """(memory id, cosine) of the nearest live memories, best first."""
+        self.sync(conn)
+        if k <= 0 or len(self._index) == 0:
+            return []
+        hits = self._index.search(query.astype(np.float32), k)
+        owners = emb_sql.memory_ids_for(conn, [emb_id for emb_id, _ in hits])
+        results: list[tuple[str, float]] = []
+        for emb_id, score in hits:
+            for memory_id in owners.get(emb_id, ()):
+                results.append((memory_id, float(score)))
+        return results
+
+    def embedded_ids(self, ids: Sequence[int]) -> list[int]:
+        return [i for i in ids if i in self._index]  # type: ignore[operator]

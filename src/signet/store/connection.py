@@ -1,0 +1,45 @@
+"""Opening SQLite connections: the one place that knows which binding we use.
+
+The stdlib `sqlite3` of many Pythons cannot load extensions, so we use `sqlean` (same DB-API,
+SQLite 3.50 with FTS5 and extension loading). Every connection runs in autocommit mode
+(`isolation_level=None`) so transactions are explicit (`BEGIN IMMEDIATE` in the writer), WAL so
+readers never block the writer, and `synchronous=NORMAL`, which in WAL mode loses nothing on a
+process crash (`kill -9`): a committed transaction is in the WAL file before COMMIT returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlean as sqlite3
+
+from signet.errors import StoreError
+
+Connection = sqlite3.Connection
+IntegrityError = sqlite3.IntegrityError
+OperationalError = sqlite3.OperationalError
+DatabaseError = sqlite3.DatabaseError
+Row = sqlite3.Row
+
+
+def connect(path: Path, *, busy_timeout_ms: int = 5000, read_only: bool = False) -> Connection:
+    """Open `path` with our pragmas; raise StoreError naming the file when it is unusable."""
+    try:
+        if read_only:
+            conn = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+            )
+        else:
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not read_only:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{path}: could not switch to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"cannot open database {path}: {exc}") from exc

@@ -1,0 +1,107 @@
+"""The Store: one writer connection behind a lock, and a reader connection per thread.
+
+SQLite allows one writer at a time; we make that explicit. `write_tx()` (the seeds'
+withWriteTx) takes the process-wide write lock, opens `BEGIN IMMEDIATE` on the single writer
+connection, and commits or rolls back; a nested `write_tx()` on the same thread becomes a
+savepoint. Readers use their own per-thread connections, so in WAL mode they never wait for the
+writer. `in_write_tx` lets tests prove that no LLM or embedding call runs while a write
+transaction is open.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from signet.errors import StoreError
+from signet.store import migrate
+from signet.store.connection import Connection, DatabaseError, connect
+
+
+class Store:
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 5000) -> None:
+        self.path = Path(path)
+        self.busy_timeout_ms = busy_timeout_ms
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._readers: list[Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        self._writer = connect(self.path, busy_timeout_ms=busy_timeout_ms)
+
+    @classmethod
+    def open(cls, path: Path, *, busy_timeout_ms: int = 5000) -> Store:
+        """Open (creating if needed) and migrate the database at `path`."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = cls(path, busy_timeout_ms=busy_timeout_ms)
+        try:
+            with store._lock:
+                migrate.migrate(store._writer)
+        except DatabaseError as exc:
+            store.close()
+            raise StoreError(f"cannot migrate database {path}: {exc}") from exc
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def in_write_tx(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0
+
+    @contextmanager
+    def write_tx(self) -> Iterator[Connection]:
+        """A write transaction on the single writer; nested calls become savepoints."""
+        with self._lock:
+            depth = getattr(self._local, "depth", 0)
+            conn = self._writer
+            name = f"sp{depth}"
+            conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
+            self._local.depth = depth + 1
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK" if depth == 0 else f"ROLLBACK TO {name}")
+                if depth:
+                    conn.execute(f"RELEASE {name}")
+                raise
+            else:
+                conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+            finally:
+                self._local.depth = depth
+
+    def reader(self) -> Connection:
+        """This thread's read connection (inside a write transaction: the writer, to see it)."""
+        if self.in_write_tx:
+            return self._writer
+        conn = getattr(self._local, "reader", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError("store is closed")
+            conn = connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            self._local.reader = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def checkpoint(self) -> None:
+        with self._lock:
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        self._closed = True
+        with self._readers_lock:
+            for conn in self._readers:
+                try:
+                    conn.close()
+                except DatabaseError:
+                    pass
+            self._readers.clear()
+        with self._lock:
+            try:
+                self._writer.close()
+            except DatabaseError:
+                pass

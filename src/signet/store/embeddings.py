@@ -1,0 +1,140 @@
+"""SQL for the embeddings table: vectors keyed by content hash, so equal text is embedded once.
+
+Vectors are float32 little-endian BLOBs, the source of truth; the in-RAM search index is
+rebuilt from them. Each row records the model and dimensions that made it. When the configured
+model changes, rows of other models are marked stale and re-embedded in the background; a stale
+row is never searched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from signet.store.connection import Connection
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes, dimensions: int) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4", count=dimensions)
+
+
+def upsert(
+    conn: Connection,
+    content_hash: str,
+    vector: np.ndarray,
+    *,
+    model: str,
+    now: str,
+    source_type: str | None = "memory",
+    source_id: str | None = None,
+) -> int:
+    """Store (or replace) the vector for `content_hash`; return the row id.
+
+    A replacement deletes the old row and inserts a new one (a new id) rather than updating in
+    place, so readers' change markers (max id, count) notice it and reload."""
+    conn.execute("DELETE FROM embeddings WHERE content_hash = ?", (content_hash,))
+    row = conn.execute(
+        "INSERT INTO embeddings (content_hash, vector, dimensions, model, source_type, source_id,"
+        " created_at, stale) VALUES (?,?,?,?,?,?,?,0) RETURNING id",
+        (content_hash, to_blob(vector), int(vector.shape[-1]), model, source_type, source_id, now),
+    ).fetchone()
+    return int(row[0])
+
+
+def has_current(conn: Connection, content_hash: str, model: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ? AND stale = 0",
+        (content_hash, model),
+    ).fetchone()
+    return row is not None
+
+
+def load_since(
+    conn: Connection, model: str, dimensions: int, after_id: int, limit: int = 50_000
+) -> tuple[list[int], np.ndarray]:
+    """Current (non-stale) vectors of `model` with id > after_id, oldest first."""
+    rows = conn.execute(
+        "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? AND stale = 0 "
+        "AND dimensions = ? ORDER BY id LIMIT ?",
+        (after_id, model, dimensions, limit),
+    ).fetchall()
+    if not rows:
+        return [], np.zeros((0, dimensions), dtype=np.float32)
+    ids = [int(r[0]) for r in rows]
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dimensions)
+    return ids, matrix
+
+
+def change_marker(conn: Connection) -> tuple[int, int]:
+    """(max id, row count): changes whenever vectors are added, replaced or removed."""
+    row = conn.execute("SELECT coalesce(max(id), 0), count(*) FROM embeddings").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def memory_ids_for(conn: Connection, embedding_ids: Sequence[int]) -> dict[int, list[str]]:
+    """Live memory ids per embedding id (several memories never share a live hash, but a
+    deleted and a live one may)."""
+    found: dict[int, list[str]] = {}
+    for start in range(0, len(embedding_ids), 500):
+        chunk = list(embedding_ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT e.id, m.id FROM embeddings e JOIN memories m ON m.content_hash = e.content_hash"
+            f" AND m.is_deleted = 0 WHERE e.id IN ({marks})",
+            chunk,
+        )
+        for emb_id, memory_id in rows:
+            found.setdefault(int(emb_id), []).append(memory_id)
+    return found
+
+
+def mark_stale_except(conn: Connection, model: str, dimensions: int) -> int:
+    """Mark every vector not made by (model, dimensions) stale; return how many changed."""
+    cursor = conn.execute(
+        "UPDATE embeddings SET stale = 1 WHERE stale = 0 AND (model != ? OR dimensions != ?)",
+        (model, dimensions),
+    )
+    return cursor.rowcount
+
+
+def missing(conn: Connection, model: str, limit: int) -> list[tuple[str, str]]:
+    """(content_hash, content) of live memories with no current vector of `model`."""
+    rows = conn.execute(
+        "SELECT m.content_hash, m.content FROM memories m LEFT JOIN embeddings e "
+        "ON e.content_hash = m.content_hash AND e.model = ? AND e.stale = 0 "
+        "WHERE m.is_deleted = 0 AND m.content_hash IS NOT NULL AND e.id IS NULL "
+        "GROUP BY m.content_hash LIMIT ?",
+        (model, limit),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def audit(conn: Connection, model: str) -> dict[str, int]:
+    live = conn.execute(
+        "SELECT count(DISTINCT content_hash) FROM memories WHERE is_deleted = 0"
+    ).fetchone()[0]
+    current = conn.execute(
+        "SELECT count(*) FROM embeddings e WHERE e.model = ? AND e.stale = 0 AND EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash AND m.is_deleted = 0)",
+        (model,),
+    ).fetchone()[0]
+    stale = conn.execute("SELECT count(*) FROM embeddings WHERE stale = 1").fetchone()[0]
+    total = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    return {
+        "memories": int(live), "embedded": int(current), "missing": int(live) - int(current),
+        "stale": int(stale), "vectors": int(total),
+    }
+
+
+def delete_for_hashes(conn: Connection, hashes: Iterable[str]) -> int:
+    count = 0
+    for content_hash in hashes:
+        count += conn.execute(
+            "DELETE FROM embeddings WHERE content_hash = ?", (content_hash,)
+        ).rowcount
+    return count

@@ -1,0 +1,106 @@
+"""Full-text search over memories with FTS5 BM25, and the FTS consistency tools.
+
+Any user text is a valid query: we never pass it to MATCH as-is (FTS5 syntax such as `AND`,
+`"`, `*`, `-` or `NEAR(` would be parsed as operators or fail). Instead the text is cut into
+word tokens, common stop words are dropped (unless nothing else is left), each token is quoted
+as a literal phrase, and the tokens are OR-ed so BM25 ranks memories by how many rare query
+words they hold. Content carries weight 1.0, prospective hints 0.6 and tags 0.5.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from signet.store.connection import Connection
+from signet.store.memories import filter_sql
+from signet.types import MemoryFilters
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_TOKENS = 32
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in into is
+    it its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    s t don doesn didn isn wasn weren won wouldn shouldn couldn ll re ve d m o y ain also get got
+    let us like really could would might must shall may""".split()
+)
+
+
+def query_tokens(text: str) -> list[str]:
+    """Lowercase word tokens of `text` with stop words removed (kept if nothing else is left)."""
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    content = [t for t in tokens if t not in STOP_WORDS]
+    chosen = content or tokens
+    seen: dict[str, None] = {}
+    for token in chosen:
+        seen.setdefault(token, None)
+    return list(seen)[:MAX_QUERY_TOKENS]
+
+
+def match_expression(text: str) -> str | None:
+    """An FTS5 MATCH expression OR-ing the quoted tokens, or None when there are none."""
+    tokens = query_tokens(text)
+    if not tokens:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+LEXICAL_COLUMNS = ("content", "tags")
+HINT_COLUMNS = ("hints",)
+
+
+def search(
+    conn: Connection,
+    text: str,
+    filters: MemoryFilters,
+    limit: int,
+    columns: tuple[str, ...] = LEXICAL_COLUMNS,
+) -> list[tuple[str, float]]:
+    """(memory id, score) by BM25 over `columns`, best first; score is -bm25 (higher is better).
+
+    Recall runs this twice as separate evidence channels: over content and tags (lexical) and
+    over the prospective hints (hint)."""
+    expression = match_expression(text)
+    if expression is None or limit <= 0:
+        return []
+    expression = "{" + " ".join(columns) + "} : (" + expression + ")"
+    where, params = filter_sql(filters)
+    rows = conn.execute(
+        "SELECT m.id, -bm25(memories_fts, 1.0, 0.6, 0.5) AS score FROM memories_fts "
+        "JOIN memories m ON m.rowid = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 1.0, 0.6, 0.5) "
+        "LIMIT ?",
+        [expression, *params, limit],
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def integrity_check(conn: Connection) -> bool:
+    """True when the FTS index matches the memories table (FTS5 'integrity-check')."""
+    try:
+        conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+    except Exception:  # noqa: BLE001 - FTS5 reports corruption as a generic database error
+        return False
+    return True
+
+
+def rebuild(conn: Connection) -> None:
+    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+
+
+def indexed_ids(conn: Connection, text: str) -> Sequence[str]:
+    expression = match_expression(text)
+    if expression is None:
+        return []
+    rows = conn.execute(
+        "SELECT m.id FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+        "WHERE memories_fts MATCH ?",
+        (expression,),
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -1,0 +1,236 @@
+"""SQL for the memories table: insert with dedup, read, filter, update, soft delete, recover.
+
+Every function takes the connection it runs on, so callers decide the transaction: writes are
+called inside `Store.write_tx()`, reads on `Store.reader()`. Rows come back as `Memory` values.
+Dedup rests on the unique partial index over content_hash among live rows: an insert that hits
+it is not an error but returns the id of the row already there.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from signet.store.connection import Connection, IntegrityError, Row
+from signet.types import Memory, MemoryFilters, NewMemory, dumps
+
+COLUMNS = (
+    "id, content, type, category, content_hash, normalized_content, confidence, importance, "
+    "source_id, source_type, tags, who, why, project, agent_id, session_id, created_at, "
+    "updated_at, event_at, is_deleted, deleted_at, extraction_status, embedding_model, "
+    "extraction_model, update_count, version, last_accessed, access_count, pinned, hints"
+)
+
+
+def row_to_memory(row: Row) -> Memory:
+    return Memory(
+        id=row["id"],
+        content=row["content"],
+        type=row["type"],
+        category=row["category"],
+        content_hash=row["content_hash"],
+        normalized_content=row["normalized_content"],
+        confidence=float(row["confidence"] if row["confidence"] is not None else 1.0),
+        importance=float(row["importance"] if row["importance"] is not None else 0.5),
+        source_id=row["source_id"],
+        source_type=row["source_type"],
+        tags=tuple(json.loads(row["tags"] or "[]")),
+        who=row["who"],
+        why=row["why"],
+        project=row["project"],
+        agent_id=row["agent_id"],
+        session_id=row["session_id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        event_at=row["event_at"],
+        is_deleted=bool(row["is_deleted"]),
+        deleted_at=row["deleted_at"],
+        extraction_status=row["extraction_status"],
+        embedding_model=row["embedding_model"],
+        extraction_model=row["extraction_model"],
+        update_count=int(row["update_count"]),
+        version=int(row["version"]),
+        last_accessed=row["last_accessed"],
+        access_count=int(row["access_count"]),
+        pinned=bool(row["pinned"]),
+        hints=row["hints"] or "",
+    )
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def find_live_by_hash(conn: Connection, content_hash: str) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM memories WHERE content_hash = ? AND is_deleted = 0", (content_hash,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def insert(
+    conn: Connection,
+    memory: NewMemory,
+    *,
+    storage: str,
+    normalized: str,
+    content_hash: str,
+    now: str,
+    embedding_model: str | None = None,
+    extraction_status: str = "none",
+) -> tuple[str, bool]:
+    """Insert a memory; return (id, deduped). A live row with the same hash wins."""
+    existing = find_live_by_hash(conn, content_hash)
+    if existing:
+        return existing, True
+    memory_id = new_id()
+    try:
+        conn.execute(
+            "INSERT INTO memories (id, content, type, category, content_hash, normalized_content,"
+            " confidence, importance, source_id, source_type, tags, who, why, project, agent_id,"
+            " session_id, created_at, updated_at, event_at, extraction_status, embedding_model,"
+            " pinned) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                memory_id, storage, memory.type, memory.category, content_hash, normalized,
+                memory.confidence, memory.importance, memory.source_id, memory.source_type,
+                dumps(list(memory.tags)), memory.who, memory.why, memory.project,
+                memory.agent_id, memory.session_id, now, now, memory.event_at,
+                extraction_status, embedding_model, int(memory.pinned),
+            ),
+        )
+    except IntegrityError:
+        # Another connection inserted the same content between our check and insert.
+        existing = find_live_by_hash(conn, content_hash)
+        if existing is None:
+            raise
+        return existing, True
+    return memory_id, False
+
+
+def get(conn: Connection, memory_id: str) -> Memory | None:
+    row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row_to_memory(row) if row else None
+
+
+def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+            found[row["id"]] = row_to_memory(row)
+    return found
+
+
+def filter_sql(filters: MemoryFilters, alias: str = "m") -> tuple[str, list[Any]]:
+    """A WHERE fragment (without the keyword) and its parameters for `filters`."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if not filters.include_deleted:
+        clauses.append(f"{alias}.is_deleted = 0")
+    simple = {
+        "type": filters.type, "who": filters.who, "project": filters.project,
+        "agent_id": filters.agent_id, "source_id": filters.source_id,
+    }
+    for column, value in simple.items():
+        if value is not None:
+            clauses.append(f"{alias}.{column} = ?")
+            params.append(value)
+    for tag in filters.tags:
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE json_each.value = ?)")
+        params.append(tag)
+    if filters.since is not None:
+        clauses.append(f"COALESCE({alias}.event_at, {alias}.created_at) >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append(f"COALESCE({alias}.event_at, {alias}.created_at) <= ?")
+        params.append(filters.until)
+    if filters.pinned is not None:
+        clauses.append(f"{alias}.pinned = ?")
+        params.append(int(filters.pinned))
+    if filters.importance_min is not None:
+        clauses.append(f"{alias}.importance >= ?")
+        params.append(filters.importance_min)
+    return (" AND ".join(clauses) or "1"), params
+
+
+def list_page(
+    conn: Connection, filters: MemoryFilters, *, limit: int, offset: int
+) -> tuple[list[Memory], int]:
+    where, params = filter_sql(filters)
+    total = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories m WHERE {where} "
+        "ORDER BY m.created_at DESC, m.rowid DESC LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return [row_to_memory(r) for r in rows], int(total)
+
+
+def allowed_ids(conn: Connection, ids: Sequence[str], filters: MemoryFilters) -> set[str]:
+    """The subset of `ids` that passes `filters` (used to filter other channels' candidates)."""
+    where, params = filter_sql(filters)
+    allowed: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}", [*chunk, *params]
+        )
+        allowed.update(r[0] for r in rows)
+    return allowed
+
+
+def update(conn: Connection, memory_id: str, changes: dict[str, Any], now: str) -> None:
+    """Apply column changes, bumping version and update_count."""
+    sets = ", ".join(f"{column} = ?" for column in changes)
+    conn.execute(
+        f"UPDATE memories SET {sets}, updated_at = ?, version = version + 1, "
+        "update_count = update_count + 1 WHERE id = ?",
+        [*changes.values(), now, memory_id],
+    )
+
+
+def soft_delete(conn: Connection, memory_id: str, now: str) -> None:
+    conn.execute(
+        "UPDATE memories SET is_deleted = 1, deleted_at = ?, updated_at = ?, "
+        "version = version + 1 WHERE id = ?",
+        (now, now, memory_id),
+    )
+
+
+def recover(conn: Connection, memory_id: str, now: str) -> None:
+    conn.execute(
+        "UPDATE memories SET is_deleted = 0, deleted_at = NULL, updated_at = ?, "
+        "version = version + 1 WHERE id = ?",
+        (now, memory_id),
+    )
+
+
+def touch(conn: Connection, ids: Sequence[str], now: str) -> None:
+    conn.executemany(
+        "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+        [(now, memory_id) for memory_id in ids],
+    )
+
+
+def set_hints(conn: Connection, memory_id: str, hints: str) -> None:
+    conn.execute("UPDATE memories SET hints = ? WHERE id = ?", (hints, memory_id))
+
+
+def set_extraction_status(conn: Connection, memory_id: str, status: str, model: str | None) -> None:
+    conn.execute(
+        "UPDATE memories SET extraction_status = ?, extraction_model = COALESCE(?, "
+        "extraction_model) WHERE id = ?",
+        (status, model, memory_id),
+    )
+
+
+def hard_delete(conn: Connection, memory_id: str) -> None:
+    conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+
+def count_live(conn: Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM memories WHERE is_deleted = 0").fetchone()[0])

@@ -1,0 +1,145 @@
+"""Numbered schema migrations, applied once each and never edited after they land.
+
+Each migration is a file `NNN_name.sql` in `store/migrations/`. Its statements are idempotent
+(`IF NOT EXISTS`), and it runs in one transaction together with the row in `schema_migrations`
+that records it (version, name, checksum of the text, applied_at); the duration goes to
+`schema_migrations_audit`. On every open we compare the checksum of each applied migration with
+the file: a file changed after it was applied is refused (`MigrationTampered`), because the
+database was built from a text that no longer exists. A database whose newest applied version
+is above ours was written by a newer Signet and is refused too (`SchemaTooNew`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass
+from importlib import resources
+
+from signet.errors import MigrationTampered, SchemaTooNew
+from signet.store.connection import Connection
+from signet.types import utc_now
+
+_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+
+_BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS schema_migrations_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    duration_ms REAL NOT NULL,
+    applied_at TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+def bundled_migrations() -> list[Migration]:
+    folder = resources.files("signet.store") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        match = _NAME.match(entry.name)
+        if match:
+            found.append(Migration(int(match.group(1)), match.group(2), entry.read_text("utf-8")))
+    return sorted(found, key=lambda m: m.version)
+
+
+def applied(conn: Connection) -> dict[int, str]:
+    rows = conn.execute("SELECT version, checksum FROM schema_migrations").fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}
+
+
+def pending(conn: Connection, migrations: list[Migration] | None = None) -> list[Migration]:
+    conn.executescript(_BOOTSTRAP)
+    done = applied(conn)
+    return [m for m in (migrations or bundled_migrations()) if m.version not in done]
+
+
+def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list[int]:
+    """Apply every pending migration in order; return the versions applied."""
+    migrations = migrations if migrations is not None else bundled_migrations()
+    conn.executescript(_BOOTSTRAP)
+    _verify(conn, migrations)
+    done = applied(conn)
+    ran = []
+    for migration in migrations:
+        if migration.version not in done:
+            _apply(conn, migration)
+            ran.append(migration.version)
+    return ran
+
+
+def _verify(conn: Connection, migrations: list[Migration]) -> None:
+    done = applied(conn)
+    known = {m.version: m for m in migrations}
+    for version, checksum in sorted(done.items()):
+        migration = known.get(version)
+        if migration is None:
+            if version > max(known, default=0):
+                raise SchemaTooNew(
+                    f"database has migration {version}, newer than this Signet knows "
+                    f"(latest {max(known, default=0)}); upgrade Signet"
+                )
+            continue
+        if migration.checksum != checksum:
+            raise MigrationTampered(
+                f"migration {version:03d}_{migration.name}.sql changed after it was applied "
+                f"(recorded checksum {checksum[:12]}, file {migration.checksum[:12]}); "
+                "migrations are never edited: restore the file and add a new migration"
+            )
+
+
+def _apply(conn: Connection, migration: Migration) -> None:
+    started = time.perf_counter()
+    now = utc_now()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # executescript would commit our transaction first; run statement by statement instead.
+        for statement in _split(migration.sql):
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO schema_migrations(version, name, checksum, applied_at) VALUES (?,?,?,?)",
+            (migration.version, migration.name, migration.checksum, now),
+        )
+        conn.execute(
+            "INSERT INTO schema_migrations_audit(version, name, duration_ms, applied_at) "
+            "VALUES (?,?,?,?)",
+            (migration.version, migration.name, (time.perf_counter() - started) * 1000, now),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _split(sql: str) -> list[str]:
+    """Split a script into complete statements (triggers hold inner semicolons)."""
+    import sqlean
+
+    statements, buffer = [], ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlean.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip() and not buffer.strip().startswith("--"):
+        statements.append(buffer.strip())
+    return statements
