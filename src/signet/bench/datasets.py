@@ -102,26 +102,35 @@ def _field(path: Path, obj: Any, name: str, kind: type, where: str) -> Any:
 # --- LoCoMo ------------------------------------------------------------------------------------
 
 
-def load_locomo(path: Path) -> tuple[list[BenchDoc], list[BenchQuestion]]:
-    """Every turn of every conversation as a doc, and every question with valid evidence."""
+def load_locomo(path: Path, *, captions: bool = True) -> tuple[list[BenchDoc], list[BenchQuestion]]:
+    """Every turn of every conversation as a doc, and every question with valid evidence.
+
+    A turn that shared a photo gets " [image: <blip_caption>]" appended unless `captions` is
+    False; the README's BM25 baseline indexed the bare "<speaker>: <text>".
+    """
     data = _read_json(path)
     if not isinstance(data, list):
         raise _bad(path, "expected a list of conversations")
     docs: list[BenchDoc] = []
     questions: list[BenchQuestion] = []
     for index, sample in enumerate(data):
-        sample_docs, sample_questions = _locomo_sample(path, index, sample)
+        sample_docs, sample_questions = _locomo_sample(path, index, sample, captions)
         docs += sample_docs
         questions += sample_questions
     return docs, questions
 
 
-def _locomo_sample(path: Path, index: int, sample: Any) -> tuple[list[BenchDoc], list[BenchQuestion]]:
+def _locomo_sample(
+    path: Path, index: int, sample: Any, captions: bool
+) -> tuple[list[BenchDoc], list[BenchQuestion]]:
     where = f"conversation {index}"
     conversation = _field(path, sample, "conversation", dict, where)
     qa = _field(path, sample, "qa", list, where)
     group = str(sample.get("sample_id", index))
-    docs = _locomo_turns(path, conversation, group, where)
+    docs = [
+        BenchDoc(key=key, text=text, event_at=event_at, group=group)
+        for key, text, event_at in _locomo_turns(path, conversation, where, captions)
+    ]
     keys = {doc.key for doc in docs}
     questions = []
     for number, item in enumerate(qa):
@@ -132,27 +141,31 @@ def _locomo_sample(path: Path, index: int, sample: Any) -> tuple[list[BenchDoc],
     return docs, questions
 
 
-def _locomo_turns(path: Path, conversation: dict, group: str, where: str) -> list[BenchDoc]:
+def _locomo_turns(
+    path: Path, conversation: dict, where: str, captions: bool
+) -> Iterator[tuple[str, str, str | None]]:
+    """(key, text, event_at) for each turn, sessions in numeric order."""
     numbers = sorted(int(m[1]) for k in conversation if (m := _SESSION_KEY.fullmatch(k)))
-    docs = []
     for number in numbers:
         turns = _field(path, conversation, f"session_{number}", list, where)
         raw_date = conversation.get(f"session_{number}_date_time")
         event_at = _locomo_date(raw_date) if isinstance(raw_date, str) else None
         for position, turn in enumerate(turns):
-            docs.append(_locomo_turn(path, turn, f"{where}, session {number}, turn {position}", event_at, group))
-    return docs
+            at = f"{where}, session {number}, turn {position}"
+            key, text = _locomo_turn(path, turn, at, captions)
+            yield key, text, event_at
 
 
-def _locomo_turn(path: Path, turn: Any, where: str, event_at: str | None, group: str) -> BenchDoc:
+def _locomo_turn(path: Path, turn: Any, where: str, captions: bool) -> tuple[str, str]:
     speaker = _field(path, turn, "speaker", str, where)
     text = _field(path, turn, "text", str, where)
     key = _dia_key(_field(path, turn, "dia_id", str, where))
     if key is None:
         raise _bad(path, f"{where}: dia_id {turn['dia_id']!r} is not of the form D<session>:<turn>")
     caption = turn.get("blip_caption")
-    body = f"{speaker}: {text}" + (f" [image: {caption}]" if isinstance(caption, str) and caption else "")
-    return BenchDoc(key=key, text=body, event_at=event_at, group=group)
+    if captions and isinstance(caption, str) and caption.strip():
+        return key, f"{speaker}: {text} [image: {caption.strip()}]"
+    return key, f"{speaker}: {text}"
 
 
 def _locomo_question(
@@ -308,7 +321,9 @@ def _memaware_questions(path: Path, session_ids: set[str]) -> list[BenchQuestion
     data = _read_json(path)
     if not isinstance(data, list):
         raise _bad(path, "expected a list of questions")
-    return [_memaware_question(path, f"question {i}", item, session_ids) for i, item in enumerate(data)]
+    return [
+        _memaware_question(path, f"question {i}", item, session_ids) for i, item in enumerate(data)
+    ]
 
 
 def _memaware_question(path: Path, where: str, item: Any, session_ids: set[str]) -> BenchQuestion:
@@ -324,5 +339,7 @@ def _memaware_question(path: Path, where: str, item: Any, session_ids: set[str])
     # inputs do not belong together, and scoring them would measure nothing.
     missing = sorted(set(gold) - session_ids)
     if missing:
-        raise _bad(path, f"{where} ({qid}): gold sessions not in the haystack: {', '.join(missing)}")
+        raise _bad(
+            path, f"{where} ({qid}): gold sessions not in the haystack: {', '.join(missing)}"
+        )
     return BenchQuestion(qid, text, MEMAWARE_GROUP, tier, frozenset(gold))
