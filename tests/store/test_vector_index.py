@@ -83,6 +83,7 @@ class IndexContract:
         index.add([1, 2, 3], np.stack([axis(0), axis(1), axis(2)]))
         index.remove([2, 99])
         assert len(index) == 2
+        assert 1 in index and 3 in index and 2 not in index and 99 not in index
         assert 2 not in [i for i, _ in index.search(axis(1), k=10)]
 
     def test_allowed_restricts_the_candidates(self, make: MakeIndex) -> None:

@@ -45,6 +45,8 @@ class VectorIndex(Protocol):
 
     def __len__(self) -> int: ...
 
+    def __contains__(self, id_: object) -> bool: ...
+
 
 def _as_rows(ids: Sequence[int], vectors: np.ndarray, dimensions: int) -> np.ndarray:
     """`vectors` checked against `ids` and `dimensions`, as unit float32 rows."""
@@ -233,6 +235,12 @@ class Vec0Index:
 
     def __len__(self) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def __contains__(self, id_: object) -> bool:
+        if not isinstance(id_, int):
+            return False
+        row = self.conn.execute(f"SELECT 1 FROM {self.table} WHERE rowid = ?", (id_,)).fetchone()
+        return row is not None
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         rows = _as_rows(ids, vectors, self.dimensions)
