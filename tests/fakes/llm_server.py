@@ -89,8 +89,12 @@ class FakeLLMServer:
         self._ids = count(1)
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
+        # A short poll interval: `shutdown()` waits up to one interval, once per test.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-llm-server", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-llm-server",
+            daemon=True,
         )
 
     @property

@@ -34,6 +34,7 @@ from typing import ClassVar, NamedTuple, Protocol, runtime_checkable
 from signet.errors import BadResponse, InvalidInput, RateLimited
 
 __all__ = [
+    "JSON_INSTRUCTION",
     "LLM",
     "LLM_PROVIDERS",
     "BaseLLM",
@@ -151,6 +152,10 @@ class BaseLLM(ABC):
         self.max_tokens = max_tokens
         self._limiter = limiter
         self._usage_sink = usage_sink
+
+    def close(self) -> None:
+        """Release connections or other resources; the provider is not used afterwards."""
+        return  # most providers hold nothing between calls
 
     @property
     @abstractmethod
