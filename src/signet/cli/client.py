@@ -1,0 +1,305 @@
+"""How the CLI reaches the memory: through a running daemon, or in-process when none runs.
+
+Both implementations of `Client` speak the wire shape of the HTTP contract: every operation
+returns the JSON dict the daemon would send (`Memory.to_dict()`, `RecallResponse.to_dict()`,
+...). That is what makes `--json` print the same thing whichever side answered, and it lets the
+readable formatters in `output.py` work from one shape.
+
+`connect(cfg)` asks `GET /health` with a short timeout: a daemon that answers owns the database
+and gets every call (so its workers see new memories at once); otherwise `LocalClient` opens the
+store itself, which SQLite's WAL mode allows next to other readers. The local side loads the
+embedding model only for the operations that write or search vectors (remember, recall, a
+content change), because loading it costs more than the rest of a command.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
+
+import httpx
+
+from signet.config import Config
+from signet.errors import SignetError
+from signet.types import Actor, MemoryFilters, RecallQuery
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["Client", "DaemonClient", "LocalClient", "connect", "daemon_url"]
+
+HEALTH_TIMEOUT_S = 0.3
+# Remember and recall may embed on the daemon's side; give them room, but never hang forever.
+REQUEST_TIMEOUT_S = 60.0
+ACTOR_NAME = "cli"
+
+JSON = dict[str, Any]
+
+
+class Client(Protocol):
+    """The operations the commands need, each returning the HTTP contract's JSON shape."""
+
+    def remember(self, content: str, fields: JSON) -> JSON: ...
+
+    def recall(self, query: str, *, limit: int, mode: str, filters: JSON) -> JSON: ...
+
+    def get(self, memory_id: str) -> JSON: ...
+
+    def list(self, *, limit: int, offset: int, filters: JSON) -> JSON: ...
+
+    def modify(
+        self, memory_id: str, changes: JSON, *, version: int | None, reason: str | None
+    ) -> JSON: ...
+
+    def forget(self, memory_id: str, *, force: bool, reason: str | None) -> JSON: ...
+
+    def recover(self, memory_id: str, *, reason: str | None) -> JSON: ...
+
+    def history(self, memory_id: str) -> JSON: ...
+
+    def status(self) -> JSON: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Client: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def connect(cfg: Config) -> Client:
+    """The daemon if one answers at cfg's address, else the store opened in-process."""
+    url = daemon_url(cfg)
+    try:
+        reply = httpx.get(f"{url}/health", timeout=HEALTH_TIMEOUT_S)
+        if reply.status_code == 200 and reply.json().get("status") == "ok":
+            return DaemonClient(cfg)
+    except (httpx.HTTPError, ValueError, AttributeError):
+        pass  # nothing (or not our daemon) listens there: fall back to the store
+    return LocalClient(cfg)
+
+
+def daemon_url(cfg: Config) -> str:
+    # A daemon bound to every interface is still reached over loopback.
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(cfg.bind, cfg.bind)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{cfg.port}"
+
+
+# --- daemon -----------------------------------------------------------------------------------
+
+
+class DaemonClient:
+    """Calls the daemon's HTTP API and turns its error JSON back into SignetError classes."""
+
+    def __init__(self, cfg: Config) -> None:
+        headers = {"X-Signet-Actor": ACTOR_NAME}
+        token = _read_token(cfg)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.base_url = daemon_url(cfg)
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=REQUEST_TIMEOUT_S)
+
+    def remember(self, content: str, fields: JSON) -> JSON:
+        return self._call("POST", "/api/memory/remember", json={"content": content, **fields})
+
+    def recall(self, query: str, *, limit: int, mode: str, filters: JSON) -> JSON:
+        body = {"query": query, "limit": limit, "mode": mode, "filters": filters}
+        return self._call("POST", "/api/memory/recall", json=body)
+
+    def get(self, memory_id: str) -> JSON:
+        return self._call("GET", _memory_path(memory_id))
+
+    def list(self, *, limit: int, offset: int, filters: JSON) -> JSON:
+        params: dict[str, str | int] = {"limit": limit, "offset": offset}
+        for name, value in filters.items():
+            params[name] = _query_value(value)
+        return self._call("GET", "/api/memories", params=params)
+
+    def modify(
+        self, memory_id: str, changes: JSON, *, version: int | None, reason: str | None
+    ) -> JSON:
+        body = {**changes, **_present(version=version, reason=reason)}
+        return self._call("PATCH", _memory_path(memory_id), json=body)
+
+    def forget(self, memory_id: str, *, force: bool, reason: str | None) -> JSON:
+        params = {"force": _query_value(force), **_present(reason=reason)}
+        return self._call("DELETE", _memory_path(memory_id), params=params)
+
+    def recover(self, memory_id: str, *, reason: str | None) -> JSON:
+        return self._call("POST", _memory_path(memory_id, "recover"), json=_present(reason=reason))
+
+    def history(self, memory_id: str) -> JSON:
+        return self._call("GET", _memory_path(memory_id, "history"))
+
+    def status(self) -> JSON:
+        return self._call("GET", "/api/status")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> DaemonClient:
+        return self
+
+    def __exit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> JSON:
+        try:
+            reply = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise SignetError(
+                f"daemon at {self.base_url} did not answer: {exc}", code="daemon_unreachable"
+            ) from exc
+        if reply.status_code >= 400:
+            raise error_from_reply(reply)
+        try:
+            return reply.json()
+        except ValueError as exc:
+            raise SignetError(
+                f"daemon answered {method} {path} with non-JSON", code="bad_response"
+            ) from exc
+
+
+def error_from_reply(reply: httpx.Response) -> SignetError:
+    """`{"error", "code"}` back to the SignetError subclass that owns that code."""
+    try:
+        body = reply.json()
+        message, code = str(body["error"]), str(body["code"])
+    except (ValueError, KeyError, TypeError):
+        text = reply.text.strip()[:200]
+        return SignetError(f"daemon answered HTTP {reply.status_code}: {text}", code="daemon_error")
+    return _error_classes().get(code, SignetError)(message, code=code)
+
+
+def _error_classes() -> dict[str, type[SignetError]]:
+    found: dict[str, type[SignetError]] = {}
+    pending: list[type[SignetError]] = [SignetError]
+    while pending:
+        cls = pending.pop()
+        found.setdefault(cls.code, cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def _read_token(cfg: Config) -> str | None:
+    try:
+        return cfg.token_path.read_text("utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def _memory_path(memory_id: str, *rest: str) -> str:
+    # Quoted so an id can never step into another route ("../", "?").
+    return "/".join(["/api/memory", quote(memory_id, safe=""), *rest])
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _present(**values: Any) -> JSON:
+    return {name: value for name, value in values.items() if value is not None}
+
+
+# --- in-process -------------------------------------------------------------------------------
+
+
+class LocalClient:
+    """Opens the workspace's store in this process; the embedder only when an operation needs it."""
+
+    actor = Actor(name=ACTOR_NAME, type="operator")
+
+    def __init__(self, cfg: Config) -> None:
+        self._cfg = cfg
+        self._app: SignetApp | None = None
+        self._with_embedder = False
+
+    def remember(self, content: str, fields: JSON) -> JSON:
+        result = self._open(embedder=True).remember(content, actor=self.actor, **fields)
+        return {
+            "id": result.id,
+            "deduped": result.deduped,
+            "embedded": result.embedded,
+            "memory": result.memory.to_dict(),
+        }
+
+    def recall(self, query: str, *, limit: int, mode: str, filters: JSON) -> JSON:
+        request = RecallQuery(query, limit=limit, mode=mode, filters=_filters(filters))  # type: ignore[arg-type]
+        return self._open(embedder=mode != "keyword").recall(request).to_dict()
+
+    def get(self, memory_id: str) -> JSON:
+        return self._open(embedder=False).get(memory_id).to_dict()
+
+    def list(self, *, limit: int, offset: int, filters: JSON) -> JSON:
+        page = self._open(embedder=False).list(_filters(filters), limit=limit, offset=offset)
+        return {
+            "items": [memory.to_dict() for memory in page.items],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+        }
+
+    def modify(
+        self, memory_id: str, changes: JSON, *, version: int | None, reason: str | None
+    ) -> JSON:
+        # New content gets a new vector, written with the configured model.
+        app = self._open(embedder="content" in changes)
+        memory = app.modify(
+            memory_id, changes, actor=self.actor, expected_version=version, reason=reason
+        )
+        return memory.to_dict()
+
+    def forget(self, memory_id: str, *, force: bool, reason: str | None) -> JSON:
+        app = self._open(embedder=False)
+        return app.forget(memory_id, actor=self.actor, force=force, reason=reason).to_dict()
+
+    def recover(self, memory_id: str, *, reason: str | None) -> JSON:
+        return self._open(embedder=False).recover(memory_id, actor=self.actor, reason=reason).to_dict()
+
+    def history(self, memory_id: str) -> JSON:
+        events = self._open(embedder=False).history(memory_id)
+        return {"history": [event.to_dict() for event in events]}
+
+    def status(self) -> JSON:
+        # The daemon adds its own section; in-process there is none, and saying so lets a
+        # script tell the two apart from the same keys.
+        return {**self._open(embedder=False).status(), "daemon": None}
+
+    def close(self) -> None:
+        if self._app is not None:
+            self._app.close()
+            self._app = None
+
+    def __enter__(self) -> LocalClient:
+        return self
+
+    def __exit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _open(self, *, embedder: bool) -> SignetApp:
+        if self._app is not None and (self._with_embedder or not embedder):
+            return self._app
+        self.close()
+        # Imported here: the daemon path of the CLI never needs the store, numpy or recall.
+        from signet.app import SignetApp
+
+        self._app = SignetApp.open(self._cfg, embedder="config" if embedder else None)
+        self._with_embedder = embedder
+        return self._app
+
+
+def _filters(values: JSON) -> MemoryFilters:
+    fields = dict(values)
+    if "tags" in fields:
+        fields["tags"] = tuple(fields["tags"])
+    return MemoryFilters(**fields)

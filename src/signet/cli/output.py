@@ -1,0 +1,246 @@
+"""What the CLI prints: rich tables for people, the HTTP contract's JSON for scripts.
+
+Every renderer takes the wire-shape dict a `Client` returned, so the readable view and `--json`
+can never disagree about what happened. User text goes into `Text` objects, never into markup
+strings: a memory that contains `[bold]` must print as written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+__all__ = [
+    "SHORT_ID",
+    "print_changed",
+    "print_forgotten",
+    "print_history",
+    "print_init",
+    "print_json",
+    "print_memory",
+    "print_page",
+    "print_recall",
+    "print_remembered",
+    "print_mapping",
+    "print_status",
+    "short_id",
+]
+
+JSON = dict[str, Any]
+SHORT_ID = 8
+CONTENT_WIDTH = 60
+CHANNELS = ("lexical", "semantic", "hint", "traversal")
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def short_id(memory_id: str) -> str:
+    return memory_id[:SHORT_ID]
+
+
+def console() -> Console:
+    # Built per call so tests and pipes see the stream click currently writes to.
+    return Console(highlight=False, soft_wrap=False)
+
+
+# --- one memory -----------------------------------------------------------------------------
+
+
+def print_memory(memory: JSON) -> None:
+    table = _fields_table()
+    state = "deleted " + str(memory.get("deleted_at")) if memory.get("is_deleted") else "live"
+    rows: list[tuple[str, Any]] = [
+        ("id", memory["id"]),
+        ("content", memory["content"]),
+        ("type", memory["type"]),
+        ("tags", ", ".join(memory.get("tags") or []) or "-"),
+        ("importance", f"{memory['importance']:.2f}"),
+        ("pinned", "yes" if memory.get("pinned") else "no"),
+        ("state", state),
+        ("version", memory["version"]),
+        ("created", memory["created_at"]),
+        ("updated", memory["updated_at"]),
+    ]
+    for optional in ("category", "who", "why", "project", "event_at", "source_id"):
+        if memory.get(optional):
+            rows.append((optional, memory[optional]))
+    for name, value in rows:
+        table.add_row(name, Text(str(value)))
+    console().print(table)
+
+
+def print_remembered(result: JSON) -> None:
+    if result["deduped"]:
+        click.echo(f"Already remembered as {result['id']} (same content)")
+        return
+    click.echo(f"Remembered {result['id']}")
+
+
+def print_changed(verb: str) -> Any:
+    """A renderer that states what happened to the memory and its version."""
+
+    def render(memory: JSON) -> None:
+        click.echo(f"{verb} {memory['id']} (version {memory['version']})")
+
+    return render
+
+
+def print_forgotten(memory: JSON) -> None:
+    click.echo(f"Forgot {memory['id']} (`signet recover {memory['id']}` brings it back)")
+
+
+# --- many memories ----------------------------------------------------------------------------
+
+
+def print_page(page: JSON) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    for column in ("id", "type", "content", "tags", "imp", "updated"):
+        table.add_column(column, no_wrap=column != "content")
+    for memory in page["items"]:
+        table.add_row(
+            _short_cell(memory),
+            memory["type"],
+            Text(_clip(memory["content"])),
+            Text(", ".join(memory.get("tags") or [])),
+            f"{memory['importance']:.2f}",
+            memory["updated_at"][:16].replace("T", " "),
+        )
+    out = console()
+    out.print(table)
+    shown = len(page["items"])
+    first = page["offset"] + 1 if shown else page["offset"]
+    out.print(f"{first}-{page['offset'] + shown} of {page['total']}")
+
+
+def print_recall(response: JSON) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("id", no_wrap=True)
+    table.add_column("content")
+    for channel in CHANNELS:
+        table.add_column(channel, justify="right")
+    for rank, hit in enumerate(response["results"], start=1):
+        evidence = hit.get("evidence") or {}
+        table.add_row(
+            str(rank),
+            f"{hit['score']:.3f}",
+            _short_cell(hit),
+            Text(_clip(hit["content"])),
+            *(_score(evidence.get(channel)) for channel in CHANNELS),
+        )
+    out = console()
+    out.print(table)
+    meta = response.get("meta") or {}
+    total_ms = (meta.get("timings") or {}).get("total")
+    line = f"{meta.get('count', len(response['results']))} result(s), method {response['method']}"
+    if total_ms is not None:
+        line += f", {total_ms:.1f} ms"
+    if meta.get("degraded"):
+        line += f"; degraded: {', '.join(meta['degraded'])}"
+    out.print(Text(line))
+
+
+def print_history(data: JSON) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    for column in ("when", "event", "by", "reason", "content"):
+        table.add_column(column, no_wrap=column in ("when", "event"))
+    for event in data["history"]:
+        content = event.get("new_content") or event.get("old_content") or ""
+        table.add_row(
+            event["created_at"][:19].replace("T", " "),
+            event["event"],
+            Text(event.get("changed_by") or ""),
+            Text(event.get("reason") or ""),
+            Text(_clip(content)),
+        )
+    console().print(table)
+
+
+# --- workspace and status ---------------------------------------------------------------------
+
+
+def print_status(status: JSON) -> None:
+    daemon = status.get("daemon")
+    embedder = status.get("embedder")
+    rows: dict[str, Any] = {
+        "workspace": status.get("workspace"),
+        "database": status.get("database"),
+        "memories": status.get("memories"),
+        "embedder": (
+            f"{embedder['provider']} {embedder['model']} ({embedder['dimensions']}d)"
+            if embedder else "none"
+        ),
+        "pipeline": _pipeline_line(status.get("pipeline") or {}),
+        "daemon": (
+            f"pid {daemon.get('pid')}, port {daemon.get('port')}, up {daemon.get('uptime_s')} s"
+            if daemon else "not running (store opened in-process)"
+        ),
+    }
+    print_mapping(rows)
+
+
+def print_mapping(rows: JSON) -> None:
+    table = _fields_table()
+    for name, value in rows.items():
+        table.add_row(name, Text(_plain(value)))
+    console().print(table)
+
+
+def print_init(report: JSON) -> None:
+    out = console()
+    out.print(Text(f"Workspace {report['workspace']}"))
+    for path in report["created"]:
+        out.print(Text(f"  created {path}"))
+    out.print(f"{len(report['created'])} created, {len(report['kept'])} kept")
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _fields_table() -> Table:
+    table = Table(show_header=False, show_edge=False, box=None, pad_edge=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    return table
+
+
+def _short_cell(memory: JSON) -> Text:
+    cell = Text(short_id(memory["id"]))
+    if memory.get("pinned"):
+        cell.append("*")
+    if memory.get("is_deleted"):
+        cell.append(" (deleted)")
+    return cell
+
+
+def _clip(text: str, width: int = CONTENT_WIDTH) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _pipeline_line(pipeline: JSON) -> str:
+    parts = ["enabled" if pipeline.get("enabled") else "disabled"]
+    if pipeline.get("mutationsFrozen"):
+        parts.append("mutations frozen")
+    return ", ".join(parts)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items())
+    if isinstance(value, Iterable) and not isinstance(value, str):
+        return ", ".join(_plain(v) for v in value)
+    return "-" if value is None else str(value)

@@ -1,0 +1,61 @@
+"""What the global options decided, shared by every command through `@click.pass_obj`.
+
+`CliState` loads the configuration lazily (so `signet init` can create the workspace before
+anything reads it), opens the client, and decides between tables and JSON in one place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from signet.cli.client import Client, connect
+from signet.cli.output import print_json
+from signet.config import Config
+
+__all__ = ["CliState", "json_option"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class CliState:
+    workspace: Path | None = None
+    json: bool = False
+    _config: Config | None = field(default=None, repr=False)
+
+    def config(self) -> Config:
+        """The workspace's configuration, loaded once on first use."""
+        if self._config is None:
+            self._config = Config.load(self.workspace, os.environ)
+            for warning in self._config.warnings:
+                click.echo(f"warning: {warning}", err=True)
+        return self._config
+
+    def connect(self) -> Client:
+        """The running daemon, or the store in-process (see `client.connect`)."""
+        return connect(self.config())
+
+    def show(self, data: Any, render: Callable[[Any], None]) -> None:
+        if self.json:
+            print_json(data)
+        else:
+            render(data)
+
+
+def json_option(command: F) -> F:
+    """`--json` after a command name too (`signet get ID --json`), same as the global flag."""
+
+    def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value:
+            ctx.ensure_object(CliState).json = True
+
+    return click.option(
+        "--json", "json_output", is_flag=True, expose_value=False, callback=set_json,
+        help="Print the HTTP contract's JSON instead of tables.",
+    )(command)

@@ -1,0 +1,56 @@
+"""The workspace commands: `init` lays out the workspace and its database, `status` reports it.
+
+`init` works without a daemon and before any configuration exists: it creates what is missing
+(never overwriting a file the user may have edited), then opens the store once, without an
+embedder, so the migrations create `memory/memories.db` with the current schema.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from signet.cli import output
+from signet.cli.state import CliState, json_option
+from signet.config import resolve_workspace
+from signet.workspace import init_workspace
+
+__all__ = ["COMMANDS"]
+
+
+@click.command()
+@click.option(
+    "--path", type=click.Path(path_type=Path), default=None,
+    help="Where to create the workspace (default: the global workspace).",
+)
+@json_option
+@click.pass_obj
+def init(state: CliState, path: Path | None) -> None:
+    """Create the workspace (directories, agent.yaml, identity files, database) if missing."""
+    root = resolve_workspace(path if path is not None else state.workspace, os.environ)
+    report = init_workspace(root)
+    state.workspace = root
+    cfg = state.config()
+    database_existed = cfg.db_path.exists()
+    # Imported here: opening the store pulls in numpy and recall, which `--help` must not pay.
+    from signet.app import SignetApp
+
+    SignetApp.open(cfg, embedder=None).close()
+    created = [str(p) for p in report.created]
+    kept = [str(p) for p in report.kept]
+    (kept if database_existed else created).append(str(cfg.db_path))
+    state.show({"workspace": str(root), "created": created, "kept": kept}, output.print_init)
+
+
+@click.command()
+@json_option
+@click.pass_obj
+def status(state: CliState) -> None:
+    """Show the workspace, the database, the embedder and whether a daemon serves them."""
+    with state.connect() as client:
+        state.show(client.status(), output.print_status)
+
+
+COMMANDS: tuple[click.Command, ...] = (init, status)
