@@ -1,0 +1,108 @@
+"""Prospective hints: questions a user might ask later, for which this memory is the answer.
+
+Seed 003 ("Making Cross-Domain Connections Findable"): a stored fact and the query that needs it
+often share no words ("The user has a Target loyalty card" vs "where can I get discounts on car
+parts?"). At write time one LLM call imagines three to five such future questions; they are
+indexed beside the memory (in the FTS index), so the query finds its words in the hints.
+
+`parse_hints` reads `{"hints": [...]}`, `{"questions": [...]}` or a bare list; items may be
+strings or objects with a `question`/`hint`/`text` field. Hints are trimmed, emptied ones
+dropped, case-insensitive duplicates removed, and at most five kept. A reply that is not JSON
+but lists questions one per line (a small model ignoring JSON mode) still yields those lines
+ending in "?"; anything else raises `BadResponse`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from signet.errors import BadResponse
+from signet.pipeline.llm_json import CompletingLLM, parse_llm_json
+
+__all__ = ["MAX_HINTS", "build_hints_prompt", "generate_hints", "parse_hints"]
+
+MAX_HINTS = 5
+MAX_HINT_CHARS = 300
+MAX_CONTENT_CHARS = 4_000
+_LIST_KEYS = ("hints", "questions", "queries")
+_ITEM_KEYS = ("question", "hint", "query", "text")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
+
+HINTS_SYSTEM = (
+    "You help a long-term memory find facts later. Reply with one JSON object and nothing else."
+)
+
+_INSTRUCTIONS = """Here is a fact from a user's memory. Write 3 to 5 different questions or
+requests the user might type in a future conversation where this fact would help answer them.
+Vary them: direct questions about the fact, and indirect situations where it matters without
+being named (for "The user has a Target loyalty card": "where can I get discounts?", "I need an
+air filter for my car, where should I shop?"). Keep each one short and natural.
+
+Reply as {"hints": ["...", "...", "..."]}
+
+Fact: """
+
+
+def build_hints_prompt(content: str) -> str:
+    return _INSTRUCTIONS + content[:MAX_CONTENT_CHARS]
+
+
+def generate_hints(llm: CompletingLLM, content: str) -> list[str]:
+    """One LLM call; empty content gives no hints and no call."""
+    if not content.strip():
+        return []
+    completion = llm.complete(
+        build_hints_prompt(content), system=HINTS_SYSTEM, json_mode=True, max_tokens=400
+    )
+    return parse_hints(completion.text)
+
+
+def parse_hints(text: str) -> list[str]:
+    try:
+        data = parse_llm_json(text)
+    except BadResponse:
+        lines = _question_lines(text)
+        if not lines:
+            raise
+        return _clean(lines)
+    return _clean(_items(data))
+
+
+def _items(data: Any) -> list[Any]:
+    if isinstance(data, list):
+        return data
+    for key in _LIST_KEYS:
+        if isinstance(data.get(key), list):
+            return data[key]
+    raise BadResponse("hints reply has no 'hints' list")
+
+
+def _question_lines(text: str) -> list[str]:
+    text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL | re.IGNORECASE)
+    lines = (_BULLET.sub("", line).strip().strip('"') for line in text.splitlines())
+    return [line for line in lines if line.endswith("?")]
+
+
+def _clean(items: list[Any]) -> list[str]:
+    hints: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        hint = " ".join(_text(item).split())[:MAX_HINT_CHARS]
+        key = hint.lower().rstrip("?.! ")
+        if key and key not in seen:
+            seen.add(key)
+            hints.append(hint)
+        if len(hints) == MAX_HINTS:
+            break
+    return hints
+
+
+def _text(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in _ITEM_KEYS:
+            if isinstance(item.get(key), str):
+                return item[key]
+    return ""
