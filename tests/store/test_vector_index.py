@@ -11,7 +11,7 @@ import sqlean
 
 from signet.errors import InvalidInput, StoreError
 from signet.store.vector_index import (
-    EXACT_ALLOWED_LIMIT,
+    VEC0_MAX_K,
     NumpyIndex,
     Vec0Index,
     VectorIndex,
@@ -172,6 +172,12 @@ class TestVec0Index(IndexContract):
         with pytest.raises(StoreError):
             Vec0Index(vec_conn, DIM * 2)
 
+    def test_a_connection_without_the_extension_gets_a_clear_store_error(self, tmp_path) -> None:
+        conn = sqlean.connect(str(tmp_path / "plain.db"))
+        with pytest.raises(StoreError, match="load_vec_extension"):
+            Vec0Index(conn, DIM)
+        conn.close()
+
     def test_a_table_name_is_never_interpolated_unchecked(self, vec_conn) -> None:
         with pytest.raises(InvalidInput):
             Vec0Index(vec_conn, DIM, table="x; DROP TABLE memories")
@@ -199,27 +205,27 @@ class TestBackendsAgree:
             index.remove(ids[::7])
         return numpy_index, vec0_index, random_unit(20, DIM, seed=7)
 
-    @pytest.mark.parametrize("k", [1, 5, 10, 50, 200])
+    @pytest.mark.parametrize("k", [1, 5, 10, 50, 200, VEC0_MAX_K + 1])
     def test_same_top_k(self, pair, k: int) -> None:
         numpy_index, vec0_index, queries = pair
         assert len(numpy_index) == len(vec0_index)
         for q in queries:
             assert_same_hits(numpy_index.search(q, k), vec0_index.search(q, k))
 
-    @pytest.mark.parametrize("size", [50, EXACT_ALLOWED_LIMIT + 500])
+    @pytest.mark.parametrize("size", [50, 2500])
     def test_same_top_k_within_allowed(self, pair, size: int) -> None:
         numpy_index, vec0_index, queries = pair
         allowed = set(np.random.default_rng(size).choice(self.N, size, replace=False).tolist())
         for q in queries:
-            for k in (1, 10, 60):
+            for k in (1, 10, 60, VEC0_MAX_K + 1):
                 assert_same_hits(
                     numpy_index.search(q, k, allowed), vec0_index.search(q, k, allowed)
                 )
 
-    def test_large_allowed_set_with_few_live_ids_falls_back_to_exact(self, pair) -> None:
+    def test_allowed_ids_missing_from_the_index_are_ignored(self, pair) -> None:
         numpy_index, vec0_index, queries = pair
         live = [2, 3, 4, 5, 6]  # id 1 was removed by the fixture
-        allowed = set(live) | set(range(10**6, 10**6 + EXACT_ALLOWED_LIMIT + 10))
+        allowed = set(live) | {1} | set(range(10**6, 10**6 + 5000))
         expected = numpy_index.search(queries[0], 10, allowed)
         assert sorted(i for i, _ in expected) == live
         assert_same_hits(expected, vec0_index.search(queries[0], 10, allowed))

@@ -16,6 +16,7 @@ smaller id so results are stable across backends and runs. `allowed` restricts t
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -181,11 +182,8 @@ class NumpyIndex:
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # sqlite-vec 0.1.x refuses a KNN query with k above this.
 VEC0_MAX_K = 4096
-# Below this many allowed ids, scoring them exactly beats over-fetching from the whole table.
-EXACT_ALLOWED_LIMIT = 2048
 # Extra neighbours fetched beyond k so that ties at the k-th score can be broken by id here.
 _TIE_MARGIN = 8
-_IN_CHUNK = 500  # ids per `rowid IN (...)`, well below SQLite's bound-variable limit
 
 
 def load_vec_extension(conn: Any) -> bool:
@@ -221,10 +219,16 @@ class Vec0Index:
         self._create()
 
     def _create(self) -> None:
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.table} "
-            f"USING vec0(embedding float[{self.dimensions}] distance_metric=cosine)"
-        )
+        try:
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.table} "
+                f"USING vec0(embedding float[{self.dimensions}] distance_metric=cosine)"
+            )
+        except Exception as e:  # the binding's own error class; "no such module: vec0" mostly
+            raise StoreError(
+                f"cannot create the vec0 table {self.table} (is sqlite-vec loaded? "
+                f"see load_vec_extension): {e}"
+            ) from e
         sql = self.conn.execute(
             "SELECT sql FROM sqlite_master WHERE name = ?", (self.table,)
         ).fetchone()[0]
@@ -262,58 +266,40 @@ class Vec0Index:
         self, query: np.ndarray, k: int, allowed: set[int] | None = None
     ) -> list[tuple[int, float]]:
         q = _as_query(query, self.dimensions)
-        if k <= 0:
+        if k <= 0 or allowed is not None and not allowed:
             return []
-        if allowed is None:
-            return self._nearest(q, k)
-        if len(allowed) <= EXACT_ALLOWED_LIMIT:
-            return self._exact(q, k, allowed)
-        return self._filtered(q, k, allowed)
-
-    def _filtered(self, q: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
-        """Over-fetch in proportion to how selective `allowed` is; exact scoring if too few."""
-        total = len(self)
-        fetch = k * max(2, 2 * total // max(len(allowed), 1)) + _TIE_MARGIN
-        if fetch <= VEC0_MAX_K:
-            hits = self._knn(q, fetch)
-            kept = [(i, s) for i, s in hits if i in allowed]
-            # Enough survivors, or the fetch already covered the whole table.
-            if len(kept) >= k or len(hits) < fetch:
-                return _ranked(kept, k)
-        return self._exact(q, k, allowed)
-
-    def _nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+        wanted = None if allowed is None else json.dumps(sorted(int(i) for i in allowed))
         if k + _TIE_MARGIN > VEC0_MAX_K:
-            return self._exact(q, k, None)
-        return _ranked(self._knn(q, k + _TIE_MARGIN), k)
+            return self._exact(q, k, wanted)
+        return _ranked(self._knn(q, k + _TIE_MARGIN, wanted), k)
 
-    def _knn(self, q: np.ndarray, fetch: int) -> list[tuple[int, float]]:
-        rows = self.conn.execute(
-            f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ?",
-            (q.tobytes(), fetch),
-        ).fetchall()
+    def _knn(self, q: np.ndarray, fetch: int, wanted: str | None) -> list[tuple[int, float]]:
+        sql = f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ?"
+        params: list[Any] = [q.tobytes(), fetch]
+        if wanted is not None:
+            # vec0 applies a rowid filter inside its scan, so this is exact within `allowed`
+            # and cheaper than an unfiltered search (only allowed rows are scored). Measured at
+            # 100k x 384: 37-43 ms for 500-5,000 allowed ids against 72 ms unfiltered, where
+            # over-fetching and filtering, or reading the allowed vectors back by rowid for
+            # numpy, took 3-4 times longer. json_each keeps any size under the variable limit.
+            sql += " AND rowid IN (SELECT value FROM json_each(?))"
+            params.append(wanted)
+        rows = self.conn.execute(sql, params).fetchall()
         return [(int(r), 1.0 - float(d)) for r, d in rows]
 
-    def _exact(self, q: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
-        """Score the vectors themselves with numpy: for small `allowed` sets or huge k."""
-        ids, blobs = self._vectors(allowed)
-        if not ids:
-            return []
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
-        return top_k(np.asarray(ids, dtype=np.int64), matrix @ q, k)
-
-    def _vectors(self, allowed: set[int] | None) -> tuple[list[int], list[bytes]]:
+    def _exact(self, q: np.ndarray, k: int, wanted: str | None) -> list[tuple[int, float]]:
+        """Score the stored vectors with numpy: only for k beyond what vec0 will return."""
         sql = f"SELECT rowid, embedding FROM {self.table}"
-        if allowed is None:
-            pairs = self.conn.execute(sql).fetchall()
-        else:
-            wanted = sorted(int(i) for i in allowed)
-            pairs = []
-            for start in range(0, len(wanted), _IN_CHUNK):
-                chunk = wanted[start : start + _IN_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                pairs += self.conn.execute(f"{sql} WHERE rowid IN ({marks})", chunk).fetchall()
-        return [int(r) for r, _ in pairs], [bytes(b) for _, b in pairs]
+        params: list[Any] = []
+        if wanted is not None:
+            sql += " WHERE rowid IN (SELECT value FROM json_each(?))"
+            params.append(wanted)
+        pairs = self.conn.execute(sql, params).fetchall()
+        if not pairs:
+            return []
+        ids = np.array([r for r, _ in pairs], dtype=np.int64)
+        matrix = np.frombuffer(b"".join(b for _, b in pairs), dtype=np.float32)
+        return top_k(ids, matrix.reshape(len(ids), -1) @ q, k)
 
 
 def _ranked(hits: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
