@@ -109,6 +109,11 @@ class SignetApp:
         memory = self._new_memory(content, actor, fields)
         norm = normalize_content(memory.content)
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
+        return self._write_new(memory, norm, vector, actor)
+
+    def _write_new(
+        self, memory: NewMemory, norm: Any, vector: np.ndarray | None, actor: Actor
+    ) -> RememberResult:
         now = utc_now()
         with self.store.write_tx() as conn:
             memory_id, deduped = mem_sql.insert(
@@ -130,6 +135,40 @@ class SignetApp:
             self.vectors.add(emb_id, vector)
         assert stored is not None
         return RememberResult(memory_id, deduped, stored, embedded=vector is not None)
+
+    def remember_many(
+        self, items: Sequence[dict[str, Any]], *, actor: Actor = Actor()
+    ) -> list[RememberResult]:
+        """Remember several memories: one batched embedding call first (outside any write
+        transaction), then each memory through the same write path as `remember`."""
+        self._check_mutable()
+        prepared = [self._new_memory(item["content"], actor, _without(item, "content")) for item in items]
+        norms = [normalize_content(m.content) for m in prepared]
+        vectors = self._embed_batch([n.storage for n in norms], [n.content_hash for n in norms])
+        results = []
+        for memory, norm, vector in zip(prepared, norms, vectors, strict=True):
+            results.append(self._write_new(memory, norm, vector, actor))
+        return results
+
+    def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
+        if self.embedder is None or self.embedder.name not in ("local", "hash"):
+            return [None] * len(texts)
+        conn = self.store.reader()
+        todo = [i for i, h in enumerate(hashes) if not emb_sql.has_current(conn, h, self.embedder.model)]
+        unique: dict[str, int] = {}
+        for i in todo:
+            unique.setdefault(hashes[i], i)
+        out: list[np.ndarray | None] = [None] * len(texts)
+        if not unique:
+            return out
+        try:
+            matrix = self.embedder.embed([texts[i] for i in unique.values()])
+        except ProviderError as exc:
+            log.warning("batch embedding failed, deferring to the embed worker: %s", exc)
+            return out
+        for row, i in enumerate(unique.values()):
+            out[i] = matrix[row]
+        return out
 
     def _after_insert(self, conn: Any, memory_id: str, content: str, actor: Actor, now: str) -> None:
         history_sql.record(conn, memory_id, "created", actor, now, new_content=content)
@@ -410,6 +449,10 @@ def _apply_prefixes(content: str) -> tuple[str, dict[str, Any]]:
             fields["tags"] = tuple(t.strip() for t in match.group(1).split(",") if t.strip())
             content = content[match.end():]
     return content, fields
+
+
+def _without(item: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k != key}
 
 
 def _clean_tags(tags: Sequence[Any], max_tags: int) -> tuple[str, ...]:

@@ -1,0 +1,169 @@
+"""The retrieval benchmarks as a command: ingest through the real remember path, ask every
+question through the real recall, score per category or tier, all modes side by side.
+
+Each group of docs (a LoCoMo conversation; the whole MemAware haystack) goes into a fresh
+temporary workspace with the embedded defaults (the bundled local model, no LLM). A doc's key is
+kept as the memory's `source_id`; a returned memory maps back to every key that produced it
+(identical content is stored once), and scoring pools keys in rank order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from signet.app import SignetApp
+from signet.bench.datasets import BenchDoc, BenchQuestion, load_locomo, load_memaware
+from signet.bench.metrics import locomo_groups, memaware_groups, percentile, score
+from signet.config import Config
+from signet.errors import InvalidInput
+from signet.providers.embedder import Embedder
+from signet.types import RecallQuery
+
+MODE_TO_RECALL = {"bm25": "keyword", "vector": "vector", "hybrid": "hybrid", "full": "full"}
+ALL_MODES = ("bm25", "vector", "hybrid", "full")
+INGEST_BATCH = 256
+
+
+@dataclass
+class BenchResult:
+    results: dict[str, dict[str, dict[str, float]]]
+    latency_ms: dict[str, dict[str, float]]
+    ingest: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.results, "latency_ms": self.latency_ms, "ingest": self.ingest}
+
+
+def bench_data_dir() -> Path:
+    """Where the development data lives: $SIGNET_BENCH_DATA, else ../shared/bench-data."""
+    env = os.environ.get("SIGNET_BENCH_DATA")
+    candidates = [Path(env)] if env else []
+    candidates += [Path.cwd().parent / "shared" / "bench-data"]
+    candidates += [p / "shared" / "bench-data" for p in Path(__file__).resolve().parents]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    raise InvalidInput("benchmark data not found: set SIGNET_BENCH_DATA or pass the files")
+
+
+def parse_modes(mode: str) -> tuple[str, ...]:
+    if mode == "all":
+        return ALL_MODES
+    modes = tuple(m.strip() for m in mode.split(","))
+    unknown = [m for m in modes if m not in MODE_TO_RECALL]
+    if unknown:
+        raise InvalidInput(f"unknown mode(s) {unknown} (bm25, vector, hybrid, full, all)")
+    return modes
+
+
+def run(
+    docs: Sequence[BenchDoc],
+    questions: Sequence[BenchQuestion],
+    groups: dict[str, list[str]],
+    modes: Sequence[str],
+    *,
+    config_for: Callable[[Path], Config] | None = None,
+    embedder: Embedder | None | str = "config",
+    depth: int = 10,
+    progress: Callable[[str], None] | None = None,
+    workdir: Path | None = None,
+) -> BenchResult:
+    ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
+    latencies: dict[str, list[float]] = {m: [] for m in modes}
+    ingest = {"docs": 0.0, "seconds": 0.0}
+    by_group: dict[str, list[BenchDoc]] = {}
+    for doc in docs:
+        by_group.setdefault(doc.group, []).append(doc)
+    with tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir) as tmp:
+        for index, (group, group_docs) in enumerate(by_group.items()):
+            config = (config_for or Config.default)(Path(tmp) / f"ws{index}")
+            config = _quiet(config)
+            with SignetApp.open(config, embedder=embedder) as app:
+                started = time.perf_counter()
+                keys_of = _ingest(app, group_docs)
+                ingest["seconds"] += time.perf_counter() - started
+                ingest["docs"] += len(group_docs)
+                if progress:
+                    progress(f"{group}: {len(group_docs)} docs ingested")
+                asked = [q for q in questions if q.group == group]
+                for mode in modes:
+                    _ask(app, asked, mode, keys_of, depth, ranked[mode], latencies[mode])
+    results = {m: score(questions, ranked[m], groups) for m in modes}
+    latency = {
+        m: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for m, v in latencies.items() if v
+    }
+    ingest["per_second"] = ingest["docs"] / ingest["seconds"] if ingest["seconds"] else 0.0
+    return BenchResult(results, latency, ingest)
+
+
+def _quiet(config: Config) -> Config:
+    """Benchmarks measure recall: no background pipeline jobs are enqueued."""
+    return dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, enabled=False))
+
+
+def _ingest(app: SignetApp, docs: Sequence[BenchDoc]) -> dict[str, list[str]]:
+    keys_of: dict[str, list[str]] = {}
+    for start in range(0, len(docs), INGEST_BATCH):
+        batch = docs[start : start + INGEST_BATCH]
+        items = [
+            {"content": d.text, "source_id": d.key, "source_type": "bench", "event_at": d.event_at}
+            for d in batch
+        ]
+        for doc, result in zip(batch, app.remember_many(items), strict=True):
+            keys = keys_of.setdefault(result.id, [])
+            if doc.key not in keys:
+                keys.append(doc.key)
+    return keys_of
+
+
+def _ask(
+    app: SignetApp,
+    questions: Sequence[BenchQuestion],
+    mode: str,
+    keys_of: dict[str, list[str]],
+    depth: int,
+    ranked: dict[str, list[str]],
+    latencies: list[float],
+) -> None:
+    for question in questions:
+        query = RecallQuery(
+            question.text, limit=depth, mode=MODE_TO_RECALL[mode], touch=False  # type: ignore[arg-type]
+        )
+        started = time.perf_counter()
+        response = app.recall(query)
+        latencies.append((time.perf_counter() - started) * 1000)
+        ranked[question.qid] = [k for hit in response.hits for k in keys_of.get(hit.memory.id, [])]
+
+
+def run_locomo(path: Path | None, modes: Sequence[str], *, limit: int | None = None, **kw: Any) -> BenchResult:
+    path = path or bench_data_dir() / "locomo" / "locomo-dev.json"
+    docs, questions = load_locomo(path)
+    if limit:
+        questions = questions[:limit]
+    return run(docs, questions, locomo_groups(questions), modes, depth=10, **kw)
+
+
+def run_memaware(
+    sessions: Path | None,
+    questions_path: Path | None,
+    modes: Sequence[str],
+    *,
+    limit: int | None = None,
+    **kw: Any,
+) -> BenchResult:
+    root = bench_data_dir() / "memaware" if sessions is None or questions_path is None else None
+    sessions = sessions or (root / "sessions" if root else None)
+    questions_path = questions_path or (root / "questions-dev.json" if root else None)
+    assert sessions is not None and questions_path is not None
+    docs, questions = load_memaware(sessions, questions_path, unit="window")
+    if limit:
+        questions = questions[:limit]
+    # Windows pool back to sessions: ask deep enough that ten distinct sessions come back.
+    return run(docs, questions, memaware_groups(questions), modes, depth=50, **kw)
