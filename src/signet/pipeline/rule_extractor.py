@@ -1,0 +1,339 @@
+"""The deterministic extractor used when no LLM is configured (provider "none").
+
+It gives the pipeline something honest to store without a model: the user's own statements,
+rewritten to the third person, and the names they mention. It does not paraphrase, resolve
+references or judge importance; the raw content is kept anyway (distillation is additive), so
+a missed fact is still findable through the original memory.
+
+What it catches:
+
+- transcripts with "User:" / "Assistant:" line prefixes (also Human/AI/Agent/System/Bot): only
+  user turns are read, continuation lines included; without prefixes the whole text is taken as
+  the user's words.
+- statements of 4..60 words, after stripping leading filler ("ok,", "thanks!", "so", "hi
+  there"): first-person sentences, declarative ones (an auxiliary such as is/are/has/will, a
+  common present-tense verb, or a past tense in -ed), and procedures ("first ... then ...").
+- first person rewritten for the user: "I'm" -> "The user is", "I prefer" -> "The user prefers"
+  (verb agreement, also past adverbs like "really"), "I don't" -> "The user doesn't", "my" ->
+  "the user's", "me" -> "the user".
+- a type guess: preference (like/love/prefer/hate/favorite/enjoy), decision (decided/will/going
+  to/plan/chose), procedural (how to/steps/first ... then/workflow), else fact; confidence 0.6.
+- entities: runs of capitalised words ("Ford Mustang", "Bank of America"), not counting the
+  sentence's first word unless that name recurs elsewhere in the user's text; CamelCase and
+  ALLCAPS technical names anywhere (PostgreSQL, iPhone, AWS). Each becomes
+  (user, mentions, <name>) with confidence 0.5.
+
+What it misses:
+
+- questions, requests and imperatives are skipped, even when they reveal facts ("can you find
+  vegan recipes?" says nothing stored about diet).
+- facts stated by the assistant, facts spread over several sentences, pronouns ("it", "she")
+  left unresolved, "we"/"our" left as written.
+- lowercase names (python, postgres), names at a sentence start that occur only once, and any
+  relation between entities other than "the user mentions X".
+- sentences are split on . ! ? followed by a space, so "e.g. this" or "Dr. Smith" split early.
+"""
+
+from __future__ import annotations
+
+import re
+
+from signet.pipeline.extraction import (
+    MAX_ENTITIES,
+    MAX_FACTS,
+    ExtractedEntity,
+    ExtractedFact,
+    Extraction,
+)
+
+__all__ = ["RULE_CONFIDENCE", "extract_without_llm"]
+
+RULE_CONFIDENCE = 0.6
+ENTITY_CONFIDENCE = 0.5
+MIN_WORDS, MAX_WORDS = 4, 60
+
+_ROLE = re.compile(
+    r"^\s*\**(user|human|me|assistant|ai|agent|system|bot|model)\**\s*:\s?(.*)$", re.I
+)
+_USER_ROLES = {"user", "human", "me"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_FILLER = re.compile(
+    r"^(?:(?:hi there|hello there|hey there|thank you|thanks|ok(?:ay)?|sure|well|so|yes|yeah|no|"
+    r"hi|hello|hey|great|cool|alright|oh|btw|by the way|anyway|got it|nice|awesome|perfect)"
+    r"(?:[,!.]+\s*|\s+|$))+",
+    re.I,
+)
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019-]*")
+
+_QUESTION_STARTS = frozenset(
+    "how what why where when who which whose is are do does did can could would will should "
+    "shall may".split()
+)
+_IMPERATIVE_STARTS = frozenset(
+    "please let's lets tell show give write make help explain list find remind create fix add "
+    "remove run check try send open search look summarize translate generate don't you your "
+    "thank".split()
+)
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll my me mine myself".split())
+_FINITE = frozenset(
+    """
+    is are was were am has have had will would can could should must does did do isn't aren't
+    wasn't weren't hasn't haven't doesn't don't didn't won't can't uses prefers likes loves hates
+    lives works owns needs wants drives plays runs knows eats drinks enjoys speaks studies
+    teaches goes takes keeps reads writes builds starts stops depends means contains includes
+    requires supports belongs costs
+    """.split()
+)
+
+
+def extract_without_llm(content: str) -> Extraction:
+    """Facts and mentioned names from the user's own words; see the module docstring."""
+    sentences = [s for segment in _user_segments(content) for s in _sentences(segment)]
+    facts = _facts(sentences)
+    entities = _entities(sentences)
+    warnings = []
+    if len(facts) > MAX_FACTS:
+        warnings.append(f"dropped {len(facts) - MAX_FACTS} facts over the cap of {MAX_FACTS}")
+    if len(entities) > MAX_ENTITIES:
+        warnings.append(
+            f"dropped {len(entities) - MAX_ENTITIES} entities over the cap of {MAX_ENTITIES}"
+        )
+    return Extraction(tuple(facts[:MAX_FACTS]), tuple(entities[:MAX_ENTITIES]), tuple(warnings))
+
+
+# -- turns and sentences ----------------------------------------------------------------------
+
+
+def _user_segments(content: str) -> list[str]:
+    lines = content.splitlines()
+    if not any(_ROLE.match(line) for line in lines):
+        return [content]
+    segments: list[str] = []
+    speaking_user = False
+    for line in lines:
+        role = _ROLE.match(line)
+        if role:
+            speaking_user = role.group(1).lower() in _USER_ROLES
+            line = role.group(2)
+        if speaking_user:
+            segments.append(line)
+    return segments
+
+
+def _sentences(segment: str) -> list[str]:
+    out: list[str] = []
+    for line in segment.splitlines():
+        line = _BULLET.sub("", line).strip()
+        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return out
+
+
+# -- facts ------------------------------------------------------------------------------------
+
+
+def _facts(sentences: list[str]) -> list[ExtractedFact]:
+    facts: list[ExtractedFact] = []
+    seen: set[str] = set()
+    for sentence in sentences:
+        statement = _statement(sentence)
+        if statement is None:
+            continue
+        text = _third_person(statement)
+        key = text.lower().rstrip(".!")
+        if key not in seen:
+            seen.add(key)
+            facts.append(ExtractedFact(text, _guess_type(text), RULE_CONFIDENCE))
+    return facts
+
+
+def _statement(sentence: str) -> str | None:
+    """The sentence without leading filler, if it states something; else None."""
+    text = _FILLER.sub("", sentence).strip()
+    if not text or text.endswith("?"):
+        return None
+    words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(text)]
+    if not MIN_WORDS <= len(words) <= MAX_WORDS:
+        return None
+    if words[0] in _QUESTION_STARTS or words[0] in _IMPERATIVE_STARTS:
+        return None
+    first_person = bool(_FIRST_PERSON & set(words))
+    declarative = bool(_FINITE & set(words)) or any(w.endswith("ed") for w in words[1:])
+    procedural = _guess_type(text) == "procedural"  # "To deploy, first run ... then ..."
+    if not (first_person or declarative or procedural):
+        return None
+    return text[0].upper() + text[1:]
+
+
+_CONTRACTIONS = {"i'm": "is", "i've": "has", "i'd": "would", "i'll": "will"}
+_POSSESSIVE = {"my": "the user's", "mine": "the user's", "myself": "themselves", "me": "the user"}
+_ADVERBS = frozenset(
+    "really also always never still just usually often sometimes now currently mostly already "
+    "even only generally actually definitely totally absolutely rarely recently".split()
+)
+_VERB_IRREGULAR = {
+    "am": "is",
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+}
+_VERB_UNCHANGED = frozenset(
+    """
+    can could will would shall should may might must can't cannot couldn't won't wouldn't
+    shouldn't mustn't didn't wasn't had hadn't did was used went got bought made saw took came
+    found left began wrote drove ran met said told thought knew felt kept sold spent built
+    taught paid ate drank gave quit put set cut let hit read
+    """.split()
+)
+
+
+def _third_person(sentence: str) -> str:
+    """Rewrite the speaker's "I"/"my"/"me" as the user, with verb agreement."""
+    tokens = re.findall(r"[A-Za-z0-9'\u2019-]+|[^A-Za-z0-9'\u2019-]+", sentence)
+    out: list[str] = []
+    conjugate_next = False
+    for token in tokens:
+        low = token.lower().replace("\u2019", "'")
+        if not _WORD.fullmatch(token):
+            out.append(token)
+            conjugate_next = conjugate_next and not token.strip()  # "I, too, ..." stops it
+        elif token in ("I", "i"):
+            out.append("the user")
+            conjugate_next = True
+        elif low in _CONTRACTIONS and token[0] in "Ii":
+            out.append("the user " + _CONTRACTIONS[low])
+        elif low in _POSSESSIVE:
+            out.append(_POSSESSIVE[low])
+        elif conjugate_next and low in _ADVERBS:
+            out.append(token)
+        elif conjugate_next:
+            out.append(_conjugate(token))
+            conjugate_next = False
+        else:
+            out.append(token)
+    text = "".join(out)
+    return text[0].upper() + text[1:] if text else text
+
+
+def _conjugate(verb: str) -> str:
+    low = verb.lower().replace("\u2019", "'")
+    if low in _VERB_IRREGULAR:
+        return _VERB_IRREGULAR[low]
+    if low in _VERB_UNCHANGED or low.endswith("ed") or not low.isalpha():
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "preference",
+        re.compile(
+            r"\b(?:likes?|loves?|prefers?|preferred|hates?|favou?rites?|enjoys?|dislikes?)\b", re.I
+        ),
+    ),
+    (
+        "decision",
+        re.compile(r"\b(?:decided|decides?|will|going to|plans?|planning|chose|chosen)\b", re.I),
+    ),
+    (
+        "procedural",
+        re.compile(
+            r"\bhow to\b|\bsteps?\b|\bfirst\b.*\bthen\b|\bworkflow\b|\bprocedure\b|\binstructions?\b",
+            re.I,
+        ),
+    ),
+)
+
+
+def _guess_type(text: str) -> str:
+    for name, pattern in _TYPE_RULES:
+        if pattern.search(text):
+            return name
+    return "fact"
+
+
+# -- entities ---------------------------------------------------------------------------------
+
+_CAP = r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9&'\u2019-]*"
+_NAME_RUN = re.compile(rf"{_CAP}(?:\s+(?:(?:of|de|da|del|van|von|der|la|le)\s+)?{_CAP})*")
+_CAMEL = re.compile(r"^(?:[a-z]+[A-Z]|[A-Z][a-z0-9]+[A-Z])[A-Za-z0-9]*$")
+_ALLCAPS = re.compile(r"^[A-Z][A-Z0-9]{1,}$")
+_NOT_TECH = frozenset({"OK", "AM", "PM", "TV", "ID", "USA", "UK"})
+_STARTERS = frozenset(
+    """
+    the a an my our your their his her its i i'm i've i'd i'll we you he she they it this that
+    these those when if so and but also then yesterday today tomorrow last next thanks hi hello
+    hey ok okay sure yes no please just well what where why how who can could would will do does
+    did is are was were there here let's after before in on at for with from as by since some all
+    every one two any not maybe actually anyway btw user assistant
+    """.split()
+)
+_CALENDAR = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday january february march april may
+    june july august september october november december
+    """.split()
+)
+_Found = tuple[tuple[int, int], str]  # ((sentence index, offset), name): text order
+
+
+def _entities(sentences: list[str]) -> list[ExtractedEntity]:
+    initial, later = _name_candidates(sentences)
+    counts: dict[str, int] = {}
+    for _, name in initial + later:
+        counts[name.lower()] = counts.get(name.lower(), 0) + 1
+    later_keys = {name.lower() for _, name in later}
+    # A capitalised first word is only a name when the text confirms it somewhere else.
+    confirmed = [f for f in initial if f[1].lower() in later_keys or counts[f[1].lower()] > 1]
+    names: list[str] = []
+    seen: set[str] = set()
+    for _, name in sorted(later + confirmed + _tech_names(sentences)):
+        if name.lower() not in seen:
+            seen.add(name.lower())
+            names.append(name)
+    return [ExtractedEntity("user", "mentions", n, ENTITY_CONFIDENCE) for n in names]
+
+
+def _name_candidates(sentences: list[str]) -> tuple[list[_Found], list[_Found]]:
+    """Capitalised runs split by position: (starting the sentence, anywhere else)."""
+    initial: list[_Found] = []
+    later: list[_Found] = []
+    for index, sentence in enumerate(sentences):
+        text = _FILLER.sub("", sentence)
+        offset = len(sentence) - len(text)
+        for match in _NAME_RUN.finditer(text):
+            words = match.group(0).split()
+            at_start = not text[: match.start()].strip()
+            while words and words[0].lower().replace("\u2019", "'") in _STARTERS:
+                words, at_start = words[1:], False
+            name = _clean_name(" ".join(words))
+            if name:
+                found = ((index, offset + match.start()), name)
+                (initial if at_start else later).append(found)
+    return initial, later
+
+
+def _clean_name(name: str) -> str:
+    name = re.sub(r"['\u2019]s$", "", name).strip("-'\u2019 ")
+    if not name or name.lower() in _CALENDAR or name.lower() in _STARTERS:
+        return ""
+    return name
+
+
+def _tech_names(sentences: list[str]) -> list[_Found]:
+    names: list[_Found] = []
+    for index, sentence in enumerate(sentences):
+        for match in _WORD.finditer(sentence):
+            word = re.sub(r"['\u2019]s$", "", match.group(0))
+            if _CAMEL.match(word) or (_ALLCAPS.match(word) and word not in _NOT_TECH):
+                names.append(((index, match.start()), word))
+    return names
