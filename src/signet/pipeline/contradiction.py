@@ -50,6 +50,7 @@ __all__ = [
     "ContradictionVerdict",
     "build_contradiction_prompt",
     "check_contradiction",
+    "combine",
     "detect_contradiction",
     "has_temporal_supersession",
     "shared_tokens",
@@ -358,12 +359,13 @@ A: "The meeting is on Tuesdays." B: "The weekly meeting moved to Thursdays."
 
 def build_contradiction_prompt(a: str, b: str) -> str:
     return (
-        f"{_EXAMPLES}\n\nNow compare:\nA: {json_quote(a)}\nB: {json_quote(b)}\n"
+        f"{_EXAMPLES}\n\nNow compare:\nA: {_quote(a)}\nB: {_quote(b)}\n"
         'Reply as {"contradicts": true|false, "confidence": 0.0-1.0, "reason": "..."}'
     )
 
 
-def json_quote(text: str) -> str:
+def _quote(text: str) -> str:
+    """A one-line, double-quoted rendering of a statement for the prompt."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
