@@ -7,9 +7,10 @@ readable formatters in `output.py` work from one shape.
 
 `connect(cfg)` asks `GET /health` with a short timeout: a daemon that answers owns the database
 and gets every call (so its workers see new memories at once); otherwise `LocalClient` opens the
-store itself, which SQLite's WAL mode allows next to other readers. The local side loads the
-embedding model only for the operations that write or search vectors (remember, recall, a
-content change), because loading it costs more than the rest of a command.
+store itself, which SQLite's WAL mode allows next to other readers. The local side opens the
+app with the configured embedder only for the operations that write or search vectors
+(remember, recall except keyword mode, a content change) and for status, which reports it;
+get, list, history, forget and recover open it without one, so they never touch the model.
 """
 
 from __future__ import annotations
@@ -269,9 +270,10 @@ class LocalClient:
         return {"history": [event.to_dict() for event in events]}
 
     def status(self) -> JSON:
-        # The daemon adds its own section; in-process there is none, and saying so lets a
-        # script tell the two apart from the same keys.
-        return {**self._open(embedder=False).status(), "daemon": None}
+        # The configured embedder is needed to report it and audit its vectors; constructing
+        # one loads no model (the local one loads on its first embed). The daemon adds its own
+        # section; in-process there is none, and saying so keeps the keys the same for scripts.
+        return {**self._open(embedder=True).status(), "daemon": None}
 
     def close(self) -> None:
         if self._app is not None:
