@@ -14,10 +14,12 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from fakes.embed_server import FakeEmbedServer
@@ -268,3 +270,111 @@ def test_in_process_commands_use_the_configured_embedder_only_where_vectors_matt
         cli.ok("recall", "deploy scripts")
         assert [r.json["input"] for r in server.requests] == [["deploy scripts"]]
         assert cli.json("status")["embedder"]["model"] == "fake"
+
+
+# --- with a running daemon ------------------------------------------------------------------
+
+
+def wait_until_healthy(cli: Cli, proc: subprocess.Popen[bytes], output: Path) -> None:
+    url = f"http://127.0.0.1:{cli.env['SIGNET_PORT']}/health"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the daemon exited: {output.read_text('utf-8', 'replace')}")
+        try:
+            if httpx.get(url, timeout=0.5).json().get("pid") == proc.pid:
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"the daemon did not answer: {output.read_text('utf-8', 'replace')}")
+
+
+@pytest.fixture
+def daemon(ready: Cli) -> Iterator[subprocess.Popen[bytes]]:
+    """`signet daemon start --foreground` on the workspace's free port."""
+    output = ready.workspace.parent / "daemon.out"
+    with output.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "signet", "daemon", "start", "--foreground"],
+            env=ready.env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(ready, proc, output)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_the_cli_goes_through_a_running_daemon(
+    ready: Cli, daemon: subprocess.Popen[bytes]
+) -> None:
+    cli = ready
+    status = cli.json("status")
+    assert status["daemon"]["pid"] == daemon.pid
+    assert status["daemon"]["port"] == int(cli.env["SIGNET_PORT"])
+    assert f"pid {daemon.pid}" in cli.ok("status")
+
+    made = cli.json("remember", "Grace deploys on Tuesdays", "--tags", "ops", "--pinned")
+    assert set(made) == {"id", "deduped", "embedded", "memory"}
+    memory_id = made["id"]
+    assert cli.json("get", memory_id)["tags"] == ["ops"]
+    assert [h["id"] for h in cli.json("recall", "deploys")["results"]] == [memory_id]
+    assert cli.json("list", "--tags", "ops")["total"] == 1
+
+    # The daemon's error JSON comes back as the same messages and exit code as in-process.
+    assert cli.json("modify", memory_id, "--importance", "0.9", "--version", "1")["version"] == 2
+    assert "version 2, not 1" in cli.fails("modify", memory_id, "--content", "x", "--version", "1")
+    assert "pinned" in cli.fails("forget", memory_id)
+    assert "memory no-such-id not found" in cli.fails("get", "no-such-id")
+    assert "invalid type" in cli.fails("remember", "tea", "--type", "bogus")
+    assert cli.json("forget", memory_id, "--force")["is_deleted"] is True
+    assert cli.json("recover", memory_id)["is_deleted"] is False
+
+    events = cli.json("history", memory_id)["history"]
+    assert [e["event"] for e in events] == ["created", "updated", "deleted", "recovered"]
+    assert {e["changed_by"] for e in events} == {"cli"}  # sent as X-Signet-Actor
+    # The requests reached the daemon: its access log has them.
+    logs = cli.ok("daemon", "logs", "-n", "500")
+    assert "/api/memory/remember" in logs and f"/api/memory/{memory_id}/recover" in logs
+
+
+def test_daemon_status_and_stop_control_the_running_daemon(
+    ready: Cli, daemon: subprocess.Popen[bytes]
+) -> None:
+    info = ready.json("daemon", "status")
+    assert info["running"] is True and info["pid"] == daemon.pid and info["healthy"] is True
+    assert "yes" in ready.ok("daemon", "status")
+    assert "Daemon stopped" in ready.ok("daemon", "stop")
+    assert daemon.wait(timeout=15) is not None
+    assert ready.json("daemon", "status")["running"] is False
+    assert ready.json("status")["daemon"] is None  # back to the store in-process
+    assert "No daemon was running" in ready.ok("daemon", "stop")
+
+
+def test_a_daemon_serving_another_workspace_is_not_used(
+    ready: Cli, daemon: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "agent.yaml").write_text(NO_EMBEDDINGS, encoding="utf-8")
+    ready.ok("remember", "Heidi owns the first workspace")
+    status = ready.json("--workspace", str(other), "status")
+    assert status["workspace"] == str(other) and status["daemon"] is None
+    assert status["memories"] == 0
+
+
+def test_daemon_start_runs_it_detached_until_stop(ready: Cli) -> None:
+    started = ready.json("daemon", "start")
+    try:
+        assert ready.json("status")["daemon"]["pid"] == started["pid"]
+        assert "already running" in ready.fails("daemon", "start")
+    finally:
+        ready.run("daemon", "stop")
+    assert ready.json("daemon", "status")["running"] is False

@@ -5,8 +5,8 @@ returns the JSON dict the daemon would send (`Memory.to_dict()`, `RecallResponse
 ...). That is what makes `--json` print the same thing whichever side answered, and it lets the
 readable formatters in `output.py` work from one shape.
 
-`connect(cfg)` asks `GET /health` with a short timeout: a daemon that answers owns the database
-and gets every call (so its workers see new memories at once); otherwise `LocalClient` opens the
+`connect(cfg)` asks `GET /health` with a short timeout: a daemon that answers, and whose pid is
+the one in this workspace's pid file, owns the database and gets every call (so its workers see new memories at once); otherwise `LocalClient` opens the
 store itself, which SQLite's WAL mode allows next to other readers. The local side opens the
 app with the configured embedder only for the operations that write or search vectors
 (remember, recall except keyword mode, a content change) and for status, which reports it;
@@ -69,15 +69,34 @@ class Client(Protocol):
 
 
 def connect(cfg: Config) -> Client:
-    """The daemon if one answers at cfg's address, else the store opened in-process."""
-    url = daemon_url(cfg)
-    try:
-        reply = httpx.get(f"{url}/health", timeout=HEALTH_TIMEOUT_S)
-        if reply.status_code == 200 and reply.json().get("status") == "ok":
-            return DaemonClient(cfg)
-    except (httpx.HTTPError, ValueError, AttributeError):
-        pass  # nothing (or not our daemon) listens there: fall back to the store
+    """This workspace's daemon if it answers at cfg's address, else the store in-process."""
+    answering = _health_pid(cfg)
+    # The port alone does not say whose daemon it is: one started for another workspace may
+    # hold it, and `--workspace B` must never read or write A's memories. The daemon writes
+    # its pid to <workspace>/.daemon/pid; /health tells which process answers.
+    if answering is not None and answering == _pid_file_value(cfg):
+        return DaemonClient(cfg)
     return LocalClient(cfg)
+
+
+def _health_pid(cfg: Config) -> int | None:
+    try:
+        reply = httpx.get(f"{daemon_url(cfg)}/health", timeout=HEALTH_TIMEOUT_S)
+        body = reply.json()
+    except (httpx.HTTPError, ValueError):
+        return None  # nothing listens there, or not something speaking our protocol
+    if reply.status_code != 200 or not isinstance(body, dict) or body.get("status") != "ok":
+        return None
+    pid = body.get("pid")
+    return pid if isinstance(pid, int) else None
+
+
+def _pid_file_value(cfg: Config) -> int | None:
+    try:
+        text = cfg.pid_path.read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def daemon_url(cfg: Config) -> str:

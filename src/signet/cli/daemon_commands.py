@@ -71,7 +71,7 @@ def stop(state: CliState, timeout: float) -> None:
 @click.pass_obj
 def daemon_status(state: CliState) -> None:
     """Whether the daemon runs, its pid, port and uptime."""
-    state.show(lifecycle().status(state.config()), output.print_mapping)
+    state.show(lifecycle().status(state.config()), output.print_daemon_status)
 
 
 @daemon.command()

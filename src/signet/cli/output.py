@@ -19,6 +19,7 @@ from rich.text import Text
 __all__ = [
     "SHORT_ID",
     "print_changed",
+    "print_daemon_status",
     "print_forgotten",
     "print_history",
     "print_init",
@@ -185,6 +186,21 @@ def print_status(status: JSON) -> None:
             if daemon else "not running (store opened in-process)"
         ),
     }
+    print_mapping(rows)
+
+
+def print_daemon_status(info: JSON) -> None:
+    """`signet daemon status`: the lifecycle's answer, with the app status reduced to a count."""
+    status = info.get("status") or {}
+    daemon = status.get("daemon") or {}
+    rows: JSON = {
+        "running": f"yes (pid {info['pid']})" if info.get("running") else "no",
+        "url": info.get("url"),
+        "healthy": "yes" if info.get("healthy") else "no",
+    }
+    if status:
+        rows.update(memories=status.get("memories"), uptime=f"{daemon.get('uptime_s')} s")
+    rows.update(pid_file=info.get("pid_file"), log_file=info.get("log_file"))
     print_mapping(rows)
 
 
