@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from signet import __version__
-from signet.cli import daemon_commands, memory_commands, workspace_commands
+from signet.cli import bench_commands, daemon_commands, memory_commands, workspace_commands
 from signet.cli.state import CliState
 from signet.errors import SignetError
 
@@ -48,7 +48,9 @@ def cli(ctx: click.Context, workspace: Path | None, json_output: bool) -> None:
     ctx.obj = CliState(workspace=workspace, json=json_output)
 
 
-for _command in (*workspace_commands.COMMANDS, *memory_commands.COMMANDS):
+for _command in (
+    *workspace_commands.COMMANDS, *memory_commands.COMMANDS, *bench_commands.COMMANDS
+):
     cli.add_command(_command)
 cli.add_command(daemon_commands.daemon)
 

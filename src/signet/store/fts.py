@@ -66,19 +66,59 @@ def search(
 
     Recall runs this twice as separate evidence channels: over content and tags (lexical) and
     over the prospective hints (hint)."""
-    expression = match_expression(text)
-    if expression is None or limit <= 0:
+    tokens = selective_tokens(conn, query_tokens(text))
+    if not tokens or limit <= 0:
         return []
-    expression = "{" + " ".join(columns) + "} : (" + expression + ")"
+    expression = "{" + " ".join(columns) + "} : (" + _or_of(tokens) + ")"
+    weights = "bm25(memories_fts, 1.0, 0.6, 0.5)"
     where, params = filter_sql(filters)
-    rows = conn.execute(
-        "SELECT m.id, -bm25(memories_fts, 1.0, 0.6, 0.5) AS score FROM memories_fts "
-        "JOIN memories m ON m.rowid = memories_fts.rowid "
-        f"WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts, 1.0, 0.6, 0.5) "
-        "LIMIT ?",
-        [expression, *params, limit],
-    ).fetchall()
+    if where == "m.is_deleted = 0":
+        # The common case: rank inside FTS5 first (no join per matching row), then drop the
+        # few deleted rows; over-fetch so the limit still holds after that.
+        rows = conn.execute(
+            f"SELECT m.id, f.score FROM (SELECT rowid, -{weights} AS score FROM memories_fts "
+            f"WHERE memories_fts MATCH ? ORDER BY {weights} LIMIT ?) f "
+            "JOIN memories m ON m.rowid = f.rowid WHERE m.is_deleted = 0 ORDER BY f.score DESC "
+            "LIMIT ?",
+            [expression, limit + 50, limit],
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT m.id, -{weights} AS score FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY {weights} LIMIT ?",
+            [expression, *params, limit],
+        ).fetchall()
     return [(r[0], float(r[1])) for r in rows]
+
+
+def _or_of(tokens: list[str]) -> str:
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+# A term in more than this fraction of all memories says almost nothing about relevance (its
+# IDF is near zero) but costs a walk over most of the index; such terms are dropped from the
+# query while at least one more selective term remains ("dynamic stop words").
+COMMON_TERM_FRACTION = 0.25
+MIN_DOCS_FOR_PRUNING = 200
+
+
+def selective_tokens(conn: Connection, tokens: list[str]) -> list[str]:
+    if len(tokens) < 2:
+        return tokens
+    # max(rowid) is O(1) and close to the row count (it counts deleted rows too).
+    total = conn.execute("SELECT max(rowid) FROM memories").fetchone()
+    docs = int(total[0] or 0) if total else 0
+    if docs < MIN_DOCS_FOR_PRUNING:
+        return tokens
+    marks = ",".join("?" * len(tokens))
+    frequency = dict(
+        conn.execute(
+            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", tokens
+        ).fetchall()
+    )
+    kept = [t for t in tokens if frequency.get(t, 0) <= COMMON_TERM_FRACTION * docs]
+    return kept or tokens
 
 
 def integrity_check(conn: Connection) -> bool:

@@ -1,0 +1,119 @@
+"""`signet bench ...`: the benchmarks as commands (quality on LoCoMo and MemAware; speed on a
+synthetic corpus). Each creates fresh temporary workspaces and goes through the real remember
+and recall paths; see docs/benchmarks.md for recorded figures."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from signet.bench import perf, retrieval
+from signet.bench.metrics import format_table
+
+
+def _setup_threads() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _emit(ctx: click.Context, as_json: bool, data: Any, table: str | None = None) -> None:
+    if as_json or (ctx.obj is not None and getattr(ctx.obj, "json", False)):
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(table if table is not None else json.dumps(data, indent=2))
+
+
+def _progress(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks: retrieval quality (locomo, memaware) and speed (write, recall, scale)."""
+
+
+_mode = click.option("--mode", default="all", show_default=True,
+                     help="bm25, vector, hybrid, full, a comma list, or all.")
+_limit = click.option("--limit", type=int, default=None, help="Only the first N questions.")
+_json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@bench.command()
+@click.option("--file", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_mode
+@_limit
+@_json
+@click.pass_context
+def locomo(ctx: click.Context, path: Path | None, mode: str, limit: int | None, as_json: bool) -> None:
+    """LoCoMo: one store per conversation, each turn a memory; Hit@k per category."""
+    _setup_threads()
+    result = retrieval.run_locomo(path, retrieval.parse_modes(mode), limit=limit, progress=_progress)
+    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms))
+
+
+@bench.command()
+@click.option("--sessions", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--questions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_mode
+@_limit
+@_json
+@click.pass_context
+def memaware(
+    ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
+    limit: int | None, as_json: bool,
+) -> None:
+    """MemAware: every session into one store; Hit@k per tier."""
+    _setup_threads()
+    result = retrieval.run_memaware(
+        sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress
+    )
+    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms))
+
+
+@bench.command()
+@click.option("--n", "n", type=int, default=10_000, show_default=True)
+@click.option("--embedder", type=click.Choice(["none", "local"]), default="none", show_default=True)
+@_json
+@click.pass_context
+def write(ctx: click.Context, n: int, embedder: str, as_json: bool) -> None:
+    """Remember N memories one by one: latency p50/p95 and throughput."""
+    _setup_threads()
+    _emit(ctx, as_json, perf.bench_write(n, embedder=None if embedder == "none" else "config"))
+
+
+@bench.command()
+@click.option("--n", "n", type=int, default=10_000, show_default=True)
+@click.option("--keyword", is_flag=True, help="Keyword recall only, no embedder.")
+@click.option("--queries", type=int, default=300, show_default=True)
+@_json
+@click.pass_context
+def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: bool) -> None:
+    """Recall latency at N memories (keyword only with --keyword, else every mode)."""
+    _setup_threads()
+    modes = ("keyword",) if keyword else ("keyword", "vector", "hybrid")
+    data = perf.bench_recall(
+        n, modes, queries=queries, embedder=None if keyword else "config", progress=_progress
+    )
+    _emit(ctx, as_json, data)
+
+
+@bench.command()
+@click.option("--n", "n", type=int, default=100_000, show_default=True)
+@click.option("--queries", type=int, default=300, show_default=True)
+@_json
+@click.pass_context
+def scale(ctx: click.Context, n: int, queries: int, as_json: bool) -> None:
+    """Ingest N synthetic memories with local embeddings; recall p50/p95 per mode, size, RSS."""
+    _setup_threads()
+    data = perf.bench_recall(
+        n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder="config",
+        progress=_progress,
+    )
+    _emit(ctx, as_json, data)
+
+
+COMMANDS = [bench]
