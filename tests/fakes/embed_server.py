@@ -76,7 +76,10 @@ class FakeEmbedServer:
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-embed-server", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll (0.5 s default)
+            name="fake-embed-server",
+            daemon=True,
         )
 
     @property
