@@ -138,3 +138,13 @@ def delete_for_hashes(conn: Connection, hashes: Iterable[str]) -> int:
             "DELETE FROM embeddings WHERE content_hash = ?", (content_hash,)
         ).rowcount
     return count
+
+
+def vector_for(conn: Connection, content_hash: str, model: str) -> np.ndarray | None:
+    """The current vector of `model` for `content_hash`, or None."""
+    row = conn.execute(
+        "SELECT vector, dimensions FROM embeddings WHERE content_hash = ? AND model = ?"
+        " AND stale = 0",
+        (content_hash, model),
+    ).fetchone()
+    return from_blob(row[0], int(row[1])).copy() if row else None
