@@ -10,6 +10,7 @@ dedup hit that returns the existing id and records `dedupedExistingId` in histor
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
 from signet.store import embeddings as emb_sql
 from signet.store import history as history_sql
+from signet.store import idempotency as idem_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store.db import Store
@@ -103,19 +105,29 @@ class SignetApp:
         *,
         actor: Actor = Actor(),
         embed_inline: bool | None = None,
+        idempotency_key: str | None = None,
         **fields: Any,
     ) -> RememberResult:
+        """`idempotency_key`: a repeat with the same key returns the first result, writing nothing."""
         self._check_mutable()
+        if idempotency_key is not None:
+            _check_key(idempotency_key)
+            if (replay := idem_sql.get(self.store.reader(), idempotency_key)) is not None:
+                return _replayed(replay)
         memory = self._new_memory(content, actor, fields)
         norm = normalize_content(memory.content)
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
-        return self._write_new(memory, norm, vector, actor)
+        return self._write_new(memory, norm, vector, actor, idempotency_key)
 
     def _write_new(
-        self, memory: NewMemory, norm: Any, vector: np.ndarray | None, actor: Actor
+        self, memory: NewMemory, norm: Any, vector: np.ndarray | None, actor: Actor,
+        idempotency_key: str | None = None,
     ) -> RememberResult:
         now = utc_now()
         with self.store.write_tx() as conn:
+            # Checked again under the write lock: a racing retry may have landed meanwhile.
+            if idempotency_key is not None and (replay := idem_sql.get(conn, idempotency_key)):
+                return _replayed(replay)
             memory_id, deduped = mem_sql.insert(
                 conn, memory, storage=norm.storage, normalized=norm.normalized,
                 content_hash=norm.content_hash, now=now,
@@ -131,10 +143,13 @@ class SignetApp:
                 self._after_insert(conn, memory_id, norm.storage, actor, now)
             emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
             stored = mem_sql.get(conn, memory_id)
+            assert stored is not None
+            result = RememberResult(memory_id, deduped, stored, embedded=vector is not None)
+            if idempotency_key is not None:
+                idem_sql.put(conn, idempotency_key, memory_id, _result_json(result), now)
         if emb_id is not None and self.vectors is not None and vector is not None:
             self.vectors.add(emb_id, vector)
-        assert stored is not None
-        return RememberResult(memory_id, deduped, stored, embedded=vector is not None)
+        return result
 
     def remember_many(
         self, items: Sequence[dict[str, Any]], *, actor: Actor = Actor()
@@ -453,6 +468,26 @@ def _apply_prefixes(content: str) -> tuple[str, dict[str, Any]]:
 
 def _without(item: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k != key}
+
+
+def _check_key(key: Any) -> None:
+    if not isinstance(key, str) or not key.strip() or len(key) > 200:
+        raise InvalidInput("idempotency_key must be a non-empty string of at most 200 characters")
+
+
+def _result_json(result: RememberResult) -> str:
+    from signet.types import dumps
+
+    return dumps({"id": result.id, "deduped": result.deduped, "embedded": result.embedded,
+                  "memory": result.memory.to_dict()})
+
+
+def _replayed(response: str) -> RememberResult:
+    """The result recorded under an idempotency key: the first call's answer, as it was."""
+    data = json.loads(response)
+    fields = {k: v for k, v in data["memory"].items() if k in Memory.__dataclass_fields__}
+    memory = Memory(**{**fields, "tags": tuple(fields["tags"])})
+    return RememberResult(data["id"], data["deduped"], memory, embedded=data["embedded"])
 
 
 def _clean_tags(tags: Sequence[Any], max_tags: int) -> tuple[str, ...]:

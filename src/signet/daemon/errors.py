@@ -1,0 +1,89 @@
+"""Errors at the HTTP edge: every failure becomes `{"error": ..., "code": ...}` with its status.
+
+- `SignetError` subclasses: status from `signet.errors.http_status` (the one table).
+- Request validation (malformed JSON, a wrong type, a missing field): 400 `invalid_input`,
+  with a message naming the field, instead of FastAPI's default 422 shape.
+- Routing errors (unknown path, wrong method): 404 `not_found`, 405 `method_not_allowed`.
+- A SQLite error that escaped the store (a database turned read-only or locked under us): 503
+  `store_error`, since the request was fine and the storage was not.
+- Anything else is a bug: `middleware.AccessLog` logs it with its traceback and answers 500
+  `internal`, without details.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from signet.errors import SignetError, http_status
+from signet.store.connection import DatabaseError
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+# The first part of a pydantic error location: where the value came from, not which value.
+_SOURCES = {"body", "query", "path", "header"}
+
+
+def error_response(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+def install(api: FastAPI) -> None:
+    api.add_exception_handler(SignetError, _signet_error)
+    api.add_exception_handler(RequestValidationError, _validation_error)
+    api.add_exception_handler(HTTPException, _http_error)
+    api.add_exception_handler(DatabaseError, _database_error)
+
+
+async def _signet_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, SignetError)
+    return error_response(http_status(exc), str(exc), exc.code)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(400, validation_message(exc.errors()), "invalid_input")
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = f"no route {request.method} {request.url.path}"
+    elif exc.status_code == 405:
+        message = f"method {request.method} not allowed on {request.url.path}"
+    else:
+        message = str(exc.detail)
+    code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+    return error_response(exc.status_code, message, code)
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("database error on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(503, f"database error: {exc}", "store_error")
+
+
+def validation_message(errors: Sequence[Any]) -> str:
+    """One line naming each bad field (at most three), never echoing the value sent."""
+    parts = []
+    for error in list(errors)[:3]:
+        if error.get("type") == "json_invalid":
+            detail = (error.get("ctx") or {}).get("error", "")
+            parts.append(f"malformed JSON body: {detail}".rstrip(": "))
+            continue
+        loc = [str(p) for p in error.get("loc", ())]
+        if loc and loc[0] in _SOURCES:
+            loc = loc[1:]
+        if loc:
+            parts.append(f"{'.'.join(loc)}: {error.get('msg', 'invalid')}")
+        elif error.get("type") == "missing":
+            parts.append("a JSON request body is required")
+        else:
+            parts.append("the request body must be a JSON object (Content-Type: application/json)")
+    return "; ".join(parts) or "invalid request"

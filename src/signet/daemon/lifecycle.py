@@ -1,0 +1,264 @@
+"""Starting, stopping and finding the daemon of a workspace.
+
+The pid file `<workspace>/.daemon/pid` holds the daemon's pid, and the daemon holds an exclusive
+`flock` on it for as long as it runs. The lock, not the number, says whether a daemon is alive:
+the kernel drops it when the process dies, however it dies (kill -9 included), so a stale pid
+file is recognised without guessing whether a reused pid is ours, and two daemons can never
+serve one workspace.
+
+`run_foreground` is the daemon process (`signet daemon start --foreground`): log to the daily
+file, take the lock, bind the port, serve. `start_background` spawns that command detached
+(its own session, so closing the terminal does not stop it) and waits until `/health` answers
+with the child's pid. `stop` sends SIGTERM and waits for the lock to drop.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from signet.config import Config
+from signet.daemon import logfile
+from signet.errors import Conflict, SignetError
+
+try:
+    import fcntl
+except ImportError:  # Windows: fall back to asking whether the pid is alive
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 20.0
+STARTUP_OUTPUT = "startup.log"  # the spawned daemon's stdout/stderr, read when it fails to start
+
+
+# --- the daemon process ------------------------------------------------------------------------
+
+
+def run_foreground(cfg: Config) -> None:
+    """Run the daemon in this process until SIGTERM/SIGINT. Raises SignetError when it cannot
+    start: Conflict if a daemon already serves the workspace or the port is taken, StoreError
+    if the database cannot be opened. Nothing is written to the database in either case."""
+    from signet.daemon import server  # imports FastAPI, uvicorn and the app: only here
+
+    logfile.configure(cfg.log_dir)
+    try:
+        with PidLock(cfg.pid_path) as lock:
+            sock = server.bind_socket(cfg.bind, cfg.port)
+            lock.write(os.getpid())
+            log.info("starting", extra={"pid": os.getpid(), "port": cfg.port, "bind": cfg.bind,
+                                        "workspace": str(cfg.workspace)})
+            print(f"signet daemon (pid {os.getpid()}) listening on {url(cfg)}", file=sys.stderr,
+                  flush=True)
+            server.run(cfg, sock)
+    except SignetError as exc:
+        log.error("cannot start: %s", exc)
+        raise
+
+
+class PidLock:
+    """The pid file, locked for the daemon's lifetime; removed again when the daemon ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def __enter__(self) -> PidLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if not _try_lock(fd, exclusive=True):
+            pid = _read_pid(fd)
+            os.close(fd)
+            raise Conflict(
+                f"a signet daemon is already running for this workspace (pid {pid})",
+                code="daemon_running",
+            )
+        self._fd = fd
+        return self
+
+    def write(self, pid: int) -> None:
+        assert self._fd is not None
+        os.ftruncate(self._fd, 0)
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        os.write(self._fd, f"{pid}\n".encode())
+        os.fsync(self._fd)
+
+    def __exit__(self, *_exc: object) -> None:
+        assert self._fd is not None
+        # Unlink while still holding the lock: whatever the file says is ours or stale.
+        self.path.unlink(missing_ok=True)
+        os.close(self._fd)
+        self._fd = None
+
+
+# --- controlling it from another process ------------------------------------------------------
+
+
+def url(cfg: Config) -> str:
+    host = f"[{cfg.bind}]" if ":" in cfg.bind else cfg.bind
+    return f"http://{host}:{cfg.port}"
+
+
+def running_pid(cfg: Config) -> int | None:
+    """The pid of the daemon serving this workspace, or None when none runs."""
+    try:
+        fd = os.open(cfg.pid_path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        if _try_lock(fd, exclusive=False):
+            return None  # nobody holds the lock: a stale file from a crashed daemon
+        return _read_pid(fd)
+    finally:
+        os.close(fd)
+
+
+def start_background(cfg: Config, timeout_s: float = START_TIMEOUT_S) -> int:
+    """Spawn `signet daemon start --foreground` detached; return its pid once /health answers."""
+    pid = running_pid(cfg)
+    if pid is not None:
+        raise Conflict(f"a signet daemon is already running for this workspace (pid {pid})",
+                       code="daemon_running")
+    from signet.daemon.server import bind_socket  # a busy port fails here, not in the child
+
+    bind_socket(cfg.bind, cfg.port).close()
+    cfg.daemon_dir.mkdir(parents=True, exist_ok=True)
+    output = cfg.daemon_dir / STARTUP_OUTPUT
+    with open(output, "wb") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "signet", "daemon", "start", "--foreground"],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            env=_child_env(cfg), cwd=cfg.workspace, start_new_session=True,
+        )
+    _wait_healthy(cfg, child, output, timeout_s)
+    return child.pid
+
+
+def stop(cfg: Config, timeout_s: float = 10) -> bool:
+    """Stop the workspace's daemon: SIGTERM, then SIGKILL after `timeout_s`. False if none ran."""
+    pid = running_pid(cfg)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    if not _wait_stopped(cfg, pid, timeout_s):
+        log.warning("daemon %d ignored SIGTERM for %.0f s; killing it", pid, timeout_s)
+        os.kill(pid, signal.SIGKILL)
+        _wait_stopped(cfg, pid, 5)
+    return True
+
+
+def status(cfg: Config) -> dict[str, Any]:
+    """What a `signet daemon status` shows: running or not, and the daemon's own status."""
+    pid = running_pid(cfg)
+    info: dict[str, Any] = {
+        "running": pid is not None, "pid": pid, "url": url(cfg), "healthy": False,
+        "pid_file": str(cfg.pid_path), "log_file": str(logfile.log_path(cfg.log_dir,
+                                                                         logfile.utc_today())),
+    }
+    if pid is None:
+        return info
+    try:
+        reply = httpx.get(f"{url(cfg)}/api/status", timeout=2.0)
+        body = reply.json()
+    except (httpx.HTTPError, ValueError):
+        return info
+    if reply.status_code == 200 and body.get("daemon", {}).get("pid") == pid:
+        info.update(healthy=True, status=body)
+    return info
+
+
+def log_files(cfg: Config) -> list[Path]:
+    """The daemon's daily log files, oldest first (the last one is today's, if it logged)."""
+    return sorted(cfg.log_dir.glob("daemon-????-??-??.log"))
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _try_lock(fd: int, *, exclusive: bool) -> bool:
+    if fcntl is None:
+        pid = _read_pid(fd)
+        return pid is None or not _pid_alive(pid)
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _read_pid(fd: int) -> int | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 32).decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _child_env(cfg: Config) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(SIGNET_WORKSPACE=str(cfg.workspace), SIGNET_PORT=str(cfg.port),
+               SIGNET_BIND=cfg.bind)
+    for name in ("HF_HUB_OFFLINE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env.setdefault(name, "1")
+    return env
+
+
+def _wait_healthy(cfg: Config, child: subprocess.Popen[bytes], output: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise SignetError(f"the daemon did not start: {_last_line(output)}",
+                              code="daemon_start_failed")
+        try:
+            reply = httpx.get(f"{url(cfg)}/health", timeout=0.5)
+            if reply.status_code == 200 and reply.json().get("pid") == child.pid:
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.1)
+    raise SignetError(
+        f"the daemon (pid {child.pid}) did not answer on {url(cfg)} within {timeout_s:.0f} s;"
+        f" see {output} and {cfg.log_dir}", code="daemon_start_failed",
+    )
+
+
+def _wait_stopped(cfg: Config, pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        _reap(pid)
+        if running_pid(cfg) != pid:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status when the daemon is our own child (tests), so it leaves no zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        lines = []
+    return lines[-1].strip() if lines else "no output"

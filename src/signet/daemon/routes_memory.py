@@ -1,0 +1,172 @@
+"""The memory routes: remember, recall/search, list, get, modify, forget, history, recover.
+
+Each handler parses, makes one SignetApp call and formats the value's `to_dict()`; errors are
+translated in `daemon/errors.py`. Handlers are plain `def`s (run in FastAPI's thread pool)
+because SignetApp blocks. `/api/memory/search` is declared before `/api/memory/{memory_id}` so
+that "search" is never taken for an id.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query
+from fastapi.responses import JSONResponse
+
+from signet.daemon.dependencies import App, CallerActor
+from signet.daemon.schemas import (
+    ErrorOut,
+    FiltersBody,
+    HistoryOut,
+    MemoryOut,
+    PageOut,
+    PatchBody,
+    RecallBody,
+    RecallMode,
+    RecallOut,
+    RecoverBody,
+    RememberBody,
+    RememberOut,
+)
+from signet.errors import InvalidInput
+from signet.types import MemoryFilters, RecallQuery, parse_ts
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 404, 409, 413, 500, 502, 503)
+}
+# Fields PATCH may set to null (clearing them); the others must hold a value when sent.
+NULLABLE = frozenset({"category", "who", "why", "project"})
+
+router = APIRouter(prefix="/api", responses=ERRORS)
+
+
+@router.post("/memory/remember", response_model=RememberOut)
+def remember(body: RememberBody, app: App, actor: CallerActor) -> JSONResponse:
+    fields = body.model_dump(exclude={"content", "idempotency_key"}, exclude_none=True)
+    result = app.remember(
+        body.content, actor=actor, idempotency_key=body.idempotency_key, **fields
+    )
+    return JSONResponse({
+        "id": result.id, "deduped": result.deduped, "embedded": result.embedded,
+        "memory": result.memory.to_dict(),
+    })
+
+
+@router.post("/memory/recall", response_model=RecallOut)
+def recall(body: RecallBody, app: App) -> JSONResponse:
+    query = RecallQuery(
+        query=body.query,
+        limit=body.limit if body.limit is not None else app.config.search.default_limit,
+        filters=_filters(body.filters or FiltersBody()),
+        mode=body.mode,
+        min_score=body.min_score,
+        expand=body.expand,
+    )
+    return JSONResponse(app.recall(query).to_dict())
+
+
+@router.get("/memory/search", response_model=RecallOut)
+def search(
+    app: App,
+    q: str,
+    limit: int | None = None,
+    mode: RecallMode = "hybrid",
+    type: str | None = None,
+    tags: str | None = Query(None, description="Comma-separated."),
+    who: str | None = None,
+    project: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    pinned: bool | None = None,
+    importance_min: float | None = None,
+) -> JSONResponse:
+    filters = FiltersBody(
+        type=type, tags=tags, who=who, project=project, since=since, until=until,
+        pinned=pinned, importance_min=importance_min,
+    )
+    return recall(RecallBody(query=q, limit=limit, mode=mode, filters=filters), app)
+
+
+@router.get("/memories", response_model=PageOut)
+def list_memories(
+    app: App,
+    limit: int = 50,
+    offset: int = 0,
+    type: str | None = None,
+    tags: str | None = Query(None, description="Comma-separated."),
+    who: str | None = None,
+    project: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    pinned: bool | None = None,
+    include_deleted: bool = False,
+) -> JSONResponse:
+    filters = _filters(
+        FiltersBody(type=type, tags=tags, who=who, project=project, since=since, until=until,
+                    pinned=pinned),
+        include_deleted=include_deleted,
+    )
+    page = app.list(filters, limit=limit, offset=offset)
+    return JSONResponse({
+        "items": [m.to_dict() for m in page.items], "total": page.total,
+        "limit": page.limit, "offset": page.offset,
+    })
+
+
+@router.get("/memory/{memory_id}", response_model=MemoryOut)
+def get_memory(memory_id: str, app: App) -> JSONResponse:
+    return JSONResponse(app.get(memory_id).to_dict())
+
+
+@router.patch("/memory/{memory_id}", response_model=MemoryOut)
+def modify(memory_id: str, body: PatchBody, app: App, actor: CallerActor) -> JSONResponse:
+    changes = body.model_dump(exclude_unset=True, exclude={"version", "reason"})
+    nulls = sorted(k for k, v in changes.items() if v is None and k not in NULLABLE)
+    if nulls:
+        raise InvalidInput(f"{', '.join(nulls)}: must not be null")
+    memory = app.modify(
+        memory_id, changes, actor=actor, expected_version=body.version, reason=body.reason
+    )
+    return JSONResponse(memory.to_dict())
+
+
+@router.delete("/memory/{memory_id}", response_model=MemoryOut)
+def forget(
+    memory_id: str, app: App, actor: CallerActor, force: bool = False, reason: str | None = None
+) -> JSONResponse:
+    return JSONResponse(app.forget(memory_id, actor=actor, force=force, reason=reason).to_dict())
+
+
+@router.get("/memory/{memory_id}/history", response_model=HistoryOut)
+def history(memory_id: str, app: App) -> JSONResponse:
+    return JSONResponse({"history": [e.to_dict() for e in app.history(memory_id)]})
+
+
+@router.post("/memory/{memory_id}/recover", response_model=MemoryOut)
+def recover(
+    memory_id: str,
+    app: App,
+    actor: CallerActor,
+    body: Annotated[RecoverBody | None, Body()] = None,
+) -> JSONResponse:
+    reason = body.reason if body else None
+    return JSONResponse(app.recover(memory_id, actor=actor, reason=reason).to_dict())
+
+
+def _filters(body: FiltersBody, *, include_deleted: bool = False) -> MemoryFilters:
+    for name in ("since", "until"):
+        value = getattr(body, name)
+        if value is not None:
+            _check_ts(value, name)
+    return MemoryFilters(
+        type=body.type, tags=tuple(body.tags or ()), who=body.who, project=body.project,
+        since=body.since, until=body.until, pinned=body.pinned,
+        importance_min=body.importance_min, include_deleted=include_deleted,
+    )
+
+
+def _check_ts(value: str, name: str) -> None:
+    try:
+        parse_ts(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: not an ISO-8601 date or date-time") from exc

@@ -1,0 +1,130 @@
+"""The FastAPI app and the uvicorn server that runs it.
+
+`create_app(app)` wraps an already opened SignetApp: it opens nothing itself, so tests serve a
+SignetApp built on a temporary workspace. `run(config)` is the composition for the real
+daemon: open the workspace's SignetApp, serve on a socket bound beforehand (so a busy port is
+a clear error before anything else happens), and on shutdown checkpoint the WAL and close.
+
+Shutdown: uvicorn turns SIGTERM/SIGINT into a graceful stop (in-flight requests finish), then
+re-raises the signal with the previous handler in place. `run` installs a handler that raises
+SystemExit there, so the `finally` that checkpoints and closes the store always runs.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from types import FrameType
+
+import uvicorn
+from fastapi import FastAPI
+
+import signet
+from signet.app import SignetApp
+from signet.config import Config
+from signet.daemon import errors, routes_memory, routes_system
+from signet.daemon.middleware import AccessLog, BodyLimit
+from signet.errors import Conflict, SignetError
+from signet.store.connection import DatabaseError
+from signet.types import utc_now
+
+log = logging.getLogger(__name__)
+
+GRACEFUL_SHUTDOWN_S = 5
+
+
+def create_app(app: SignetApp) -> FastAPI:
+    api = FastAPI(
+        title="Signet",
+        version=signet.__version__,
+        description="Local-first long-term memory for AI agents.",
+        docs_url=None,  # the Swagger page loads scripts from a CDN; /openapi.json is enough
+        redoc_url=None,
+    )
+    api.state.signet = app
+    api.state.started_at = time.time()
+    api.state.started_at_iso = utc_now()
+    errors.install(api)
+    api.include_router(routes_system.router)
+    api.include_router(routes_memory.router)
+    api.add_middleware(BodyLimit)
+    api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
+    return api
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port; Conflict naming the port when it is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise Conflict(
+                f"port {port} on {host} is already in use (another signet daemon or program);"
+                " stop it or choose another port with SIGNET_PORT",
+                code="port_in_use",
+            ) from exc
+        raise SignetError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+def make_server(api: FastAPI) -> uvicorn.Server:
+    return uvicorn.Server(
+        uvicorn.Config(
+            api,
+            log_config=None,  # our logging (daemon/logfile.py) is already configured
+            access_log=False,  # middleware.AccessLog writes the request lines
+            lifespan="off",
+            server_header=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        )
+    )
+
+
+def run(config: Config, sock: socket.socket | None = None) -> None:
+    """Serve the workspace's memory until SIGTERM/SIGINT. Raises SignetError (StoreError for
+    an unusable database, Conflict for a busy port) before serving when it cannot start."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _exit_on_signals()
+    sock = sock or bind_socket(config.bind, config.port)
+    try:
+        app = SignetApp.open(config)
+        try:
+            log.info("serving", extra={"port": config.port, "bind": config.bind})
+            make_server(create_app(app)).run(sockets=[sock])
+        finally:
+            _close(app)
+    finally:
+        sock.close()
+
+
+def _close(app: SignetApp) -> None:
+    try:
+        app.store.checkpoint()
+    except (DatabaseError, SignetError) as exc:
+        log.warning("WAL checkpoint at shutdown failed: %s", exc)
+    app.close()
+    log.info("stopped")
+
+
+def _exit_on_signals() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)
