@@ -23,15 +23,21 @@ import numpy as np
 from signet.config import Config
 from signet.errors import Conflict, Frozen, InvalidInput, NotFound, ProviderError
 from signet.normalize import normalize_content
+from signet.pipeline.writes import PreparedMemory, resolve_review
 from signet.providers.embedder import Embedder, make_embedder
+from signet.providers.llm import LLM, make_llm
 from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
 from signet.store import embeddings as emb_sql
+from signet.store import graph as graph_sql
 from signet.store import history as history_sql
 from signet.store import idempotency as idem_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
+from signet.store import review as review_sql
 from signet.store.db import Store
+from signet.store.jobs import Job
+from signet.store.review import ReviewItem
 from signet.types import (
     MEMORY_TYPES,
     Actor,
@@ -46,6 +52,10 @@ from signet.types import (
     parse_ts,
     utc_now,
 )
+from signet.workers.embed_worker import EmbedWorker
+from signet.workers.extract_worker import ExtractWorker
+from signet.workers.hints_worker import HintsWorker
+from signet.workers.loop import ReaperWorker, Worker, WorkerLoop
 
 log = logging.getLogger(__name__)
 
@@ -62,20 +72,25 @@ class SignetApp:
     recaller: Recaller
     vectors: VectorSearch | None = None
     notes: list[str] = field(default_factory=list)
+    llm: LLM | None = None
+    _workers: list[Worker] | None = field(default=None, repr=False)
 
     # -- lifecycle --------------------------------------------------------------------------
 
     @classmethod
     def open(
-        cls, config: Config, *, embedder: Embedder | None | str = "config"
+        cls, config: Config, *, embedder: Embedder | None | str = "config",
+        llm: LLM | None | str = "config",
     ) -> SignetApp:
-        """Open the workspace's database. `embedder` overrides the configured one (tests)."""
+        """Open the workspace's database. `embedder` and `llm` override the configured
+        ones (tests)."""
         store = Store.open(config.db_path)
         chosen = _configured_embedder(config) if embedder == "config" else embedder
         assert not isinstance(chosen, str)
         vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
         recaller = Recaller(store, config.search, chosen, vectors)
         app = cls(config, store, chosen, recaller, vectors)
+        app.llm = _configured_llm(config) if llm == "config" else llm  # type: ignore[assignment]
         if chosen is not None:
             app._mark_stale_vectors()
         return app
@@ -132,7 +147,7 @@ class SignetApp:
                 conn, memory, storage=norm.storage, normalized=norm.normalized,
                 content_hash=norm.content_hash, now=now,
                 embedding_model=self.embedder.model if vector is not None else None,
-                extraction_status="pending" if self._pipeline_on() else "none",
+                extraction_status="pending" if self._extracts(memory) else "none",
             )
             if deduped:
                 history_sql.record(
@@ -140,7 +155,7 @@ class SignetApp:
                     reason="duplicate content", metadata={"dedupedExistingId": memory_id},
                 )
             else:
-                self._after_insert(conn, memory_id, norm.storage, actor, now)
+                self._after_insert(conn, memory_id, norm.storage, actor, now, memory)
             emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
             stored = mem_sql.get(conn, memory_id)
             assert stored is not None
@@ -185,10 +200,15 @@ class SignetApp:
             out[i] = matrix[row]
         return out
 
-    def _after_insert(self, conn: Any, memory_id: str, content: str, actor: Actor, now: str) -> None:
+    def _after_insert(
+        self, conn: Any, memory_id: str, content: str, actor: Actor, now: str, memory: NewMemory
+    ) -> None:
         history_sql.record(conn, memory_id, "created", actor, now, new_content=content)
+        # Inline entity linking (seed 002): existing entities only, no LLM, same tx.
+        graph_sql.link_known_entities(conn, memory_id, memory.agent_id, content, now)
         if self._pipeline_on():
-            jobs_sql.enqueue(conn, "extract", memory_id=memory_id, now=now)
+            if self._extracts(memory):
+                jobs_sql.enqueue(conn, "extract", memory_id=memory_id, now=now)
             if self.config.pipeline.hints.enabled:
                 jobs_sql.enqueue(conn, "hints", memory_id=memory_id, now=now)
 
@@ -413,6 +433,69 @@ class SignetApp:
         assert recovered is not None
         return recovered
 
+    # -- pipeline: the app's write path for the workers, the workers, the review queue -------
+
+    def prepare_memory(self, content: str, *, actor: Actor, **fields: Any) -> PreparedMemory:
+        """First half of `remember` for the pipeline: validate, normalise, embed (no tx open)."""
+        memory = self._new_memory(content, actor, fields)
+        norm = normalize_content(memory.content)
+        vector = self._embed_for_write(norm.storage, norm.content_hash, None)
+        return PreparedMemory(memory, norm, vector, actor)
+
+    def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
+        """Second half of `remember`: the same insert transaction (a savepoint when nested)."""
+        return self._write_new(prepared.memory, prepared.norm, prepared.vector, prepared.actor)
+
+    def workers(self) -> list[Worker]:
+        """The background workers over this app's store and providers (built once)."""
+        if self._workers is None:
+            cfg = self.config.pipeline
+            model = self.embedder.model if self.embedder else None
+            self._workers = [
+                ExtractWorker(
+                    self.store, self.recaller, self, cfg, self.llm,
+                    llm_model=self.llm.model if self.llm else None, embedder_model=model,
+                ),
+                HintsWorker(self.store, cfg, self.llm, self.embedder),
+                EmbedWorker(
+                    self.store, self.embedder, frozen=cfg.mutations_frozen,
+                    batch_size=self.config.embedding.batch_size,
+                ),
+                ReaperWorker(self.store, cfg.lease_timeout_ms),
+            ]
+        return self._workers
+
+    def run_pipeline_until_idle(self, max_rounds: int = 100_000) -> int:
+        """Run every worker until none has work; return the ticks that did work."""
+        return WorkerLoop(self.workers()).run_until_idle(max_rounds)
+
+    def review_queue(self, status: str | None = "pending", *, limit: int = 100) -> list[ReviewItem]:
+        return review_sql.list_items(self.store.reader(), status, limit=limit)
+
+    def resolve_review(self, review_id: str, approve: bool, actor: Actor = Actor()) -> ReviewItem:
+        """Approve (apply the blocked update, cold archive first) or reject a review item."""
+        self._check_mutable()
+        return resolve_review(
+            self.store, self, review_id, approve=approve, actor=actor,
+            embedder_model=self.embedder.model if self.embedder else None,
+            hints=self._pipeline_on() and self.config.pipeline.hints.enabled, now=utc_now(),
+        )
+
+    def jobs(
+        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        return jobs_sql.list_jobs(self.store.reader(), status=status, job_type=job_type, limit=limit)
+
+    def job(self, job_id: str) -> Job:
+        found = jobs_sql.get(self.store.reader(), job_id)
+        if found is None:
+            raise NotFound(f"job {job_id} not found")
+        return found
+
+    def requeue_dead_jobs(self, job_ids: Sequence[str] | None = None) -> int:
+        with self.store.write_tx() as conn:
+            return jobs_sql.requeue_dead(conn, utc_now(), job_ids=job_ids)
+
     # -- status -----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
@@ -440,6 +523,10 @@ class SignetApp:
     def _pipeline_on(self) -> bool:
         return self.config.pipeline.enabled and not self.config.pipeline.mutations_frozen
 
+    def _extracts(self, memory: NewMemory) -> bool:
+        # A fact the pipeline wrote is not extracted again: that would loop on itself.
+        return self._pipeline_on() and memory.source_type != "pipeline"
+
 
 def _configured_embedder(config: Config) -> Embedder | None:
     import os
@@ -449,6 +536,18 @@ def _configured_embedder(config: Config) -> Embedder | None:
         e.provider, model=e.model, dimensions=e.dimensions, base_url=e.base_url,
         api_key=os.environ.get(e.api_key_env, "") if e.api_key_env else "",
         timeout_s=e.timeout_ms / 1000, batch_size=e.batch_size, threads=e.threads,
+    )
+
+
+def _configured_llm(config: Config) -> LLM | None:
+    import os
+
+    c = config.llm
+    return make_llm(
+        c.provider, model=c.model, base_url=c.base_url, timeout_ms=c.timeout_ms,
+        api_key=os.environ.get(c.api_key_env, "") if c.api_key_env else "",
+        command=c.command, max_calls_per_hour=c.max_calls_per_hour, burst=c.burst,
+        max_tokens=c.max_tokens,
     )
 
 

@@ -1,0 +1,55 @@
+"""Graph persistence: the entities and relations of one extraction, written after the facts.
+
+Seed 002: graph persistence runs in its own transaction after the fact writes, and a failure
+there is logged and never reverts the facts. Entities are upserted by canonical name (lowercased)
+for the source memory's agent; each triple (source, relationship, target) becomes a relation
+whose mention count grows on every re-extraction; the source memory is linked to every entity
+it yielded, and each memory the pipeline wrote from it to the entities its text names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from signet.pipeline.extraction import ExtractedEntity
+from signet.store import graph as graph_sql
+from signet.store.connection import Connection
+from signet.types import Memory
+
+__all__ = ["persist_graph"]
+
+
+def persist_graph(
+    conn: Connection,
+    entities: Sequence[ExtractedEntity],
+    *,
+    source: Memory,
+    written: Sequence[tuple[str, str]],
+    now: str,
+) -> dict[str, int]:
+    """Write the triples; `written` holds (memory id, content) of the facts written from
+    `source`. Returns counts of entities touched, relations and new mention links."""
+    ids: dict[str, str] = {}
+    relations = links = 0
+    for triple in entities:
+        for name in (triple.source, triple.target):
+            key = graph_sql.canonical(name)
+            if key not in ids:
+                ids[key] = graph_sql.upsert_entity(conn, name, agent_id=source.agent_id, now=now)
+                links += graph_sql.link_mention(
+                    conn, source.id, ids[key], mention_text=name,
+                    confidence=triple.confidence, now=now,
+                )
+        graph_sql.upsert_relation(
+            conn, ids[graph_sql.canonical(triple.source)], ids[graph_sql.canonical(triple.target)],
+            triple.relationship, confidence=triple.confidence, now=now,
+        )
+        relations += 1
+    for memory_id, content in written:
+        text = content.lower()
+        for key, entity_id in ids.items():
+            if key in text:
+                links += graph_sql.link_mention(
+                    conn, memory_id, entity_id, mention_text=key, confidence=None, now=now
+                )
+    return {"entities": len(ids), "relations": relations, "links": links}

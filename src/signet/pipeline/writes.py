@@ -1,0 +1,449 @@
+"""Controlled writes: turning the pipeline's proposals into changes, or into records only.
+
+Seed 002 ("Controlled writes") and seed 003 ("Conflicting Facts Block by Default"). The work is
+split in two so that no LLM or embedding call ever runs inside a write transaction:
+
+1. `plan_proposal` (no transaction): decide what would happen to one proposal under the flags,
+   run the contradiction check (its slow path may call the LLM) and prepare new content
+   (normalise, hash, embed) through the app's own write path.
+2. `apply_plan` (inside the caller's write transaction): re-read the target, archive it to the
+   cold tier, apply, and record the proposal in memory_history as event "none" on the source
+   memory, with the proposal and its outcome in the metadata (the "shadow decision").
+
+Rules, in order (the first that matches decides the outcome):
+
+- mutationsFrozen: the workers do not run at all (see the workers).
+- shadowMode: every proposal is recorded under the actor "pipeline-shadow"; nothing else.
+- a proposal the decision stage rejected (an unknown or missing target id) is only recorded.
+- `none` is only recorded.
+- `add`: the fact's confidence must reach minFactConfidenceForWrite; the content is
+  normalised and hashed, an existing live memory with that hash makes it a duplicate, else it
+  is inserted through the same write path as `remember` (source_type "pipeline", source_id the
+  source memory, actor pipeline/daemon).
+- `update` / `delete`: only when autonomous.allowUpdateDelete is on, and the fact's confidence
+  must reach the same gate. A pinned memory is never deleted. An update whose new fact
+  contradicts the target (fast path, then the LLM slow path) above the threshold is blocked
+  and parked in the review queue, unless the new fact marks itself as superseding ("now",
+  "no longer", "as of"). Applied changes archive the target to memories_cold first, in the
+  same transaction. A target that changed between the decision and the write is skipped.
+
+`resolve_review` applies (approve) or closes (reject) a parked proposal the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from signet.config import PipelineConfig
+from signet.errors import Conflict, InvalidInput, NotFound
+from signet.normalize import NormalizedContent
+from signet.pipeline.contradiction import (
+    ContradictionVerdict,
+    check_contradiction,
+    has_temporal_supersession,
+)
+from signet.pipeline.decision import Proposal
+from signet.pipeline.llm_json import CompletingLLM
+from signet.pipeline.tokens import normalize_text
+from signet.store import cold as cold_sql
+from signet.store import embeddings as emb_sql
+from signet.store import history as history_sql
+from signet.store import jobs as jobs_sql
+from signet.store import memories as mem_sql
+from signet.store import review as review_sql
+from signet.store.connection import Connection
+from signet.store.db import Store
+from signet.types import Actor, Memory, NewMemory, RememberResult
+
+__all__ = [
+    "PIPELINE_ACTOR",
+    "SHADOW_ACTOR",
+    "MemoryWriter",
+    "Planned",
+    "PreparedMemory",
+    "WriteFlags",
+    "apply_plan",
+    "plan_proposal",
+    "proposal_dict",
+    "resolve_review",
+]
+
+log = logging.getLogger(__name__)
+
+PIPELINE_ACTOR = Actor(name="pipeline", type="daemon")
+SHADOW_ACTOR = Actor(name="pipeline-shadow", type="daemon")
+
+Outcome = Literal[
+    "shadow", "rejected", "none", "low_confidence", "not_allowed", "pinned", "invalid",
+    "missing_target", "no_change", "review", "add", "update", "delete",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMemory:
+    """A memory validated, normalised and embedded, ready for the write transaction."""
+
+    memory: NewMemory
+    norm: NormalizedContent
+    vector: np.ndarray | None
+    actor: Actor
+
+
+class MemoryWriter(Protocol):
+    """The app's write path, in its two halves (the app implements it)."""
+
+    def prepare_memory(self, content: str, *, actor: Actor, **fields: Any) -> PreparedMemory:
+        """Validate, normalise and embed: no write transaction may be open."""
+        ...
+
+    def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
+        """Insert as `remember` does (a savepoint inside the caller's transaction)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFlags:
+    shadow: bool
+    min_confidence: float
+    allow_update_delete: bool
+    contradiction_threshold: float
+    hints: bool
+
+    @classmethod
+    def from_config(cls, cfg: PipelineConfig) -> WriteFlags:
+        return cls(
+            shadow=cfg.shadow_mode,
+            min_confidence=cfg.min_fact_confidence_for_write,
+            allow_update_delete=cfg.autonomous.allow_update_delete,
+            contradiction_threshold=cfg.contradiction_threshold,
+            hints=cfg.hints.enabled,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """What will happen to one proposal, decided before the write transaction opens."""
+
+    proposal: Proposal
+    outcome: Outcome
+    reason: str
+    target: Memory | None = None
+    prepared: PreparedMemory | None = None
+    verdict: ContradictionVerdict | None = None
+
+
+def proposal_dict(proposal: Proposal) -> dict[str, Any]:
+    fact = proposal.fact
+    return {
+        "action": proposal.action,
+        "fact": {"content": fact.content, "type": fact.type, "confidence": fact.confidence},
+        "targetId": proposal.target_id,
+        "confidence": proposal.confidence,
+        "reason": proposal.reason,
+        "rejected": proposal.rejected,
+    }
+
+
+def verdict_dict(verdict: ContradictionVerdict) -> dict[str, Any]:
+    return {
+        "contradicts": verdict.contradicts,
+        "confidence": verdict.confidence,
+        "usedLlm": verdict.used_llm,
+        "reason": verdict.reason,
+        "signals": [
+            {"kind": s.kind, "confidence": s.confidence, "detail": s.detail}
+            for s in verdict.signals
+        ],
+    }
+
+
+# -- phase 1: planning (no transaction) ------------------------------------------------------
+
+
+def plan_proposal(
+    proposal: Proposal,
+    *,
+    source: Memory,
+    flags: WriteFlags,
+    targets: dict[str, Memory],
+    writer: MemoryWriter,
+    llm: CompletingLLM | None,
+) -> Planned:
+    """The outcome of one proposal under the flags (see the module docstring for the rules)."""
+    if flags.shadow:
+        return Planned(proposal, "shadow", "shadow mode: proposal recorded, nothing written")
+    if proposal.rejected:
+        return Planned(proposal, "rejected", proposal.rejected)
+    if proposal.action == "none":
+        return Planned(proposal, "none", proposal.reason or "nothing to do")
+    if proposal.fact.confidence < flags.min_confidence:
+        return Planned(
+            proposal, "low_confidence",
+            f"fact confidence {proposal.fact.confidence:.2f} is below "
+            f"minFactConfidenceForWrite {flags.min_confidence:.2f}",
+        )
+    if proposal.action == "add":
+        return _plan_add(proposal, source, writer)
+    return _plan_change(proposal, flags, targets, writer, llm)
+
+
+def _plan_add(proposal: Proposal, source: Memory, writer: MemoryWriter) -> Planned:
+    fact = proposal.fact
+    try:
+        prepared = writer.prepare_memory(
+            fact.content, actor=_pipeline_actor(source), type=fact.type,
+            confidence=fact.confidence, source_type="pipeline", source_id=source.id,
+            project=source.project, who=source.who,
+        )
+    except InvalidInput as exc:
+        return Planned(proposal, "invalid", str(exc))
+    return Planned(proposal, "add", "new fact", prepared=prepared)
+
+
+def _plan_change(
+    proposal: Proposal,
+    flags: WriteFlags,
+    targets: dict[str, Memory],
+    writer: MemoryWriter,
+    llm: CompletingLLM | None,
+) -> Planned:
+    if not flags.allow_update_delete:
+        return Planned(proposal, "not_allowed", "autonomous.allowUpdateDelete is off")
+    target = targets.get(proposal.target_id or "")
+    if target is None or target.is_deleted:
+        return Planned(proposal, "missing_target", f"target {proposal.target_id} is not live")
+    if proposal.action == "delete":
+        if target.pinned:
+            return Planned(proposal, "pinned", "pinned memories are never deleted by the pipeline", target)
+        return Planned(proposal, "delete", proposal.reason or "superseded", target)
+    if normalize_text(target.content) == normalize_text(proposal.fact.content):
+        return Planned(proposal, "no_change", "the target already says this", target)
+    verdict = check_contradiction(
+        target.content, proposal.fact.content, llm, flags.contradiction_threshold
+    )
+    if verdict.contradicts and not has_temporal_supersession(proposal.fact.content):
+        reason = f"contradicts the target ({verdict.confidence:.2f}): {verdict.reason}"
+        return Planned(proposal, "review", reason, target, verdict=verdict)
+    try:
+        prepared = writer.prepare_memory(proposal.fact.content, actor=PIPELINE_ACTOR)
+    except InvalidInput as exc:
+        return Planned(proposal, "invalid", str(exc), target)
+    return Planned(proposal, "update", proposal.reason or "refined", target, prepared, verdict)
+
+
+def _pipeline_actor(source: Memory) -> Actor:
+    return Actor(name="pipeline", type="daemon", agent_id=source.agent_id)
+
+
+# -- phase 2: applying (inside the caller's write transaction) --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    outcome: str
+    reason: str
+    memory_id: str | None = None
+
+
+def apply_plan(
+    conn: Connection,
+    planned: Planned,
+    *,
+    source: Memory,
+    writer: MemoryWriter,
+    flags: WriteFlags,
+    embedder_model: str | None,
+    now: str,
+) -> Applied:
+    """Apply one planned proposal and record it on the source memory's history."""
+    applied = _apply(conn, planned, source, writer, flags, embedder_model, now)
+    actor = SHADOW_ACTOR if planned.outcome == "shadow" else PIPELINE_ACTOR
+    metadata: dict[str, Any] = {
+        "proposal": proposal_dict(planned.proposal),
+        "outcome": applied.outcome,
+        "outcomeReason": applied.reason,
+    }
+    if applied.memory_id:
+        metadata["memoryId"] = applied.memory_id
+    if planned.verdict is not None:
+        metadata["contradiction"] = verdict_dict(planned.verdict)
+    history_sql.record(
+        conn, source.id, "none", actor, now, new_content=planned.proposal.fact.content,
+        reason=f"pipeline proposal: {planned.proposal.action}", metadata=metadata,
+    )
+    return applied
+
+
+def _apply(
+    conn: Connection,
+    planned: Planned,
+    source: Memory,
+    writer: MemoryWriter,
+    flags: WriteFlags,
+    embedder_model: str | None,
+    now: str,
+) -> Applied:
+    outcome, reason = planned.outcome, planned.reason
+    if outcome == "add":
+        assert planned.prepared is not None
+        result = writer.write_prepared(planned.prepared)
+        if result.deduped:
+            return Applied("duplicate", f"memory {result.id} already holds this fact", result.id)
+        return Applied("add", reason, result.id)
+    if outcome not in ("update", "delete", "review"):
+        return Applied(outcome, reason, planned.target.id if planned.target else None)
+    assert planned.target is not None
+    current = mem_sql.get(conn, planned.target.id)
+    if current is None or current.is_deleted or current.version != planned.target.version:
+        return Applied("stale_target", "the target changed after the decision", planned.target.id)
+    if outcome == "review":
+        item = review_sql.add(
+            conn, memory_id=current.id, source_memory_id=source.id, action="update",
+            old_content=current.content, new_content=planned.proposal.fact.content,
+            proposal=proposal_dict(planned.proposal),
+            verdict=verdict_dict(planned.verdict) if planned.verdict else None,
+            reason=reason, now=now,
+        )
+        return Applied("review", f"{reason} (review item {item})", current.id)
+    if outcome == "delete":
+        archive_and_delete(conn, current, PIPELINE_ACTOR, reason, now, source_id=source.id)
+        return Applied("delete", reason, current.id)
+    assert planned.prepared is not None
+    return _update(conn, current, planned.prepared, reason, source.id, flags, embedder_model, now)
+
+
+def _update(
+    conn: Connection,
+    current: Memory,
+    prepared: PreparedMemory,
+    reason: str,
+    source_id: str | None,
+    flags: WriteFlags,
+    embedder_model: str | None,
+    now: str,
+) -> Applied:
+    try:
+        archive_and_update(
+            conn, current, prepared, PIPELINE_ACTOR, reason, now, source_id=source_id,
+            embedder_model=embedder_model, hints=flags.hints,
+        )
+    except Conflict as exc:
+        return Applied("duplicate", str(exc), current.id)
+    return Applied("update", reason, current.id)
+
+
+def archive_and_update(
+    conn: Connection,
+    current: Memory,
+    prepared: PreparedMemory,
+    actor: Actor,
+    reason: str,
+    now: str,
+    *,
+    source_id: str | None,
+    embedder_model: str | None,
+    hints: bool,
+) -> None:
+    """Cold-archive `current`, then replace its content (one transaction: the caller's)."""
+    norm = prepared.norm
+    other = mem_sql.find_live_by_hash(conn, norm.content_hash)
+    if other and other != current.id:
+        raise Conflict(f"memory {other} already holds this content")
+    cold_id = cold_sql.archive(conn, current, reason=reason, archived_by=actor.name, now=now)
+    mem_sql.update(
+        conn, current.id,
+        {"content": norm.storage, "normalized_content": norm.normalized,
+         "content_hash": norm.content_hash, "hints": ""},
+        now,
+    )
+    history_sql.record(
+        conn, current.id, "updated", actor, now, old_content=current.content,
+        new_content=norm.storage, reason=reason,
+        metadata={"changed": ["content"], "coldId": cold_id, "sourceMemoryId": source_id},
+    )
+    _store_vector(conn, current.id, norm.content_hash, prepared.vector, embedder_model, now)
+    if hints:
+        jobs_sql.enqueue(conn, "hints", memory_id=current.id, now=now)
+
+
+def _store_vector(
+    conn: Connection, memory_id: str, content_hash: str, vector: np.ndarray | None,
+    embedder_model: str | None, now: str,
+) -> None:
+    if embedder_model is None or emb_sql.has_current(conn, content_hash, embedder_model):
+        return
+    if vector is None:
+        jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now)
+        return
+    emb_sql.upsert(conn, content_hash, vector, model=embedder_model, now=now, source_id=memory_id)
+
+
+def archive_and_delete(
+    conn: Connection, current: Memory, actor: Actor, reason: str, now: str, *,
+    source_id: str | None,
+) -> int:
+    """Cold-archive `current`, then soft-delete it; return the cold row id."""
+    cold_id = cold_sql.archive(conn, current, reason=reason, archived_by=actor.name, now=now)
+    mem_sql.soft_delete(conn, current.id, now)
+    history_sql.record(
+        conn, current.id, "deleted", actor, now, old_content=current.content, reason=reason,
+        metadata={"coldId": cold_id, "sourceMemoryId": source_id},
+    )
+    return cold_id
+
+
+# -- the review queue -------------------------------------------------------------------------
+
+
+def resolve_review(
+    store: Store,
+    writer: MemoryWriter,
+    item_id: str,
+    *,
+    approve: bool,
+    actor: Actor,
+    embedder_model: str | None,
+    hints: bool,
+    now: str,
+) -> review_sql.ReviewItem:
+    """Approve (apply the parked update, archive first) or reject one pending review item."""
+    item = review_sql.get(store.reader(), item_id)
+    if item is None:
+        raise NotFound(f"review item {item_id} not found")
+    if item.status != "pending":
+        raise Conflict(f"review item {item_id} is already {item.status}")
+    prepared = None
+    if approve:
+        if not item.new_content:
+            raise InvalidInput(f"review item {item_id} has no new content to apply")
+        prepared = writer.prepare_memory(item.new_content, actor=actor)  # embeds: outside the tx
+    with store.write_tx() as conn:
+        if not review_sql.resolve(conn, item_id, "approved" if approve else "rejected", actor.name, now):
+            raise Conflict(f"review item {item_id} was resolved meanwhile")
+        if prepared is not None:
+            _apply_approved(conn, item, prepared, actor, embedder_model, hints, now)
+        resolved = review_sql.get(conn, item_id)
+    assert resolved is not None
+    return resolved
+
+
+def _apply_approved(
+    conn: Connection,
+    item: review_sql.ReviewItem,
+    prepared: PreparedMemory,
+    actor: Actor,
+    embedder_model: str | None,
+    hints: bool,
+    now: str,
+) -> None:
+    current = mem_sql.get(conn, item.memory_id)
+    if current is None or current.is_deleted:
+        raise Conflict(f"memory {item.memory_id} is no longer live; reject the review instead")
+    archive_and_update(
+        conn, current, prepared, actor, f"review {item.id} approved", now,
+        source_id=item.source_memory_id, embedder_model=embedder_model, hints=hints,
+    )

@@ -1,0 +1,129 @@
+"""The embed worker: vectors for memories that were stored without one.
+
+`remember` embeds inline when the embedder is local; otherwise (a remote embedder, or an inline
+call that failed) it enqueues an `embed` job. A tick leases up to `batch_size` embed jobs, embeds
+the distinct texts that still lack a current vector in one call with no transaction open, then
+stores the vectors and completes the jobs in one short transaction. A provider fault fails every
+job of the batch with the error text (retried with back-off, then dead).
+
+When there are no jobs, at most every `sweep_interval_s` the worker also looks for live memories
+with no current vector of the configured model (after a model change marked the old vectors
+stale, say) and embeds one batch of them the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from signet.providers.embedder import Embedder
+from signet.store import embeddings as emb_sql
+from signet.store import jobs
+from signet.store import memories as mem_sql
+from signet.store.db import Store
+from signet.types import format_ts
+from signet.workers.leasing import describe_error, retry_delay_ms
+
+log = logging.getLogger(__name__)
+
+
+class EmbedWorker:
+    name = "embed"
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        frozen: bool = False,
+        batch_size: int = 32,
+        sweep_interval_s: float = 60.0,
+        retry_base_ms: int = 1_000,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.frozen = frozen
+        self.batch_size = batch_size
+        self.sweep_interval = timedelta(seconds=sweep_interval_s)
+        self.retry_base_ms = retry_base_ms
+        self._last_sweep: datetime | None = None
+
+    def tick(self, now: datetime) -> bool:
+        if self.frozen or self.embedder is None:
+            return False
+        leased = self._lease_batch(now)
+        if leased:
+            self._embed_jobs(leased, now)
+            return True
+        return self._sweep(now)
+
+    def _lease_batch(self, now: datetime) -> list[jobs.Job]:
+        leased: list[jobs.Job] = []
+        with self.store.write_tx() as conn:
+            while len(leased) < self.batch_size:
+                job = jobs.lease(conn, format_ts(now), job_types=["embed"])
+                if job is None:
+                    break
+                leased.append(job)
+        return leased
+
+    def _embed_jobs(self, leased: list[jobs.Job], now: datetime) -> None:
+        memories = mem_sql.get_many(self.store.reader(), [j.memory_id or "" for j in leased])
+        texts: dict[str, tuple[str, str | None]] = {
+            m.content_hash: (m.content, m.id) for m in memories.values()
+            if m.content_hash and not m.is_deleted
+        }
+        try:
+            stored = self._embed_and_store(texts, now, leased)
+        except Exception as exc:
+            self._fail_all(leased, exc, now)
+            return
+        log.debug("embedded %d vectors for %d jobs", stored, len(leased))
+
+    def _embed_and_store(
+        self, texts: dict[str, tuple[str, str | None]], now: datetime, leased: list[jobs.Job]
+    ) -> int:
+        assert self.embedder is not None
+        model = self.embedder.model
+        reader = self.store.reader()
+        todo = {h: v for h, v in texts.items() if not emb_sql.has_current(reader, h, model)}
+        vectors = self.embedder.embed([content for content, _ in todo.values()]) if todo else None
+        stamp = format_ts(now)
+        with self.store.write_tx() as conn:
+            for row, (content_hash, (_, memory_id)) in enumerate(todo.items()):
+                if not emb_sql.has_current(conn, content_hash, model):
+                    assert vectors is not None
+                    emb_sql.upsert(
+                        conn, content_hash, vectors[row], model=model, now=stamp,
+                        source_id=memory_id,
+                    )
+            for job in leased:
+                # A job the reaper took back is simply not completed; the vector is in anyway.
+                jobs.complete(conn, job.id, stamp, {"model": model})
+        return len(todo)
+
+    def _fail_all(self, leased: list[jobs.Job], exc: Exception, now: datetime) -> None:
+        error = describe_error(exc)
+        log.warning("embedding %d memories failed: %s", len(leased), error)
+        with self.store.write_tx() as conn:
+            for job in leased:
+                delay = retry_delay_ms(job.attempts, self.retry_base_ms)
+                jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
+
+    def _sweep(self, now: datetime) -> bool:
+        if self._last_sweep is not None and now - self._last_sweep < self.sweep_interval:
+            return False
+        self._last_sweep = now
+        assert self.embedder is not None
+        missing = emb_sql.missing(self.store.reader(), self.embedder.model, self.batch_size)
+        if not missing:
+            return False
+        # missing() gives (hash, content); the vector's source_id is informational only.
+        texts: dict[str, tuple[str, str | None]] = {h: (content, None) for h, content in missing}
+        try:
+            self._embed_and_store(texts, now, [])
+        except Exception as exc:
+            log.warning("re-embedding stale or missing vectors failed: %s", describe_error(exc))
+            return False
+        self._last_sweep = None  # more may be waiting: look again on the next tick
+        return True

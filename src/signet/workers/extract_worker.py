@@ -1,0 +1,181 @@
+"""The extraction worker: one `extract` job per tick, from raw memory to controlled writes.
+
+A tick leases the oldest extract job and runs it in three phases, so that no LLM or embedding
+call ever happens while the write lock is held:
+
+1. no transaction: read the memory; extract facts and entities (the LLM, or the deterministic
+   `extract_without_llm` when the provider is "none"); for each fact find up to five candidates
+   with the app's hybrid recall (touch=False, the source memory excluded), decide
+   (add/update/delete/none) and plan the controlled write (`pipeline.writes`: flags, confidence
+   gate, contradiction check, content prepared and embedded).
+2. one write transaction: complete the job, apply the plans, record every proposal in the
+   source memory's history, mark its extraction completed. A worker killed here leaves nothing
+   behind (the transaction rolls back and the reaper hands the job out again); a job the
+   reaper already gave to someone else makes `complete` fail, which rolls our writes back.
+3. a separate transaction: the graph (entities, relations, mentions). A failure there is
+   logged and never reverts the facts.
+
+A fault in phase 1 (timeout, HTTP 500, empty or non-JSON reply, rate limit) fails the job
+with its error text; it is retried with back-off and dead after max_attempts, and the memory's
+extraction_status becomes "failed". With mutationsFrozen (or the pipeline disabled) the worker
+does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from signet.config import PipelineConfig
+from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
+from signet.pipeline.extraction import Extraction, extract
+from signet.pipeline.graph_persist import persist_graph
+from signet.pipeline.llm_json import CompletingLLM
+from signet.pipeline.rule_extractor import extract_without_llm
+from signet.pipeline.writes import MemoryWriter, Planned, WriteFlags, apply_plan, plan_proposal
+from signet.recall.hybrid import Recaller
+from signet.store import jobs
+from signet.store import memories as mem_sql
+from signet.store.db import Store
+from signet.types import Memory, MemoryFilters, RecallQuery, format_ts
+from signet.workers.leasing import LostLease, complete_job, fail_job, lease_one
+
+log = logging.getLogger(__name__)
+
+RULES_MODEL = "rules"
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """Everything phase 1 found out, handed to the write phases."""
+
+    source: Memory
+    extraction: Extraction
+    plans: list[Planned]
+
+
+class ExtractWorker:
+    name = "extract"
+
+    def __init__(
+        self,
+        store: Store,
+        recaller: Recaller,
+        writer: MemoryWriter,
+        config: PipelineConfig,
+        llm: CompletingLLM | None,
+        *,
+        llm_model: str | None = None,
+        embedder_model: str | None = None,
+        retry_base_ms: int = 1_000,
+    ) -> None:
+        self.store = store
+        self.recaller = recaller
+        self.writer = writer
+        self.config = config
+        self.flags = WriteFlags.from_config(config)
+        self.llm = llm
+        self.llm_model = llm_model or (RULES_MODEL if llm is None else "llm")
+        self.embedder_model = embedder_model
+        self.retry_base_ms = retry_base_ms
+
+    def tick(self, now: datetime) -> bool:
+        if self.config.mutations_frozen or not self.config.enabled:
+            return False
+        job = lease_one(self.store, "extract", now)
+        if job is None:
+            return False
+        try:
+            self._run(job, now)
+        except LostLease as exc:  # another worker owns the job now; its outcome stands
+            log.warning("%s", exc)
+        except Exception as exc:  # any failure belongs to the job, not to the loop
+            fail_job(self.store, job, exc, now, retry_base_ms=self.retry_base_ms,
+                     on_dead=lambda conn: self._mark(conn, job, "failed"))
+        return True
+
+    # -- the three phases ------------------------------------------------------------------
+
+    def _run(self, job: jobs.Job, now: datetime) -> None:
+        source = mem_sql.get(self.store.reader(), job.memory_id or "")
+        if source is None or source.is_deleted:
+            with self.store.write_tx() as conn:
+                complete_job(conn, job, now, {"skipped": "memory is gone"})
+            return
+        work = self._think(source)
+        written = self._write(job, work, now)
+        self._persist_graph(work, written, now)
+
+    def _think(self, source: Memory) -> _Work:
+        """Phase 1: every LLM, search and embedding call; nothing is written."""
+        if self.llm is None:
+            extraction = extract_without_llm(source.content)
+        else:
+            extraction = extract(self.llm, source.content)
+        plans = []
+        for fact in extraction.facts:
+            candidates, targets = self._candidates(source, fact.content)
+            proposal = decide(self.llm, fact, candidates)
+            plans.append(self._plan(proposal, source, targets))
+        return _Work(source, extraction, plans)
+
+    def _plan(self, proposal: Proposal, source: Memory, targets: dict[str, Memory]) -> Planned:
+        return plan_proposal(
+            proposal, source=source, flags=self.flags, targets=targets, writer=self.writer,
+            llm=self.llm,
+        )
+
+    def _candidates(self, source: Memory, text: str) -> tuple[list[Candidate], dict[str, Memory]]:
+        query = RecallQuery(
+            text, limit=MAX_CANDIDATES + 1, mode="hybrid", touch=False,
+            filters=MemoryFilters(agent_id=source.agent_id),
+        )
+        hits = [h for h in self.recaller.recall(query).hits if h.memory.id != source.id]
+        hits = hits[:MAX_CANDIDATES]
+        candidates = [Candidate(h.memory.id, h.memory.content, h.score) for h in hits]
+        return candidates, {h.memory.id: h.memory for h in hits}
+
+    def _write(self, job: jobs.Job, work: _Work, now: datetime) -> list[tuple[str, str]]:
+        """Phase 2: one transaction for the job's end, every write and every record."""
+        stamp = format_ts(now)
+        outcomes: dict[str, int] = {}
+        written: list[tuple[str, str]] = []
+        with self.store.write_tx() as conn:
+            for planned in work.plans:
+                applied = apply_plan(
+                    conn, planned, source=work.source, writer=self.writer, flags=self.flags,
+                    embedder_model=self.embedder_model, now=stamp,
+                )
+                outcomes[applied.outcome] = outcomes.get(applied.outcome, 0) + 1
+                if applied.outcome in ("add", "update") and applied.memory_id:
+                    written.append((applied.memory_id, planned.proposal.fact.content))
+            self._mark(conn, job, "completed")
+            complete_job(conn, job, now, {
+                "facts": len(work.extraction.facts),
+                "entities": len(work.extraction.entities),
+                "outcomes": outcomes,
+                "warnings": list(work.extraction.warnings)[:20],
+                "shadow": self.flags.shadow,
+            })
+        return written
+
+    def _persist_graph(self, work: _Work, written: list[tuple[str, str]], now: datetime) -> None:
+        """Phase 3: the graph, in its own transaction; failures never revert the facts."""
+        if self.flags.shadow or not self.config.graph.enabled or not work.extraction.entities:
+            return
+        try:
+            with self.store.write_tx() as conn:
+                persist_graph(
+                    conn, work.extraction.entities, source=work.source, written=written,
+                    now=format_ts(now),
+                )
+        except Exception:
+            log.warning("graph persistence failed for memory %s; facts kept", work.source.id,
+                        exc_info=True)
+
+    def _mark(self, conn: Any, job: jobs.Job, status: str) -> None:
+        if job.memory_id:
+            model = self.llm_model if status == "completed" else None
+            mem_sql.set_extraction_status(conn, job.memory_id, status, model)

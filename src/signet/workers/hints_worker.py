@@ -1,0 +1,113 @@
+"""The hints worker: one `hints` job per tick, prospective hints stored on the memory.
+
+Seed 003 ("Making Cross-Domain Connections Findable"): for each new memory, three to five
+questions a user might later ask when the fact would help are stored in `memories.hints`
+(space-joined); the FTS trigger indexes them as the hint channel that recall already searches.
+
+With an LLM: one call (`generate_hints`), outside any transaction. Without one (provider
+"none"): the nearest vocabulary words to the memory's vector (`VocabularyHints`), using the
+stored vector or, failing that, one embedding call — also outside any transaction. Without an
+LLM and without an embedder the job completes with nothing to store.
+
+In shadow mode the hints are computed and kept in the job's result, not stored on the memory.
+A fault fails the job with its error text (retried, then dead).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+import numpy as np
+
+from signet.config import PipelineConfig
+from signet.pipeline.hints import generate_hints
+from signet.pipeline.llm_json import CompletingLLM
+from signet.pipeline.vocab_hints import VocabularyHints
+from signet.providers.embedder import Embedder
+from signet.store import embeddings as emb_sql
+from signet.store import jobs
+from signet.store import memories as mem_sql
+from signet.store.db import Store
+from signet.types import Memory
+from signet.workers.leasing import LostLease, complete_job, fail_job, lease_one
+
+log = logging.getLogger(__name__)
+
+VOCABULARY_TERMS = 8
+
+
+class HintsWorker:
+    name = "hints"
+
+    def __init__(
+        self,
+        store: Store,
+        config: PipelineConfig,
+        llm: CompletingLLM | None,
+        embedder: Embedder | None,
+        *,
+        vocabulary: VocabularyHints | None = None,
+        vocabulary_terms: int = VOCABULARY_TERMS,
+        retry_base_ms: int = 1_000,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.llm = llm
+        self.embedder = embedder
+        if vocabulary is None and llm is None and embedder is not None:
+            vocabulary = VocabularyHints(embedder)
+        self.vocabulary = vocabulary
+        self.vocabulary_terms = vocabulary_terms
+        self.retry_base_ms = retry_base_ms
+
+    def tick(self, now: datetime) -> bool:
+        if self.config.mutations_frozen or not self.config.enabled:
+            return False
+        job = lease_one(self.store, "hints", now)
+        if job is None:
+            return False
+        try:
+            self._run(job, now)
+        except LostLease as exc:
+            log.warning("%s", exc)
+        except Exception as exc:
+            fail_job(self.store, job, exc, now, retry_base_ms=self.retry_base_ms)
+        return True
+
+    def _run(self, job: jobs.Job, now: datetime) -> None:
+        memory = mem_sql.get(self.store.reader(), job.memory_id or "")
+        if memory is None or memory.is_deleted:
+            with self.store.write_tx() as conn:
+                complete_job(conn, job, now, {"skipped": "memory is gone"})
+            return
+        hints, method = self._hints(memory)
+        shadow = self.config.shadow_mode
+        with self.store.write_tx() as conn:
+            current = mem_sql.get(conn, memory.id)
+            # New content while we thought: its own hints job (enqueued by the change) wins.
+            fresh = current is not None and current.content_hash == memory.content_hash
+            if hints and fresh and not shadow:
+                mem_sql.set_hints(conn, memory.id, " ".join(hints))
+            complete_job(conn, job, now, {
+                "hints": hints, "method": method, "stored": bool(hints and fresh and not shadow),
+            })
+
+    def _hints(self, memory: Memory) -> tuple[list[str], str]:
+        """Phase 1, no transaction: the LLM call or the vocabulary lookup."""
+        limit = self.config.hints.max
+        if self.llm is not None:
+            return generate_hints(self.llm, memory.content)[:limit], "llm"
+        if self.vocabulary is None or self.embedder is None:
+            return [], "none"
+        vector = self._vector(memory)
+        return self.vocabulary.terms(vector, memory.content, self.vocabulary_terms), "vocabulary"
+
+    def _vector(self, memory: Memory) -> np.ndarray:
+        assert self.embedder is not None
+        stored = emb_sql.vector_for(
+            self.store.reader(), memory.content_hash or "", self.embedder.model
+        )
+        if stored is not None:
+            return stored
+        return self.embedder.embed([memory.content])[0]

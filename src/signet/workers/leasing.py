@@ -1,0 +1,77 @@
+"""What every job worker does around its own work: lease a job, and fail it well.
+
+A worker leases in a short write transaction of its own, does its slow work (LLM, embedding)
+with no transaction open, and ends the job in the transaction that writes its results. When the
+work raises, `fail_job` records the error text on the job (the class, code and message) and
+puts it back to pending with a growing delay — min(1 s * 2^(attempt-1), 30 s), seed 002's
+back-off — or, on the last attempt, dead; `on_dead` then runs in the same transaction (the
+extraction worker marks the memory's extraction as failed there).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from signet.errors import SignetError
+from signet.store import jobs
+from signet.store.connection import Connection
+from signet.store.db import Store
+from signet.types import format_ts
+
+log = logging.getLogger(__name__)
+
+RETRY_BASE_MS = 1_000
+RETRY_CAP_MS = 30_000
+
+
+def lease_one(store: Store, job_type: str, now: datetime) -> jobs.Job | None:
+    with store.write_tx() as conn:
+        return jobs.lease(conn, format_ts(now), job_types=[job_type])
+
+
+def retry_delay_ms(attempts: int, base_ms: int = RETRY_BASE_MS, cap_ms: int = RETRY_CAP_MS) -> int:
+    return int(min(base_ms * 2 ** max(attempts - 1, 0), cap_ms))
+
+
+def describe_error(exc: BaseException) -> str:
+    """The text kept in a failed job's error field."""
+    if isinstance(exc, SignetError):
+        return f"{type(exc).__name__} ({exc.code}): {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def fail_job(
+    store: Store,
+    job: jobs.Job,
+    exc: BaseException,
+    now: datetime,
+    *,
+    retry_base_ms: int = RETRY_BASE_MS,
+    on_dead: Callable[[Connection], None] | None = None,
+) -> str:
+    """Record the failure; return the job's new status ('pending', 'dead', or '' if lost)."""
+    error = describe_error(exc)
+    if isinstance(exc, SignetError):
+        log.warning("%s job %s failed (attempt %d/%d): %s", job.job_type, job.id,
+                    job.attempts, job.max_attempts, error)
+    else:  # not an expected provider fault: keep the traceback for whoever debugs it
+        log.error("%s job %s crashed", job.job_type, job.id, exc_info=exc)
+    delay = retry_delay_ms(job.attempts, retry_base_ms)
+    with store.write_tx() as conn:
+        status = jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
+        if status == "dead" and on_dead is not None:
+            on_dead(conn)
+    return status
+
+
+class LostLease(RuntimeError):
+    """The job is no longer ours to end: the reaper gave it back and another worker took it."""
+
+
+def complete_job(conn: Connection, job: jobs.Job, now: datetime, result: dict[str, Any]) -> None:
+    """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
+    if not jobs.complete(conn, job.id, format_ts(now), result):
+        raise LostLease(f"{job.job_type} job {job.id} is no longer leased by this worker")

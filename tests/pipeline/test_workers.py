@@ -1,0 +1,132 @@
+"""End to end: remember -> extract -> decide -> controlled write, on real SQLite, with the
+fake LLM server speaking the Ollama and OpenAI wire formats, and with provider "none"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
+
+from fakes.llm_server import FakeLLMServer
+from signet.store import graph as graph_sql
+from signet.types import MemoryFilters
+
+SOURCE = "Chatted today. I moved to Berlin last spring and I drive a Ford Mustang."
+FACT = "The user lives in Berlin since last spring"
+
+
+def berlin_script() -> Script:
+    return Script(
+        facts={"moved to Berlin": [
+            {"content": FACT, "type": "fact", "confidence": 0.9},
+            {"content": "The user drives a Ford Mustang", "type": "fact", "confidence": 0.4},
+        ]},
+        entities={"moved to Berlin": [
+            {"source": "user", "relationship": "lives_in", "target": "Berlin", "confidence": 0.9},
+            {"source": "user", "relationship": "drives", "target": "Ford Mustang", "confidence": 0.8},
+        ]},
+    )
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_remember_extract_decide_write_end_to_end(tmp_path: Path, provider: str) -> None:
+    script = berlin_script()
+    with FakeLLMServer(responder=script) as server:
+        app = open_app(pipeline_config(tmp_path / "ws"), http_llm(server, provider))
+        with app:
+            source = app.remember(SOURCE).id
+            assert app.get(source).extraction_status == "pending"
+            assert app.run_pipeline_until_idle() > 0
+
+            derived = app.list(MemoryFilters(source_id=source)).items
+            assert [m.content for m in derived] == [FACT]
+            fact = derived[0]
+            assert (fact.source_type, fact.type, fact.confidence) == ("pipeline", "fact", 0.9)
+            assert [(e.event, e.changed_by, e.actor_type) for e in app.history(fact.id)] == [
+                ("created", "pipeline", "daemon")
+            ]
+            assert app.get(source).extraction_status == "completed"
+            assert app.get(source).extraction_model == "fake-model"
+            # A derived fact is not extracted again, but it gets its own hints.
+            assert fact.extraction_status == "none"
+            assert "discounts" in app.get(fact.id).hints
+
+            recorded = proposals(app, source)
+            assert [(p["proposal"]["action"], p["outcome"], p["actor"]) for p in recorded] == [
+                ("add", "add", "pipeline"), ("add", "low_confidence", "pipeline")
+            ]
+            assert recorded[0]["memoryId"] == fact.id
+
+            conn = app.store.reader()
+            names = rows(conn, "SELECT canonical_name, mentions FROM entities ORDER BY 1")
+            assert names == [("berlin", 2), ("ford mustang", 1), ("user", 2)]
+            assert rows(conn, "SELECT relation_type, mentions FROM relations ORDER BY 1") == [
+                ("drives", 1), ("lives_in", 1)
+            ]
+            linked = {e.canonical_name for e in graph_sql.entities_of_memory(conn, fact.id)}
+            assert linked == {"berlin", "user"}
+    assert script.calls.count("extract") == 1
+    paths = {r.path for r in server.requests}
+    assert paths == ({"/api/chat"} if provider == "ollama" else {"/v1/chat/completions"})
+
+
+def test_provider_none_records_rule_proposals_and_writes_at_a_lower_gate(tmp_path: Path) -> None:
+    content = "I prefer green tea over coffee in the mornings. My sister Anna lives in Lisbon."
+    with open_app(pipeline_config(tmp_path / "a"), llm=None) as app:
+        source = app.remember(content).id
+        app.run_pipeline_until_idle()
+        recorded = proposals(app, source)
+        assert [p["outcome"] for p in recorded] == ["low_confidence", "low_confidence"]
+        assert recorded[0]["proposal"]["fact"]["content"] == (
+            "The user prefers green tea over coffee in the mornings."
+        )
+        assert app.list().total == 1
+        assert app.get(source).extraction_model == "rules"
+        # The rule extractor's names still reach the graph.
+        names = rows(app.store.reader(), "SELECT canonical_name FROM entities ORDER BY 1")
+        assert ("lisbon",) in names and ("anna",) in names
+
+    with open_app(pipeline_config(tmp_path / "b", min_confidence=0.5), llm=None) as app:
+        source = app.remember(content).id
+        app.run_pipeline_until_idle()
+        derived = [m.content for m in app.list(MemoryFilters(source_id=source)).items]
+        assert sorted(derived) == [
+            "The user prefers green tea over coffee in the mornings.",
+            "The user's sister Anna lives in Lisbon.",
+        ]
+
+
+def test_provider_none_hints_are_vocabulary_words_not_in_the_content(tmp_path: Path) -> None:
+    with open_app(pipeline_config(tmp_path / "ws"), llm=None) as app:
+        memory_id = app.remember("The user keeps a loyalty card for the grocery store").id
+        app.run_pipeline_until_idle()
+        hints = app.get(memory_id).hints.split()
+        assert len(hints) == 8
+        assert not {"loyalty", "card", "grocery", "store"} & set(hints)
+        job = app.jobs(job_type="hints")[0]
+        assert job.status == "completed" and job.result and job.result["method"] == "vocabulary"
+
+
+def test_a_near_duplicate_fact_is_proposed_as_none_without_an_llm(tmp_path: Path) -> None:
+    config = pipeline_config(tmp_path / "ws", min_confidence=0.5)
+    with open_app(config, llm=None) as app:
+        app.remember("The user prefers green tea over coffee.", source_type="manual")
+        source = app.remember("Honestly, I prefer green tea over coffee!").id
+        app.run_pipeline_until_idle()
+        assert [p["outcome"] for p in proposals(app, source)] == ["none"]
+        assert app.list().total == 2
+
+
+def test_an_llm_decision_of_none_and_a_duplicate_add_write_nothing(tmp_path: Path) -> None:
+    script = Script(
+        facts={"tabs": [{"content": "The user indents code with tabs", "confidence": 0.95}]},
+        decisions={"tabs": {"action": "none", "confidence": 0.9, "reason": "known"}},
+    )
+    with FakeLLMServer(responder=script) as server:
+        with open_app(pipeline_config(tmp_path / "ws"), http_llm(server)) as app:
+            app.remember("The user indents code with tabs")
+            source = app.remember("Reminder: I use tabs, always tabs.").id
+            app.run_pipeline_until_idle()
+            assert [p["outcome"] for p in proposals(app, source)] == ["none"]
+            assert app.list().total == 2

@@ -1,0 +1,117 @@
+"""Helpers for the worker tests: a scripted fake LLM behind the real HTTP providers, and apps
+opened on a real SQLite workspace in tmp_path with a given set of pipeline flags.
+
+`Script` answers each pipeline prompt by its kind (extraction, decision, contradiction, hints),
+so a test says "extracting X gives these facts; deciding about fact F gives this action" and the
+FakeLLMServer speaks the provider's wire format around it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fakes.llm_server import FakeLLMServer, Reply, prompt_of
+from signet.app import SignetApp
+from signet.config import Config
+from signet.providers.hash_embedder import HashEmbedder
+from signet.providers.llm import LLM, make_llm
+from signet.store.connection import Connection
+
+EXTRACTION_MARK = "Extract the facts worth remembering"
+DECISION_MARK = "New fact ("
+CONTRADICTION_MARK = "Now compare:"
+HINTS_MARK = "Write 3 to 5 different questions"
+
+
+@dataclass
+class Script:
+    """What the fake model answers, by prompt kind; unknown prompts get empty results."""
+
+    facts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # content substring ->
+    entities: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    decisions: dict[str, dict[str, Any]] = field(default_factory=dict)  # fact substring ->
+    contradiction: dict[str, Any] = field(
+        default_factory=lambda: {"contradicts": False, "confidence": 0.9, "reason": "compatible"}
+    )
+    hints: list[str] = field(default_factory=lambda: ["where do I shop?", "any discounts?", "what car do I drive?"])
+    calls: list[str] = field(default_factory=list)
+    decide: Callable[[str], dict[str, Any]] | None = None
+
+    def __call__(self, request: Any) -> Reply:
+        prompt = prompt_of(request)
+        if EXTRACTION_MARK in prompt:
+            self.calls.append("extract")
+            text = prompt.split("Text:\n", 1)[-1]
+            facts = next((v for k, v in self.facts.items() if k in text), [])
+            entities = next((v for k, v in self.entities.items() if k in text), [])
+            return Reply(json.dumps({"facts": facts, "entities": entities}))
+        if DECISION_MARK in prompt:
+            self.calls.append("decide")
+            fact_line = prompt.splitlines()[0]
+            if self.decide is not None:
+                return Reply(json.dumps(self.decide(prompt)))
+            answer = next((v for k, v in self.decisions.items() if k in fact_line), None)
+            return Reply(json.dumps(answer or {"action": "add", "confidence": 0.9, "reason": "new"}))
+        if CONTRADICTION_MARK in prompt:
+            self.calls.append("contradiction")
+            return Reply(json.dumps(self.contradiction))
+        if HINTS_MARK in prompt:
+            self.calls.append("hints")
+            return Reply(json.dumps({"hints": self.hints}))
+        self.calls.append("other")
+        return Reply("{}")
+
+
+def pipeline_config(
+    root: Path,
+    *,
+    enabled: bool = True,
+    shadow: bool = False,
+    frozen: bool = False,
+    allow_update_delete: bool = False,
+    min_confidence: float = 0.7,
+    hints: bool = True,
+) -> Config:
+    config = Config.default(root)
+    pipeline = config.pipeline
+    pipeline = dataclasses.replace(
+        pipeline, enabled=enabled, shadow_mode=shadow, mutations_frozen=frozen,
+        min_fact_confidence_for_write=min_confidence,
+        hints=dataclasses.replace(pipeline.hints, enabled=hints),
+        autonomous=dataclasses.replace(pipeline.autonomous, allow_update_delete=allow_update_delete),
+    )
+    return dataclasses.replace(config, pipeline=pipeline)
+
+
+def http_llm(server: FakeLLMServer, provider: str = "ollama", timeout_ms: int = 5_000) -> LLM:
+    llm = make_llm(provider, model="fake-model", base_url=server.url, timeout_ms=timeout_ms,
+                   max_calls_per_hour=100_000, burst=1_000)
+    assert llm is not None
+    return llm
+
+
+def open_app(config: Config, llm: LLM | None, embedder: Any = "hash") -> SignetApp:
+    chosen = HashEmbedder(64) if embedder == "hash" else embedder
+    return SignetApp.open(config, embedder=chosen, llm=llm)
+
+
+def rows(conn: Connection, sql: str, *params: Any) -> list[Any]:
+    return [tuple(r) for r in conn.execute(sql, params).fetchall()]
+
+
+def history_events(app: SignetApp, memory_id: str) -> list[tuple[str, str]]:
+    return [(e.event, e.changed_by) for e in app.history(memory_id)]
+
+
+def proposals(app: SignetApp, memory_id: str) -> list[dict[str, Any]]:
+    """The pipeline's proposal records on a memory (event "none" with a proposal)."""
+    return [
+        {**e.metadata, "actor": e.changed_by}
+        for e in app.history(memory_id)
+        if e.event == "none" and e.metadata and "proposal" in e.metadata
+    ]
