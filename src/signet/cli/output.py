@@ -126,17 +126,15 @@ def print_recall(response: JSON) -> None:
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("id", no_wrap=True)
-    table.add_column("content")
-    for channel in CHANNELS:
-        table.add_column(channel, justify="right")
+    table.add_column("content", ratio=1)
+    table.add_column("evidence", no_wrap=True)
     for rank, hit in enumerate(response["results"], start=1):
-        evidence = hit.get("evidence") or {}
         table.add_row(
             str(rank),
             f"{hit['score']:.3f}",
             _short_cell(hit),
             Text(_clip(hit["content"])),
-            *(_score(evidence.get(channel)) for channel in CHANNELS),
+            _evidence(hit.get("evidence") or {}),
         )
     out = console()
     out.print(table)
@@ -243,8 +241,13 @@ def _clip(text: str, width: int = CONTENT_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+def _evidence(evidence: JSON) -> str:
+    """The channels that found the memory, one per line, each with its score."""
+    found = [
+        f"{channel} {evidence[channel]:.3f}" for channel in CHANNELS
+        if evidence.get(channel) is not None
+    ]
+    return "\n".join(found) or "-"
 
 
 def _pipeline_line(pipeline: JSON) -> str:
