@@ -1,0 +1,210 @@
+"""The workers at run time: no model call ever inside a write transaction, the embed worker,
+graph persistence (non-fatal) and inline linking, hints found by recall, queue throughput."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
+
+from fakes.llm_server import FakeLLMServer
+from signet.errors import ProviderError
+from signet.providers.hash_embedder import HashEmbedder
+from signet.providers.llm import LLM, Completion
+from signet.store import embeddings as emb_sql
+from signet.store import graph as graph_sql
+from signet.store.db import Store
+from signet.types import RecallQuery
+
+
+class TxGuard:
+    """Records every call it wraps together with whether a write transaction was open."""
+
+    def __init__(self) -> None:
+        self.store: Store | None = None
+        self.calls: list[tuple[str, bool]] = []
+
+    def note(self, what: str) -> None:
+        assert self.store is not None
+        self.calls.append((what, self.store.in_write_tx))
+
+
+class GuardedLLM:
+    def __init__(self, inner: LLM, guard: TxGuard) -> None:
+        self.inner, self.guard = inner, guard
+        self.name, self.model = inner.name, inner.model
+
+    def complete(self, prompt: str, **kw: Any) -> Completion:
+        self.guard.note("llm")
+        return self.inner.complete(prompt, **kw)
+
+
+class GuardedEmbedder:
+    def __init__(self, inner: Any, guard: TxGuard, *, fail: bool = False) -> None:
+        self.inner, self.guard, self.fail = inner, guard, fail
+        self.name, self.model, self.dimensions = "guarded", inner.model, inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.guard.note("embed")
+        if self.fail:
+            raise ProviderError("embedding server down")
+        return self.inner.embed(texts)
+
+
+def test_no_llm_or_embedding_call_happens_inside_a_write_transaction(tmp_path: Path) -> None:
+    guard = TxGuard()
+    target: dict[str, str] = {}
+    script = Script(
+        facts={"Upgrade": [
+            {"content": "The weekly team meeting happens on Thursday mornings", "confidence": 0.9},
+            {"content": "The office coffee machine was replaced by a new one", "confidence": 0.9},
+        ]},
+        decide=lambda prompt: (
+            {"action": "update", "targetId": target["id"], "confidence": 0.9}
+            if "meeting" in prompt.splitlines()[0] else {"action": "add", "confidence": 0.9}
+        ),
+        contradiction={"contradicts": False, "confidence": 0.8, "reason": "fine"},
+    )
+    config = pipeline_config(tmp_path / "ws", allow_update_delete=True)
+    with FakeLLMServer(responder=script) as server:
+        llm = GuardedLLM(http_llm(server), guard)
+        # A remote-style embedder (not embedded inline): every vector comes from the embed
+        # worker or the pipeline's own preparation, all under the guard.
+        embedder = GuardedEmbedder(HashEmbedder(64), guard)
+        with open_app(config, llm, embedder=embedder) as app:  # type: ignore[arg-type]
+            guard.store = app.store
+            target["id"] = app.remember("The weekly team meeting happens on Tuesday mornings").id
+            app.run_pipeline_until_idle()
+            source = app.remember("Upgrade: meeting moved, new coffee machine").id
+            app.run_pipeline_until_idle()
+            assert [p["outcome"] for p in proposals(app, source)] == ["update", "add"]
+            assert emb_sql.audit(app.store.reader(), embedder.model)["missing"] == 0
+    kinds = {what for what, _ in guard.calls}
+    assert kinds == {"llm", "embed"}
+    assert {"extract", "decide", "contradiction", "hints"} <= set(script.calls)
+    assert [c for c in guard.calls if c[1]] == []
+
+
+def test_the_embed_worker_fills_missing_vectors_and_fails_with_the_reason(tmp_path: Path) -> None:
+    guard = TxGuard()
+    config = pipeline_config(tmp_path / "ws", enabled=False)
+    broken = GuardedEmbedder(HashEmbedder(64), guard, fail=True)
+    with open_app(config, None, embedder=broken) as app:  # type: ignore[arg-type]
+        guard.store = app.store
+        ids = [app.remember(f"memory number {i} about gardening").id for i in range(3)]
+        assert len(app.jobs(job_type="embed")) == 3
+        embed = next(w for w in app.workers() if w.name == "embed")
+        start = datetime.now(UTC) + timedelta(seconds=1)
+        for i in range(3):
+            assert embed.tick(start + timedelta(minutes=i))
+        jobs = app.jobs(job_type="embed")
+        assert {(j.status, j.attempts) for j in jobs} == {("dead", 3)}
+        assert all("embedding server down" in (j.error or "") for j in jobs)
+    working = GuardedEmbedder(HashEmbedder(64), guard)
+    with open_app(config, None, embedder=working) as app:  # type: ignore[arg-type]
+        guard.store = app.store
+        assert app.requeue_dead_jobs() == 3
+        app.run_pipeline_until_idle()
+        assert {j.status for j in app.jobs(job_type="embed")} == {"completed"}
+        conn = app.store.reader()
+        assert emb_sql.audit(conn, working.model)["missing"] == 0
+        hits = app.recall(RecallQuery("gardening", mode="vector", touch=False)).hits
+        assert {h.memory.id for h in hits} == set(ids)
+    assert [c for c in guard.calls if c[1]] == []
+
+
+def test_graph_failure_is_logged_and_never_reverts_the_facts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = Script(
+        facts={"Berlin": [{"content": "The user lives in Berlin", "confidence": 0.9}]},
+        entities={"Berlin": [{"source": "user", "relationship": "lives_in", "target": "Berlin"}]},
+    )
+    with FakeLLMServer(responder=script) as server:
+        with open_app(pipeline_config(tmp_path / "ws", hints=False), http_llm(server)) as app:
+            with app.store.write_tx() as conn:  # a broken graph schema: every upsert fails
+                conn.execute("DROP TABLE relations")
+            source = app.remember("I moved to Berlin.").id
+            with caplog.at_level(logging.WARNING):
+                app.run_pipeline_until_idle()
+            assert "graph persistence failed" in caplog.text
+            assert [p["outcome"] for p in proposals(app, source)] == ["add"]
+            assert app.get(source).extraction_status == "completed"
+            assert rows(app.store.reader(), "SELECT count(*) FROM entities") == [(0,)]
+
+
+def test_inline_linking_joins_new_memories_to_known_entities_without_an_llm(tmp_path: Path) -> None:
+    script = Script(
+        facts={"Mustang": [{"content": "The user drives a Ford Mustang", "confidence": 0.9}]},
+        entities={"Mustang": [
+            {"source": "user", "relationship": "drives", "target": "Ford Mustang"},
+        ]},
+    )
+    with FakeLLMServer(responder=script) as server:
+        with open_app(pipeline_config(tmp_path / "ws", hints=False), http_llm(server)) as app:
+            app.remember("I drive a Ford Mustang.")
+            app.run_pipeline_until_idle()
+            requests = len(server.requests)
+            later = app.remember("Booked the Ford Mustang in for an air filter at Target.")
+            conn = app.store.reader()
+            linked = [e.canonical_name for e in graph_sql.entities_of_memory(conn, later.id)]
+            assert linked == ["ford mustang"]  # linked at write time; "target" is no entity
+            assert len(server.requests) == requests  # no model involved
+            assert rows(conn, "SELECT count(*) FROM entities") == [(2,)]
+
+
+def test_llm_hints_are_stored_and_found_by_the_hint_channel(tmp_path: Path) -> None:
+    script = Script(hints=["where can I get discounts on car parts?", "which stores do I shop at?"])
+    with FakeLLMServer(responder=script) as server:
+        with open_app(pipeline_config(tmp_path / "ws"), http_llm(server)) as app:
+            memory_id = app.remember("The user has a Target loyalty card").id
+            app.run_pipeline_until_idle()
+            assert app.get(memory_id).hints == (
+                "where can I get discounts on car parts? which stores do I shop at?"
+            )
+            response = app.recall(RecallQuery("discounts", mode="keyword", touch=False))
+            [hit] = response.hits
+            assert hit.memory.id == memory_id and hit.evidence.hint is not None
+            [job] = app.jobs(job_type="hints")
+            assert job.result and job.result["method"] == "llm"
+
+
+class InstantLLM:
+    """A model that answers at once (the pipeline's own cost is what the test measures)."""
+
+    name, model = "instant", "instant"
+
+    def complete(self, prompt: str, **kw: Any) -> Completion:
+        if "Extract the facts" in prompt:
+            text = prompt.split("Text:\n", 1)[-1]
+            body = {"facts": [{"content": f"The user said: {text}", "confidence": 0.9}],
+                    "entities": [{"source": "user", "relationship": "said", "target": "Note"}]}
+        elif "Write 3 to 5" in prompt:
+            body = {"hints": ["first question?", "second question?", "third question?"]}
+        else:
+            body = {"action": "add", "confidence": 0.9}
+        return Completion(json.dumps(body), None, None, 0.0, self.model, self.name)
+
+
+def test_queue_throughput_with_an_instant_llm(tmp_path: Path) -> None:
+    count = 150
+    with open_app(pipeline_config(tmp_path / "ws"), InstantLLM()) as app:  # type: ignore[arg-type]
+        for i in range(count):
+            app.remember(f"Note {i}: the user bought item {i} at shop {i % 7}")
+        started = time.perf_counter()
+        app.run_pipeline_until_idle()
+        seconds = time.perf_counter() - started
+        done = sum(1 for j in app.jobs(limit=10_000) if j.status == "completed")
+    # extract + hints for each note, and hints for each derived fact
+    assert done == 3 * count
+    rate = done / seconds
+    print(f"\nqueue throughput: {done} jobs in {seconds:.2f} s = {rate:.0f} jobs/s")
+    assert rate > 20
