@@ -29,6 +29,7 @@ from signet.providers.llm import LLM, make_llm
 from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
 from signet.store import embeddings as emb_sql
+from signet.store import feedback as feedback_sql
 from signet.store import graph as graph_sql
 from signet.store import history as history_sql
 from signet.store import idempotency as idem_sql
@@ -36,6 +37,7 @@ from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.store.db import Store
+from signet.store.feedback import FEEDBACK_TYPES, Feedback
 from signet.store.jobs import Job
 from signet.store.review import ReviewItem
 from signet.types import (
@@ -432,6 +434,32 @@ class SignetApp:
             recovered = mem_sql.get(conn, memory_id)
         assert recovered is not None
         return recovered
+
+    def feedback(
+        self,
+        memory_id: str,
+        feedback_type: str,
+        *,
+        actor: Actor = Actor(),
+        correction_text: str | None = None,
+        session_id: str | None = None,
+    ) -> Feedback:
+        """Record an agent's verdict on a memory it used; the memory itself is not changed."""
+        if feedback_type not in FEEDBACK_TYPES:
+            raise InvalidInput(f"feedback must be one of {', '.join(FEEDBACK_TYPES)}")
+        text = _optional_str(correction_text, "correction_text")
+        if feedback_type == "correction" and not (text or "").strip():
+            raise InvalidInput("a correction needs correction_text")
+        if text is not None and len(text) > self.config.memory.max_content_chars:
+            raise InvalidInput("correction_text is too long")
+        with self.store.write_tx() as conn:
+            if mem_sql.get(conn, memory_id) is None:
+                raise NotFound(f"memory {memory_id} not found")
+            return feedback_sql.add(
+                conn, memory_id=memory_id, feedback_type=feedback_type, correction_text=text,
+                session_id=_optional_str(session_id, "session_id") or actor.session_id,
+                actor=actor.name, agent_id=actor.agent_id, now=utc_now(),
+            )
 
     # -- pipeline: the app's write path for the workers, the workers, the review queue -------
 
