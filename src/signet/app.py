@@ -493,9 +493,13 @@ class SignetApp:
             ]
         return self._workers
 
-    def run_pipeline_until_idle(self, max_rounds: int = 100_000) -> int:
-        """Run every worker until none has work; return the ticks that did work."""
-        return WorkerLoop(self.workers()).run_until_idle(max_rounds)
+    def run_pipeline_until_idle(
+        self, max_rounds: int = 100_000, *, only: Sequence[str] | None = None
+    ) -> int:
+        """Run the workers (all, or those named in `only`) until none has work; return the
+        ticks that did work."""
+        chosen = [w for w in self.workers() if only is None or w.name in only]
+        return WorkerLoop(chosen).run_until_idle(max_rounds)
 
     def review_queue(self, status: str | None = "pending", *, limit: int = 100) -> list[ReviewItem]:
         return review_sql.list_items(self.store.reader(), status, limit=limit)
@@ -519,6 +523,10 @@ class SignetApp:
         if found is None:
             raise NotFound(f"job {job_id} not found")
         return found
+
+    def job_depths(self) -> dict[str, dict[str, int]]:
+        """Queue depth: job type -> status -> count."""
+        return jobs_sql.depths(self.store.reader())
 
     def requeue_dead_jobs(self, job_ids: Sequence[str] | None = None) -> int:
         with self.store.write_tx() as conn:

@@ -15,7 +15,13 @@ from typing import Any
 import click
 
 from signet import __version__
-from signet.cli import bench_commands, daemon_commands, memory_commands, workspace_commands
+from signet.cli import (
+    bench_commands,
+    daemon_commands,
+    memory_commands,
+    pipeline_commands,
+    workspace_commands,
+)
 from signet.cli.state import CliState
 from signet.errors import SignetError
 
@@ -53,6 +59,8 @@ for _command in (
 ):
     cli.add_command(_command)
 cli.add_command(daemon_commands.daemon)
+for _command in pipeline_commands.COMMANDS:
+    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,182 @@
+"""The pipeline commands: `signet jobs list|show|requeue-dead` and `signet pipeline run`.
+
+They open the workspace in-process, whether or not a daemon runs: the job queue lives in the
+database, leases are atomic across processes (SQLite's write lock), so inspecting the queue or
+running the workers here next to a daemon is safe. `pipeline run --until-idle` ticks every
+worker (extraction, hints, embeddings, the stale-lease reaper) until none has work — the way
+scripts and tests drain the queue; without it the workers run in the foreground until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from signet.cli.output import console, short_id
+from signet.cli.state import CliState, json_option
+from signet.store.jobs import JOB_STATUSES, JOB_TYPES
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["COMMANDS"]
+
+WORKER_NAMES = ("extract", "hints", "embed", "reaper")
+ERROR_WIDTH = 60
+
+
+@contextmanager
+def open_app(state: CliState, *, providers: bool) -> Iterator[SignetApp]:
+    # Imported here: `signet --help` must not load the store, numpy or the providers.
+    from signet.app import SignetApp
+
+    config = state.config()
+    if providers:
+        app = SignetApp.open(config)
+    else:
+        app = SignetApp.open(config, embedder=None, llm=None)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+@click.group()
+def jobs() -> None:
+    """Inspect the pipeline's job queue and requeue dead jobs."""
+
+
+@jobs.command(name="list")
+@click.option("--status", type=click.Choice(JOB_STATUSES), help="Only jobs in this state.")
+@click.option("--type", "job_type", type=click.Choice(JOB_TYPES), help="Only jobs of this type.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@json_option
+@click.pass_obj
+def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: int) -> None:
+    """List jobs, newest first, with the queue's depth per type and state."""
+    with open_app(state, providers=False) as app:
+        found = app.jobs(status=status, job_type=job_type, limit=limit)
+        data = {"jobs": [job.to_dict() for job in found], "depths": app.job_depths()}
+    state.show(data, print_jobs)
+
+
+@jobs.command(name="show")
+@click.argument("job_id", metavar="ID")
+@json_option
+@click.pass_obj
+def show_job(state: CliState, job_id: str) -> None:
+    """Show one job: payload, result, attempts and its last error."""
+    with open_app(state, providers=False) as app:
+        data = app.job(job_id).to_dict()
+    state.show(data, print_job)
+
+
+@jobs.command(name="requeue-dead")
+@click.argument("job_ids", nargs=-1, metavar="[ID]...")
+@json_option
+@click.pass_obj
+def requeue_dead(state: CliState, job_ids: tuple[str, ...]) -> None:
+    """Give dead jobs (all, or the IDs given) a fresh set of attempts."""
+    with open_app(state, providers=False) as app:
+        count = app.requeue_dead_jobs(list(job_ids) if job_ids else None)
+    state.show({"requeued": count}, lambda d: click.echo(f"Requeued {d['requeued']} dead job(s)."))
+
+
+@click.group()
+def pipeline() -> None:
+    """Run the background pipeline's workers in this process."""
+
+
+@pipeline.command(name="run")
+@click.option("--until-idle", is_flag=True, help="Stop once no worker has work left.")
+@click.option(
+    "--only", multiple=True, type=click.Choice(WORKER_NAMES),
+    help="Run only this worker (repeatable).",
+)
+@json_option
+@click.pass_obj
+def run_pipeline(state: CliState, until_idle: bool, only: tuple[str, ...]) -> None:
+    """Work through the job queue: extraction, hints, embeddings, the lease reaper."""
+    started = time.perf_counter()
+    with open_app(state, providers=True) as app:
+        if until_idle:
+            ticks = app.run_pipeline_until_idle(only=only or None)
+        else:
+            ticks = _run_forever(app, only)
+        data = {
+            "ticks": ticks,
+            "seconds": round(time.perf_counter() - started, 3),
+            "depths": app.job_depths(),
+        }
+    state.show(data, print_run)
+
+
+def _run_forever(app: SignetApp, only: tuple[str, ...]) -> int:
+    from signet.workers.loop import WorkerLoop
+
+    workers = [w for w in app.workers() if not only or w.name in only]
+    interval = app.config.pipeline.worker_poll_ms / 1000
+    loop = WorkerLoop(workers, idle_sleep_s=interval)
+    stop = threading.Event()
+    try:
+        loop.run(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    return sum(s["work_done"] for s in loop.state().values())
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def print_jobs(data: dict[str, Any]) -> None:
+    table = Table(show_header=True, header_style="bold", box=None)
+    for column in ("id", "type", "status", "tries", "memory", "updated", "error"):
+        table.add_column(column)
+    for job in data["jobs"]:
+        table.add_row(
+            short_id(job["id"]), job["job_type"], job["status"],
+            f"{job['attempts']}/{job['max_attempts']}", short_id(job["memory_id"] or "-"),
+            job["updated_at"], Text(_clip(job["error"] or "")),
+        )
+    out = console()
+    out.print(table if data["jobs"] else "No jobs.")
+    out.print(Text(_depth_line(data["depths"])))
+
+
+def print_job(job: dict[str, Any]) -> None:
+    table = Table(show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    for name, value in job.items():
+        table.add_row(name, Text("" if value is None else str(value)))
+    console().print(table)
+
+
+def print_run(data: dict[str, Any]) -> None:
+    click.echo(f"{data['ticks']} unit(s) of work in {data['seconds']} s")
+    click.echo(_depth_line(data["depths"]))
+
+
+def _depth_line(depths: dict[str, dict[str, int]]) -> str:
+    if not depths:
+        return "Queue: empty."
+    parts = [
+        f"{job_type} " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        for job_type, counts in sorted(depths.items())
+    ]
+    return "Queue: " + "; ".join(parts) + "."
+
+
+def _clip(text: str, width: int = ERROR_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+COMMANDS: tuple[click.Command, ...] = (jobs, pipeline)
