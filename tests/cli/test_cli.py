@@ -2,8 +2,9 @@
 
 Every test points SIGNET_PORT at a free port where nothing listens, so the CLI falls back to
 opening the store in-process; the daemon test at the end starts a real daemon on such a port
-and checks the CLI goes through it. Embeddings are off (`provider: none`) for speed, except in
-the test that checks which commands use the configured embedder (a loopback fake server).
+and checks the CLI goes through it. Embeddings and the pipeline are off for speed and steady counts,
+except in the test that checks which commands use the configured embedder (a loopback fake
+embedding server).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ import pytest
 
 from fakes.embed_server import FakeEmbedServer
 
-NO_EMBEDDINGS = "embedding:\n  provider: none\n"
+# No embeddings, for speed; no pipeline, so a daemon's workers never add derived memories
+# while a test counts them.
+NO_EMBEDDINGS = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
 
 
 def free_port() -> int:
