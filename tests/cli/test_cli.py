@@ -1,10 +1,10 @@
 """The `signet` CLI, run as real subprocesses (`python -m signet ...`) against a tmp workspace.
 
 Every test points SIGNET_PORT at a free port where nothing listens, so the CLI falls back to
-opening the store in-process; the daemon test at the end starts a real daemon on such a port
-and checks the CLI goes through it. Embeddings and the pipeline are off for speed and steady counts,
-except in the test that checks which commands use the configured embedder (a loopback fake
-embedding server).
+opening the store in-process; the daemon tests at the end start a real daemon on such a port
+and check that the CLI goes through it. Embeddings and the pipeline are off, for speed and
+steady counts, except in the test that checks which commands use the configured embedder (a
+loopback fake embedding server).
 """
 
 from __future__ import annotations
