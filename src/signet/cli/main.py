@@ -18,6 +18,7 @@ from signet import __version__
 from signet.cli import (
     bench_commands,
     daemon_commands,
+    mcp_command,
     memory_commands,
     pipeline_commands,
     workspace_commands,
@@ -59,6 +60,7 @@ for _command in (
 ):
     cli.add_command(_command)
 cli.add_command(daemon_commands.daemon)
+cli.add_command(mcp_command.mcp)
 for _command in pipeline_commands.COMMANDS:
     cli.add_command(_command)
 

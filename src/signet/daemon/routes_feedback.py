@@ -1,0 +1,40 @@
+"""`POST /api/memory/feedback`: an agent's verdict on a memory it used (the MCP tool
+memory_feedback, proxied here by `signet mcp` when the daemon runs).
+
+Body `{memory_id, feedback: "positive"|"negative"|"correction", correction_text?, session_id?}`
+-> the recorded row `{id, memory_id, session_id, feedback_type, correction_text, actor,
+agent_id, created_at}`. The values are checked by `SignetApp.feedback`, as for every adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from pydantic import Field
+
+from signet.daemon.dependencies import App, CallerActor
+from signet.daemon.schemas import ErrorOut, _Body
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (400, 404, 503)}
+
+router = APIRouter(prefix="/api", responses=ERRORS)
+
+
+class FeedbackBody(_Body):
+    memory_id: str
+    feedback: str = Field(description="positive, negative or correction.")
+    correction_text: str | None = Field(None, description="What is right; needed for a correction.")
+    session_id: str | None = Field(None, description="Default: the X-Signet-Session header.")
+
+
+@router.post("/memory/feedback")
+def feedback(body: FeedbackBody, app: App, actor: CallerActor) -> JSONResponse:
+    record = app.feedback(
+        body.memory_id, body.feedback, actor=actor, correction_text=body.correction_text,
+        session_id=body.session_id,
+    )
+    return JSONResponse(record.to_dict())

@@ -1,0 +1,143 @@
+"""The MCP tools: each a docstring for the agent plus one backend call.
+
+The docstrings are what the agent reads when it decides which tool to call, so they say when
+to use a tool and what it returns, not how it works. Arguments are checked twice: their JSON
+types by the SDK against the schema it derives from the signatures, their meaning (a known
+memory type, importance between 0 and 1) by the app, the same for every adapter. Any
+`SignetError` becomes a tool error whose text is the error's message, which the agent can read
+and act on; anything else is a bug and the SDK reports it without details.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+import signet
+from signet.errors import SignetError
+from signet.mcp.backends import Backend
+
+__all__ = ["INSTRUCTIONS", "build_server"]
+
+JSON = dict[str, Any]
+Mode = Literal["hybrid", "keyword", "vector", "full"]
+FeedbackType = Literal["positive", "negative", "correction"]
+
+INSTRUCTIONS = (
+    "Signet is the user's long-term memory. Search it (memory_search) before answering "
+    "questions about the user, their projects, preferences and past decisions; store durable "
+    "facts, preferences and decisions you learn (memory_store); correct or remove memories that "
+    "turn out wrong (memory_modify, memory_forget); and tell Signet which recalled memories "
+    "helped (memory_feedback)."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+
+def build_server(backend: Backend) -> MCPServer:
+    """An MCP server whose tools call `backend`; the caller chooses the transport."""
+    server: MCPServer = MCPServer(
+        "signet", instructions=INSTRUCTIONS, version=signet.__version__,
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    def memory_search(
+        query: str, limit: int = 10, mode: Mode = "hybrid", type: str | None = None,
+        tags: list[str] | None = None, project: str | None = None,
+    ) -> JSON:
+        """Search long-term memory for what answers `query` (a question or keywords).
+
+        Returns {"results": [memory + {"score", "evidence", "adjustments"}], "query", "method",
+        "meta": {"count", "timings", "degraded"}}, best first. `mode`: "hybrid" (keywords and
+        meaning, the default), "keyword", "vector" or "full". Filters: `type` (fact, preference,
+        decision, ...), `tags` (all must match), `project`.
+        """
+        filters = _present(type=type, tags=tags, project=project)
+        return _answer(backend.recall, query, limit=limit, mode=mode, filters=filters)
+
+    @server.tool(annotations=WRITES)
+    def memory_store(
+        content: str, type: str = "fact", tags: list[str] | None = None,
+        importance: float | None = None, pinned: bool = False, project: str | None = None,
+    ) -> JSON:
+        """Store one memory: a self-contained statement worth recalling in a later session.
+
+        `type`: fact, preference, decision, procedural, semantic, constraint, episodic, note.
+        `importance` from 0 to 1 (default 0.5); `pinned` keeps it from being forgotten without
+        force. Storing text that is already remembered returns the existing id with
+        "deduped": true. Returns {"id", "deduped"}.
+        """
+        fields = _present(type=type, tags=tags, importance=importance, project=project)
+        stored = _answer(backend.remember, content, {**fields, "pinned": pinned})
+        return {"id": stored["id"], "deduped": stored["deduped"]}
+
+    @server.tool(annotations=READ_ONLY)
+    def memory_get(id: str) -> JSON:
+        """One memory by its id, with all its fields (content, type, tags, version, ...)."""
+        return _answer(backend.get, id)
+
+    @server.tool(annotations=READ_ONLY)
+    def memory_list(
+        limit: int = 20, offset: int = 0, type: str | None = None, project: str | None = None,
+    ) -> JSON:
+        """Browse memories, newest first: {"items": [memory], "total", "limit", "offset"}.
+
+        Use memory_search to find memories about something; this lists them page by page.
+        """
+        filters = _present(type=type, project=project)
+        return _answer(backend.list, limit=limit, offset=offset, filters=filters)
+
+    @server.tool(annotations=WRITES)
+    def memory_modify(
+        id: str, content: str | None = None, type: str | None = None,
+        tags: list[str] | None = None, importance: float | None = None,
+        pinned: bool | None = None, version: int | None = None, reason: str | None = None,
+    ) -> JSON:
+        """Change a memory: only the fields given change; returns the updated memory.
+
+        Pass the `version` you read (memory_get) to refuse the change when someone else changed
+        the memory meanwhile. `reason` is kept in the memory's history.
+        """
+        changes = _present(
+            content=content, type=type, tags=tags, importance=importance, pinned=pinned
+        )
+        return _answer(backend.modify, id, changes, version=version, reason=reason)
+
+    @server.tool(annotations=DELETES)
+    def memory_forget(id: str, force: bool = False, reason: str | None = None) -> JSON:
+        """Forget a memory (soft delete: it stops being recalled and can be recovered for a
+        while). A pinned memory needs `force`. Returns the memory, now with is_deleted true."""
+        return _answer(backend.forget, id, force=force, reason=reason)
+
+    @server.tool(annotations=WRITES)
+    def memory_feedback(
+        memory_id: str, feedback: FeedbackType = "positive", correction_text: str | None = None,
+        session_id: str | None = None,
+    ) -> JSON:
+        """Say whether a recalled memory helped: "positive", "negative", or "correction" with
+        `correction_text` saying what is right. The memory itself is not changed (use
+        memory_modify for that). Returns the recorded feedback."""
+        return _answer(
+            backend.feedback, memory_id, feedback, correction_text=correction_text,
+            session_id=session_id,
+        )
+
+    return server
+
+
+def _answer(call: Callable[..., JSON], *args: Any, **kwargs: Any) -> JSON:
+    """One backend call; a SignetError becomes a tool error the agent can read."""
+    try:
+        return call(*args, **kwargs)
+    except SignetError as exc:
+        raise ToolError(exc.message) from exc
+
+
+def _present(**values: Any) -> JSON:
+    return {name: value for name, value in values.items() if value is not None}
