@@ -49,6 +49,7 @@ def run_foreground(cfg: Config) -> None:
     if the database cannot be opened. Nothing is written to the database in either case."""
     from signet.daemon import server  # imports FastAPI, uvicorn and the app: only here
 
+    _make_dirs(cfg)
     logfile.configure(cfg.log_dir)
     try:
         with PidLock(cfg.pid_path) as lock:
@@ -56,12 +57,25 @@ def run_foreground(cfg: Config) -> None:
             lock.write(os.getpid())
             log.info("starting", extra={"pid": os.getpid(), "port": cfg.port, "bind": cfg.bind,
                                         "workspace": str(cfg.workspace)})
-            print(f"signet daemon (pid {os.getpid()}) listening on {url(cfg)}", file=sys.stderr,
-                  flush=True)
-            server.run(cfg, sock)
+            server.run(cfg, sock, ready=lambda: _announce(cfg))
     except SignetError as exc:
         log.error("cannot start: %s", exc)
         raise
+
+
+def _make_dirs(cfg: Config) -> None:
+    try:
+        cfg.log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SignetError(
+            f"cannot create the daemon's directory {cfg.log_dir}: {exc.strerror}",
+            code="daemon_dir_unwritable",
+        ) from exc
+
+
+def _announce(cfg: Config) -> None:
+    print(f"signet daemon (pid {os.getpid()}) listening on {url(cfg)}", file=sys.stderr,
+          flush=True)
 
 
 class PidLock:
@@ -149,7 +163,7 @@ def stop(cfg: Config, timeout_s: float = 10) -> bool:
         return False
     os.kill(pid, signal.SIGTERM)
     if not _wait_stopped(cfg, pid, timeout_s):
-        log.warning("daemon %d ignored SIGTERM for %.0f s; killing it", pid, timeout_s)
+        log.warning("daemon %d ignored SIGTERM for %.1f s; killing it", pid, timeout_s)
         os.kill(pid, signal.SIGKILL)
         _wait_stopped(cfg, pid, 5)
     return True

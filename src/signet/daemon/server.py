@@ -19,6 +19,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
@@ -27,9 +28,10 @@ from fastapi import FastAPI
 import signet
 from signet.app import SignetApp
 from signet.config import Config
-from signet.daemon import errors, routes_memory, routes_system
+from signet.daemon import errors, routes_feedback, routes_memory, routes_system
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.errors import Conflict, SignetError
+from signet.mcp.http import mount_mcp
 from signet.store.connection import DatabaseError
 from signet.types import utc_now
 
@@ -52,6 +54,8 @@ def create_app(app: SignetApp) -> FastAPI:
     errors.install(api)
     api.include_router(routes_system.router)
     api.include_router(routes_memory.router)
+    api.include_router(routes_feedback.router)
+    mount_mcp(api, app)  # /mcp; its session manager runs in the app's lifespan
     api.add_middleware(BodyLimit)
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
     return api
@@ -84,16 +88,19 @@ def make_server(api: FastAPI) -> uvicorn.Server:
             api,
             log_config=None,  # our logging (daemon/logfile.py) is already configured
             access_log=False,  # middleware.AccessLog writes the request lines
-            lifespan="off",
+            lifespan="on",  # runs the MCP session manager (see signet.mcp.http)
             server_header=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
     )
 
 
-def run(config: Config, sock: socket.socket | None = None) -> None:
+def run(
+    config: Config, sock: socket.socket | None = None, ready: Callable[[], None] | None = None
+) -> None:
     """Serve the workspace's memory until SIGTERM/SIGINT. Raises SignetError (StoreError for
-    an unusable database, Conflict for a busy port) before serving when it cannot start."""
+    an unusable database, Conflict for a busy port) before serving when it cannot start;
+    `ready` is called once everything is open, just before serving."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -103,6 +110,8 @@ def run(config: Config, sock: socket.socket | None = None) -> None:
         app = SignetApp.open(config)
         try:
             log.info("serving", extra={"port": config.port, "bind": config.bind})
+            if ready is not None:
+                ready()
             make_server(create_app(app)).run(sockets=[sock])
         finally:
             _close(app)
