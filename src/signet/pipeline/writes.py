@@ -198,6 +198,8 @@ def _plan_add(proposal: Proposal, source: Memory, writer: MemoryWriter) -> Plann
             fact.content, actor=_pipeline_actor(source), type=fact.type,
             confidence=fact.confidence, source_type="pipeline", source_id=source.id,
             project=source.project, who=source.who,
+            # A "critical:" prefix in model output must not pin a memory: pinning is a person's call.
+            pinned=False, importance=0.5,
         )
     except InvalidInput as exc:
         return Planned(proposal, "invalid", str(exc))

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from signet.config import PipelineConfig
+from signet.errors import RateLimited
 from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
 from signet.pipeline.extraction import Extraction, extract
 from signet.pipeline.graph_persist import persist_graph
@@ -40,7 +41,14 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import Memory, MemoryFilters, RecallQuery, format_ts
-from signet.workers.leasing import LostLease, complete_job, fail_job, lease_one
+from signet.workers.leasing import (
+    RATE_LIMIT_PAUSE,
+    LostLease,
+    complete_job,
+    fail_job,
+    lease_one,
+    release_job,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +88,21 @@ class ExtractWorker:
         self.llm_model = llm_model or (RULES_MODEL if llm is None else "llm")
         self.embedder_model = embedder_model
         self.retry_base_ms = retry_base_ms
+        self.paused_until: datetime | None = None
 
     def tick(self, now: datetime) -> bool:
         if self.config.mutations_frozen or not self.config.enabled:
             return False
+        if self.paused_until is not None and now < self.paused_until:
+            return False  # the LLM's rate limit: nothing to do until it refills
         job = lease_one(self.store, "extract", now)
         if job is None:
             return False
         try:
             self._run(job, now)
+        except RateLimited as exc:
+            release_job(self.store, job, now, exc)
+            self.paused_until = now + RATE_LIMIT_PAUSE
         except LostLease as exc:  # another worker owns the job now; its outcome stands
             log.warning("%s", exc)
         except Exception as exc:  # any failure belongs to the job, not to the loop

@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 
 from signet.config import PipelineConfig
+from signet.errors import RateLimited
 from signet.pipeline.hints import generate_hints
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.vocab_hints import VocabularyHints
@@ -30,7 +31,14 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import Memory
-from signet.workers.leasing import LostLease, complete_job, fail_job, lease_one
+from signet.workers.leasing import (
+    RATE_LIMIT_PAUSE,
+    LostLease,
+    complete_job,
+    fail_job,
+    lease_one,
+    release_job,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +68,21 @@ class HintsWorker:
         self.vocabulary = vocabulary
         self.vocabulary_terms = vocabulary_terms
         self.retry_base_ms = retry_base_ms
+        self.paused_until: datetime | None = None
 
     def tick(self, now: datetime) -> bool:
         if self.config.mutations_frozen or not self.config.enabled:
             return False
+        if self.paused_until is not None and now < self.paused_until:
+            return False  # the LLM's rate limit: nothing to do until it refills
         job = lease_one(self.store, "hints", now)
         if job is None:
             return False
         try:
             self._run(job, now)
+        except RateLimited as exc:
+            release_job(self.store, job, now, exc)
+            self.paused_until = now + RATE_LIMIT_PAUSE
         except LostLease as exc:
             log.warning("%s", exc)
         except Exception as exc:

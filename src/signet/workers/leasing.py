@@ -5,14 +5,16 @@ with no transaction open, and ends the job in the transaction that writes its re
 work raises, `fail_job` records the error text on the job (the class, code and message) and
 puts it back to pending with a growing delay — min(1 s * 2^(attempt-1), 30 s), seed 002's
 back-off — or, on the last attempt, dead; `on_dead` then runs in the same transaction (the
-extraction worker marks the memory's extraction as failed there).
+extraction worker marks the memory's extraction as failed there). A rate-limited LLM is not a
+failure of the job: `release_job` hands it back with its attempt, and the worker pauses for
+RATE_LIMIT_PAUSE.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from signet.errors import SignetError
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 
 RETRY_BASE_MS = 1_000
 RETRY_CAP_MS = 30_000
+RATE_LIMIT_PAUSE = timedelta(seconds=30)
 
 
 def lease_one(store: Store, job_type: str, now: datetime) -> jobs.Job | None:
@@ -65,6 +68,14 @@ def fail_job(
         if status == "dead" and on_dead is not None:
             on_dead(conn)
     return status
+
+
+def release_job(store: Store, job: jobs.Job, now: datetime, why: BaseException) -> None:
+    """Hand a job back untouched (its attempt too): the provider's rate limit is not the job's
+    fault, so it must not bring the job closer to dead. The worker pauses instead."""
+    log.info("%s job %s released: %s", job.job_type, job.id, describe_error(why))
+    with store.write_tx() as conn:
+        jobs.release_leases(conn, format_ts(now), job_ids=[job.id])
 
 
 class LostLease(RuntimeError):
