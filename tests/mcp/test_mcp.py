@@ -1,0 +1,308 @@
+"""The MCP server, driven by the SDK's real client (`mcp.Client`) over both transports.
+
+- stdio: `python -m signet mcp` as a subprocess, the way a harness spawns it; in-process when no
+  daemon runs, and proxying to a real daemon (`signet daemon start --foreground`) when one does.
+- streamable HTTP: `/mcp` on the daemon's FastAPI app (`create_app`, which mounts it), under
+  uvicorn in a thread on a free loopback port.
+
+Every transport runs the same round trip (`round_trip`), so they cannot drift apart. The last
+test checks recall surface parity: one query through HTTP, MCP and the CLI gives the same ids in
+the same order. Subprocess workspaces turn embeddings off (`provider: none`) for speed, and the
+pipeline off, so no worker adds derived memories while a test compares results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from mcp import Client, StdioServerParameters
+from signet.app import SignetApp
+from signet.config import Config
+from signet.daemon.server import bind_socket, create_app, make_server
+from signet.providers.hash_embedder import HashEmbedder
+
+AGENT_YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
+TOOLS = {
+    "memory_search", "memory_store", "memory_get", "memory_list", "memory_modify",
+    "memory_forget", "memory_feedback",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Workspace:
+    path: Path
+    port: int
+
+    @property
+    def db(self) -> Path:
+        return self.path / "memory" / "memories.db"
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ, "SIGNET_WORKSPACE": str(self.path), "SIGNET_PORT": str(self.port),
+            "SIGNET_BIND": "127.0.0.1", "HOME": str(self.path.parent), "OMP_NUM_THREADS": "1",
+        }
+
+    def stdio(self) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable, args=["-m", "signet", "mcp"], env=self.env()
+        )
+
+    def cli_json(self, *args: str) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-m", "signet", "--json", *args], env=self.env(),
+            capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    """A workspace whose port has nothing listening: the CLI and `signet mcp` run in-process."""
+    path = tmp_path / "agents"
+    path.mkdir()
+    (path / "agent.yaml").write_text(AGENT_YAML, encoding="utf-8")
+    return Workspace(path, free_port())
+
+
+@pytest.fixture
+def daemon(workspace: Workspace) -> Iterator[str]:
+    """A real daemon on the workspace's port; yields its URL."""
+    output = workspace.path.parent / "daemon.out"
+    with output.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "signet", "daemon", "start", "--foreground"],
+            env=workspace.env(), stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{workspace.port}"
+    try:
+        _wait_healthy(url, proc, output)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], output: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the daemon exited: {output.read_text('utf-8', 'replace')}")
+        try:
+            if httpx.get(f"{url}/health", timeout=0.5).json().get("pid") == proc.pid:
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.05)
+    pytest.fail(f"the daemon did not answer: {output.read_text('utf-8', 'replace')}")
+
+
+@dataclass
+class Served:
+    app: SignetApp
+    url: str
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    """The daemon's FastAPI app (with /mcp mounted by create_app) under uvicorn in a thread,
+    around a SignetApp with the deterministic hash embedder, so vectors take part in recall."""
+    app = SignetApp.open(Config.default(tmp_path / "served"), embedder=HashEmbedder(64))
+    sock = bind_socket("127.0.0.1", 0)
+    server = make_server(create_app(app))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield Served(app, f"http://127.0.0.1:{sock.getsockname()[1]}")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+        app.close()
+
+
+def with_client(server: StdioServerParameters | str, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    """Run `body` with a connected MCP client; its result."""
+
+    async def main() -> Any:
+        async with Client(server) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def call_fails(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+async def round_trip(client: Client) -> str:
+    """Every tool, the way an agent uses them; returns the id of the memory it worked on."""
+    assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+
+    stored = await call(
+        client, "memory_store", content="Priya prefers tabs over spaces in Go code",
+        type="preference", tags=["style"], importance=0.8,
+    )
+    assert set(stored) == {"id", "deduped"} and stored["deduped"] is False
+    memory_id = stored["id"]
+    again = await call(client, "memory_store", content="Priya prefers tabs over spaces in Go code")
+    assert again == {"id": memory_id, "deduped": True}
+    other = (await call(client, "memory_store", content="The deploy runs every Friday at noon"))["id"]
+
+    found = await call(client, "memory_search", query="tabs or spaces", limit=5)
+    assert found["results"][0]["id"] == memory_id
+    assert found["results"][0]["evidence"]["lexical"] is not None
+    assert set(found["meta"]) >= {"count", "timings", "degraded"}
+    assert (await call(client, "memory_search", query="tabs", type="decision"))["results"] == []
+    assert (await call(client, "memory_search", query="deploy", tags=["style"]))["results"] == []
+
+    got = await call(client, "memory_get", id=memory_id)
+    assert (got["type"], got["tags"], got["importance"]) == ("preference", ["style"], 0.8)
+    page = await call(client, "memory_list", limit=1)
+    assert (page["total"], page["limit"], len(page["items"])) == (2, 1, 1)
+    assert (await call(client, "memory_list", type="preference"))["total"] == 1
+
+    changed = await call(
+        client, "memory_modify", id=memory_id, content="Priya prefers tabs over spaces everywhere",
+        version=1, reason="she said so",
+    )
+    assert (changed["content"], changed["version"]) == ("Priya prefers tabs over spaces everywhere", 2)
+    assert "version 2, not 1" in await call_fails(
+        client, "memory_modify", id=memory_id, importance=0.1, version=1
+    )
+
+    noted = await call(
+        client, "memory_feedback", memory_id=memory_id, feedback="correction",
+        correction_text="Priya uses spaces in Python", session_id="s-1",
+    )
+    assert (noted["memory_id"], noted["feedback_type"], noted["session_id"]) == (
+        memory_id, "correction", "s-1"
+    )
+    assert "correction_text" in await call_fails(
+        client, "memory_feedback", memory_id=memory_id, feedback="correction"
+    )
+
+    forgotten = await call(client, "memory_forget", id=other, reason="obsolete")
+    assert forgotten["is_deleted"] is True
+    after = await call(client, "memory_search", query="deploy Friday")
+    assert other not in [hit["id"] for hit in after["results"]]
+
+    assert "memory no-such-id not found" in await call_fails(client, "memory_get", id="no-such-id")
+    assert "not found" in await call_fails(client, "memory_forget", id="no-such-id")
+    assert "not found" in await call_fails(client, "memory_feedback", memory_id="no-such-id")
+    assert "invalid type" in await call_fails(client, "memory_store", content="x", type="bogus")
+    return memory_id
+
+
+def stored_rows(db: Path, memory_id: str) -> tuple[list[tuple[Any, ...]], set[str]]:
+    """(agent_feedback rows, history actors) of one memory, read straight from SQLite."""
+    with sqlite3.connect(db) as conn:
+        feedback = conn.execute(
+            "SELECT feedback_type, correction_text, session_id, actor FROM agent_feedback"
+            " WHERE memory_id = ?", (memory_id,),
+        ).fetchall()
+        actors = {row[0] for row in conn.execute(
+            "SELECT changed_by FROM memory_history WHERE memory_id = ?", (memory_id,)
+        )}
+    return feedback, actors
+
+
+def test_stdio_round_trip_in_process(workspace: Workspace) -> None:
+    memory_id = with_client(workspace.stdio(), round_trip)
+    feedback, actors = stored_rows(workspace.db, memory_id)
+    assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
+    assert actors == {"mcp"}
+
+
+def test_http_round_trip_at_the_daemons_mcp_path(served: Served) -> None:
+    memory_id = with_client(f"{served.url}/mcp", round_trip)
+    feedback, actors = stored_rows(served.app.config.db_path, memory_id)
+    assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
+    assert actors == {"mcp"}
+    # The daemon's own routes still answer beside /mcp, errors in the contract's shape.
+    reply = httpx.get(f"{served.url}/no-such-route")
+    assert reply.status_code == 404 and reply.json()["code"] == "not_found"
+
+
+def test_stdio_proxies_to_a_running_daemon(workspace: Workspace, daemon: str) -> None:
+    memory_id = with_client(workspace.stdio(), round_trip)
+    feedback, actors = stored_rows(workspace.db, memory_id)
+    assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
+    assert actors == {"mcp"}  # sent as X-Signet-Actor
+    # The calls went through the daemon: its access log has them.
+    logs = subprocess.run(
+        [sys.executable, "-m", "signet", "daemon", "logs", "-n", "500"], env=workspace.env(),
+        capture_output=True, text=True, timeout=60,
+    ).stdout
+    for path in ("/api/memory/remember", "/api/memory/recall", "/api/memory/feedback"):
+        assert path in logs
+
+
+def test_one_query_gives_the_same_ids_through_http_mcp_and_the_cli(
+    workspace: Workspace, daemon: str
+) -> None:
+    contents = [
+        "Priya reviews the Go services on Mondays",
+        "Priya prefers tabs in Go code",
+        "The Go services deploy from the main branch",
+        "Omar maintains the Python tooling",
+        "Lunch is at noon on Fridays",
+    ]
+    for text in contents:
+        httpx.post(f"{daemon}/api/memory/remember", json={"content": text}).raise_for_status()
+    query = "Go services Priya"
+
+    over_http = httpx.post(
+        f"{daemon}/api/memory/recall", json={"query": query, "limit": 10}
+    ).json()["results"]
+
+    async def search(client: Client) -> Any:
+        return (await call(client, "memory_search", query=query, limit=10))["results"]
+
+    over_mcp_http = with_client(f"{daemon}/mcp", search)
+    over_mcp_stdio = with_client(workspace.stdio(), search)
+    over_cli = workspace.cli_json("recall", query, "--limit", "10")["results"]
+
+    ids = [hit["id"] for hit in over_http]
+    assert len(ids) >= 3  # enough hits for the order to mean something
+    assert [hit["id"] for hit in over_mcp_http] == ids
+    assert [hit["id"] for hit in over_mcp_stdio] == ids
+    assert [hit["id"] for hit in over_cli] == ids
