@@ -137,6 +137,13 @@ class TestLocalEmbedder(EmbedderContract):
         a, b = embedder.embed([filler + "astronomy", filler + "pasta"])
         assert a @ b == pytest.approx(1.0, abs=1e-5)
 
+    def test_many_texts_of_mixed_lengths_keep_their_order(self, local_embedder) -> None:
+        # batch_size 2 makes windows of 32 texts: sorting happens within and across batches.
+        texts = [f"memory number {i} " + "detail " * (i % 7) * 5 for i in range(70)]
+        small_batches = LocalEmbedder(batch_size=2).embed(texts)
+        singles = np.vstack([local_embedder.embed([t]) for t in texts])
+        np.testing.assert_allclose(small_batches, singles, atol=1e-4)
+
     def test_concurrent_first_calls_agree(self) -> None:
         embedder = LocalEmbedder()
         with ThreadPoolExecutor(max_workers=4) as pool:
