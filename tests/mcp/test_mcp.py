@@ -262,6 +262,26 @@ def test_http_round_trip_at_the_daemons_mcp_path(served: Served) -> None:
     assert reply.status_code == 404 and reply.json()["code"] == "not_found"
 
 
+def test_feedback_route_records_and_refuses_in_the_contracts_shape(served: Served) -> None:
+    memory_id = served.app.remember("Ken rotates the API keys monthly").id
+    url = f"{served.url}/api/memory/feedback"
+    headers = {"X-Signet-Actor": "hook", "X-Signet-Session": "sess-9"}
+    made = httpx.post(url, json={"memory_id": memory_id, "feedback": "negative"}, headers=headers)
+    assert made.status_code == 200
+    assert {k: made.json()[k] for k in ("feedback_type", "actor", "session_id")} == {
+        "feedback_type": "negative", "actor": "hook", "session_id": "sess-9",
+    }
+    for body, status, words in (
+        ({"feedback": "positive"}, 400, "memory_id"),
+        ({"memory_id": memory_id, "feedback": "meh"}, 400, "positive, negative, correction"),
+        ({"memory_id": "no-such-id", "feedback": "positive"}, 404, "not found"),
+    ):
+        reply = httpx.post(url, json=body)
+        assert reply.status_code == status and words in reply.json()["error"], reply.text
+    feedback, _actors = stored_rows(served.app.config.db_path, memory_id)
+    assert feedback == [("negative", None, "sess-9", "hook")]
+
+
 def test_stdio_proxies_to_a_running_daemon(workspace: Workspace, daemon: str) -> None:
     memory_id = with_client(workspace.stdio(), round_trip)
     feedback, actors = stored_rows(workspace.db, memory_id)
