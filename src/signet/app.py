@@ -22,6 +22,8 @@ import numpy as np
 
 from signet.config import Config
 from signet.errors import Conflict, Frozen, InvalidInput, NotFound, ProviderError
+from signet.graph.apply import apply_payload as apply_graph_payload
+from signet.graph.apply import parse_payload as parse_graph_payload
 from signet.normalize import normalize_content
 from signet.pipeline.writes import PreparedMemory, resolve_review
 from signet.providers.embedder import Embedder, make_embedder
@@ -123,18 +125,40 @@ class SignetApp:
         actor: Actor = Actor(),
         embed_inline: bool | None = None,
         idempotency_key: str | None = None,
+        graph: Any = None,
         **fields: Any,
     ) -> RememberResult:
-        """`idempotency_key`: a repeat with the same key returns the first result, writing nothing."""
+        """`idempotency_key`: a repeat with the same key returns the first result, writing nothing.
+        `graph`: a structured payload applied to the new memory (see `apply_graph`)."""
         self._check_mutable()
         if idempotency_key is not None:
             _check_key(idempotency_key)
             if (replay := idem_sql.get(self.store.reader(), idempotency_key)) is not None:
                 return _replayed(replay)
+        payload = parse_graph_payload(graph) if graph is not None else None
         memory = self._new_memory(content, actor, fields)
         norm = normalize_content(memory.content)
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
-        return self._write_new(memory, norm, vector, actor, idempotency_key)
+        result = self._write_new(memory, norm, vector, actor, idempotency_key)
+        if payload is not None and not payload.is_empty():
+            self.apply_graph(payload, memory_id=result.id, actor=actor)
+        return result
+
+    def apply_graph(
+        self, payload: Any, *, memory_id: str | None = None, actor: Actor = Actor()
+    ) -> dict[str, Any]:
+        """Author the knowledge graph (entities, aliases, aspects, attributes, dependencies,
+        relations) through the one audited path, graph/apply.py; returns what was written."""
+        self._check_mutable()
+        spec = parse_graph_payload(payload)
+        with self.store.write_tx() as conn:
+            if memory_id is not None and mem_sql.get(conn, memory_id) is None:
+                raise NotFound(f"memory {memory_id} not found")
+            applied = apply_graph_payload(
+                conn, spec, agent_id=actor.agent_id, actor=actor, now=utc_now(),
+                memory_id=memory_id,
+            )
+        return applied.summary()
 
     def _write_new(
         self, memory: NewMemory, norm: Any, vector: np.ndarray | None, actor: Actor,

@@ -42,9 +42,10 @@ router = APIRouter(prefix="/api", responses=ERRORS)
 
 @router.post("/memory/remember", response_model=RememberOut)
 def remember(body: RememberBody, app: App, actor: CallerActor) -> JSONResponse:
-    fields = body.model_dump(exclude={"content", "idempotency_key"}, exclude_none=True)
+    fields = body.model_dump(exclude={"content", "idempotency_key", "graph"}, exclude_none=True)
     result = app.remember(
-        body.content, actor=actor, idempotency_key=body.idempotency_key, **fields
+        body.content, actor=actor, idempotency_key=body.idempotency_key, graph=body.graph,
+        **fields,
     )
     return JSONResponse({
         "id": result.id, "deduped": result.deduped, "embedded": result.embedded,

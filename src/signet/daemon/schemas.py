@@ -91,6 +91,13 @@ class RememberBody(_Body):
         None, min_length=1, max_length=200,
         description="A retry with the same key returns the first response without writing.",
     )
+    graph: dict[str, Any] | None = Field(
+        None,
+        description="Structured graph payload: entities (name, type, description, aliases),"
+        " aspects (entity, aspect), attributes (entity, aspect, key, value, kind),"
+        " dependencies (source, target, type, strength), relations (source, target, type,"
+        " confidence).",
+    )
 
 
 class FiltersBody(_Body):

@@ -15,6 +15,7 @@ entities of the same agent that already carry one of those names. It never creat
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from signet.store.connection import Connection
@@ -26,6 +27,9 @@ INLINE_LINK_CONFIDENCE = 0.5
 
 _CAP_WORD = r"[A-Z][\w'\u2019&.-]*"
 _NAME_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|de|van|von|la|le|the)\s+)?{_CAP_WORD})*")
+_JOINING = frozenset("'\u2019\u2018.\u00b7")
+_KEPT = frozenset("+#&@")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
 _TECH = re.compile(r"\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[A-Z0-9]*)\b")
 
 
@@ -39,7 +43,21 @@ class EntityRow:
 
 
 def canonical(name: str) -> str:
-    return " ".join(name.lower().split())
+    """The lookup key of a name: NFKC, casefolded, punctuation normalised, spaces collapsed.
+
+    A possessive 's is dropped ("Mustang's" = "Mustang"); apostrophes and dots join ("O'Brien" = "OBrien", "Node.js" = "NodeJS"); other punctuation
+    separates ("Ford-Mustang" = "ford mustang"); + # & @ stay, so C++, C# and AT&T keep apart.
+    """
+    text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", name).casefold())
+    kept = []
+    for char in text:
+        if char in _JOINING:
+            continue
+        if char not in _KEPT and unicodedata.category(char).startswith("P"):
+            kept.append(" ")
+        else:
+            kept.append(char)
+    return " ".join("".join(kept).split())
 
 
 def upsert_entity(

@@ -1,0 +1,207 @@
+"""SQL for the knowledge architecture's write side: aliases, aspects, attributes, dependencies,
+relation confidence, pins and the desire-path weights.
+
+Entities themselves are upserted by `store/graph.py` (unique per agent by canonical name). Here:
+
+- an alias ("Mustang", "my car") points at one entity; lookups go through `canonical_alias`;
+- an aspect is a named domain of one entity ("vehicles" of the user), unique per entity;
+- an attribute is a fact or constraint under an aspect, remembered with its source memory;
+  the same (aspect, key, value) is one row whose confidence is refreshed;
+- a dependency is a structural edge (source, target, type) with a strength and a
+  `traversal_weight` that feedback moves ("desire paths");
+- a relation's confidence is kept as the running mean over its mentions.
+
+Only `graph/apply.py` (the audited authoring path) and the feedback/pin operations call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from signet.store.connection import Connection
+from signet.store.graph import canonical
+from signet.store.memories import new_id
+
+PIN_TYPES = ("pin", "suppress")
+
+
+def set_entity_details(
+    conn: Connection, entity_id: str, *, entity_type: str | None, description: str | None, now: str
+) -> None:
+    """Fill in the type and description an author gave; a missing value keeps the stored one."""
+    conn.execute(
+        "UPDATE entities SET entity_type = COALESCE(?, entity_type),"
+        " description = COALESCE(?, description), updated_at = ? WHERE id = ?",
+        (entity_type, description, now, entity_id),
+    )
+
+
+def add_alias(conn: Connection, entity_id: str, alias: str, *, agent_id: str, now: str) -> bool:
+    """Point `alias` at the entity; True when the alias is new for it."""
+    cursor = conn.execute(
+        "INSERT OR IGNORE INTO entity_aliases (alias, canonical_alias, entity_id, agent_id,"
+        " created_at) VALUES (?,?,?,?,?)",
+        (" ".join(alias.split()), canonical(alias), entity_id, agent_id, now),
+    )
+    return cursor.rowcount == 1
+
+
+def resolve(conn: Connection, keys: Sequence[str], agent_id: str) -> dict[str, str]:
+    """Canonical key -> entity id, by entity name first and then by alias."""
+    if not keys:
+        return {}
+    marks = ",".join("?" * len(keys))
+    found: dict[str, str] = {}
+    for row in conn.execute(
+        "SELECT a.canonical_alias, a.entity_id FROM entity_aliases a"
+        f" WHERE a.agent_id = ? AND a.canonical_alias IN ({marks}) ORDER BY a.created_at",
+        (agent_id, *keys),
+    ):
+        found.setdefault(row[0], row[1])
+    for row in conn.execute(
+        f"SELECT canonical_name, id FROM entities WHERE agent_id = ? AND canonical_name IN ({marks})",
+        (agent_id, *keys),
+    ):
+        found[row[0]] = row[1]  # a real name wins over an alias
+    return found
+
+
+def upsert_relation_mean(
+    conn: Connection, source_id: str, target_id: str, relation_type: str, *,
+    confidence: float, strength: float | None, now: str,
+) -> str:
+    """The (source, target, type) edge: one more mention, confidence as the running mean."""
+    row = conn.execute(
+        "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type, strength,"
+        " mentions, confidence, created_at, updated_at) VALUES (?,?,?,?,?,1,?,?,?)"
+        " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
+        " confidence = (confidence * mentions + excluded.confidence) / (mentions + 1),"
+        " mentions = mentions + 1, strength = COALESCE(?, strength),"
+        " updated_at = excluded.updated_at RETURNING id",
+        (new_id(), source_id, target_id, relation_type, 1.0 if strength is None else strength,
+         confidence, now, now, strength),
+    ).fetchone()
+    return str(row[0])
+
+
+def upsert_aspect(
+    conn: Connection, entity_id: str, aspect_name: str, *, agent_id: str,
+    description: str | None, confidence: float, now: str,
+) -> str:
+    row = conn.execute(
+        "INSERT INTO entity_aspects (id, entity_id, aspect_name, description, confidence,"
+        " agent_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(entity_id, aspect_name) DO UPDATE SET"
+        " description = COALESCE(excluded.description, description),"
+        " confidence = max(confidence, excluded.confidence), updated_at = excluded.updated_at"
+        " RETURNING id",
+        (new_id(), entity_id, aspect_name, description, confidence, agent_id, now, now),
+    ).fetchone()
+    return str(row[0])
+
+
+def upsert_attribute(
+    conn: Connection, aspect_id: str, entity_id: str, key: str, value: str, *, kind: str,
+    confidence: float, source_memory_id: str | None, agent_id: str, now: str,
+) -> str:
+    """One row per (aspect, kind, key, value); a repeat refreshes confidence and source."""
+    row = conn.execute(
+        "SELECT id FROM entity_attributes WHERE aspect_id = ? AND kind = ? AND attribute_key = ?"
+        " AND attribute_value = ?",
+        (aspect_id, kind, key, value),
+    ).fetchone()
+    if row is not None:
+        conn.execute(
+            "UPDATE entity_attributes SET confidence = max(confidence, ?),"
+            " source_memory_id = COALESCE(?, source_memory_id), updated_at = ? WHERE id = ?",
+            (confidence, source_memory_id, now, row[0]),
+        )
+        return str(row[0])
+    attribute_id = new_id()
+    conn.execute(
+        "INSERT INTO entity_attributes (id, aspect_id, entity_id, kind, attribute_key,"
+        " attribute_value, confidence, source_memory_id, agent_id, created_at, updated_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (attribute_id, aspect_id, entity_id, kind, key, value, confidence, source_memory_id,
+         agent_id, now, now),
+    )
+    return attribute_id
+
+
+def upsert_dependency(
+    conn: Connection, source_id: str, target_id: str, dependency_type: str, *,
+    strength: float, agent_id: str, now: str,
+) -> str:
+    """The structural edge; a repeat keeps the stronger strength and its learned weight."""
+    row = conn.execute(
+        "INSERT INTO entity_dependencies (id, source_entity_id, target_entity_id, dependency_type,"
+        " strength, agent_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(source_entity_id, target_entity_id, dependency_type) DO UPDATE SET"
+        " strength = max(strength, excluded.strength), updated_at = excluded.updated_at"
+        " RETURNING id",
+        (new_id(), source_id, target_id, dependency_type, strength, agent_id, now, now),
+    ).fetchone()
+    return str(row[0])
+
+
+# -- pins ---------------------------------------------------------------------------------
+
+
+def set_pin(
+    conn: Connection, entity_id: str, *, agent_id: str, pin_type: str, weight: float | None,
+    reason: str | None, pinned_by: str | None, now: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO entity_pinning (entity_id, agent_id, pinned_by, reason, pinned_at, pin_type,"
+        " weight_override) VALUES (?,?,?,?,?,?,?) ON CONFLICT(entity_id, agent_id) DO UPDATE SET"
+        " pinned_by = excluded.pinned_by, reason = excluded.reason,"
+        " pinned_at = excluded.pinned_at, pin_type = excluded.pin_type,"
+        " weight_override = excluded.weight_override",
+        (entity_id, agent_id, pinned_by, reason, now, pin_type, weight),
+    )
+
+
+def clear_pin(conn: Connection, entity_id: str, *, agent_id: str) -> bool:
+    cursor = conn.execute(
+        "DELETE FROM entity_pinning WHERE entity_id = ? AND agent_id = ?", (entity_id, agent_id)
+    )
+    return cursor.rowcount > 0
+
+
+# -- desire paths ---------------------------------------------------------------------------
+
+
+def scale_dependency_weights(
+    conn: Connection, ids: Sequence[str], factor: float, low: float, high: float, now: str
+) -> int:
+    """Multiply the traversal weight of the dependencies by `factor`, kept within [low, high]."""
+    return _scale(conn, "entity_dependencies", "traversal_weight", ids, factor, low, high, now)
+
+
+def scale_aspect_weights(
+    conn: Connection, ids: Sequence[str], factor: float, low: float, high: float, now: str
+) -> int:
+    return _scale(conn, "entity_aspects", "weight", ids, factor, low, high, now)
+
+
+def _scale(
+    conn: Connection, table: str, column: str, ids: Sequence[str], factor: float,
+    low: float, high: float, now: str,
+) -> int:
+    if not ids:
+        return 0
+    marks = ",".join("?" * len(ids))
+    cursor = conn.execute(
+        f"UPDATE {table} SET {column} = min(?, max(?, {column} * ?)), updated_at = ?"
+        f" WHERE id IN ({marks})",
+        (high, low, factor, now, *ids),
+    )
+    return cursor.rowcount
+
+
+def aspects_sourced_by(conn: Connection, memory_id: str) -> list[str]:
+    """The aspects holding an attribute whose source is the memory."""
+    rows = conn.execute(
+        "SELECT DISTINCT aspect_id FROM entity_attributes WHERE source_memory_id = ?", (memory_id,)
+    ).fetchall()
+    return [str(r[0]) for r in rows]
