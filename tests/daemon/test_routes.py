@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 import httpx
@@ -128,6 +129,26 @@ def test_a_repeated_idempotency_key_returns_the_first_response_without_writing(s
     assert [e["event"] for e in history] == ["created"]
     other = remember(client, "a different text", idempotency_key="k-2")
     assert other["id"] != first.json()["id"] and total(client) == 2
+
+
+def test_racing_requests_with_one_idempotency_key_write_once(serve) -> None:
+    s = serve()
+    barrier = threading.Barrier(8)
+    replies: list[dict[str, Any]] = []
+
+    def send(n: int) -> None:
+        with httpx.Client(base_url=s.url, timeout=30) as client:
+            barrier.wait()
+            reply = client.post(REMEMBER, json={"content": f"racer {n}", "idempotency_key": "race"})
+            replies.append(reply.json())
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(replies) == 8 and all(r == replies[0] for r in replies)
+    assert total(s.client) == 1
 
 
 def test_headers_name_the_actor_session_and_request_in_history(serve) -> None:
