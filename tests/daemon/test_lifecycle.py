@@ -90,6 +90,23 @@ def test_foreground_daemon_writes_its_pid_and_stops_cleanly_on_sigterm(tmp_path,
         assert row.fetchone()[0] == "kept over a shutdown"
 
 
+def test_the_daemon_runs_the_pipeline_workers_in_the_background(tmp_path, daemons) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    daemon = daemons(ws, free_port())
+    daemon.wait_healthy()
+    with httpx.Client(base_url=daemon.url) as client:
+        stored = client.post(REMEMBER, json={"content": "Alice moved to Paris and works at Acme"})
+        assert stored.json()["memory"]["extraction_status"] == "pending"
+        deadline = time.monotonic() + 20
+        status = "pending"
+        while status == "pending" and time.monotonic() < deadline:
+            time.sleep(0.1)
+            status = client.get(f"/api/memory/{stored.json()['id']}").json()["extraction_status"]
+    assert status == "completed"
+    code, err = daemon.terminate()
+    assert code == 0, err
+
+
 def test_log_lines_are_json_with_request_fields_and_never_memory_content(tmp_path, daemons) -> None:
     ws = make_workspace(tmp_path / "ws")
     port = free_port()

@@ -2,8 +2,9 @@
 
 `create_app(app)` wraps an already opened SignetApp: it opens nothing itself, so tests serve a
 SignetApp built on a temporary workspace. `run(config)` is the composition for the real
-daemon: open the workspace's SignetApp, serve on a socket bound beforehand (so a busy port is
-a clear error before anything else happens), and on shutdown checkpoint the WAL and close.
+daemon: open the workspace's SignetApp, start the pipeline's workers (daemon/background.py),
+serve on a socket bound beforehand (so a busy port is a clear error before anything else
+happens), and on shutdown stop the workers, checkpoint the WAL and close.
 
 Shutdown: uvicorn turns SIGTERM/SIGINT into a graceful stop (in-flight requests finish), then
 re-raises the signal with the previous handler in place. `run` installs a handler that raises
@@ -29,6 +30,7 @@ import signet
 from signet.app import SignetApp
 from signet.config import Config
 from signet.daemon import errors, routes_feedback, routes_memory, routes_system
+from signet.daemon.background import BackgroundWorkers
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.errors import Conflict, SignetError
 from signet.mcp.http import mount_mcp
@@ -108,12 +110,17 @@ def run(
     sock = sock or bind_socket(config.bind, config.port)
     try:
         app = SignetApp.open(config)
+        workers = BackgroundWorkers(app)
         try:
+            api = create_app(app)
+            api.state.workers = workers.loop
+            workers.start()
             log.info("serving", extra={"port": config.port, "bind": config.bind})
             if ready is not None:
                 ready()
-            make_server(create_app(app)).run(sockets=[sock])
+            make_server(api).run(sockets=[sock])
         finally:
+            workers.stop()
             _close(app)
     finally:
         sock.close()
