@@ -24,6 +24,7 @@ from signet.config import Config
 from signet.errors import Conflict, Frozen, InvalidInput, NotFound, ProviderError
 from signet.graph.apply import apply_payload as apply_graph_payload
 from signet.graph.apply import parse_payload as parse_graph_payload
+from signet.graph.service import KnowledgeGraph
 from signet.normalize import normalize_content
 from signet.pipeline.writes import PreparedMemory, resolve_review
 from signet.providers.embedder import Embedder, make_embedder
@@ -77,6 +78,7 @@ class SignetApp:
     vectors: VectorSearch | None = None
     notes: list[str] = field(default_factory=list)
     llm: LLM | None = None
+    graph: KnowledgeGraph = field(init=False, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -94,6 +96,9 @@ class SignetApp:
         vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
         recaller = Recaller(store, config.search, chosen, vectors)
         app = cls(config, store, chosen, recaller, vectors)
+        app.graph = KnowledgeGraph.attach(
+            store, config.pipeline, recaller, chosen.model if chosen else None
+        )
         app.llm = _configured_llm(config) if llm == "config" else llm  # type: ignore[assignment]
         if chosen is not None:
             app._mark_stale_vectors()
@@ -479,11 +484,14 @@ class SignetApp:
         with self.store.write_tx() as conn:
             if mem_sql.get(conn, memory_id) is None:
                 raise NotFound(f"memory {memory_id} not found")
-            return feedback_sql.add(
+            recorded = feedback_sql.add(
                 conn, memory_id=memory_id, feedback_type=feedback_type, correction_text=text,
                 session_id=_optional_str(session_id, "session_id") or actor.session_id,
                 actor=actor.name, agent_id=actor.agent_id, now=utc_now(),
             )
+            # Desire paths (seed 003): the traversal path that reached the memory moves.
+            self.graph.on_feedback(conn, memory_id, feedback_type, recorded.created_at)
+            return recorded
 
     # -- pipeline: the app's write path for the workers, the workers, the review queue -------
 

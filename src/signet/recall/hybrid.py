@@ -67,6 +67,10 @@ class Recaller:
     hub_memories: HubLookup | None = None
     transcripts: TranscriptLookup | None = None
     query_cache: dict[str, np.ndarray] = field(default_factory=dict)
+    # Graph hooks (wired in app.py): RRF weight per channel (the legacy graph boost is small),
+    # and the shaping of the sorted hits (the flat-channel reservation, graph/shaping.py).
+    channel_weights: dict[str, float] = field(default_factory=dict)
+    shape: Callable[[list[RecallHit], int], list[RecallHit]] | None = None
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -183,7 +187,7 @@ class Recaller:
         if self.config.fusion == "alpha":
             fused = alpha_blend(rankings, self.config.alpha)
         else:
-            fused = rrf(rankings, self.config.rrf_k)
+            fused = rrf(rankings, self.config.rrf_k, self.channel_weights or None)
         timings["fuse"] = (time.perf_counter() - mark) * 1000
         if not fused:
             return []
@@ -194,6 +198,8 @@ class Recaller:
         hits = self._scored(query, rankings, fused, memories, hubs)
         timings["dampen"] = (time.perf_counter() - mark) * 1000
         hits.sort(key=lambda h: (-h.score, h.memory.id))
+        if self.shape is not None:
+            hits = self.shape(hits, query.limit)
         return hits[: query.limit]
 
     def _hubs(self, conn: Connection, ids: Sequence[str]) -> set[str]:

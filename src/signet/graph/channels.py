@@ -1,0 +1,125 @@
+"""The graph's evidence channels for the one Recaller (recall/hybrid.py `Channel`).
+
+- `TraversalChannel` ("traversal"): traversal-primary candidates (graph/traversal.py) when
+  graph and traversal are enabled and the query names at least one entity.
+- `GraphBoostChannel` ("graph_boost"): the legacy path (seed 002 getGraphBoostIds) when
+  traversal is off or the query names no entity: entities whose canonical name contains a
+  query word (by mentions, at most 20), one relation hop both ways (at most 50), and the
+  memories linked to them (at most 200). It is fused with a small weight (`BOOST_WEIGHT`), so
+  it nudges memories the flat channels found rather than adding its own.
+
+Both run only for recall mode "full" (every channel); "hybrid" stays lexical + semantic +
+hints, so the benchmarks compare the graph on and off in one run. Any graph error (a missing
+table, a corrupt row) is logged and returns nothing: the graph never degrades core search.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from signet.config import GraphConfig, TraversalConfig
+from signet.graph import traversal
+from signet.recall.hybrid import ChannelInput
+from signet.store import graph_read
+from signet.store import memories as mem_sql
+from signet.store.connection import Connection
+from signet.store.graph import canonical
+from signet.types import RecallQuery
+
+__all__ = ["BOOST_WEIGHT", "GraphBoostChannel", "TraversalChannel"]
+
+log = logging.getLogger(__name__)
+
+GRAPH_MODES = ("full",)
+BOOST_WEIGHT = 0.3
+BOOST_ENTITIES, BOOST_NEIGHBOURS, BOOST_MEMORIES = 20, 50, 200
+_STOP = frozenset(
+    "the and for with that this what where when which who how why you your yours are was were"
+    " have has had can could should would will does did not but our ours their they them its"
+    " from into about any some all there here".split()
+)
+
+
+def agent_of(query: RecallQuery) -> str:
+    return query.filters.agent_id or "default"
+
+
+def traversal_on(graph: GraphConfig, cfg: TraversalConfig) -> bool:
+    return graph.enabled and cfg.enabled and cfg.primary
+
+
+@dataclass
+class TraversalChannel:
+    graph: GraphConfig
+    config: TraversalConfig
+    embedder_model: str | None = None
+    paths: traversal.PathMemory = field(default_factory=traversal.PathMemory)
+    clock: traversal.Clock = time.perf_counter
+    name: str = "traversal"
+
+    def search(self, request: ChannelInput) -> list[tuple[str, float]]:
+        query = request.query
+        if query.mode not in GRAPH_MODES or not traversal_on(self.graph, self.config):
+            return []
+        try:
+            return self._search(request.conn, query, request)
+        except Exception as exc:  # noqa: BLE001 - the graph never degrades core search
+            log.warning("graph traversal failed, recall continues without it: %s", exc)
+            return []
+
+    def _search(
+        self, conn: Connection, query: RecallQuery, request: ChannelInput
+    ) -> list[tuple[str, float]]:
+        pins = graph_read.pins(conn, agent_of(query))
+        focal = traversal.focal_entities(conn, query.query, agent_of(query), pins)
+        if not focal:
+            return []
+        walked = traversal.walk(conn, focal, self.config, pins=pins, clock=self.clock)
+        allowed = mem_sql.allowed_ids(conn, list(walked.candidates), query.filters)
+        walked.candidates = {m: c for m, c in walked.candidates.items() if m in allowed}
+        vectors = {}
+        if request.query_vector is not None and self.embedder_model is not None:
+            vectors = graph_read.memory_vectors(conn, list(walked.candidates), self.embedder_model)
+        ranked = traversal.scored(walked, vectors, request.query_vector)
+        self.paths.remember(list(walked.candidates.values()))
+        return ranked[: request.limit]
+
+
+@dataclass
+class GraphBoostChannel:
+    graph: GraphConfig
+    config: TraversalConfig
+    name: str = "graph_boost"
+
+    def search(self, request: ChannelInput) -> list[tuple[str, float]]:
+        query = request.query
+        if query.mode not in GRAPH_MODES or not self.graph.enabled:
+            return []
+        try:
+            return self._search(request.conn, query)
+        except Exception as exc:  # noqa: BLE001 - the graph never degrades core search
+            log.warning("graph boost failed, recall continues without it: %s", exc)
+            return []
+
+    def _search(self, conn: Connection, query: RecallQuery) -> list[tuple[str, float]]:
+        agent = agent_of(query)
+        if traversal_on(self.graph, self.config):
+            pins = graph_read.pins(conn, agent)
+            if traversal.focal_entities(conn, query.query, agent, pins):
+                return []  # traversal answers this query
+        ids = boost_ids(conn, query.query, agent)
+        allowed = mem_sql.allowed_ids(conn, ids, query.filters)
+        return [(m, 1.0) for m in ids if m in allowed]
+
+
+def boost_ids(conn: Connection, text: str, agent_id: str) -> list[str]:
+    """Seed 002 getGraphBoostIds: LIKE-matched entities, one hop, their memories."""
+    words = [w for w in dict.fromkeys(canonical(text).split()) if len(w) >= 3 and w not in _STOP]
+    entities = graph_read.entities_like(conn, words, agent_id, BOOST_ENTITIES)
+    if not entities:
+        return []
+    hop = graph_read.relation_neighbours(conn, entities, BOOST_NEIGHBOURS)
+    expanded = list(dict.fromkeys([*entities, *hop]))
+    return graph_read.memories_of_entities(conn, expanded, BOOST_MEMORIES)

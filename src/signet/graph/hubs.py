@@ -1,0 +1,74 @@
+"""Hub dampening input (seed 002 dampening.ts): which memories speak only of hub entities.
+
+An entity's degree is the number of its links: memories that mention it plus relations and
+dependencies touching it. Hubs are the entities whose degree lies above the 90th percentile of
+all degrees (the top 10%). A memory all of whose linked entities are hubs says little specific
+about any query, so recall multiplies its score by the hub factor (recall/dampen.py). A memory
+with no linked entity is never a hub memory. Below `MIN_ENTITIES` entities the percentile means
+nothing and no memory is a hub memory.
+
+`HubIndex` caches the threshold for `ttl_s` seconds: computing it reads every entity's degree,
+which at 10k entities costs milliseconds that recall should not pay on every query.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from signet.store import graph_read
+from signet.store.connection import Connection
+
+__all__ = ["HUB_PERCENTILE", "HubIndex", "degree_threshold", "hub_memories"]
+
+HUB_PERCENTILE = 90.0
+MIN_ENTITIES = 10
+
+
+def degree_threshold(conn: Connection, percentile: float = HUB_PERCENTILE) -> float | None:
+    """The P90 of entity degrees; None when the graph is too small to have hubs."""
+    degrees = graph_read.all_degrees(conn)
+    if len(degrees) < MIN_ENTITIES:
+        return None
+    return float(np.percentile(np.asarray(degrees, dtype=np.float64), percentile))
+
+
+def hub_memories(
+    conn: Connection, ids: Sequence[str], threshold: float | None = None
+) -> set[str]:
+    """The memories among `ids` whose linked entities all have a degree above the threshold."""
+    if threshold is None:
+        threshold = degree_threshold(conn)
+    if threshold is None or not ids:
+        return set()
+    linked = graph_read.entities_by_memory(conn, ids)
+    degrees = graph_read.degrees_of(conn, {e for es in linked.values() for e in es})
+    return {m for m, es in linked.items() if es and all(degrees.get(e, 0) > threshold for e in es)}
+
+
+class HubIndex:
+    """`hub_memories` with the threshold cached; callable as the Recaller's `hub_memories`."""
+
+    def __init__(self, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cached: tuple[float, float | None] | None = None
+
+    def threshold(self, conn: Connection) -> float | None:
+        with self._lock:
+            now = self._clock()
+            if self._cached is None or now - self._cached[0] > self.ttl_s:
+                self._cached = (now, degree_threshold(conn))
+            return self._cached[1]
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._cached = None
+
+    def __call__(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+        threshold = self.threshold(conn)
+        return hub_memories(conn, ids, threshold) if threshold is not None else set()

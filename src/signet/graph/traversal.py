@@ -1,0 +1,227 @@
+"""Traversal-primary recall (seed 002 graph-traversal, seed 003 "Making Cross-Domain
+Connections Findable"): reach memories through the structure of the knowledge graph rather
+than through shared words.
+
+1. Focal entities: the query's word n-grams (up to four words, canonicalised as entity names
+   are) looked up among entity names and aliases of the caller's agent; pinned entities are
+   always focal, suppressed ones never (and are never walked through).
+2. Walk, best first, hop by hop: from each entity read its aspects (most weighted first, at most
+   `max_aspects_per_entity`) and their attributes' source memories (`max_attributes_per_aspect`),
+   its linked memories, and, below `max_hops`, its dependency edges in either direction (at
+   least `min_dependency_strength`, the `max_branching` strongest). A visited set bounds cycles
+   and self-loops; `max_paths` bounds the candidates collected; `timeout_ms` bounds the time,
+   and an exceeded budget returns what was found so far.
+3. Score: 0.7 * cosine(query, memory) + 0.3 * structural importance, where structural
+   importance is the product along the path of dependency strength x traversal weight, decayed
+   per hop, times the aspect's weight and the attribute's confidence (clamped to [0, 1]).
+   Memories linked to a focal entity, or sourcing one of its attributes, are directly anchored;
+   candidates reached only through hops are capped below the weakest anchored one.
+
+The path of each candidate is remembered (recent ones, in memory) so that feedback on the
+memory can reinforce or decay the dependencies and aspects it went through (graph/desire.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from signet.config import TraversalConfig
+from signet.store import graph_read
+from signet.store import knowledge as know_sql
+from signet.store.connection import Connection
+from signet.store.graph import canonical
+
+__all__ = ["Candidate", "Step", "Walk", "focal_entities", "query_keys", "walk"]
+
+COSINE_WEIGHT = 0.7
+STRUCTURE_WEIGHT = 0.3
+HOP_DECAY = 0.6
+REACHED_MENTION_FACTOR = 0.8
+MAX_NGRAM = 4
+MAX_KEYS = 400
+WALKED_CAP = 0.999
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One edge of a path: a dependency or an aspect, by id."""
+
+    kind: str  # "dependency" | "aspect"
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    memory_id: str
+    structural: float
+    anchored: bool
+    hops: int
+    path: tuple[Step, ...]
+
+
+@dataclass
+class Walk:
+    focal: tuple[str, ...]
+    candidates: dict[str, Candidate] = field(default_factory=dict)
+    visited: int = 0
+    paths: int = 0
+    partial: bool = False
+
+
+def query_keys(text: str) -> list[str]:
+    """Every 1..4-word n-gram of the canonicalised query: the keys entity names are stored under."""
+    words = canonical(text).split()
+    keys: dict[str, None] = {}
+    for size in range(min(MAX_NGRAM, len(words)), 0, -1):
+        for start in range(len(words) - size + 1):
+            keys.setdefault(" ".join(words[start : start + size]))
+    return list(keys)[:MAX_KEYS]
+
+
+def focal_entities(
+    conn: Connection, text: str, agent_id: str, pins: dict[str, graph_read.Pin]
+) -> list[str]:
+    """Entities the query names (by name or alias), plus pinned ones, minus suppressed ones."""
+    found = know_sql.resolve(conn, query_keys(text), agent_id)
+    focal = dict.fromkeys(found.values())
+    focal.update(dict.fromkeys(e for e, pin in pins.items() if pin.pin_type == "pin"))
+    return [e for e in focal if pins.get(e, _NO_PIN).pin_type != "suppress"]
+
+
+_NO_PIN = graph_read.Pin("none", None)
+
+
+def walk(
+    conn: Connection,
+    focal: Sequence[str],
+    cfg: TraversalConfig,
+    *,
+    pins: dict[str, graph_read.Pin] | None = None,
+    clock: Clock = time.perf_counter,
+) -> Walk:
+    """Collect candidate memories from the focal entities outwards (see the module doc)."""
+    pins = pins or {}
+    deadline = clock() + cfg.timeout_ms / 1000.0
+    result = Walk(tuple(focal))
+    # (hops, -strength, order, entity, strength, path): nearest first, strongest first.
+    queue: list[tuple[int, float, int, str, float, tuple[Step, ...]]] = []
+    for order, entity in enumerate(focal):
+        start = _pin_weight(pins, entity)
+        heapq.heappush(queue, (0, -start, order, entity, start, ()))
+    seen: set[str] = set()
+    order = len(focal)
+    while queue and result.paths < cfg.max_paths:
+        if clock() > deadline:
+            result.partial = True
+            break
+        hops, _, _, entity, strength, path = heapq.heappop(queue)
+        if entity in seen:
+            continue
+        seen.add(entity)
+        result.visited += 1
+        _collect(conn, result, entity, hops, strength, path, cfg)
+        if hops >= cfg.max_hops:
+            continue
+        for edge in graph_read.dependency_edges(
+            conn, entity, min_strength=cfg.min_dependency_strength, limit=cfg.max_branching
+        ):
+            if edge.other in seen or pins.get(edge.other, _NO_PIN).pin_type == "suppress":
+                continue
+            reached = strength * edge.strength * edge.traversal_weight * HOP_DECAY
+            reached *= _pin_weight(pins, edge.other)
+            order += 1
+            step = Step("dependency", edge.id)
+            heapq.heappush(queue, (hops + 1, -reached, order, edge.other, reached, (*path, step)))
+    return result
+
+
+def _pin_weight(pins: dict[str, graph_read.Pin], entity: str) -> float:
+    pin = pins.get(entity)
+    return pin.weight if pin is not None and pin.weight is not None else 1.0
+
+
+def _collect(
+    conn: Connection, result: Walk, entity: str, hops: int, strength: float,
+    path: tuple[Step, ...], cfg: TraversalConfig,
+) -> None:
+    anchored = hops == 0
+    mention_factor = 1.0 if anchored else REACHED_MENTION_FACTOR
+    for memory_id, confidence in graph_read.mention_memories(
+        conn, entity, cfg.max_attributes_per_aspect if hops else cfg.max_paths
+    ):
+        if not _add(result, memory_id, strength * confidence * mention_factor, anchored, hops, path, cfg):
+            return
+    for aspect in graph_read.aspects(conn, entity, cfg.max_aspects_per_entity):
+        through = (*path, Step("aspect", aspect.id))
+        for memory_id, confidence in graph_read.attribute_memories(
+            conn, aspect.id, cfg.max_attributes_per_aspect
+        ):
+            structural = strength * aspect.weight * confidence
+            if not _add(result, memory_id, structural, anchored, hops, through, cfg):
+                return
+
+
+def _add(
+    result: Walk, memory_id: str, structural: float, anchored: bool, hops: int,
+    path: tuple[Step, ...], cfg: TraversalConfig,
+) -> bool:
+    """Record one path's candidate; False once `max_paths` paths were collected."""
+    if result.paths >= cfg.max_paths:
+        return False
+    result.paths += 1
+    structural = min(max(structural, 0.0), 1.0)
+    old = result.candidates.get(memory_id)
+    if old is None or (anchored, structural) > (old.anchored, old.structural):
+        result.candidates[memory_id] = Candidate(
+            memory_id, structural, anchored or (old is not None and old.anchored), hops, path
+        )
+    return True
+
+
+def scored(
+    walked: Walk, vectors: dict[str, np.ndarray], query_vector: np.ndarray | None
+) -> list[tuple[str, float]]:
+    """Rank the candidates: 0.7 cosine + 0.3 structure; hop-only ones below every anchored one."""
+    scores: dict[str, float] = {}
+    for memory_id, cand in walked.candidates.items():
+        vector = vectors.get(memory_id)
+        cosine = 0.0
+        if query_vector is not None and vector is not None and vector.shape == query_vector.shape:
+            cosine = max(float(np.dot(query_vector, vector)), 0.0)
+        scores[memory_id] = COSINE_WEIGHT * cosine + STRUCTURE_WEIGHT * cand.structural
+    anchored = [s for m, s in scores.items() if walked.candidates[m].anchored]
+    if anchored:
+        cap = min(anchored) * WALKED_CAP
+        for memory_id, cand in walked.candidates.items():
+            if not cand.anchored:
+                scores[memory_id] = min(scores[memory_id], cap)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+class PathMemory:
+    """The most recent traversal path that reached each memory (bounded), for feedback."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._paths: OrderedDict[str, tuple[Step, ...]] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def remember(self, candidates: Sequence[Candidate]) -> None:
+        with self._lock:
+            for cand in candidates:
+                self._paths[cand.memory_id] = cand.path
+                self._paths.move_to_end(cand.memory_id)
+            while len(self._paths) > self._size:
+                self._paths.popitem(last=False)
+
+    def path_to(self, memory_id: str) -> tuple[Step, ...] | None:
+        with self._lock:
+            return self._paths.get(memory_id)

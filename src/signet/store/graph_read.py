@@ -1,0 +1,191 @@
+"""SQL for the knowledge graph's read side in recall: traversal steps, the legacy graph boost,
+entity degrees for hub dampening, and the memory vectors traversal scores against.
+
+Every query is bounded by a LIMIT the caller passes (the traversal bounds of the config), so a
+hub entity with 100k mentions costs one indexed range scan of `limit` rows, never a full read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from signet.store.connection import Connection
+from signet.store.embeddings import from_blob
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    pin_type: str
+    weight: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A dependency seen from one end: the other entity, its strength and learned weight."""
+
+    id: str
+    other: str
+    strength: float
+    traversal_weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Aspect:
+    id: str
+    name: str
+    weight: float
+    confidence: float
+
+
+def pins(conn: Connection, agent_id: str) -> dict[str, Pin]:
+    rows = conn.execute(
+        "SELECT entity_id, pin_type, weight_override FROM entity_pinning WHERE agent_id = ?",
+        (agent_id,),
+    ).fetchall()
+    return {r[0]: Pin(r[1], r[2]) for r in rows}
+
+
+def aspects(conn: Connection, entity_id: str, limit: int) -> list[Aspect]:
+    rows = conn.execute(
+        "SELECT id, aspect_name, weight, confidence FROM entity_aspects WHERE entity_id = ?"
+        " ORDER BY weight * confidence DESC, aspect_name LIMIT ?",
+        (entity_id, limit),
+    ).fetchall()
+    return [Aspect(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
+
+
+def attribute_memories(conn: Connection, aspect_id: str, limit: int) -> list[tuple[str, float]]:
+    """(source memory, confidence) of the aspect's attributes, most confident first."""
+    rows = conn.execute(
+        "SELECT source_memory_id, max(confidence) FROM entity_attributes WHERE aspect_id = ?"
+        " AND source_memory_id IS NOT NULL GROUP BY source_memory_id"
+        " ORDER BY max(confidence) DESC, source_memory_id LIMIT ?",
+        (aspect_id, limit),
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def dependency_edges(
+    conn: Connection, entity_id: str, *, min_strength: float, limit: int
+) -> list[Edge]:
+    """Dependencies touching the entity in either direction, strongest (x weight) first."""
+    rows = conn.execute(
+        "SELECT id, other, strength, traversal_weight FROM ("
+        " SELECT id, target_entity_id AS other, strength, traversal_weight"
+        " FROM entity_dependencies WHERE source_entity_id = ? AND strength >= ?"
+        " UNION ALL SELECT id, source_entity_id, strength, traversal_weight"
+        " FROM entity_dependencies WHERE target_entity_id = ? AND strength >= ?)"
+        " WHERE other != ? ORDER BY strength * traversal_weight DESC, id LIMIT ?",
+        (entity_id, min_strength, entity_id, min_strength, entity_id, limit),
+    ).fetchall()
+    return [Edge(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
+
+
+def mention_memories(conn: Connection, entity_id: str, limit: int) -> list[tuple[str, float]]:
+    """Memories linked to the entity, with the link's confidence (1.0 when not recorded)."""
+    rows = conn.execute(
+        "SELECT memory_id, COALESCE(confidence, 1.0) FROM memory_entity_mentions"
+        " WHERE entity_id = ? LIMIT ?",
+        (entity_id, limit),
+    ).fetchall()
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def memory_vectors(
+    conn: Connection, memory_ids: Sequence[str], model: str
+) -> dict[str, np.ndarray]:
+    if not memory_ids:
+        return {}
+    marks = ",".join("?" * len(memory_ids))
+    rows = conn.execute(
+        "SELECT m.id, e.vector, e.dimensions FROM memories m JOIN embeddings e"
+        " ON e.content_hash = m.content_hash AND e.model = ? AND e.stale = 0"
+        f" WHERE m.id IN ({marks})",
+        (model, *memory_ids),
+    ).fetchall()
+    return {r[0]: from_blob(r[1], int(r[2])) for r in rows}
+
+
+# -- the legacy graph boost (seed 002 getGraphBoostIds) ----------------------------------------
+
+
+def entities_like(conn: Connection, tokens: Sequence[str], agent_id: str, limit: int) -> list[str]:
+    if not tokens:
+        return []
+    likes = " OR ".join("canonical_name LIKE ?" for _ in tokens)
+    rows = conn.execute(
+        f"SELECT id FROM entities WHERE agent_id = ? AND ({likes}) ORDER BY mentions DESC, id LIMIT ?",
+        (agent_id, *(f"%{t}%" for t in tokens), limit),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def relation_neighbours(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
+    if not entity_ids:
+        return []
+    marks = ",".join("?" * len(entity_ids))
+    rows = conn.execute(
+        f"SELECT target_entity_id FROM relations WHERE source_entity_id IN ({marks})"
+        f" UNION SELECT source_entity_id FROM relations WHERE target_entity_id IN ({marks})"
+        " LIMIT ?",
+        (*entity_ids, *entity_ids, limit),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def memories_of_entities(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
+    if not entity_ids:
+        return []
+    marks = ",".join("?" * len(entity_ids))
+    rows = conn.execute(
+        f"SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE entity_id IN ({marks}) LIMIT ?",
+        (*entity_ids, limit),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+# -- degrees (hub dampening) ------------------------------------------------------------------
+
+_DEGREES = (
+    "SELECT id, sum(n) FROM ("
+    " SELECT id, mentions AS n FROM entities {where}"
+    " UNION ALL SELECT source_entity_id, 1 FROM relations {rel_src}"
+    " UNION ALL SELECT target_entity_id, 1 FROM relations {rel_tgt}"
+    " UNION ALL SELECT source_entity_id, 1 FROM entity_dependencies {rel_src}"
+    " UNION ALL SELECT target_entity_id, 1 FROM entity_dependencies {rel_tgt}"
+    ") GROUP BY id"
+)
+
+
+def all_degrees(conn: Connection) -> list[int]:
+    """Every entity's degree: its memory mentions plus the relations and dependencies touching it."""
+    sql = _DEGREES.format(where="", rel_src="", rel_tgt="")
+    return [int(r[1]) for r in conn.execute(sql)]
+
+
+def degrees_of(conn: Connection, entity_ids: Iterable[str]) -> dict[str, int]:
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    sql = _DEGREES.format(
+        where=f"WHERE id IN ({marks})", rel_src=f"WHERE source_entity_id IN ({marks})",
+        rel_tgt=f"WHERE target_entity_id IN ({marks})",
+    )
+    return {r[0]: int(r[1]) for r in conn.execute(sql, ids * 5)}
+
+
+def entities_by_memory(conn: Connection, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+    if not memory_ids:
+        return {}
+    marks = ",".join("?" * len(memory_ids))
+    found: dict[str, list[str]] = {}
+    for row in conn.execute(
+        f"SELECT memory_id, entity_id FROM memory_entity_mentions WHERE memory_id IN ({marks})",
+        tuple(memory_ids),
+    ):
+        found.setdefault(row[0], []).append(row[1])
+    return found

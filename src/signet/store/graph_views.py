@@ -1,0 +1,168 @@
+"""SQL for reading the knowledge graph as a whole (the /api/knowledge routes and
+`signet graph`): entity lists and detail (aspects with attributes, dependencies, memories),
+communities, and counts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from signet.store.connection import Connection, Row
+
+_ENTITY = (
+    "SELECT e.id, e.name, e.entity_type, e.description, e.canonical_name, e.mentions, e.agent_id,"
+    " e.community_id, e.created_at, e.updated_at, p.pin_type, p.weight_override"
+    " FROM entities e LEFT JOIN entity_pinning p ON p.entity_id = e.id AND p.agent_id = e.agent_id"
+)
+
+
+def _entity(row: Row) -> dict[str, Any]:
+    data = {k: row[k] for k in row.keys() if k not in ("pin_type", "weight_override")}
+    data["pinned"] = row["pin_type"]
+    data["pin_weight"] = row["weight_override"]
+    return data
+
+
+def list_entities(
+    conn: Connection, *, agent_id: str, search: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    where, params = "e.agent_id = ?", [agent_id]
+    if search:
+        where += " AND e.canonical_name LIKE ?"
+        params.append(f"%{search}%")
+    total = conn.execute(f"SELECT count(*) FROM entities e WHERE {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"{_ENTITY} WHERE {where} ORDER BY e.mentions DESC, e.canonical_name LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return [_entity(r) for r in rows], int(total)
+
+
+def get_entity(conn: Connection, entity_id: str) -> dict[str, Any] | None:
+    row = conn.execute(f"{_ENTITY} WHERE e.id = ?", (entity_id,)).fetchone()
+    return _entity(row) if row else None
+
+
+def aliases(conn: Connection, entity_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT alias FROM entity_aliases WHERE entity_id = ? ORDER BY canonical_alias", (entity_id,)
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def aspects_with_attributes(conn: Connection, entity_id: str) -> list[dict[str, Any]]:
+    aspects = [
+        dict(r) for r in conn.execute(
+            "SELECT id, aspect_name AS name, description, confidence, weight FROM entity_aspects"
+            " WHERE entity_id = ? ORDER BY weight * confidence DESC, aspect_name", (entity_id,),
+        )
+    ]
+    for aspect in aspects:
+        aspect["attributes"] = [
+            dict(r) for r in conn.execute(
+                "SELECT id, kind, attribute_key AS key, attribute_value AS value, confidence,"
+                " source_memory_id FROM entity_attributes WHERE aspect_id = ?"
+                " ORDER BY confidence DESC, attribute_key", (aspect["id"],),
+            )
+        ]
+    return aspects
+
+
+def dependencies(conn: Connection, entity_id: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT d.id, 'out' AS direction, d.target_entity_id AS entity_id, e.name AS entity_name,"
+        " d.dependency_type AS type, d.strength, d.traversal_weight FROM entity_dependencies d"
+        " JOIN entities e ON e.id = d.target_entity_id WHERE d.source_entity_id = ?"
+        " UNION ALL SELECT d.id, 'in', d.source_entity_id, e.name, d.dependency_type, d.strength,"
+        " d.traversal_weight FROM entity_dependencies d JOIN entities e ON e.id = d.source_entity_id"
+        " WHERE d.target_entity_id = ? ORDER BY 6 DESC, 1",
+        (entity_id, entity_id),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def memories(conn: Connection, entity_id: str, limit: int) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT m.id, m.content, m.type, x.mention_text, x.confidence FROM memory_entity_mentions x"
+        " JOIN memories m ON m.id = x.memory_id WHERE x.entity_id = ? AND m.is_deleted = 0"
+        " ORDER BY m.created_at DESC, m.id LIMIT ?",
+        (entity_id, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def communities(conn: Connection, agent_id: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT id, label, size, modularity, quality, member_ids, created_at FROM entity_communities"
+        " WHERE agent_id = ? ORDER BY size DESC, label",
+        (agent_id,),
+    ).fetchall()
+    return [{**dict(r), "member_ids": json.loads(r["member_ids"])} for r in rows]
+
+
+def stats(conn: Connection, agent_id: str) -> dict[str, int]:
+    def count(sql: str) -> int:
+        return int(conn.execute(sql, (agent_id,)).fetchone()[0])
+
+    return {
+        "entities": count("SELECT count(*) FROM entities WHERE agent_id = ?"),
+        "aliases": count("SELECT count(*) FROM entity_aliases WHERE agent_id = ?"),
+        "relations": count(
+            "SELECT count(*) FROM relations r JOIN entities e ON e.id = r.source_entity_id"
+            " WHERE e.agent_id = ?"
+        ),
+        "mentions": count(
+            "SELECT count(*) FROM memory_entity_mentions x JOIN entities e ON e.id = x.entity_id"
+            " WHERE e.agent_id = ?"
+        ),
+        "aspects": count("SELECT count(*) FROM entity_aspects WHERE agent_id = ?"),
+        "attributes": count("SELECT count(*) FROM entity_attributes WHERE agent_id = ?"),
+        "dependencies": count("SELECT count(*) FROM entity_dependencies WHERE agent_id = ?"),
+        "communities": count("SELECT count(*) FROM entity_communities WHERE agent_id = ?"),
+        "pinned": count("SELECT count(*) FROM entity_pinning WHERE agent_id = ? AND pin_type = 'pin'"),
+        "suppressed": count(
+            "SELECT count(*) FROM entity_pinning WHERE agent_id = ? AND pin_type = 'suppress'"
+        ),
+    }
+
+
+# -- communities: the write side ---------------------------------------------------------------
+
+
+def dependency_weights(conn: Connection, agent_id: str) -> list[tuple[str, str, float]]:
+    rows = conn.execute(
+        "SELECT source_entity_id, target_entity_id, strength * traversal_weight"
+        " FROM entity_dependencies WHERE agent_id = ? AND source_entity_id != target_entity_id",
+        (agent_id,),
+    ).fetchall()
+    return [(r[0], r[1], float(r[2])) for r in rows]
+
+
+def entity_names(conn: Connection, ids: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            (r[0], r[1]) for r in conn.execute(f"SELECT id, name FROM entities WHERE id IN ({marks})", chunk)
+        )
+    return found
+
+
+def replace_communities(
+    conn: Connection, agent_id: str, found: list[dict[str, Any]], now: str
+) -> None:
+    """Replace the agent's communities; each item: id, label, members, modularity, quality."""
+    conn.execute("UPDATE entities SET community_id = NULL WHERE agent_id = ?", (agent_id,))
+    conn.execute("DELETE FROM entity_communities WHERE agent_id = ?", (agent_id,))
+    for item in found:
+        conn.execute(
+            "INSERT INTO entity_communities (id, agent_id, label, size, modularity, quality,"
+            " member_ids, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (item["id"], agent_id, item["label"], len(item["members"]), item["modularity"],
+             item["quality"], json.dumps(item["members"]), now),
+        )
+        conn.executemany(
+            "UPDATE entities SET community_id = ? WHERE id = ?",
+            [(item["id"], member) for member in item["members"]],
+        )

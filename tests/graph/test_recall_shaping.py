@@ -1,0 +1,123 @@
+"""How the graph takes part in recall: the flat reservation, hub dampening, the legacy boost
+fallback, and recall surviving a broken graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphs import QUERY, build_car_and_shopping, open_app
+
+from signet.app import SignetApp
+from signet.graph.hubs import HubIndex, degree_threshold, hub_memories
+from signet.graph.shaping import reserve_flat
+from signet.types import Evidence, Memory, RecallHit, RecallQuery
+
+
+def hit(memory_id: str, score: float, flat: bool) -> RecallHit:
+    memory = Memory(**{**dict.fromkeys(Memory.__dataclass_fields__), "id": memory_id})
+    evidence = Evidence(lexical=1.0) if flat else Evidence(traversal=1.0)
+    return RecallHit(memory, score, evidence)
+
+
+def test_reserve_flat_keeps_forty_percent_of_the_page_for_flat_results() -> None:
+    hits = [hit(f"g{i}", 10 - i / 10, False) for i in range(10)]
+    hits += [hit(f"f{i}", 5 - i / 10, True) for i in range(10)]
+    page = [h.memory.id for h in reserve_flat(hits, 10, 0.4)[:10]]
+    assert page == ["g0", "g1", "g2", "g3", "g4", "g5", "f0", "f1", "f2", "f3"]
+    assert [h.memory.id for h in reserve_flat(hits, 10, 0.0)[:10]] == [f"g{i}" for i in range(10)]
+
+
+def test_reserve_flat_lets_graph_results_fill_slots_flat_ones_cannot() -> None:
+    hits = [hit(f"g{i}", 10 - i, False) for i in range(8)] + [hit("f0", 1, True)]
+    page = [h.memory.id for h in reserve_flat(hits, 10, 0.4)[:10]]
+    assert page[:7] == ["g0", "g1", "g2", "g3", "g4", "g5", "f0"] and len(page) == 9
+
+
+def test_a_hub_entity_cannot_crowd_flat_matches_off_the_page(tmp_path: Path) -> None:
+    with open_app(tmp_path, embedder=False) as app:
+        for i in range(20):
+            app.remember(f"decision {i}: quarterly planning notes", type="decision",
+                         graph={"entities": ["Zephyr"]})
+        flat = {app.remember(f"banana bread recipe number {i}").id for i in range(10)}
+        response = app.recall(RecallQuery("zephyr banana", limit=10, mode="full", touch=False))
+        found = [h.memory.id for h in response.hits]
+        assert len(found) == 10 and len(flat & set(found)) == 4
+        unshaped = app.recaller.shape
+        app.recaller.shape = None
+        try:
+            response = app.recall(RecallQuery("zephyr banana", limit=10, mode="full", touch=False))
+        finally:
+            app.recaller.shape = unshaped
+        assert len(flat & {h.memory.id for h in response.hits}) < 4
+
+
+def hub_graph(app: SignetApp) -> dict[str, str]:
+    """Eleven entities; "User" is linked to every memory, the others to one each."""
+    ids = {}
+    for i in range(10):
+        ids[f"m{i}"] = app.remember(
+            f"note {i} about topic{i}", graph={"entities": ["User", f"Topic{i}"]}
+        ).id
+    ids["hub_only"] = app.remember("a general remark", graph={"entities": ["User"]}).id
+    return ids
+
+
+def test_memories_linked_only_to_hubs_are_dampened(tmp_path: Path) -> None:
+    with open_app(tmp_path) as app:
+        ids = hub_graph(app)
+        conn = app.store.reader()
+        threshold = degree_threshold(conn)
+        assert threshold is not None and 1 <= threshold < 11
+        assert hub_memories(conn, list(ids.values())) == {ids["hub_only"]}
+        response = app.recall(RecallQuery("general remark", limit=5, mode="hybrid", touch=False))
+        top = next(h for h in response.hits if h.memory.id == ids["hub_only"])
+        assert "hub" in top.adjustments
+
+
+def test_a_small_graph_has_no_hubs_and_the_threshold_is_cached(tmp_path: Path) -> None:
+    with open_app(tmp_path) as app:
+        memory = app.remember("a general remark", graph={"entities": ["User"]}).id
+        now = [0.0]
+        index = HubIndex(ttl_s=30, clock=lambda: now[0])
+        assert index(app.store.reader(), [memory]) == set()
+        hub_graph(app)
+        assert index.threshold(app.store.reader()) is None  # cached
+        now[0] = 31.0
+        assert index.threshold(app.store.reader()) is not None
+
+
+def test_the_legacy_boost_answers_when_traversal_is_off(tmp_path: Path) -> None:
+    with open_app(tmp_path, embedder=False, enabled=False) as app:
+        app.remember("weekly sync notes")
+        target = app.remember("moved there in the spring", graph={
+            "relations": [{"source": "Berlin", "target": "Germany", "type": "capital_of"}],
+        }).id
+        neighbour = app.remember("paperwork for the residence permit", graph={"entities": ["Germany"]}).id
+        response = app.recall(RecallQuery("berlin weekly", limit=10, mode="full", touch=False))
+        found = [h.memory.id for h in response.hits]
+        assert target in found and neighbour in found
+        assert all(h.evidence.traversal is None for h in response.hits)
+        hybrid = app.recall(RecallQuery("berlin weekly", limit=10, mode="hybrid", touch=False))
+        assert target not in [h.memory.id for h in hybrid.hits]
+
+
+def test_the_legacy_boost_answers_when_no_entity_is_named(tmp_path: Path) -> None:
+    with open_app(tmp_path, embedder=False) as app:
+        target = app.remember("moved there in the spring", graph={"entities": ["Berlin"]}).id
+        response = app.recall(RecallQuery("berl", limit=10, mode="full", touch=False))
+        assert [h.memory.id for h in response.hits] == [target]
+        assert response.hits[0].evidence.traversal is None
+
+
+def test_a_broken_graph_never_breaks_recall(tmp_path: Path) -> None:
+    with open_app(tmp_path) as app:
+        build_car_and_shopping(app)
+        before = app.recall(RecallQuery(QUERY, limit=10, mode="hybrid", touch=False))
+        with app.store.write_tx() as conn:
+            for table in ("entity_attributes", "entity_aspects", "entity_dependencies",
+                          "entity_pinning", "entity_aliases", "memory_entity_mentions"):
+                conn.execute(f"DROP TABLE {table}")
+        app.graph.hubs.invalidate()
+        for mode in ("full", "hybrid"):
+            response = app.recall(RecallQuery(QUERY, limit=10, mode=mode, touch=False))  # type: ignore[arg-type]
+            assert [h.memory.id for h in response.hits] == [h.memory.id for h in before.hits]
