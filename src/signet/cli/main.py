@@ -18,6 +18,7 @@ from signet import __version__
 from signet.cli import (
     bench_commands,
     daemon_commands,
+    graph_commands,
     mcp_command,
     memory_commands,
     pipeline_commands,
@@ -61,7 +62,7 @@ for _command in (
     cli.add_command(_command)
 cli.add_command(daemon_commands.daemon)
 cli.add_command(mcp_command.mcp)
-for _command in pipeline_commands.COMMANDS:
+for _command in (*pipeline_commands.COMMANDS, *graph_commands.COMMANDS):
     cli.add_command(_command)
 
 

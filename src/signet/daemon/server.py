@@ -29,7 +29,7 @@ from fastapi import FastAPI
 import signet
 from signet.app import SignetApp
 from signet.config import Config
-from signet.daemon import errors, routes_feedback, routes_memory, routes_system
+from signet.daemon import errors, routes_feedback, routes_knowledge, routes_memory, routes_system
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.errors import Conflict, SignetError
@@ -57,6 +57,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_system.router)
     api.include_router(routes_memory.router)
     api.include_router(routes_feedback.router)
+    api.include_router(routes_knowledge.router)
     mount_mcp(api, app)  # /mcp; its session manager runs in the app's lifespan
     api.add_middleware(BodyLimit)
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error

@@ -25,6 +25,7 @@ from signet.store import graph_views as views
 from signet.store import knowledge as know_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.graph import canonical
 from signet.types import Actor, RecallHit, utc_now
 
 __all__ = ["KnowledgeGraph"]
@@ -98,6 +99,17 @@ class KnowledgeGraph:
             "dependencies": views.dependencies(conn, entity_id),
             "memories": views.memories(conn, entity_id, MAX_ENTITY_MEMORIES),
         }
+
+    def find(self, ref: str, agent_id: str = "default") -> str:
+        """An entity id from an id, a name or an alias (any case or punctuation)."""
+        conn = self.store.reader()
+        if views.get_entity(conn, ref) is not None:
+            return ref
+        key = canonical(ref)
+        found = know_sql.resolve(conn, [key], agent_id).get(key)
+        if found is None:
+            raise NotFound(f"no entity {ref!r}")
+        return found
 
     def communities(self, agent_id: str = "default") -> list[dict[str, Any]]:
         return views.communities(self.store.reader(), agent_id)

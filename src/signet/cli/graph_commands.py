@@ -1,0 +1,154 @@
+"""`signet graph entities|entity|communities|pin|stats`: the knowledge graph from the shell.
+
+Like the pipeline commands they open the workspace in-process, daemon or not: reads are plain
+SQLite reads, and a pin or a community run is one write transaction under SQLite's lock. An
+entity is named by id, name or alias ("signet graph entity 'my car'").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.table import Table
+
+from signet.cli.output import console, short_id
+from signet.cli.state import CliState, json_option
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["COMMANDS"]
+
+
+@contextmanager
+def open_app(state: CliState) -> Iterator[SignetApp]:
+    # Imported here: `signet --help` must not load the store or numpy.
+    from signet.app import SignetApp
+
+    app = SignetApp.open(state.config(), embedder=None, llm=None)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+@click.group()
+def graph() -> None:
+    """Inspect the knowledge graph: entities, communities, pins."""
+
+
+@graph.command(name="entities")
+@click.option("--search", "-q", default=None, help="Only names containing this text.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--offset", type=int, default=0)
+@json_option
+@click.pass_obj
+def entities(state: CliState, search: str | None, limit: int, offset: int) -> None:
+    """List entities, most mentioned first."""
+    with open_app(state) as app:
+        data = app.graph.entities(search=search, limit=limit, offset=offset)
+    state.show(data, print_entities)
+
+
+@graph.command(name="entity")
+@click.argument("ref", metavar="ID|NAME")
+@json_option
+@click.pass_obj
+def entity(state: CliState, ref: str) -> None:
+    """Show one entity: aliases, aspects with attributes, dependencies, memories."""
+    with open_app(state) as app:
+        data = app.graph.entity(app.graph.find(ref))
+    state.show(data, print_entity)
+
+
+@graph.command(name="communities")
+@click.option("--detect", is_flag=True, help="Run Louvain community detection first.")
+@json_option
+@click.pass_obj
+def communities(state: CliState, detect: bool) -> None:
+    """List entity communities (Louvain over dependency weights)."""
+    with open_app(state) as app:
+        found = app.graph.detect_communities() if detect else app.graph.communities()
+    state.show({"communities": found}, print_communities)
+
+
+@graph.command(name="pin")
+@click.argument("ref", metavar="ID|NAME")
+@click.option("--suppress", is_flag=True, help="Never focal instead of always focal.")
+@click.option("--weight", type=float, default=None, help="Weight of paths through it (0-10].")
+@click.option("--reason", default=None)
+@click.option("--remove", is_flag=True, help="Clear the pin or suppression.")
+@json_option
+@click.pass_obj
+def pin(
+    state: CliState, ref: str, suppress: bool, weight: float | None, reason: str | None,
+    remove: bool,
+) -> None:
+    """Pin an entity (always focal in traversal), suppress it, or --remove either."""
+    with open_app(state) as app:
+        entity_id = app.graph.find(ref)
+        if remove:
+            data = app.graph.unpin(entity_id)
+        else:
+            data = app.graph.pin(entity_id, suppress=suppress, weight=weight, reason=reason)
+    state.show(data, lambda d: click.echo(f"{d['name']}: {d['pinned'] or 'not pinned'}"))
+
+
+@graph.command(name="stats")
+@json_option
+@click.pass_obj
+def stats(state: CliState) -> None:
+    """Counts of entities, edges, aspects, attributes, communities and pins."""
+    with open_app(state) as app:
+        data = app.graph.stats()
+    state.show(data, lambda d: [click.echo(f"{k}: {v}") for k, v in d.items()])
+
+
+COMMANDS = [graph]
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def print_entities(data: dict[str, Any]) -> None:
+    table = Table(show_header=True, header_style="bold", box=None)
+    for column in ("id", "name", "type", "mentions", "community", "pin"):
+        table.add_column(column)
+    for item in data["items"]:
+        table.add_row(
+            short_id(item["id"]), item["name"], item["entity_type"], str(item["mentions"]),
+            short_id(item["community_id"] or "-"), item["pinned"] or "",
+        )
+    console().print(table)
+    click.echo(f"{len(data['items'])} of {data['total']} entities")
+
+
+def print_entity(data: dict[str, Any]) -> None:
+    click.echo(f"{data['name']} ({data['entity_type']}) {data['id']}")
+    if data["aliases"]:
+        click.echo("aliases: " + ", ".join(data["aliases"]))
+    for aspect in data["aspects"]:
+        click.echo(f"aspect {aspect['name']} (weight {aspect['weight']:.2f})")
+        for attr in aspect["attributes"]:
+            click.echo(f"  {attr['key']}: {attr['value']}")
+    for dep in data["dependencies"]:
+        arrow = "->" if dep["direction"] == "out" else "<-"
+        click.echo(
+            f"{arrow} {dep['entity_name']} [{dep['type']}] strength {dep['strength']:.2f}"
+            f" weight {dep['traversal_weight']:.2f}"
+        )
+    for memory in data["memories"]:
+        click.echo(f"memory {short_id(memory['id'])}: {memory['content'][:80]}")
+
+
+def print_communities(data: dict[str, Any]) -> None:
+    table = Table(show_header=True, header_style="bold", box=None)
+    for column in ("id", "label", "size", "modularity", "quality"):
+        table.add_column(column)
+    for c in data["communities"]:
+        table.add_row(short_id(c["id"]), c["label"] or "", str(c["size"]),
+                      f"{c['modularity']:.3f}", c["quality"] or "")
+    console().print(table)

@@ -1,0 +1,89 @@
+"""The knowledge-graph routes (seed 002 /api/knowledge/*): entities, one entity in detail,
+communities, counts, pins, and running community detection.
+
+- `GET /api/knowledge/entities?q=&limit=&offset=` -> {items, total, limit, offset}
+- `GET /api/knowledge/entities/{id}` -> the entity with aliases, aspects (with attributes),
+  dependencies (in and out) and the memories linked to it
+- `POST|DELETE /api/knowledge/entities/{id}/pin` body {suppress?, weight?, reason?}: pin
+  (always focal in traversal) or suppress (never focal); DELETE clears either
+- `GET /api/knowledge/communities`, `POST /api/knowledge/communities/detect` (Louvain)
+- `GET /api/knowledge/stats` -> counts and the hub-degree threshold
+- `POST /api/knowledge/apply` body: a graph payload (see graph/apply.py), optional memory_id
+Each handler makes one `app.graph` (or `app.apply_graph`) call; errors map in daemon/errors.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+from pydantic import Field
+
+from signet.daemon.dependencies import App, CallerActor
+from signet.daemon.schemas import ErrorOut, _Body
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (400, 404, 409, 503)}
+
+router = APIRouter(prefix="/api/knowledge", responses=ERRORS)
+
+
+class PinBody(_Body):
+    suppress: bool = Field(False, description="Suppress (never focal) instead of pin.")
+    weight: float | None = Field(None, gt=0, le=10, description="Weight of paths through it.")
+    reason: str | None = Field(None, max_length=500)
+
+
+class ApplyBody(_Body):
+    graph: dict[str, Any] = Field(description="entities, aspects, attributes, dependencies, relations.")
+    memory_id: str | None = Field(None, description="The memory the payload describes.")
+
+
+@router.get("/entities")
+def entities(
+    app: App, actor: CallerActor, q: str | None = None,
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+) -> JSONResponse:
+    return JSONResponse(
+        app.graph.entities(agent_id=actor.agent_id, search=q, limit=limit, offset=offset)
+    )
+
+
+@router.get("/entities/{entity_id}")
+def entity(entity_id: str, app: App) -> JSONResponse:
+    return JSONResponse(app.graph.entity(entity_id))
+
+
+@router.post("/entities/{entity_id}/pin")
+def pin(entity_id: str, app: App, actor: CallerActor, body: PinBody | None = None) -> JSONResponse:
+    body = body or PinBody()
+    return JSONResponse(app.graph.pin(
+        entity_id, suppress=body.suppress, weight=body.weight, reason=body.reason, actor=actor
+    ))
+
+
+@router.delete("/entities/{entity_id}/pin")
+def unpin(entity_id: str, app: App) -> JSONResponse:
+    return JSONResponse(app.graph.unpin(entity_id))
+
+
+@router.get("/communities")
+def communities(app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse({"communities": app.graph.communities(actor.agent_id)})
+
+
+@router.post("/communities/detect")
+def detect(app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse({"communities": app.graph.detect_communities(actor.agent_id)})
+
+
+@router.get("/stats")
+def stats(app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.graph.stats(actor.agent_id))
+
+
+@router.post("/apply")
+def apply(body: ApplyBody, app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.apply_graph(body.graph, memory_id=body.memory_id, actor=actor))
