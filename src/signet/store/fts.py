@@ -53,6 +53,11 @@ def match_expression(text: str) -> str | None:
 
 LEXICAL_COLUMNS = ("content", "tags")
 HINT_COLUMNS = ("hints",)
+# Two indexes over the same columns: exact words, and Porter stems (migration 005). Recall
+# searches the stemmed one; the exact one keeps the term statistics (memories_fts_vocab).
+EXACT_TABLE = "memories_fts"
+STEMMED_TABLE = "memories_stem_fts"
+TABLES = (EXACT_TABLE, STEMMED_TABLE)
 
 
 def search(
@@ -61,32 +66,36 @@ def search(
     filters: MemoryFilters,
     limit: int,
     columns: tuple[str, ...] = LEXICAL_COLUMNS,
+    table: str = STEMMED_TABLE,
 ) -> list[tuple[str, float]]:
     """(memory id, score) by BM25 over `columns`, best first; score is -bm25 (higher is better).
 
     Recall runs this twice as separate evidence channels: over content and tags (lexical) and
-    over the prospective hints (hint)."""
+    over the prospective hints (hint). `table` is one of TABLES; FTS5 runs each quoted query
+    token through the table's own tokenizer, so the stemmed table needs no stemming here."""
+    if table not in TABLES:
+        raise ValueError(f"unknown FTS table {table!r}")
     tokens = selective_tokens(conn, query_tokens(text))
     if not tokens or limit <= 0:
         return []
     expression = "{" + " ".join(columns) + "} : (" + _or_of(tokens) + ")"
-    weights = "bm25(memories_fts, 1.0, 0.6, 0.5)"
+    weights = f"bm25({table}, 1.0, 0.6, 0.5)"
     where, params = filter_sql(filters)
     if where == "m.is_deleted = 0":
         # The common case: rank inside FTS5 first (no join per matching row), then drop the
         # few deleted rows; over-fetch so the limit still holds after that.
         rows = conn.execute(
-            f"SELECT m.id, f.score FROM (SELECT rowid, -{weights} AS score FROM memories_fts "
-            f"WHERE memories_fts MATCH ? ORDER BY {weights} LIMIT ?) f "
+            f"SELECT m.id, f.score FROM (SELECT rowid, -{weights} AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY {weights} LIMIT ?) f "
             "JOIN memories m ON m.rowid = f.rowid WHERE m.is_deleted = 0 ORDER BY f.score DESC "
             "LIMIT ?",
             [expression, limit + 50, limit],
         ).fetchall()
     else:
         rows = conn.execute(
-            f"SELECT m.id, -{weights} AS score FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY {weights} LIMIT ?",
+            f"SELECT m.id, -{weights} AS score FROM {table} "
+            f"JOIN memories m ON m.rowid = {table}.rowid "
+            f"WHERE {table} MATCH ? AND {where} ORDER BY {weights} LIMIT ?",
             [expression, *params, limit],
         ).fetchall()
     return [(r[0], float(r[1])) for r in rows]
@@ -122,16 +131,18 @@ def selective_tokens(conn: Connection, tokens: list[str]) -> list[str]:
 
 
 def integrity_check(conn: Connection) -> bool:
-    """True when the FTS index matches the memories table (FTS5 'integrity-check')."""
+    """True when both FTS indexes match the memories table (FTS5 'integrity-check')."""
     try:
-        conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+        for table in TABLES:
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
     except Exception:  # noqa: BLE001 - FTS5 reports corruption as a generic database error
         return False
     return True
 
 
 def rebuild(conn: Connection) -> None:
-    conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+    for table in TABLES:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
 
 
 def indexed_ids(conn: Connection, text: str) -> Sequence[str]:
