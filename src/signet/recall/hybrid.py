@@ -25,6 +25,7 @@ import numpy as np
 from signet.config import SearchConfig
 from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
+from signet.recall import context
 from signet.recall.dampen import dampen
 from signet.recall.fuse import alpha_blend, rrf
 from signet.recall.vectors import VectorSearch
@@ -71,6 +72,9 @@ class Recaller:
     # and the shaping of the sorted hits (the flat-channel reservation, graph/shaping.py).
     channel_weights: dict[str, float] = field(default_factory=dict)
     shape: Callable[[list[RecallHit], int], list[RecallHit]] | None = None
+    context_weight: float = context.CONTEXT_WEIGHT
+    context_channels: tuple[str, ...] = ("lexical", "semantic")
+    channel_weights: dict[str, float] = field(default_factory=dict)
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -131,7 +135,30 @@ class Recaller:
                 except Exception:  # noqa: BLE001 - an extra channel never breaks core recall
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
-        return {name: ranking for name, ranking in rankings.items() if ranking}
+        rankings = {name: ranking for name, ranking in rankings.items() if ranking}
+        if self.context_weight > 0:
+            mark = time.perf_counter()
+            rankings = self._with_context(conn, query, rankings)
+            timings["context"] = (time.perf_counter() - mark) * 1000
+        return rankings
+
+    def _with_context(
+        self, conn: Connection, query: RecallQuery, rankings: dict[str, list[tuple[str, float]]]
+    ) -> dict[str, list[tuple[str, float]]]:
+        """Lift each context channel's memories by their conversation neighbours' scores."""
+        chosen = [name for name in self.context_channels if name in rankings]
+        sources = {m for name in chosen for m, _ in rankings[name][: context.CONTEXT_SOURCES]}
+        links = context.neighbours(conn, sources)
+        if links and _has_filters(query):
+            linked = {n for ns in links.values() for n in ns}
+            allowed = mem_sql.allowed_ids(conn, sorted(linked), query.filters)
+            links = {m: [n for n in ns if n in allowed] for m, ns in links.items()}
+        out = dict(rankings)
+        for name in chosen:
+            top = rankings[name][: context.CONTEXT_SOURCES]
+            local = {m: links[m] for m, _ in top if m in links}
+            out[name] = context.with_context(rankings[name], local, self.context_weight)
+        return out
 
     def _semantic(
         self,
