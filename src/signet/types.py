@@ -133,6 +133,15 @@ class MemoryFilters:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryScope:
+    """The slice of memory a scoped token may see and touch; `None` fields do not constrain.
+    The app checks it in SQL before reading a memory's content (docs/security.md)."""
+
+    agent_id: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryEvent:
     id: str
     memory_id: str

@@ -1,0 +1,102 @@
+"""Permissions on routes: `require(permission)` and the caller's `Principal`.
+
+Every route declares what it needs:
+
+    @router.get("/api/things", dependencies=[Depends(require("diagnostics"))])
+    def things(principal: Annotated[Principal, Depends(current_principal)]) -> ...
+
+or once for a whole router: `APIRouter(dependencies=[Depends(require("recall"))])`.
+
+Authentication itself happens earlier, in `guards.Authenticate` (an ASGI middleware around the
+whole app, /mcp included): a request without a valid token never reaches a route, and the
+verified `Principal` waits in `request.state.principal`. `require` then answers 403 `forbidden`
+when the token lacks the permission, and applies the per-token rate limit to mutating calls
+(429 `rate_limited`). `tests/daemon/test_auth.py` walks every route to prove each one declares
+a permission.
+
+A scoped principal (project and/or agent) must only ever see its slice: routes pass
+`memory_scope(principal)` to the app, which checks it in SQL before reading any content.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from signet.daemon.tokens import PERMISSIONS, ROLES, Principal
+from signet.errors import Forbidden, RateLimited, Unauthorized
+from signet.types import MemoryScope
+
+__all__ = [
+    "PERMISSIONS", "ROLES", "Caller", "Principal", "RateLimiter", "current_principal",
+    "memory_scope", "require",
+]
+
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Permissions whose POST routes only read (recall is a POST with a body); never rate limited.
+READ_PERMISSIONS = frozenset({"recall", "diagnostics", "analytics"})
+PERMISSION_ATTR = "signet_permission"
+
+
+async def current_principal(request: Request) -> Principal:
+    """The verified caller (set by guards.Authenticate); 401 when there is none."""
+    principal = getattr(request.state, "principal", None)
+    if not isinstance(principal, Principal):
+        raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)")
+    return principal
+
+
+Caller = Annotated[Principal, Depends(current_principal)]
+
+
+def require(permission: str) -> Callable[[Request], Awaitable[Principal]]:
+    """A dependency admitting only principals holding `permission` (ValueError at import time
+    for a name that is not a permission, so a typo cannot leave a route open)."""
+    if permission not in PERMISSIONS:
+        raise ValueError(f"unknown permission {permission!r} (one of {', '.join(PERMISSIONS)})")
+
+    async def check(request: Request) -> Principal:
+        principal = await current_principal(request)
+        if not principal.allows(permission):
+            raise Forbidden(f"this token lacks the {permission} permission")
+        if request.method in MUTATING_METHODS and permission not in READ_PERMISSIONS:
+            limiter = getattr(request.app.state, "rate_limiter", None)
+            if limiter is not None:
+                limiter.check(principal.token_id)
+        return principal
+
+    check.__name__ = f"require_{permission}"
+    setattr(check, PERMISSION_ATTR, permission)
+    return check
+
+
+def memory_scope(principal: Principal) -> MemoryScope | None:
+    """The slice of memory a principal may touch, or None for all of it."""
+    if not principal.scoped:
+        return None
+    return MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
+
+
+class RateLimiter:
+    """A token bucket per token id: `per_minute` calls, refilled continuously."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.rate)
+            if tokens < 1:
+                wait = (1 - tokens) / self.rate
+                self._buckets[key] = (tokens, now)
+                raise RateLimited(f"rate limit reached for this token; retry in {wait:.1f}s")
+            self._buckets[key] = (tokens - 1, now)

@@ -1,0 +1,338 @@
+"""API tokens: issue, verify, revoke, and the per-install admin token (docs/security.md).
+
+A token is `sgt1.<payload>.<signature>`: the payload is base64url JSON `{id, role, perms, proj,
+agent, iat, exp}` and the signature is HMAC-SHA256 over `sgt1.<payload>` with the per-install
+secret in `<workspace>/.secrets/auth.key` (32 random bytes, mode 0600). A token is accepted only
+when all of these hold: the signature matches (so nobody can mint one without the secret), it
+has not expired, and its row in `tokens` exists with the same sha256 hash and no `revoked_at`
+(so revocation works without a restart, and a forged-but-signed token from a leaked key that
+was never issued is refused too). The row, not the payload, supplies role, permissions and
+scope, so what the table says is what the token may do.
+
+Roles name default permission sets; a token may carry fewer permissions than its role, never
+more. A scoped token (project and/or agent) sees only that slice of memory: see daemon/auth.py.
+
+Login codes (`signet token login-link`) are random strings stored hashed with the role `login`
+and a five-minute expiry; exchanging one consumes it and issues a short-lived admin token.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from signet.config import Config
+from signet.errors import ConfigError, InvalidInput, NotFound, Unauthorized
+from signet.store import tokens as tokens_sql
+from signet.store.db import Store
+from signet.store.tokens import LOGIN_ROLE, TokenRow
+from signet.types import format_ts, utc_now
+
+__all__ = [
+    "PERMISSIONS", "ROLES", "IssuedToken", "Principal", "TokenAuthority", "ensure_install_token",
+    "load_secret", "refuse_open_bind", "secret_path",
+]
+
+PERMISSIONS: tuple[str, ...] = (
+    "remember", "recall", "modify", "forget", "recover", "admin", "documents", "connectors",
+    "diagnostics", "analytics",
+)
+ROLES: dict[str, frozenset[str]] = {
+    "admin": frozenset(PERMISSIONS),
+    "operator": frozenset(PERMISSIONS) - {"admin"},
+    "agent": frozenset({"remember", "recall", "modify", "forget", "recover", "documents"}),
+    "readonly": frozenset({"recall", "diagnostics"}),
+}
+PREFIX = "sgt1"
+MAX_TOKEN_CHARS = 4096
+SECRET_BYTES = 32
+LOGIN_CODE_TTL = timedelta(minutes=5)
+DASHBOARD_TOKEN_TTL = timedelta(days=1)
+INSTALL_TOKEN_NAME = "install-admin"
+# The install token is renewed at daemon start when it has less than this left.
+RENEW_BEFORE = timedelta(days=7)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling, as the verified token says: what they may do and which slice they see."""
+
+    token_id: str
+    name: str
+    role: str
+    permissions: frozenset[str]
+    scope_project: str | None = None
+    scope_agent: str | None = None
+
+    def allows(self, permission: str) -> bool:
+        return permission in self.permissions
+
+    @property
+    def scoped(self) -> bool:
+        return self.scope_project is not None or self.scope_agent is not None
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    """A freshly issued token: `token` is shown once and stored nowhere but where it is given."""
+
+    token: str
+    row: TokenRow
+
+
+def secret_path(workspace: Path) -> Path:
+    return Path(workspace) / ".secrets" / "auth.key"
+
+
+def load_secret(workspace: Path) -> bytes:
+    """The per-install signing secret, created (0600, in a 0700 directory) when missing."""
+    path = secret_path(workspace)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        data = path.read_bytes()
+        if len(data) < SECRET_BYTES:
+            raise ConfigError(f"{path}: the auth secret is truncated; delete it to make a new one"
+                              " (every issued token stops working)") from None
+        return data
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(secrets.token_bytes(SECRET_BYTES))
+    os.chmod(path, 0o600)
+    return path.read_bytes()
+
+
+class TokenAuthority:
+    """Issues and checks tokens for one workspace's store and secret."""
+
+    def __init__(self, store: Store, secret: bytes) -> None:
+        self.store = store
+        self._secret = secret
+
+    @classmethod
+    def for_workspace(cls, config: Config, store: Store) -> TokenAuthority:
+        return cls(store, load_secret(config.workspace))
+
+    # -- issue ------------------------------------------------------------------------------
+
+    def issue(
+        self, *, role: str, name: str = "", permissions: list[str] | tuple[str, ...] | None = None,
+        project: str | None = None, agent: str | None = None, ttl: timedelta | None = None,
+    ) -> IssuedToken:
+        """A new signed token; `permissions` narrows the role's set (never widens it)."""
+        perms = _permissions(role, permissions)
+        now = datetime.now(UTC)
+        expires = now + ttl if ttl is not None else None
+        token_id = "tok_" + secrets.token_hex(8)
+        payload = {
+            "id": token_id, "role": role, "perms": sorted(perms), "proj": _blank(project),
+            "agent": _blank(agent), "iat": int(now.timestamp()),
+            "exp": int(expires.timestamp()) if expires else None,
+        }
+        token = self._sign(payload)
+        row = TokenRow(
+            id=token_id, name=(name or role)[:100], role=role, permissions=tuple(sorted(perms)),
+            scope_project=payload["proj"], scope_agent=payload["agent"], key_hash=_hash(token),
+            created_at=format_ts(now), expires_at=format_ts(expires) if expires else None,
+            revoked_at=None, last_used_at=None,
+        )
+        with self.store.write_tx() as conn:
+            tokens_sql.insert(conn, row)
+        return IssuedToken(token, row)
+
+    def _sign(self, payload: dict[str, object]) -> str:
+        body = _b64(json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
+        signed = f"{PREFIX}.{body}"
+        mac = hmac.new(self._secret, signed.encode("ascii"), hashlib.sha256).digest()
+        return f"{signed}.{_b64(mac)}"
+
+    # -- verify -----------------------------------------------------------------------------
+
+    def verify(self, token: str) -> Principal:
+        """The principal a presented token stands for; Unauthorized (without saying which
+        check failed beyond expired/revoked) when it is not valid now."""
+        payload = self._payload(token)
+        exp = payload.get("exp")
+        if isinstance(exp, int) and exp <= time.time():
+            raise Unauthorized("token expired")
+        row = tokens_sql.get(self.store.reader(), str(payload.get("id")))
+        if row is None or not hmac.compare_digest(row.key_hash, _hash(token)):
+            raise Unauthorized("invalid token")
+        if row.revoked_at is not None:
+            raise Unauthorized("token revoked")
+        if row.role == LOGIN_ROLE or row.role not in ROLES:
+            raise Unauthorized("invalid token")
+        return Principal(
+            token_id=row.id, name=row.name, role=row.role,
+            permissions=frozenset(row.permissions) & ROLES[row.role],
+            scope_project=row.scope_project, scope_agent=row.scope_agent,
+        )
+
+    def _payload(self, token: str) -> dict[str, object]:
+        if not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
+            raise Unauthorized("invalid token")
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != PREFIX:
+            raise Unauthorized("invalid token")
+        signed = f"{parts[0]}.{parts[1]}"
+        expected = hmac.new(self._secret, signed.encode("ascii"), hashlib.sha256).digest()
+        try:
+            given = _unb64(parts[2])
+            payload = json.loads(_unb64(parts[1]))
+        except ValueError:
+            raise Unauthorized("invalid token") from None
+        if not hmac.compare_digest(expected, given) or not isinstance(payload, dict):
+            raise Unauthorized("invalid token")
+        return payload
+
+    def touch(self, token_id: str) -> None:
+        """Record use (callers throttle this: it is a write)."""
+        with self.store.write_tx() as conn:
+            tokens_sql.touch(conn, token_id, utc_now())
+
+    # -- manage -----------------------------------------------------------------------------
+
+    def list(self, *, include_revoked: bool = True) -> list[TokenRow]:
+        return tokens_sql.list_tokens(self.store.reader(), include_revoked=include_revoked)
+
+    def revoke(self, token_id: str) -> None:
+        with self.store.write_tx() as conn:
+            if not tokens_sql.revoke(conn, token_id, utc_now()):
+                raise NotFound(f"no live token {token_id}")
+
+    # -- one-time login codes ---------------------------------------------------------------
+
+    def login_code(self) -> str:
+        """A single-use code, valid for five minutes, that `exchange` turns into a token."""
+        code = secrets.token_urlsafe(32)
+        now = datetime.now(UTC)
+        row = TokenRow(
+            id="login_" + secrets.token_hex(8), name="login-link", role=LOGIN_ROLE,
+            permissions=(), scope_project=None, scope_agent=None, key_hash=_hash(code),
+            created_at=format_ts(now), expires_at=format_ts(now + LOGIN_CODE_TTL),
+            revoked_at=None, last_used_at=None,
+        )
+        with self.store.write_tx() as conn:
+            tokens_sql.purge_login_codes(conn, format_ts(now))
+            tokens_sql.insert(conn, row)
+        return code
+
+    def exchange(self, code: str) -> IssuedToken:
+        """Consume a login code for a dashboard admin token; Unauthorized when the code is
+        unknown, used or expired."""
+        if not code or len(code) > 200:
+            raise Unauthorized("invalid or expired login code")
+        with self.store.write_tx() as conn:
+            found = tokens_sql.consume_login_code(conn, _hash(code), utc_now())
+        if found is None:
+            raise Unauthorized("invalid or expired login code")
+        return self.issue(role="admin", name="dashboard", ttl=DASHBOARD_TOKEN_TTL)
+
+
+def ensure_install_token(config: Config, authority: TokenAuthority) -> bool:
+    """Make `.daemon/token` (0600) hold a valid admin token with a week or more left;
+    True when a new one was written. Run at `signet init` and at every daemon start."""
+    path = config.token_path
+    try:
+        current = path.read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        current = ""
+    if current and _good_for_a_while(authority, current):
+        return False
+    issued = authority.issue(
+        role="admin", name=INSTALL_TOKEN_NAME, ttl=timedelta(days=config.auth.token_ttl_days)
+    )
+    _write_private(path, issued.token + "\n")
+    return True
+
+
+def _good_for_a_while(authority: TokenAuthority, token: str) -> bool:
+    try:
+        principal = authority.verify(token)
+    except Unauthorized:
+        return False
+    row = tokens_sql.get(authority.store.reader(), principal.token_id)
+    if row is None or principal.role != "admin":
+        return False
+    if row.expires_at is None:
+        return True
+    left = datetime.fromisoformat(row.expires_at.replace("Z", "+00:00")) - datetime.now(UTC)
+    return left > RENEW_BEFORE
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, replacing it atomically (never world-readable,
+    not even for a moment: the temporary file is created 0600)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def refuse_open_bind(config: Config) -> None:
+    """ConfigError when the daemon would listen beyond loopback without team/hybrid auth."""
+    if is_loopback(config.bind) or config.auth.mode in ("team", "hybrid"):
+        return
+    raise ConfigError(
+        f"refusing to listen on {config.bind}: only a loopback address (127.0.0.1, ::1) is"
+        " allowed with auth.mode local; set auth.mode to team or hybrid (and network.mode) in"
+        " agent.yaml to serve other machines"
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _permissions(role: str, requested: list[str] | tuple[str, ...] | None) -> frozenset[str]:
+    if role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r} (one of {', '.join(ROLES)})")
+    if requested is None:
+        return ROLES[role]
+    wanted = frozenset(p.strip() for p in requested if p.strip())
+    unknown = sorted(wanted - set(PERMISSIONS))
+    if unknown:
+        raise InvalidInput(f"unknown permission(s) {', '.join(unknown)} (known: {', '.join(PERMISSIONS)})")
+    beyond = sorted(wanted - ROLES[role])
+    if beyond:
+        raise InvalidInput(f"role {role} cannot carry {', '.join(beyond)}")
+    if not wanted:
+        raise InvalidInput("a token needs at least one permission")
+    return wanted
+
+
+def _blank(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value or None
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, TypeError) as exc:
+        raise ValueError("bad base64") from exc
