@@ -227,9 +227,24 @@ def test_a_read_only_database_stops_the_start_with_one_clear_line(tmp_path, daem
         line = assert_refused(daemons(ws, free_port(), AS_UNPRIVILEGED), str(db))
     finally:
         db.parent.chmod(0o755)
-    assert "readonly" in line or "read-only" in line or "unable to open" in line
+    assert "read-only" in line
     assert sha256(db) == before
     assert not (ws / ".daemon" / "pid").exists()
+
+
+def test_a_read_only_database_file_in_a_writable_directory_is_refused_too(
+    tmp_path, daemons
+) -> None:
+    """SQLite would open this file read-only without a word and fail at the first write."""
+    ws = make_workspace(tmp_path / "ws")
+    db = ws / "memory" / "memories.db"
+    Store.open(db).close()
+    before = sha256(db)
+    db.chmod(0o444)
+    line = assert_refused(daemons(ws, free_port(), AS_UNPRIVILEGED), str(db))
+    assert "read-only" in line
+    assert sha256(db) == before
+    assert sorted(p.name for p in db.parent.iterdir()) == ["memories.db"]
 
 
 def test_a_directory_where_the_database_should_be_stops_the_start(tmp_path, daemons) -> None:

@@ -360,6 +360,7 @@ def test_list_shows_deleted_memories_only_when_asked(serve) -> None:
     ({"limit": 0}, "limit"), ({"limit": 5000}, "limit"), ({"offset": -1}, "offset"),
     ({"limit": "lots"}, "limit"), ({"pinned": "maybe"}, "pinned"),
     ({"include_deleted": "2"}, "include_deleted"), ({"since": "yesterday"}, "since"),
+    ({"offset": 10**30}, "out of range"),
 ])
 def test_bad_list_parameters_are_a_400(serve, params, word) -> None:
     reply = serve().client.get("/api/memories", params=params)
@@ -525,7 +526,7 @@ def test_an_unexpected_error_is_a_logged_500_without_details(serve, caplog) -> N
 
 
 WEIRD_VALUES: list[Any] = [
-    None, True, 0, -1, 1e308, -1e308, "", " ", "\x00", "\ud800", "x" * 5000, "é🙂", [], [None],
+    None, True, 0, -1, 1e308, -1e308, float("nan"), float("inf"), 10**30, "", " ", "\x00", "\ud800", "x" * 5000, "é🙂", [], [None],
     {}, {"a": {"b": []}}, "2026-13-45", "../../etc/passwd", "' OR 1=1 --", "NEAR(a b)", '"',
 ]
 

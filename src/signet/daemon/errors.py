@@ -4,6 +4,7 @@
 - Request validation (malformed JSON, a wrong type, a missing field): 400 `invalid_input`,
   with a message naming the field, instead of FastAPI's default 422 shape.
 - Routing errors (unknown path, wrong method): 404 `not_found`, 405 `method_not_allowed`.
+- An integer too large for SQLite's 64 bits: 400 `invalid_input`.
 - A SQLite error that escaped the store (a database turned read-only or locked under us): 503
   `store_error`, since the request was fine and the storage was not.
 - Anything else is a bug: `middleware.AccessLog` logs it with its traceback and answers 500
@@ -40,6 +41,7 @@ def install(api: FastAPI) -> None:
     api.add_exception_handler(RequestValidationError, _validation_error)
     api.add_exception_handler(HTTPException, _http_error)
     api.add_exception_handler(DatabaseError, _database_error)
+    api.add_exception_handler(OverflowError, _overflow_error)
 
 
 async def _signet_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -67,6 +69,11 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     log.error("database error on %s %s: %s", request.method, request.url.path, exc)
     return error_response(503, f"database error: {exc}", "store_error")
+
+
+async def _overflow_error(_request: Request, exc: Exception) -> JSONResponse:
+    # A well-formed integer too big for SQLite (an offset of 10**30): the caller's mistake.
+    return error_response(400, f"a number in the request is out of range: {exc}", "invalid_input")
 
 
 def validation_message(errors: Sequence[Any]) -> str:

@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -32,7 +33,7 @@ from signet.config import Config
 from signet.daemon import errors, routes_feedback, routes_knowledge, routes_memory, routes_system
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.middleware import AccessLog, BodyLimit
-from signet.errors import Conflict, SignetError
+from signet.errors import Conflict, SignetError, StoreError
 from signet.mcp.http import mount_mcp
 from signet.store.connection import DatabaseError
 from signet.types import utc_now
@@ -112,6 +113,7 @@ def run(
     _exit_on_signals()
     sock = sock or bind_socket(config.bind, config.port)
     try:
+        refuse_read_only(config.db_path)
         app = SignetApp.open(config)
         workers = BackgroundWorkers(app)
         try:
@@ -127,6 +129,23 @@ def run(
             _close(app)
     finally:
         sock.close()
+
+
+def refuse_read_only(db_path: Path) -> None:
+    """StoreError when the database file, or the directory it lives (or will live) in, cannot
+    be written.
+
+    SQLite opens a read-only file without complaint and fails only at the first write, so the
+    daemon would start and then refuse every remember. Checked before opening, so a refused
+    start leaves no -wal or -shm file behind either."""
+    if db_path.exists() and not os.access(db_path, os.W_OK):
+        raise StoreError(f"cannot open database {db_path}: the file is read-only")
+    folder = next(p for p in (db_path.parent, *db_path.parents) if p.exists())
+    if not os.access(folder, os.W_OK):
+        raise StoreError(
+            f"cannot open database {db_path}: {folder} is read-only (SQLite writes the -wal"
+            " and -shm files beside the database)"
+        )
 
 
 def _close(app: SignetApp) -> None:
