@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -20,11 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from signet import batch, maintenance
 from signet.config import Config
+from signet.config_view import effective_config
 from signet.errors import Conflict, Frozen, InvalidInput, NotFound, ProviderError
 from signet.graph.apply import apply_payload as apply_graph_payload
 from signet.graph.apply import parse_payload as parse_graph_payload
 from signet.graph.service import KnowledgeGraph
+from signet.identity import read_identity, write_identity
 from signet.normalize import normalize_content
 from signet.pipeline.writes import PreparedMemory, resolve_review
 from signet.providers.embedder import Embedder, make_embedder
@@ -39,10 +44,12 @@ from signet.store import idempotency as idem_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import review as review_sql
+from signet.store import search_telemetry as qa_sql
 from signet.store.db import Store
 from signet.store.feedback import FEEDBACK_TYPES, Feedback
 from signet.store.jobs import Job
 from signet.store.review import ReviewItem
+from signet.telemetry import Telemetry
 from signet.types import (
     MEMORY_TYPES,
     Actor,
@@ -80,6 +87,10 @@ class SignetApp:
     llm: LLM | None = None
     graph: KnowledgeGraph = field(init=False, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
+    # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
+    # usage sink feed it. The batch key signs batch-forget confirm tokens (signet/batch.py).
+    telemetry: Telemetry = field(default_factory=Telemetry, repr=False)
+    batch_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -96,10 +107,18 @@ class SignetApp:
         vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
         recaller = Recaller(store, config.search, chosen, vectors)
         app = cls(config, store, chosen, recaller, vectors)
+        app.telemetry = Telemetry(
+            enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
+        )
         app.graph = KnowledgeGraph.attach(
             store, config.pipeline, recaller, chosen.model if chosen else None
         )
-        app.llm = _configured_llm(config) if llm == "config" else llm  # type: ignore[assignment]
+        app.llm = (
+            _configured_llm(config, app.telemetry.record_llm) if llm == "config" else llm  # type: ignore[assignment]
+        )
+        if app._search_qa_on():
+            with store.write_tx() as conn:
+                qa_sql.ensure(conn)
         if chosen is not None:
             app._mark_stale_vectors()
         return app
@@ -327,10 +346,53 @@ class SignetApp:
         self.get(memory_id)
         return history_sql.for_memory(self.store.reader(), memory_id)
 
-    def recall(self, query: RecallQuery) -> RecallResponse:
+    def recall(
+        self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall"
+    ) -> RecallResponse:
+        """`actor` and `route` only label the recall QA ledger row (when that is enabled)."""
         if query.touch and self.config.pipeline.mutations_frozen:
             query = replace(query, touch=False)
-        return self.recaller.recall(query)
+        started = time.perf_counter()
+        response = self.recaller.recall(query)
+        if self._search_qa_on():
+            self._record_search(query, response, actor or Actor(), route, started)
+        return response
+
+    def _search_qa_on(self) -> bool:
+        return self.config.pipeline.telemetry.memory_search_qa_enabled
+
+    def _record_search(
+        self, query: RecallQuery, response: RecallResponse, actor: Actor, route: str,
+        started: float,
+    ) -> None:
+        # After the recall, outside its timing; a failed ledger write never fails the recall.
+        entry = search_ledger_entry(query, response, actor, route, started)
+        try:
+            with self.store.write_tx() as conn:
+                qa_sql.record(conn, entry, utc_now())
+        except Exception:  # noqa: BLE001 - the ledger is a diagnostic, never a reason to fail
+            log.exception("recall QA ledger write failed")
+
+    def search_ledger(
+        self, *, agent_id: str | None = None, project: str | None = None,
+        since: str | None = None, no_hits: bool | None = None, limit: int = 100, offset: int = 0,
+    ) -> dict[str, Any]:
+        """The recall QA ledger, newest first; `agent_id` and `project` (a caller's scope)
+        restrict it in SQL, None means every agent or project."""
+        if not self._search_qa_on():
+            raise NotFound(
+                "the recall QA ledger is off (memory.pipelineV2.telemetry.memorySearchQaEnabled)",
+                code="search_qa_disabled",
+            )
+        if not 1 <= limit <= 10_000 or offset < 0:
+            raise InvalidInput("limit must be between 1 and 10000 and offset not negative")
+        if since is not None:
+            _check_ts(since, "since")
+        rows, total = qa_sql.list_rows(
+            self.store.reader(), agent_id=agent_id, project=project, since=since,
+            no_hits=no_hits, limit=limit, offset=offset,
+        )
+        return {"items": rows, "total": total, "limit": limit, "offset": offset}
 
     # -- modify, forget, recover ------------------------------------------------------------
 
@@ -564,6 +626,48 @@ class SignetApp:
         with self.store.write_tx() as conn:
             return jobs_sql.requeue_dead(conn, utc_now(), job_ids=job_ids)
 
+    # -- batch operations, repair and diagnostics (signet/batch.py, signet/maintenance.py) ----
+
+    def forget_batch(self, **request: Any) -> dict[str, Any]:
+        """Preview, then execute with the preview's confirm token; see `batch.forget_batch`."""
+        return batch.forget_batch(self, **request)
+
+    def modify_batch(
+        self, items: Sequence[dict[str, Any]], *, reason: str | None = None, actor: Actor = Actor()
+    ) -> dict[str, Any]:
+        return batch.modify_batch(self, items, reason=reason, actor=actor)
+
+    def pipeline_status(self) -> dict[str, Any]:
+        return maintenance.pipeline_queue(self)
+
+    def release_stale_leases(self, older_than_ms: int | None = None) -> dict[str, Any]:
+        return maintenance.release_stale_leases(self, older_than_ms)
+
+    def fts_check(self) -> dict[str, Any]:
+        return maintenance.fts_check(self)
+
+    def fts_rebuild(self) -> dict[str, Any]:
+        return maintenance.fts_rebuild(self)
+
+    def re_embed(self) -> dict[str, Any]:
+        return maintenance.re_embed(self)
+
+    def embeddings_status(self) -> dict[str, Any]:
+        return maintenance.embeddings_status(self)
+
+    def embeddings_health(self) -> dict[str, Any]:
+        return maintenance.embeddings_health(self)
+
+    def effective_config(self) -> dict[str, Any]:
+        return effective_config(self.config)
+
+    def identity_file(self, name: str) -> dict[str, Any]:
+        return read_identity(self.config, name)
+
+    def write_identity_file(self, name: str, content: str) -> dict[str, Any]:
+        self._check_mutable()
+        return write_identity(self.config, name, content)
+
     # -- status -----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
@@ -607,7 +711,7 @@ def _configured_embedder(config: Config) -> Embedder | None:
     )
 
 
-def _configured_llm(config: Config) -> LLM | None:
+def _configured_llm(config: Config, usage_sink: Any = None) -> LLM | None:
     import os
 
     c = config.llm
@@ -615,8 +719,46 @@ def _configured_llm(config: Config) -> LLM | None:
         c.provider, model=c.model, base_url=c.base_url, timeout_ms=c.timeout_ms,
         api_key=os.environ.get(c.api_key_env, "") if c.api_key_env else "",
         command=c.command, max_calls_per_hour=c.max_calls_per_hour, burst=c.burst,
-        max_tokens=c.max_tokens,
+        max_tokens=c.max_tokens, usage_sink=usage_sink,
     )
+
+
+def search_ledger_entry(
+    query: RecallQuery, response: RecallResponse, actor: Actor, route: str, started: float
+) -> dict[str, Any]:
+    """One recall QA ledger row: the query, its filters, what came back and how fast."""
+    from signet.store.fts import query_tokens
+
+    filters = {k: v for k, v in vars_of(query.filters).items() if v not in (None, (), False)}
+    hits = response.hits
+    channels: dict[str, int] = {}
+    for hit in hits:
+        for name, value in vars_of(hit.evidence).items():
+            if value is not None:
+                channels[name] = channels.get(name, 0) + 1
+    return {
+        "route": route, "agent_id": actor.agent_id, "session_key": actor.session_id,
+        "project": query.filters.project, "query": query.query,
+        "keyword_query": " ".join(query_tokens(query.query)) or None,
+        "filters_json": filters, "method": response.method, "result_count": len(hits),
+        "top_score": round(hits[0].score, 6) if hits else None, "no_hits": not hits,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        "timings_json": response.timings_ms,
+        "results_json": [
+            {"id": h.memory.id, "score": round(h.score, 6), "type": h.memory.type,
+             "content": h.memory.content[: qa_sql.SNAPSHOT_CHARS]}
+            for h in hits
+        ],
+        "sources_json": channels,
+    }
+
+
+def vars_of(value: Any) -> dict[str, Any]:
+    """A slotted dataclass's fields as a dict (tuples kept as lists for JSON)."""
+    return {
+        name: list(v) if isinstance(v := getattr(value, name), tuple) else v
+        for name in value.__dataclass_fields__
+    }
 
 
 def _apply_prefixes(content: str) -> tuple[str, dict[str, Any]]:

@@ -155,3 +155,21 @@ def indexed_ids(conn: Connection, text: str) -> Sequence[str]:
         (expression,),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def match_all(conn: Connection, text: str, filters: MemoryFilters, limit: int) -> list[str]:
+    """Ids of memories holding *every* word of `text` (stop words aside), oldest first: the
+    strict, unranked match that batch forget uses, where a loose OR would sweep in too much."""
+    tokens = query_tokens(text)
+    if not tokens or limit <= 0:
+        return []
+    expression = "{content tags} : (" + " AND ".join(
+        '"' + t.replace('"', '""') + '"' for t in tokens
+    ) + ")"
+    where, params = filter_sql(filters)
+    rows = conn.execute(
+        f"SELECT m.id FROM {EXACT_TABLE} JOIN memories m ON m.rowid = {EXACT_TABLE}.rowid "
+        f"WHERE {EXACT_TABLE} MATCH ? AND {where} ORDER BY m.created_at, m.rowid LIMIT ?",
+        [expression, *params, limit],
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -1,0 +1,187 @@
+"""Batch forget and batch modify: many memories in one call, each through the one write path.
+
+Forgetting in bulk is where a wrong filter does the most harm, so it takes two steps (seed
+002's batch forget): `preview` returns exactly the memories that would go and a confirm token;
+`execute` recomputes the match and proceeds only when the token fits *that* match. The token is
+an HMAC, under a key the app draws at open, of the sorted ids, the force flag and the time of the
+preview, so it cannot be forged, cannot be reused for another set of memories (a memory added or
+changed in between makes the match differ), and expires after CONFIRM_TTL_S. Nothing is stored
+between the two calls.
+
+A match is given either as ids or as a query plus filters. A query matches memories holding
+*every* word of it (FTS5, exact words, stop words aside), never by ranked recall or vector
+similarity, which would sweep in memories that merely resemble it; filters alone match by
+listing. At most MAX_BATCH memories
+are matched; more ids is an error, a broader query is reported as `capped`.
+
+Each memory is then forgotten or modified through `SignetApp.forget` / `modify`, each in its own
+transaction with its own history row, and reported per item: one pinned or missing memory does
+not stop the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from signet.errors import Conflict, InvalidInput, NotFound, SignetError
+from signet.store import fts as fts_sql
+from signet.types import Actor, Memory, MemoryFilters
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["CONFIRM_TTL_S", "MAX_BATCH", "forget_batch", "modify_batch"]
+
+MAX_BATCH = 200
+CONFIRM_TTL_S = 600
+
+
+def forget_batch(
+    app: SignetApp,
+    *,
+    ids: Sequence[str] | None = None,
+    query: str | None = None,
+    filters: MemoryFilters = MemoryFilters(),
+    mode: str = "preview",
+    confirm_token: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
+    actor: Actor = Actor(),
+) -> dict[str, Any]:
+    if mode not in ("preview", "execute"):
+        raise InvalidInput("mode must be preview or execute")
+    matched, missing, capped = _match(app, ids, query, filters)
+    matched_ids = [m.id for m in matched]
+    if mode == "preview":
+        return {
+            "mode": "preview", "count": len(matched), "capped": capped,
+            "memories": [m.to_dict() for m in matched], "missing": missing,
+            "pinned": [m.id for m in matched if m.pinned],
+            "confirm_token": _token(app.batch_key, matched_ids, force, time.time()),
+        }
+    app._check_mutable()
+    _check_token(app.batch_key, confirm_token, matched_ids, force)
+    results = [_forget_one(app, memory_id, force, reason, actor) for memory_id in matched_ids]
+    return _outcome("execute", results, missing=missing)
+
+
+def modify_batch(
+    app: SignetApp, items: Sequence[dict[str, Any]], *, reason: str | None = None,
+    actor: Actor = Actor(),
+) -> dict[str, Any]:
+    """items: [{id, changes: {...}, version?, reason?}]; each applied on its own."""
+    if not items:
+        raise InvalidInput("items: at least one item is required")
+    if len(items) > MAX_BATCH:
+        raise InvalidInput(f"items: at most {MAX_BATCH} per batch, got {len(items)}")
+    app._check_mutable()
+    results = []
+    for item in items:
+        memory_id = str(item["id"])
+        try:
+            memory = app.modify(
+                memory_id, dict(item.get("changes") or {}), actor=actor,
+                expected_version=item.get("version"), reason=item.get("reason") or reason,
+            )
+        except SignetError as exc:
+            results.append(_failed(memory_id, exc))
+        else:
+            results.append({"id": memory_id, "ok": True, "memory": memory.to_dict()})
+    return _outcome("modify", results)
+
+
+# --- matching --------------------------------------------------------------------------------
+
+
+def _match(
+    app: SignetApp, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters
+) -> tuple[list[Memory], list[str], bool]:
+    """(live memories matched, ids not found or already deleted, whether the match was capped)."""
+    if ids is not None and query is not None:
+        raise InvalidInput("give ids or a query, not both")
+    if ids is not None:
+        return _by_ids(app, ids)
+    if query is not None and query.strip():
+        ids = fts_sql.match_all(app.store.reader(), query, filters, MAX_BATCH + 1)
+        memories = [app.get(memory_id) for memory_id in ids[:MAX_BATCH]]
+        return memories, [], len(ids) > MAX_BATCH
+    if filters == MemoryFilters():
+        raise InvalidInput("give ids, a query or at least one filter (refusing to match everything)")
+    page = app.list(filters, limit=MAX_BATCH)
+    return list(page.items), [], page.total > MAX_BATCH
+
+
+def _by_ids(app: SignetApp, ids: Sequence[str]) -> tuple[list[Memory], list[str], bool]:
+    unique = list(dict.fromkeys(str(i) for i in ids))
+    if not unique:
+        raise InvalidInput("ids: at least one id is required")
+    if len(unique) > MAX_BATCH:
+        raise InvalidInput(f"ids: at most {MAX_BATCH} per batch, got {len(unique)}")
+    found: list[Memory] = []
+    missing: list[str] = []
+    for memory_id in unique:
+        try:
+            memory = app.get(memory_id)
+        except NotFound:
+            missing.append(memory_id)
+            continue
+        if memory.is_deleted:
+            missing.append(memory_id)
+        else:
+            found.append(memory)
+    return found, missing, False
+
+
+# --- the confirm token -------------------------------------------------------------------------
+
+
+def _token(key: bytes, ids: Sequence[str], force: bool, issued_at: float) -> str:
+    stamp = str(int(issued_at))
+    return f"{stamp}.{_mac(key, ids, force, stamp)}"
+
+
+def _mac(key: bytes, ids: Sequence[str], force: bool, stamp: str) -> str:
+    message = "\n".join(["forget", stamp, f"force={force}", *sorted(ids)]).encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:40]
+
+
+def _check_token(key: bytes, token: str | None, ids: Sequence[str], force: bool) -> None:
+    if not token:
+        raise InvalidInput("confirm_token: required for execute (run a preview first)")
+    stamp, _, mac = token.partition(".")
+    if not stamp.isdigit() or not hmac.compare_digest(mac, _mac(key, ids, force, stamp)):
+        raise Conflict(
+            "confirm_token does not match what this request selects now (the memories changed"
+            " since the preview, force differs, or the token is not from this daemon);"
+            " preview again", code="confirm_mismatch",
+        )
+    if time.time() - int(stamp) > CONFIRM_TTL_S:
+        raise Conflict(f"confirm_token expired (valid {CONFIRM_TTL_S} s); preview again",
+                       code="confirm_expired")
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+def _forget_one(
+    app: SignetApp, memory_id: str, force: bool, reason: str | None, actor: Actor
+) -> dict[str, Any]:
+    try:
+        memory = app.forget(memory_id, actor=actor, force=force, reason=reason)
+    except SignetError as exc:
+        return _failed(memory_id, exc)
+    return {"id": memory_id, "ok": True, "memory": memory.to_dict()}
+
+
+def _failed(memory_id: str, exc: SignetError) -> dict[str, Any]:
+    return {"id": memory_id, "ok": False, "error": {"code": exc.code, "message": exc.message}}
+
+
+def _outcome(mode: str, results: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    done = sum(1 for r in results if r["ok"])
+    return {"mode": mode, "count": len(results), "succeeded": done,
+            "failed": len(results) - done, "results": results, **extra}

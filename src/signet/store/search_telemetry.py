@@ -1,0 +1,114 @@
+"""SQL for the recall QA ledger, memory_search_telemetry (seed 002, "migration 066").
+
+The table exists only when `memory.pipelineV2.telemetry.memorySearchQaEnabled` is on: `ensure`
+runs `migrations/optional_search_telemetry.sql` (idempotent, never applied by the migration
+runner). Each row holds one recall: the query text, its filters, the method, how many results,
+the top score, whether nothing was found, the per-stage timings and a snapshot of the results
+(id, score, channels, the start of the content). That is memory content, so rows stay in the
+user's database and are read back only through the analytics-guarded routes, filtered by the
+caller's agent and project in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from importlib import resources
+from typing import Any
+
+from signet.store.connection import Connection, Row
+from signet.types import dumps
+
+TABLE = "memory_search_telemetry"
+SNAPSHOT_CHARS = 200  # of each result's content kept in results_json
+COLUMNS = (
+    "id", "created_at", "route", "agent_id", "session_key", "project", "query", "keyword_query",
+    "filters_json", "method", "result_count", "top_score", "no_hits", "duration_ms",
+    "timings_json", "results_json", "sources_json",
+)
+
+
+def ensure(conn: Connection) -> None:
+    """Create the table and its indexes if missing (call inside write_tx)."""
+    sql = resources.files("signet.store").joinpath("migrations/optional_search_telemetry.sql")
+    text = "\n".join(
+        line for line in sql.read_text("utf-8").splitlines() if not line.startswith("--")
+    )
+    # One statement at a time: executescript would commit the caller's transaction first.
+    for statement in filter(None, (part.strip() for part in text.split(";"))):
+        conn.execute(statement)
+
+
+def exists(conn: Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
+    ).fetchone()
+    return row is not None
+
+
+def record(conn: Connection, entry: dict[str, Any], now: str) -> str:
+    """Insert one ledger row from `entry` (keys of COLUMNS; *_json values as Python data)."""
+    row_id = uuid.uuid4().hex
+    values = {**entry, "id": row_id, "created_at": now}
+    for name in ("filters_json", "timings_json", "results_json", "sources_json"):
+        if values.get(name) is not None and not isinstance(values[name], str):
+            values[name] = dumps(values[name])
+    values["no_hits"] = int(bool(values.get("no_hits")))
+    names = [c for c in COLUMNS if c in values]
+    conn.execute(
+        f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+        [values[n] for n in names],
+    )
+    return row_id
+
+
+def list_rows(
+    conn: Connection,
+    *,
+    agent_id: str | None = None,
+    project: str | None = None,
+    since: str | None = None,
+    no_hits: bool | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """Rows newest first, scoped to an agent and project when given; and the total."""
+    clauses, params = _where(agent_id=agent_id, project=project, since=since, no_hits=no_hits)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    total = conn.execute(f"SELECT count(*) FROM {TABLE} {where}", params).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT * FROM {TABLE} {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+        [*params, max(limit, 0), max(offset, 0)],
+    ).fetchall()
+    return [_row(r) for r in rows], int(total)
+
+
+def _where(
+    *, agent_id: str | None, project: str | None, since: str | None, no_hits: bool | None
+) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value in (("agent_id", agent_id), ("project", project)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        clauses.append("created_at >= ?")
+        params.append(since)
+    if no_hits is not None:
+        clauses.append("no_hits = ?")
+        params.append(int(no_hits))
+    return clauses, params
+
+
+def _row(row: Row) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in COLUMNS:
+        value = row[name]
+        if name.endswith("_json"):
+            out[name[: -len("_json")]] = json.loads(value) if value else None
+        elif name == "no_hits":
+            out[name] = bool(value)
+        else:
+            out[name] = value
+    return out
