@@ -3,6 +3,7 @@ fallback, and recall surviving a broken graph."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from pathlib import Path
 
 from graphs import QUERY, build_car_and_shopping, open_app
@@ -11,6 +12,11 @@ from signet.app import SignetApp
 from signet.graph.hubs import HubIndex, degree_threshold, hub_memories
 from signet.graph.shaping import reserve_flat
 from signet.types import Evidence, Memory, RecallHit, RecallQuery
+
+
+def day(i: int) -> str:
+    """Memories a day apart are no conversation's neighbours, so no context lift blurs them."""
+    return (date(2026, 1, 1) + timedelta(days=i)).isoformat()
 
 
 def hit(memory_id: str, score: float, flat: bool) -> RecallHit:
@@ -37,8 +43,9 @@ def test_a_hub_entity_cannot_crowd_flat_matches_off_the_page(tmp_path: Path) -> 
     with open_app(tmp_path, embedder=False) as app:
         for i in range(20):
             app.remember(f"decision {i}: quarterly planning notes", type="decision",
-                         graph={"entities": ["Zephyr"]})
-        flat = {app.remember(f"banana bread recipe number {i}").id for i in range(10)}
+                         graph={"entities": ["Zephyr"]}, event_at=day(i))
+        flat = {app.remember(f"banana bread recipe number {i}", event_at=day(40 + i)).id
+                for i in range(10)}
         response = app.recall(RecallQuery("zephyr banana", limit=10, mode="full", touch=False))
         found = [h.memory.id for h in response.hits]
         assert len(found) == 10 and len(flat & set(found)) == 4
@@ -88,11 +95,13 @@ def test_a_small_graph_has_no_hubs_and_the_threshold_is_cached(tmp_path: Path) -
 
 def test_the_legacy_boost_answers_when_traversal_is_off(tmp_path: Path) -> None:
     with open_app(tmp_path, embedder=False, enabled=False) as app:
-        app.remember("weekly sync notes")
-        target = app.remember("moved there in the spring", graph={
+        app.remember("weekly sync notes", event_at=day(0))
+        target = app.remember("moved there in the spring", event_at=day(2), graph={
             "relations": [{"source": "Berlin", "target": "Germany", "type": "capital_of"}],
         }).id
-        neighbour = app.remember("paperwork for the residence permit", graph={"entities": ["Germany"]}).id
+        neighbour = app.remember(
+            "paperwork for the residence permit", event_at=day(4), graph={"entities": ["Germany"]}
+        ).id
         response = app.recall(RecallQuery("berlin weekly", limit=10, mode="full", touch=False))
         found = [h.memory.id for h in response.hits]
         assert target in found and neighbour in found

@@ -26,13 +26,14 @@ from signet.store import graph_read
 from signet.store import memories as mem_sql
 from signet.store.connection import Connection
 from signet.store.graph import canonical
-from signet.types import RecallQuery
+from signet.types import MemoryFilters, RecallQuery
 
 __all__ = ["BOOST_WEIGHT", "GraphBoostChannel", "TraversalChannel"]
 
 log = logging.getLogger(__name__)
 
 GRAPH_MODES = ("full",)
+NO_FILTERS = MemoryFilters()
 BOOST_WEIGHT = 0.3
 BOOST_ENTITIES, BOOST_NEIGHBOURS, BOOST_MEMORIES = 20, 50, 200
 _STOP = frozenset(
@@ -44,6 +45,13 @@ _STOP = frozenset(
 
 def agent_of(query: RecallQuery) -> str:
     return query.filters.agent_id or "default"
+
+
+def allowed_ids(conn: Connection, ids: list[str], query: RecallQuery) -> set[str]:
+    """The candidates the query's filters allow (live ones when it has none)."""
+    if query.filters == NO_FILTERS:
+        return graph_read.live_ids(conn, ids)
+    return mem_sql.allowed_ids(conn, ids, query.filters)
 
 
 def traversal_on(graph: GraphConfig, cfg: TraversalConfig) -> bool:
@@ -77,7 +85,7 @@ class TraversalChannel:
         if not focal:
             return []
         walked = traversal.walk(conn, focal, self.config, pins=pins, clock=self.clock)
-        allowed = mem_sql.allowed_ids(conn, list(walked.candidates), query.filters)
+        allowed = allowed_ids(conn, list(walked.candidates), query)
         walked.candidates = {m: c for m, c in walked.candidates.items() if m in allowed}
         vectors = {}
         if request.query_vector is not None and self.embedder_model is not None:
@@ -110,7 +118,7 @@ class GraphBoostChannel:
             if traversal.focal_entities(conn, query.query, agent, pins):
                 return []  # traversal answers this query
         ids = boost_ids(conn, query.query, agent)
-        allowed = mem_sql.allowed_ids(conn, ids, query.filters)
+        allowed = allowed_ids(conn, ids, query)
         return [(m, 1.0) for m in ids if m in allowed]
 
 

@@ -94,6 +94,18 @@ def mention_memories(conn: Connection, entity_id: str, limit: int) -> list[tuple
     return [(r[0], float(r[1])) for r in rows]
 
 
+def live_ids(conn: Connection, memory_ids: Sequence[str]) -> set[str]:
+    """The ids among `memory_ids` of memories not deleted. The `+` keeps SQLite on the primary
+    key: on `is_deleted = 0` alone it picks the (is_deleted, created_at) index and scans."""
+    if not memory_ids:
+        return set()
+    marks = ",".join("?" * len(memory_ids))
+    rows = conn.execute(
+        f"SELECT id FROM memories WHERE id IN ({marks}) AND +is_deleted = 0", tuple(memory_ids)
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def memory_vectors(
     conn: Connection, memory_ids: Sequence[str], model: str
 ) -> dict[str, np.ndarray]:
@@ -160,10 +172,23 @@ _DEGREES = (
 )
 
 
-def all_degrees(conn: Connection) -> list[int]:
-    """Every entity's degree: its memory mentions plus the relations and dependencies touching it."""
-    sql = _DEGREES.format(where="", rel_src="", rel_tgt="")
-    return [int(r[1]) for r in conn.execute(sql)]
+_SAMPLED_DEGREES = (
+    "SELECT e.mentions"
+    " + (SELECT count(*) FROM relations WHERE source_entity_id = e.id)"
+    " + (SELECT count(*) FROM relations WHERE target_entity_id = e.id)"
+    " + (SELECT count(*) FROM entity_dependencies WHERE source_entity_id = e.id)"
+    " + (SELECT count(*) FROM entity_dependencies WHERE target_entity_id = e.id)"
+    " FROM entities e WHERE e.rowid % ? = 0"
+)
+
+
+def all_degrees(conn: Connection, sample: int = 1000) -> list[int]:
+    """Entity degrees (memory mentions plus the relations and dependencies touching it), for
+    every entity or, above `sample` entities, an evenly strided sample of about that many:
+    enough for a percentile, at a bounded cost (~8 ms for 1,000 at 10k entities)."""
+    count = int(conn.execute("SELECT count(*) FROM entities").fetchone()[0])
+    stride = max(1, -(-count // sample))
+    return [int(r[0]) for r in conn.execute(_SAMPLED_DEGREES, (stride,))]
 
 
 def degrees_of(conn: Connection, entity_ids: Iterable[str]) -> dict[str, int]:
