@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from signet.bench import load as load_bench
 from signet.bench import perf, retrieval
 from signet.bench.metrics import format_table
 
@@ -114,6 +115,29 @@ def scale(ctx: click.Context, n: int, queries: int, as_json: bool) -> None:
         progress=_progress,
     )
     _emit(ctx, as_json, data)
+
+
+
+@bench.command()
+@click.option("--clients", default="10,50", show_default=True,
+              help="Concurrent clients, a comma list: one run (and one daemon) per count.")
+@click.option("--seconds", type=float, default=20.0, show_default=True, help="Length of each run.")
+@click.option("--embedder", type=click.Choice(load_bench.EMBEDDERS), default="none",
+              show_default=True, help="The daemon's embedding provider.")
+@_json
+@click.pass_context
+def load(ctx: click.Context, clients: str, seconds: float, embedder: str, as_json: bool) -> None:
+    """Mixed remember/recall from N concurrent clients against a real daemon: throughput,
+    p50/p95 per operation, errors, lost writes, the daemon's peak RSS."""
+    _setup_threads()
+    try:
+        counts = [int(c) for c in clients.split(",") if c.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of integers", param_hint="--clients") from exc
+    if not counts or min(counts) < 1 or seconds <= 0:
+        raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
+    result = load_bench.run_load(counts, seconds, embedder=embedder, progress=_progress)
+    _emit(ctx, as_json, result, load_bench.format_load(result))
 
 
 COMMANDS = [bench]

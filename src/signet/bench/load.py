@@ -1,0 +1,251 @@
+"""`signet bench load`: concurrent clients against a real daemon, for throughput, latency,
+errors, lost writes and the daemon's peak memory.
+
+For each client count a fresh workspace gets its own daemon subprocess (`python -m signet
+daemon start --foreground`, the same command users run) on a free loopback port. N threads,
+each with its own keep-alive HTTP connection, run mixed traffic for `seconds`: half remember
+(unique synthetic sentences, so nothing is deduplicated away), half recall (queries from the
+same vocabulary). Every answer other than 200, and every transport error, is an error.
+
+Lost writes are checked the hard way: after the run the daemon is stopped with SIGTERM (its
+graceful shutdown), the database is opened directly, and every id the daemon acknowledged
+must be there with the content that was sent. Peak RSS is the daemon's own high-water mark
+(`VmHWM` in /proc/<pid>/status, read just before stopping it; 0 where there is no /proc).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from signet.bench.metrics import percentile
+from signet.bench.perf import synthetic_corpus, synthetic_queries
+from signet.store.db import Store
+
+__all__ = ["run_load"]
+
+REMEMBER = "/api/memory/remember"
+RECALL = "/api/memory/recall"
+START_TIMEOUT_S = 60.0
+REQUEST_TIMEOUT_S = 30.0
+EMBEDDERS = ("none", "local")
+
+
+@dataclass
+class _ClientLog:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"remember": [], "recall": []})
+    errors: list[str] = field(default_factory=list)
+    acked: dict[str, str] = field(default_factory=dict)
+
+
+def run_load(
+    clients: Sequence[int] = (10, 50),
+    seconds: float = 20.0,
+    *,
+    embedder: str = "none",
+    workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """One run per client count; returns {"runs": [...]} with one result dict each."""
+    if embedder not in EMBEDDERS:
+        raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}")
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="signet-load-", dir=workdir) as tmp:
+        for n in clients:
+            if progress:
+                progress(f"load: {n} clients for {seconds:g} s ({embedder} embeddings)")
+            runs.append(_one_run(Path(tmp) / f"ws-{n}", n, seconds, embedder))
+    return {"embedder": embedder, "seconds": seconds, "runs": runs}
+
+
+def _one_run(workspace: Path, clients: int, seconds: float, embedder: str) -> dict[str, Any]:
+    workspace.mkdir(parents=True)
+    (workspace / "agent.yaml").write_text(f"embedding:\n  provider: {embedder}\n")
+    daemon = _Daemon(workspace)
+    try:
+        headers = daemon.wait_ready()
+        logs = _drive(daemon.url, headers, clients, seconds)
+        peak_rss_mb = daemon.peak_rss_mb()
+    finally:
+        daemon.stop()
+    acked = {k: v for log in logs for k, v in log.acked.items()}
+    return _report(clients, seconds, logs, _lost(workspace, acked), peak_rss_mb)
+
+
+def _drive(url: str, headers: dict[str, str], clients: int, seconds: float) -> list[_ClientLog]:
+    corpus = synthetic_corpus(2000, seed=clients)
+    queries = synthetic_queries(corpus, 500)
+    logs = [_ClientLog() for _ in range(clients)]
+    start = threading.Barrier(clients + 1)
+    deadline: list[float] = []
+    threads = [
+        threading.Thread(target=_client, args=(url, headers, i, logs[i], corpus, queries, start,
+                                               deadline), daemon=True)
+        for i in range(clients)
+    ]
+    for thread in threads:
+        thread.start()
+    deadline.append(time.monotonic() + seconds)
+    start.wait()
+    for thread in threads:
+        thread.join(seconds + REQUEST_TIMEOUT_S + 10)
+    return logs
+
+
+def _client(
+    url: str, headers: dict[str, str], index: int, log: _ClientLog, corpus: Sequence[str],
+    queries: Sequence[str], start: threading.Barrier, deadline: list[float],
+) -> None:
+    rng = random.Random(index)
+    with httpx.Client(base_url=url, headers=headers, timeout=REQUEST_TIMEOUT_S) as http:
+        start.wait()
+        n = 0
+        while time.monotonic() < deadline[0]:
+            n += 1
+            if rng.random() < 0.5:
+                content = f"client {index} write {n}: {rng.choice(corpus)}"
+                _call(http, log, "remember", REMEMBER, {"content": content}, content)
+            else:
+                _call(http, log, "recall", RECALL, {"query": rng.choice(queries), "limit": 10})
+
+
+def _call(
+    http: httpx.Client, log: _ClientLog, op: str, path: str, body: dict[str, Any],
+    content: str | None = None,
+) -> None:
+    started = time.perf_counter()
+    try:
+        reply = http.post(path, json=body)
+    except httpx.HTTPError as exc:
+        log.errors.append(f"{op}: {type(exc).__name__}")
+        return
+    log.latencies[op].append((time.perf_counter() - started) * 1000)
+    if reply.status_code != 200:
+        log.errors.append(f"{op}: HTTP {reply.status_code} {reply.text[:120]}")
+    elif content is not None:
+        log.acked[reply.json()["id"]] = content
+
+
+def _lost(workspace: Path, acked: dict[str, str]) -> int:
+    store = Store.open(workspace / "memory" / "memories.db")
+    try:
+        rows = dict(store.reader().execute("SELECT id, content FROM memories").fetchall())
+    finally:
+        store.close()
+    return sum(1 for memory_id, content in acked.items() if rows.get(memory_id) != content)
+
+
+def _report(
+    clients: int, seconds: float, logs: list[_ClientLog], lost: int, peak_rss_mb: float
+) -> dict[str, Any]:
+    per_op: dict[str, Any] = {}
+    total = 0
+    for op in ("remember", "recall"):
+        values = [ms for log in logs for ms in log.latencies[op]]
+        total += len(values)
+        per_op[op] = {
+            "count": len(values),
+            "p50_ms": round(percentile(values, 50), 2) if values else None,
+            "p95_ms": round(percentile(values, 95), 2) if values else None,
+        }
+    errors = [e for log in logs for e in log.errors]
+    return {
+        "clients": clients, "seconds": seconds, "requests": total,
+        "throughput_rps": round(total / seconds, 1), "operations": per_op,
+        "errors": len(errors), "error_samples": sorted(set(errors))[:5],
+        "acknowledged_writes": sum(len(log.acked) for log in logs), "lost_writes": lost,
+        "peak_rss_mb": round(peak_rss_mb, 1),
+    }
+
+
+class _Daemon:
+    """The daemon subprocess of one run."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "SIGNET_PORT": str(self.port),
+               "SIGNET_BIND": "127.0.0.1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+        self.output = workspace / "daemon-output.log"
+        with open(self.output, "wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "signet", "daemon", "start", "--foreground"], env=env,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            )
+
+    def wait_ready(self) -> dict[str, str]:
+        """Wait for /health from our pid; the headers to call it with (the install token)."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.output.read_text(errors="replace")
+                raise RuntimeError(f"the daemon exited {self.proc.returncode}: {err[-500:]}")
+            try:
+                reply = httpx.get(f"{self.url}/health", timeout=0.5)
+                if reply.status_code == 200 and reply.json().get("pid") == self.proc.pid:
+                    return self._headers()
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the daemon did not answer /health in time")
+
+    def _headers(self) -> dict[str, str]:
+        try:
+            token = (self.workspace / ".daemon" / "token").read_text().strip()
+        except OSError:
+            return {}
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def peak_rss_mb(self) -> float:
+        status = Path(f"/proc/{self.proc.pid}/status")
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def format_load(result: dict[str, Any]) -> str:
+    """A small table: one row per client count."""
+    lines = [f"{'clients':>7} {'req/s':>8} {'remember p50/p95 ms':>20} {'recall p50/p95 ms':>18}"
+             f" {'errors':>6} {'lost':>5} {'peak RSS MB':>11}"]
+    for run in result["runs"]:
+        rem, rec = run["operations"]["remember"], run["operations"]["recall"]
+        remember = f"{rem['p50_ms']} / {rem['p95_ms']}"
+        recall = f"{rec['p50_ms']} / {rec['p95_ms']}"
+        lines.append(
+            f"{run['clients']:>7} {run['throughput_rps']:>8} {remember:>20} {recall:>18}"
+            f" {run['errors']:>6} {run['lost_writes']:>5} {run['peak_rss_mb']:>11}"
+        )
+    return "\n".join(lines)

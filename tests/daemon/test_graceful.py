@@ -1,0 +1,101 @@
+"""Operation under a slow LLM and under load, against the real daemon process.
+
+- A slow LLM (the fake server holds every reply for a minute) never blocks the event loop:
+  while an extraction waits on it, /health and remember still answer at once.
+- SIGTERM with jobs in flight is graceful: the daemon stops leasing, gives the running tick a
+  few seconds, hands every leased job back to pending with its attempt, checkpoints and exits 0;
+  no job is left leased for the reaper of the next start.
+- 50 concurrent clients of mixed remember/recall for a few seconds (signet bench load's own
+  code): no error and no acknowledged write missing afterwards.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import httpx
+from daemon_process import free_port, make_workspace
+from fakes.llm_server import FakeLLMServer, Reply
+
+from signet.bench.load import run_load
+
+REMEMBER = "/api/memory/remember"
+SLOW_S = 60.0
+
+
+def slow_llm_workspace(path: Path, llm_url: str) -> Path:
+    return make_workspace(path, (
+        "embedding:\n  provider: none\n"
+        f"llm:\n  provider: openai\n  model: slow-model\n  base_url: {llm_url}\n"
+        "  timeout_ms: 120000\n"
+        "memory:\n  pipelineV2:\n    workerPollMs: 50\n"
+    ))
+
+
+def headers(workspace: Path) -> dict[str, str]:
+    token = workspace / ".daemon" / "token"
+    return {"Authorization": f"Bearer {token.read_text().strip()}"} if token.exists() else {}
+
+
+def job_statuses(workspace: Path) -> list[tuple[str, str, int]]:
+    db = sqlite3.connect(f"file:{workspace / 'memory' / 'memories.db'}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT job_type, status, attempts FROM memory_jobs").fetchall()
+    finally:
+        db.close()
+
+
+def wait_for(predicate, timeout_s: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_slow_llm_blocks_nothing_and_sigterm_releases_the_jobs_in_flight(
+    tmp_path, daemons
+) -> None:
+    with FakeLLMServer(default=Reply('{"facts": []}', delay_s=SLOW_S)) as llm:
+        ws = slow_llm_workspace(tmp_path / "ws", llm.url)
+        daemon = daemons(ws, free_port())
+        daemon.wait_healthy()
+        with httpx.Client(base_url=daemon.url, headers=headers(ws), timeout=10) as client:
+            for n in range(3):
+                stored = client.post(REMEMBER, json={"content": f"Alice moved to Paris, note {n}"})
+                assert stored.status_code == 200, stored.text
+            assert wait_for(lambda: len(llm.requests) >= 1), "no extraction reached the LLM"
+            assert any(status == "leased" for _t, status, _a in job_statuses(ws))
+
+            # The worker thread now waits on the LLM; the daemon answers as if it did not.
+            timings = []
+            for n in range(10):
+                started = time.perf_counter()
+                assert client.get("/health").status_code == 200
+                reply = client.post(REMEMBER, json={"content": f"written meanwhile {n}"})
+                assert reply.status_code == 200
+                timings.append(time.perf_counter() - started)
+            assert max(timings) < 2.0, timings
+
+        started = time.monotonic()
+        code, err = daemon.terminate()
+        took = time.monotonic() - started
+
+    assert code == 0, err
+    assert took < 20, f"shutdown took {took:.1f} s"
+    statuses = job_statuses(ws)
+    assert statuses and not [s for s in statuses if s[1] == "leased"], statuses
+    # The interrupted job did not fail: it is pending again with its attempt given back.
+    assert all(attempts == 0 for _t, status, attempts in statuses if status == "pending")
+
+
+def test_fifty_concurrent_clients_get_no_error_and_lose_no_write(tmp_path) -> None:
+    result = run_load([50], seconds=4, workdir=tmp_path)
+    run = result["runs"][0]
+    assert run["errors"] == 0, run["error_samples"]
+    assert run["lost_writes"] == 0
+    assert run["acknowledged_writes"] > 50 and run["operations"]["recall"]["count"] > 50
+    assert run["peak_rss_mb"] > 0
