@@ -147,3 +147,23 @@ def test_remember_over_http_takes_the_graph_field(serve: Callable[..., Any]) -> 
         "content": "not written", "graph": {"entities": [""]},
     })
     assert bad.status_code == 400 and "graph.entities" in bad.json()["error"]
+
+
+def test_retention_decrement_removes_links_and_orphaned_entities_with_their_edges(
+    app: SignetApp,
+) -> None:
+    from signet.store.knowledge import decrement_entity_mentions
+
+    first = app.remember("Anna moved to Lisbon", graph={
+        "relations": [{"source": "Anna", "target": "Lisbon", "type": "lives_in"}],
+    }).id
+    second = app.remember("Anna plays the cello", graph={"entities": ["Anna"]}).id
+    app.apply_graph({"entities": ["Porto"]})  # authored, no memory: not the purge's business
+    with app.store.write_tx() as conn:
+        counts = decrement_entity_mentions(conn, [first])
+    assert counts == {"links": 2, "entities": 2, "orphans": 1}
+    assert rows(app, "SELECT canonical_name, mentions FROM entities ORDER BY 1") == [
+        ("anna", 1), ("porto", 0)
+    ]
+    assert rows(app, "SELECT count(*) FROM relations") == [(0,)]
+    assert rows(app, "SELECT memory_id FROM memory_entity_mentions") == [(second,)]

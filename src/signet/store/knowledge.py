@@ -205,3 +205,35 @@ def aspects_sourced_by(conn: Connection, memory_id: str) -> list[str]:
         "SELECT DISTINCT aspect_id FROM entity_attributes WHERE source_memory_id = ?", (memory_id,)
     ).fetchall()
     return [str(r[0]) for r in rows]
+
+
+# -- retention (seed 002 txDecrementEntityMentions) -------------------------------------------
+
+
+def decrement_entity_mentions(conn: Connection, memory_ids: Sequence[str]) -> dict[str, int]:
+    """Before memories are purged: drop their mention links, decrement each linked entity's
+    `mentions`, and delete the entities left with none (their relations, dependencies, aspects
+    and attributes go with them by cascade). Entities the purge did not touch stay, even at
+    zero mentions: an authored entity may have no memory yet."""
+    ids = list(dict.fromkeys(memory_ids))
+    counts: dict[str, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for entity_id, n in conn.execute(
+            f"SELECT entity_id, count(*) FROM memory_entity_mentions WHERE memory_id IN ({marks})"
+            " GROUP BY entity_id", chunk,
+        ):
+            counts[entity_id] = counts.get(entity_id, 0) + int(n)
+        conn.execute(f"DELETE FROM memory_entity_mentions WHERE memory_id IN ({marks})", chunk)
+    conn.executemany(
+        "UPDATE entities SET mentions = max(0, mentions - ?) WHERE id = ?",
+        [(n, entity_id) for entity_id, n in counts.items()],
+    )
+    orphans = [
+        e for e in counts
+        if (row := conn.execute("SELECT mentions FROM entities WHERE id = ?", (e,)).fetchone())
+        and row[0] == 0
+    ]
+    conn.executemany("DELETE FROM entities WHERE id = ?", [(e,) for e in orphans])
+    return {"links": sum(counts.values()), "entities": len(counts), "orphans": len(orphans)}
