@@ -130,3 +130,13 @@ def test_a_broken_graph_never_breaks_recall(tmp_path: Path) -> None:
         for mode in ("full", "hybrid"):
             response = app.recall(RecallQuery(QUERY, limit=10, mode=mode, touch=False))  # type: ignore[arg-type]
             assert [h.memory.id for h in response.hits] == [h.memory.id for h in before.hits]
+
+
+def test_the_boost_word_index_sees_entities_added_after_it_was_built(tmp_path: Path) -> None:
+    with open_app(tmp_path, embedder=False) as app:
+        first = app.remember("moved there in the spring", graph={"entities": ["East Berlin"]}).id
+        assert [h.memory.id for h in app.recall(
+            RecallQuery("berl", limit=10, mode="full", touch=False)).hits] == [first]
+        later = app.remember("the harbour was busy", graph={"entities": ["Port of Hamburg"]}).id
+        found = app.recall(RecallQuery("hamburg", limit=10, mode="full", touch=False)).hits
+        assert [h.memory.id for h in found] == [later]

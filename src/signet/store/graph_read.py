@@ -135,6 +135,33 @@ def entities_like(conn: Connection, tokens: Sequence[str], agent_id: str, limit:
     return [r[0] for r in rows]
 
 
+def entity_marker(conn: Connection, agent_id: str) -> tuple[int, int]:
+    """Changes when the agent's entities are added or removed: (count, highest rowid)."""
+    row = conn.execute(
+        "SELECT count(*), COALESCE(max(rowid), 0) FROM entities WHERE agent_id = ?", (agent_id,)
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def canonical_names(conn: Connection, agent_id: str) -> list[tuple[str, str]]:
+    """(id, canonical name) of every entity of the agent."""
+    rows = conn.execute(
+        "SELECT id, canonical_name FROM entities WHERE agent_id = ?", (agent_id,)
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def by_mentions(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
+    if not entity_ids:
+        return []
+    marks = ",".join("?" * len(entity_ids))
+    rows = conn.execute(
+        f"SELECT id FROM entities WHERE id IN ({marks}) ORDER BY mentions DESC, id LIMIT ?",
+        (*entity_ids, limit),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
 def relation_neighbours(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
     if not entity_ids:
         return []
