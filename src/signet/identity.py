@@ -38,7 +38,7 @@ def write_identity(cfg: Config, name: str, content: str) -> dict[str, Any]:
     data = content.encode("utf-8")
     if len(data) > MAX_IDENTITY_BYTES:
         raise InvalidInput(
-            f"content: {len(data)} bytes; identity files are capped at {MAX_IDENTITY_BYTES} bytes"
+            f"content: {len(data)} bytes; identity files are capped at 64 KiB ({MAX_IDENTITY_BYTES} bytes)"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=path.parent)

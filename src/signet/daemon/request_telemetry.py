@@ -1,0 +1,70 @@
+"""The ASGI middleware that feeds every request into the app's telemetry (signet/telemetry.py).
+
+One latency observation per request under its operation name, `METHOD /route/{template}` as
+the router matched it (a path no route matched is `METHOD (unmatched)`, so random paths cannot
+grow the key set); for an answer of 400 or more, the error code from the JSON body's `code`
+(read from the first body chunk of error answers only, which are small) or `internal` for an
+exception. No query string, body or header value is ever kept.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from signet.telemetry import Telemetry
+
+__all__ = ["RequestTelemetry", "operation_name"]
+
+MAX_ERROR_BODY = 4096
+
+
+class RequestTelemetry:
+    def __init__(self, app: ASGIApp, *, telemetry: Telemetry) -> None:
+        self.app = app
+        self.telemetry = telemetry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.telemetry.enabled:
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+        code: str | None = None
+
+        async def observe(message: Message) -> None:
+            nonlocal status, code
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and status >= 400 and code is None:
+                code = _code_of(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observe)
+        except Exception:
+            status, code = 500, "internal"
+            raise
+        finally:
+            ms = (time.perf_counter() - started) * 1000
+            request_id = (scope.get("state") or {}).get("request_id")
+            self.telemetry.record_request(operation_name(scope), status, ms, code, request_id)
+
+
+def operation_name(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return f"{scope['method']} {path if path else '(unmatched)'}"
+
+
+def _code_of(body: bytes) -> str | None:
+    if not body or len(body) > MAX_ERROR_BODY:
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    code = value.get("code") if isinstance(value, dict) else None
+    return code[:64] if isinstance(code, str) else None

@@ -1,0 +1,69 @@
+"""Configuration and identity routes.
+
+- `GET /api/config` -> the effective configuration (every resolved value; no secret: see
+  signet/config_view.py) — `diagnostics`
+- `GET /api/identity/{name}` -> {name, content, bytes, updated_at} — `recall`
+- `PUT /api/identity/{name}` body {content} -> the same, after an atomic write — `admin`
+
+`name` is one of AGENTS.md, SOUL.md, IDENTITY.md, USER.md, MEMORY.md (anything else is a 400
+before any path is built); content is capped at 64 KiB of UTF-8 (signet/identity.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from signet.daemon.auth import require
+from signet.daemon.dependencies import App
+from signet.daemon.schemas import ErrorOut, _Body
+from signet.identity import MAX_IDENTITY_BYTES
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 413, 429, 503)
+}
+
+IdentityName = Literal["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md"]
+
+router = APIRouter(prefix="/api", responses=ERRORS)
+
+
+class ConfigOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    workspace: str
+    port: int
+    bind: str
+    warnings: list[str]
+
+
+class IdentityBody(_Body):
+    content: str = Field(description=f"The whole file, at most {MAX_IDENTITY_BYTES} bytes of UTF-8.")
+
+
+class IdentityOut(BaseModel):
+    name: str
+    content: str
+    bytes: int
+    updated_at: str
+
+
+@router.get("/config", response_model=ConfigOut, dependencies=[Depends(require("diagnostics"))])
+def config(app: App) -> JSONResponse:
+    return JSONResponse(app.effective_config())
+
+
+@router.get("/identity/{name}", response_model=IdentityOut,
+            dependencies=[Depends(require("recall"))])
+def read_identity(name: IdentityName, app: App) -> JSONResponse:
+    return JSONResponse(app.identity_file(name))
+
+
+@router.put("/identity/{name}", response_model=IdentityOut,
+            dependencies=[Depends(require("admin"))])
+def write_identity(name: IdentityName, body: IdentityBody, app: App) -> JSONResponse:
+    return JSONResponse(app.write_identity_file(name, body.content))

@@ -1,0 +1,196 @@
+"""Batch memory routes and the review queue.
+
+- `POST /api/memory/forget` body {ids? | query + filters?, mode: preview|execute,
+  confirm_token?, force?, reason?}: `preview` -> {count, capped, memories, missing, pinned,
+  confirm_token}; `execute` (with the preview's token) -> {count, succeeded, failed, results:
+  [{id, ok, memory | error}]}. At most 200 memories (signet/batch.py explains the token).
+- `POST /api/memory/modify` body {items: [{id, changes: {...}, version?, reason?}], reason?}
+  -> per-item results, at most 200 items
+- `GET /api/memory/review-queue?status=pending&limit=` -> {items: [ReviewItem]}
+- `POST /api/memory/review-queue/{id}/approve|reject` -> the resolved ReviewItem
+
+This router is included before routes_memory's, so `/api/memory/review-queue` is never taken
+for a memory id by `GET /api/memory/{memory_id}`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from signet.batch import MAX_BATCH
+from signet.daemon.auth import require
+from signet.daemon.dependencies import App, CallerActor
+from signet.daemon.schemas import ErrorOut, FiltersBody, MemoryOut, Tags, _Body
+from signet.errors import InvalidInput
+from signet.types import MemoryFilters, parse_ts
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 429, 503)
+}
+_OUT = ConfigDict(extra="allow")
+NULLABLE = frozenset({"category", "who", "why", "project"})
+
+router = APIRouter(prefix="/api/memory", responses=ERRORS)
+
+
+# --- schemas ---------------------------------------------------------------------------------
+
+
+class ForgetBody(_Body):
+    ids: list[str] | None = Field(None, max_length=MAX_BATCH, description="The memories, by id.")
+    query: str | None = Field(None, description="Or: memories holding these words (keyword match).")
+    filters: FiltersBody | None = Field(None, description="Narrow the query, or match by these alone.")
+    mode: Literal["preview", "execute"] = "preview"
+    confirm_token: str | None = Field(None, max_length=200, description="From the preview.")
+    force: bool = Field(False, description="Forget pinned memories too.")
+    reason: str | None = Field(None, max_length=1000)
+
+
+class Changes(_Body):
+    content: str | None = None
+    type: str | None = None
+    tags: Tags = None
+    importance: float | None = None
+    pinned: bool | None = None
+    category: str | None = None
+    who: str | None = None
+    why: str | None = None
+    project: str | None = None
+
+
+class ModifyItem(_Body):
+    id: str
+    changes: Changes
+    version: int | None = Field(None, description="Expected current version.")
+    reason: str | None = None
+
+
+class ModifyBody(_Body):
+    items: list[ModifyItem] = Field(min_length=1, max_length=MAX_BATCH)
+    reason: str | None = Field(None, description="Default reason for every item.")
+
+
+class ItemError(BaseModel):
+    code: str
+    message: str
+
+
+class ItemResult(BaseModel):
+    id: str
+    ok: bool
+    memory: MemoryOut | None = None  # type: ignore[valid-type]
+    error: ItemError | None = None
+
+
+class ForgetOut(BaseModel):
+    model_config = _OUT
+    mode: str
+    count: int
+    capped: bool | None = None
+    memories: list[MemoryOut] | None = None  # type: ignore[valid-type]
+    missing: list[str] | None = None
+    pinned: list[str] | None = None
+    confirm_token: str | None = None
+    succeeded: int | None = None
+    failed: int | None = None
+    results: list[ItemResult] | None = None
+
+
+class ModifyOut(BaseModel):
+    mode: str
+    count: int
+    succeeded: int
+    failed: int
+    results: list[ItemResult]
+
+
+class ReviewItemOut(BaseModel):
+    model_config = _OUT
+    id: str
+    memory_id: str
+    action: str
+    status: str
+    reason: str
+    old_content: str
+    new_content: str | None
+    created_at: str
+    resolved_at: str | None
+    resolved_by: str | None
+
+
+class ReviewQueueOut(BaseModel):
+    items: list[ReviewItemOut]
+
+
+# --- routes ----------------------------------------------------------------------------------
+
+
+@router.post("/forget", response_model=ForgetOut, dependencies=[Depends(require("forget"))])
+def forget_batch(body: ForgetBody, app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.forget_batch(
+        ids=body.ids, query=body.query, filters=_filters(body.filters), mode=body.mode,
+        confirm_token=body.confirm_token, force=body.force, reason=body.reason, actor=actor,
+    ))
+
+
+@router.post("/modify", response_model=ModifyOut, dependencies=[Depends(require("modify"))])
+def modify_batch(body: ModifyBody, app: App, actor: CallerActor) -> JSONResponse:
+    items = [_item(item) for item in body.items]
+    return JSONResponse(app.modify_batch(items, reason=body.reason, actor=actor))
+
+
+@router.get("/review-queue", response_model=ReviewQueueOut,
+            dependencies=[Depends(require("recall"))])
+def review_queue(
+    app: App,
+    status: Literal["pending", "approved", "rejected", "all"] = "pending",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> JSONResponse:
+    items = app.review_queue(None if status == "all" else status, limit=limit)
+    return JSONResponse({"items": [item.to_dict() for item in items]})
+
+
+@router.post("/review-queue/{review_id}/approve", response_model=ReviewItemOut,
+             dependencies=[Depends(require("modify"))])
+def approve(review_id: str, app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.resolve_review(review_id, True, actor=actor).to_dict())
+
+
+@router.post("/review-queue/{review_id}/reject", response_model=ReviewItemOut,
+             dependencies=[Depends(require("modify"))])
+def reject(review_id: str, app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.resolve_review(review_id, False, actor=actor).to_dict())
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _item(item: ModifyItem) -> dict[str, Any]:
+    changes = item.changes.model_dump(exclude_unset=True)
+    nulls = sorted(k for k, v in changes.items() if v is None and k not in NULLABLE)
+    if nulls:
+        raise InvalidInput(f"items: {item.id}: {', '.join(nulls)} must not be null")
+    return {"id": item.id, "changes": changes, "version": item.version, "reason": item.reason}
+
+
+def _filters(body: FiltersBody | None) -> MemoryFilters:
+    if body is None:
+        return MemoryFilters()
+    for name in ("since", "until"):
+        value = getattr(body, name)
+        if value is not None:
+            try:
+                parse_ts(value)
+            except ValueError as exc:
+                raise InvalidInput(f"filters.{name}: not an ISO-8601 date or date-time") from exc
+    return MemoryFilters(
+        type=body.type, tags=tuple(body.tags or ()), who=body.who, project=body.project,
+        since=body.since, until=body.until, pinned=body.pinned,
+        importance_min=body.importance_min,
+    )

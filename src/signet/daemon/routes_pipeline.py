@@ -1,0 +1,96 @@
+"""The pipeline routes (seed 002 Job Queue): its status, and pausing, resuming or waking its
+workers.
+
+- `GET /api/pipeline/status` -> {enabled, shadow_mode, mutations_frozen, llm, queue: {job type:
+  {status: count}}, last_errors: [...], workers: {running, paused, concurrency, workers: {name:
+  ticks, failures, last_error, ...}}}
+- `POST /api/pipeline/pause` | `/resume` | `/nudge` -> the workers part of the status
+
+The workers run in the daemon's background thread (`daemon/background.py`), which `server.run`
+leaves in `api.state.workers`; a server built by `create_app` alone (tests, tools) has none and
+says so (`running: false`), and the controls answer 409 `no_workers`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from signet.daemon.auth import require
+from signet.daemon.background import BackgroundWorkers
+from signet.daemon.dependencies import App
+from signet.daemon.schemas import ErrorOut
+from signet.errors import Conflict
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 403, 409, 429)}
+_OUT = ConfigDict(extra="allow")
+
+router = APIRouter(prefix="/api/pipeline", responses=ERRORS)
+
+
+class WorkersOut(BaseModel):
+    model_config = _OUT
+    running: bool
+    paused: bool
+    concurrency: int
+    workers: dict[str, dict[str, Any]]
+
+
+class PipelineStatusOut(BaseModel):
+    model_config = _OUT
+    enabled: bool
+    shadow_mode: bool
+    mutations_frozen: bool
+    llm: dict[str, Any] | None
+    queue: dict[str, dict[str, int]]
+    last_errors: list[dict[str, Any]]
+    workers: WorkersOut
+
+
+NOT_RUNNING: dict[str, Any] = {"running": False, "paused": False, "concurrency": 0, "workers": {}}
+
+
+@router.get("/status", response_model=PipelineStatusOut,
+            dependencies=[Depends(require("diagnostics"))])
+def status(request: Request, app: App) -> JSONResponse:
+    workers = _workers(request)
+    state = workers.status() if workers else NOT_RUNNING
+    return JSONResponse({**app.pipeline_status(), "workers": state})
+
+
+@router.post("/pause", response_model=WorkersOut, dependencies=[Depends(require("admin"))])
+def pause(request: Request) -> JSONResponse:
+    workers = _running(request)
+    workers.pause()
+    return JSONResponse(workers.status())
+
+
+@router.post("/resume", response_model=WorkersOut, dependencies=[Depends(require("admin"))])
+def resume(request: Request) -> JSONResponse:
+    workers = _running(request)
+    workers.resume()
+    return JSONResponse(workers.status())
+
+
+@router.post("/nudge", response_model=WorkersOut, dependencies=[Depends(require("admin"))])
+def nudge(request: Request) -> JSONResponse:
+    workers = _running(request)
+    workers.nudge()
+    return JSONResponse(workers.status())
+
+
+def _workers(request: Request) -> BackgroundWorkers | None:
+    workers = getattr(request.app.state, "workers", None)
+    return workers if isinstance(workers, BackgroundWorkers) else None
+
+
+def _running(request: Request) -> BackgroundWorkers:
+    workers = _workers(request)
+    if workers is None:
+        raise Conflict("this server runs no pipeline workers", code="no_workers")
+    return workers

@@ -1,0 +1,134 @@
+"""Repair actions and the embeddings' state (seed 002 repair actions; DESIGN section 4).
+
+- `POST /api/repair/requeue-dead` body {job_ids?} -> {requeued}
+- `POST /api/repair/release-stale-leases` body {older_than_ms?} -> {released, older_than_ms}
+- `GET /api/repair/fts-check` -> {ok, integrity, rows: {memories, memories_fts, ...}}
+- `POST /api/repair/fts-rebuild` -> {rebuilt, ms, check}
+- `POST /api/repair/re-embed` -> {missing, enqueued, already_queued, model}
+- `GET /api/embeddings/status` -> {provider, model, dimensions, audit, jobs}
+- `GET /api/embeddings/health` -> {ok, provider, model, latency_ms, ...} (one tiny embed call)
+
+Reading is `diagnostics`; changing anything is `admin`. Each handler is one SignetApp call
+(`signet/maintenance.py` holds the work).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from signet.daemon.auth import require
+from signet.daemon.dependencies import App
+from signet.daemon.schemas import ErrorOut, _Body
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 409, 429, 503)
+}
+_OUT = ConfigDict(extra="allow")
+ADMIN = [Depends(require("admin"))]
+DIAGNOSTICS = [Depends(require("diagnostics"))]
+
+router = APIRouter(prefix="/api", responses=ERRORS)
+
+
+class RequeueBody(_Body):
+    job_ids: list[str] | None = Field(None, max_length=10_000, description="Default: every dead job.")
+
+
+class ReleaseBody(_Body):
+    older_than_ms: int | None = Field(
+        None, ge=0, le=10**12, description="Lease age; default the configured lease timeout."
+    )
+
+
+class RequeueOut(BaseModel):
+    requeued: int
+
+
+class ReleaseOut(BaseModel):
+    released: int
+    older_than_ms: int
+
+
+class FtsCheckOut(BaseModel):
+    model_config = _OUT
+    ok: bool
+    integrity: bool
+    rows: dict[str, int]
+
+
+class FtsRebuildOut(BaseModel):
+    model_config = _OUT
+    rebuilt: list[str]
+    ms: float
+    check: FtsCheckOut
+
+
+class ReEmbedOut(BaseModel):
+    missing: int
+    enqueued: int
+    already_queued: int
+    model: str
+
+
+class EmbeddingsStatusOut(BaseModel):
+    model_config = _OUT
+    provider: str
+    model: str | None
+    dimensions: int | None
+    audit: dict[str, int] | None
+    jobs: dict[str, int]
+
+
+class EmbeddingsHealthOut(BaseModel):
+    model_config = _OUT
+    ok: bool
+    provider: str
+    model: str | None
+    latency_ms: float | None
+    detail: str | None = None
+    error: str | None = None
+    dimensions: int | None = None
+
+
+@router.post("/repair/requeue-dead", response_model=RequeueOut, dependencies=ADMIN)
+def requeue_dead(app: App, body: Annotated[RequeueBody | None, Body()] = None) -> JSONResponse:
+    job_ids = body.job_ids if body else None
+    return JSONResponse({"requeued": app.requeue_dead_jobs(job_ids)})
+
+
+@router.post("/repair/release-stale-leases", response_model=ReleaseOut, dependencies=ADMIN)
+def release_stale_leases(
+    app: App, body: Annotated[ReleaseBody | None, Body()] = None
+) -> JSONResponse:
+    return JSONResponse(app.release_stale_leases(body.older_than_ms if body else None))
+
+
+@router.get("/repair/fts-check", response_model=FtsCheckOut, dependencies=DIAGNOSTICS)
+def fts_check(app: App) -> JSONResponse:
+    return JSONResponse(app.fts_check())
+
+
+@router.post("/repair/fts-rebuild", response_model=FtsRebuildOut, dependencies=ADMIN)
+def fts_rebuild(app: App) -> JSONResponse:
+    return JSONResponse(app.fts_rebuild())
+
+
+@router.post("/repair/re-embed", response_model=ReEmbedOut, dependencies=ADMIN)
+def re_embed(app: App) -> JSONResponse:
+    return JSONResponse(app.re_embed())
+
+
+@router.get("/embeddings/status", response_model=EmbeddingsStatusOut, dependencies=DIAGNOSTICS)
+def embeddings_status(app: App) -> JSONResponse:
+    return JSONResponse(app.embeddings_status())
+
+
+@router.get("/embeddings/health", response_model=EmbeddingsHealthOut, dependencies=DIAGNOSTICS)
+def embeddings_health(app: App) -> JSONResponse:
+    return JSONResponse(app.embeddings_health())
