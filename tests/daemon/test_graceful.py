@@ -11,14 +11,17 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import httpx
-from daemon_process import free_port, make_workspace
-from fakes.llm_server import FakeLLMServer, Reply
+from daemon_process import daemon_env, free_port, make_workspace
 
+from fakes.llm_server import FakeLLMServer, Reply
 from signet.bench.load import run_load
 
 REMEMBER = "/api/memory/remember"
@@ -99,3 +102,23 @@ def test_fifty_concurrent_clients_get_no_error_and_lose_no_write(tmp_path) -> No
     assert run["lost_writes"] == 0
     assert run["acknowledged_writes"] > 50 and run["operations"]["recall"]["count"] > 50
     assert run["peak_rss_mb"] > 0
+
+
+def test_signet_status_shows_the_daemons_telemetry(tmp_path, daemons) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    port = free_port()
+    daemon = daemons(ws, port)
+    daemon.wait_healthy()
+    with httpx.Client(base_url=daemon.url, headers=headers(ws), timeout=10) as client:
+        assert client.post(REMEMBER, json={"content": "counted by telemetry"}).status_code == 200
+        assert client.get("/api/memory/no-such-id").status_code == 404
+    env = {**daemon_env(ws, port)}
+    shown = subprocess.run([sys.executable, "-m", "signet", "status"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    as_json = subprocess.run([sys.executable, "-m", "signet", "status", "--json"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    daemon.terminate()
+    assert shown.returncode == 0, shown.stderr
+    assert "telemetry" in shown.stdout and "1 errors" in shown.stdout
+    telemetry = json.loads(as_json.stdout)["telemetry"]
+    assert telemetry["requests"] >= 2 and telemetry["errors"] == 1

@@ -184,7 +184,20 @@ def print_status(status: JSON) -> None:
             if daemon else "not running (store opened in-process)"
         ),
     }
+    if status.get("telemetry"):
+        rows["telemetry"] = _telemetry_line(status["telemetry"])
     print_mapping(rows)
+
+
+def _telemetry_line(summary: JSON) -> str:
+    """The daemon's telemetry in one line: requests, errors, LLM use, the slowest route."""
+    parts = [f"{summary.get('requests', 0)} requests", f"{summary.get('errors', 0)} errors"]
+    if summary.get("llm_calls"):
+        parts.append(f"{summary['llm_calls']} LLM calls, {summary.get('llm_tokens', 0)} tokens")
+    slowest = summary.get("slowest") or []
+    if slowest:
+        parts.append(f"slowest p95 {slowest[0]['p95_ms']} ms ({slowest[0]['operation']})")
+    return ", ".join(parts)
 
 
 def print_daemon_status(info: JSON) -> None:
