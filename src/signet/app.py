@@ -25,7 +25,7 @@ import numpy as np
 from signet import batch, maintenance
 from signet.config import Config
 from signet.config_view import effective_config
-from signet.errors import Conflict, Frozen, InvalidInput, NotFound, ProviderError
+from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, ProviderError
 from signet.graph.apply import apply_payload as apply_graph_payload
 from signet.graph.apply import parse_payload as parse_graph_payload
 from signet.graph.service import KnowledgeGraph
@@ -44,6 +44,7 @@ from signet.store import idempotency as idem_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import review as review_sql
+from signet.store import scope as scope_sql
 from signet.store import search_telemetry as qa_sql
 from signet.store.db import Store
 from signet.store.feedback import FEEDBACK_TYPES, Feedback
@@ -56,6 +57,7 @@ from signet.types import (
     HistoryEvent,
     Memory,
     MemoryFilters,
+    MemoryScope,
     NewMemory,
     Page,
     RecallQuery,
@@ -150,11 +152,15 @@ class SignetApp:
         embed_inline: bool | None = None,
         idempotency_key: str | None = None,
         graph: Any = None,
+        scope: MemoryScope | None = None,
         **fields: Any,
     ) -> RememberResult:
         """`idempotency_key`: a repeat with the same key returns the first result, writing nothing.
-        `graph`: a structured payload applied to the new memory (see `apply_graph`)."""
+        `graph`: a structured payload applied to the new memory (see `apply_graph`).
+        `scope`: a scoped caller writes only inside its agent and project."""
         self._check_mutable()
+        if scope is not None:
+            actor, fields, idempotency_key = _scoped_write(scope, actor, fields, idempotency_key)
         if idempotency_key is not None:
             _check_key(idempotency_key)
             if (replay := idem_sql.get(self.store.reader(), idempotency_key)) is not None:
@@ -328,28 +334,38 @@ class SignetApp:
 
     # -- read -------------------------------------------------------------------------------
 
-    def get(self, memory_id: str) -> Memory:
-        memory = mem_sql.get(self.store.reader(), memory_id)
+    def get(self, memory_id: str, *, scope: MemoryScope | None = None) -> Memory:
+        conn = self.store.reader()
+        _check_scope(conn, memory_id, scope)
+        memory = mem_sql.get(conn, memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
         return memory
 
-    def list(self, filters: MemoryFilters = MemoryFilters(), *, limit: int = 50, offset: int = 0) -> Page:
+    def list(
+        self, filters: MemoryFilters = MemoryFilters(), *, limit: int = 50, offset: int = 0,
+        scope: MemoryScope | None = None,
+    ) -> Page:
         if not 1 <= limit <= 1000:
             raise InvalidInput("limit must be between 1 and 1000")
         if offset < 0:
             raise InvalidInput("offset must not be negative")
+        filters = _scoped_filters(filters, scope)
         items, total = mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
         return Page(tuple(items), total, limit, offset)
 
-    def history(self, memory_id: str) -> list[HistoryEvent]:
-        self.get(memory_id)
+    def history(self, memory_id: str, *, scope: MemoryScope | None = None) -> list[HistoryEvent]:
+        self.get(memory_id, scope=scope)
         return history_sql.for_memory(self.store.reader(), memory_id)
 
     def recall(
-        self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall"
+        self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
+        scope: MemoryScope | None = None,
     ) -> RecallResponse:
-        """`actor` and `route` only label the recall QA ledger row (when that is enabled)."""
+        """`actor` and `route` only label the recall QA ledger row (when that is enabled).
+        `scope`: a scoped caller recalls only inside its agent and project."""
+        if scope is not None:
+            query = replace(query, filters=_scoped_filters(query.filters, scope))
         if query.touch and self.config.pipeline.mutations_frozen:
             query = replace(query, touch=False)
         started = time.perf_counter()
@@ -404,6 +420,7 @@ class SignetApp:
         actor: Actor = Actor(),
         expected_version: int | None = None,
         reason: str | None = None,
+        scope: MemoryScope | None = None,
     ) -> Memory:
         self._check_mutable()
         unknown = set(changes) - set(MODIFIABLE)
@@ -411,9 +428,11 @@ class SignetApp:
             raise InvalidInput(f"cannot modify field(s): {', '.join(sorted(unknown))}")
         if not changes:
             raise InvalidInput("no changes given")
-        current = self.get(memory_id)
+        current = self.get(memory_id, scope=scope)
         if current.is_deleted:
             raise Conflict(f"memory {memory_id} is deleted; recover it first")
+        if scope is not None and scope.project is not None and changes.get("project", scope.project) != scope.project:
+            raise Forbidden(f"this token may not move memories out of project {scope.project}")
         columns, norm = self._columns_for(current, changes)
         vector = None
         if norm is not None:
@@ -482,10 +501,12 @@ class SignetApp:
         actor: Actor = Actor(),
         force: bool = False,
         reason: str | None = None,
+        scope: MemoryScope | None = None,
     ) -> Memory:
         self._check_mutable()
         now = utc_now()
         with self.store.write_tx() as conn:
+            _check_scope(conn, memory_id, scope)
             current = mem_sql.get(conn, memory_id)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -502,11 +523,15 @@ class SignetApp:
         assert deleted is not None
         return deleted
 
-    def recover(self, memory_id: str, *, actor: Actor = Actor(), reason: str | None = None) -> Memory:
+    def recover(
+        self, memory_id: str, *, actor: Actor = Actor(), reason: str | None = None,
+        scope: MemoryScope | None = None,
+    ) -> Memory:
         self._check_mutable()
         now = utc_now()
         window = timedelta(milliseconds=self.config.retention.tombstone_retention_ms)
         with self.store.write_tx() as conn:
+            _check_scope(conn, memory_id, scope)
             current = mem_sql.get(conn, memory_id)
             if current is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -534,6 +559,7 @@ class SignetApp:
         actor: Actor = Actor(),
         correction_text: str | None = None,
         session_id: str | None = None,
+        scope: MemoryScope | None = None,
     ) -> Feedback:
         """Record an agent's verdict on a memory it used; the memory itself is not changed."""
         if feedback_type not in FEEDBACK_TYPES:
@@ -544,6 +570,7 @@ class SignetApp:
         if text is not None and len(text) > self.config.memory.max_content_chars:
             raise InvalidInput("correction_text is too long")
         with self.store.write_tx() as conn:
+            _check_scope(conn, memory_id, scope)
             if mem_sql.get(conn, memory_id) is None:
                 raise NotFound(f"memory {memory_id} not found")
             recorded = feedback_sql.add(
@@ -698,6 +725,43 @@ class SignetApp:
     def _extracts(self, memory: NewMemory) -> bool:
         # A fact the pipeline wrote is not extracted again: that would loop on itself.
         return self._pipeline_on() and memory.source_type != "pipeline"
+
+
+def _check_scope(conn: Any, memory_id: str, scope: MemoryScope | None) -> None:
+    """NotFound (not Forbidden: its existence must not leak) for a memory outside `scope`;
+    checked in SQL before the memory's row is read."""
+    if scope is not None and not scope_sql.contains(conn, memory_id, scope):
+        raise NotFound(f"memory {memory_id} not found")
+
+
+def _scoped_filters(filters: MemoryFilters, scope: MemoryScope | None) -> MemoryFilters:
+    """`filters` narrowed to `scope`; Forbidden when they name another agent or project."""
+    if scope is None:
+        return filters
+    for name in ("agent_id", "project"):
+        allowed, asked = getattr(scope, name), getattr(filters, name)
+        if allowed is not None and asked is not None and asked != allowed:
+            raise Forbidden(f"this token is scoped to {name} {allowed!r}")
+    return replace(
+        filters, agent_id=scope.agent_id or filters.agent_id, project=scope.project or filters.project
+    )
+
+
+def _scoped_write(
+    scope: MemoryScope, actor: Actor, fields: dict[str, Any], idempotency_key: str | None
+) -> tuple[Actor, dict[str, Any], str | None]:
+    """A scoped caller's memory lands in its agent and project; its idempotency keys live in
+    their own namespace, so a key cannot replay (and reveal) another scope's memory."""
+    if scope.project is not None:
+        if fields.get("project") not in (None, scope.project):
+            raise Forbidden(f"this token may write only to project {scope.project!r}")
+        fields = {**fields, "project": scope.project}
+    if scope.agent_id is not None:
+        actor = replace(actor, agent_id=scope.agent_id)
+    if idempotency_key is not None:
+        _check_key(idempotency_key)
+        idempotency_key = f"{scope.agent_id or '*'}/{scope.project or '*'}/{idempotency_key}"[:200]
+    return actor, fields, idempotency_key
 
 
 def _configured_embedder(config: Config) -> Embedder | None:

@@ -20,6 +20,7 @@ import pytest
 from daemon_process import DaemonProcess
 from fastapi import FastAPI
 
+from auth_tokens import auth, install_token
 from signet.app import SignetApp
 from signet.config import Config
 from signet.daemon.server import bind_socket, create_app, make_server
@@ -33,6 +34,7 @@ class Served:
     api: FastAPI
     client: httpx.Client
     url: str
+    token: str = ""  # the admin token in cfg.token_path; `client` sends it
 
 
 @pytest.fixture
@@ -53,7 +55,8 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.started, "uvicorn did not start"
-        client = httpx.Client(base_url=url, timeout=30)
+        token = install_token(cfg, app)
+        client = httpx.Client(base_url=url, timeout=30, headers=auth(token))
 
         def stop() -> None:
             client.close()
@@ -63,7 +66,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
             app.close()
 
         stops.append(stop)
-        return Served(cfg, app, api, client, url)
+        return Served(cfg, app, api, client, url, token)
 
     yield start
     for stop in stops:

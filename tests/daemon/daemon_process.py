@@ -53,6 +53,11 @@ class DaemonProcess:
             text=True,
         )
 
+    def headers(self) -> dict[str, str]:
+        """The Authorization header with the admin token the daemon wrote at start."""
+        token = (self.workspace / ".daemon" / "token").read_text("ascii").strip()
+        return {"Authorization": f"Bearer {token}"}
+
     def wait_healthy(self, timeout_s: float = 30) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

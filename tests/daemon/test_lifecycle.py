@@ -75,7 +75,9 @@ def test_foreground_daemon_writes_its_pid_and_stops_cleanly_on_sigterm(tmp_path,
     daemon = daemons(ws, free_port())
     health = daemon.wait_healthy()
     assert (ws / ".daemon" / "pid").read_text().strip() == str(health["pid"])
-    reply = httpx.post(f"{daemon.url}{REMEMBER}", json={"content": "kept over a shutdown"})
+    reply = httpx.post(
+        f"{daemon.url}{REMEMBER}", json={"content": "kept over a shutdown"}, headers=daemon.headers()
+    )
     assert reply.status_code == 200
     memory_id = reply.json()["id"]
 
@@ -94,7 +96,7 @@ def test_the_daemon_runs_the_pipeline_workers_in_the_background(tmp_path, daemon
     ws = make_workspace(tmp_path / "ws")
     daemon = daemons(ws, free_port())
     daemon.wait_healthy()
-    with httpx.Client(base_url=daemon.url) as client:
+    with httpx.Client(base_url=daemon.url, headers=daemon.headers()) as client:
         stored = client.post(REMEMBER, json={"content": "Alice moved to Paris and works at Acme"})
         assert stored.json()["memory"]["extraction_status"] == "pending"
         deadline = time.monotonic() + 20
@@ -113,7 +115,7 @@ def test_log_lines_are_json_with_request_fields_and_never_memory_content(tmp_pat
     daemon = daemons(ws, port)
     daemon.wait_healthy()
     secret = "pomegranate-7731"
-    with httpx.Client(base_url=daemon.url) as client:
+    with httpx.Client(base_url=daemon.url, headers=daemon.headers()) as client:
         assert client.post(REMEMBER, json={"content": f"the word is {secret}"}).status_code == 200
         assert client.get("/api/memory/search", params={"q": secret}).status_code == 200
         assert client.post(REMEMBER, json={"content": " "}).status_code == 400
@@ -366,7 +368,7 @@ def test_kill_9_during_a_burst_of_remembers_loses_no_acknowledged_write(tmp_path
     errors: list[str] = []
 
     def burst(worker: int) -> None:
-        with httpx.Client(base_url=daemon.url, timeout=10) as client:
+        with httpx.Client(base_url=daemon.url, timeout=10, headers=daemon.headers()) as client:
             for n in range(100_000):
                 content = f"burst write {worker}-{n} of the kill test"
                 try:
@@ -400,7 +402,7 @@ def test_a_daemon_with_default_settings_embeds_locally(tmp_path, daemons) -> Non
     ws = make_workspace(tmp_path / "ws", agent_yaml=None)  # no agent.yaml: every default
     daemon = daemons(ws, free_port())
     daemon.wait_healthy(timeout_s=120)
-    with httpx.Client(base_url=daemon.url, timeout=60) as client:
+    with httpx.Client(base_url=daemon.url, timeout=60, headers=daemon.headers()) as client:
         stored = client.post(REMEMBER, json={"content": "The cat sleeps on the warm windowsill"})
         assert stored.status_code == 200 and stored.json()["embedded"] is True
         client.post(REMEMBER, json={"content": "Quarterly taxes are due in April"})

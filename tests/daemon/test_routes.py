@@ -151,7 +151,7 @@ def test_racing_requests_with_one_idempotency_key_write_once(serve) -> None:
     replies: list[dict[str, Any]] = []
 
     def send(n: int) -> None:
-        with httpx.Client(base_url=s.url, timeout=30) as client:
+        with httpx.Client(base_url=s.url, timeout=30, headers=s.client.headers) as client:
             barrier.wait()
             reply = client.post(REMEMBER, json={"content": f"racer {n}", "idempotency_key": "race"})
             replies.append(reply.json())

@@ -33,7 +33,7 @@ from signet.types import MemoryScope
 
 __all__ = [
     "PERMISSIONS", "ROLES", "Caller", "Principal", "RateLimiter", "current_principal",
-    "memory_scope", "require",
+    "memory_scope", "require", "unscoped",
 ]
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -100,3 +100,13 @@ class RateLimiter:
                 self._buckets[key] = (tokens, now)
                 raise RateLimited(f"rate limit reached for this token; retry in {wait:.1f}s")
             self._buckets[key] = (tokens - 1, now)
+
+
+async def unscoped(request: Request) -> Principal:
+    """For routes that read across agents and projects (the knowledge graph, maintenance): a
+    scoped token gets 403 instead of a view wider than its slice."""
+    principal = await current_principal(request)
+    if principal.scoped:
+        raise Forbidden("this route spans every agent and project; a scoped token cannot use it")
+    return principal
+

@@ -27,6 +27,7 @@ import httpx
 
 from signet.config import Config
 from signet.daemon import logfile
+from signet.daemon.tokens import auth_headers
 from signet.errors import Conflict, SignetError
 
 try:
@@ -180,7 +181,7 @@ def status(cfg: Config) -> dict[str, Any]:
     if pid is None:
         return info
     try:
-        reply = httpx.get(f"{url(cfg)}/api/status", timeout=2.0)
+        reply = httpx.get(f"{url(cfg)}/api/status", timeout=2.0, headers=auth_headers(cfg))
         body = reply.json()
     except (httpx.HTTPError, ValueError):
         return info

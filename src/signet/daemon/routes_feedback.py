@@ -8,12 +8,13 @@ agent_id, created_at}`. The values are checked by `SignetApp.feedback`, as for e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
+from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import ErrorOut, _Body
 
@@ -32,9 +33,12 @@ class FeedbackBody(_Body):
 
 
 @router.post("/memory/feedback")
-def feedback(body: FeedbackBody, app: App, actor: CallerActor) -> JSONResponse:
+def feedback(
+    body: FeedbackBody, app: App, actor: CallerActor,
+    principal: Annotated[Principal, Depends(require("remember"))],
+) -> JSONResponse:
     record = app.feedback(
         body.memory_id, body.feedback, actor=actor, correction_text=body.correction_text,
-        session_id=body.session_id,
+        session_id=body.session_id, scope=memory_scope(principal),
     )
     return JSONResponse(record.to_dict())

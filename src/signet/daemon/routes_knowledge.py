@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
+from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import ErrorOut, _Body
 
@@ -27,7 +28,10 @@ __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (400, 404, 409, 503)}
 
-router = APIRouter(prefix="/api/knowledge", responses=ERRORS)
+# The graph is not partitioned by project, so scoped tokens are kept out (auth.unscoped).
+router = APIRouter(prefix="/api/knowledge", responses=ERRORS, dependencies=[Depends(unscoped)])
+READS = [Depends(require("recall"))]
+WRITES = [Depends(require("modify"))]
 
 
 class PinBody(_Body):
@@ -41,7 +45,7 @@ class ApplyBody(_Body):
     memory_id: str | None = Field(None, description="The memory the payload describes.")
 
 
-@router.get("/entities")
+@router.get("/entities", dependencies=READS)
 def entities(
     app: App, actor: CallerActor, q: str | None = None,
     limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
@@ -51,12 +55,12 @@ def entities(
     )
 
 
-@router.get("/entities/{entity_id}")
+@router.get("/entities/{entity_id}", dependencies=READS)
 def entity(entity_id: str, app: App) -> JSONResponse:
     return JSONResponse(app.graph.entity(entity_id))
 
 
-@router.post("/entities/{entity_id}/pin")
+@router.post("/entities/{entity_id}/pin", dependencies=WRITES)
 def pin(entity_id: str, app: App, actor: CallerActor, body: PinBody | None = None) -> JSONResponse:
     body = body or PinBody()
     return JSONResponse(app.graph.pin(
@@ -64,26 +68,26 @@ def pin(entity_id: str, app: App, actor: CallerActor, body: PinBody | None = Non
     ))
 
 
-@router.delete("/entities/{entity_id}/pin")
+@router.delete("/entities/{entity_id}/pin", dependencies=WRITES)
 def unpin(entity_id: str, app: App) -> JSONResponse:
     return JSONResponse(app.graph.unpin(entity_id))
 
 
-@router.get("/communities")
+@router.get("/communities", dependencies=READS)
 def communities(app: App, actor: CallerActor) -> JSONResponse:
     return JSONResponse({"communities": app.graph.communities(actor.agent_id)})
 
 
-@router.post("/communities/detect")
+@router.post("/communities/detect", dependencies=WRITES)
 def detect(app: App, actor: CallerActor) -> JSONResponse:
     return JSONResponse({"communities": app.graph.detect_communities(actor.agent_id)})
 
 
-@router.get("/stats")
+@router.get("/stats", dependencies=READS)
 def stats(app: App, actor: CallerActor) -> JSONResponse:
     return JSONResponse(app.graph.stats(actor.agent_id))
 
 
-@router.post("/apply")
+@router.post("/apply", dependencies=[Depends(require("remember"))])
 def apply(body: ApplyBody, app: App, actor: CallerActor) -> JSONResponse:
     return JSONResponse(app.apply_graph(body.graph, memory_id=body.memory_id, actor=actor))

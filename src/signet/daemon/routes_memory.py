@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
 
+from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import (
     ErrorOut,
@@ -39,13 +40,22 @@ NULLABLE = frozenset({"category", "who", "why", "project"})
 
 router = APIRouter(prefix="/api", responses=ERRORS)
 
+# The caller, admitted only with the named permission (daemon/auth.py); its scope goes to the app.
+Remembers = Annotated[Principal, Depends(require("remember"))]
+Recalls = Annotated[Principal, Depends(require("recall"))]
+Modifies = Annotated[Principal, Depends(require("modify"))]
+Forgets = Annotated[Principal, Depends(require("forget"))]
+Recovers = Annotated[Principal, Depends(require("recover"))]
+
 
 @router.post("/memory/remember", response_model=RememberOut)
-def remember(body: RememberBody, app: App, actor: CallerActor) -> JSONResponse:
+def remember(
+    body: RememberBody, app: App, actor: CallerActor, principal: Remembers
+) -> JSONResponse:
     fields = body.model_dump(exclude={"content", "idempotency_key", "graph"}, exclude_none=True)
     result = app.remember(
         body.content, actor=actor, idempotency_key=body.idempotency_key, graph=body.graph,
-        **fields,
+        scope=memory_scope(principal), **fields,
     )
     return JSONResponse({
         "id": result.id, "deduped": result.deduped, "embedded": result.embedded,
@@ -54,7 +64,7 @@ def remember(body: RememberBody, app: App, actor: CallerActor) -> JSONResponse:
 
 
 @router.post("/memory/recall", response_model=RecallOut)
-def recall(body: RecallBody, app: App) -> JSONResponse:
+def recall(body: RecallBody, app: App, principal: Recalls) -> JSONResponse:
     query = RecallQuery(
         query=body.query,
         limit=body.limit if body.limit is not None else app.config.search.default_limit,
@@ -63,12 +73,13 @@ def recall(body: RecallBody, app: App) -> JSONResponse:
         min_score=body.min_score,
         expand=body.expand,
     )
-    return JSONResponse(app.recall(query).to_dict())
+    return JSONResponse(app.recall(query, scope=memory_scope(principal)).to_dict())
 
 
 @router.get("/memory/search", response_model=RecallOut)
 def search(
     app: App,
+    principal: Recalls,
     q: str,
     limit: int | None = None,
     mode: RecallMode = "hybrid",
@@ -85,12 +96,13 @@ def search(
         type=type, tags=tags, who=who, project=project, since=since, until=until,
         pinned=pinned, importance_min=importance_min,
     )
-    return recall(RecallBody(query=q, limit=limit, mode=mode, filters=filters), app)
+    return recall(RecallBody(query=q, limit=limit, mode=mode, filters=filters), app, principal)
 
 
 @router.get("/memories", response_model=PageOut)
 def list_memories(
     app: App,
+    principal: Recalls,
     limit: int = 50,
     offset: int = 0,
     type: str | None = None,
@@ -107,7 +119,7 @@ def list_memories(
                     pinned=pinned),
         include_deleted=include_deleted,
     )
-    page = app.list(filters, limit=limit, offset=offset)
+    page = app.list(filters, limit=limit, offset=offset, scope=memory_scope(principal))
     return JSONResponse({
         "items": [m.to_dict() for m in page.items], "total": page.total,
         "limit": page.limit, "offset": page.offset,
@@ -115,32 +127,40 @@ def list_memories(
 
 
 @router.get("/memory/{memory_id}", response_model=MemoryOut)
-def get_memory(memory_id: str, app: App) -> JSONResponse:
-    return JSONResponse(app.get(memory_id).to_dict())
+def get_memory(memory_id: str, app: App, principal: Recalls) -> JSONResponse:
+    return JSONResponse(app.get(memory_id, scope=memory_scope(principal)).to_dict())
 
 
 @router.patch("/memory/{memory_id}", response_model=MemoryOut)
-def modify(memory_id: str, body: PatchBody, app: App, actor: CallerActor) -> JSONResponse:
+def modify(
+    memory_id: str, body: PatchBody, app: App, actor: CallerActor, principal: Modifies
+) -> JSONResponse:
     changes = body.model_dump(exclude_unset=True, exclude={"version", "reason"})
     nulls = sorted(k for k, v in changes.items() if v is None and k not in NULLABLE)
     if nulls:
         raise InvalidInput(f"{', '.join(nulls)}: must not be null")
     memory = app.modify(
-        memory_id, changes, actor=actor, expected_version=body.version, reason=body.reason
+        memory_id, changes, actor=actor, expected_version=body.version, reason=body.reason,
+        scope=memory_scope(principal),
     )
     return JSONResponse(memory.to_dict())
 
 
 @router.delete("/memory/{memory_id}", response_model=MemoryOut)
 def forget(
-    memory_id: str, app: App, actor: CallerActor, force: bool = False, reason: str | None = None
+    memory_id: str, app: App, actor: CallerActor, principal: Forgets, force: bool = False,
+    reason: str | None = None,
 ) -> JSONResponse:
-    return JSONResponse(app.forget(memory_id, actor=actor, force=force, reason=reason).to_dict())
+    forgotten = app.forget(
+        memory_id, actor=actor, force=force, reason=reason, scope=memory_scope(principal)
+    )
+    return JSONResponse(forgotten.to_dict())
 
 
 @router.get("/memory/{memory_id}/history", response_model=HistoryOut)
-def history(memory_id: str, app: App) -> JSONResponse:
-    return JSONResponse({"history": [e.to_dict() for e in app.history(memory_id)]})
+def history(memory_id: str, app: App, principal: Recalls) -> JSONResponse:
+    events = app.history(memory_id, scope=memory_scope(principal))
+    return JSONResponse({"history": [e.to_dict() for e in events]})
 
 
 @router.post("/memory/{memory_id}/recover", response_model=MemoryOut)
@@ -148,10 +168,12 @@ def recover(
     memory_id: str,
     app: App,
     actor: CallerActor,
+    principal: Recovers,
     body: Annotated[RecoverBody | None, Body()] = None,
 ) -> JSONResponse:
     reason = body.reason if body else None
-    return JSONResponse(app.recover(memory_id, actor=actor, reason=reason).to_dict())
+    recovered = app.recover(memory_id, actor=actor, reason=reason, scope=memory_scope(principal))
+    return JSONResponse(recovered.to_dict())
 
 
 def _filters(body: FiltersBody, *, include_deleted: bool = False) -> MemoryFilters:

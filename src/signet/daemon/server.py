@@ -30,9 +30,18 @@ from fastapi import FastAPI
 import signet
 from signet.app import SignetApp
 from signet.config import Config
-from signet.daemon import errors, routes_feedback, routes_knowledge, routes_memory, routes_system
+from signet.daemon import (
+    errors,
+    routes_feedback,
+    routes_knowledge,
+    routes_memory,
+    routes_system,
+    security,
+)
 from signet.daemon.background import BackgroundWorkers
+from signet.daemon.mcp_guard import ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
+from signet.daemon.tokens import refuse_open_bind
 from signet.errors import Conflict, SignetError, StoreError
 from signet.mcp.http import mount_mcp
 from signet.store.connection import DatabaseError
@@ -59,7 +68,8 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_memory.router)
     api.include_router(routes_feedback.router)
     api.include_router(routes_knowledge.router)
-    mount_mcp(api, app)  # /mcp; its session manager runs in the app's lifespan
+    mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
+    security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(BodyLimit)
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
     return api
@@ -111,6 +121,7 @@ def run(
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _exit_on_signals()
+    refuse_open_bind(config)
     sock = sock or bind_socket(config.bind, config.port)
     try:
         refuse_read_only(config.db_path)
@@ -118,6 +129,7 @@ def run(
         workers = BackgroundWorkers(app)
         try:
             api = create_app(app)
+            security.prepare(config, api)
             api.state.workers = workers.loop
             workers.start()
             log.info("serving", extra={"port": config.port, "bind": config.bind})

@@ -38,7 +38,7 @@ from signet.store.tokens import LOGIN_ROLE, TokenRow
 from signet.types import format_ts, utc_now
 
 __all__ = [
-    "PERMISSIONS", "ROLES", "IssuedToken", "Principal", "TokenAuthority", "ensure_install_token",
+    "PERMISSIONS", "ROLES", "IssuedToken", "auth_headers", "Principal", "TokenAuthority", "ensure_install_token",
     "load_secret", "refuse_open_bind", "secret_path",
 ]
 
@@ -253,6 +253,16 @@ def ensure_install_token(config: Config, authority: TokenAuthority) -> bool:
     )
     _write_private(path, issued.token + "\n")
     return True
+
+
+def auth_headers(config: Config) -> dict[str, str]:
+    """`Authorization: Bearer <.daemon/token>` for in-tree callers of the daemon's API (empty
+    when there is no token file yet)."""
+    try:
+        token = config.token_path.read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def _good_for_a_while(authority: TokenAuthority, token: str) -> bool:

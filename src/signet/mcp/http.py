@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from mcp.server.mcpserver import MCPServer
 
 from signet.app import SignetApp
-from signet.mcp.backends import AppBackend
+from signet.mcp.backends import AppBackend, Backend
 from signet.mcp.tools import build_server
 
 __all__ = ["MCP_PATH", "mount_mcp"]
@@ -29,9 +29,10 @@ __all__ = ["MCP_PATH", "mount_mcp"]
 MCP_PATH = "/mcp"
 
 
-def mount_mcp(api: FastAPI, app: SignetApp) -> MCPServer:
-    """Serve MCP at /mcp on `api` with tools over `app`; returns the MCP server."""
-    server = build_server(AppBackend(app))
+def mount_mcp(api: FastAPI, app: SignetApp, backend: Backend | None = None) -> MCPServer:
+    """Serve MCP at /mcp on `api` with tools over `backend` (default: `app` in-process);
+    returns the MCP server."""
+    server = build_server(backend or AppBackend(app))
     # host: the SDK turns on DNS-rebinding protection (Host and Origin checks) for a loopback
     # bind, and leaves it off where the operator chose to listen on other interfaces.
     sub = server.streamable_http_app(streamable_http_path=MCP_PATH, host=app.config.bind)

@@ -1,0 +1,200 @@
+"""The ASGI guards in front of every route (docs/security.md says what each one stops).
+
+Outermost first, inside `middleware.AccessLog`:
+
+- `HostGuard`: the `Host` header must name this daemon (localhost, 127.0.0.1 or [::1] with the
+  port it serves on, or an entry of `network.allowedHosts`). A web page whose DNS name was
+  rebound to 127.0.0.1 still sends its own name, so it is refused with 421 `host_not_allowed`.
+- `Cors`: a request carrying an `Origin` must come from an allowed origin (this daemon's
+  loopback origins plus `network.corsOrigins`; never a wildcard), else 403
+  `origin_not_allowed`, before any route runs. Preflights from allowed origins get 204.
+- `Authenticate`: every path but `/health` and `/auth/login` needs `Authorization: Bearer
+  <token>`, verified by `tokens.TokenAuthority`; otherwise 401 `unauthorized`. The verified
+  `Principal` is left in the request state for `auth.require` and the routes.
+
+They are plain ASGI classes (no BaseHTTPMiddleware) so streaming responses such as /mcp's pass
+through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import anyio.to_thread
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from signet.daemon.tokens import TokenAuthority
+from signet.errors import SignetError, Unauthorized
+from signet.store.connection import DatabaseError
+
+__all__ = ["PUBLIC_PATHS", "Authenticate", "Cors", "HostGuard"]
+
+log = logging.getLogger(__name__)
+
+PUBLIC_PATHS = frozenset({"/health", "/auth/login"})
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+ALLOW_HEADERS = (
+    "Authorization, Content-Type, X-Signet-Actor, X-Signet-Session, X-Request-Id,"
+    " Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
+)
+EXPOSE_HEADERS = "X-Request-Id, Mcp-Session-Id"
+TOUCH_EVERY_S = 60.0  # last_used_at is a write; once a minute per token is plenty
+
+
+class HostGuard:
+    def __init__(self, app: ASGIApp, *, port: int, allowed_hosts: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.port = port
+        self.extra = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = (_header(scope, b"host") or "").lower()
+        if not self.allows(host, _served_port(scope) or self.port):
+            shown = host[:100] or "(none)"
+            await _send_json(send, 421, {
+                "error": f"Host header {shown!r} is not allowed: this daemon answers only to its"
+                         " loopback names (DNS rebinding protection); add other names to"
+                         " network.allowedHosts",
+                "code": "host_not_allowed",
+            })
+            return
+        await self.app(scope, receive, send)
+
+    def allows(self, host: str, port: int) -> bool:
+        if host in {f"{name}:{port}" for name in LOOPBACK_HOSTS}:
+            return True
+        name = _host_name(host)
+        return any(host == entry or (name == entry and ":" not in entry.strip("[]"))
+                   for entry in self.extra)
+
+
+class Cors:
+    def __init__(self, app: ASGIApp, *, port: int, origins: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.port = port
+        self.extra = frozenset(o.strip().rstrip("/").lower() for o in origins if o.strip())
+
+    def allows(self, origin: str, port: int) -> bool:
+        own = {f"http://{name}:{port}" for name in LOOPBACK_HOSTS}
+        return origin in own or origin in self.extra
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin = _header(scope, b"origin") if scope["type"] == "http" else None
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+        origin = origin.rstrip("/").lower()
+        if not self.allows(origin, _served_port(scope) or self.port):
+            await _send_json(send, 403, {
+                "error": f"origin {origin[:100]!r} is not allowed (CORS); add it to"
+                         " network.corsOrigins to let that page call the daemon",
+                "code": "origin_not_allowed",
+            })
+            return
+        cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+        if scope["method"] == "OPTIONS" and _header(scope, b"access-control-request-method"):
+            await send({"type": "http.response.start", "status": 204, "headers": [
+                *cors,
+                (b"access-control-allow-methods", ALLOW_METHODS.encode()),
+                (b"access-control-allow-headers", ALLOW_HEADERS.encode()),
+                (b"access-control-max-age", b"600"),
+                (b"content-length", b"0"),
+            ]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        async def send_with_cors(message: dict) -> None:  # type: ignore[type-arg]
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), *cors,
+                           (b"access-control-expose-headers", EXPOSE_HEADERS.encode())]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+
+class Authenticate:
+    def __init__(self, app: ASGIApp, *, authority: TokenAuthority) -> None:
+        self.app = app
+        self.authority = authority
+        self._touched: dict[str, float] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        token = _bearer(scope)
+        try:
+            if token is None:
+                raise Unauthorized(
+                    "a bearer token is required (Authorization: Bearer <token>; local clients"
+                    " read it from <workspace>/.daemon/token)"
+                )
+            principal = self.authority.verify(token)
+        except Unauthorized as exc:
+            await _send_json(send, 401, {"error": exc.message, "code": exc.code},
+                             [(b"www-authenticate", b'Bearer realm="signet"')])
+            return
+        except DatabaseError as exc:  # the store failed, not the caller: as daemon/errors.py
+            log.error("database error while checking a token: %s", exc)
+            await _send_json(send, 503, {"error": f"database error: {exc}", "code": "store_error"})
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self._touch(principal.token_id)
+        await self.app(scope, receive, send)
+
+    async def _touch(self, token_id: str) -> None:
+        now = time.monotonic()
+        if now - self._touched.get(token_id, -TOUCH_EVERY_S) < TOUCH_EVERY_S:
+            return
+        self._touched[token_id] = now
+        try:
+            await anyio.to_thread.run_sync(self.authority.touch, token_id)
+        except (DatabaseError, SignetError) as exc:  # bookkeeping only: never fail the request
+            log.warning("could not record token use: %s", exc)
+
+
+def _bearer(scope: Scope) -> str | None:
+    value = _header(scope, b"authorization")
+    if not value:
+        return None
+    kind, _, token = value.partition(" ")
+    if kind.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _served_port(scope: Scope) -> int | None:
+    server = scope.get("server")
+    return int(server[1]) if server and server[1] is not None else None
+
+
+def _host_name(host: str) -> str:
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+async def _send_json(
+    send: Send, status: int, payload: dict[str, str], extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = json.dumps(payload).encode()
+    await send({
+        "type": "http.response.start", "status": status,
+        "headers": [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()), *(extra or [])],
+    })
+    await send({"type": "http.response.body", "body": body})

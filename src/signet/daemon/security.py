@@ -1,0 +1,71 @@
+"""Wires authentication, permissions and the request guards into the daemon's FastAPI app.
+
+`install(api, app)` is called by `server.create_app` after every router is included and /mcp
+is mounted: it builds the workspace's `TokenAuthority` (creating the per-install secret when
+missing), the per-token rate limiter, the `/auth/login` route, the MCP per-tool permission
+check, and the guards (`guards.py`). `prepare(config, api)` runs at daemon start: it refuses a
+non-loopback bind without team/hybrid auth and makes sure `.daemon/token` holds a valid admin
+token for the CLI, hooks and MCP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from signet.app import SignetApp
+from signet.config import Config
+from signet.daemon import routes_auth
+from signet.daemon.auth import RateLimiter
+from signet.daemon.guards import PUBLIC_PATHS, Authenticate, Cors, HostGuard
+from signet.daemon.mcp_guard import guard_mcp
+from signet.daemon.tokens import TokenAuthority, ensure_install_token
+
+__all__ = ["install", "prepare"]
+
+
+def install(api: FastAPI, app: SignetApp) -> TokenAuthority:
+    config = app.config
+    authority = TokenAuthority.for_workspace(config, app.store)
+    api.state.tokens = authority
+    api.state.rate_limiter = RateLimiter(config.auth.rate_limit_per_minute)
+    api.include_router(routes_auth.router)
+    _document_refusals(api)
+    mcp = getattr(api.state, "mcp", None)
+    if mcp is not None:
+        guard_mcp(mcp, api.state.rate_limiter)
+    # Added first = innermost: Host, then Origin, then the token.
+    api.add_middleware(Authenticate, authority=authority)
+    api.add_middleware(Cors, port=config.port, origins=config.network.cors_origins)
+    api.add_middleware(HostGuard, port=config.port, allowed_hosts=config.network.allowed_hosts)
+    return authority
+
+
+def prepare(config: Config, api: FastAPI) -> None:
+    """At daemon start: the install token exists and is valid (written 0600 when not)."""
+    ensure_install_token(config, api.state.tokens)
+
+
+REFUSALS: dict[int, str] = {
+    401: "No valid token (missing, malformed, expired or revoked).",
+    403: "The token lacks the route's permission, or its scope does not allow the call.",
+    421: "The Host header is not one of this daemon's names (DNS rebinding protection).",
+    429: "The token's rate limit for mutating calls is reached.",
+}
+
+
+ERROR_CONTENT = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
+
+
+def _document_refusals(api: FastAPI) -> None:
+    """Every route's OpenAPI entry lists the answers the guards may give instead of it."""
+    for route in api.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        codes = (401, 421) if route.path in PUBLIC_PATHS else tuple(REFUSALS)
+        for code in codes:
+            # A plain schema reference: `model=` would be ignored once the route is built.
+            entry: dict[str, Any] = {"description": REFUSALS[code], "content": ERROR_CONTENT}
+            route.responses.setdefault(code, entry)
