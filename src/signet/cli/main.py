@@ -22,6 +22,7 @@ from signet.cli import (
     mcp_command,
     memory_commands,
     pipeline_commands,
+    token_commands,
     workspace_commands,
 )
 from signet.cli.state import CliState
@@ -62,6 +63,7 @@ for _command in (
     cli.add_command(_command)
 cli.add_command(daemon_commands.daemon)
 cli.add_command(mcp_command.mcp)
+cli.add_command(token_commands.token)
 for _command in (*pipeline_commands.COMMANDS, *graph_commands.COMMANDS):
     cli.add_command(_command)
 

@@ -2,7 +2,9 @@
 
 `init` works without a daemon and before any configuration exists: it creates what is missing
 (never overwriting a file the user may have edited), then opens the store once, without an
-embedder, so the migrations create `memory/memories.db` with the current schema.
+embedder, so the migrations create `memory/memories.db` with the current schema, and makes the
+auth secret (`.secrets/auth.key`) and the per-install admin token (`.daemon/token`, 0600) that
+the CLI, hooks and MCP send to the daemon (docs/security.md).
 """
 
 from __future__ import annotations
@@ -36,11 +38,15 @@ def init(state: CliState, path: Path | None) -> None:
     database_existed = cfg.db_path.exists()
     # Imported here: opening the store pulls in numpy and recall, which `--help` must not pay.
     from signet.app import SignetApp
+    from signet.daemon.tokens import TokenAuthority, ensure_install_token
 
-    SignetApp.open(cfg, embedder=None).close()
+    token_existed = cfg.token_path.exists()
+    with SignetApp.open(cfg, embedder=None) as app:
+        wrote_token = ensure_install_token(cfg, TokenAuthority.for_workspace(cfg, app.store))
     created = [str(p) for p in report.created]
     kept = [str(p) for p in report.kept]
     (kept if database_existed else created).append(str(cfg.db_path))
+    (created if wrote_token or not token_existed else kept).append(str(cfg.token_path))
     state.show({"workspace": str(root), "created": created, "kept": kept}, output.print_init)
 
 
