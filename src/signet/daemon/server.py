@@ -32,16 +32,19 @@ from signet.app import SignetApp
 from signet.config import Config
 from signet.daemon import (
     errors,
+    routes_config,
     routes_feedback,
     routes_knowledge,
     routes_memory,
+    routes_memory_batch,
+    routes_pipeline,
+    routes_repair,
     routes_system,
-    security,
+    routes_telemetry,
 )
 from signet.daemon.background import BackgroundWorkers
-from signet.daemon.mcp_guard import ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
-from signet.daemon.tokens import refuse_open_bind
+from signet.daemon.request_telemetry import RequestTelemetry
 from signet.errors import Conflict, SignetError, StoreError
 from signet.mcp.http import mount_mcp
 from signet.store.connection import DatabaseError
@@ -65,12 +68,15 @@ def create_app(app: SignetApp) -> FastAPI:
     api.state.started_at_iso = utc_now()
     errors.install(api)
     api.include_router(routes_system.router)
+    api.include_router(routes_memory_batch.router)  # before /api/memory/{memory_id}
     api.include_router(routes_memory.router)
     api.include_router(routes_feedback.router)
     api.include_router(routes_knowledge.router)
-    mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
-    security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
+    for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config):
+        api.include_router(module.router)
+    mount_mcp(api, app)  # /mcp; its session manager runs in the app's lifespan
     api.add_middleware(BodyLimit)
+    api.add_middleware(RequestTelemetry, telemetry=app.telemetry)  # latency and errors per route
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
     return api
 
@@ -121,7 +127,6 @@ def run(
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _exit_on_signals()
-    refuse_open_bind(config)
     sock = sock or bind_socket(config.bind, config.port)
     try:
         refuse_read_only(config.db_path)
@@ -129,8 +134,7 @@ def run(
         workers = BackgroundWorkers(app)
         try:
             api = create_app(app)
-            security.prepare(config, api)
-            api.state.workers = workers.loop
+            api.state.workers = workers  # the pipeline routes pause, resume and nudge it
             workers.start()
             log.info("serving", extra={"port": config.port, "bind": config.bind})
             if ready is not None:
