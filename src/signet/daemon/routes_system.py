@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import time
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 import signet
+from signet.daemon.auth import require
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import HealthOut, StatusOut
 
@@ -22,7 +23,7 @@ async def health() -> JSONResponse:
     return JSONResponse({"status": "ok", "version": signet.__version__, "pid": os.getpid()})
 
 
-@router.get("/api/status", response_model=StatusOut)
+@router.get("/api/status", response_model=StatusOut, dependencies=[Depends(require("diagnostics"))])
 def status(request: Request, app: App) -> JSONResponse:
     started: float = request.app.state.started_at
     body = app.status()

@@ -41,10 +41,13 @@ from signet.daemon import (
     routes_repair,
     routes_system,
     routes_telemetry,
+    security,
 )
 from signet.daemon.background import BackgroundWorkers
+from signet.daemon.mcp_guard import ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.daemon.request_telemetry import RequestTelemetry
+from signet.daemon.tokens import refuse_open_bind
 from signet.errors import Conflict, SignetError, StoreError
 from signet.mcp.http import mount_mcp
 from signet.store.connection import DatabaseError
@@ -74,7 +77,8 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_knowledge.router)
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config):
         api.include_router(module.router)
-    mount_mcp(api, app)  # /mcp; its session manager runs in the app's lifespan
+    mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
+    security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(BodyLimit)
     api.add_middleware(RequestTelemetry, telemetry=app.telemetry)  # latency and errors per route
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
@@ -127,6 +131,7 @@ def run(
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _exit_on_signals()
+    refuse_open_bind(config)
     sock = sock or bind_socket(config.bind, config.port)
     try:
         refuse_read_only(config.db_path)
@@ -134,6 +139,7 @@ def run(
         workers = BackgroundWorkers(app)
         try:
             api = create_app(app)
+            security.prepare(config, api)
             api.state.workers = workers  # the pipeline routes pause, resume and nudge it
             workers.start()
             log.info("serving", extra={"port": config.port, "bind": config.bind})
