@@ -31,3 +31,11 @@ def issue(app: SignetApp, role: str = "admin", *, ttl_days: float | None = None,
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def mcp_http(url: str, token: str) -> Any:
+    """A streamable-HTTP MCP transport to `url` sending the token (for `mcp.Client(...)`)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=auth(token)))

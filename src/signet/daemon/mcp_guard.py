@@ -20,6 +20,7 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 
 from signet.app import SignetApp
 from signet.daemon.auth import RateLimiter
@@ -54,12 +55,12 @@ def guard_mcp(server: MCPServer, limiter: RateLimiter | None) -> None:
         name = str((ctx.params or {}).get("name", ""))
         permission = TOOL_PERMISSIONS.get(name, "admin")
         if not principal.allows(permission):
-            raise ToolError(f"this token lacks the {permission} permission needed by {name}")
+            return _refusal(f"forbidden: this token lacks the {permission} permission ({name})")
         if limiter is not None and permission not in READ_TOOL_PERMISSIONS:
             try:
                 limiter.check(principal.token_id)
             except SignetError as exc:
-                raise ToolError(exc.message) from exc
+                return _refusal(exc.message)
         scope = (
             MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
             if principal.scoped else None
@@ -71,6 +72,11 @@ def guard_mcp(server: MCPServer, limiter: RateLimiter | None) -> None:
             _scope.reset(token)
 
     server.middleware.append(check)
+
+
+def _refusal(message: str) -> CallToolResult:
+    """A tool error the agent can read (as the tools' own SignetErrors become)."""
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def _principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 
 from signet.app import SignetApp
 from signet.config import Config
@@ -48,24 +47,41 @@ def prepare(config: Config, api: FastAPI) -> None:
     ensure_install_token(config, api.state.tokens)
 
 
-REFUSALS: dict[int, str] = {
-    401: "No valid token (missing, malformed, expired or revoked).",
-    403: "The token lacks the route's permission, or its scope does not allow the call.",
-    421: "The Host header is not one of this daemon's names (DNS rebinding protection).",
-    429: "The token's rate limit for mutating calls is reached.",
+REFUSALS: dict[str, str] = {
+    "401": "No valid token (missing, malformed, expired or revoked).",
+    "403": "The token lacks the route's permission, or its scope does not allow the call.",
+    "421": "The Host header is not one of this daemon's names (DNS rebinding protection).",
+    "429": "The token's rate limit for mutating calls is reached.",
 }
-
-
 ERROR_CONTENT = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
 def _document_refusals(api: FastAPI) -> None:
-    """Every route's OpenAPI entry lists the answers the guards may give instead of it."""
-    for route in api.routes:
-        if not isinstance(route, APIRoute):
-            continue
-        codes = (401, 421) if route.path in PUBLIC_PATHS else tuple(REFUSALS)
-        for code in codes:
-            # A plain schema reference: `model=` would be ignored once the route is built.
-            entry: dict[str, Any] = {"description": REFUSALS[code], "content": ERROR_CONTENT}
-            route.responses.setdefault(code, entry)
+    """/openapi.json says, for every operation, the answers the guards may give instead of it,
+    and that a bearer token is required (every path but the public ones)."""
+    build = api.openapi
+
+    def openapi() -> dict[str, Any]:
+        if api.openapi_schema is not None:
+            return api.openapi_schema
+        schema = build()
+        schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
+            "type": "http", "scheme": "bearer",
+            "description": "A Signet token (sgt1...); local clients read .daemon/token.",
+        }
+        for path, operations in schema.get("paths", {}).items():
+            public = path in PUBLIC_PATHS
+            for method, operation in operations.items():
+                if method not in METHODS:
+                    continue
+                if not public:
+                    operation.setdefault("security", [{"bearer": []}])
+                for code in ("401", "421") if public else tuple(REFUSALS):
+                    operation.setdefault("responses", {}).setdefault(
+                        code, {"description": REFUSALS[code], "content": ERROR_CONTENT}
+                    )
+        api.openapi_schema = schema
+        return schema
+
+    api.openapi = openapi  # type: ignore[method-assign]
