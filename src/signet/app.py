@@ -655,14 +655,21 @@ class SignetApp:
 
     # -- batch operations, repair and diagnostics (signet/batch.py, signet/maintenance.py) ----
 
-    def forget_batch(self, **request: Any) -> dict[str, Any]:
-        """Preview, then execute with the preview's confirm token; see `batch.forget_batch`."""
-        return batch.forget_batch(self, **request)
+    def forget_batch(
+        self, *, filters: MemoryFilters = MemoryFilters(), scope: MemoryScope | None = None,
+        **request: Any,
+    ) -> dict[str, Any]:
+        """Preview, then execute with the preview's confirm token; see `batch.forget_batch`.
+        A scoped caller matches and forgets only inside its scope."""
+        return batch.forget_batch(
+            self, filters=_scoped_filters(filters, scope), scope=scope, **request
+        )
 
     def modify_batch(
-        self, items: Sequence[dict[str, Any]], *, reason: str | None = None, actor: Actor = Actor()
+        self, items: Sequence[dict[str, Any]], *, reason: str | None = None,
+        actor: Actor = Actor(), scope: MemoryScope | None = None,
     ) -> dict[str, Any]:
-        return batch.modify_batch(self, items, reason=reason, actor=actor)
+        return batch.modify_batch(self, items, reason=reason, actor=actor, scope=scope)
 
     def pipeline_status(self) -> dict[str, Any]:
         return maintenance.pipeline_queue(self)

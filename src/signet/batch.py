@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from signet.errors import Conflict, InvalidInput, NotFound, SignetError
 from signet.store import fts as fts_sql
-from signet.types import Actor, Memory, MemoryFilters
+from signet.types import Actor, Memory, MemoryFilters, MemoryScope
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
@@ -51,10 +51,13 @@ def forget_batch(
     force: bool = False,
     reason: str | None = None,
     actor: Actor = Actor(),
+    scope: MemoryScope | None = None,
 ) -> dict[str, Any]:
+    """`filters` arrive already narrowed to `scope` (SignetApp.forget_batch); ids outside the
+    scope count as missing, exactly like unknown ones."""
     if mode not in ("preview", "execute"):
         raise InvalidInput("mode must be preview or execute")
-    matched, missing, capped = _match(app, ids, query, filters)
+    matched, missing, capped = _match(app, ids, query, filters, scope)
     matched_ids = [m.id for m in matched]
     if mode == "preview":
         return {
@@ -65,13 +68,13 @@ def forget_batch(
         }
     app._check_mutable()
     _check_token(app.batch_key, confirm_token, matched_ids, force)
-    results = [_forget_one(app, memory_id, force, reason, actor) for memory_id in matched_ids]
+    results = [_forget_one(app, memory_id, force, reason, actor, scope) for memory_id in matched_ids]
     return _outcome("execute", results, missing=missing)
 
 
 def modify_batch(
     app: SignetApp, items: Sequence[dict[str, Any]], *, reason: str | None = None,
-    actor: Actor = Actor(),
+    actor: Actor = Actor(), scope: MemoryScope | None = None,
 ) -> dict[str, Any]:
     """items: [{id, changes: {...}, version?, reason?}]; each applied on its own."""
     if not items:
@@ -86,6 +89,7 @@ def modify_batch(
             memory = app.modify(
                 memory_id, dict(item.get("changes") or {}), actor=actor,
                 expected_version=item.get("version"), reason=item.get("reason") or reason,
+                scope=scope,
             )
         except SignetError as exc:
             results.append(_failed(memory_id, exc))
@@ -98,24 +102,29 @@ def modify_batch(
 
 
 def _match(
-    app: SignetApp, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters
+    app: SignetApp, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters,
+    scope: MemoryScope | None,
 ) -> tuple[list[Memory], list[str], bool]:
     """(live memories matched, ids not found or already deleted, whether the match was capped)."""
     if ids is not None and query is not None:
         raise InvalidInput("give ids or a query, not both")
     if ids is not None:
-        return _by_ids(app, ids)
+        return _by_ids(app, ids, scope)
     if query is not None and query.strip():
         ids = fts_sql.match_all(app.store.reader(), query, filters, MAX_BATCH + 1)
-        memories = [app.get(memory_id) for memory_id in ids[:MAX_BATCH]]
+        memories = [app.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
         return memories, [], len(ids) > MAX_BATCH
-    if filters == MemoryFilters():
+    # Filters that only restate the caller's scope select everything it can see: refused.
+    nothing = MemoryFilters(agent_id=scope.agent_id, project=scope.project) if scope else MemoryFilters()
+    if filters == nothing:
         raise InvalidInput("give ids, a query or at least one filter (refusing to match everything)")
-    page = app.list(filters, limit=MAX_BATCH)
+    page = app.list(filters, limit=MAX_BATCH, scope=scope)
     return list(page.items), [], page.total > MAX_BATCH
 
 
-def _by_ids(app: SignetApp, ids: Sequence[str]) -> tuple[list[Memory], list[str], bool]:
+def _by_ids(
+    app: SignetApp, ids: Sequence[str], scope: MemoryScope | None
+) -> tuple[list[Memory], list[str], bool]:
     unique = list(dict.fromkeys(str(i) for i in ids))
     if not unique:
         raise InvalidInput("ids: at least one id is required")
@@ -125,7 +134,7 @@ def _by_ids(app: SignetApp, ids: Sequence[str]) -> tuple[list[Memory], list[str]
     missing: list[str] = []
     for memory_id in unique:
         try:
-            memory = app.get(memory_id)
+            memory = app.get(memory_id, scope=scope)
         except NotFound:
             missing.append(memory_id)
             continue
@@ -168,10 +177,11 @@ def _check_token(key: bytes, token: str | None, ids: Sequence[str], force: bool)
 
 
 def _forget_one(
-    app: SignetApp, memory_id: str, force: bool, reason: str | None, actor: Actor
+    app: SignetApp, memory_id: str, force: bool, reason: str | None, actor: Actor,
+    scope: MemoryScope | None,
 ) -> dict[str, Any]:
     try:
-        memory = app.forget(memory_id, actor=actor, force=force, reason=reason)
+        memory = app.forget(memory_id, actor=actor, force=force, reason=reason, scope=scope)
     except SignetError as exc:
         return _failed(memory_id, exc)
     return {"id": memory_id, "ok": True, "memory": memory.to_dict()}

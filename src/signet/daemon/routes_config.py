@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from signet.daemon.auth import require
+from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
 from signet.identity import MAX_IDENTITY_BYTES
@@ -52,7 +52,8 @@ class IdentityOut(BaseModel):
     updated_at: str
 
 
-@router.get("/config", response_model=ConfigOut, dependencies=[Depends(require("diagnostics"))])
+@router.get("/config", response_model=ConfigOut,
+            dependencies=[Depends(require("diagnostics")), Depends(unscoped)])
 def config(app: App) -> JSONResponse:
     return JSONResponse(app.effective_config())
 
@@ -64,6 +65,6 @@ def read_identity(name: IdentityName, app: App) -> JSONResponse:
 
 
 @router.put("/identity/{name}", response_model=IdentityOut,
-            dependencies=[Depends(require("admin"))])
+            dependencies=[Depends(require("admin")), Depends(unscoped)])
 def write_identity(name: IdentityName, body: IdentityBody, app: App) -> JSONResponse:
     return JSONResponse(app.write_identity_file(name, body.content))

@@ -9,7 +9,9 @@
 - `GET /api/memory/review-queue?status=pending&limit=` -> {items: [ReviewItem]}
 - `POST /api/memory/review-queue/{id}/approve|reject` -> the resolved ReviewItem
 
-This router is included before routes_memory's, so `/api/memory/review-queue` is never taken
+A scoped token batch-forgets and batch-modifies only inside its scope (the app narrows the
+match in SQL; ids outside it count as missing); the review queue spans every agent, so scoped
+tokens are kept out of it (`auth.unscoped`). This router is included before routes_memory's, so `/api/memory/review-queue` is never taken
 for a memory id by `GET /api/memory/{memory_id}`.
 """
 
@@ -22,7 +24,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from signet.batch import MAX_BATCH
-from signet.daemon.auth import require
+from signet.daemon.auth import Caller, memory_scope, require, unscoped
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import ErrorOut, FiltersBody, MemoryOut, Tags, _Body
 from signet.errors import InvalidInput
@@ -132,21 +134,24 @@ class ReviewQueueOut(BaseModel):
 
 
 @router.post("/forget", response_model=ForgetOut, dependencies=[Depends(require("forget"))])
-def forget_batch(body: ForgetBody, app: App, actor: CallerActor) -> JSONResponse:
+def forget_batch(body: ForgetBody, app: App, actor: CallerActor, caller: Caller) -> JSONResponse:
     return JSONResponse(app.forget_batch(
         ids=body.ids, query=body.query, filters=_filters(body.filters), mode=body.mode,
         confirm_token=body.confirm_token, force=body.force, reason=body.reason, actor=actor,
+        scope=memory_scope(caller),
     ))
 
 
 @router.post("/modify", response_model=ModifyOut, dependencies=[Depends(require("modify"))])
-def modify_batch(body: ModifyBody, app: App, actor: CallerActor) -> JSONResponse:
+def modify_batch(body: ModifyBody, app: App, actor: CallerActor, caller: Caller) -> JSONResponse:
     items = [_item(item) for item in body.items]
-    return JSONResponse(app.modify_batch(items, reason=body.reason, actor=actor))
+    return JSONResponse(app.modify_batch(
+        items, reason=body.reason, actor=actor, scope=memory_scope(caller)
+    ))
 
 
 @router.get("/review-queue", response_model=ReviewQueueOut,
-            dependencies=[Depends(require("recall"))])
+            dependencies=[Depends(require("recall")), Depends(unscoped)])
 def review_queue(
     app: App,
     status: Literal["pending", "approved", "rejected", "all"] = "pending",
@@ -157,13 +162,13 @@ def review_queue(
 
 
 @router.post("/review-queue/{review_id}/approve", response_model=ReviewItemOut,
-             dependencies=[Depends(require("modify"))])
+             dependencies=[Depends(require("modify")), Depends(unscoped)])
 def approve(review_id: str, app: App, actor: CallerActor) -> JSONResponse:
     return JSONResponse(app.resolve_review(review_id, True, actor=actor).to_dict())
 
 
 @router.post("/review-queue/{review_id}/reject", response_model=ReviewItemOut,
-             dependencies=[Depends(require("modify"))])
+             dependencies=[Depends(require("modify")), Depends(unscoped)])
 def reject(review_id: str, app: App, actor: CallerActor) -> JSONResponse:
     return JSONResponse(app.resolve_review(review_id, False, actor=actor).to_dict())
 

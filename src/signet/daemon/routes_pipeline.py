@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
-from signet.daemon.auth import require
+from signet.daemon.auth import require, unscoped
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut
@@ -30,7 +30,8 @@ __all__ = ["router"]
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 403, 409, 429)}
 _OUT = ConfigDict(extra="allow")
 
-router = APIRouter(prefix="/api/pipeline", responses=ERRORS)
+# The queue spans every agent and project: scoped tokens are kept out (auth.unscoped).
+router = APIRouter(prefix="/api/pipeline", responses=ERRORS, dependencies=[Depends(unscoped)])
 
 
 class WorkersOut(BaseModel):

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Body, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from signet.daemon.auth import require
+from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
 
@@ -33,7 +33,8 @@ _OUT = ConfigDict(extra="allow")
 ADMIN = [Depends(require("admin"))]
 DIAGNOSTICS = [Depends(require("diagnostics"))]
 
-router = APIRouter(prefix="/api", responses=ERRORS)
+# Repair acts on the whole store: scoped tokens are kept out (auth.unscoped).
+router = APIRouter(prefix="/api", responses=ERRORS, dependencies=[Depends(unscoped)])
 
 
 class RequeueBody(_Body):
