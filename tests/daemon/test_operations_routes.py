@@ -312,3 +312,16 @@ def test_a_scoped_token_batch_forgets_only_inside_its_scope_and_stays_out_of_mai
                          ("GET", "/api/memory/review-queue"), ("GET", "/api/config")):
         assert s.client.request(method, path, headers=scoped_operator).status_code == 403, path
     assert s.client.get("/api/telemetry/latency", headers=scoped_operator).status_code == 200
+
+
+def test_recall_over_http_labels_its_ledger_row_with_the_route_and_the_agent(serve) -> None:
+    s = serve(pipeline=PipelineConfig(
+        telemetry=PipelineTelemetryConfig(memory_search_qa_enabled=True)))
+    agent_a = auth(issue(s.app, "operator", agent="agent-a"))
+    ok(s.client.post(REMEMBER, json={"content": "agent a likes green tea"}, headers=agent_a))
+    ok(s.client.get("/api/memory/search", params={"q": "green tea"}, headers=agent_a))
+    ok(s.client.post("/api/memory/recall", json={"query": "coffee"}))
+    rows = ok(s.client.get("/api/telemetry/search", headers=agent_a))["items"]
+    assert [(r["route"], r["agent_id"], r["query"]) for r in rows] == [
+        ("GET /api/memory/search", "agent-a", "green tea")]
+    assert ok(s.client.get("/api/telemetry/search"))["total"] == 2  # unscoped admin: all rows

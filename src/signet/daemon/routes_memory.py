@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
 
+from signet.app import SignetApp
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import (
@@ -30,7 +31,7 @@ from signet.daemon.schemas import (
     RememberOut,
 )
 from signet.errors import InvalidInput
-from signet.types import MemoryFilters, RecallQuery, parse_ts
+from signet.types import Actor, MemoryFilters, RecallQuery, parse_ts
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 404, 409, 413, 500, 502, 503)
@@ -64,7 +65,13 @@ def remember(
 
 
 @router.post("/memory/recall", response_model=RecallOut)
-def recall(body: RecallBody, app: App, principal: Recalls) -> JSONResponse:
+def recall(body: RecallBody, app: App, principal: Recalls, actor: CallerActor) -> JSONResponse:
+    return _recall(body, app, principal, actor, "POST /api/memory/recall")
+
+
+def _recall(
+    body: RecallBody, app: SignetApp, principal: Principal, actor: Actor, route: str
+) -> JSONResponse:
     query = RecallQuery(
         query=body.query,
         limit=body.limit if body.limit is not None else app.config.search.default_limit,
@@ -73,13 +80,16 @@ def recall(body: RecallBody, app: App, principal: Recalls) -> JSONResponse:
         min_score=body.min_score,
         expand=body.expand,
     )
-    return JSONResponse(app.recall(query, scope=memory_scope(principal)).to_dict())
+    # actor and route label the recall QA ledger's row (when memorySearchQaEnabled is on).
+    response = app.recall(query, scope=memory_scope(principal), actor=actor, route=route)
+    return JSONResponse(response.to_dict())
 
 
 @router.get("/memory/search", response_model=RecallOut)
 def search(
     app: App,
     principal: Recalls,
+    actor: CallerActor,
     q: str,
     limit: int | None = None,
     mode: RecallMode = "hybrid",
@@ -96,7 +106,8 @@ def search(
         type=type, tags=tags, who=who, project=project, since=since, until=until,
         pinned=pinned, importance_min=importance_min,
     )
-    return recall(RecallBody(query=q, limit=limit, mode=mode, filters=filters), app, principal)
+    body = RecallBody(query=q, limit=limit, mode=mode, filters=filters)
+    return _recall(body, app, principal, actor, "GET /api/memory/search")
 
 
 @router.get("/memories", response_model=PageOut)
