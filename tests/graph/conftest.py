@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from auth_tokens import auth, install_token
 from signet.app import SignetApp
 from signet.config import Config
 from signet.daemon.server import bind_socket, create_app, make_server
@@ -53,7 +54,10 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.started, "uvicorn did not start"
-        client = httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=30)
+        client = httpx.Client(
+            base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=30,
+            headers=auth(install_token(cfg, signet)),  # the token the daemon writes at start
+        )
 
         def stop() -> None:
             client.close()

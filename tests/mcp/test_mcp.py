@@ -30,6 +30,7 @@ import anyio
 import httpx
 import pytest
 
+from auth_tokens import auth, install_token, mcp_http
 from mcp import Client, StdioServerParameters
 from signet.app import SignetApp
 from signet.config import Config
@@ -63,6 +64,10 @@ class Workspace:
             **os.environ, "SIGNET_WORKSPACE": str(self.path), "SIGNET_PORT": str(self.port),
             "SIGNET_BIND": "127.0.0.1", "HOME": str(self.path.parent), "OMP_NUM_THREADS": "1",
         }
+
+    def headers(self) -> dict[str, str]:
+        """The daemon's install token (written at its start), as the CLI sends it."""
+        return auth((self.path / ".daemon" / "token").read_text("ascii").strip())
 
     def stdio(self) -> StdioServerParameters:
         return StdioServerParameters(
@@ -127,6 +132,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], output: Path) -> None
 class Served:
     app: SignetApp
     url: str
+    token: str
 
 
 @pytest.fixture
@@ -134,6 +140,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     """The daemon's FastAPI app (with /mcp mounted by create_app) under uvicorn in a thread,
     around a SignetApp with the deterministic hash embedder, so vectors take part in recall."""
     app = SignetApp.open(Config.default(tmp_path / "served"), embedder=HashEmbedder(64))
+    token = install_token(app.config, app)
     sock = bind_socket("127.0.0.1", 0)
     server = make_server(create_app(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -143,7 +150,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         time.sleep(0.01)
     assert server.started, "uvicorn did not start"
     try:
-        yield Served(app, f"http://127.0.0.1:{sock.getsockname()[1]}")
+        yield Served(app, f"http://127.0.0.1:{sock.getsockname()[1]}", token)
     finally:
         server.should_exit = True
         thread.join(10)
@@ -151,7 +158,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         app.close()
 
 
-def with_client(server: StdioServerParameters | str, body: Callable[[Client], Awaitable[Any]]) -> Any:
+def with_client(server: StdioServerParameters | Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
     """Run `body` with a connected MCP client; its result."""
 
     async def main() -> Any:
@@ -253,19 +260,19 @@ def test_stdio_round_trip_in_process(workspace: Workspace) -> None:
 
 
 def test_http_round_trip_at_the_daemons_mcp_path(served: Served) -> None:
-    memory_id = with_client(f"{served.url}/mcp", round_trip)
+    memory_id = with_client(mcp_http(f"{served.url}/mcp", served.token), round_trip)
     feedback, actors = stored_rows(served.app.config.db_path, memory_id)
     assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
     assert actors == {"mcp"}
     # The daemon's own routes still answer beside /mcp, errors in the contract's shape.
-    reply = httpx.get(f"{served.url}/no-such-route")
+    reply = httpx.get(f"{served.url}/no-such-route", headers=auth(served.token))
     assert reply.status_code == 404 and reply.json()["code"] == "not_found"
 
 
 def test_feedback_route_records_and_refuses_in_the_contracts_shape(served: Served) -> None:
     memory_id = served.app.remember("Ken rotates the API keys monthly").id
     url = f"{served.url}/api/memory/feedback"
-    headers = {"X-Signet-Actor": "hook", "X-Signet-Session": "sess-9"}
+    headers = {"X-Signet-Actor": "hook", "X-Signet-Session": "sess-9", **auth(served.token)}
     made = httpx.post(url, json={"memory_id": memory_id, "feedback": "negative"}, headers=headers)
     assert made.status_code == 200
     assert {k: made.json()[k] for k in ("feedback_type", "actor", "session_id")} == {
@@ -276,7 +283,7 @@ def test_feedback_route_records_and_refuses_in_the_contracts_shape(served: Serve
         ({"memory_id": memory_id, "feedback": "meh"}, 400, "positive, negative, correction"),
         ({"memory_id": "no-such-id", "feedback": "positive"}, 404, "not found"),
     ):
-        reply = httpx.post(url, json=body)
+        reply = httpx.post(url, json=body, headers=auth(served.token))
         assert reply.status_code == status and words in reply.json()["error"], reply.text
     feedback, _actors = stored_rows(served.app.config.db_path, memory_id)
     assert feedback == [("negative", None, "sess-9", "hook")]
@@ -307,17 +314,21 @@ def test_one_query_gives_the_same_ids_through_http_mcp_and_the_cli(
         "Lunch is at noon on Fridays",
     ]
     for text in contents:
-        httpx.post(f"{daemon}/api/memory/remember", json={"content": text}).raise_for_status()
+        httpx.post(
+            f"{daemon}/api/memory/remember", json={"content": text}, headers=workspace.headers()
+        ).raise_for_status()
     query = "Go services Priya"
 
     over_http = httpx.post(
-        f"{daemon}/api/memory/recall", json={"query": query, "limit": 10}
+        f"{daemon}/api/memory/recall", json={"query": query, "limit": 10},
+        headers=workspace.headers(),
     ).json()["results"]
 
     async def search(client: Client) -> Any:
         return (await call(client, "memory_search", query=query, limit=10))["results"]
 
-    over_mcp_http = with_client(f"{daemon}/mcp", search)
+    token = workspace.headers()["Authorization"].removeprefix("Bearer ")
+    over_mcp_http = with_client(mcp_http(f"{daemon}/mcp", token), search)
     over_mcp_stdio = with_client(workspace.stdio(), search)
     over_cli = workspace.cli_json("recall", query, "--limit", "10")["results"]
 
