@@ -150,9 +150,19 @@ def test_a_hub_with_many_mentions_reads_a_bounded_slice(tmp_path: Path) -> None:
                 " VALUES (?, ?, '2026-01-01')", [(f"m{i}", entity) for i in range(20_000)],
             )
             conn.execute("UPDATE entities SET mentions = 100000")
+            aspect_memories = [f"m{i}" for i in range(0, 60, 3)]
+        app.apply_graph({"attributes": [
+            {"entity": "Everything", "aspect": "facts", "key": "k", "value": m}
+            for m in aspect_memories
+        ]})
+        with app.store.write_tx() as conn:
+            conn.execute(
+                "UPDATE entity_attributes SET source_memory_id = attribute_value WHERE 1"
+            )
         conn = app.store.reader()
         walked = traversal.walk(conn, [entity], TraversalConfig())
-        assert walked.paths == TraversalConfig().max_paths
+        # The hub's 20,000 links are not read; its aspect's attributes are, within their bound.
+        assert len(walked.candidates) == 10 and set(walked.candidates) <= set(aspect_memories)
         assert len(graph_read.mention_memories(conn, entity, 10)) == 10
 
 

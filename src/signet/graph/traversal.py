@@ -7,7 +7,7 @@ than through shared words.
    always focal, suppressed ones never (and are never walked through).
 2. Walk, best first, hop by hop: from each entity read its aspects (most weighted first, at most
    `max_aspects_per_entity`) and their attributes' source memories (`max_attributes_per_aspect`),
-   its linked memories, and, below `max_hops`, its dependency edges in either direction (at
+   its linked memories (unless it has more links than it may read: a hub), and, below `max_hops`, its dependency edges in either direction (at
    least `min_dependency_strength`, the `max_branching` strongest). A visited set bounds cycles
    and self-loops; `max_paths` bounds the candidates collected; `timeout_ms` bounds the time,
    and an exceeded budget returns what was found so far.
@@ -154,11 +154,14 @@ def _collect(
 ) -> None:
     anchored = hops == 0
     mention_factor = 1.0 if anchored else REACHED_MENTION_FACTOR
-    for memory_id, confidence in graph_read.mention_memories(
-        conn, entity, cfg.max_attributes_per_aspect if hops else cfg.max_paths
-    ):
-        if not _add(result, memory_id, strength * confidence * mention_factor, anchored, hops, path, cfg):
-            return
+    limit = cfg.max_attributes_per_aspect if hops else cfg.max_paths
+    # A hub's links say nothing specific, and which `limit` of its thousands we would read is
+    # arbitrary: its memories count only through its aspects and attributes.
+    if graph_read.mention_count(conn, entity) <= limit:
+        for memory_id, confidence in graph_read.mention_memories(conn, entity, limit):
+            structural = strength * confidence * mention_factor
+            if not _add(result, memory_id, structural, anchored, hops, path, cfg):
+                return
     for aspect in graph_read.aspects(conn, entity, cfg.max_aspects_per_entity):
         through = (*path, Step("aspect", aspect.id))
         for memory_id, confidence in graph_read.attribute_memories(

@@ -84,6 +84,11 @@ def dependency_edges(
     return [Edge(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
 
 
+def mention_count(conn: Connection, entity_id: str) -> int:
+    row = conn.execute("SELECT mentions FROM entities WHERE id = ?", (entity_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def mention_memories(conn: Connection, entity_id: str, limit: int) -> list[tuple[str, float]]:
     """Memories linked to the entity, with the link's confidence (1.0 when not recorded)."""
     rows = conn.execute(
