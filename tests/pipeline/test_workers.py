@@ -3,14 +3,18 @@ fake LLM server speaking the Ollama and OpenAI wire formats, and with provider "
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
 
 from fakes.llm_server import FakeLLMServer
+from signet.pipeline.vocab_hints import VocabularyHints, default_vocabulary
+from signet.providers.hash_embedder import HashEmbedder
 from signet.store import graph as graph_sql
 from signet.types import MemoryFilters
+from signet.workers.hints_worker import HintsWorker
 
 SOURCE = "Chatted today. I moved to Berlin last spring and I drive a Ford Mustang."
 FACT = "The user lives in Berlin since last spring"
@@ -97,15 +101,40 @@ def test_provider_none_records_rule_proposals_and_writes_at_a_lower_gate(tmp_pat
         ]
 
 
-def test_provider_none_hints_are_vocabulary_words_not_in_the_content(tmp_path: Path) -> None:
+def test_provider_none_stores_no_hints_by_default(tmp_path: Path) -> None:
     with open_app(pipeline_config(tmp_path / "ws"), llm=None) as app:
         memory_id = app.remember("The user keeps a loyalty card for the grocery store").id
         app.run_pipeline_until_idle()
+        assert app.get(memory_id).hints == ""
+        [job] = app.jobs(job_type="hints")
+        assert job.status == "completed" and job.result == {
+            "hints": [], "method": "none", "stored": False
+        }
+
+
+def test_vocabulary_hints_are_nearby_words_not_in_the_content(tmp_path: Path) -> None:
+    with open_app(pipeline_config(tmp_path / "ws"), llm=None) as app:
+        assert app.embedder is not None
+        worker = HintsWorker(
+            app.store, app.config.pipeline, None, app.embedder,
+            vocabulary=VocabularyHints(app.embedder),
+        )
+        memory_id = app.remember("The user keeps a loyalty card for the grocery store").id
+        assert worker.tick(datetime.now(UTC))
         hints = app.get(memory_id).hints.split()
         assert len(hints) == 8
         assert not {"loyalty", "card", "grocery", "store"} & set(hints)
-        job = app.jobs(job_type="hints")[0]
-        assert job.status == "completed" and job.result and job.result["method"] == "vocabulary"
+        assert set(hints) <= set(default_vocabulary())
+        [job] = app.jobs(job_type="hints")
+        assert job.result and job.result["method"] == "vocabulary"
+
+
+def test_vocabulary_hints_pick_the_nearest_words(tmp_path: Path) -> None:
+    embedder = HashEmbedder(64)
+    vocabulary = VocabularyHints(embedder, ["garden", "tomato", "rocket", "galaxy"])
+    vector = embedder.embed(["rocket"])[0]
+    assert vocabulary.terms(vector, "a note", 1) == ["rocket"]
+    assert "rocket" not in vocabulary.terms(vector, "the rocket launched", 3)
 
 
 def test_a_near_duplicate_fact_is_proposed_as_none_without_an_llm(tmp_path: Path) -> None:

@@ -5,9 +5,11 @@ questions a user might later ask when the fact would help are stored in `memorie
 (space-joined); the FTS trigger indexes them as the hint channel that recall already searches.
 
 With an LLM: one call (`generate_hints`), outside any transaction. Without one (provider
-"none"): the nearest vocabulary words to the memory's vector (`VocabularyHints`), using the
-stored vector or, failing that, one embedding call — also outside any transaction. Without an
-LLM and without an embedder the job completes with nothing to store.
+"none") the job completes with nothing stored, unless the worker was given a
+`VocabularyHints`: then the nearest vocabulary words to the memory's vector, using the stored
+vector or, failing that, one embedding call — also outside any transaction. The app does not
+give it one: measured on MemAware (docs/pipeline.md) those words cost precision (MRR, Hit@1)
+and did not move the hard tier, so they stay an opt-in for experiments and benchmarks.
 
 In shadow mode the hints are computed and kept in the job's result, not stored on the memory.
 A fault fails the job with its error text (retried, then dead).
@@ -63,8 +65,6 @@ class HintsWorker:
         self.config = config
         self.llm = llm
         self.embedder = embedder
-        if vocabulary is None and llm is None and embedder is not None:
-            vocabulary = VocabularyHints(embedder)
         self.vocabulary = vocabulary
         self.vocabulary_terms = vocabulary_terms
         self.retry_base_ms = retry_base_ms
@@ -113,7 +113,7 @@ class HintsWorker:
         if self.llm is not None:
             return generate_hints(self.llm, memory.content)[:limit], "llm"
         if self.vocabulary is None or self.embedder is None:
-            return [], "none"
+            return [], "none"  # no model to imagine questions with (see the module docstring)
         vector = self._vector(memory)
         return self.vocabulary.terms(vector, memory.content, self.vocabulary_terms), "vocabulary"
 
