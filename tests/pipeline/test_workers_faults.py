@@ -25,7 +25,9 @@ from worker_support import Script, http_llm, open_app, pipeline_config, proposal
 from fakes.llm_server import FakeLLMServer, Reply
 from signet.app import SignetApp
 from signet.providers.llm import make_llm
-from signet.types import MemoryFilters
+from signet.store import jobs
+from signet.store.db import Store
+from signet.types import MemoryFilters, format_ts
 from signet.workers.loop import ReaperWorker, Worker
 
 SOURCE = "I moved to Berlin last spring and I drive a Ford Mustang."
@@ -211,7 +213,7 @@ def test_a_killed_worker_leaves_nothing_half_written(tmp_path: Path, kill_at: st
             conn = app.store.reader()
             assert app.list().total == 1 and proposals(app, source) == []
             assert rows(conn, "SELECT status, attempts FROM memory_jobs") == [("leased", 1)]
-            later = datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 1)
+            later = datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 5000)
             assert ReaperWorker(app.store, config.pipeline.lease_timeout_ms).tick(later)
             app.run_pipeline_until_idle()
             derived = sorted(m.content for m in app.list(MemoryFilters(source_id=source)).items)
@@ -219,3 +221,35 @@ def test_a_killed_worker_leaves_nothing_half_written(tmp_path: Path, kill_at: st
             assert [p["outcome"] for p in proposals(app, source)] == ["add", "add"]
             [job] = app.jobs(job_type="extract")
             assert (job.status, job.attempts) == ("completed", 2)
+
+
+def test_a_worker_whose_lease_was_taken_back_writes_nothing(tmp_path: Path) -> None:
+    """While our worker waits for the model, the reaper hands its job to another worker: our
+    results must roll back (the other worker's run is the one that counts)."""
+    config = pipeline_config(tmp_path / "ws", hints=False)
+    script = Script(facts={"Berlin": FACTS})
+    taken: list[str] = []
+
+    def slow_model_meanwhile_reaped(request: Any) -> Reply:
+        if not taken:
+            later = datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 5000)
+            other = Store.open(config.db_path)  # another process's connection, in effect
+            try:
+                with other.write_tx() as conn:
+                    jobs.reap_stale_leases(conn, format_ts(later), config.pipeline.lease_timeout_ms)
+                    job = jobs.lease(conn, format_ts(later), job_types=["extract"])
+                    assert job is not None
+                    taken.append(job.id)
+            finally:
+                other.close()
+        return script(request)
+
+    with FakeLLMServer(responder=slow_model_meanwhile_reaped) as server:
+        with open_app(config, http_llm(server)) as app:
+            source = app.remember(SOURCE).id
+            assert drive(app, "extract", 1) == [True]
+            assert taken
+            [job] = app.jobs(job_type="extract")
+            assert (job.status, job.attempts, job.error) == ("leased", 2, "lease expired")
+            assert app.list().total == 1 and proposals(app, source) == []
+            assert app.get(source).extraction_status == "pending"

@@ -22,7 +22,7 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import format_ts
-from signet.workers.leasing import describe_error, retry_delay_ms
+from signet.workers.leasing import describe_error, owns, retry_delay_ms
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +98,9 @@ class EmbedWorker:
                         source_id=memory_id,
                     )
             for job in leased:
-                # A job the reaper took back is simply not completed; the vector is in anyway.
-                jobs.complete(conn, job.id, stamp, {"model": model})
+                # A job the reaper took back is not ours to complete; the vector is in anyway.
+                if owns(conn, job):
+                    jobs.complete(conn, job.id, stamp, {"model": model})
         return len(todo)
 
     def _fail_all(self, leased: list[jobs.Job], exc: Exception, now: datetime) -> None:
@@ -107,8 +108,9 @@ class EmbedWorker:
         log.warning("embedding %d memories failed: %s", len(leased), error)
         with self.store.write_tx() as conn:
             for job in leased:
-                delay = retry_delay_ms(job.attempts, self.retry_base_ms)
-                jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
+                if owns(conn, job):
+                    delay = retry_delay_ms(job.attempts, self.retry_base_ms)
+                    jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
 
     def _sweep(self, now: datetime) -> bool:
         if self._last_sweep is not None and now - self._last_sweep < self.sweep_interval:

@@ -64,6 +64,9 @@ def fail_job(
         log.error("%s job %s crashed", job.job_type, job.id, exc_info=exc)
     delay = retry_delay_ms(job.attempts, retry_base_ms)
     with store.write_tx() as conn:
+        if not owns(conn, job):
+            log.warning("%s job %s was taken back before it failed here", job.job_type, job.id)
+            return ""
         status = jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
         if status == "dead" and on_dead is not None:
             on_dead(conn)
@@ -75,7 +78,8 @@ def release_job(store: Store, job: jobs.Job, now: datetime, why: BaseException) 
     fault, so it must not bring the job closer to dead. The worker pauses instead."""
     log.info("%s job %s released: %s", job.job_type, job.id, describe_error(why))
     with store.write_tx() as conn:
-        jobs.release_leases(conn, format_ts(now), job_ids=[job.id])
+        if owns(conn, job):
+            jobs.release_leases(conn, format_ts(now), job_ids=[job.id])
 
 
 class LostLease(RuntimeError):
@@ -84,5 +88,15 @@ class LostLease(RuntimeError):
 
 def complete_job(conn: Connection, job: jobs.Job, now: datetime, result: dict[str, Any]) -> None:
     """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
-    if not jobs.complete(conn, job.id, format_ts(now), result):
+    if not owns(conn, job) or not jobs.complete(conn, job.id, format_ts(now), result):
         raise LostLease(f"{job.job_type} job {job.id} is no longer leased by this worker")
+
+
+def owns(conn: Connection, job: jobs.Job) -> bool:
+    """Is `job` still under the lease we took? A reaped and re-leased job is 'leased' again,
+    but with another lease time and one more attempt: then it is someone else's."""
+    current = jobs.get(conn, job.id)
+    return (
+        current is not None and current.status == "leased"
+        and current.attempts == job.attempts and current.leased_at == job.leased_at
+    )
