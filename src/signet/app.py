@@ -264,9 +264,13 @@ class SignetApp:
         graph_sql.link_known_entities(conn, memory_id, memory.agent_id, content, now)
         if self._pipeline_on():
             if self._extracts(memory):
-                jobs_sql.enqueue(conn, "extract", memory_id=memory_id, now=now)
+                jobs_sql.enqueue(
+                    conn, "extract", memory_id=memory_id, now=now, max_attempts=self._attempts()
+                )
             if self.config.pipeline.hints.enabled:
-                jobs_sql.enqueue(conn, "hints", memory_id=memory_id, now=now)
+                jobs_sql.enqueue(
+                    conn, "hints", memory_id=memory_id, now=now, max_attempts=self._attempts()
+                )
 
     def _store_vector(
         self, conn: Any, content_hash: str, vector: np.ndarray | None, memory_id: str, now: str
@@ -275,7 +279,9 @@ class SignetApp:
             if self.embedder is not None and not emb_sql.has_current(
                 conn, content_hash, self.embedder.model
             ):
-                jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now)
+                jobs_sql.enqueue(
+                    conn, "embed", memory_id=memory_id, now=now, max_attempts=self._attempts()
+                )
             return None
         if emb_sql.has_current(conn, content_hash, self.embedder.model):
             return None
@@ -728,6 +734,9 @@ class SignetApp:
 
     def _pipeline_on(self) -> bool:
         return self.config.pipeline.enabled and not self.config.pipeline.mutations_frozen
+
+    def _attempts(self) -> int:
+        return self.config.pipeline.max_attempts
 
     def _extracts(self, memory: NewMemory) -> bool:
         # A fact the pipeline wrote is not extracted again: that would loop on itself.

@@ -8,6 +8,7 @@ reaper hands the job out again and the rerun writes everything once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -253,3 +254,17 @@ def test_a_worker_whose_lease_was_taken_back_writes_nothing(tmp_path: Path) -> N
             assert (job.status, job.attempts, job.error) == ("leased", 2, "lease expired")
             assert app.list().total == 1 and proposals(app, source) == []
             assert app.get(source).extraction_status == "pending"
+
+
+def test_max_attempts_comes_from_the_configuration(tmp_path: Path) -> None:
+    config = pipeline_config(tmp_path / "ws", hints=False)
+    config = dataclasses.replace(
+        config, pipeline=dataclasses.replace(config.pipeline, max_attempts=1)
+    )
+    with FakeLLMServer(default=Reply("down", status=500)) as server:
+        with open_app(config, http_llm(server)) as app:
+            source = app.remember(SOURCE).id
+            assert drive(app, "extract", 2) == [True, False]
+            [job] = app.jobs(job_type="extract")
+            assert (job.status, job.attempts, job.max_attempts) == ("dead", 1, 1)
+            assert app.get(source).extraction_status == "failed"

@@ -112,6 +112,7 @@ class WriteFlags:
     allow_update_delete: bool
     contradiction_threshold: float
     hints: bool
+    max_attempts: int = 3
 
     @classmethod
     def from_config(cls, cfg: PipelineConfig) -> WriteFlags:
@@ -121,6 +122,7 @@ class WriteFlags:
             allow_update_delete=cfg.autonomous.allow_update_delete,
             contradiction_threshold=cfg.contradiction_threshold,
             hints=cfg.hints.enabled,
+            max_attempts=cfg.max_attempts,
         )
 
 
@@ -331,7 +333,7 @@ def _update(
     try:
         archive_and_update(
             conn, current, prepared, PIPELINE_ACTOR, reason, now, source_id=source_id,
-            embedder_model=embedder_model, hints=flags.hints,
+            embedder_model=embedder_model, hints=flags.hints, max_attempts=flags.max_attempts,
         )
     except Conflict as exc:
         return Applied("duplicate", str(exc), current.id)
@@ -349,6 +351,7 @@ def archive_and_update(
     source_id: str | None,
     embedder_model: str | None,
     hints: bool,
+    max_attempts: int = 3,
 ) -> None:
     """Cold-archive `current`, then replace its content (one transaction: the caller's)."""
     norm = prepared.norm
@@ -367,19 +370,21 @@ def archive_and_update(
         new_content=norm.storage, reason=reason,
         metadata={"changed": ["content"], "coldId": cold_id, "sourceMemoryId": source_id},
     )
-    _store_vector(conn, current.id, norm.content_hash, prepared.vector, embedder_model, now)
+    _store_vector(
+        conn, current.id, norm.content_hash, prepared.vector, embedder_model, now, max_attempts
+    )
     if hints:
-        jobs_sql.enqueue(conn, "hints", memory_id=current.id, now=now)
+        jobs_sql.enqueue(conn, "hints", memory_id=current.id, now=now, max_attempts=max_attempts)
 
 
 def _store_vector(
     conn: Connection, memory_id: str, content_hash: str, vector: np.ndarray | None,
-    embedder_model: str | None, now: str,
+    embedder_model: str | None, now: str, max_attempts: int,
 ) -> None:
     if embedder_model is None or emb_sql.has_current(conn, content_hash, embedder_model):
         return
     if vector is None:
-        jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now)
+        jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now, max_attempts=max_attempts)
         return
     emb_sql.upsert(conn, content_hash, vector, model=embedder_model, now=now, source_id=memory_id)
 
