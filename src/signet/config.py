@@ -267,10 +267,10 @@ class AuthConfig:
     """Who may call the daemon."""
 
     mode: Literal["local", "team", "hybrid"] = opt(
-        "local", "local: loopback trusted; team: token always; hybrid: token off loopback."
+        "local", "A token is always required; local binds loopback only, team/hybrid may bind wider."
     )
     token_ttl_days: int = opt(365, "Lifetime of an issued token, in days.", ge=1)
-    rate_limit_per_minute: int = opt(600, "Requests per minute per token.", ge=1)
+    rate_limit_per_minute: int = opt(600, "Mutating requests per minute per token.", ge=1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,7 @@ def _authority(state: CliState) -> Iterator[TokenAuthority]:
 @click.option("--project", default=None, help="Scope: only memories of this project.")
 @click.option("--agent", default=None, help="Scope: only memories of this agent id.")
 @click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Lifetime in days (default: auth.tokenTtlDays).")
+              help="Lifetime in days (default: auth.token_ttl_days).")
 @click.option("--name", default="", help="A label shown by `signet token list`.")
 @json_option
 @click.pass_obj

@@ -3,10 +3,10 @@
 Outermost first, inside `middleware.AccessLog`:
 
 - `HostGuard`: the `Host` header must name this daemon (localhost, 127.0.0.1 or [::1] with the
-  port it serves on, or an entry of `network.allowedHosts`). A web page whose DNS name was
+  port it serves on, or an entry of `network.allowed_hosts`). A web page whose DNS name was
   rebound to 127.0.0.1 still sends its own name, so it is refused with 421 `host_not_allowed`.
 - `Cors`: a request carrying an `Origin` must come from an allowed origin (this daemon's
-  loopback origins plus `network.corsOrigins`; never a wildcard), else 403
+  loopback origins plus `network.cors_origins`; never a wildcard), else 403
   `origin_not_allowed`, before any route runs. Preflights from allowed origins get 204.
 - `Authenticate`: every path but `/health` and `/auth/login` needs `Authorization: Bearer
   <token>`, verified by `tokens.TokenAuthority`; otherwise 401 `unauthorized`. The verified
@@ -60,7 +60,7 @@ class HostGuard:
             await _send_json(send, 421, {
                 "error": f"Host header {shown!r} is not allowed: this daemon answers only to its"
                          " loopback names (DNS rebinding protection); add other names to"
-                         " network.allowedHosts",
+                         " network.allowed_hosts",
                 "code": "host_not_allowed",
             })
             return
@@ -93,7 +93,7 @@ class Cors:
         if not self.allows(origin, _served_port(scope) or self.port):
             await _send_json(send, 403, {
                 "error": f"origin {origin[:100]!r} is not allowed (CORS); add it to"
-                         " network.corsOrigins to let that page call the daemon",
+                         " network.cors_origins to let that page call the daemon",
                 "code": "origin_not_allowed",
             })
             return
