@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import Field
 
-from signet.daemon.schemas import ErrorOut
+from signet.daemon.schemas import ErrorOut, _Body
 from signet.daemon.tokens import TokenAuthority
+from signet.errors import InvalidInput
 
 __all__ = ["router"]
 
@@ -25,9 +27,19 @@ def login(request: Request, code: str) -> JSONResponse:
     return _exchange(request, code)
 
 
+class LoginBody(_Body):
+    code: str = Field(max_length=200, description="The code from `signet token login-link`.")
+
+
 @router.post("/auth/login")
-def login_post(request: Request, code: str) -> JSONResponse:
-    return _exchange(request, code)
+def login_post(
+    request: Request, code: str | None = None, body: LoginBody | None = None
+) -> JSONResponse:
+    """The same exchange, with the code in the query or a JSON body `{"code": ...}`."""
+    given = code if code is not None else (body.code if body is not None else None)
+    if given is None:
+        raise InvalidInput("code: a login code is required (query or JSON body)")
+    return _exchange(request, given)
 
 
 def _exchange(request: Request, code: str) -> JSONResponse:
