@@ -24,7 +24,7 @@ from auth_tokens import auth, authority, issue, mcp_http
 from mcp import Client
 from signet.config import AuthConfig, Config, NetworkConfig
 from signet.daemon.auth import PERMISSION_ATTR, PERMISSIONS
-from signet.daemon.guards import PUBLIC_PATHS
+from signet.daemon.guards import PUBLIC_PATHS, Authenticate, HostGuard
 from signet.daemon.mcp_guard import TOOL_PERMISSIONS
 from signet.daemon.tokens import TokenAuthority, refuse_open_bind
 from signet.errors import ConfigError, NotFound
@@ -481,3 +481,35 @@ def test_the_daemon_writes_a_private_install_token_and_renews_a_bad_one(tmp_path
     renewed = token_path.read_text().strip()
     assert renewed not in (first, "sgt1.garbage.token")
     assert httpx.get(f"{again.url}/api/status", headers=again.headers()).status_code == 200
+
+
+def test_a_websocket_handshake_gets_the_same_checks(serve) -> None:
+    """uvicorn here has no WebSocket library, so the guards are driven as ASGI directly: a
+    handshake without a token, or from a foreign host, is closed before the app sees it."""
+    s = serve()
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+
+    def handshake(headers: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "websocket.connect"}
+
+        scope = {"type": "websocket", "path": "/ws", "headers": headers,
+                 "server": ("127.0.0.1", 3850), "state": {}}
+        guarded = HostGuard(Authenticate(app, authority=authority(s.app)), port=3850)
+        anyio.run(guarded, scope, receive, send)
+        return sent
+
+    host = [(b"host", b"127.0.0.1:3850")]
+    assert handshake(host) == [{"type": "websocket.close", "code": 1008, "reason": "unauthorized"}]
+    bearer = [(b"authorization", b"Bearer " + issue(s.app, "readonly").encode())]
+    assert handshake([(b"host", b"evil.example"), *bearer])[0]["reason"] == "host_not_allowed"
+    assert reached == []
+    assert handshake([*host, *bearer]) == [] and reached == ["/ws"]

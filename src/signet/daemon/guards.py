@@ -41,6 +41,7 @@ ALLOW_HEADERS = (
     " Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
 )
 EXPOSE_HEADERS = "X-Request-Id, Mcp-Session-Id"
+GUARDED = frozenset({"http", "websocket"})  # lifespan messages pass; every connection is checked
 TOUCH_EVERY_S = 60.0  # last_used_at is a write; once a minute per token is plenty
 
 
@@ -51,13 +52,13 @@ class HostGuard:
         self.extra = tuple(h.strip().lower() for h in allowed_hosts if h.strip())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in GUARDED:
             await self.app(scope, receive, send)
             return
         host = (_header(scope, b"host") or "").lower()
         if not self.allows(host, _served_port(scope) or self.port):
             shown = host[:100] or "(none)"
-            await _send_json(send, 421, {
+            await _refuse(scope, send, 421, {
                 "error": f"Host header {shown!r} is not allowed: this daemon answers only to its"
                          " loopback names (DNS rebinding protection); add other names to"
                          " network.allowed_hosts",
@@ -85,17 +86,20 @@ class Cors:
         return origin in own or origin in self.extra
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        origin = _header(scope, b"origin") if scope["type"] == "http" else None
+        origin = _header(scope, b"origin") if scope["type"] in GUARDED else None
         if origin is None:
             await self.app(scope, receive, send)
             return
         origin = origin.rstrip("/").lower()
         if not self.allows(origin, _served_port(scope) or self.port):
-            await _send_json(send, 403, {
+            await _refuse(scope, send, 403, {
                 "error": f"origin {origin[:100]!r} is not allowed (CORS); add it to"
                          " network.cors_origins to let that page call the daemon",
                 "code": "origin_not_allowed",
             })
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
         cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
         if scope["method"] == "OPTIONS" and _header(scope, b"access-control-request-method"):
@@ -126,7 +130,7 @@ class Authenticate:
         self._touched: dict[str, float] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] not in GUARDED or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
         token = _bearer(scope)
@@ -138,12 +142,12 @@ class Authenticate:
                 )
             principal = self.authority.verify(token)
         except Unauthorized as exc:
-            await _send_json(send, 401, {"error": exc.message, "code": exc.code},
-                             [(b"www-authenticate", b'Bearer realm="signet"')])
+            await _refuse(scope, send, 401, {"error": exc.message, "code": exc.code},
+                          [(b"www-authenticate", b'Bearer realm="signet"')])
             return
         except DatabaseError as exc:  # the store failed, not the caller: as daemon/errors.py
             log.error("database error while checking a token: %s", exc)
-            await _send_json(send, 503, {"error": f"database error: {exc}", "code": "store_error"})
+            await _refuse(scope, send, 503, {"error": f"database error: {exc}", "code": "store_error"})
             return
         scope.setdefault("state", {})["principal"] = principal
         await self._touch(principal.token_id)
@@ -186,6 +190,17 @@ def _host_name(host: str) -> str:
     if host.startswith("["):
         return host.split("]", 1)[0] + "]"
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+async def _refuse(
+    scope: Scope, send: Send, status: int, payload: dict[str, str],
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """The error answer; a WebSocket handshake is closed (policy violation) instead."""
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008, "reason": payload["code"]})
+        return
+    await _send_json(send, status, payload, extra)
 
 
 async def _send_json(
