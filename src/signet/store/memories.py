@@ -175,9 +175,12 @@ def allowed_ids(conn: Connection, ids: Sequence[str], filters: MemoryFilters) ->
     allowed: set[str] = set()
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
+        # CROSS JOIN fixes the loop order: each candidate id is looked up by primary key, instead
+        # of SQLite choosing a filter column's index and scanning it (60 ms vs 0.3 ms at 100k).
         rows = conn.execute(
-            f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}", [*chunk, *params]
+            "SELECT m.id FROM json_each(?) AS j CROSS JOIN memories m ON m.id = j.value "
+            f"WHERE {where}",
+            [dumps(chunk), *params],
         )
         allowed.update(r[0] for r in rows)
     return allowed
