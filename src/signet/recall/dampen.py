@@ -33,6 +33,14 @@ class Dampened:
     adjustments: tuple[str, ...]
 
 
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _words(text: str) -> set[str]:
+    # Computed only for high-cosine candidates (the gravity check), never for every result.
+    return {w.lower() for w in _WORD.findall(text)}
+
+
 def is_date_anchored(content: str) -> bool:
     return _DATE.search(content) is not None
 
@@ -42,7 +50,7 @@ def dampen(
     memory: Memory,
     *,
     query_terms: set[str],
-    content_terms: set[str],
+    content: str,
     cosine: float | None,
     is_hub_only: bool,
     config: DampeningConfig,
@@ -53,7 +61,7 @@ def dampen(
         and cosine is not None
         and cosine >= config.gravity_cosine
         and query_terms
-        and not (query_terms & content_terms)
+        and not (query_terms & _words(content))
     ):
         score *= config.gravity_factor
         adjustments.append("gravity")

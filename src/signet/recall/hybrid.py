@@ -252,7 +252,7 @@ class Recaller:
         if not fused:
             return []
         mark = time.perf_counter()
-        shortlist = sorted(fused, key=lambda m: -fused[m])[: max(query.limit * 5, 50)]
+        shortlist = sorted(fused, key=lambda m: -fused[m])[: max(query.limit * 2, 50)]
         memories = mem_sql.get_many(conn, shortlist)
         hubs = self._hubs(conn, shortlist)
         hits = self._scored(query, rankings, fused, memories, hubs)
@@ -303,7 +303,7 @@ class Recaller:
                 score,
                 memory,
                 query_terms=query_terms,
-                content_terms=set(fts.query_tokens(memory.content + " " + memory.hints)),
+                content=memory.content + " " + memory.hints,
                 cosine=evidence.semantic,
                 is_hub_only=memory_id in hubs,
                 config=self.config.dampening,
