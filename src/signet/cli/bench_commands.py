@@ -61,16 +61,19 @@ def locomo(ctx: click.Context, path: Path | None, mode: str, limit: int | None, 
 @click.option("--questions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_mode
 @_limit
+@click.option("--hints", is_flag=True,
+              help="Run the hints worker after ingest (LLM hints, or vocabulary hints with none).")
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
-    limit: int | None, as_json: bool,
+    limit: int | None, hints: bool, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier."""
     _setup_threads()
     result = retrieval.run_memaware(
-        sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress
+        sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
+        hints=hints,
     )
     _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms))
 

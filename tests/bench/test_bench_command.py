@@ -1,0 +1,87 @@
+"""`signet bench locomo|memaware` end to end on tiny fixtures: a real subprocess, real ingest
+through remember (the bundled local embedder), real recall, and the documented JSON shape."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LOCOMO = [
+    {
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey kitten named Pixel."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I started learning the cello."},
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "My sister moved to Lisbon last week."},
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Ana's kitten?", "answer": "Pixel",
+             "evidence": ["D1:1"], "category": 4},
+            {"question": "Which instrument is Ben learning?", "answer": "cello",
+             "evidence": ["D1:2"], "category": 1},
+            {"question": "Where did Ana's sister move?", "adversarial_answer": "Lisbon",
+             "evidence": ["D1:3"], "category": 5},
+        ],
+    }
+]
+
+SESSIONS = {
+    "2023-04-01.md": (
+        "## Session answer_s1\nSession Date: 2023-04-01\n"
+        "User: I redeem coupons with my Target loyalty card every week.\n"
+        "Assistant: Nice, that adds up.\n\n"
+        "## Session s2\nSession Date: 2023-04-01\n"
+        "User: My ford mustang needs new tires soon.\nAssistant: Check the tread depth.\n"
+    ),
+}
+QUESTIONS = [
+    {"question_id": "q1", "difficulty": "easy", "question": "Where do I use my loyalty card coupons?",
+     "answer": "Target", "answer_session_ids": ["answer_s1"], "should_recall": "x", "connection": "y"},
+]
+
+
+def run_bench(tmp_path: Path, *args: str) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "signet", "bench", *args, "--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_bench_locomo_on_a_tiny_file(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(LOCOMO))
+    data = run_bench(tmp_path, "locomo", "--file", str(path), "--mode", "bm25,hybrid")
+    assert set(data) >= {"bm25", "hybrid", "latency_ms"}
+    for mode in ("bm25", "hybrid"):
+        groups = data[mode]
+        assert {"single-hop", "multi-hop", "adversarial", "cat1-4"} <= set(groups)
+        assert groups["cat1-4"]["n"] == 2
+        assert groups["cat1-4"]["Hit@10"] == 1.0  # three turns: every gold is in the top ten
+        assert 0.0 <= groups["cat1-4"]["MRR"] <= 1.0
+        assert set(data["latency_ms"][mode]) == {"p50", "p95"}
+
+
+def test_bench_memaware_on_tiny_sessions(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, text in SESSIONS.items():
+        (sessions / name).write_text(text)
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    data = run_bench(
+        tmp_path, "memaware", "--sessions", str(sessions), "--questions", str(questions),
+        "--mode", "bm25",
+    )
+    assert data["bm25"]["easy"]["Hit@1"] == 1.0
+    assert data["bm25"]["all"]["n"] == 1
