@@ -18,6 +18,7 @@ from signet import __version__
 from signet.cli import (
     bench_commands,
     daemon_commands,
+    embed_commands,
     graph_commands,
     mcp_command,
     memory_commands,
@@ -64,7 +65,9 @@ for _command in (
 cli.add_command(daemon_commands.daemon)
 cli.add_command(mcp_command.mcp)
 cli.add_command(token_commands.token)
-for _command in (*pipeline_commands.COMMANDS, *graph_commands.COMMANDS):
+for _command in (
+    *pipeline_commands.COMMANDS, *graph_commands.COMMANDS, *embed_commands.COMMANDS
+):
     cli.add_command(_command)
 
 
