@@ -29,7 +29,6 @@ from datetime import datetime
 from typing import Any
 
 from signet.config import PipelineConfig
-from signet.errors import RateLimited
 from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
 from signet.pipeline.extraction import Extraction, extract
 from signet.pipeline.graph_persist import persist_graph
@@ -41,14 +40,7 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import Memory, MemoryFilters, RecallQuery, format_ts
-from signet.workers.leasing import (
-    RATE_LIMIT_PAUSE,
-    LostLease,
-    complete_job,
-    fail_job,
-    lease_one,
-    release_job,
-)
+from signet.workers.leasing import complete_job, run_one
 
 log = logging.getLogger(__name__)
 
@@ -95,20 +87,13 @@ class ExtractWorker:
             return False
         if self.paused_until is not None and now < self.paused_until:
             return False  # the LLM's rate limit: nothing to do until it refills
-        job = lease_one(self.store, "extract", now)
-        if job is None:
-            return False
-        try:
-            self._run(job, now)
-        except RateLimited as exc:
-            release_job(self.store, job, now, exc)
-            self.paused_until = now + RATE_LIMIT_PAUSE
-        except LostLease as exc:  # another worker owns the job now; its outcome stands
-            log.warning("%s", exc)
-        except Exception as exc:  # any failure belongs to the job, not to the loop
-            fail_job(self.store, job, exc, now, retry_base_ms=self.retry_base_ms,
-                     on_dead=lambda conn: self._mark(conn, job, "failed"))
-        return True
+        did_work, pause = run_one(
+            self.store, "extract", now, self._run, retry_base_ms=self.retry_base_ms,
+            on_dead=lambda conn, job: self._mark(conn, job, "failed"),
+        )
+        if pause is not None:
+            self.paused_until = pause  # the LLM's rate limit: wait for it to refill
+        return did_work
 
     # -- the three phases ------------------------------------------------------------------
 

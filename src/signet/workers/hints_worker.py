@@ -23,7 +23,6 @@ from datetime import datetime
 import numpy as np
 
 from signet.config import PipelineConfig
-from signet.errors import RateLimited
 from signet.pipeline.hints import generate_hints
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.vocab_hints import VocabularyHints
@@ -33,14 +32,7 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import Memory
-from signet.workers.leasing import (
-    RATE_LIMIT_PAUSE,
-    LostLease,
-    complete_job,
-    fail_job,
-    lease_one,
-    release_job,
-)
+from signet.workers.leasing import complete_job, run_one
 
 log = logging.getLogger(__name__)
 
@@ -75,19 +67,12 @@ class HintsWorker:
             return False
         if self.paused_until is not None and now < self.paused_until:
             return False  # the LLM's rate limit: nothing to do until it refills
-        job = lease_one(self.store, "hints", now)
-        if job is None:
-            return False
-        try:
-            self._run(job, now)
-        except RateLimited as exc:
-            release_job(self.store, job, now, exc)
-            self.paused_until = now + RATE_LIMIT_PAUSE
-        except LostLease as exc:
-            log.warning("%s", exc)
-        except Exception as exc:
-            fail_job(self.store, job, exc, now, retry_base_ms=self.retry_base_ms)
-        return True
+        did_work, pause = run_one(
+            self.store, "hints", now, self._run, retry_base_ms=self.retry_base_ms,
+        )
+        if pause is not None:
+            self.paused_until = pause  # the LLM's rate limit: wait for it to refill
+        return did_work
 
     def _run(self, job: jobs.Job, now: datetime) -> None:
         memory = mem_sql.get(self.store.reader(), job.memory_id or "")

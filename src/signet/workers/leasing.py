@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from signet.errors import SignetError
+from signet.errors import RateLimited, SignetError
 from signet.store import jobs
 from signet.store.connection import Connection
 from signet.store.db import Store
@@ -80,6 +80,36 @@ def release_job(store: Store, job: jobs.Job, now: datetime, why: BaseException) 
     with store.write_tx() as conn:
         if owns(conn, job):
             jobs.release_leases(conn, format_ts(now), job_ids=[job.id])
+
+
+def run_one(
+    store: Store,
+    job_type: str,
+    now: datetime,
+    work: Callable[[jobs.Job, datetime], None],
+    *,
+    retry_base_ms: int = RETRY_BASE_MS,
+    on_dead: Callable[[Connection, jobs.Job], None] | None = None,
+) -> tuple[bool, datetime | None]:
+    """Lease one job of `job_type` and run `work` on it; return (did work, pause until).
+
+    The one place where a worker's failure becomes the job's: a rate-limited LLM releases the
+    job and asks the worker to pause, a lost lease leaves the job to its new owner, and any
+    other exception fails the job (dead on its last attempt, then `on_dead`)."""
+    job = lease_one(store, job_type, now)
+    if job is None:
+        return False, None
+    try:
+        work(job, now)
+    except RateLimited as exc:
+        release_job(store, job, now, exc)
+        return True, now + RATE_LIMIT_PAUSE
+    except LostLease as exc:  # another worker owns the job now; its outcome stands
+        log.warning("%s", exc)
+    except Exception as exc:  # any failure belongs to the job, not to the loop
+        dead = None if on_dead is None else (lambda conn: on_dead(conn, job))
+        fail_job(store, job, exc, now, retry_base_ms=retry_base_ms, on_dead=dead)
+    return True, None
 
 
 class LostLease(RuntimeError):
