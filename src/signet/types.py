@@ -130,6 +130,8 @@ class MemoryFilters:
     agent_id: str | None = None
     source_id: str | None = None
     include_deleted: bool = False
+    # A community id (entity_communities.id): memories mentioning one of its entities.
+    community: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
