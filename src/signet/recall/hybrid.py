@@ -378,7 +378,7 @@ def _has_filters(query: RecallQuery) -> bool:
     f = query.filters
     return any(
         [f.type, f.tags, f.who, f.project, f.since, f.until, f.pinned is not None,
-         f.importance_min is not None, f.agent_id, f.source_id]
+         f.importance_min is not None, f.agent_id, f.source_id, f.community]
     )
 
 
