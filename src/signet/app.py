@@ -356,7 +356,7 @@ class SignetApp:
             raise InvalidInput("limit must be between 1 and 1000")
         if offset < 0:
             raise InvalidInput("offset must not be negative")
-        filters = _scoped_filters(filters, scope)
+        filters = self._community_resolved(_scoped_filters(filters, scope))
         items, total = mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
         return Page(tuple(items), total, limit, offset)
 
@@ -372,6 +372,8 @@ class SignetApp:
         `scope`: a scoped caller recalls only inside its agent and project."""
         if scope is not None:
             query = replace(query, filters=_scoped_filters(query.filters, scope))
+        if query.filters.community is not None:
+            query = replace(query, filters=self._community_resolved(query.filters))
         if query.touch and self.config.pipeline.mutations_frozen:
             query = replace(query, touch=False)
         started = time.perf_counter()
@@ -379,6 +381,13 @@ class SignetApp:
         if self._search_qa_on():
             self._record_search(query, response, actor or Actor(), route, started)
         return response
+
+    def _community_resolved(self, filters: MemoryFilters) -> MemoryFilters:
+        """The community filter by id: a name is resolved (graph/service.py), unknown or
+        ambiguous ones are refused naming it."""
+        if filters.community is None:
+            return filters
+        return replace(filters, community=self.graph.community_id(filters.community, filters.agent_id))
 
     def _search_qa_on(self) -> bool:
         return self.config.pipeline.telemetry.memory_search_qa_enabled

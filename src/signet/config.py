@@ -243,6 +243,11 @@ class DampeningConfig:
 class SearchConfig:
     """Recall: channel fusion, limits and scoring."""
 
+    default_mode: Literal["full", "hybrid", "keyword", "vector"] = opt(
+        "full",
+        "Recall mode when the caller names none: full (every channel, graph traversal"
+        " included), hybrid (lexical + semantic + hints), keyword or vector.",
+    )
     fusion: Literal["rrf", "alpha"] = opt("rrf", "rrf: reciprocal rank fusion; alpha: weighted scores.")
     rrf_k: int = opt(60, "The k of reciprocal rank fusion.", ge=1)
     alpha: float = opt(0.7, "Vector weight for alpha fusion (BM25 gets 1 - alpha).", ge=0, le=1)

@@ -43,7 +43,9 @@ class Client(Protocol):
 
     def remember(self, content: str, fields: JSON) -> JSON: ...
 
-    def recall(self, query: str, *, limit: int, mode: str, filters: JSON) -> JSON: ...
+    def recall(self, query: str, *, limit: int, mode: str | None, filters: JSON) -> JSON:
+        """`mode` None: the workspace's `search.default_mode`."""
+        ...
 
     def get(self, memory_id: str) -> JSON: ...
 
@@ -124,8 +126,10 @@ class DaemonClient:
     def remember(self, content: str, fields: JSON) -> JSON:
         return self._call("POST", "/api/memory/remember", json={"content": content, **fields})
 
-    def recall(self, query: str, *, limit: int, mode: str, filters: JSON) -> JSON:
-        body = {"query": query, "limit": limit, "mode": mode, "filters": filters}
+    def recall(self, query: str, *, limit: int, mode: str | None, filters: JSON) -> JSON:
+        body: JSON = {"query": query, "limit": limit, "filters": filters}
+        if mode is not None:  # else the daemon's search.default_mode
+            body["mode"] = mode
         return self._call("POST", "/api/memory/recall", json=body)
 
     def get(self, memory_id: str) -> JSON:
@@ -251,9 +255,10 @@ class LocalClient:
             "memory": result.memory.to_dict(),
         }
 
-    def recall(self, query: str, *, limit: int, mode: str, filters: JSON) -> JSON:
-        request = RecallQuery(query, limit=limit, mode=mode, filters=_filters(filters))  # type: ignore[arg-type]
-        return self._open(embedder=mode != "keyword").recall(request).to_dict()
+    def recall(self, query: str, *, limit: int, mode: str | None, filters: JSON) -> JSON:
+        chosen = mode or self._cfg.search.default_mode
+        request = RecallQuery(query, limit=limit, mode=chosen, filters=_filters(filters))  # type: ignore[arg-type]
+        return self._open(embedder=chosen != "keyword").recall(request).to_dict()
 
     def get(self, memory_id: str) -> JSON:
         return self._open(embedder=False).get(memory_id).to_dict()

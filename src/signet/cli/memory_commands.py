@@ -72,22 +72,27 @@ def remember(
 @click.command()
 @click.argument("query")
 @click.option("--limit", type=int, default=10, show_default=True, help="Most results.")
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default=None,
+              help="Default: search.default_mode (full: every channel, the graph included).")
 @type_option
 @tags_option
 @click.option("--who", help="Only memories about or from this person.")
 @click.option("--project", help="Only memories of this project.")
 @click.option("--since", help="Only memories created at or after this ISO date.")
 @click.option("--until", help="Only memories created before this ISO date.")
+@click.option("--community", help="Only memories mentioning an entity of this community (id or name).")
 @json_option
 @click.pass_obj
 def recall(
-    state: CliState, query: str, limit: int, mode: str, type_: str | None,
+    state: CliState, query: str, limit: int, mode: str | None, type_: str | None,
     tags: list[str] | None, who: str | None, project: str | None, since: str | None,
-    until: str | None,
+    until: str | None, community: str | None,
 ) -> None:
     """Find the memories that answer QUERY, with each channel's evidence."""
-    filters = present(type=type_, tags=tags, who=who, project=project, since=since, until=until)
+    filters = present(
+        type=type_, tags=tags, who=who, project=project, since=since, until=until,
+        community=community,
+    )
     with state.connect() as client:
         response = client.recall(query, limit=limit, mode=mode, filters=filters)
         state.show(response, output.print_recall)

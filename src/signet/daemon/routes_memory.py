@@ -8,6 +8,7 @@ that "search" is never taken for an id.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query
@@ -24,6 +25,7 @@ from signet.daemon.schemas import (
     PageOut,
     PatchBody,
     RecallBody,
+    RecallFiltersBody,
     RecallMode,
     RecallOut,
     RecoverBody,
@@ -75,8 +77,8 @@ def _recall(
     query = RecallQuery(
         query=body.query,
         limit=body.limit if body.limit is not None else app.config.search.default_limit,
-        filters=_filters(body.filters or FiltersBody()),
-        mode=body.mode,
+        filters=_recall_filters(body.filters or RecallFiltersBody()),
+        mode=body.mode or app.config.search.default_mode,
         min_score=body.min_score,
         expand=body.expand,
     )
@@ -92,7 +94,7 @@ def search(
     actor: CallerActor,
     q: str,
     limit: int | None = None,
-    mode: RecallMode = "hybrid",
+    mode: RecallMode | None = Query(None, description="Default: search.default_mode (full)."),
     type: str | None = None,
     tags: str | None = Query(None, description="Comma-separated."),
     who: str | None = None,
@@ -101,10 +103,11 @@ def search(
     until: str | None = None,
     pinned: bool | None = None,
     importance_min: float | None = None,
+    community: str | None = Query(None, description="A community id or name."),
 ) -> JSONResponse:
-    filters = FiltersBody(
+    filters = RecallFiltersBody(
         type=type, tags=tags, who=who, project=project, since=since, until=until,
-        pinned=pinned, importance_min=importance_min,
+        pinned=pinned, importance_min=importance_min, community=community,
     )
     body = RecallBody(query=q, limit=limit, mode=mode, filters=filters)
     return _recall(body, app, principal, actor, "GET /api/memory/search")
@@ -197,6 +200,10 @@ def _filters(body: FiltersBody, *, include_deleted: bool = False) -> MemoryFilte
         since=body.since, until=body.until, pinned=body.pinned,
         importance_min=body.importance_min, include_deleted=include_deleted,
     )
+
+
+def _recall_filters(body: RecallFiltersBody) -> MemoryFilters:
+    return replace(_filters(body), community=body.community)
 
 
 def _check_ts(value: str, name: str) -> None:

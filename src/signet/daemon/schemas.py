@@ -111,11 +111,19 @@ class FiltersBody(_Body):
     importance_min: float | None = None
 
 
+class RecallFiltersBody(FiltersBody):
+    """Recall's filters: the shared ones plus the community (recall and search only)."""
+
+    community: str | None = Field(
+        None, description="A community id or name: memories mentioning one of its entities."
+    )
+
+
 class RecallBody(_Body):
     query: str
     limit: int | None = Field(None, description="Default: search.default_limit.")
-    mode: RecallMode = "hybrid"
-    filters: FiltersBody | None = None
+    mode: RecallMode | None = Field(None, description="Default: search.default_mode (full).")
+    filters: RecallFiltersBody | None = None
     min_score: float | None = None
     expand: bool = False
 

@@ -8,9 +8,11 @@
   memories linked to them (at most 200). It is fused with a small weight (`BOOST_WEIGHT`), so
   it nudges memories the flat channels found rather than adding its own.
 
-Both run only for recall mode "full" (every channel); "hybrid" stays lexical + semantic +
-hints, so the benchmarks compare the graph on and off in one run. Any graph error (a missing
-table, a corrupt row) is logged and returns nothing: the graph never degrades core search.
+Both run only for recall mode "full" (every channel), which is what every surface asks for
+when its caller names no mode (`search.default_mode`); "hybrid" stays lexical + semantic +
+hints, so the benchmarks compare the graph on and off in one run. With an empty graph both
+return nothing, and "full" ranks exactly as "hybrid". Any graph error (a missing table, a
+corrupt row) is logged and returns nothing: the graph never degrades core search.
 """
 
 from __future__ import annotations

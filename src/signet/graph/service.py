@@ -114,6 +114,21 @@ class KnowledgeGraph:
     def communities(self, agent_id: str = "default") -> list[dict[str, Any]]:
         return views.communities(self.store.reader(), agent_id)
 
+    def community_id(self, ref: str, agent_id: str | None = None) -> str:
+        """A community id from an id or a name (its label, any case) that names one community;
+        NotFound or InvalidInput (ambiguous) naming `ref` otherwise."""
+        ref = ref.strip()
+        if not ref:
+            raise InvalidInput("community must be a community id or name")
+        found = views.community_ids(self.store.reader(), ref, agent_id)
+        if not found:
+            raise NotFound(f"no community {ref!r} (name one by its id or label)")
+        if len(found) > 1:
+            raise InvalidInput(
+                f"community name {ref!r} is ambiguous ({len(found)} communities): pass its id"
+            )
+        return found[0]
+
     def stats(self, agent_id: str = "default") -> dict[str, Any]:
         conn = self.store.reader()
         return {**views.stats(conn, agent_id), "hub_threshold": self.hubs.threshold(conn)}

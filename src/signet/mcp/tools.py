@@ -48,17 +48,19 @@ def build_server(backend: Backend) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     def memory_search(
-        query: str, limit: int = 10, mode: Mode = "hybrid", type: str | None = None,
-        tags: list[str] | None = None, project: str | None = None,
+        query: str, limit: int = 10, mode: Mode | None = None, type: str | None = None,
+        tags: list[str] | None = None, project: str | None = None, community: str | None = None,
     ) -> JSON:
         """Search long-term memory for what answers `query` (a question or keywords).
 
         Returns {"results": [memory + {"score", "evidence", "adjustments"}], "query", "method",
-        "meta": {"count", "timings", "degraded"}}, best first. `mode`: "hybrid" (keywords and
-        meaning, the default), "keyword", "vector" or "full". Filters: `type` (fact, preference,
-        decision, ...), `tags` (all must match), `project`.
+        "meta": {"count", "timings", "degraded"}}, best first. `mode`: "full" (keywords,
+        meaning and the knowledge graph; the default unless configured otherwise), "hybrid"
+        (keywords and meaning), "keyword" or "vector". Filters: `type` (fact, preference,
+        decision, ...), `tags` (all must match), `project`, `community` (a community id or name
+        from the knowledge graph: only memories about its entities).
         """
-        filters = _present(type=type, tags=tags, project=project)
+        filters = _present(type=type, tags=tags, project=project, community=community)
         return _answer(backend.recall, query, limit=limit, mode=mode, filters=filters)
 
     @server.tool(annotations=WRITES)

@@ -100,6 +100,20 @@ def communities(conn: Connection, agent_id: str) -> list[dict[str, Any]]:
     return [{**dict(r), "member_ids": json.loads(r["member_ids"])} for r in rows]
 
 
+def community_ids(conn: Connection, ref: str, agent_id: str | None) -> list[str]:
+    """The community whose id is `ref`; else those whose label is `ref` (any case), of
+    `agent_id` (of every agent when None). Several means the name is ambiguous."""
+    row = conn.execute("SELECT id FROM entity_communities WHERE id = ?", (ref,)).fetchone()
+    if row is not None:
+        return [row[0]]
+    where, params = "label = ? COLLATE NOCASE", [ref]
+    if agent_id is not None:
+        where += " AND agent_id = ?"
+        params.append(agent_id)
+    rows = conn.execute(f"SELECT id FROM entity_communities WHERE {where} ORDER BY id", params)
+    return [r[0] for r in rows]
+
+
 def stats(conn: Connection, agent_id: str) -> dict[str, int]:
     def count(sql: str) -> int:
         return int(conn.execute(sql, (agent_id,)).fetchone()[0])

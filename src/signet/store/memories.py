@@ -153,6 +153,14 @@ def filter_sql(filters: MemoryFilters, alias: str = "m") -> tuple[str, list[Any]
     if filters.importance_min is not None:
         clauses.append(f"{alias}.importance >= ?")
         params.append(filters.importance_min)
+    if filters.community is not None:
+        # Community-scoped recall: the memory mentions an entity of the community. Probed per
+        # memory through the mentions' primary key (memory_id, entity_id), then by entity id.
+        clauses.append(
+            "EXISTS (SELECT 1 FROM memory_entity_mentions x JOIN entities e ON e.id = x.entity_id"
+            f" WHERE x.memory_id = {alias}.id AND e.community_id = ?)"
+        )
+        params.append(filters.community)
     return (" AND ".join(clauses) or "1"), params
 
 
