@@ -5,6 +5,12 @@ The corpus is generated from a seeded RNG: sentences built from a Zipf-distribut
 of real words and made-up project names, each unique, 10-25 words long — close enough to agent
 memories for the index to do realistic work. Queries are drawn from the same vocabulary, half
 of them paraphrasing a stored sentence, half random word bags.
+
+With `entities` > 0 (the scale bench: n/10) the corpus comes with a knowledge graph
+(bench/graph_corpus.py): each memory names and mentions one to three Zipf-chosen entities, and
+half the queries name an entity, so `full` recall has focal entities to walk from. The result
+then adds the graph's counts, the traversal stage's own p50/p95 (`timings_ms["traversal"]`),
+how many queries traversal answered, and `traversal_overhead_ms` = full p95 - hybrid p95.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from signet.app import SignetApp
+from signet.bench import graph_corpus
 from signet.bench.metrics import percentile
 from signet.config import Config
 from signet.providers.embedder import Embedder
-from signet.types import RecallQuery
+from signet.types import RecallQuery, RecallResponse
 
 _WORDS = """user prefers dark mode editor project deploy server database postgres redis cache
 queue worker api endpoint token auth login password rotate monthly weekly daily meeting standup
@@ -113,6 +120,14 @@ def bench_write(
     return {"n": n, "remember_ms": _stats(latencies), "per_second": round(n / elapsed, 1)}
 
 
+def with_entity_names(
+    queries: Sequence[str], graph: graph_corpus.SyntheticGraph, seed: int = 19
+) -> list[str]:
+    """Half the queries (both kinds alike) name an entity, so traversal has focal entities."""
+    rng = random.Random(seed)
+    return [f"{q} {graph.draw(rng)}" if (i // 2) % 2 == 0 else q for i, q in enumerate(queries)]
+
+
 def bench_recall(
     n: int,
     modes: Sequence[str],
@@ -121,30 +136,102 @@ def bench_recall(
     embedder: Embedder | None | str = None,
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    entities: int = 0,
 ) -> dict[str, Any]:
-    """Ingest `n` memories in batches, then time recall per mode; size and peak RSS."""
+    """Ingest `n` memories in batches (with a graph of `entities` entities when > 0), then
+    time recall per mode; size and peak RSS."""
     corpus = synthetic_corpus(n)
+    graph = graph_corpus.plan_graph(n, entities) if entities > 0 else None
+    if graph is not None:
+        corpus = [text + graph.suffix(i) for i, text in enumerate(corpus)]
     asked = synthetic_queries(corpus, queries)
-    result: dict[str, Any] = {"n": n}
+    if graph is not None:
+        asked = with_entity_names(asked, graph)
+    result: dict[str, Any] = {"n": n, "queries": len(asked)}
     with tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir) as tmp:
         config = _config(Path(tmp))
         with SignetApp.open(config, embedder=embedder) as app:
             started = time.perf_counter()
+            ids: list[str] = []
             for start in range(0, n, 512):
-                app.remember_many([{"content": t} for t in corpus[start : start + 512]])
+                batch = app.remember_many([{"content": t} for t in corpus[start : start + 512]])
+                ids.extend(r.id for r in batch)
                 if progress and (start // 512) % 20 == 0:
                     progress(f"ingested {min(start + 512, n)}/{n}")
             elapsed = time.perf_counter() - started
             result["ingest_per_second"] = round(n / elapsed, 1)
-            for mode in modes:
-                app.recall(RecallQuery(asked[0], mode=mode, touch=False))  # warm the index
-                latencies = []
-                for query in asked:
-                    mark = time.perf_counter()
-                    app.recall(RecallQuery(query, mode=mode, touch=False))  # type: ignore[arg-type]
-                    latencies.append((time.perf_counter() - mark) * 1000)
-                result[f"recall_{mode}_ms"] = _stats(latencies)
+            if graph is not None:
+                if progress:
+                    progress(f"writing the graph: {entities} entities")
+                result["graph"] = graph_corpus.write_graph(app.store, graph, ids)
+                result["entities"] = result["graph"]["entities"]
+            result.update(_time_modes(app, modes, asked))
             app.store.checkpoint()
         result["db_mb"] = round(config.db_path.stat().st_size / 2**20, 1)
+    if "recall_full_ms" in result and "recall_hybrid_ms" in result:
+        overhead = result["recall_full_ms"]["p95"] - result["recall_hybrid_ms"]["p95"]
+        result["traversal_overhead_ms"] = round(overhead, 3)
     result["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return result
+
+
+def _time_modes(app: SignetApp, modes: Sequence[str], asked: Sequence[str]) -> dict[str, Any]:
+    """Each query in every mode in turn, so the modes share the machine's moods (another
+    job's load, the page cache) and their difference is the modes' own."""
+    for mode in modes:
+        app.recall(RecallQuery(asked[0], mode=mode, touch=False))  # type: ignore[arg-type]  # warm up
+    latencies: dict[str, list[float]] = {mode: [] for mode in modes}
+    responses: dict[str, list[RecallResponse]] = {mode: [] for mode in modes}
+    for query in asked:
+        for mode in modes:
+            mark = time.perf_counter()
+            response = app.recall(RecallQuery(query, mode=mode, touch=False))  # type: ignore[arg-type]
+            latencies[mode].append((time.perf_counter() - mark) * 1000)
+            responses[mode].append(response)
+    out: dict[str, Any] = {f"recall_{mode}_ms": _stats(latencies[mode]) for mode in modes}
+    if "full" in modes:
+        out.update(_graph_stages(responses["full"]))
+    return out
+
+
+def _graph_stages(responses: Sequence[RecallResponse]) -> dict[str, Any]:
+    """The graph channels' own time in `full` recall, and how many queries traversal answered."""
+    out: dict[str, Any] = {}
+    for stage in ("traversal", "graph_boost"):
+        spent = [r.timings_ms[stage] for r in responses if stage in r.timings_ms]
+        if spent:
+            out[f"{stage}_ms"] = _stats(spent)
+    out["traversal_answered"] = sum(
+        any(h.evidence.traversal is not None for h in r.hits) for r in responses
+    )
+    return out
+
+
+def format_recall(data: dict[str, Any]) -> str:
+    """The readable form of `bench_recall`'s result."""
+    lines = [f"n = {data['n']}, ingest {data['ingest_per_second']} memories/s"]
+    graph = data.get("graph")
+    if graph:
+        lines.append(
+            "graph: " + ", ".join(f"{k} {v}" for k, v in graph.items() if k != "build_seconds")
+            + f" (written in {graph['build_seconds']} s)"
+        )
+    for key, value in data.items():
+        if key.startswith("recall_") and key.endswith("_ms"):
+            mode = key[len("recall_") : -len("_ms")]
+            lines.append(f"recall {mode:<8} p50 {value['p50']:>8.2f} ms  p95 {value['p95']:>8.2f} ms")
+    for stage in ("traversal", "graph_boost"):
+        if f"{stage}_ms" in data:
+            value = data[f"{stage}_ms"]
+            lines.append(
+                f"  {stage} stage (full) p50 {value['p50']:.2f} ms  p95 {value['p95']:.2f} ms"
+            )
+    if "traversal_answered" in data:
+        lines.append(
+            f"  queries with traversal results: {data['traversal_answered']}/{data['queries']}"
+        )
+    if "traversal_overhead_ms" in data:
+        overhead = data["traversal_overhead_ms"]
+        lines.append(f"traversal overhead (full p95 - hybrid p95): {overhead:.2f} ms")
+    lines.append(f"database {data['db_mb']} MB, peak RSS {data['peak_rss_mb']} MB")
+    return "\n".join(lines)
