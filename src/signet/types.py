@@ -190,6 +190,10 @@ class Evidence:
     semantic: float | None = None
     hint: float | None = None
     traversal: float | None = None
+    # Whole-source evidence (recall/sources.py): BM25 over the source's whole text, and the
+    # cosine of the source's closest member; carried by the source's representative memory.
+    source: float | None = None
+    source_semantic: float | None = None
     lexical_rank: int | None = None
     semantic_rank: int | None = None
 

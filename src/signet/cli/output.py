@@ -36,7 +36,7 @@ __all__ = [
 JSON = dict[str, Any]
 SHORT_ID = 8
 CONTENT_WIDTH = 60
-CHANNELS = ("lexical", "semantic", "hint", "traversal")
+CHANNELS = ("lexical", "semantic", "hint", "traversal", "source", "source_semantic")
 
 
 def print_json(data: Any) -> None:

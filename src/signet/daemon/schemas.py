@@ -188,6 +188,8 @@ class EvidenceOut(BaseModel):
     semantic: float | None = None
     hint: float | None = None
     traversal: float | None = None
+    source: float | None = None
+    source_semantic: float | None = None
 
 
 class RecallHitOut(MemoryOut):  # type: ignore[misc, valid-type]

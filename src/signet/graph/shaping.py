@@ -3,7 +3,7 @@
 Traversal can return many candidates through a hub entity; without a bound they could push
 every keyword and vector match off the page. `reserve_flat` keeps at least
 `flat_reserve_fraction` (40% by default) of the `limit` slots for results that a flat channel
-(lexical, semantic, hint) found: graph-only results (found by traversal or the graph boost
+(lexical, semantic, hint, and the whole-source ones) found: graph-only results (found by traversal or the graph boost
 alone) fill at most the rest. When there are too few flat results, graph-only ones take the
 remaining slots, so nothing is dropped for the sake of the rule.
 """
@@ -20,7 +20,9 @@ __all__ = ["is_flat", "reserve_flat"]
 
 def is_flat(hit: RecallHit) -> bool:
     e = hit.evidence
-    return e.lexical is not None or e.semantic is not None or e.hint is not None
+    return any(
+        v is not None for v in (e.lexical, e.semantic, e.hint, e.source, e.source_semantic)
+    )
 
 
 def reserve_flat(hits: Sequence[RecallHit], limit: int, fraction: float) -> list[RecallHit]:

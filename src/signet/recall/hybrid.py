@@ -6,12 +6,15 @@ Channels are searched apart and kept apart as evidence on each result:
 - semantic: exact cosine search over the stored vectors (when an embedder is configured);
 - extra channels (graph traversal) plug in through `Channel`.
 Each channel's ranking is then made aware of where its memories came from:
-- source pooling (recall/pooling.py): memories sharing a `source_id` (the windows of one
-  session, the chunks of one document) pool their lexical evidence into the source's best one;
+- whole sources (recall/sources.py): memories sharing a `source_id` (the windows of one
+  session, the chunks of one document) are ranked as one document, by BM25 over the source's
+  whole text (channel "source") and by its closest member's cosine ("source_semantic"), both
+  carried by one representative member; their own lexical and semantic ranks give way to these;
 - conversation context (recall/context.py): a memory's score lifts its neighbours in the same
   session (the turn before and after), so an answer is found through the question it answers.
-Then: fusion (RRF by default, with per-channel weights: the dense channel counts less than the
-lexical one, which it trails on every benchmark we measured; the alpha blend as an option),
+Then: fusion (RRF by default, with per-channel weights: a memory's own dense rank counts less
+than its lexical one, which it trails on short memories in every benchmark we measured, while
+the two whole-source channels count alike; the alpha blend as an option),
 rehearsal boost and importance decay from the access history, post-fusion dampening,
 min_score, the final sort with source crowding (the n-th memory of an already-listed source is
 damped), and (on request) the source transcript attached. Each stage is timed into
@@ -33,11 +36,13 @@ from signet.config import SearchConfig
 from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
 from signet.recall import context, dates, pooling
+from signet.recall import sources as source_recall
 from signet.recall.dampen import dampen
 from signet.recall.fuse import alpha_blend, rrf
 from signet.recall.vectors import VectorSearch
 from signet.store import fts
 from signet.store import memories as mem_sql
+from signet.store import sources as source_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.types import Evidence, Memory, RecallHit, RecallQuery, RecallResponse, parse_ts
@@ -83,13 +88,13 @@ class Recaller:
     # and the shaping of the sorted hits (the flat-channel reservation, graph/shaping.py).
     channel_weights: dict[str, float] = field(default_factory=lambda: {"semantic": SEMANTIC_WEIGHT})
     shape: Callable[[list[RecallHit], int], list[RecallHit]] | None = None
-    # Conversation context (recall/context.py) and source pooling (recall/pooling.py).
+    # Conversation context (recall/context.py) and source crowding (recall/pooling.py).
     context_weight: float = context.CONTEXT_WEIGHT
     context_channels: tuple[str, ...] = ("lexical", "semantic")
-    pool_channels: tuple[str, ...] = ("lexical",)
-    pool_decay: float = pooling.POOL_DECAY
     crowding: float = pooling.CROWDING
-    pool_first: bool = True
+    # Whole-source evidence (recall/sources.py): BM25 over whole sources and the source's
+    # closest member, as two channels in place of the members' own lexical and semantic ones.
+    source_channel: bool = True
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -132,8 +137,7 @@ class Recaller:
             return rankings
         if query.mode != "vector":
             mark = time.perf_counter()
-            depth = max(pool, pooling.POOL_DEPTH) if "lexical" in self.pool_channels else pool
-            rankings["lexical"] = fts.search(conn, query.query, query.filters, depth)
+            rankings["lexical"] = fts.search(conn, query.query, query.filters, pool)
             rankings["hint"] = fts.search(
                 conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS
             )
@@ -153,25 +157,45 @@ class Recaller:
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
         rankings = {name: ranking for name, ranking in rankings.items() if ranking}
-        steps = [self._pooled, self._with_context]
-        for step in steps if self.pool_first else steps[::-1]:
+        if self.source_channel:
             mark = time.perf_counter()
-            rankings = step(conn, query, rankings)
-            timings[step.__name__.strip("_")] = (time.perf_counter() - mark) * 1000
+            rankings = self._sourced(conn, query, rankings, pool)
+            timings["sources"] = (time.perf_counter() - mark) * 1000
+        mark = time.perf_counter()
+        rankings = self._with_context(conn, query, rankings)
+        timings["context"] = (time.perf_counter() - mark) * 1000
         return {name: ranking[: max(pool, 1)] for name, ranking in rankings.items()}
 
-    def _pooled(
-        self, conn: Connection, query: RecallQuery, rankings: dict[str, list[tuple[str, float]]]
+    def _sourced(
+        self,
+        conn: Connection,
+        query: RecallQuery,
+        rankings: dict[str, list[tuple[str, float]]],
+        pool: int,
     ) -> dict[str, list[tuple[str, float]]]:
-        """Let each source's best memory carry the evidence of the whole source."""
-        chosen = [name for name in self.pool_channels if name in rankings]
-        if not chosen or self.pool_decay <= 0:
+        """Add the source channel; give each source one representative across channels."""
+        hits = []
+        if query.mode != "vector":
+            tokens = fts.selective_tokens(conn, fts.query_tokens(query.query))
+            hits = source_sql.search(conn, query.query, query.filters.agent_id, pool, tokens)
+        ids = {m for ranking in rankings.values() for m, _ in ranking}
+        key_of = source_sql.keys_of(conn, list(ids))
+        if not hits and not key_of:
             return rankings
-        source_of = pooling.sources(conn, {m for name in chosen for m, _ in rankings[name]})
+        weights = self.channel_weights or {}
+        rep = source_recall.representatives(rankings, key_of, weights, self.config.rrf_k)
         out = dict(rankings)
-        for name in chosen:
-            out[name] = pooling.pooled(rankings[name], source_of, self.pool_decay)
-        return out
+        if "semantic" in out:
+            # Whole-source closeness: a source is as close as its closest member.
+            sourced = [(m, s) for m, s in out["semantic"] if m in key_of]
+            out["source_semantic"] = source_recall.max_pooled(sourced, key_of, rep)
+        if hits:
+            out["source"] = source_recall.source_ranking(conn, hits, rep, query.filters)
+        for name in ("lexical", "semantic"):
+            if name in out:
+                # A member's evidence counts once, in its whole source's channels.
+                out[name] = [(m, s) for m, s in out[name] if m not in key_of]
+        return {name: ranking for name, ranking in out.items() if ranking}
 
     def _with_context(
         self, conn: Connection, query: RecallQuery, rankings: dict[str, list[tuple[str, float]]]
@@ -349,6 +373,8 @@ def _evidence(
         semantic=score("semantic"),
         hint=score("hint"),
         traversal=score("traversal"),
+        source=score("source"),
+        source_semantic=score("source_semantic"),
         lexical_rank=rank("lexical"),
         semantic_rank=rank("semantic"),
     )

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from signet.errors import StoreError
-from signet.store import migrate
+from signet.store import migrate, sources
 from signet.store.connection import Connection, DatabaseError, connect
 
 
@@ -40,6 +40,9 @@ class Store:
         try:
             with store._lock:
                 migrate.migrate(store._writer)
+            if sources.pending(store._writer):
+                with store.write_tx():
+                    pass  # the commit indexes the sources a migration marked dirty
         except DatabaseError as exc:
             store.close()
             raise StoreError(f"cannot migrate database {path}: {exc}") from exc
@@ -63,6 +66,10 @@ class Store:
             self._local.depth = depth + 1
             try:
                 yield conn
+                if depth == 0:
+                    # Derived indexes catch up inside the transaction that changed their
+                    # inputs, so no reader ever sees a committed write they lack.
+                    sources.flush(conn)
             except BaseException:
                 conn.execute("ROLLBACK" if depth == 0 else f"ROLLBACK TO {name}")
                 if depth:

@@ -1,0 +1,85 @@
+"""Whole-source evidence in recall: the source channel, and one representative per source.
+
+The store ranks whole sources (store/sources.py: BM25 over a session's or document's text
+joined). Recall results are memories, so each ranked source needs one memory to carry its
+evidence, and that memory must be the same in every channel: reciprocal rank fusion adds up a
+memory's ranks, and a session whose words are best matched by window 3 and whose meaning is
+closest in window 7 should rise as one result, not as two half-results.
+
+So, per source: the representative is the member the channels already rank best (the largest
+sum of weight / (k + rank) over the channels that found it), else its first member passing the
+filters. The source channel's score goes to the representative, and in each pooled channel the
+representative also takes the source's best score there (max pooling: a session is as close to
+a request as its closest window). Other members keep their own scores; final crowding
+(recall/pooling.py) keeps them from filling the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from signet.store import sources as source_sql
+from signet.store.connection import Connection
+from signet.types import MemoryFilters
+
+Ranking = list[tuple[str, float]]
+SourceKey = tuple[str, str]
+
+
+def representatives(
+    rankings: Mapping[str, Ranking],
+    key_of: Mapping[str, SourceKey],
+    weights: Mapping[str, float],
+    k: int,
+) -> dict[SourceKey, str]:
+    """Each source's best-ranked member across the channels (RRF contribution)."""
+    contribution: dict[SourceKey, dict[str, float]] = {}
+    for name, ranking in rankings.items():
+        weight = weights.get(name, 1.0)
+        for rank, (memory_id, _score) in enumerate(ranking, start=1):
+            key = key_of.get(memory_id)
+            if key is not None:
+                members = contribution.setdefault(key, {})
+                members[memory_id] = members.get(memory_id, 0.0) + weight / (k + rank)
+    return {
+        key: max(members, key=lambda m: (members[m], m)) for key, members in contribution.items()
+    }
+
+
+def max_pooled(ranking: Ranking, key_of: Mapping[str, SourceKey], rep: Mapping[SourceKey, str]) -> Ranking:
+    """The ranking with each representative scored by its source's best member."""
+    best: dict[SourceKey, float] = {}
+    for memory_id, score in ranking:
+        key = key_of.get(memory_id)
+        if key is not None and score > best.get(key, float("-inf")):
+            best[key] = score
+    out = []
+    for memory_id, score in ranking:
+        key = key_of.get(memory_id)
+        if key is not None and rep.get(key) == memory_id:
+            score = best[key]
+        out.append((memory_id, score))
+    present = {memory_id for memory_id, _ in ranking}
+    for key, score in best.items():
+        leader = rep.get(key)
+        if leader is not None and leader not in present:
+            out.append((leader, score))
+    return sorted(out, key=lambda item: (-item[1], item[0]))
+
+
+def source_ranking(
+    conn: Connection,
+    hits: Sequence[source_sql.SourceHit],
+    rep: dict[SourceKey, str],
+    filters: MemoryFilters,
+) -> Ranking:
+    """The source channel as memories: each ranked source through its representative."""
+    missing = [h for h in hits if (h.agent_id, h.source_id) not in rep]
+    if missing:
+        rep.update(source_sql.representatives(conn, missing, filters))
+    out = []
+    for hit in hits:
+        leader = rep.get((hit.agent_id, hit.source_id))
+        if leader is not None:
+            out.append((leader, hit.score))
+    return out

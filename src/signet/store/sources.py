@@ -1,0 +1,135 @@
+"""The source index: BM25 over whole sources, not their pieces (migration 007).
+
+A chat session stored as twenty windows, or a document stored as chunks, is one source: its
+memories share a `source_id`. A request's words are spread over the source ("my Mustang" in one
+window, "coupons" in another), so recall also ranks sources as whole documents, the way plain
+BM25 over whole sessions does, and lets the source's best memory carry that evidence
+(recall/sources.py). Only sources with at least two live members are ranked here: a source of
+one memory is already ranked by the memory index.
+
+Upkeep: triggers on `memories` mark a source dirty; `flush` re-indexes the dirty ones (their
+live members' text joined in write order) inside the writer's transaction, just before it
+commits (store/db.py), so the index is never behind a committed write and a batch re-indexes a
+source once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from json import dumps
+
+from signet.store.connection import Connection
+from signet.store.fts import query_tokens
+from signet.store.memories import filter_sql
+from signet.types import MemoryFilters
+
+__all__ = ["SourceHit", "flush", "keys_of", "pending", "representatives", "search"]
+
+MIN_MEMBERS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SourceHit:
+    agent_id: str
+    source_id: str
+    score: float
+
+
+def pending(conn: Connection) -> bool:
+    """Whether some source waits to be re-indexed."""
+    return conn.execute("SELECT 1 FROM memory_sources WHERE dirty = 1 LIMIT 1").fetchone() is not None
+
+
+def flush(conn: Connection) -> int:
+    """Re-index every dirty source; returns how many. Runs inside a write transaction."""
+    dirty = conn.execute(
+        "SELECT rowid, agent_id, source_id FROM memory_sources WHERE dirty = 1"
+    ).fetchall()
+    for rowid, agent_id, source_id in dirty:
+        _reindex(conn, int(rowid), agent_id, source_id)
+    return len(dirty)
+
+
+def _reindex(conn: Connection, rowid: int, agent_id: str, source_id: str) -> None:
+    members, text = conn.execute(
+        "SELECT count(*), group_concat(content, char(10)) FROM (SELECT content FROM memories "
+        "WHERE source_id = ? AND agent_id = ? AND is_deleted = 0 ORDER BY rowid)",
+        (source_id, agent_id),
+    ).fetchone()
+    conn.execute("DELETE FROM memory_sources_fts WHERE rowid = ?", (rowid,))
+    if not members:
+        conn.execute("DELETE FROM memory_sources WHERE rowid = ?", (rowid,))
+        return
+    conn.execute(
+        "UPDATE memory_sources SET members = ?, dirty = 0 WHERE rowid = ?", (members, rowid)
+    )
+    if members >= MIN_MEMBERS:
+        conn.execute(
+            "INSERT INTO memory_sources_fts(rowid, content) VALUES (?, ?)", (rowid, text)
+        )
+
+
+def search(
+    conn: Connection, text: str, agent_id: str | None, limit: int, tokens: Sequence[str] = ()
+) -> list[SourceHit]:
+    """Sources by BM25 over their whole text, best first (score is -bm25, higher is better).
+
+    `tokens`: the query's words as the memory index chose them (fts.selective_tokens), so both
+    indexes drop the same overly common words; by default all the query's words."""
+    words = list(tokens) or query_tokens(text)
+    if not words or limit <= 0:
+        return []
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    rank = "bm25(memory_sources_fts)"
+    if agent_id is None:
+        rows = conn.execute(
+            f"SELECT s.agent_id, s.source_id, f.score FROM (SELECT rowid, -{rank} AS score "
+            f"FROM memory_sources_fts WHERE memory_sources_fts MATCH ? ORDER BY {rank} LIMIT ?) f "
+            "JOIN memory_sources s ON s.rowid = f.rowid ORDER BY f.score DESC",
+            [match, limit],
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT s.agent_id, s.source_id, -{rank} FROM memory_sources_fts "
+            "JOIN memory_sources s ON s.rowid = memory_sources_fts.rowid "
+            f"WHERE memory_sources_fts MATCH ? AND s.agent_id = ? ORDER BY {rank} LIMIT ?",
+            [match, agent_id, limit],
+        ).fetchall()
+    return [SourceHit(r[0], r[1], float(r[2])) for r in rows]
+
+
+def representatives(
+    conn: Connection, hits: Sequence[SourceHit], filters: MemoryFilters
+) -> dict[tuple[str, str], str]:
+    """(agent, source) -> its first live member passing `filters` (write order), for sources
+    none of whose members the other channels found."""
+    where, params = filter_sql(filters)
+    found: dict[tuple[str, str], str] = {}
+    for hit in hits:
+        row = conn.execute(
+            f"SELECT m.id FROM memories m WHERE m.source_id = ? AND m.agent_id = ? AND {where} "
+            "ORDER BY m.rowid LIMIT 1",
+            [hit.source_id, hit.agent_id, *params],
+        ).fetchone()
+        if row is not None:
+            found[(hit.agent_id, hit.source_id)] = row[0]
+    return found
+
+
+def keys_of(conn: Connection, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Memory id -> (agent, source) for the memories of `ids` whose source is ranked as a
+    whole (at least MIN_MEMBERS live members)."""
+    found: dict[str, tuple[str, str]] = {}
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = conn.execute(
+            "SELECT m.id, m.agent_id, m.source_id FROM json_each(?) AS j "
+            "CROSS JOIN memories m ON m.id = j.value "
+            "JOIN memory_sources s ON s.agent_id = m.agent_id AND s.source_id = m.source_id "
+            "WHERE s.members >= ?",
+            [dumps(chunk), MIN_MEMBERS],
+        ).fetchall()
+        found.update({r[0]: (r[1], r[2]) for r in rows})
+    return found
