@@ -86,12 +86,24 @@ def query_keys(text: str) -> list[str]:
     return list(keys)[:MAX_KEYS]
 
 
+# An entity that a large share of all memories mention (the user, the other speaker of a long
+# chat, the one project everything is about) tells a query as little about which memories it
+# wants as a stop word does, and walking it returns a large part of the store: it is not focal
+# (unless pinned), the way the lexical channel drops its most common terms (store/fts.py).
+COMMON_ENTITY_FRACTION = 0.05
+MIN_MEMORIES_FOR_COMMON = 200
+
+
 def focal_entities(
     conn: Connection, text: str, agent_id: str, pins: dict[str, graph_read.Pin]
 ) -> list[str]:
-    """Entities the query names (by name or alias), plus pinned ones, minus suppressed ones."""
+    """Entities the query names (by name or alias) that are not common to a large share of the
+    store, plus pinned ones, minus suppressed ones."""
     found = know_sql.resolve(conn, query_keys(text), agent_id)
-    focal = dict.fromkeys(found.values())
+    common = know_sql.common_entities(
+        conn, list(found.values()), COMMON_ENTITY_FRACTION, MIN_MEMORIES_FOR_COMMON
+    )
+    focal = dict.fromkeys(e for e in found.values() if e not in common)
     focal.update(dict.fromkeys(e for e, pin in pins.items() if pin.pin_type == "pin"))
     return [e for e in focal if pins.get(e, _NO_PIN).pin_type != "suppress"]
 

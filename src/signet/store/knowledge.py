@@ -66,6 +66,25 @@ def resolve(conn: Connection, keys: Sequence[str], agent_id: str) -> dict[str, s
     return found
 
 
+def common_entities(
+    conn: Connection, ids: Sequence[str], fraction: float, min_memories: int
+) -> set[str]:
+    """The entities of `ids` mentioned more often than `fraction` of all memories, once the
+    store holds at least `min_memories` (max(rowid) is O(1) and close to the row count)."""
+    if not ids:
+        return set()
+    row = conn.execute("SELECT max(rowid) FROM memories").fetchone()
+    total = int(row[0] or 0) if row else 0
+    if total < min_memories:
+        return set()
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT id FROM entities WHERE id IN ({marks}) AND mentions > ?",
+        (*ids, fraction * total),
+    )
+    return {r[0] for r in rows}
+
+
 def upsert_relation_mean(
     conn: Connection, source_id: str, target_id: str, relation_type: str, *,
     confidence: float, strength: float | None, now: str,
