@@ -112,6 +112,17 @@ def test_batch_forget_previews_then_executes_with_the_token(serve) -> None:
     assert too_many.status_code == 400 and too_many.json()["code"] == "invalid_input"
 
 
+def test_batch_forget_refuses_a_filter_it_does_not_know(serve) -> None:
+    s = serve()
+    ids = [remember(s.client, f"note {n} about tea") for n in range(2)]
+    for body in ({"query": "tea", "filters": {"community": "drinks"}},
+                 {"query": "tea", "filter": {"type": "fact"}}):
+        refused = s.client.post("/api/memory/forget", json=body)
+        assert refused.status_code in (400, 422)
+        assert ("community" in refused.text) or ("filter" in refused.text)
+    assert not any(ok(s.client.get(f"/api/memory/{i}"))["is_deleted"] for i in ids)
+
+
 def test_batch_modify_reports_each_item(serve) -> None:
     s = serve()
     first, second = remember(s.client, "first item"), remember(s.client, "second item")

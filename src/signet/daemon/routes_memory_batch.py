@@ -44,10 +44,19 @@ router = APIRouter(prefix="/api/memory", responses=ERRORS)
 # --- schemas ---------------------------------------------------------------------------------
 
 
+class ForgetFiltersBody(FiltersBody):
+    # A filter this route does not know must not be dropped silently: the batch would then
+    # sweep wider than the caller asked. Refused, naming the field.
+    model_config = ConfigDict(extra="forbid")
+
+
 class ForgetBody(_Body):
+    model_config = ConfigDict(extra="forbid")
     ids: list[str] | None = Field(None, max_length=MAX_BATCH, description="The memories, by id.")
     query: str | None = Field(None, description="Or: memories holding these words (keyword match).")
-    filters: FiltersBody | None = Field(None, description="Narrow the query, or match by these alone.")
+    filters: ForgetFiltersBody | None = Field(
+        None, description="Narrow the query, or match by these alone."
+    )
     mode: Literal["preview", "execute"] = "preview"
     confirm_token: str | None = Field(None, max_length=200, description="From the preview.")
     force: bool = Field(False, description="Forget pinned memories too.")
