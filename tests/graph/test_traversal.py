@@ -179,3 +179,19 @@ def test_odd_queries_do_not_break_traversal(tmp_path: Path, text: str) -> None:
         if text.strip():
             ask(app, text)
         assert traversal.query_keys(text) == ([] if not text.strip("?! ") else ["a" * 5000])
+
+
+def test_an_entity_most_memories_mention_is_not_focal_unless_pinned(tmp_path: Path) -> None:
+    with open_app(tmp_path, embedder=False) as app:
+        build_car_and_shopping(app)
+        app.remember_many([{"content": f"filler note {n} on nothing"} for n in range(300)])
+        mustang = app.graph.entities(search="mustang")["items"][0]["id"]
+        conn = app.store.reader()
+        assert mustang in traversal.focal_entities(conn, QUERY, "default", {})
+        with app.store.write_tx() as wconn:
+            # Mentioned by more than COMMON_ENTITY_FRACTION of the ~300 memories.
+            wconn.execute("UPDATE entities SET mentions = 40 WHERE id = ?", (mustang,))
+        assert mustang not in traversal.focal_entities(conn, QUERY, "default", {})
+        app.graph.pin(mustang)
+        pins = graph_read.pins(app.store.reader(), "default")
+        assert mustang in traversal.focal_entities(app.store.reader(), QUERY, "default", pins)
