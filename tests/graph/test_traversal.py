@@ -11,6 +11,7 @@ from graphs import QUERY, TARGET_TEXT, build_car_and_shopping, open_app
 from signet.app import SignetApp
 from signet.config import TraversalConfig
 from signet.graph import traversal
+from signet.graph.channels import boost_ids
 from signet.store import fts, graph_read
 from signet.types import RecallQuery
 
@@ -188,10 +189,14 @@ def test_an_entity_most_memories_mention_is_not_focal_unless_pinned(tmp_path: Pa
         mustang = app.graph.entities(search="mustang")["items"][0]["id"]
         conn = app.store.reader()
         assert mustang in traversal.focal_entities(conn, QUERY, "default", {})
+        boosted = set(boost_ids(conn, "mustang", "default"))
+        assert boosted
         with app.store.write_tx() as wconn:
             # Mentioned by more than COMMON_ENTITY_FRACTION of the ~300 memories.
             wconn.execute("UPDATE entities SET mentions = 40 WHERE id = ?", (mustang,))
         assert mustang not in traversal.focal_entities(conn, QUERY, "default", {})
+        # The legacy boost skips it too: only what its other neighbours reach is left.
+        assert set(boost_ids(conn, "mustang", "default")) < boosted
         app.graph.pin(mustang)
         pins = graph_read.pins(app.store.reader(), "default")
         assert mustang in traversal.focal_entities(app.store.reader(), QUERY, "default", pins)

@@ -28,6 +28,7 @@ from signet.config import GraphConfig, TraversalConfig
 from signet.graph import traversal
 from signet.recall.hybrid import ChannelInput
 from signet.store import graph_read
+from signet.store import knowledge as know_sql
 from signet.store import memories as mem_sql
 from signet.store.connection import Connection
 from signet.store.graph import canonical
@@ -182,4 +183,10 @@ def boost_ids(
         return []
     hop = graph_read.relation_neighbours(conn, entities, BOOST_NEIGHBOURS)
     expanded = list(dict.fromkeys([*entities, *hop]))
+    # As in traversal: an entity most memories mention (often the user, one hop from every
+    # other entity) would boost a large, arbitrary part of the store.
+    common = know_sql.common_entities(
+        conn, expanded, traversal.COMMON_ENTITY_FRACTION, traversal.MIN_MEMORIES_FOR_COMMON
+    )
+    expanded = [e for e in expanded if e not in common]
     return graph_read.memories_of_entities(conn, expanded, BOOST_MEMORIES)
