@@ -316,6 +316,7 @@ class Recaller:
         query_terms = set(fts.query_tokens(query.query))
         min_score = self.config.min_score if query.min_score is None else query.min_score
         now = datetime.now(UTC)
+        graph_channels = [lookups[c.name] for c in self.channels if c.name in lookups]
         hits = []
         for memory_id, score in fused.items():
             memory = memories.get(memory_id)
@@ -329,7 +330,9 @@ class Recaller:
                 query_terms=query_terms,
                 content=memory.content + " " + memory.hints,
                 cosine=evidence.semantic,
-                is_hub_only=memory_id in hubs,
+                # Only what the graph brought in: a memory found by its own words or meaning is
+                # not generic because the entities it mentions are popular.
+                is_hub_only=memory_id in hubs and any(memory_id in g for g in graph_channels),
                 config=self.config.dampening,
             )
             if result.score >= min_score:
