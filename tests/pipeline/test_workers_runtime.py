@@ -208,3 +208,21 @@ def test_queue_throughput_with_an_instant_llm(tmp_path: Path) -> None:
     rate = done / seconds
     print(f"\nqueue throughput: {done} jobs in {seconds:.2f} s = {rate:.0f} jobs/s")
     assert rate > 20
+
+
+def test_facts_below_the_write_gate_cost_no_search(tmp_path: Path) -> None:
+    """Without an LLM the rule extractor's facts (confidence 0.6) are below the write gate:
+    they are recorded as proposals, with no candidate search (no query embedding) for them."""
+    guard = TxGuard()
+    embedder = GuardedEmbedder(HashEmbedder(64), guard)
+    with open_app(pipeline_config(tmp_path / "ws"), None, embedder=embedder) as app:  # type: ignore[arg-type]
+        guard.store = app.store
+        source = app.remember(
+            "User: I moved to Lisbon last spring and I work at a small design studio now.\n"
+            "User: My sister Ana visits every summer."
+        ).id
+        guard.calls.clear()
+        app.run_pipeline_until_idle(only=("extract",))
+        recorded = proposals(app, source)
+        assert recorded and all(p["outcome"] == "low_confidence" for p in recorded)
+        assert [what for what, _ in guard.calls] == []

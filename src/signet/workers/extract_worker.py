@@ -115,7 +115,12 @@ class ExtractWorker:
             extraction = extract(self.llm, source.content)
         plans = []
         for fact in extraction.facts:
-            candidates, targets = self._candidates(source, fact.content)
+            if fact.confidence < self.flags.min_confidence:
+                # The write gate refuses it whatever the decision: no search (a query
+                # embedding and a recall per fact) for a proposal that is only recorded.
+                candidates, targets = [], {}
+            else:
+                candidates, targets = self._candidates(source, fact.content)
             proposal = decide(self.llm, fact, candidates)
             plans.append(self._plan(proposal, source, targets))
         return _Work(source, extraction, plans)
