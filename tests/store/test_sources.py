@@ -78,3 +78,17 @@ def test_agents_are_kept_apart(tmp_path: Path) -> None:
             )
         found = sources.search(app.store.reader(), "kites", "b", 10)
         assert [(h.agent_id, h.source_id) for h in found] == [("b", "same-id")]
+
+
+def test_presence_checks_probe_partial_indexes(tmp_path: Path) -> None:
+    """Recall skips the hint and whole-source channels when they hold nothing; the checks are
+    index probes (migration 008), not scans of the memories."""
+    with _app(tmp_path) as app:
+        conn = app.store.reader()
+        for sql in ("SELECT 1 FROM memories WHERE hints <> '' LIMIT 1",
+                    "SELECT 1 FROM memory_sources WHERE members >= 2 LIMIT 1"):
+            plan = " ".join(str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+            assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan
+        assert not sources.any_ranked(conn)
+        app.remember_many([{"content": f"part {n}", "source_id": "doc"} for n in range(2)])
+        assert sources.any_ranked(app.store.reader())

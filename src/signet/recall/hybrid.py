@@ -138,9 +138,10 @@ class Recaller:
         if query.mode != "vector":
             mark = time.perf_counter()
             rankings["lexical"] = fts.search(conn, query.query, query.filters, pool)
-            rankings["hint"] = fts.search(
-                conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS
-            )
+            if fts.has_hints(conn):
+                rankings["hint"] = fts.search(
+                    conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS
+                )
             rankings["dated"] = _dated(conn, query, pool)
             timings["lexical"] = (time.perf_counter() - mark) * 1000
         vector = None
@@ -157,7 +158,7 @@ class Recaller:
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
         rankings = {name: ranking for name, ranking in rankings.items() if ranking}
-        if self.source_channel:
+        if self.source_channel and source_sql.any_ranked(conn):
             mark = time.perf_counter()
             rankings = self._sourced(conn, query, rankings, pool)
             timings["sources"] = (time.perf_counter() - mark) * 1000
@@ -278,7 +279,9 @@ class Recaller:
         mark = time.perf_counter()
         shortlist = sorted(fused, key=lambda m: -fused[m])[: max(query.limit * 2, 50)]
         memories = mem_sql.get_many(conn, shortlist)
-        hubs = self._hubs(conn, shortlist)
+        # Hub dampening concerns only what a graph channel brought in (see _scored).
+        graph_found = {m for c in self.channels for m, _ in rankings.get(c.name, ())}
+        hubs = self._hubs(conn, [m for m in shortlist if m in graph_found])
         hits = self._scored(query, rankings, fused, memories, hubs)
         timings["dampen"] = (time.perf_counter() - mark) * 1000
         hits = self._crowded(hits)
@@ -297,7 +300,7 @@ class Recaller:
         return [_with_score(by_id[m], score) for m, score in order]
 
     def _hubs(self, conn: Connection, ids: Sequence[str]) -> set[str]:
-        if self.hub_memories is None or not self.config.dampening.hub:
+        if not ids or self.hub_memories is None or not self.config.dampening.hub:
             return set()
         try:
             return self.hub_memories(conn, ids)
@@ -316,7 +319,6 @@ class Recaller:
         query_terms = set(fts.query_tokens(query.query))
         min_score = self.config.min_score if query.min_score is None else query.min_score
         now = datetime.now(UTC)
-        graph_channels = [lookups[c.name] for c in self.channels if c.name in lookups]
         hits = []
         for memory_id, score in fused.items():
             memory = memories.get(memory_id)
@@ -330,9 +332,9 @@ class Recaller:
                 query_terms=query_terms,
                 content=memory.content + " " + memory.hints,
                 cosine=evidence.semantic,
-                # Only what the graph brought in: a memory found by its own words or meaning is
-                # not generic because the entities it mentions are popular.
-                is_hub_only=memory_id in hubs and any(memory_id in g for g in graph_channels),
+                # `hubs` holds only what a graph channel brought in: a memory found by its own
+                # words or meaning is not generic because the entities it mentions are popular.
+                is_hub_only=memory_id in hubs,
                 config=self.config.dampening,
             )
             if result.score >= min_score:

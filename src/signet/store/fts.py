@@ -101,6 +101,11 @@ def search(
     return [(r[0], float(r[1])) for r in rows]
 
 
+def has_hints(conn: Connection) -> bool:
+    """Whether any memory carries prospective hints (a probe of a partial index, migration 008)."""
+    return conn.execute("SELECT 1 FROM memories WHERE hints <> '' LIMIT 1").fetchone() is not None
+
+
 def _or_of(tokens: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
 

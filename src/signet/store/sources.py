@@ -24,7 +24,9 @@ from signet.store.fts import query_tokens
 from signet.store.memories import filter_sql
 from signet.types import MemoryFilters
 
-__all__ = ["SourceHit", "flush", "keys_of", "pending", "representatives", "search"]
+__all__ = [
+    "SourceHit", "any_ranked", "flush", "keys_of", "pending", "representatives", "search",
+]
 
 MIN_MEMBERS = 2
 
@@ -39,6 +41,14 @@ class SourceHit:
 def pending(conn: Connection) -> bool:
     """Whether some source waits to be re-indexed."""
     return conn.execute("SELECT 1 FROM memory_sources WHERE dirty = 1 LIMIT 1").fetchone() is not None
+
+
+def any_ranked(conn: Connection) -> bool:
+    """Whether some source has MIN_MEMBERS live members (a partial index probe, migration 008)."""
+    row = conn.execute(
+        "SELECT 1 FROM memory_sources WHERE members >= 2 LIMIT 1"
+    ).fetchone()
+    return row is not None
 
 
 def flush(conn: Connection) -> int:
