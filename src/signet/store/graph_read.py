@@ -58,30 +58,46 @@ def aspects(conn: Connection, entity_id: str, limit: int) -> list[Aspect]:
 
 
 def attribute_memories(conn: Connection, aspect_id: str, limit: int) -> list[tuple[str, float]]:
-    """(source memory, confidence) of the aspect's attributes, most confident first."""
+    """(source memory, confidence) of the aspect's attributes, most confident first.
+
+    Rows come in index order (migration 009), so reading stops at the `limit`-th distinct
+    memory instead of grouping every attribute of a large aspect; a memory's first row is its
+    most confident one."""
     rows = conn.execute(
-        "SELECT source_memory_id, max(confidence) FROM entity_attributes WHERE aspect_id = ?"
-        " AND source_memory_id IS NOT NULL GROUP BY source_memory_id"
-        " ORDER BY max(confidence) DESC, source_memory_id LIMIT ?",
-        (aspect_id, limit),
-    ).fetchall()
-    return [(r[0], float(r[1])) for r in rows]
+        "SELECT source_memory_id, confidence FROM entity_attributes"
+        " WHERE aspect_id = ? AND source_memory_id IS NOT NULL"
+        " ORDER BY confidence DESC, source_memory_id",
+        (aspect_id,),
+    )
+    found: dict[str, float] = {}
+    for memory_id, confidence in rows:
+        if len(found) >= limit:
+            break
+        found.setdefault(memory_id, float(confidence))
+    return list(found.items())
 
 
 def dependency_edges(
     conn: Connection, entity_id: str, *, min_strength: float, limit: int
 ) -> list[Edge]:
-    """Dependencies touching the entity in either direction, strongest (x weight) first."""
-    rows = conn.execute(
-        "SELECT id, other, strength, traversal_weight FROM ("
-        " SELECT id, target_entity_id AS other, strength, traversal_weight"
-        " FROM entity_dependencies WHERE source_entity_id = ? AND strength >= ?"
-        " UNION ALL SELECT id, source_entity_id, strength, traversal_weight"
-        " FROM entity_dependencies WHERE target_entity_id = ? AND strength >= ?)"
-        " WHERE other != ? ORDER BY strength * traversal_weight DESC, id LIMIT ?",
-        (entity_id, min_strength, entity_id, min_strength, entity_id, limit),
-    ).fetchall()
-    return [Edge(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
+    """Dependencies touching the entity in either direction, strongest (x weight) first.
+
+    Each direction is read in index order (migration 009) up to `limit` rows, then the two
+    short lists are merged."""
+    edges: list[tuple[float, str, Edge]] = []
+    for near, far in (("source_entity_id", "target_entity_id"), ("target_entity_id", "source_entity_id")):
+        rows = conn.execute(
+            f"SELECT id, {far}, strength, traversal_weight FROM entity_dependencies"
+            f" WHERE {near} = ? AND strength >= ? AND {far} != ?"
+            " ORDER BY strength * traversal_weight DESC, id LIMIT ?",
+            (entity_id, min_strength, entity_id, limit),
+        ).fetchall()
+        edges.extend(
+            (-float(r[2]) * float(r[3]), r[0], Edge(r[0], r[1], float(r[2]), float(r[3])))
+            for r in rows
+        )
+    edges.sort(key=lambda item: (item[0], item[1]))
+    return [edge for _, _, edge in edges[:limit]]
 
 
 def mention_count(conn: Connection, entity_id: str) -> int:
