@@ -102,6 +102,9 @@ def test_community_filter_over_http_recall_and_search(serve: Callable[..., Any])
         "/api/memory/search", params={"q": QUESTION, "limit": 50, "community": left["id"]}
     ).json()
     assert {r["id"] for r in searched["results"]} == ids["left"]
+    listed = served.client.get("/api/memories", params={"community": left["label"], "limit": 100})
+    assert listed.status_code == 200, listed.text
+    assert {m["id"] for m in listed.json()["items"]} == ids["left"]
     missing = posted("Nowhere")
     assert missing.status_code == 404 and "'Nowhere'" in missing.json()["error"]
 

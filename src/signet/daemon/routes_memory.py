@@ -126,13 +126,14 @@ def list_memories(
     since: str | None = None,
     until: str | None = None,
     pinned: bool | None = None,
+    community: str | None = Query(None, description="A community id or name."),
     include_deleted: bool = False,
 ) -> JSONResponse:
-    filters = _filters(
+    filters = replace(_filters(
         FiltersBody(type=type, tags=tags, who=who, project=project, since=since, until=until,
                     pinned=pinned),
         include_deleted=include_deleted,
-    )
+    ), community=community)
     page = app.list(filters, limit=limit, offset=offset, scope=memory_scope(principal))
     return JSONResponse({
         "items": [m.to_dict() for m in page.items], "total": page.total,
