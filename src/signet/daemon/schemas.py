@@ -112,7 +112,8 @@ class FiltersBody(_Body):
 
 
 class RecallFiltersBody(FiltersBody):
-    """Recall's filters: the shared ones plus the community (recall and search only)."""
+    """Recall's filters: the shared ones plus the community (GET /api/memories takes it as a
+    query parameter too)."""
 
     community: str | None = Field(
         None, description="A community id or name: memories mentioning one of its entities."
