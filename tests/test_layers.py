@@ -17,6 +17,7 @@ LAYERS: dict[str, int] = {
     "pipeline": 2, "recall": 2, "graph": 2,
     "workers": 3,
     "app": 4, "telemetry": 4, "batch": 4, "maintenance": 4, "identity": 4, "config_view": 4,
+    "projection": 4, "documents": 4, "connectors": 4, "portable": 4,
     "daemon": 5, "mcp": 5, "cli": 5, "hooks": 5, "bench": 5, "__main__": 5,
 }
 

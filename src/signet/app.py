@@ -32,6 +32,7 @@ from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
 from signet.normalize import normalize_content
 from signet.pipeline.writes import PreparedMemory, resolve_review
+from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder, make_embedder
 from signet.providers.llm import LLM, make_llm
 from signet.recall.hybrid import Recaller
@@ -88,6 +89,7 @@ class SignetApp:
     notes: list[str] = field(default_factory=list)
     llm: LLM | None = None
     graph: KnowledgeGraph = field(init=False, repr=False)
+    projection: ProjectionService = field(init=False, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
     # usage sink feed it. The batch key signs batch-forget confirm tokens (signet/batch.py).
@@ -114,6 +116,9 @@ class SignetApp:
         )
         app.graph = KnowledgeGraph.attach(
             store, config.pipeline, recaller, chosen.model if chosen else None
+        )
+        app.projection = ProjectionService(
+            store, chosen.model if chosen else None, chosen.dimensions if chosen else None
         )
         app.llm = (
             _configured_llm(config, app.telemetry.record_llm) if llm == "config" else llm  # type: ignore[assignment]

@@ -38,6 +38,7 @@ from signet.daemon import (
     routes_memory,
     routes_memory_batch,
     routes_pipeline,
+    routes_projection,
     routes_repair,
     routes_system,
     routes_telemetry,
@@ -75,7 +76,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_memory.router)
     api.include_router(routes_feedback.router)
     api.include_router(routes_knowledge.router)
-    for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config):
+    for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection):
         api.include_router(module.router)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
     security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)

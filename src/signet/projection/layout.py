@@ -1,0 +1,149 @@
+"""Laying embeddings out in 2 or 3 dimensions for the dashboard's map (seed 000, "UMAP
+Projection").
+
+UMAP (umap-learn, the `viz` extra) when it is installed, else PCA, which the result flags as
+`"method": "pca"`. For UMAP the neighbour graph is built here and handed over as
+`precomputed_knn`, so umap-learn never starts pynndescent (whose first JIT compile costs ~40 s):
+
+- nNeighbors = min(15, max(2, n - 1)), so a small store never asks for more neighbours than it
+  has points;
+- exact kNN for <= 450 points (the whole cosine distance matrix);
+- approximate kNN above: the seed's sliding windows. The points are sorted along each axis of a
+  2-D PCA of the vectors, each point's candidates are its neighbours in those two orders, and
+  the true cosine distance picks the k nearest among them. Linear in n, a small loss of
+  accuracy, and far cheaper than n^2 distances at 100k points.
+
+Coordinates are min-max normalised to [-210, 210] on each axis.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+import numpy as np
+
+EXACT_KNN_MAX = 450
+HALF_RANGE = 210.0
+WINDOW_PER_NEIGHBOUR = 2  # candidates on each side of a point, per neighbour wanted, per axis
+CHUNK_ROWS = 512  # rows whose candidate vectors are gathered at once (memory bound)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    coords: np.ndarray  # (n, dimensions), each axis in [-HALF_RANGE, HALF_RANGE]
+    method: str  # "umap" or "pca"
+    n_neighbors: int
+    knn: str  # "exact", "approximate" or "none" (PCA needs no neighbour graph)
+
+
+def umap_available() -> bool:
+    return importlib.util.find_spec("umap") is not None
+
+
+def n_neighbors(n: int) -> int:
+    return min(15, max(2, n - 1))
+
+
+def layout(vectors: np.ndarray, dimensions: int, *, use_umap: bool | None = None) -> Layout:
+    """Coordinates for `vectors` (n, d): UMAP when available (or asked), else PCA."""
+    n = len(vectors)
+    k = n_neighbors(n)
+    if n <= dimensions + 1:
+        # Too few points for either method to mean anything: spread them out on a line.
+        return Layout(normalise(_trivial(n, dimensions)), "pca", k, "none")
+    if use_umap is None:
+        use_umap = umap_available()
+    if not use_umap:
+        return Layout(normalise(pca(vectors, dimensions)), "pca", k, "none")
+    unit = _unit_rows(vectors)
+    exact = n <= EXACT_KNN_MAX
+    indices, distances = exact_knn(unit, k) if exact else approximate_knn(unit, k)
+    coords = _umap(unit, dimensions, k, indices, distances)
+    return Layout(normalise(coords), "umap", k, "exact" if exact else "approximate")
+
+
+def pca(vectors: np.ndarray, dimensions: int) -> np.ndarray:
+    """The first `dimensions` principal components (through the d x d covariance: at 100k x
+    384 that is far cheaper than an SVD of the data)."""
+    centred = vectors.astype(np.float64) - vectors.mean(axis=0)
+    cov = centred.T @ centred
+    values, vecs = np.linalg.eigh(cov)
+    top = vecs[:, np.argsort(values)[::-1][:dimensions]]
+    # Fix each axis's sign, so equal input gives equal pictures run after run.
+    top *= np.where(top[np.abs(top).argmax(axis=0), range(top.shape[1])] < 0, -1.0, 1.0)
+    return centred @ top
+
+
+def exact_knn(unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each point's k nearest by cosine distance (itself first, at 0)."""
+    dist = np.clip(1.0 - unit @ unit.T, 0.0, 2.0)
+    np.fill_diagonal(dist, -1.0)  # self first, whatever duplicates exist
+    order = np.argsort(dist, axis=1, kind="stable")[:, :k]
+    found = np.take_along_axis(dist, order, axis=1)
+    found[:, 0] = 0.0
+    return order.astype(np.int64), found.astype(np.float32)
+
+
+def approximate_knn(unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sliding windows over the points sorted along each axis of a 2-D PCA (seed 000)."""
+    n = len(unit)
+    window = max(k * WINDOW_PER_NEIGHBOUR, 2)
+    flat = pca(unit, 2)
+    candidates = np.concatenate([_window(np.argsort(flat[:, a]), window) for a in (0, 1)], axis=1)
+    candidates = np.sort(candidates, axis=1)
+    indices = np.empty((n, k), dtype=np.int64)
+    distances = np.empty((n, k), dtype=np.float32)
+    for start in range(0, n, CHUNK_ROWS):
+        rows = slice(start, min(start + CHUNK_ROWS, n))
+        cand = candidates[rows]
+        dist = 1.0 - np.einsum("id,ijd->ij", unit[rows], unit[cand])
+        dist[cand == np.arange(rows.start, rows.stop)[:, None]] = -1.0  # self first
+        dist[:, 1:][cand[:, 1:] == cand[:, :-1]] = np.inf  # a candidate met in both orders
+        best = np.argsort(dist, axis=1, kind="stable")[:, :k]
+        indices[rows] = np.take_along_axis(cand, best, axis=1)
+        distances[rows] = np.clip(np.take_along_axis(dist, best, axis=1), 0.0, 2.0)
+    return indices, distances
+
+
+def _window(order: np.ndarray, window: int) -> np.ndarray:
+    """(n, 2*window + 1): for each point, the points around it in `order` (clamped at the
+    ends, where the window slides inwards instead of shrinking)."""
+    n = len(order)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    offsets = np.arange(-window, window + 1)
+    start = np.clip(position - window, 0, max(n - (2 * window + 1), 0))
+    slots = np.clip(start[:, None] + window + offsets, 0, n - 1)
+    return order[slots]
+
+
+def _umap(
+    unit: np.ndarray, dimensions: int, k: int, indices: np.ndarray, distances: np.ndarray
+) -> np.ndarray:
+    import umap  # the viz extra; imported only here (its first import compiles with numba)
+
+    reducer = umap.UMAP(
+        n_components=dimensions, n_neighbors=k, metric="cosine", random_state=42, n_jobs=1,
+        precomputed_knn=(indices, distances, None),
+    )
+    return np.asarray(reducer.fit_transform(unit), dtype=np.float64)
+
+
+def normalise(coords: np.ndarray) -> np.ndarray:
+    """Min-max each axis to [-HALF_RANGE, HALF_RANGE]; a flat axis sits at 0."""
+    low, high = coords.min(axis=0), coords.max(axis=0)
+    span = np.where(high > low, high - low, 1.0)
+    scaled = (coords - low) / span * (2 * HALF_RANGE) - HALF_RANGE
+    return np.where(high > low, scaled, 0.0)
+
+
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def _trivial(n: int, dimensions: int) -> np.ndarray:
+    coords = np.zeros((n, dimensions))
+    coords[:, 0] = np.arange(n)
+    return coords

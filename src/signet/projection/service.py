@@ -1,0 +1,135 @@
+"""The projection service behind `GET /api/embeddings/projection` (seed 000).
+
+A projection of thousands of vectors takes seconds (UMAP) and must never run on a request:
+`get` answers from umap_cache when the cached projection still matches the number of vectors in
+the caller's slice, and otherwise starts one background computation for that key (dimensions,
+slice, model) and says "computing" with a retry hint; the HTTP route turns that into 202. A
+computation reads the vectors on its own reader connection, lays them out outside any
+transaction, and writes the result in one short write transaction.
+
+A scoped caller gets a projection of its own slice only (its agent and project), cached under
+its own key, so nothing of another slice is ever placed on its map.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from signet.projection.layout import HALF_RANGE, layout
+from signet.store import projection as proj_sql
+from signet.store.db import Store
+from signet.types import MemoryScope, utc_now
+
+log = logging.getLogger(__name__)
+
+DIMENSIONS = (2, 3)
+RETRY_AFTER_MS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """Not ready yet: ask again after `retry_after_ms`."""
+
+    retry_after_ms: int
+    embedding_count: int
+
+
+def scope_key(scope: MemoryScope | None) -> str:
+    scope = scope or MemoryScope()
+    return f"{scope.agent_id or '*'}/{scope.project or '*'}"
+
+
+class ProjectionService:
+    def __init__(self, store: Store, model: str | None, vector_dims: int | None) -> None:
+        self.store = store
+        self.model = model
+        self.vector_dims = vector_dims
+        self._running: dict[tuple[int, str], threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def get(self, dimensions: int, scope: MemoryScope | None = None) -> dict[str, Any] | Pending:
+        """The cached projection when current, else Pending (and a computation under way)."""
+        if self.model is None or self.vector_dims is None:
+            return _result([], {}, dimensions, 0, "none", None, reason="no embedding provider")
+        key = (dimensions, scope_key(scope))
+        conn = self.store.reader()
+        count = proj_sql.count_embedded(conn, self.model, scope)
+        cached = proj_sql.cache_get(conn, dimensions, key[1], self.model)
+        if cached is not None and cached[0] == count:
+            return cached[1]
+        if count == 0:
+            return _result([], {}, dimensions, 0, "none", self.model)
+        self._start(key, scope)
+        return Pending(RETRY_AFTER_MS, count)
+
+    def compute(self, dimensions: int, scope: MemoryScope | None = None) -> dict[str, Any]:
+        """Compute and cache now, on this thread (the background job, the bench, tests)."""
+        assert self.model is not None and self.vector_dims is not None
+        started = time.perf_counter()
+        points = proj_sql.embedded_points(
+            self.store.reader(), self.model, self.vector_dims, scope
+        )
+        if not points.ids:
+            return _result([], {}, dimensions, 0, "none", self.model)
+        placed = layout(points.matrix, dimensions)
+        result = _result(
+            [_node(i, m, c) for i, m, c in zip(points.ids, points.meta, placed.coords, strict=True)],
+            {"n_neighbors": placed.n_neighbors, "knn": placed.knn},
+            dimensions, len(points.ids), placed.method, self.model,
+            compute_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        with self.store.write_tx() as conn:
+            proj_sql.cache_put(
+                conn, dimensions=dimensions, scope_key=scope_key(scope), model=self.model,
+                embedding_count=len(points.ids), method=placed.method, result=result,
+                now=result["cached_at"],
+            )
+        return result
+
+    def _start(self, key: tuple[int, str], scope: MemoryScope | None) -> None:
+        with self._lock:
+            running = self._running.get(key)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(
+                target=self._run, args=(key, scope), name=f"signet-projection-{key[0]}d",
+                daemon=True,
+            )
+            self._running[key] = thread
+            thread.start()
+
+    def _run(self, key: tuple[int, str], scope: MemoryScope | None) -> None:
+        try:
+            self.compute(key[0], scope)
+        except Exception:  # noqa: BLE001 - logged; the next request starts a new attempt
+            log.exception("projection (%dd, %s) failed", *key)
+
+    def wait(self, timeout_s: float = 30.0) -> None:
+        """Wait for computations under way (shutdown, tests)."""
+        with self._lock:
+            threads = list(self._running.values())
+        for thread in threads:
+            thread.join(timeout_s)
+
+
+def _node(memory_id: str, meta: dict[str, Any], coords: Any) -> dict[str, Any]:
+    node: dict[str, Any] = {"id": memory_id, "x": round(float(coords[0]), 3),
+                            "y": round(float(coords[1]), 3)}
+    if len(coords) > 2:
+        node["z"] = round(float(coords[2]), 3)
+    return {**node, **meta}
+
+
+def _result(
+    nodes: list[dict[str, Any]], graph: dict[str, Any], dimensions: int, count: int,
+    method: str, model: str | None, **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "nodes": nodes, "dimensions": dimensions, "count": count, "method": method,
+        "fallback": method == "pca", "model": model, "range": [-HALF_RANGE, HALF_RANGE],
+        **graph, "cached_at": utc_now(), **extra,
+    }

@@ -1,0 +1,90 @@
+"""SQL for the embedding projection: the live memories with a current vector in a caller's
+slice, and the umap_cache rows that hold finished projections.
+
+A projection is stale once the number of projected vectors changes (seed 000), so the cache is
+read together with `count_embedded` and replaced whole by `cache_put`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from signet.store.connection import Connection
+from signet.types import MemoryScope, dumps
+
+_FROM = (
+    " FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
+    " AND e.model = :model AND e.stale = 0"
+    " WHERE m.is_deleted = 0 AND (:agent IS NULL OR m.agent_id = :agent)"
+    " AND (:project IS NULL OR m.project = :project)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Points:
+    ids: list[str]
+    meta: list[dict[str, Any]]
+    matrix: np.ndarray  # (n, dimensions) float32
+
+
+def _params(model: str, scope: MemoryScope | None) -> dict[str, Any]:
+    scope = scope or MemoryScope()
+    return {"model": model, "agent": scope.agent_id, "project": scope.project}
+
+
+def count_embedded(conn: Connection, model: str, scope: MemoryScope | None) -> int:
+    row = conn.execute(f"SELECT count(*){_FROM}", _params(model, scope)).fetchone()
+    return int(row[0])
+
+
+def embedded_points(
+    conn: Connection, model: str, dimensions: int, scope: MemoryScope | None
+) -> Points:
+    """Every live memory in the slice with a current vector of `model`, oldest first."""
+    rows = conn.execute(
+        "SELECT m.id, substr(m.content, 1, 200) AS snippet, m.type, m.project, m.source_type,"
+        f" m.importance, m.created_at, e.vector{_FROM} AND e.dimensions = :dims"
+        " ORDER BY m.created_at, m.id",
+        {**_params(model, scope), "dims": dimensions},
+    ).fetchall()
+    ids = [r["id"] for r in rows]
+    meta = [
+        {"content": r["snippet"], "type": r["type"], "project": r["project"],
+         "source_type": r["source_type"], "importance": r["importance"],
+         "created_at": r["created_at"]}
+        for r in rows
+    ]
+    if not rows:
+        return Points([], [], np.zeros((0, dimensions), dtype=np.float32))
+    matrix = np.frombuffer(b"".join(r["vector"] for r in rows), dtype="<f4")
+    return Points(ids, meta, matrix.reshape(len(rows), dimensions).astype(np.float32))
+
+
+def cache_get(
+    conn: Connection, dimensions: int, scope_key: str, model: str
+) -> tuple[int, dict[str, Any]] | None:
+    """(embedding_count, result) of the cached projection, or None."""
+    row = conn.execute(
+        "SELECT embedding_count, result_json FROM umap_cache"
+        " WHERE dimensions = ? AND scope_key = ? AND model = ?",
+        (dimensions, scope_key, model),
+    ).fetchone()
+    return (int(row[0]), json.loads(row[1])) if row else None
+
+
+def cache_put(
+    conn: Connection, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
+    method: str, result: dict[str, Any], now: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO umap_cache (dimensions, scope_key, model, embedding_count, method,"
+        " result_json, cached_at) VALUES (?,?,?,?,?,?,?)"
+        " ON CONFLICT (dimensions, scope_key, model) DO UPDATE SET"
+        " embedding_count = excluded.embedding_count, method = excluded.method,"
+        " result_json = excluded.result_json, cached_at = excluded.cached_at",
+        (dimensions, scope_key, model, embedding_count, method, dumps(result), now),
+    )
