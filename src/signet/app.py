@@ -17,7 +17,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,7 @@ from signet.workers.embed_worker import EmbedWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import ReaperWorker, Worker, WorkerLoop
+from signet.workers.retention_worker import RetentionReport, RetentionWorker, sweep
 
 log = logging.getLogger(__name__)
 
@@ -631,6 +632,7 @@ class SignetApp:
                     batch_size=self.config.embedding.batch_size,
                 ),
                 ReaperWorker(self.store, cfg.lease_timeout_ms),
+                RetentionWorker(self.store, self.config.retention, frozen=cfg.mutations_frozen),
             ]
         return self._workers
 
@@ -641,6 +643,12 @@ class SignetApp:
         ticks that did work."""
         chosen = [w for w in self.workers() if only is None or w.name in only]
         return WorkerLoop(chosen).run_until_idle(max_rounds)
+
+    def run_retention(self, *, dry_run: bool = False, now: datetime | None = None) -> RetentionReport:
+        """One retention sweep now (workers/retention_worker.py); `dry_run` only counts."""
+        if not dry_run:
+            self._check_mutable()
+        return sweep(self.store, self.config.retention, now or datetime.now(UTC), dry_run=dry_run)
 
     def review_queue(self, status: str | None = "pending", *, limit: int = 100) -> list[ReviewItem]:
         return review_sql.list_items(self.store.reader(), status, limit=limit)

@@ -184,6 +184,9 @@ class RetentionConfig:
     completed_job_retention_ms: int = opt(14 * _DAY_MS, "Completed jobs kept (14 days), in ms.", ge=0)
     dead_job_retention_ms: int = opt(30 * _DAY_MS, "Dead-letter jobs kept (30 days), in ms.", ge=0)
     cold_retention_ms: int = opt(180 * _DAY_MS, "Cold-tier archive rows kept (180 days), in ms.", ge=0)
+    idempotency_key_retention_ms: int = opt(
+        _DAY_MS, "Idempotency keys kept (a client's retries fall well inside 1 day), in ms.", ge=0
+    )
     batch_limit: int = opt(500, "Most rows one purge step deletes per sweep.", ge=1)
 
 

@@ -23,6 +23,7 @@ from signet.cli import (
     mcp_command,
     memory_commands,
     pipeline_commands,
+    retention_commands,
     token_commands,
     workspace_commands,
 )
@@ -66,7 +67,8 @@ cli.add_command(daemon_commands.daemon)
 cli.add_command(mcp_command.mcp)
 cli.add_command(token_commands.token)
 for _command in (
-    *pipeline_commands.COMMANDS, *graph_commands.COMMANDS, *embed_commands.COMMANDS
+    *pipeline_commands.COMMANDS, *graph_commands.COMMANDS, *embed_commands.COMMANDS,
+    *retention_commands.COMMANDS,
 ):
     cli.add_command(_command)
 

@@ -1,0 +1,50 @@
+"""`signet retention run [--dry-run]`: one retention sweep now, in this process.
+
+The sweep (workers/retention_worker.py) is what the daemon runs every `retention.intervalMs`;
+running it here next to a daemon is safe, since every step is its own short write transaction
+and re-checks what it deletes. `--dry-run` prints what a sweep would purge and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from signet.cli.output import console
+from signet.cli.pipeline_commands import open_app
+from signet.cli.state import CliState, json_option
+
+__all__ = ["COMMANDS"]
+
+
+@click.group()
+def retention() -> None:
+    """Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."""
+
+
+@retention.command(name="run")
+@click.option("--dry-run", is_flag=True, help="Count what would be purged; change nothing.")
+@json_option
+@click.pass_obj
+def run_retention(state: CliState, dry_run: bool) -> None:
+    """Run one sweep of the retention steps, in the seed's order, each capped at batchLimit."""
+    with open_app(state, providers=False) as app:
+        report = app.run_retention(dry_run=dry_run)
+    state.show(report.to_dict(), _print_report)
+
+
+def _print_report(data: dict[str, Any]) -> None:
+    verb = "would purge" if data["dry_run"] else "purged"
+    table = Table(title=f"Retention sweep at {data['now']}: {verb} {data['total']} row(s)")
+    table.add_column("step")
+    table.add_column("rows", justify="right")
+    for step, count in data["steps"].items():
+        table.add_row(step, str(count))
+    console().print(table)
+    if data["entities_removed"]:
+        click.echo(f"Orphan entities removed: {data['entities_removed']}")
+
+
+COMMANDS = (retention,)
