@@ -71,12 +71,10 @@ class Store:
                     # inputs, so no reader ever sees a committed write they lack.
                     sources.flush(conn)
             except BaseException:
-                conn.execute("ROLLBACK" if depth == 0 else f"ROLLBACK TO {name}")
-                if depth:
-                    conn.execute(f"RELEASE {name}")
+                _undo(conn, depth, name)
                 raise
             else:
-                conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+                _finish(conn, depth, name)
             finally:
                 self._local.depth = depth
 
@@ -112,3 +110,32 @@ class Store:
                 self._writer.close()
             except DatabaseError:
                 pass
+
+
+def _undo(conn: Connection, depth: int, name: str) -> None:
+    """Roll back after a failure, keeping the original error.
+
+    SQLite may already have rolled the transaction back itself (a full disk, an I/O error):
+    a second ROLLBACK would then raise "no transaction is active" and hide the real cause.
+    """
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK" if depth == 0 else f"ROLLBACK TO {name}")
+        if depth:
+            conn.execute(f"RELEASE {name}")
+    except DatabaseError:
+        pass  # the error being raised already says what went wrong
+
+
+def _finish(conn: Connection, depth: int, name: str) -> None:
+    """Commit (or release the savepoint); a failed COMMIT leaves no transaction open."""
+    try:
+        conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+    except BaseException:
+        if depth == 0 and conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except DatabaseError:
+                pass
+        raise
