@@ -252,10 +252,10 @@ runtime: {threads: 4}
     assert p.telemetry.memory_search_qa_enabled is True
     assert dataclasses.astuple(cfg.retention) == (60000, 1, 2, 3, 4, 5, 7, 6)
     assert dataclasses.astuple(cfg.embedding) == (
-        "ollama", "nomic-embed-text", 768, "http://127.0.0.1:11434", "MY_KEY", 8, 2, 5000,
+        "ollama", "nomic-embed-text", 768, "http://127.0.0.1:11434", "MY_KEY", 8, 2, 5000, "",
     )
     assert dataclasses.astuple(cfg.llm) == (
-        "command", "m", "http://x", 1000, 10, 2, ("claude", "-p"), "K", 64,
+        "command", "m", "http://x", 1000, 10, 2, ("claude", "-p"), "K", 64, "",
     )
     s = cfg.search
     assert (s.fusion, s.rrf_k, s.alpha, s.min_score, s.default_limit, s.max_limit) == (

@@ -37,6 +37,7 @@ from signet.providers.embedder import Embedder, make_embedder
 from signet.providers.llm import LLM, make_llm
 from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
+from signet.secret_store import SecretStore
 from signet.store import embeddings as emb_sql
 from signet.store import feedback as feedback_sql
 from signet.store import graph as graph_sql
@@ -720,6 +721,10 @@ class SignetApp:
     def embeddings_health(self) -> dict[str, Any]:
         return maintenance.embeddings_health(self)
 
+    def secret_store(self) -> SecretStore:
+        """The workspace's encrypted secrets (values resolved into providers only at open)."""
+        return SecretStore(self.config.workspace)
+
     def effective_config(self) -> dict[str, Any]:
         return effective_config(self.config)
 
@@ -802,24 +807,31 @@ def _scoped_write(
     return actor, fields, idempotency_key
 
 
-def _configured_embedder(config: Config) -> Embedder | None:
+def _api_key(config: Config, section: str) -> str:
+    """The section's API key: `api_key` (secret:NAME, resolved from the secret store now, at
+    start) or else the environment variable `api_key_env` names. Never logged."""
     import os
 
+    chosen = getattr(config, section)
+    if chosen.api_key:
+        return SecretStore(config.workspace).resolve(chosen.api_key, f"{section}.api_key")
+    return os.environ.get(chosen.api_key_env, "") if chosen.api_key_env else ""
+
+
+def _configured_embedder(config: Config) -> Embedder | None:
     e = config.embedding
     return make_embedder(
         e.provider, model=e.model, dimensions=e.dimensions, base_url=e.base_url,
-        api_key=os.environ.get(e.api_key_env, "") if e.api_key_env else "",
+        api_key=_api_key(config, "embedding") if e.provider in ("ollama", "openai") else "",
         timeout_s=e.timeout_ms / 1000, batch_size=e.batch_size, threads=e.threads,
     )
 
 
 def _configured_llm(config: Config, usage_sink: Any = None) -> LLM | None:
-    import os
-
     c = config.llm
     return make_llm(
         c.provider, model=c.model, base_url=c.base_url, timeout_ms=c.timeout_ms,
-        api_key=os.environ.get(c.api_key_env, "") if c.api_key_env else "",
+        api_key=_api_key(config, "llm") if c.provider != "none" else "",
         command=c.command, max_calls_per_hour=c.max_calls_per_hour, burst=c.burst,
         max_tokens=c.max_tokens, usage_sink=usage_sink,
     )

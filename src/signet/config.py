@@ -207,6 +207,9 @@ class EmbeddingConfig:
     batch_size: int = opt(32, "Texts embedded per call.", ge=1)
     threads: int = opt(1, "Threads for the local model.", ge=1)
     timeout_ms: int = opt(30_000, "Timeout for one remote embedding call, in ms.", ge=1)
+    api_key: str = opt(
+        "", "The API key as secret:NAME (the secret store, resolved at start); wins over api_key_env."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +227,9 @@ class LlmConfig:
     command: tuple[str, ...] = opt((), "For provider command: the argv run with the prompt on stdin.")
     api_key_env: str = opt("", "Environment variable holding the API key.")
     max_tokens: int = opt(1024, "Most tokens asked for per completion.", ge=1)
+    api_key: str = opt(
+        "", "The API key as secret:NAME (the secret store, resolved at start); wins over api_key_env."
+    )
 
 
 # --- recall -----------------------------------------------------------------------------------
@@ -699,6 +705,13 @@ def _check_consistency(cfg: Config, file: Path, lines: Mapping[tuple[str, ...], 
             "must not exceed max_limit",
         ),
     ]
+    for name in ("llm", "embedding"):
+        key = getattr(cfg, name).api_key
+        rules.append((
+            key == "" or key.startswith("secret:"), (name, "api_key"),
+            "must be a secret reference, secret:NAME (store the key with `signet secret set NAME`;"
+            " a plaintext key does not belong in agent.yaml)",
+        ))
     for ok, path, problem in rules:
         if not ok:
             line = lines.get(path)

@@ -24,6 +24,7 @@ from signet.cli import (
     memory_commands,
     pipeline_commands,
     retention_commands,
+    secret_commands,
     token_commands,
     workspace_commands,
 )
@@ -66,6 +67,7 @@ for _command in (
 cli.add_command(daemon_commands.daemon)
 cli.add_command(mcp_command.mcp)
 cli.add_command(token_commands.token)
+cli.add_command(secret_commands.secret)
 for _command in (
     *pipeline_commands.COMMANDS, *graph_commands.COMMANDS, *embed_commands.COMMANDS,
     *retention_commands.COMMANDS,

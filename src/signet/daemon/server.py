@@ -40,6 +40,7 @@ from signet.daemon import (
     routes_pipeline,
     routes_projection,
     routes_repair,
+    routes_secrets,
     routes_system,
     routes_telemetry,
     security,
@@ -78,6 +79,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_knowledge.router)
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection):
         api.include_router(module.router)
+    api.include_router(routes_secrets.router)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
     security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(BodyLimit)
