@@ -36,7 +36,7 @@ from signet.bench.metrics import percentile
 from signet.bench.perf import synthetic_corpus, synthetic_queries
 from signet.store.db import Store
 
-__all__ = ["run_load"]
+__all__ = ["Daemon", "run_load"]
 
 REMEMBER = "/api/memory/remember"
 RECALL = "/api/memory/recall"
@@ -80,7 +80,7 @@ def _one_run(workspace: Path, clients: int, seconds: float, embedder: str) -> di
     (workspace / "agent.yaml").write_text(
         f"embedding:\n  provider: {embedder}\nauth:\n  rate_limit_per_minute: {NO_RATE_LIMIT}\n"
     )
-    daemon = _Daemon(workspace)
+    daemon = Daemon(workspace)
     try:
         headers = daemon.wait_ready()
         logs = _drive(daemon.url, headers, clients, seconds)
@@ -177,7 +177,7 @@ def _report(
     }
 
 
-class _Daemon:
+class Daemon:
     """The daemon subprocess of one run."""
 
     def __init__(self, workspace: Path) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
+from signet.bench import cli_start, perf, retrieval
 from signet.bench import load as load_bench
-from signet.bench import perf, retrieval
 from signet.bench.metrics import format_table
 
 
@@ -34,7 +34,7 @@ def _progress(message: str) -> None:
 
 @click.group()
 def bench() -> None:
-    """Benchmarks: retrieval quality (locomo, memaware) and speed (write, recall, scale)."""
+    """Benchmarks: retrieval quality (locomo, memaware) and speed (write, recall, scale, cli)."""
 
 
 _mode = click.option("--mode", default="all", show_default=True,
@@ -149,6 +149,21 @@ def load(ctx: click.Context, clients: str, seconds: float, embedder: str, as_jso
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
     result = load_bench.run_load(counts, seconds, embedder=embedder, progress=_progress)
     _emit(ctx, as_json, result, load_bench.format_load(result))
+
+
+@bench.command(name="cli")
+@click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Processes timed per command.")
+@click.option("--embedder", type=click.Choice(cli_start.EMBEDDERS), default="local",
+              show_default=True, help="The daemon's embedding provider.")
+@_json
+@click.pass_context
+def cli_bench(ctx: click.Context, runs: int, embedder: str, as_json: bool) -> None:
+    """`signet --version` and `signet recall` against a running daemon, each a whole process:
+    wall time p50/p95 against the targets (150 ms, 300 ms)."""
+    _setup_threads()
+    result = cli_start.run_cli(runs, embedder=embedder, progress=_progress)
+    _emit(ctx, as_json, result, cli_start.format_cli(result))
 
 
 COMMANDS = [bench]

@@ -3,41 +3,93 @@
 Global options choose the workspace (`--workspace`, else $SIGNET_WORKSPACE, else ~/.agents) and
 the output (`--json`, also accepted after any command). Errors are translated in one place,
 `SignetGroup.invoke`: a `SignetError` from any command becomes its message on stderr and exit
-code 1; click keeps exit code 2 for usage errors. The commands live in modules named after what
-they act on (memories, the workspace, the daemon); this module only wires them together.
+code 1; click keeps exit code 2 for usage errors.
+
+The commands live in modules named after what they act on (memories, the workspace, the
+daemon). This module only names them: `COMMANDS` maps each command to the "module:attribute"
+that defines it and the line `signet --help` shows for it, and a command's module is imported
+only when that command runs. So `signet --version` and `signet --help` import neither the app,
+the model, numpy, networkx nor the benchmarks, and `signet recall` imports only the client
+side. Adding a command is one line in the table.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
 import click
 
 from signet import __version__
-from signet.cli import (
-    bench_commands,
-    daemon_commands,
-    embed_commands,
-    graph_commands,
-    mcp_command,
-    memory_commands,
-    pipeline_commands,
-    retention_commands,
-    secret_commands,
-    token_commands,
-    workspace_commands,
-)
-from signet.cli.state import CliState
-from signet.errors import SignetError
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+# name -> ("module:attribute", short help for `signet --help`). One line per command; the
+# short help is here so listing the commands needs no import (a test checks it matches).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("signet.cli.workspace_commands:init", "Create the workspace (directories, agent.yaml, identity files, database) if missing."),
+    "status": ("signet.cli.workspace_commands:status", "Show the workspace, the database, the embedder and whether a daemon serves them."),
+    "remember": ("signet.cli.memory_commands:remember", 'Store CONTENT as a memory ("-" reads it from stdin).'),
+    "recall": ("signet.cli.memory_commands:recall", "Find the memories that answer QUERY, with each channel's evidence."),
+    "get": ("signet.cli.memory_commands:get", "Show one memory by its full id."),
+    "list": ("signet.cli.memory_commands:list_memories", "List memories, newest first."),
+    "modify": ("signet.cli.memory_commands:modify", "Change fields of memory ID (a new version; the old content stays in its history)."),
+    "forget": ("signet.cli.memory_commands:forget", "Forget memory ID (soft delete: `signet recover` brings it back within the window)."),
+    "recover": ("signet.cli.memory_commands:recover", "Bring back a forgotten memory."),
+    "history": ("signet.cli.memory_commands:history", "Show every change to memory ID, oldest first."),
+    "bench": ("signet.cli.bench_commands:bench", "Benchmarks: retrieval quality (locomo, memaware) and speed (write, recall, scale, cli)."),
+    "daemon": ("signet.cli.daemon_commands:daemon", "Run and inspect the background daemon that owns the database."),
+    "mcp": ("signet.cli.mcp_command:mcp", "Serve the memory tools (memory_search, memory_store, ...) to an MCP client on stdio."),
+    "token": ("signet.cli.token_commands:token", "Create, list and revoke API tokens for the daemon."),
+    "jobs": ("signet.cli.pipeline_commands:jobs", "Inspect the pipeline's job queue and requeue dead jobs."),
+    "pipeline": ("signet.cli.pipeline_commands:pipeline", "Run the background pipeline's workers in this process."),
+    "graph": ("signet.cli.graph_commands:graph", "Inspect the knowledge graph: entities, communities, pins."),
+    "embed": ("signet.cli.embed_commands:embed", "Audit and backfill the stored vectors."),
+    "secret": ("signet.cli.secret_commands:secret", "Store API keys and URLs encrypted; reference them in agent.yaml as secret:NAME."),
+    "retention": ("signet.cli.retention_commands:retention", "Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """Import the module that defines command `name` and return the command."""
+    module_name, _, attribute = COMMANDS[name][0].partition(":")
+    command = getattr(importlib.import_module(module_name), attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{COMMANDS[name][0]} is not a click command")
+    return command
 
 
 class SignetGroup(click.Group):
-    """The edge where errors become exit codes: SignetError -> stderr message, exit 1."""
+    """Loads commands from `COMMANDS` on demand; the edge where errors become exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name not in COMMANDS:
+            return None
+        command = load_command(cmd_name)
+        self.commands[cmd_name] = command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The listing reads the table, so `--help` imports no command module.
+        limit = formatter.width - 6 - max(len(name) for name in self.list_commands(ctx))
+        rows = [(name, self._short_help(name, limit)) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _short_help(self, name: str, limit: int) -> str:
+        if name in self.commands:
+            return self.commands[name].get_short_help_str(limit)
+        return click.utils.make_default_short_help(COMMANDS[name][1], limit)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from signet.errors import SignetError
+
         try:
             return super().invoke(ctx)
         except SignetError as exc:
@@ -57,22 +109,9 @@ def cli(ctx: click.Context, workspace: Path | None, json_output: bool) -> None:
 
     Commands talk to the running daemon, or open the store in-process when none runs.
     """
+    from signet.cli.state import CliState
+
     ctx.obj = CliState(workspace=workspace, json=json_output)
-
-
-for _command in (
-    *workspace_commands.COMMANDS, *memory_commands.COMMANDS, *bench_commands.COMMANDS
-):
-    cli.add_command(_command)
-cli.add_command(daemon_commands.daemon)
-cli.add_command(mcp_command.mcp)
-cli.add_command(token_commands.token)
-cli.add_command(secret_commands.secret)
-for _command in (
-    *pipeline_commands.COMMANDS, *graph_commands.COMMANDS, *embed_commands.COMMANDS,
-    *retention_commands.COMMANDS,
-):
-    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:
