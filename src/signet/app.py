@@ -38,6 +38,7 @@ from signet.providers.llm import LLM, make_llm
 from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
 from signet.secret_store import SecretStore
+from signet.sessions.service import Sessions
 from signet.store import embeddings as emb_sql
 from signet.store import feedback as feedback_sql
 from signet.store import graph as graph_sql
@@ -92,6 +93,7 @@ class SignetApp:
     llm: LLM | None = None
     graph: KnowledgeGraph = field(init=False, repr=False)
     projection: ProjectionService = field(init=False, repr=False)
+    sessions: Sessions = field(init=False, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
     # usage sink feed it. The batch key signs batch-forget confirm tokens (signet/batch.py).
@@ -125,6 +127,9 @@ class SignetApp:
         app.llm = (
             _configured_llm(config, app.telemetry.record_llm) if llm == "config" else llm  # type: ignore[assignment]
         )
+        # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
+        app.sessions = Sessions(config, store)
+        recaller.transcripts = app.sessions.excerpts
         if app._search_qa_on():
             with store.write_tx() as conn:
                 qa_sql.ensure(conn)
@@ -431,6 +436,29 @@ class SignetApp:
             no_hits=no_hits, limit=limit, offset=offset,
         )
         return {"items": rows, "total": total, "limit": limit, "offset": offset}
+
+    # -- sessions and lineage (signet/sessions): thin, so a scoped facade can pass its scope -
+
+    def import_transcript(self, *, scope: MemoryScope | None = None, actor: Actor = Actor(),
+                          **request: Any) -> dict[str, Any]:
+        """Import a harness transcript (sessions/importer.py); see Sessions.import_transcript."""
+        self._check_mutable()
+        result = self.sessions.import_transcript(agent_id=actor.agent_id, scope=scope, **request)
+        return result.to_dict()
+
+    def session_list(self, *, scope: MemoryScope | None = None, **request: Any) -> dict[str, Any]:
+        return self.sessions.list(scope=scope, **request)
+
+    def session_show(
+        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        return self.sessions.show(session_id, scope=scope, project=project)
+
+    def session_search(
+        self, query: str, *, scope: MemoryScope | None = None, project: str | None = None,
+        limit: int = 10,
+    ) -> dict[str, Any]:
+        return self.sessions.search(query, scope=scope, project=project, limit=limit)
 
     # -- modify, forget, recover ------------------------------------------------------------
 

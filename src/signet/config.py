@@ -52,6 +52,7 @@ __all__ = [
     "RetentionConfig",
     "RuntimeConfig",
     "SearchConfig",
+    "SessionsConfig",
     "TelemetryConfig",
     "TraversalConfig",
     "CONFIG_FILE",
@@ -273,6 +274,21 @@ class SearchConfig:
     dampening: DampeningConfig = section(DampeningConfig)
 
 
+# --- sessions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsConfig:
+    """Session lineage: transcripts, summaries, thread heads and MEMORY.md (docs/sessions.md)."""
+
+    max_transcript_bytes: int = opt(
+        50_000_000, "Largest transcript file an import reads, in bytes.", ge=1
+    )
+    expand_messages: int = opt(
+        2, "Transcript messages shown either side of a recalled memory's match (expand).", ge=0
+    )
+
+
 # --- access -----------------------------------------------------------------------------------
 
 
@@ -333,6 +349,7 @@ class Config:
     network: NetworkConfig = section(NetworkConfig)
     telemetry: TelemetryConfig = section(TelemetryConfig)
     runtime: RuntimeConfig = section(RuntimeConfig)
+    sessions: SessionsConfig = section(SessionsConfig)
     # Not a setting: what loading noticed (unknown keys), so equality ignores it.
     warnings: tuple[str, ...] = field(default=(), compare=False)
 

@@ -31,6 +31,7 @@ import httpx
 import pytest
 
 from auth_tokens import auth, install_token, mcp_http
+from fakes.transcripts import claude_code
 from mcp import Client, StdioServerParameters
 from signet.app import SignetApp
 from signet.config import Config
@@ -40,7 +41,7 @@ from signet.providers.hash_embedder import HashEmbedder
 AGENT_YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
 TOOLS = {
     "memory_search", "memory_store", "memory_get", "memory_list", "memory_modify",
-    "memory_forget", "memory_feedback",
+    "memory_forget", "memory_feedback", "session_search",
 }
 
 
@@ -337,3 +338,52 @@ def test_one_query_gives_the_same_ids_through_http_mcp_and_the_cli(
     assert [hit["id"] for hit in over_mcp_http] == ids
     assert [hit["id"] for hit in over_mcp_stdio] == ids
     assert [hit["id"] for hit in over_cli] == ids
+
+
+def test_expand_returns_the_transcript_excerpt_through_http_mcp_and_the_cli(
+    workspace: Workspace, daemon: str
+) -> None:
+    turns = [
+        ("user", "Good morning, let us plan the week."),
+        ("assistant", "Sure, what is first?"),
+        ("user", "My sister Ines is visiting Lisbon in May."),
+        ("assistant", "Lovely, I will remember the Lisbon trip."),
+    ]
+    headers = workspace.headers()
+    imported = httpx.post(
+        f"{daemon}/api/sessions/sess-42/transcript", headers=headers,
+        json={"harness": "claude-code", "content": claude_code(turns, session_id="ignored")},
+    )
+    assert imported.status_code == 201, imported.text
+    httpx.post(
+        f"{daemon}/api/memory/remember", json={"content": "Ines visits Lisbon in May"},
+        headers={**headers, "X-Signet-Session": "sess-42"},
+    ).raise_for_status()
+    httpx.post(
+        f"{daemon}/api/memory/remember", json={"content": "Lisbon has steep hills"}, headers=headers,
+    ).raise_for_status()
+
+    def excerpts(hits: list[dict[str, Any]]) -> dict[str, str | None]:
+        return {hit["content"]: hit.get("transcript") for hit in hits}
+
+    over_http = httpx.post(
+        f"{daemon}/api/memory/recall", json={"query": "Lisbon", "expand": True}, headers=headers,
+    ).json()["results"]
+
+    async def search(client: Client) -> Any:
+        found = await call(client, "memory_search", query="Lisbon", expand=True)
+        sessions = await call(client, "session_search", query="sister Lisbon")
+        return found["results"], sessions["items"]
+
+    token = headers["Authorization"].removeprefix("Bearer ")
+    over_mcp, sessions = with_client(mcp_http(f"{daemon}/mcp", token), search)
+    over_cli = workspace.cli_json("recall", "Lisbon", "--expand")["results"]
+    # The message that said it, with sessions.expand_messages (2) messages either side.
+    expected = "\n".join(f"{'User' if r == 'user' else 'Assistant'}: {t}" for r, t in turns)
+    for hits in (over_http, over_mcp, over_cli):
+        got = excerpts(hits)
+        assert got["Lisbon has steep hills"] is None  # not from a session: nothing to expand
+        assert got["Ines visits Lisbon in May"] == expected
+    assert [s["session_id"] for s in sessions] == ["sess-42"]
+    without = workspace.cli_json("recall", "Lisbon")["results"]
+    assert all("transcript" not in hit for hit in without)

@@ -43,9 +43,20 @@ class Client(Protocol):
 
     def remember(self, content: str, fields: JSON) -> JSON: ...
 
-    def recall(self, query: str, *, limit: int, mode: str | None, filters: JSON) -> JSON:
-        """`mode` None: the workspace's `search.default_mode`."""
+    def recall(
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False
+    ) -> JSON:
+        """`mode` None: the workspace's `search.default_mode`. `expand`: the transcript
+        excerpt of each memory that came from a session."""
         ...
+
+    def import_transcript(self, session_id: str, body: JSON) -> JSON: ...
+
+    def sessions(self, *, limit: int, offset: int, filters: JSON) -> JSON: ...
+
+    def session(self, session_id: str, *, project: str | None) -> JSON: ...
+
+    def session_search(self, query: str, *, limit: int, project: str | None) -> JSON: ...
 
     def get(self, memory_id: str) -> JSON: ...
 
@@ -126,11 +137,31 @@ class DaemonClient:
     def remember(self, content: str, fields: JSON) -> JSON:
         return self._call("POST", "/api/memory/remember", json={"content": content, **fields})
 
-    def recall(self, query: str, *, limit: int, mode: str | None, filters: JSON) -> JSON:
+    def recall(
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False
+    ) -> JSON:
         body: JSON = {"query": query, "limit": limit, "filters": filters}
         if mode is not None:  # else the daemon's search.default_mode
             body["mode"] = mode
+        if expand:
+            body["expand"] = True
         return self._call("POST", "/api/memory/recall", json=body)
+
+    def import_transcript(self, session_id: str, body: JSON) -> JSON:
+        path = f"/api/sessions/{quote(session_id, safe='')}/transcript"
+        return self._call("POST", path, json=body)
+
+    def sessions(self, *, limit: int, offset: int, filters: JSON) -> JSON:
+        params = {"limit": limit, "offset": offset, **_present(**filters)}
+        return self._call("GET", "/api/sessions", params=params)
+
+    def session(self, session_id: str, *, project: str | None) -> JSON:
+        path = f"/api/sessions/{quote(session_id, safe='')}"
+        return self._call("GET", path, params=_present(project=project))
+
+    def session_search(self, query: str, *, limit: int, project: str | None) -> JSON:
+        params = {"q": query, "limit": limit, **_present(project=project)}
+        return self._call("GET", "/api/sessions/search", params=params)
 
     def get(self, memory_id: str) -> JSON:
         return self._call("GET", _memory_path(memory_id))
@@ -255,10 +286,27 @@ class LocalClient:
             "memory": result.memory.to_dict(),
         }
 
-    def recall(self, query: str, *, limit: int, mode: str | None, filters: JSON) -> JSON:
+    def recall(
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False
+    ) -> JSON:
         chosen = mode or self._cfg.search.default_mode
-        request = RecallQuery(query, limit=limit, mode=chosen, filters=_filters(filters))  # type: ignore[arg-type]
+        request = RecallQuery(
+            query, limit=limit, mode=chosen, filters=_filters(filters), expand=expand,  # type: ignore[arg-type]
+        )
         return self._open(embedder=chosen != "keyword").recall(request).to_dict()
+
+    def import_transcript(self, session_id: str, body: JSON) -> JSON:
+        app = self._open(embedder=False)
+        return app.import_transcript(actor=self.actor, session_id=session_id, **body)
+
+    def sessions(self, *, limit: int, offset: int, filters: JSON) -> JSON:
+        return self._open(embedder=False).session_list(limit=limit, offset=offset, **filters)
+
+    def session(self, session_id: str, *, project: str | None) -> JSON:
+        return self._open(embedder=False).session_show(session_id, project=project)
+
+    def session_search(self, query: str, *, limit: int, project: str | None) -> JSON:
+        return self._open(embedder=False).session_search(query, limit=limit, project=project)
 
     def get(self, memory_id: str) -> JSON:
         return self._open(embedder=False).get(memory_id).to_dict()

@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("signet.cli.graph_commands:graph", "Inspect the knowledge graph: entities, communities, pins."),
     "embed": ("signet.cli.embed_commands:embed", "Audit and backfill the stored vectors."),
     "secret": ("signet.cli.secret_commands:secret", "Store API keys and URLs encrypted; reference them in agent.yaml as secret:NAME."),
+    "session": ("signet.cli.session_commands:session", "Import harness transcripts; list, show and search sessions."),
     "retention": ("signet.cli.retention_commands:retention", "Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."),
 }
 

@@ -81,12 +81,13 @@ def remember(
 @click.option("--since", help="Only memories created at or after this ISO date.")
 @click.option("--until", help="Only memories created before this ISO date.")
 @click.option("--community", help="Only memories mentioning an entity of this community (id or name).")
+@click.option("--expand", is_flag=True, help="Show the transcript around memories from a session.")
 @json_option
 @click.pass_obj
 def recall(
     state: CliState, query: str, limit: int, mode: str | None, type_: str | None,
     tags: list[str] | None, who: str | None, project: str | None, since: str | None,
-    until: str | None, community: str | None,
+    until: str | None, community: str | None, expand: bool,
 ) -> None:
     """Find the memories that answer QUERY, with each channel's evidence."""
     filters = present(
@@ -94,7 +95,7 @@ def recall(
         community=community,
     )
     with state.connect() as client:
-        response = client.recall(query, limit=limit, mode=mode, filters=filters)
+        response = client.recall(query, limit=limit, mode=mode, filters=filters, expand=expand)
         state.show(response, output.print_recall)
 
 

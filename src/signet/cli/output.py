@@ -138,6 +138,9 @@ def print_recall(response: JSON) -> None:
         )
     out = console()
     out.print(table)
+    for rank, hit in enumerate(response["results"], start=1):
+        if hit.get("transcript"):  # recall --expand: where in its session the memory came from
+            out.print(Text(f"#{rank} in its session:\n{hit['transcript']}\n"))
     meta = response.get("meta") or {}
     total_ms = (meta.get("timings") or {}).get("total")
     line = f"{meta.get('count', len(response['results']))} result(s), method {response['method']}"

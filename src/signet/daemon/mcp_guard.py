@@ -39,6 +39,7 @@ TOOL_PERMISSIONS: dict[str, str] = {
     "memory_modify": "modify",
     "memory_forget": "forget",
     "memory_feedback": "remember",
+    "session_search": "recall",
 }
 READ_TOOL_PERMISSIONS = frozenset({"recall", "diagnostics", "analytics"})
 
@@ -93,7 +94,8 @@ class ScopedApp:
     """The memory operations of one SignetApp, each called with a fixed scope."""
 
     SCOPED = frozenset(
-        {"get", "list", "recall", "remember", "modify", "forget", "recover", "history", "feedback"}
+        {"get", "list", "recall", "remember", "modify", "forget", "recover", "history", "feedback",
+         "session_search"}
     )
 
     def __init__(self, app: SignetApp, scope: MemoryScope) -> None:

@@ -41,6 +41,7 @@ from signet.daemon import (
     routes_projection,
     routes_repair,
     routes_secrets,
+    routes_sessions,
     routes_system,
     routes_telemetry,
     security,
@@ -77,6 +78,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_memory.router)
     api.include_router(routes_feedback.router)
     api.include_router(routes_knowledge.router)
+    api.include_router(routes_sessions.router)  # transcripts, sessions (signet/sessions)
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection):
         api.include_router(module.router)
     api.include_router(routes_secrets.router)

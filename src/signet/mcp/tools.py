@@ -50,6 +50,7 @@ def build_server(backend: Backend) -> MCPServer:
     def memory_search(
         query: str, limit: int = 10, mode: Mode | None = None, type: str | None = None,
         tags: list[str] | None = None, project: str | None = None, community: str | None = None,
+        expand: bool = False,
     ) -> JSON:
         """Search long-term memory for what answers `query` (a question or keywords).
 
@@ -58,10 +59,22 @@ def build_server(backend: Backend) -> MCPServer:
         meaning and the knowledge graph; the default unless configured otherwise), "hybrid"
         (keywords and meaning), "keyword" or "vector". Filters: `type` (fact, preference,
         decision, ...), `tags` (all must match), `project`, `community` (a community id or name
-        from the knowledge graph: only memories about its entities).
+        from the knowledge graph: only memories about its entities). `expand`: each memory
+        that came from a past session also carries "transcript", the conversation around it.
         """
         filters = _present(type=type, tags=tags, project=project, community=community)
-        return _answer(backend.recall, query, limit=limit, mode=mode, filters=filters)
+        return _answer(
+            backend.recall, query, limit=limit, mode=mode, filters=filters, expand=expand
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    def session_search(query: str, limit: int = 10, project: str | None = None) -> JSON:
+        """Find past sessions (whole conversations) whose words match `query`.
+
+        Returns {"items": [session + {"score", "snippet"}], "query"}, best first: use it to
+        find when something was discussed; memory_search finds the facts themselves.
+        """
+        return _answer(backend.session_search, query, limit=limit, project=project)
 
     @server.tool(annotations=WRITES)
     def memory_store(

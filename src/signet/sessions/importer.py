@@ -1,0 +1,201 @@
+"""Importing a harness transcript: lossless, idempotent, append-only.
+
+`import_transcript` parses the harness's file (lineage/formats.py) and keeps two files under
+`memory/transcripts/{harness}/`: the cleaned conversation as JSONL (one message per line, tool
+output and thinking left out) and the original byte for byte (`raw/`). The session_transcripts
+row records the hashes, the message count, the times and the paths; its cleaned text feeds the
+session search index.
+
+Re-importing:
+- the same original (same hash): nothing changes ("unchanged");
+- a longer version whose messages begin with the stored ones: the new messages are appended
+  ("appended"); the original is replaced by the longer one, which contains it;
+- an older, shorter version: nothing changes ("unchanged");
+- a version that differs inside the stored part (a harness rewrote its history): the stored
+  messages stay, the new tail after the common part is appended, and the previous original is
+  kept beside the new one under its hash ("diverged"). Nothing imported is ever dropped.
+
+Files are written whole (lineage/files.py) before the row that points at them is committed, so a
+crash leaves at worst a file the row does not count yet; the next import rewrites it. Imports
+of one workspace are serialised by a lock: two harness hooks firing at once must not both
+believe they create the session.
+
+An ended import (the default: the session-end hook) closes the session and queues its summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from signet.errors import InvalidInput
+from signet.lineage.files import read_messages, safe_name, write_atomic, write_messages
+from signet.lineage.formats import Message, Parsed, parse
+from signet.store import sessions as sessions_sql
+from signet.store.db import Store
+from signet.store.sessions import SessionRow
+from signet.types import utc_now
+
+__all__ = ["ImportResult", "Importer", "render"]
+
+MAX_SESSION_ID = 200
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    session: SessionRow
+    status: str  # created | appended | unchanged | diverged
+    added: int
+    summary_job: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session.to_dict(), "status": self.status, "added": self.added,
+            "summary_job": self.summary_job,
+        }
+
+
+def render(messages: list[Message]) -> str:
+    """The cleaned text: one "User: ..." / "Assistant: ..." paragraph per message."""
+    return "\n".join(f"{'User' if m.role == 'user' else 'Assistant'}: {m.text}" for m in messages)
+
+
+@dataclass
+class Importer:
+    store: Store
+    workspace: Path
+    max_attempts: int = 3
+
+    def run(
+        self, *, harness: str, text: str, session_id: str | None, project: str | None,
+        agent_id: str, ended: bool = True,
+    ) -> ImportResult:
+        parsed = parse(harness, text)
+        sid = _session_id(session_id or parsed.session_id)
+        key = sessions_sql.session_key(agent_id, project, sid)
+        raw_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        with _LOCK:
+            existing = sessions_sql.get(self.store.reader(), key)
+            if existing is None:
+                row = self._create(key, sid, harness, project, agent_id, parsed, text, raw_hash, ended)
+                return self._commit(row, None, "created", len(parsed.messages), ended)
+            return self._update(existing, parsed, text, raw_hash, ended)
+
+    # -- first import ---------------------------------------------------------------------
+
+    def _create(
+        self, key: str, sid: str, harness: str, project: str | None, agent_id: str,
+        parsed: Parsed, text: str, raw_hash: str, ended: bool,
+    ) -> SessionRow:
+        now = utc_now()
+        stem = f"{safe_name(sid)}--{key[3:11]}"
+        path = Path("memory") / "transcripts" / safe_name(harness) / f"{stem}.jsonl"
+        raw_path = path.parent / "raw" / f"{stem}.orig"
+        write_atomic(self.workspace / raw_path, text)
+        write_messages(self.workspace / path, parsed.messages)
+        last = parsed.last_at or now
+        return SessionRow(
+            session_key=key, session_id=sid, agent_id=agent_id, project=project, harness=harness,
+            content=render(parsed.messages), raw_hash=raw_hash,
+            content_hash=_digest(parsed.messages), message_count=len(parsed.messages),
+            started_at=parsed.started_at or now, last_event_at=last,
+            ended_at=last if ended else None, path=str(path), raw_path=str(raw_path),
+            summary_status=None, created_at=now, updated_at=now,
+        )
+
+    # -- later imports --------------------------------------------------------------------
+
+    def _update(
+        self, existing: SessionRow, parsed: Parsed, text: str, raw_hash: str, ended: bool
+    ) -> ImportResult:
+        if existing.raw_hash == raw_hash:
+            return self._commit(existing, existing, "unchanged", 0, ended)
+        stored = self._stored_messages(existing)
+        new = parsed.messages
+        common = _common_prefix(stored, new)
+        if common == len(new):  # the same messages, or an older, shorter version
+            if len(new) == len(stored):
+                write_atomic(self.workspace / (existing.raw_path or ""), text)
+                existing = replace(existing, raw_hash=raw_hash)
+            return self._commit(existing, existing, "unchanged", 0, ended)
+        status = "appended" if common == len(stored) else "diverged"
+        if status == "diverged":
+            self._keep_previous_raw(existing)
+        merged = stored + new[common:]
+        write_atomic(self.workspace / (existing.raw_path or ""), text)
+        write_messages(self.workspace / (existing.path or ""), merged)
+        last = parsed.last_at or utc_now()
+        row = replace(
+            existing, content=render(merged), raw_hash=raw_hash, content_hash=_digest(merged),
+            message_count=len(merged), last_event_at=max(last, existing.last_event_at or last),
+            ended_at=last if ended else None, updated_at=utc_now(),
+        )
+        return self._commit(row, existing, status, len(new) - common, ended)
+
+    def _stored_messages(self, row: SessionRow) -> list[Message]:
+        found = read_messages(self.workspace / (row.path or ""), row.message_count)
+        if found is None or len(found) < row.message_count:
+            # The cleaned file is gone or damaged: the row's text still holds every message.
+            found = parse("generic", row.content).messages
+        return found
+
+    def _keep_previous_raw(self, row: SessionRow) -> None:
+        current = self.workspace / (row.raw_path or "")
+        if current.is_file():
+            kept = current.with_name(f"{current.stem}.{(row.raw_hash or 'old')[:12]}.orig")
+            write_atomic(kept, current.read_bytes())
+
+    # -- the row ----------------------------------------------------------------------------
+
+    def _commit(
+        self, row: SessionRow, before: SessionRow | None, status: str, added: int, ended: bool
+    ) -> ImportResult:
+        now = utc_now()
+        job = None
+        with self.store.write_tx() as conn:
+            if before is None:
+                sessions_sql.insert(conn, row)
+            else:
+                if ended and row.ended_at is None:
+                    row = replace(row, ended_at=row.last_event_at or now)
+                sessions_sql.update(
+                    conn, row.session_key, content=row.content, raw_hash=row.raw_hash,
+                    content_hash=row.content_hash, message_count=row.message_count,
+                    last_event_at=row.last_event_at, ended_at=row.ended_at, updated_at=now,
+                )
+            if ended and (status != "unchanged" or before is None or before.ended_at is None):
+                job = sessions_sql.enqueue_summary(
+                    conn, row, trigger="session_end", now=now, max_attempts=self.max_attempts
+                )
+            stored = sessions_sql.get(conn, row.session_key)
+        assert stored is not None
+        return ImportResult(stored, status, added, job)
+
+
+def _session_id(value: str | None) -> str:
+    if value is None or not value.strip():
+        raise InvalidInput("the session id is unknown: the transcript names none; pass one")
+    value = value.strip()
+    if len(value) > MAX_SESSION_ID:
+        raise InvalidInput(f"session id is {len(value)} characters; the maximum is {MAX_SESSION_ID}")
+    return value
+
+
+def _common_prefix(old: list[Message], new: list[Message]) -> int:
+    count = 0
+    for a, b in zip(old, new, strict=False):
+        if (a.role, a.text) != (b.role, b.text):
+            break
+        count += 1
+    return count
+
+
+def _digest(messages: list[Message]) -> str:
+    h = hashlib.sha256()
+    for m in messages:
+        h.update(f"{m.role}\x1f{m.text}\x1e".encode())
+    return h.hexdigest()

@@ -1,0 +1,195 @@
+"""The sessions service: what adapters ask of the lineage, each call checked against the
+caller's scope.
+
+- `import_transcript`: a harness transcript in (sessions/importer.py);
+- `list`, `show`, `search`: sessions by recency, one session with its messages and summaries,
+  sessions by content (BM25 over the cleaned text);
+- `excerpts`: the recall `expand` hook, the transcript around each recalled memory that came
+  from a session.
+
+Scope: a caller scoped to an agent and/or project (MemoryScope) sees only sessions of that agent
+and project; everything else answers exactly as if it did not exist. A scoped caller imports
+into its own agent and project, and only as content: reading a file named by `path` is for
+unscoped (local) callers, since the daemon would otherwise read any file it can for a token
+holder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from signet.config import Config
+from signet.errors import Forbidden, InvalidInput, NotFound
+from signet.lineage.excerpt import excerpt
+from signet.lineage.files import read_messages
+from signet.lineage.formats import HARNESSES, Message, parse
+from signet.sessions.importer import Importer, ImportResult
+from signet.store import sessions as sessions_sql
+from signet.store.connection import Connection
+from signet.store.db import Store
+from signet.store.sessions import SessionRow
+from signet.types import Memory, MemoryScope
+
+__all__ = ["Sessions"]
+
+
+@dataclass
+class Sessions:
+    config: Config
+    store: Store
+
+    @property
+    def workspace(self) -> Path:
+        return self.config.workspace
+
+    # -- import -----------------------------------------------------------------------------
+
+    def import_transcript(
+        self, *, harness: Any, session_id: str | None = None, path: Any = None,
+        content: Any = None, project: Any = None, ended: bool = True, agent_id: str = "default",
+        scope: MemoryScope | None = None,
+    ) -> ImportResult:
+        """Import a transcript given as `content` or as a file `path` (exactly one)."""
+        if not isinstance(harness, str) or harness not in HARNESSES:
+            raise InvalidInput(f"unknown harness {harness!r} (one of {', '.join(HARNESSES)})")
+        if (path is None) == (content is None):
+            raise InvalidInput("give exactly one of path or content")
+        if project is not None and (not isinstance(project, str) or not project.strip()):
+            raise InvalidInput("project must be a non-empty string")
+        if scope is not None:
+            if path is not None:
+                raise Forbidden("a scoped token imports transcripts as content, not by path")
+            if scope.project is not None and project not in (None, scope.project):
+                raise Forbidden(f"this token may write only to project {scope.project!r}")
+            project = scope.project or project
+            agent_id = scope.agent_id or agent_id
+        text = self._read(path) if path is not None else _text(content, self.config)
+        importer = Importer(self.store, self.workspace, self.config.pipeline.max_attempts)
+        return importer.run(
+            harness=harness, text=text, session_id=session_id, project=project,
+            agent_id=agent_id, ended=ended,
+        )
+
+    def _read(self, path: Any) -> str:
+        if not isinstance(path, str) or not path.strip():
+            raise InvalidInput("path must be a non-empty string")
+        file = Path(path).expanduser()
+        if not file.is_file():
+            raise InvalidInput(f"{path}: no such file")
+        limit = self.config.sessions.max_transcript_bytes
+        size = file.stat().st_size
+        if size > limit:
+            raise InvalidInput(f"{path}: {size} bytes; the maximum is {limit} (sessions.max_transcript_bytes)")
+        try:
+            return file.read_text("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except OSError as exc:
+            raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def list(
+        self, *, scope: MemoryScope | None = None, project: str | None = None,
+        harness: str | None = None, limit: int = 50, offset: int = 0,
+    ) -> dict[str, Any]:
+        if not 1 <= limit <= 1000 or offset < 0:
+            raise InvalidInput("limit must be between 1 and 1000 and offset not negative")
+        agent, project = _narrowed(scope, project)
+        rows, total = sessions_sql.list_page(
+            self.store.reader(), agent_id=agent, project=project, harness=harness,
+            limit=limit, offset=offset,
+        )
+        return {"items": [r.to_dict() for r in rows], "total": total, "limit": limit, "offset": offset}
+
+    def get(
+        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None
+    ) -> SessionRow:
+        agent, project = _narrowed(scope, project)
+        conn = self.store.reader()
+        found = sessions_sql.find(conn, session_id, agent_id=agent, project=project)
+        if not found:
+            row = sessions_sql.get(conn, session_id)  # a session key works too
+            if row is not None and _inside(row, agent, project):
+                return row
+            raise NotFound(f"session {session_id} not found")
+        return found[0]
+
+    def show(
+        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        row = self.get(session_id, scope=scope, project=project)
+        data = row.to_dict()
+        data["messages"] = [m.to_dict() for m in self.messages(row)]
+        return data
+
+    def messages(self, row: SessionRow) -> list[Message]:
+        found = read_messages(self.workspace / (row.path or ""), row.message_count)
+        if found is None or len(found) < row.message_count:
+            return parse("generic", row.content).messages if row.content.strip() else []
+        return found
+
+    def search(
+        self, query: str, *, scope: MemoryScope | None = None, project: str | None = None,
+        limit: int = 10,
+    ) -> dict[str, Any]:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query must be a non-empty string")
+        if not 1 <= limit <= 200:
+            raise InvalidInput("limit must be between 1 and 200")
+        agent, project = _narrowed(scope, project)
+        found = sessions_sql.search(
+            self.store.reader(), query, agent_id=agent, project=project, limit=limit
+        )
+        items = [{**row.to_dict(), "score": round(score, 6), "snippet": snip} for row, score, snip in found]
+        return {"items": items, "query": query}
+
+    # -- recall expand ----------------------------------------------------------------------
+
+    def excerpts(self, conn: Connection, memories: Sequence[Memory]) -> dict[str, str]:
+        """Memory id -> the transcript around it, for memories that came from a session (their
+        session_id, or a source_id naming the session). Recall has already authorised the
+        memories; a memory only ever reaches a session of its own agent and project."""
+        pairs = {
+            (m.agent_id, sid, m.project)
+            for m in memories for sid in (m.session_id, m.source_id) if sid
+        }
+        sessions = sessions_sql.for_memories(conn, sorted(pairs, key=lambda p: (p[0], p[1], p[2] or "")))
+        cache: dict[str, list[Message]] = {}
+        out: dict[str, str] = {}
+        around = self.config.sessions.expand_messages
+        for memory in memories:
+            for sid in (memory.session_id, memory.source_id):
+                row = sessions.get((memory.agent_id, sid)) if sid else None
+                if row is None:
+                    continue
+                if row.session_key not in cache:
+                    cache[row.session_key] = self.messages(row)
+                out[memory.id] = excerpt(cache[row.session_key], memory.content, around)
+                break
+        return out
+
+
+def _narrowed(scope: MemoryScope | None, project: str | None) -> tuple[str | None, str | None]:
+    """(agent, project) a read may see: the scope's, and a project filter inside it."""
+    if scope is None:
+        return None, project
+    if scope.project is not None and project not in (None, scope.project):
+        raise Forbidden(f"this token is scoped to project {scope.project!r}")
+    return scope.agent_id, scope.project or project
+
+
+def _inside(row: SessionRow, agent: str | None, project: str | None) -> bool:
+    return (agent is None or row.agent_id == agent) and (project is None or row.project == project)
+
+
+def _text(content: Any, config: Config) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput("content must be a string (the transcript's text)")
+    limit = config.sessions.max_transcript_bytes
+    if len(content.encode("utf-8")) > limit:
+        raise InvalidInput(f"content is larger than {limit} bytes (sessions.max_transcript_bytes)")
+    return content

@@ -1,0 +1,298 @@
+"""SQL for sessions: the lossless transcripts (session_transcripts) and the summary queue
+(summary_jobs), migration 030.
+
+A session's identity is (agent, project, harness session id); `session_key` is a digest of the
+three, so a session imported under one scope never shares a row, a file or a job with another
+scope's session of the same id. Every read takes the caller's scope (agent and/or project, None
+for no constraint) into its WHERE clause, so a scoped caller cannot learn that another scope's
+session exists.
+
+summary_jobs is a durable queue of its own with the memory_jobs lifecycle (store/jobs.py):
+pending -> leased -> completed, or back to pending on failure until the last attempt, then
+dead. One live (pending or leased) job per session: enqueueing another is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from signet.store.connection import Connection, Row
+from signet.store.fts import match_expression
+from signet.types import format_ts, parse_ts
+
+MAX_ERROR_CHARS = 2000
+
+
+def session_key(agent_id: str, project: str | None, session_id: str) -> str:
+    digest = hashlib.sha256(f"{agent_id}\x1f{project or ''}\x1f{session_id}".encode()).hexdigest()
+    return f"sk_{digest[:24]}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    session_key: str
+    session_id: str
+    agent_id: str
+    project: str | None
+    harness: str | None
+    content: str
+    raw_hash: str | None
+    content_hash: str | None
+    message_count: int
+    started_at: str | None
+    last_event_at: str | None
+    ended_at: str | None
+    path: str | None
+    raw_path: str | None
+    summary_status: str | None
+    created_at: str
+    updated_at: str | None
+
+    def to_dict(self, *, with_content: bool = False) -> dict[str, Any]:
+        data = {n: getattr(self, n) for n in self.__dataclass_fields__ if n != "content"}
+        if with_content:
+            data["content"] = self.content
+        return data
+
+
+_COLUMNS = ", ".join(SessionRow.__dataclass_fields__)
+
+
+def _row(row: Row) -> SessionRow:
+    return SessionRow(**{name: row[name] for name in SessionRow.__dataclass_fields__})
+
+
+def _scope_sql(agent_id: str | None, project: str | None) -> tuple[str, tuple[Any, ...]]:
+    return (
+        "(? IS NULL OR agent_id = ?) AND (? IS NULL OR project = ?)",
+        (agent_id, agent_id, project, project),
+    )
+
+
+def get(conn: Connection, key: str) -> SessionRow | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM session_transcripts WHERE session_key = ?", (key,)
+    ).fetchone()
+    return _row(row) if row else None
+
+
+def find(
+    conn: Connection, session_id: str, *, agent_id: str | None, project: str | None
+) -> list[SessionRow]:
+    """Sessions with this harness id inside the scope, newest first."""
+    where, args = _scope_sql(agent_id, project)
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM session_transcripts WHERE session_id = ? AND {where}"
+        " ORDER BY created_at DESC, session_key",
+        (session_id, *args),
+    ).fetchall()
+    return [_row(r) for r in rows]
+
+
+def insert(conn: Connection, row: SessionRow) -> None:
+    marks = ",".join("?" * len(SessionRow.__dataclass_fields__))
+    conn.execute(
+        f"INSERT INTO session_transcripts ({_COLUMNS}) VALUES ({marks})",
+        tuple(getattr(row, n) for n in SessionRow.__dataclass_fields__),
+    )
+
+
+def update(conn: Connection, key: str, **columns: Any) -> None:
+    sets = ", ".join(f"{name} = ?" for name in columns)
+    conn.execute(
+        f"UPDATE session_transcripts SET {sets} WHERE session_key = ?", (*columns.values(), key)
+    )
+
+
+def list_page(
+    conn: Connection, *, agent_id: str | None, project: str | None, harness: str | None,
+    limit: int, offset: int,
+) -> tuple[list[SessionRow], int]:
+    where, args = _scope_sql(agent_id, project)
+    where += " AND (? IS NULL OR harness = ?)"
+    args = (*args, harness, harness)
+    total = conn.execute(f"SELECT COUNT(*) FROM session_transcripts WHERE {where}", args).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM session_transcripts WHERE {where}"
+        " ORDER BY COALESCE(last_event_at, created_at) DESC, session_key LIMIT ? OFFSET ?",
+        (*args, limit, offset),
+    ).fetchall()
+    return [_row(r) for r in rows], int(total)
+
+
+def search(
+    conn: Connection, query: str, *, agent_id: str | None, project: str | None, limit: int
+) -> list[tuple[SessionRow, float, str]]:
+    """Sessions whose cleaned text matches `query` (BM25, best first) with a short snippet."""
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    where, args = _scope_sql(agent_id, project)
+    rows = conn.execute(
+        f"SELECT {', '.join('t.' + c for c in SessionRow.__dataclass_fields__)},"
+        " bm25(session_transcripts_fts) AS score,"
+        " snippet(session_transcripts_fts, 0, '[', ']', ' ... ', 16) AS snip"
+        " FROM session_transcripts_fts JOIN session_transcripts t"
+        " ON t.rowid = session_transcripts_fts.rowid"
+        f" WHERE session_transcripts_fts MATCH ? AND {where.replace('agent_id', 't.agent_id').replace('project', 't.project')}"
+        " ORDER BY score LIMIT ?",
+        (expression, *args, limit),
+    ).fetchall()
+    return [(_row(r), -float(r["score"]), r["snip"]) for r in rows]
+
+
+def for_memories(
+    conn: Connection, pairs: list[tuple[str, str, str | None]]
+) -> dict[tuple[str, str], SessionRow]:
+    """(agent, session id, memory project) -> the session those memories came from. A memory
+    with a project only ever reaches a session of that project, so the excerpt shown never
+    comes from outside the memory's own scope."""
+    found: dict[tuple[str, str], SessionRow] = {}
+    for agent_id, session_id, project in pairs:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM session_transcripts WHERE agent_id = ? AND session_id = ?"
+            " AND (? IS NULL OR project = ?) ORDER BY created_at DESC LIMIT 1",
+            (agent_id, session_id, project, project),
+        ).fetchone()
+        if row:
+            found[(agent_id, session_id)] = _row(row)
+    return found
+
+
+def open_idle(conn: Connection, before: str, limit: int = 100) -> list[SessionRow]:
+    """Sessions with no end whose last event is older than `before`."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM session_transcripts WHERE ended_at IS NULL"
+        " AND last_event_at < ? ORDER BY last_event_at LIMIT ?",
+        (before, limit),
+    ).fetchall()
+    return [_row(r) for r in rows]
+
+
+# -- summary_jobs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryJob:
+    id: str
+    session_key: str
+    session_id: str | None
+    trigger: str
+    harness: str | None
+    project: str | None
+    agent_id: str
+    status: str
+    attempts: int
+    max_attempts: int
+    leased_at: str | None
+    error: str | None
+    result: str | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {n: getattr(self, n) for n in self.__dataclass_fields__}
+        data["result"] = json.loads(self.result) if self.result else None
+        return data
+
+
+_JOB_COLUMNS = ", ".join(SummaryJob.__dataclass_fields__)
+
+
+def _job(row: Row) -> SummaryJob:
+    return SummaryJob(**{name: row[name] for name in SummaryJob.__dataclass_fields__})
+
+
+def enqueue_summary(
+    conn: Connection, session: SessionRow, *, trigger: str, now: str, max_attempts: int = 3
+) -> str | None:
+    """A pending summary job for `session`; None when one is already pending or leased."""
+    live = conn.execute(
+        "SELECT 1 FROM summary_jobs WHERE session_key = ? AND status IN ('pending', 'leased')",
+        (session.session_key,),
+    ).fetchone()
+    if live:
+        return None
+    job_id = uuid.uuid4().hex
+    conn.execute(
+        "INSERT INTO summary_jobs (id, session_key, session_id, trigger, harness, project,"
+        " agent_id, status, max_attempts, captured_at, started_at, ended_at, created_at,"
+        " updated_at) VALUES (?,?,?,?,?,?,?,'pending',?,?,?,?,?,?)",
+        (job_id, session.session_key, session.session_id, trigger, session.harness,
+         session.project, session.agent_id, max_attempts, now, session.started_at,
+         session.ended_at, now, now),
+    )
+    return job_id
+
+
+def lease_summary(conn: Connection, now: str) -> SummaryJob | None:
+    """Claim the oldest pending job (one statement, inside the caller's write transaction)."""
+    row = conn.execute(
+        f"UPDATE summary_jobs SET status = 'leased', attempts = attempts + 1, leased_at = ?,"
+        " updated_at = ? WHERE id = (SELECT id FROM summary_jobs WHERE status = 'pending'"
+        f" ORDER BY created_at, id LIMIT 1) RETURNING {_JOB_COLUMNS}",
+        (now, now),
+    ).fetchone()
+    return _job(row) if row else None
+
+
+def get_summary_job(conn: Connection, job_id: str) -> SummaryJob | None:
+    row = conn.execute(f"SELECT {_JOB_COLUMNS} FROM summary_jobs WHERE id = ?", (job_id,)).fetchone()
+    return _job(row) if row else None
+
+
+def owns_summary(conn: Connection, job: SummaryJob) -> bool:
+    current = get_summary_job(conn, job.id)
+    return (
+        current is not None and current.status == "leased" and current.attempts == job.attempts
+        and current.leased_at == job.leased_at
+    )
+
+
+def complete_summary(conn: Connection, job_id: str, result: dict[str, Any], now: str) -> None:
+    conn.execute(
+        "UPDATE summary_jobs SET status = 'completed', result = ?, completed_at = ?,"
+        " updated_at = ? WHERE id = ?",
+        (json.dumps(result), now, now, job_id),
+    )
+
+
+def fail_summary(conn: Connection, job: SummaryJob, error: str, now: str) -> str:
+    status = "dead" if job.attempts >= job.max_attempts else "pending"
+    conn.execute(
+        "UPDATE summary_jobs SET status = ?, error = ?, leased_at = NULL, updated_at = ?"
+        " WHERE id = ?",
+        (status, error[:MAX_ERROR_CHARS], now, job.id),
+    )
+    return status
+
+
+def reap_summary_leases(conn: Connection, now: str, timeout_ms: int) -> int:
+    cutoff = format_ts(parse_ts(now) - timedelta(milliseconds=timeout_ms))
+    cursor = conn.execute(
+        "UPDATE summary_jobs SET status = 'pending', leased_at = NULL, updated_at = ?"
+        " WHERE status = 'leased' AND leased_at < ?",
+        (now, cutoff),
+    )
+    return cursor.rowcount
+
+
+def summary_jobs(
+    conn: Connection, *, agent_id: str | None, project: str | None, status: str | None, limit: int
+) -> list[SummaryJob]:
+    where, args = _scope_sql(agent_id, project)
+    rows = conn.execute(
+        f"SELECT {_JOB_COLUMNS} FROM summary_jobs WHERE {where} AND (? IS NULL OR status = ?)"
+        " ORDER BY created_at DESC LIMIT ?",
+        (*args, status, status, limit),
+    ).fetchall()
+    return [_job(r) for r in rows]
+
+
+def summary_counts(conn: Connection) -> dict[str, int]:
+    rows = conn.execute("SELECT status, COUNT(*) FROM summary_jobs GROUP BY status").fetchall()
+    return {r[0]: int(r[1]) for r in rows}

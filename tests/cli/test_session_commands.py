@@ -1,0 +1,50 @@
+"""`signet session import|list|show|search` as real subprocesses on a tmp workspace (no daemon:
+the CLI opens the store in-process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from fakes.transcripts import claude_code, codex
+
+QUIET = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
+
+
+def run(workspace: Path, *args: str) -> Any:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "SIGNET_PORT": str(port),
+           "HOME": str(workspace.parent), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "signet", *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+    return done
+
+
+def test_session_import_list_show_and_search_from_the_shell(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(QUIET, "utf-8")
+    file = tmp_path / "rollout.jsonl"
+    file.write_text(codex([("user", "Our robot is named Tobor."), ("assistant", "Hello Tobor.")]), "utf-8")
+    first = run(ws, "--json", "session", "import", str(file), "--harness", "codex", "--project", "lab")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["status"] == "created"
+    again = run(ws, "session", "import", str(file), "--harness", "codex", "--project", "lab")
+    assert again.returncode == 0 and again.stdout.startswith("unchanged: session 019a2d7a-codex")
+    listed = json.loads(run(ws, "session", "list", "--json").stdout)
+    assert [s["session_id"] for s in listed["items"]] == ["019a2d7a-codex"]
+    shown = json.loads(run(ws, "session", "show", "019a2d7a-codex", "--json").stdout)
+    assert [m["text"] for m in shown["messages"]] == ["Our robot is named Tobor.", "Hello Tobor."]
+    found = json.loads(run(ws, "session", "search", "Tobor", "--json").stdout)
+    assert found["items"][0]["project"] == "lab"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(claude_code([("user", "x")]).replace("{", "[", 1), "utf-8")
+    refused = run(ws, "session", "import", str(bad), "--harness", "claude-code", "--session-id", "b")
+    assert refused.returncode == 1 and "line 1 is not valid JSON" in refused.stderr

@@ -1,0 +1,77 @@
+"""The session routes over real HTTP: import (content and path), idempotency, listing, search,
+clear errors, and scoped tokens that see nothing of other scopes' sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auth_tokens import auth, issue
+from fakes.transcripts import claude_code, conversation
+
+TURNS = [("user", "The staging cluster is called Heron."), ("assistant", "Heron, noted.")]
+
+
+def test_a_transcript_posted_twice_is_stored_once_and_listed(serve) -> None:
+    s = serve()
+    body = {"harness": "claude-code", "content": claude_code(TURNS), "project": "infra"}
+    first = s.client.post("/api/sessions/abc/transcript", json=body)
+    again = s.client.post("/api/sessions/abc/transcript", json=body)
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["status"] == "unchanged"
+    listed = s.client.get("/api/sessions").json()
+    assert listed["total"] == 1 and listed["items"][0]["session_id"] == "abc"
+    assert "content" not in listed["items"][0]
+    shown = s.client.get("/api/sessions/abc").json()
+    assert [m["text"] for m in shown["messages"]] == [t for _, t in TURNS]
+    found = s.client.get("/api/sessions/search", params={"q": "Heron"}).json()["items"]
+    assert [x["session_id"] for x in found] == ["abc"]
+
+
+def test_a_path_import_reads_the_harness_file(serve, tmp_path: Path) -> None:
+    s = serve()
+    file = tmp_path / "t.jsonl"
+    file.write_text(claude_code(conversation(2)), "utf-8")
+    reply = s.client.post("/api/sessions/from-file/transcript",
+                          json={"harness": "claude-code", "path": str(file)})
+    assert reply.status_code == 201 and reply.json()["session"]["message_count"] == 4
+
+
+def test_bad_imports_get_a_clear_400_and_unknown_sessions_404(serve) -> None:
+    s = serve()
+    bad = s.client.post("/api/sessions/x/transcript",
+                        json={"harness": "claude-code", "content": "{not json\n{}\n"})
+    assert bad.status_code == 400 and "line 1 is not valid JSON" in bad.json()["error"]
+    both = s.client.post("/api/sessions/x/transcript",
+                         json={"harness": "generic", "content": "User: hi", "path": "/tmp/x"})
+    assert both.status_code == 400 and "exactly one" in both.json()["error"]
+    unknown = s.client.post("/api/sessions/x/transcript", json={"harness": "vim", "content": "User: hi"})
+    assert unknown.status_code == 400 and "unknown harness" in unknown.json()["error"]
+    assert s.client.get("/api/sessions/nope").status_code == 404
+    assert s.client.get("/api/sessions").json()["total"] == 0
+
+
+def test_a_scoped_token_sees_nothing_of_other_scopes_sessions(serve, tmp_path: Path) -> None:
+    s = serve()
+    agent_a = auth(issue(s.app, "agent", agent="agent-a", project="alpha"))
+    agent_b = auth(issue(s.app, "agent", agent="agent-b"))
+    body = {"harness": "claude-code", "content": claude_code(TURNS)}
+    mine = s.client.post("/api/sessions/shared-id/transcript", json=body, headers=agent_a)
+    assert mine.status_code == 201
+    assert mine.json()["session"]["project"] == "alpha"
+    # Agent b imports the same id into its own scope: a new session, nothing said about a's.
+    theirs = s.client.post("/api/sessions/shared-id/transcript",
+                           json={**body, "content": claude_code(conversation(1))}, headers=agent_b)
+    assert theirs.status_code == 201
+    assert s.client.get("/api/sessions", headers=agent_b).json()["total"] == 1
+    b_view = s.client.get("/api/sessions/shared-id", headers=agent_b).json()
+    assert "Heron" not in str(b_view)
+    assert s.client.get("/api/sessions/search", params={"q": "Heron"}, headers=agent_b).json()["items"] == []
+    assert s.client.get("/api/sessions/search", params={"q": "Heron"}, headers=agent_a).json()["items"]
+    other_project = s.client.get("/api/sessions", params={"project": "beta"}, headers=agent_a)
+    assert other_project.status_code == 403
+    by_path = s.client.post("/api/sessions/p/transcript", headers=agent_a,
+                            json={"harness": "generic", "path": "/etc/hostname"})
+    assert by_path.status_code == 403
+    readonly = auth(issue(s.app, "readonly"))
+    assert s.client.post("/api/sessions/r/transcript", json=body, headers=readonly).status_code == 403
+    assert s.client.get("/api/sessions").json()["total"] == 2  # the unscoped admin sees both
