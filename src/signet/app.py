@@ -73,6 +73,7 @@ from signet.workers.embed_worker import EmbedWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import ReaperWorker, Worker, WorkerLoop
+from signet.workers.maintenance_worker import MaintenanceWorker
 from signet.workers.retention_worker import RetentionReport, RetentionWorker, sweep
 
 log = logging.getLogger(__name__)
@@ -662,6 +663,12 @@ class SignetApp:
                 ),
                 ReaperWorker(self.store, cfg.lease_timeout_ms),
                 RetentionWorker(self.store, self.config.retention, frozen=cfg.mutations_frozen),
+                MaintenanceWorker(
+                    lambda now, execute: self.run_maintenance(
+                        execute=execute, now=now, trigger="scheduled"
+                    ),
+                    cfg.autonomous,
+                ),
             ]
         return self._workers
 
@@ -753,6 +760,17 @@ class SignetApp:
         """The workspace's encrypted secrets (values resolved into providers only at open)."""
         return SecretStore(self.config.workspace)
 
+    def run_maintenance(
+        self, *, execute: bool = False, now: datetime | None = None, trigger: str = "manual"
+    ) -> dict[str, Any]:
+        """Check the store's health and, with `execute`, repair it (maintenance.py)."""
+        return maintenance.run_maintenance(
+            self, execute=execute, now=now or datetime.now(UTC), trigger=trigger
+        )
+
+    def maintenance_report(self) -> dict[str, Any]:
+        return maintenance.maintenance_report(self, datetime.now(UTC))
+
     def effective_config(self) -> dict[str, Any]:
         return effective_config(self.config)
 
@@ -779,6 +797,7 @@ class SignetApp:
             "embeddings": emb_sql.audit(conn, self.embedder.model) if self.embedder else None,
             "pipeline": {"enabled": self.config.pipeline.enabled,
                          "mutationsFrozen": self.config.pipeline.mutations_frozen},
+            "maintenance": maintenance.status_summary(self),
         }
 
     # -- helpers ----------------------------------------------------------------------------

@@ -136,6 +136,13 @@ class AutonomousConfig:
     maintenance_mode: Literal["observe", "execute"] = opt(
         "observe", "observe: report what would change; execute: change it."
     )
+    interval_ms: int = opt(
+        3_600_000, "How often the scheduled maintenance run happens (1 hour), in ms.", ge=1000
+    )
+    max_repairs_per_run: int = opt(
+        500, "Most rows one repair changes in a run (embed jobs, requeued jobs, orphans).", ge=1
+    )
+    wal_checkpoint_mb: int = opt(64, "WAL size above which a run checkpoints it, in MiB.", ge=1)
 
 
 @dataclass(frozen=True, slots=True)

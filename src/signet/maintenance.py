@@ -7,7 +7,9 @@
   rebuild of both indexes from the memories table;
 - re-embed: an embed job for every live memory that has no current vector of the configured
   model (the embed worker does the work in the background, outside any transaction);
-- the embeddings audit, and a health probe: one tiny embedding call, timed.
+- the embeddings audit, and a health probe: one tiny embedding call, timed;
+- the autonomous maintenance run (`run_maintenance`, seed 002's `autonomous.*` flags): health
+  checks, and in execute mode the repairs, each bounded and recorded (see "Maintenance runs").
 
 Every function takes the opened app and returns plain JSON-ready data; writes go through
 `store.write_tx()` and SQL stays in `signet.store`.
@@ -15,19 +17,25 @@ Every function takes the opened app and returns plain JSON-ready data; writes go
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from signet.errors import Conflict, InvalidInput, ProviderError
 from signet.store import embeddings as emb_sql
 from signet.store import fts as fts_sql
+from signet.store import health as health_sql
 from signet.store import jobs as jobs_sql
-from signet.types import utc_now
+from signet.types import format_ts, utc_now
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
 __all__ = [
+    "check_health",
     "embeddings_health",
     "embeddings_status",
     "fts_check",
@@ -35,7 +43,12 @@ __all__ = [
     "pipeline_queue",
     "re_embed",
     "release_stale_leases",
+    "maintenance_report",
+    "run_maintenance",
+    "status_summary",
 ]
+
+log = logging.getLogger(__name__)
 
 MAX_REEMBED = 100_000
 HEALTH_TEXT = "signet embedding health check"
@@ -140,3 +153,208 @@ def embeddings_health(app: SignetApp) -> dict[str, Any]:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+# --- Maintenance runs -------------------------------------------------------------------------
+#
+# A run checks the store's health (cheap counts only, it runs on a live daemon) and, in execute
+# mode, repairs what a check found, each repair in its own short write transaction and bounded
+# by `autonomous.maxRepairsPerRun` rows. `autonomous.frozen` (or `mutationsFrozen`) is a hard
+# stop: the run still checks and reports, and lists every repair it did not make as skipped.
+# Each run is recorded (store/health.py, migration 045) with every action and what it changed,
+# and logged. The scheduled worker (workers/maintenance_worker.py) runs it every
+# `autonomous.intervalMs` when `autonomous.enabled`, in `autonomous.maintenanceMode`; `signet
+# maintenance run [--execute]` and `POST /api/repair/run` run it by hand.
+
+MIB = 1024 * 1024
+
+
+def check_health(app: SignetApp, now: datetime) -> dict[str, dict[str, Any]]:
+    """Every health check: name -> {ok, counts...}."""
+    conn = app.store.reader()
+    fts = health_sql.fts_counts(conn)
+    stale_before = format_ts(now - timedelta(milliseconds=app.config.pipeline.lease_timeout_ms))
+    jobs = health_sql.job_counts(conn, stale_before)
+    graph = health_sql.graph_counts(conn)
+    sources = health_sql.source_drift(conn)
+    checks: dict[str, dict[str, Any]] = {
+        "fts": {"ok": len(set(fts.values())) == 1, **fts},
+        "jobs": {"ok": jobs["dead"] == 0 and jobs["stuck"] == 0, **jobs},
+        "graph": {"ok": not any(graph.values()), **graph},
+        "sources": {"ok": _sources_ok(sources), **sources},
+        "storage": _storage(app),
+    }
+    if app.embedder is not None:
+        audit = emb_sql.audit(conn, app.embedder.model)
+        checks["embeddings"] = {"ok": audit["missing"] == 0, "model": app.embedder.model, **audit}
+    return checks
+
+
+def _sources_ok(s: dict[str, int]) -> bool:
+    return (s["wrong_members"] == s["unindexed_sources"] == s["dirty"] == 0
+            and s["index_rows"] == s["ranked_sources"])
+
+
+def _storage(app: SignetApp) -> dict[str, Any]:
+    db = Path(app.config.db_path)
+    wal = db.with_name(db.name + "-wal")
+    db_bytes = db.stat().st_size if db.exists() else 0
+    wal_bytes = wal.stat().st_size if wal.exists() else 0
+    limit = app.config.pipeline.autonomous.wal_checkpoint_mb * MIB
+    return {"ok": wal_bytes <= limit, "db_bytes": db_bytes, "wal_bytes": wal_bytes,
+            "wal_limit_bytes": limit}
+
+
+def run_maintenance(
+    app: SignetApp, *, execute: bool, now: datetime, trigger: str = "manual"
+) -> dict[str, Any]:
+    """One run: check, repair what failed (execute mode, unless frozen), record, log."""
+    auto = app.config.pipeline.autonomous
+    frozen = auto.frozen or app.config.pipeline.mutations_frozen
+    started = format_ts(now)
+    before = check_health(app, now)
+    failing = [name for name, check in before.items() if not check["ok"]]
+    actions: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    if execute:
+        for name in failing:
+            if frozen:
+                skipped.append(name)
+            elif (repair := _REPAIRS.get(name)) is not None:
+                actions.extend(repair(app, before[name], now))
+    after = check_health(app, now) if actions else before
+    report = {
+        "mode": "execute" if execute else "observe", "trigger": trigger, "frozen": frozen,
+        "at": started, "ok": all(c["ok"] for c in after.values()), "problems": failing,
+        "checks": before, "actions": actions, "skipped": skipped,
+        "after": after if actions else None,
+    }
+    with app.store.write_tx() as conn:
+        report["id"] = health_sql.record_run(
+            conn, started_at=started, finished_at=utc_now(), mode=report["mode"],
+            trigger=trigger, report=report, actions=actions,
+        )
+    _log_run(report)
+    return report
+
+
+def _log_run(report: dict[str, Any]) -> None:
+    if not report["problems"]:
+        log.info("maintenance (%s): healthy", report["mode"])
+        return
+    done = ", ".join(a["action"] for a in report["actions"]) or "none"
+    log.warning(
+        "maintenance (%s%s): problems %s; repairs %s; skipped %s", report["mode"],
+        ", frozen" if report["frozen"] else "", ", ".join(report["problems"]), done,
+        ", ".join(report["skipped"]) or "none",
+    )
+
+
+def maintenance_report(app: SignetApp, now: datetime, *, runs: int = 5) -> dict[str, Any]:
+    """The configuration, the health now (read only, nothing recorded), recent runs and
+    actions: what `/api/repair/report` answers."""
+    auto = app.config.pipeline.autonomous
+    conn = app.store.reader()
+    current = check_health(app, now)
+    return {
+        "enabled": auto.enabled, "mode": auto.maintenance_mode,
+        "frozen": auto.frozen or app.config.pipeline.mutations_frozen,
+        "interval_ms": auto.interval_ms,
+        "ok": all(c["ok"] for c in current.values()),
+        "problems": [name for name, c in current.items() if not c["ok"]],
+        "checks": current,
+        "runs": health_sql.latest_runs(conn, runs),
+        "recent_actions": health_sql.recent_actions(conn, 50),
+    }
+
+
+def status_summary(app: SignetApp) -> dict[str, Any]:
+    """For `signet status`: the settings and the last recorded run, in brief (no checks run)."""
+    auto = app.config.pipeline.autonomous
+    last = health_sql.latest_runs(app.store.reader(), 1)
+    brief = None
+    if last:
+        r = last[0]["report"]
+        brief = {"at": r["at"], "mode": r["mode"], "trigger": r["trigger"], "ok": r["ok"],
+                 "problems": r["problems"], "actions": len(r["actions"]), "skipped": r["skipped"]}
+    return {"enabled": auto.enabled, "mode": auto.maintenance_mode,
+            "frozen": auto.frozen or app.config.pipeline.mutations_frozen, "last_run": brief}
+
+
+# --- repairs: each (app, failing check, now) -> the actions taken ------------------------------
+
+
+Repair = Callable[["SignetApp", dict[str, Any], datetime], list[dict[str, Any]]]
+
+
+def _action(now: datetime, name: str, **changed: Any) -> dict[str, Any]:
+    return {"at": format_ts(now), "action": name, "changed": changed}
+
+
+def _repair_fts(app: SignetApp, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    with app.store.write_tx() as conn:
+        fts_sql.rebuild(conn)
+    counts = health_sql.fts_counts(app.store.reader())
+    before = {k: v for k, v in check.items() if k != "ok"}
+    return [_action(now, "rebuild_fts", tables=list(fts_sql.TABLES), before=before, after=counts)]
+
+
+def _repair_jobs(app: SignetApp, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    limit = app.config.pipeline.autonomous.max_repairs_per_run
+    at = format_ts(now)
+    out = []
+    if check["stuck"]:
+        with app.store.write_tx() as conn:
+            released = jobs_sql.reap_stale_leases(conn, at, app.config.pipeline.lease_timeout_ms)
+        out.append(_action(now, "release_stale_leases", released=released))
+    with app.store.write_tx() as conn:
+        ids = health_sql.dead_jobs_never_requeued(conn, limit)
+        requeued = jobs_sql.requeue_dead(conn, at, job_ids=ids) if ids else 0
+        health_sql.mark_requeued(conn, ids, at)
+    if ids:
+        out.append(_action(now, "requeue_dead_jobs", requeued=requeued, job_ids=ids))
+    return out
+
+
+def _repair_embeddings(
+    app: SignetApp, check: dict[str, Any], now: datetime
+) -> list[dict[str, Any]]:
+    assert app.embedder is not None
+    limit = app.config.pipeline.autonomous.max_repairs_per_run
+    at = format_ts(now)
+    with app.store.write_tx() as conn:
+        ids = emb_sql.missing_memory_ids(conn, app.embedder.model, limit)
+        enqueued = sum(1 for i in ids if jobs_sql.enqueue(conn, "embed", memory_id=i, now=at))
+    return [_action(now, "backfill_embeddings", missing=check["missing"], enqueued=enqueued,
+                    model=app.embedder.model)]
+
+
+def _repair_graph(app: SignetApp, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    limit = app.config.pipeline.autonomous.max_repairs_per_run
+    out = []
+    with app.store.write_tx() as conn:
+        mentions = health_sql.delete_orphan_mentions(conn, limit) if check["orphan_mentions"] else 0
+        entities = health_sql.delete_orphan_entities(conn, limit) if check["orphan_entities"] else []
+    if mentions:
+        out.append(_action(now, "delete_orphan_mentions", deleted=mentions))
+    if entities:
+        out.append(_action(now, "delete_orphan_entities", deleted=len(entities), entity_ids=entities))
+    return out
+
+
+def _repair_sources(app: SignetApp, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    with app.store.write_tx() as conn:  # the writer's flush at commit re-indexes them
+        marked = health_sql.reindex_sources(conn)
+    return [_action(now, "reindex_sources", sources=marked)]
+
+
+def _repair_storage(app: SignetApp, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    app.store.checkpoint()
+    after = _storage(app)["wal_bytes"]
+    return [_action(now, "checkpoint_wal", wal_bytes_before=check["wal_bytes"], wal_bytes_after=after)]
+
+
+_REPAIRS: dict[str, Repair] = {
+    "fts": _repair_fts, "jobs": _repair_jobs, "embeddings": _repair_embeddings,
+    "graph": _repair_graph, "sources": _repair_sources, "storage": _repair_storage,
+}

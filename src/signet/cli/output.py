@@ -189,7 +189,19 @@ def print_status(status: JSON) -> None:
     }
     if status.get("telemetry"):
         rows["telemetry"] = _telemetry_line(status["telemetry"])
+    if status.get("maintenance"):
+        rows["maintenance"] = _maintenance_line(status["maintenance"])
     print_mapping(rows)
+
+
+def _maintenance_line(m: JSON) -> str:
+    """The maintenance worker in one line: its settings and what its last run found."""
+    state = f"{'on' if m['enabled'] else 'off'}, {m['mode']}" + (", frozen" if m["frozen"] else "")
+    last = m.get("last_run")
+    if not last:
+        return f"{state}; no run yet"
+    found = "healthy" if not last["problems"] else "problems: " + ", ".join(last["problems"])
+    return f"{state}; last run {last['at'][:16]} ({last['mode']}): {found}, {last['actions']} repairs"
 
 
 def _telemetry_line(summary: JSON) -> str:

@@ -7,6 +7,9 @@
 - `POST /api/repair/re-embed` -> {missing, enqueued, already_queued, model}
 - `GET /api/embeddings/status` -> {provider, model, dimensions, audit, jobs}
 - `GET /api/embeddings/health` -> {ok, provider, model, latency_ms, ...} (one tiny embed call)
+- `GET /api/repair/report` -> {enabled, mode, frozen, ok, problems, checks, runs, recent_actions}
+  (the health now, read only, and the recorded maintenance runs)
+- `POST /api/repair/run` body {execute?} -> the run's report (checks, actions, skipped, after)
 
 Reading is `diagnostics`; changing anything is `admin`. Each handler is one SignetApp call
 (`signet/maintenance.py` holds the work).
@@ -123,6 +126,46 @@ def fts_rebuild(app: App) -> JSONResponse:
 @router.post("/repair/re-embed", response_model=ReEmbedOut, dependencies=ADMIN)
 def re_embed(app: App) -> JSONResponse:
     return JSONResponse(app.re_embed())
+
+
+class MaintenanceRunBody(_Body):
+    execute: bool = Field(False, description="Repair what the checks find (default: only report).")
+
+
+class MaintenanceReportOut(BaseModel):
+    model_config = _OUT
+    enabled: bool
+    mode: str
+    frozen: bool
+    ok: bool
+    problems: list[str]
+    checks: dict[str, dict[str, Any]]
+    runs: list[dict[str, Any]]
+    recent_actions: list[dict[str, Any]]
+
+
+class MaintenanceRunOut(BaseModel):
+    model_config = _OUT
+    id: str
+    mode: str
+    frozen: bool
+    ok: bool
+    problems: list[str]
+    checks: dict[str, dict[str, Any]]
+    actions: list[dict[str, Any]]
+    skipped: list[str]
+
+
+@router.get("/repair/report", response_model=MaintenanceReportOut, dependencies=DIAGNOSTICS)
+def maintenance_report(app: App) -> JSONResponse:
+    return JSONResponse(app.maintenance_report())
+
+
+@router.post("/repair/run", response_model=MaintenanceRunOut, dependencies=ADMIN)
+def maintenance_run(
+    app: App, body: Annotated[MaintenanceRunBody | None, Body()] = None
+) -> JSONResponse:
+    return JSONResponse(app.run_maintenance(execute=body.execute if body else False))
 
 
 @router.get("/embeddings/status", response_model=EmbeddingsStatusOut, dependencies=DIAGNOSTICS)

@@ -1,0 +1,93 @@
+"""`signet maintenance run [--execute]` and `signet maintenance report`: the store's health.
+
+Both open the workspace in-process (with the configured embedder, to audit its vectors; never
+the LLM), like `signet jobs`: the checks are reads, and each repair is a short write
+transaction that SQLite serialises with a running daemon's writes. `run` checks and records;
+with `--execute` it also repairs what failed, within `autonomous.maxRepairsPerRun`, unless
+`autonomous.frozen` stops it. It exits 0 either way: a problem found is a result, not an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from signet.cli.output import print_mapping
+from signet.cli.state import CliState, json_option
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["maintenance"]
+
+
+@contextmanager
+def _app(state: CliState) -> Iterator[SignetApp]:
+    from signet.app import SignetApp  # `signet --help` must not load the store
+
+    app = SignetApp.open(state.config(), llm=None)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+@click.group()
+def maintenance() -> None:
+    """Check the store's health and repair it (indexes, embeddings, jobs, graph, WAL)."""
+
+
+@maintenance.command("run")
+@click.option("--execute", is_flag=True, help="Repair what the checks find (default: only report).")
+@json_option
+@click.pass_obj
+def run(state: CliState, execute: bool) -> None:
+    """Run every health check now; with --execute, repair too. The run is recorded."""
+    with _app(state) as app:
+        report = app.run_maintenance(execute=execute)
+    state.show(report, _print_run)
+
+
+@maintenance.command("report")
+@json_option
+@click.pass_obj
+def report(state: CliState) -> None:
+    """The health now, the settings, and the last recorded runs and repairs."""
+    with _app(state) as app:
+        data = app.maintenance_report()
+    state.show(data, _print_report)
+
+
+def _check_line(check: dict[str, Any]) -> str:
+    counts = ", ".join(f"{k} {v}" for k, v in check.items() if k not in ("ok",))
+    return f"{'ok' if check['ok'] else 'PROBLEM'}: {counts}"
+
+
+def _print_run(r: dict[str, Any]) -> None:
+    rows: dict[str, Any] = {"mode": r["mode"] + (" (frozen)" if r["frozen"] else "")}
+    rows.update({f"check {name}": _check_line(c) for name, c in r["checks"].items()})
+    for a in r["actions"]:
+        rows[f"repair {a['action']}"] = ", ".join(f"{k} {v}" for k, v in a["changed"].items())
+    if r["skipped"]:
+        rows["skipped (frozen)"] = ", ".join(r["skipped"])
+    rows["result"] = "healthy" if r["ok"] else "problems remain"
+    print_mapping(rows)
+
+
+def _print_report(r: dict[str, Any]) -> None:
+    rows: dict[str, Any] = {
+        "scheduled": f"{'on' if r['enabled'] else 'off'}, {r['mode']}, every {r['interval_ms']} ms"
+        + (", frozen" if r["frozen"] else ""),
+    }
+    rows.update({f"check {name}": _check_line(c) for name, c in r["checks"].items()})
+    for run in r["runs"]:
+        rep = run["report"]
+        rows[f"run {run['started_at'][:19]}"] = (
+            f"{rep['mode']} ({rep['trigger']}): "
+            + ("healthy" if not rep["problems"] else "problems " + ", ".join(rep["problems"]))
+            + f", {len(rep['actions'])} repairs"
+        )
+    print_mapping(rows)
