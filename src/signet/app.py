@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from signet import batch, maintenance
+from signet import batch, maintenance, skills
 from signet.config import Config
 from signet.config_view import effective_config
 from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, ProviderError
@@ -73,8 +73,8 @@ from signet.workers.embed_worker import EmbedWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import ReaperWorker, Worker, WorkerLoop
-from signet.workers.maintenance_worker import MaintenanceWorker
 from signet.workers.retention_worker import RetentionReport, RetentionWorker, sweep
+from signet.workers.scheduled import ScheduledWorker
 
 log = logging.getLogger(__name__)
 
@@ -631,6 +631,8 @@ class SignetApp:
             )
             # Desire paths (seed 003): the traversal path that reached the memory moves.
             self.graph.on_feedback(conn, memory_id, feedback_type, recorded.created_at)
+            if feedback_type == "positive":  # a skill that helped is used: its decay restarts
+                skills.record_use(conn, memory_id, recorded.created_at)
             return recorded
 
     # -- pipeline: the app's write path for the workers, the workers, the review queue -------
@@ -663,11 +665,18 @@ class SignetApp:
                 ),
                 ReaperWorker(self.store, cfg.lease_timeout_ms),
                 RetentionWorker(self.store, self.config.retention, frozen=cfg.mutations_frozen),
-                MaintenanceWorker(
-                    lambda now, execute: self.run_maintenance(
-                        execute=execute, now=now, trigger="scheduled"
-                    ),
-                    cfg.autonomous,
+                ScheduledWorker(
+                    "skills", lambda now: skills.changed(skills.reconcile(self, now)),
+                    interval_ms=self.config.skills.reconcile_interval_ms,
+                    enabled=self.config.skills.enabled,
+                ),
+                ScheduledWorker(
+                    "maintenance",
+                    lambda now: bool(self.run_maintenance(
+                        execute=cfg.autonomous.maintenance_mode == "execute", now=now,
+                        trigger="scheduled",
+                    )["actions"]),
+                    interval_ms=cfg.autonomous.interval_ms, enabled=cfg.autonomous.enabled,
                 ),
             ]
         return self._workers
@@ -771,6 +780,24 @@ class SignetApp:
     def maintenance_report(self) -> dict[str, Any]:
         return maintenance.maintenance_report(self, datetime.now(UTC))
 
+    def reconcile_skills(self, now: datetime | None = None) -> dict[str, Any]:
+        """Bring skill_meta and the skill memories in step with skills/ (skills.py)."""
+        return skills.reconcile(self, now or datetime.now(UTC))
+
+    def list_skills(self) -> list[dict[str, Any]]:
+        return skills.list_skills(self)
+
+    def show_skill(self, name: str) -> dict[str, Any]:
+        return skills.show(self, name)
+
+    def install_skill(self, source: str, *, force: bool = False) -> dict[str, Any]:
+        from pathlib import Path
+
+        return skills.install(self, Path(source), datetime.now(UTC), force=force)
+
+    def remove_skill(self, name: str) -> dict[str, Any]:
+        return skills.remove(self, name, datetime.now(UTC))
+
     def effective_config(self) -> dict[str, Any]:
         return effective_config(self.config)
 
@@ -814,7 +841,8 @@ class SignetApp:
 
     def _extracts(self, memory: NewMemory) -> bool:
         # A fact the pipeline wrote is not extracted again: that would loop on itself.
-        return self._pipeline_on() and memory.source_type != "pipeline"
+        # A skill's memory is its own SKILL.md: nothing to extract from instructions.
+        return self._pipeline_on() and memory.source_type not in ("pipeline", "skill")
 
 
 def _check_scope(conn: Any, memory_id: str, scope: MemoryScope | None) -> None:

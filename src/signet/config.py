@@ -52,6 +52,7 @@ __all__ = [
     "RetentionConfig",
     "RuntimeConfig",
     "SearchConfig",
+    "SkillsConfig",
     "SessionsConfig",
     "TelemetryConfig",
     "TraversalConfig",
@@ -330,6 +331,20 @@ class TelemetryConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillsConfig:
+    """Skills: folders under skills/ with a SKILL.md, indexed as procedural memories."""
+
+    enabled: bool = opt(True, "Keep skill_meta and the skill memories in step with skills/.")
+    reconcile_interval_ms: int = opt(
+        60_000, "How often the daemon re-reads skills/ for added, changed or removed skills, in ms.",
+        ge=1000,
+    )
+    decay_rate: float = opt(
+        0.99, "Share of a skill's ranking importance kept per day without use (0-1).", ge=0, le=1
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class RuntimeConfig:
     """Process-wide numeric settings."""
 
@@ -356,6 +371,7 @@ class Config:
     network: NetworkConfig = section(NetworkConfig)
     telemetry: TelemetryConfig = section(TelemetryConfig)
     runtime: RuntimeConfig = section(RuntimeConfig)
+    skills: SkillsConfig = section(SkillsConfig)
     sessions: SessionsConfig = section(SessionsConfig)
     # Not a setting: what loading noticed (unknown keys), so equality ignores it.
     warnings: tuple[str, ...] = field(default=(), compare=False)

@@ -162,7 +162,7 @@ def _ms(started: float) -> float:
 # by `autonomous.maxRepairsPerRun` rows. `autonomous.frozen` (or `mutationsFrozen`) is a hard
 # stop: the run still checks and reports, and lists every repair it did not make as skipped.
 # Each run is recorded (store/health.py, migration 045) with every action and what it changed,
-# and logged. The scheduled worker (workers/maintenance_worker.py) runs it every
+# and logged. The scheduled worker (workers/scheduled.py) runs it every
 # `autonomous.intervalMs` when `autonomous.enabled`, in `autonomous.maintenanceMode`; `signet
 # maintenance run [--execute]` and `POST /api/repair/run` run it by hand.
 

@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "embed": ("signet.cli.embed_commands:embed", "Audit and backfill the stored vectors."),
     "secret": ("signet.cli.secret_commands:secret", "Store API keys and URLs encrypted; reference them in agent.yaml as secret:NAME."),
     "session": ("signet.cli.session_commands:session", "Import harness transcripts; list, show and search sessions."),
+    "skill": ("signet.cli.skill_commands:skill", "Install and inspect skills (folders under skills/ with a SKILL.md)."),
     "maintenance": ("signet.cli.maintenance_commands:maintenance", "Check the store's health and repair it (indexes, embeddings, jobs, graph, WAL)."),
     "retention": ("signet.cli.retention_commands:retention", "Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."),
 }

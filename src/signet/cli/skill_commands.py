@@ -1,0 +1,113 @@
+"""`signet skill list | show NAME | install PATH | remove NAME`: skills as procedural memory.
+
+They open the workspace in-process (with the configured embedder, which indexes a skill's
+memory; never the LLM) and reconcile skills/ with the database before answering, so a folder
+edited by hand is seen at once. Installing copies a local folder or unpacks a local archive;
+there is no network catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from signet.cli.output import console, print_mapping
+from signet.cli.state import CliState, json_option
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["skill"]
+
+
+@contextmanager
+def _app(state: CliState) -> Iterator[SignetApp]:
+    from signet.app import SignetApp  # `signet --help` must not load the store
+
+    app = SignetApp.open(state.config(), llm=None)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+@click.group()
+def skill() -> None:
+    """Install and inspect skills (folders under skills/ with a SKILL.md)."""
+
+
+@skill.command("list")
+@json_option
+@click.pass_obj
+def list_skills(state: CliState) -> None:
+    """The installed skills, their use counts and ranking importance."""
+    with _app(state) as app:
+        report = app.reconcile_skills()
+        data = {"skills": app.list_skills(), "errors": report["errors"]}
+    state.show(data, _print_list)
+
+
+@skill.command("show")
+@click.argument("name")
+@json_option
+@click.pass_obj
+def show(state: CliState, name: str) -> None:
+    """One skill: its description, role, use and instructions."""
+    with _app(state) as app:
+        app.reconcile_skills()
+        data = app.show_skill(name)
+    state.show(data, _print_skill)
+
+
+@skill.command("install")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace an installed skill of the same name.")
+@json_option
+@click.pass_obj
+def install(state: CliState, path: Path, force: bool) -> None:
+    """Install the skill in PATH: a folder with a SKILL.md, or a .zip/.tar.gz of one."""
+    with _app(state) as app:
+        data = app.install_skill(str(path), force=force)
+    state.show(data, lambda d: click.echo(f"installed skill {d['installed']} at {d['path']}"))
+
+
+@skill.command("remove")
+@click.argument("name")
+@json_option
+@click.pass_obj
+def remove(state: CliState, name: str) -> None:
+    """Delete skill NAME's folder; its memory is forgotten (recoverable) and its row dropped."""
+    with _app(state) as app:
+        data = app.remove_skill(name)
+    state.show(data, lambda d: click.echo(f"removed skill {d['removed']}"))
+
+
+def _print_list(data: dict[str, Any]) -> None:
+    for error in data["errors"]:
+        click.echo(f"warning: {error}", err=True)
+    if not data["skills"]:
+        click.echo("no skills installed")
+        return
+    table = Table(box=None)
+    for column in ("name", "role", "uses", "last used", "importance"):
+        table.add_column(column)
+    for s in data["skills"]:
+        table.add_row(
+            Text(s["name"]), Text(s["role"] or "-"), Text(str(s["use_count"])),
+            Text((s["last_used_at"] or "never")[:16]),
+            Text("-" if s["importance"] is None else f"{s['importance']:.2f}"),
+        )
+    console().print(table)
+
+
+def _print_skill(data: dict[str, Any]) -> None:
+    print_mapping({k: data[k] for k in ("name", "description", "role", "path", "use_count",
+                                        "last_used_at", "importance", "memory_id")})
+    click.echo()
+    click.echo(data["instructions"])

@@ -1,0 +1,351 @@
+"""Skills as procedural memory (seed 000 `skills/`, seed 002 `skill_meta`).
+
+A skill is a folder under `<workspace>/skills/` holding a `SKILL.md`: YAML frontmatter with
+`name`, `description` and an optional `role`, then the instructions in Markdown. The folder is
+the source of truth; the database follows it:
+
+- `reconcile` compares the folders with `skill_meta` and brings the database in step: a new
+  skill gets a `skill_meta` row and one `procedural` memory (source_type `skill`, source_id
+  `skill:<name>`) holding its name, description and instructions, so plain recall — and with
+  it the prompt-submit hook — surfaces the skill a task needs; a changed SKILL.md updates that
+  memory (a new version, history kept); a removed folder forgets it (a tombstone, recoverable)
+  and drops the row. A SKILL.md that does not parse is reported and leaves its skill as it was.
+- use is recorded: positive feedback on a skill's memory counts a use (`use_count`,
+  `last_used_at`; see `SignetApp.feedback`);
+- decay: each reconcile sets a skill memory's importance to `decay_rate ** days` since its last
+  use (or install), which recall folds into the ranking; a skill used again is back at 1.
+  Decay only reorders: nothing is ever deleted because it went unused.
+
+Installing copies a folder or unpacks a local archive (.zip, .tar, .tar.gz, .tgz) into
+`skills/<name>/`; there is no network catalogue. The daemon reconciles at start and every
+`skills.reconcile_interval_ms`; the `signet skill` commands reconcile before they answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from signet.errors import Conflict, InvalidInput, NotFound
+from signet.normalize import normalize_content
+from signet.store import skills as skills_sql
+from signet.types import Actor, format_ts, parse_ts
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = [
+    "Skill", "changed", "install", "list_skills", "parse_skill", "reconcile", "record_use", "remove", "show",
+]
+
+log = logging.getLogger(__name__)
+
+SKILL_FILE = "SKILL.md"
+AGENT_ID = "default"
+ACTOR = Actor(name="skills", type="daemon")
+MAX_SKILL_BYTES = 256 * 1024
+MIN_IMPORTANCE = 0.01
+MAX_ARCHIVE_BYTES = 10 * 1024 * 1024
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    name: str
+    description: str
+    role: str | None
+    instructions: str
+    folder: Path
+
+    def memory_text(self, limit: int) -> str:
+        head = f"Skill {self.name}: {self.description}"
+        return f"{head}\n{self.instructions}"[:limit]
+
+
+def parse_skill(folder: Path) -> Skill:
+    """The skill in `folder`; InvalidInput naming the file and the problem otherwise."""
+    path = folder / SKILL_FILE
+    if not path.is_file():
+        raise InvalidInput(f"{folder}: no {SKILL_FILE} in the skill folder")
+    if path.stat().st_size > MAX_SKILL_BYTES:
+        raise InvalidInput(f"{path}: larger than {MAX_SKILL_BYTES} bytes")
+    try:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text") from exc
+    match = re.match(r"^---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text, re.S)
+    if not match:
+        raise InvalidInput(f"{path}: must start with YAML frontmatter between '---' lines")
+    try:
+        front = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{path}: invalid frontmatter YAML: {exc}") from exc
+    if not isinstance(front, dict):
+        raise InvalidInput(f"{path}: the frontmatter must be a mapping of keys")
+    return Skill(
+        name=_field(front, "name", path, pattern=_NAME),
+        description=_field(front, "description", path),
+        role=_field(front, "role", path, required=False),
+        instructions=text[match.end():].strip(),
+        folder=folder,
+    )
+
+
+def _field(
+    front: dict[str, Any], key: str, path: Path, *, required: bool = True,
+    pattern: re.Pattern[str] | None = None,
+) -> Any:
+    value = front.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{path}: frontmatter '{key}' must be a non-empty string")
+    if pattern is not None and not pattern.match(value):
+        raise InvalidInput(
+            f"{path}: frontmatter '{key}' {value!r} must be letters, digits, '.', '_' or '-'"
+        )
+    return value.strip()[:1000]
+
+
+# --- reconciling ------------------------------------------------------------------------------
+
+
+def skills_dir(app: SignetApp) -> Path:
+    return app.config.workspace / "skills"
+
+
+def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
+    """The valid skills under `root` by name, and per folder that is not one, why."""
+    found: dict[str, Skill] = {}
+    errors: dict[str, str] = {}
+    if not root.is_dir():
+        return found, errors
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        try:
+            skill = parse_skill(folder)
+        except InvalidInput as exc:
+            errors[str(folder)] = exc.message
+            continue
+        if skill.name in found:
+            errors[str(folder)] = (f"{folder}: skill name {skill.name!r} is already used by"
+                                   f" {found[skill.name].folder}")
+            continue
+        found[skill.name] = skill
+    return found, errors
+
+
+def reconcile(app: SignetApp, now: datetime) -> dict[str, Any]:
+    """Bring `skill_meta` and the skill memories in step with the folders; apply decay."""
+    found, errors = scan(skills_dir(app))
+    conn = app.store.reader()
+    known = {m.skill_name: m for m in skills_sql.list_meta(conn, AGENT_ID)}
+    report: dict[str, Any] = {"added": [], "changed": [], "removed": [],
+                              "errors": list(errors.values())}
+    for name, skill in found.items():
+        outcome = _index(app, skill, now)
+        if outcome:
+            report[outcome].append(name)
+    for name, meta in known.items():
+        # A folder whose SKILL.md no longer parses keeps its skill until it is fixed or removed.
+        if name not in found and meta.filesystem_path not in errors:
+            _unindex(app, name)
+            report["removed"].append(name)
+    report["decayed"] = _decay(app, now)
+    if report["added"] or report["changed"] or report["removed"] or errors:
+        log.info("skills reconciled: %s", {k: v for k, v in report.items() if v})
+    return report
+
+
+def changed(report: dict[str, Any]) -> bool:
+    """Whether a reconcile wrote anything (the scheduled worker's "did work")."""
+    return bool(report["added"] or report["changed"] or report["removed"] or report["decayed"])
+
+
+def _index(app: SignetApp, skill: Skill, now: datetime) -> str | None:
+    text = skill.memory_text(app.config.memory.max_content_chars)
+    existing = skills_sql.skill_memory(app.store.reader(), skill.name, AGENT_ID)
+    tags = ["skill", skill.name] + ([skill.role] if skill.role else [])
+    outcome = None
+    if existing is None:
+        app.remember(
+            text, actor=ACTOR, type="procedural", source_type=skills_sql.SOURCE_TYPE,
+            source_id=skills_sql.source_id(skill.name), tags=tuple(tags), importance=1.0,
+        )
+        outcome = "added"
+    elif existing.content != normalize_content(text).storage:
+        app.modify(existing.id, {"content": text, "tags": tags}, actor=ACTOR,
+                   reason=f"{skill.folder / SKILL_FILE} changed")
+        outcome = "changed"
+    with app.store.write_tx() as conn:
+        skills_sql.upsert_meta(
+            conn, name=skill.name, agent_id=AGENT_ID, path=str(skill.folder), role=skill.role,
+            decay_rate=app.config.skills.decay_rate, now=format_ts(now),
+        )
+    return outcome
+
+
+def _unindex(app: SignetApp, name: str) -> None:
+    memory = skills_sql.skill_memory(app.store.reader(), name, AGENT_ID)
+    if memory is not None:
+        app.forget(memory.id, actor=ACTOR, force=True, reason=f"skill {name} removed")
+    with app.store.write_tx() as conn:
+        skills_sql.delete_meta(conn, name, AGENT_ID)
+
+
+def _decay(app: SignetApp, now: datetime) -> int:
+    """Set each skill memory's importance from its idle days; returns how many moved."""
+    conn = app.store.reader()
+    moves = []
+    for meta in skills_sql.list_meta(conn, AGENT_ID):
+        memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
+        if memory is None:
+            continue
+        wanted = round(_importance(meta, now), 4)
+        if abs(wanted - memory.importance) >= 0.0001:
+            moves.append((memory.id, wanted))
+    if moves:
+        with app.store.write_tx() as wconn:
+            for memory_id, importance in moves:
+                skills_sql.set_importance(wconn, memory_id, importance)
+    return len(moves)
+
+
+def _importance(meta: skills_sql.SkillMeta, now: datetime) -> float:
+    since = parse_ts(meta.last_used_at or meta.created_at)
+    days = max((now - since).total_seconds() / 86400.0, 0.0)
+    # A floor, not zero: a long-idle skill sinks to the bottom of its band but stays findable.
+    return max(MIN_IMPORTANCE, float(meta.decay_rate) ** days)
+
+
+def record_use(conn: Any, memory_id: str, now: str) -> None:
+    """Inside the feedback transaction: if `memory_id` indexes a skill, count a use and put
+    its importance back to 1 (the next reconcile decays it from `now` again)."""
+    if skills_sql.record_use_for_memory(conn, memory_id, now) is not None:
+        skills_sql.set_importance(conn, memory_id, 1.0)
+
+
+# --- the commands' operations -----------------------------------------------------------------
+
+
+def list_skills(app: SignetApp) -> list[dict[str, Any]]:
+    conn = app.store.reader()
+    out = []
+    for meta in skills_sql.list_meta(conn, AGENT_ID):
+        memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
+        out.append({
+            "name": meta.skill_name, "role": meta.role_classification,
+            "path": meta.filesystem_path, "use_count": meta.use_count,
+            "last_used_at": meta.last_used_at, "decay_rate": meta.decay_rate,
+            "importance": memory.importance if memory else None,
+            "memory_id": memory.id if memory else None, "installed_at": meta.created_at,
+        })
+    return out
+
+
+def show(app: SignetApp, name: str) -> dict[str, Any]:
+    entry = next((s for s in list_skills(app) if s["name"] == name), None)
+    if entry is None:
+        raise NotFound(f"no skill named {name!r}")
+    skill = parse_skill(Path(entry["path"]))
+    return {**entry, "description": skill.description, "instructions": skill.instructions}
+
+
+def install(app: SignetApp, source: Path, now: datetime, *, force: bool = False) -> dict[str, Any]:
+    """Copy a skill folder, or unpack a local archive, into skills/<name>/; then reconcile."""
+    root = skills_dir(app)
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".install-") as tmp:
+        staged = _stage(Path(source), Path(tmp))
+        skill = parse_skill(staged)
+        target = root / skill.name
+        if target.exists():
+            if not force:
+                raise Conflict(f"skill {skill.name!r} is already installed at {target};"
+                               " pass --force to replace it")
+            shutil.rmtree(target)
+        staged.rename(target)
+    report = reconcile(app, now)
+    return {"installed": skill.name, "path": str(target), "reconcile": report}
+
+
+def remove(app: SignetApp, name: str, now: datetime) -> dict[str, Any]:
+    found, _errors = scan(skills_dir(app))
+    if name not in found:
+        raise NotFound(f"no skill named {name!r} under {skills_dir(app)}")
+    shutil.rmtree(found[name].folder)
+    return {"removed": name, "reconcile": reconcile(app, now)}
+
+
+def _stage(source: Path, tmp: Path) -> Path:
+    """The skill folder of `source` (a folder or an archive) inside `tmp`."""
+    if source.is_dir():
+        staged = tmp / "skill"
+        shutil.copytree(source, staged, symlinks=False)
+        return staged
+    if not source.is_file():
+        raise NotFound(f"{source}: no such folder or archive")
+    unpacked = tmp / "unpacked"
+    unpacked.mkdir()
+    if zipfile.is_zipfile(source):
+        _unzip(source, unpacked)
+    elif tarfile.is_tarfile(source):
+        _untar(source, unpacked)
+    else:
+        raise InvalidInput(f"{source}: not a folder, .zip or .tar(.gz) archive")
+    if (unpacked / SKILL_FILE).is_file():
+        return unpacked
+    folders = [p for p in unpacked.iterdir() if p.is_dir()]
+    if len(folders) == 1 and (folders[0] / SKILL_FILE).is_file():
+        return folders[0]
+    raise InvalidInput(f"{source}: the archive holds no {SKILL_FILE} at its top or in one folder")
+
+
+def _safe_member(name: str, source: Path) -> PurePosixPath:
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts:
+        raise InvalidInput(f"{source}: archive member {name!r} points outside the skill folder")
+    return path
+
+
+def _unzip(source: Path, into: Path) -> None:
+    with zipfile.ZipFile(source) as archive:
+        members = archive.infolist()
+        if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
+            raise InvalidInput(f"{source}: unpacks to more than {MAX_ARCHIVE_BYTES} bytes")
+        for member in members:
+            path = _safe_member(member.filename, source)
+            if (member.external_attr >> 16) & 0o170000 == 0o120000:
+                raise InvalidInput(f"{source}: archive member {member.filename!r} is a symlink")
+            if member.is_dir():
+                (into / path).mkdir(parents=True, exist_ok=True)
+                continue
+            (into / path).parent.mkdir(parents=True, exist_ok=True)
+            (into / path).write_bytes(archive.read(member))
+
+
+def _untar(source: Path, into: Path) -> None:
+    with tarfile.open(source) as archive:
+        members = archive.getmembers()
+        if sum(m.size for m in members) > MAX_ARCHIVE_BYTES:
+            raise InvalidInput(f"{source}: unpacks to more than {MAX_ARCHIVE_BYTES} bytes")
+        for member in members:
+            path = _safe_member(member.name, source)
+            if member.isdir():
+                (into / path).mkdir(parents=True, exist_ok=True)
+            elif member.isfile():
+                handle = archive.extractfile(member)
+                assert handle is not None
+                (into / path).parent.mkdir(parents=True, exist_ok=True)
+                (into / path).write_bytes(handle.read())
+            else:
+                raise InvalidInput(f"{source}: archive member {member.name!r} is not a plain file")
