@@ -25,6 +25,9 @@ import numpy as np
 from signet import batch, maintenance, skills
 from signet.config import Config
 from signet.config_view import effective_config
+from signet.documents.fetch import FetchPolicy
+from signet.documents.service import DocumentService
+from signet.documents.worker import DocumentWorker
 from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, ProviderError
 from signet.graph.apply import apply_payload as apply_graph_payload
 from signet.graph.apply import parse_payload as parse_graph_payload
@@ -95,6 +98,7 @@ class SignetApp:
     graph: KnowledgeGraph = field(init=False, repr=False)
     projection: ProjectionService = field(init=False, repr=False)
     sessions: Sessions = field(init=False, repr=False)
+    documents: DocumentService = field(init=False, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
     # usage sink feed it. The batch key signs batch-forget confirm tokens (signet/batch.py).
@@ -124,6 +128,10 @@ class SignetApp:
         )
         app.projection = ProjectionService(
             store, chosen.model if chosen else None, chosen.dimensions if chosen else None
+        )
+        app.documents = DocumentService(
+            store, config.documents, max_attempts=config.pipeline.max_attempts,
+            frozen=config.pipeline.mutations_frozen,
         )
         app.llm = (
             _configured_llm(config, app.telemetry.record_llm) if llm == "config" else llm  # type: ignore[assignment]
@@ -249,6 +257,23 @@ class SignetApp:
             results.append(self._write_new(memory, norm, vector, actor))
         return results
 
+    def prepare_memories(
+        self, items: Sequence[dict[str, Any]], *, actor: Actor, prefixes: bool = True
+    ) -> list[PreparedMemory]:
+        """First half of `remember` for many memories: validate and normalise each, then one
+        batched embedding call (no transaction open). `prefixes=False` keeps content verbatim
+        (a document chunk that happens to start with `critical:` is not pinned)."""
+        self._check_mutable()
+        memories = [
+            self._new_memory(item["content"], actor, _without(item, "content"), prefixes=prefixes)
+            for item in items
+        ]
+        norms = [normalize_content(m.content) for m in memories]
+        vectors = self._embed_batch([n.storage for n in norms], [n.content_hash for n in norms])
+        return [
+            PreparedMemory(m, n, v, actor) for m, n, v in zip(memories, norms, vectors, strict=True)
+        ]
+
     def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
         if self.embedder is None or self.embedder.name not in ("local", "hash"):
             return [None] * len(texts)
@@ -319,13 +344,15 @@ class SignetApp:
             log.warning("inline embedding failed, deferring to the embed worker: %s", exc)
             return None
 
-    def _new_memory(self, content: str, actor: Actor, fields: dict[str, Any]) -> NewMemory:
+    def _new_memory(
+        self, content: str, actor: Actor, fields: dict[str, Any], *, prefixes: bool = True
+    ) -> NewMemory:
         if not isinstance(content, str):
             raise InvalidInput("content must be a string")
         unknown = set(fields) - set(NewMemory.__dataclass_fields__)
         if unknown:
             raise InvalidInput(f"unknown field(s): {', '.join(sorted(unknown))}")
-        content, prefix_fields = _apply_prefixes(content)
+        content, prefix_fields = _apply_prefixes(content) if prefixes else (content, {})
         merged = {**prefix_fields, **{k: v for k, v in fields.items() if v is not None}}
         if "tags" in prefix_fields and "tags" in fields and fields["tags"]:
             merged["tags"] = tuple(dict.fromkeys([*prefix_fields["tags"], *fields["tags"]]))
@@ -663,6 +690,7 @@ class SignetApp:
                     self.store, self.embedder, frozen=cfg.mutations_frozen,
                     batch_size=self.config.embedding.batch_size,
                 ),
+                self._document_worker(),
                 ReaperWorker(self.store, cfg.lease_timeout_ms),
                 RetentionWorker(self.store, self.config.retention, frozen=cfg.mutations_frozen),
                 ScheduledWorker(
@@ -680,6 +708,20 @@ class SignetApp:
                 ),
             ]
         return self._workers
+
+    def _document_worker(self) -> DocumentWorker:
+        docs, cfg = self.config.documents, self.config.pipeline
+        policy = FetchPolicy(
+            enabled=docs.url_fetch_enabled, max_bytes=docs.fetch_max_bytes,
+            timeout_s=docs.fetch_timeout_ms / 1000, max_redirects=docs.fetch_max_redirects,
+            allowed_hosts=docs.fetch_allowed_hosts,
+        )
+        return DocumentWorker(
+            self.store, self, chunk_size=cfg.document_chunk_size,
+            chunk_overlap=cfg.document_chunk_overlap, fetch_policy=policy,
+            max_file_bytes=docs.max_file_bytes,
+            max_chunk_chars=self.config.memory.max_content_chars, frozen=cfg.mutations_frozen,
+        )
 
     def run_pipeline_until_idle(
         self, max_rounds: int = 100_000, *, only: Sequence[str] | None = None

@@ -41,6 +41,7 @@ __all__ = [
     "AutonomousConfig",
     "Config",
     "DampeningConfig",
+    "DocumentsConfig",
     "EmbeddingConfig",
     "GraphConfig",
     "HintsConfig",
@@ -197,6 +198,25 @@ class RetentionConfig:
         _DAY_MS, "Idempotency keys kept (a client's retries fall well inside 1 day), in ms.", ge=0
     )
     batch_limit: int = opt(500, "Most rows one purge step deletes per sweep.", ge=1)
+
+
+# --- documents --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentsConfig:
+    """Document ingest: fetching URLs (opt-in) and the size of what is read."""
+
+    url_fetch_enabled: bool = opt(
+        False, "Let document ingest fetch http(s) URLs (off: no server-side requests at all)."
+    )
+    fetch_max_bytes: int = opt(10_000_000, "Largest document fetched from a URL, in bytes.", ge=1)
+    fetch_timeout_ms: int = opt(15_000, "Timeout for fetching one URL, in ms.", ge=1)
+    fetch_max_redirects: int = opt(5, "Redirects followed (each one checked) per URL.", ge=0)
+    fetch_allowed_hosts: tuple[str, ...] = opt(
+        (), "Host names a URL may name although they resolve to loopback or private addresses."
+    )
+    max_file_bytes: int = opt(50_000_000, "Largest local file or pasted text ingested, in bytes.", ge=1)
 
 
 # --- providers --------------------------------------------------------------------------------
@@ -364,6 +384,7 @@ class Config:
     memory: MemoryConfig = section(MemoryConfig)
     pipeline: PipelineConfig = section(PipelineConfig)
     retention: RetentionConfig = section(RetentionConfig)
+    documents: DocumentsConfig = section(DocumentsConfig)
     embedding: EmbeddingConfig = section(EmbeddingConfig)
     llm: LlmConfig = section(LlmConfig)
     search: SearchConfig = section(SearchConfig)

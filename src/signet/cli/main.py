@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "skill": ("signet.cli.skill_commands:skill", "Install and inspect skills (folders under skills/ with a SKILL.md)."),
     "maintenance": ("signet.cli.maintenance_commands:maintenance", "Check the store's health and repair it (indexes, embeddings, jobs, graph, WAL)."),
     "retention": ("signet.cli.retention_commands:retention", "Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."),
+    "ingest": ("signet.cli.document_commands:ingest", "Ingest a file, a folder (recursively), a URL or stdin as document chunks."),
 }
 
 

@@ -33,6 +33,7 @@ from signet.config import Config
 from signet.daemon import (
     errors,
     routes_config,
+    routes_documents,
     routes_feedback,
     routes_knowledge,
     routes_memory,
@@ -79,7 +80,8 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_feedback.router)
     api.include_router(routes_knowledge.router)
     api.include_router(routes_sessions.router)  # transcripts, sessions (signet/sessions)
-    for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection):
+    for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection,
+                   routes_documents):
         api.include_router(module.router)
     api.include_router(routes_secrets.router)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan

@@ -1,0 +1,108 @@
+"""`signet ingest PATH|URL|-`: documents into memory, with a progress bar on stderr.
+
+A folder is walked recursively for markdown, text, HTML and PDF files (hidden folders such as
+.git and .obsidian are skipped); `-` reads the text from stdin; an http(s) URL is fetched when
+`documents.url_fetch_enabled` allows it. The command opens the workspace in-process (SQLite's
+WAL and the queue's atomic leases make that safe next to a daemon), registers every document,
+then runs the document worker here until the queue is empty, so when it returns the chunks are
+recallable. Re-ingesting an unchanged file is a no-op; a changed one replaces its chunks.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from signet.cli.pipeline_commands import open_app
+from signet.cli.state import CliState, json_option
+from signet.documents.extract import EXTENSIONS
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["COMMANDS", "document_files"]
+
+
+def document_files(folder: Path) -> list[Path]:
+    """Supported files under `folder`, sorted, hidden folders and files skipped."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file() and path.suffix.lower() in EXTENSIONS:
+            found.append(path)
+    return found
+
+
+@click.command()
+@click.argument("source", metavar="PATH|URL|-")
+@click.option("--title", help="Title of the document (a single file, URL or stdin).")
+@click.option("--project", help="Project the chunks belong to.")
+@json_option
+@click.pass_obj
+def ingest(state: CliState, source: str, title: str | None, project: str | None) -> None:
+    """Ingest a file, a folder (recursively), a URL or stdin as document chunks."""
+    with open_app(state, providers=True) as app:
+        registered = _register(app, source, title, project)
+        queued = [r["id"] for r in registered if r["outcome"] != "unchanged"]
+        _drain(app, len(queued))
+        final = [app.documents.get(r["id"]) for r in registered]
+    summary = _summary(registered, final)
+    state.show(summary, _print_summary)
+    if summary["failed"]:
+        sys.exit(1)
+
+
+def _register(app: SignetApp, source: str, title: str | None, project: str | None) -> list[dict[str, Any]]:
+    docs = app.documents
+    if source == "-":
+        return [docs.ingest_text(sys.stdin.read(), title=title, project=project).to_dict()]
+    if source.startswith(("http://", "https://")):
+        return [docs.ingest_url(source, title=title, project=project).to_dict()]
+    path = Path(source)
+    if path.is_dir():
+        files = document_files(path)
+        if not files:
+            raise click.ClickException(f"no markdown, text, HTML or PDF files under {path}")
+        return [docs.ingest_file(f, project=project).to_dict() for f in files]
+    return [docs.ingest_file(path, title=title, project=project).to_dict()]
+
+
+def _drain(app: SignetApp, total: int) -> None:
+    worker = next(w for w in app.workers() if w.name == "documents")
+    columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True,
+                  disable=total == 0) as progress:
+        task = progress.add_task("documents", total=total)
+        while worker.tick(datetime.now(UTC)):
+            progress.advance(task)
+
+
+def _summary(registered: list[dict[str, Any]], final: list[dict[str, Any]]) -> dict[str, Any]:
+    outcomes = [r["outcome"] for r in registered]
+    failed = [{"id": d["id"], "source": d["source_url"] or d["title"], "error": d["error"]}
+              for d in final if d["status"] == "failed"]
+    return {
+        "documents": len(final), "unchanged": outcomes.count("unchanged"),
+        "done": sum(d["status"] == "done" for d in final), "failed": failed,
+        "chunks": sum(len(d["chunks"]) for d in final),
+        "items": [{"id": d["id"], "title": d["title"], "status": d["status"],
+                   "chunks": len(d["chunks"]), "source": d["source_url"]} for d in final],
+    }
+
+
+def _print_summary(data: dict[str, Any]) -> None:
+    click.echo(f"{data['done']} of {data['documents']} document(s) done"
+               f" ({data['unchanged']} unchanged), {data['chunks']} chunk(s).")
+    for item in data["failed"]:
+        click.echo(f"failed: {item['source']}: {item['error']}", err=True)
+
+
+COMMANDS = (ingest,)

@@ -1,0 +1,81 @@
+"""The document routes (seed 002, "Document Ingest").
+
+- `POST /api/documents` body: exactly one of `content` (text), `url` (fetched by the worker,
+  when documents.url_fetch_enabled) or `path` (a local file; unscoped tokens only), and
+  optional `title`, `project` -> 202 with the document (`outcome`: queued or requeued), or 200
+  with `outcome: unchanged` when the same source with the same content is indexed already;
+- `GET /api/documents?status=&limit=&offset=` -> {items, total, limit, offset};
+- `GET /api/documents/{id}` -> the document with its chunks (memory ids in order);
+- `DELETE /api/documents/{id}` -> forgets its chunks (soft delete, history kept), removes it.
+
+The status walks queued -> extracting -> chunking -> embedding -> indexing -> done | failed
+(documents/worker.py). Everything is within the token's scope; another scope's document is 404.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+from pydantic import Field
+
+from signet.daemon.auth import Principal, memory_scope, require
+from signet.daemon.dependencies import App, CallerActor
+from signet.daemon.schemas import ErrorOut, _Body
+from signet.errors import InvalidInput
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413)
+}
+router = APIRouter(prefix="/api/documents", responses=ERRORS)
+Documents = Annotated[Principal, Depends(require("documents"))]
+
+
+class DocumentBody(_Body):
+    content: str | None = Field(None, description="The document's text (markdown or plain).")
+    url: str | None = Field(None, max_length=4000, description="An http(s) URL to fetch.")
+    path: str | None = Field(None, max_length=4000, description="A local file (unscoped tokens).")
+    title: str | None = Field(None, max_length=500)
+    project: str | None = None
+
+
+@router.post("", status_code=202)
+def ingest(body: DocumentBody, app: App, actor: CallerActor, principal: Documents) -> JSONResponse:
+    given = [name for name in ("content", "url", "path") if getattr(body, name) is not None]
+    if len(given) != 1:
+        raise InvalidInput("send exactly one of content, url or path")
+    scope = memory_scope(principal)
+    common = {"title": body.title, "actor": actor, "project": body.project, "scope": scope}
+    if body.content is not None:
+        registered = app.documents.ingest_text(body.content, **common)
+    elif body.url is not None:
+        registered = app.documents.ingest_url(body.url, **common)
+    else:
+        registered = app.documents.ingest_file(body.path, **common)
+    return JSONResponse(registered.to_dict(),
+                        status_code=200 if registered.outcome == "unchanged" else 202)
+
+
+@router.get("")
+def list_documents(
+    app: App, principal: Documents, status: str | None = None,
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+) -> JSONResponse:
+    return JSONResponse(app.documents.list(memory_scope(principal), status=status, limit=limit,
+                                           offset=offset))
+
+
+@router.get("/{document_id}")
+def get_document(document_id: str, app: App, principal: Documents) -> JSONResponse:
+    return JSONResponse(app.documents.get(document_id, memory_scope(principal)))
+
+
+@router.delete("/{document_id}")
+def delete_document(
+    document_id: str, app: App, actor: CallerActor, principal: Documents
+) -> JSONResponse:
+    return JSONResponse(app.documents.delete(document_id, actor=actor,
+                                             scope=memory_scope(principal)))

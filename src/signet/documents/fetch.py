@@ -1,0 +1,122 @@
+"""Fetching a document from a URL without becoming a server-side request forgery tool.
+
+Fetching is off unless `documents.url_fetch_enabled` is set. Then every hop, the first and
+each redirect (followed by hand, at most `max_redirects`), must:
+
+- use http or https (file://, ftp://, gopher://, data: ... are refused);
+- name a host whose every resolved address is public: loopback, private (RFC 1918, unique
+  local), link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, multicast,
+  reserved and unspecified addresses are refused, unless the host name is listed in
+  `documents.fetch_allowed_hosts` (an operator's own intranet wiki, say);
+
+and the answer must be a supported content type (extract.kind_of), no larger than
+`documents.fetch_max_bytes` (read as a stream and cut off, whatever Content-Length claims),
+within `documents.fetch_timeout_ms`. The check resolves the name just before the request; a
+DNS answer that changes in between (rebinding) is the residual risk, which the allow-list keeps
+small: only listed hosts may ever resolve privately.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from signet.documents.extract import kind_of
+from signet.errors import Forbidden, InvalidInput, ProviderError
+
+USER_AGENT = "signet-document-fetch/1"
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPolicy:
+    enabled: bool = False
+    max_bytes: int = 10_000_000
+    timeout_s: float = 15.0
+    max_redirects: int = 5
+    allowed_hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    url: str  # after redirects
+    data: bytes
+    content_type: str
+
+
+def fetch(url: str, policy: FetchPolicy, transport: httpx.BaseTransport | None = None) -> Fetched:
+    """GET `url` under `policy`; Forbidden for what the policy refuses, InvalidInput for an
+    unusable answer, ProviderError for a network failure."""
+    if not policy.enabled:
+        raise Forbidden(
+            "fetching URLs is off; set documents.url_fetch_enabled: true in agent.yaml to allow it",
+            code="url_fetch_disabled",
+        )
+    with httpx.Client(timeout=policy.timeout_s, follow_redirects=False, transport=transport,
+                      headers={"User-Agent": USER_AGENT}) as client:
+        for _hop in range(policy.max_redirects + 1):
+            check_url(url, policy)
+            try:
+                with client.stream("GET", url) as reply:
+                    if reply.is_redirect:
+                        url = urljoin(url, reply.headers.get("location", ""))
+                        continue
+                    return _read(reply, url, policy)
+            except httpx.HTTPError as exc:
+                raise ProviderError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from exc
+    raise InvalidInput(f"more than {policy.max_redirects} redirects fetching the document")
+
+
+def check_url(url: str, policy: FetchPolicy) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise Forbidden(f"only http and https URLs are fetched, not {parts.scheme or 'none'}://",
+                        code="url_refused")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise InvalidInput(f"the URL names no host: {url[:200]}")
+    if host in {h.lower() for h in policy.allowed_hosts}:
+        return
+    for address in _addresses(host, parts.port or (443 if parts.scheme == "https" else 80)):
+        if not is_public(address):
+            raise Forbidden(
+                f"refusing to fetch {host}: it resolves to a non-public address ({address});"
+                " list the host in documents.fetch_allowed_hosts to allow it",
+                code="url_refused",
+            )
+
+
+def is_public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_unspecified)
+
+
+def _addresses(host: str, port: int) -> list[str]:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ProviderError(f"cannot resolve {host}: {exc}") from exc
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def _read(reply: httpx.Response, url: str, policy: FetchPolicy) -> Fetched:
+    if reply.status_code >= 400:
+        raise ProviderError(f"fetching {url} answered HTTP {reply.status_code}")
+    content_type = reply.headers.get("content-type", "")
+    kind_of(content_type, urlsplit(url).path)  # refuse an unsupported type before reading it
+    declared = reply.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > policy.max_bytes:
+        raise InvalidInput(f"the document is {declared} bytes; the limit is {policy.max_bytes}"
+                           " (documents.fetch_max_bytes)")
+    body = bytearray()
+    for piece in reply.iter_bytes():
+        body += piece
+        if len(body) > policy.max_bytes:
+            raise InvalidInput(f"the document is larger than {policy.max_bytes} bytes"
+                               " (documents.fetch_max_bytes)")
+    return Fetched(url, bytes(body), content_type)

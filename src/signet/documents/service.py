@@ -1,0 +1,217 @@
+"""Registering, reading, listing and deleting documents within a caller's scope.
+
+Registration is cheap and synchronous: it checks the input, finds the document already known
+for the same source in the caller's slice, and either answers "unchanged" (same content hash:
+re-ingesting an unchanged file is a no-op), requeues it (the content changed: the worker will
+replace its chunks, history kept) or inserts a new one; then it enqueues one `document_ingest`
+job in the same transaction. The slow part, extraction to indexing, is the worker's.
+
+Sources: pasted text (its text is the document), a local file (read by the worker; its bytes'
+hash decides "unchanged" at registration), or a URL (fetched by the worker, and only when
+`documents.url_fetch_enabled` is set; the fetch refuses forgery, see fetch.py). A scoped caller
+registers into its own agent and project, sees only its own documents, and may not name a
+local file (the daemon would read it with the operator's rights).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from signet.config import DocumentsConfig
+from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
+from signet.store import documents as doc_sql
+from signet.store import history as history_sql
+from signet.store import jobs as jobs_sql
+from signet.store import memories as mem_sql
+from signet.store.db import Store
+from signet.types import Actor, MemoryScope, utc_now
+
+MAX_TITLE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    document: doc_sql.Document
+    outcome: str  # "queued" (new), "requeued" (changed) or "unchanged"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.document.to_dict(), "outcome": self.outcome}
+
+
+class DocumentService:
+    def __init__(
+        self, store: Store, cfg: DocumentsConfig, *, max_attempts: int = 3, frozen: bool = False
+    ) -> None:
+        self.store = store
+        self.cfg = cfg
+        self.max_attempts = max_attempts
+        self.frozen = frozen
+
+    # -- registration ---------------------------------------------------------------------------
+
+    def ingest_text(
+        self, text: Any, *, title: str | None = None, actor: Actor = Actor(),
+        project: str | None = None, scope: MemoryScope | None = None,
+        source_key: str | None = None, connector_id: str | None = None,
+    ) -> Registered:
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("content must be a non-empty string")
+        self._check_size(len(text.encode("utf-8")), "content")
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return self._register(
+            "text", source_key or f"text:{digest}", None, digest, title, text, actor, project,
+            scope, connector_id,
+        )
+
+    def ingest_file(
+        self, path: Any, *, title: str | None = None, actor: Actor = Actor(),
+        project: str | None = None, scope: MemoryScope | None = None,
+        connector_id: str | None = None, source_key: str | None = None,
+    ) -> Registered:
+        if scope is not None and (scope.agent_id or scope.project):
+            raise Forbidden("a scoped token may not ingest local files; send the content instead")
+        if not isinstance(path, str | Path) or not str(path).strip():
+            raise InvalidInput("path must be a non-empty string")
+        file = Path(path).expanduser().resolve()
+        if not file.is_file():
+            raise InvalidInput(f"no such file: {file}")
+        self._check_size(file.stat().st_size, f"file {file}")
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        return self._register(
+            "file", source_key or f"file:{file}", str(file), digest, title, None, actor,
+            project, scope, connector_id,
+        )
+
+    def ingest_url(
+        self, url: Any, *, title: str | None = None, actor: Actor = Actor(),
+        project: str | None = None, scope: MemoryScope | None = None,
+    ) -> Registered:
+        if not isinstance(url, str) or not url.strip():
+            raise InvalidInput("url must be a non-empty string")
+        if not self.cfg.url_fetch_enabled:
+            raise Forbidden(
+                "fetching URLs is off; set documents.url_fetch_enabled: true in agent.yaml",
+                code="url_fetch_disabled",
+            )
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise Forbidden(f"only http and https URLs are fetched: {url[:200]}", code="url_refused")
+        # The content is unknown until fetched: the worker decides "unchanged" for URLs.
+        return self._register("url", f"url:{url}", url, None, title, None, actor, project,
+                              scope, None)
+
+    def _register(
+        self, source_type: str, source_key: str, source_url: str | None, digest: str | None,
+        title: str | None, raw: str | None, actor: Actor, project: str | None,
+        scope: MemoryScope | None, connector_id: str | None,
+    ) -> Registered:
+        if self.frozen:
+            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+        agent_id, project = _placed(actor, project, scope)
+        title = _title(title)
+        metadata = {"source_sha256": digest} if digest else {}
+        now = utc_now()
+        with self.store.write_tx() as conn:
+            known = doc_sql.find_by_source(conn, source_key, agent_id, project)
+            if known is not None and digest is not None and known.status == "done" \
+                    and known.metadata.get("source_sha256") == digest:
+                return Registered(known, "unchanged")
+            if known is None:
+                doc_id = doc_sql.insert(
+                    conn, source_type=source_type, source_key=source_key, source_url=source_url,
+                    title=title, content_type=None, raw_content=raw, agent_id=agent_id,
+                    project=project, metadata=metadata, now=now, connector_id=connector_id,
+                )
+                outcome = "queued"
+            else:
+                doc_id, outcome = known.id, "requeued"
+                doc_sql.requeue(conn, doc_id, raw_content=raw, metadata=metadata, title=title,
+                                now=now)
+            jobs_sql.enqueue(conn, "document_ingest", document_id=doc_id, now=now,
+                             max_attempts=self.max_attempts)
+            document = doc_sql.get(conn, doc_id)
+        assert document is not None
+        return Registered(document, outcome)
+
+    def _check_size(self, size: int, what: str) -> None:
+        if size > self.cfg.max_file_bytes:
+            raise InvalidInput(f"{what} is {size} bytes; the limit is {self.cfg.max_file_bytes}"
+                               " (documents.max_file_bytes)")
+
+    # -- reads and delete -----------------------------------------------------------------------
+
+    def get(self, doc_id: str, scope: MemoryScope | None = None) -> dict[str, Any]:
+        conn = self.store.reader()
+        document = doc_sql.get(conn, doc_id, scope)
+        if document is None:
+            raise NotFound(f"document {doc_id} not found")
+        chunks = [{"memory_id": m, "chunk_index": i} for m, i, _h in doc_sql.chunk_links(conn, doc_id)]
+        return {**document.to_dict(), "chunks": chunks}
+
+    def list(
+        self, scope: MemoryScope | None = None, *, status: str | None = None,
+        connector_id: str | None = None, limit: int = 50, offset: int = 0,
+    ) -> dict[str, Any]:
+        if status is not None and status not in doc_sql.STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(doc_sql.STATUSES)}")
+        if not 1 <= limit <= 1000 or offset < 0:
+            raise InvalidInput("limit must be between 1 and 1000 and offset not negative")
+        items, total = doc_sql.list_page(self.store.reader(), scope, status=status,
+                                         connector_id=connector_id, limit=limit, offset=offset)
+        return {"items": [d.to_dict() for d in items], "total": total, "limit": limit,
+                "offset": offset}
+
+    def delete(
+        self, doc_id: str, *, actor: Actor = Actor(), scope: MemoryScope | None = None
+    ) -> dict[str, Any]:
+        """Forget the chunks the document wrote (soft delete: history kept, recoverable within
+        the tombstone window) and remove the document."""
+        if self.frozen:
+            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+        now = utc_now()
+        with self.store.write_tx() as conn:
+            if doc_sql.get(conn, doc_id, scope) is None:
+                raise NotFound(f"document {doc_id} not found")
+            forgotten = forget_chunks(conn, doc_sql.owned_live_chunks(conn, doc_id), actor, now,
+                                      reason=f"document {doc_id} deleted")
+            doc_sql.delete(conn, doc_id)
+        return {"id": doc_id, "deleted": True, "forgotten": forgotten}
+
+
+def forget_chunks(conn: Any, memory_ids: list[str], actor: Actor, now: str, *, reason: str) -> int:
+    """Soft-delete chunk memories, each with its history row (inside the caller's tx)."""
+    count = 0
+    for memory_id in memory_ids:
+        memory = mem_sql.get(conn, memory_id)
+        if memory is None or memory.is_deleted:
+            continue
+        mem_sql.soft_delete(conn, memory_id, now)
+        history_sql.record(conn, memory_id, "deleted", actor, now, old_content=memory.content,
+                           reason=reason)
+        count += 1
+    return count
+
+
+def _placed(actor: Actor, project: str | None, scope: MemoryScope | None) -> tuple[str, str | None]:
+    """The agent and project a new document lands in: a scoped caller's own."""
+    if project is not None and not isinstance(project, str):
+        raise InvalidInput("project must be a string")
+    agent_id = actor.agent_id
+    if scope is not None:
+        if scope.project is not None:
+            if project not in (None, scope.project):
+                raise Forbidden(f"this token may write only to project {scope.project!r}")
+            project = scope.project
+        agent_id = scope.agent_id or agent_id
+    return agent_id, project
+
+
+def _title(title: Any) -> str | None:
+    if title is None:
+        return None
+    if not isinstance(title, str):
+        raise InvalidInput("title must be a string")
+    return title.strip()[:MAX_TITLE] or None

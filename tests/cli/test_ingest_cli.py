@@ -1,0 +1,66 @@
+"""`signet ingest` as a real subprocess: a folder recursively, stdin, a no-op re-run, and a
+file that cannot be read failing with its reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run(ws: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SIGNET_WORKSPACE": str(ws), "SIGNET_PORT": str(_free_port()),
+           "HOME": str(ws.parent), "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "signet", *args], env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_folder_is_ingested_recursively_and_a_rerun_is_a_no_op(tmp_path: Path) -> None:
+    ws = tmp_path / "agents"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(YAML)
+    vault = tmp_path / "vault"
+    (vault / "daily").mkdir(parents=True)
+    (vault / ".obsidian").mkdir()
+    (vault / "plans.md").write_text("# Plans\n\nShip the retention worker on Friday.")
+    (vault / "daily" / "monday.md").write_text("Met Dana about the garden shed.")
+    (vault / "daily" / "page.html").write_text("<title>Page</title><p>Dana likes roses.</p>")
+    (vault / ".obsidian" / "workspace.md").write_text("editor state, not a note")
+    (vault / "image.png").write_bytes(b"\x89PNG")
+    first = _run(ws, "--json", "ingest", str(vault))
+    assert first.returncode == 0, first.stderr
+    data = json.loads(first.stdout)
+    assert (data["documents"], data["done"], data["unchanged"], data["failed"]) == (3, 3, 0, [])
+    assert {i["title"] for i in data["items"]} == {"Plans", "monday", "Page"}
+    again = json.loads(_run(ws, "--json", "ingest", str(vault)).stdout)
+    assert (again["unchanged"], again["done"]) == (3, 3)
+    found = json.loads(_run(ws, "--json", "recall", "garden shed Dana").stdout)
+    assert any("garden shed" in h["content"] for h in found["results"])
+    readable = _run(ws, "ingest", str(vault / "plans.md"))
+    assert "1 of 1 document(s) done (1 unchanged)" in readable.stdout
+
+
+def test_stdin_and_a_failing_file(tmp_path: Path) -> None:
+    ws = tmp_path / "agents"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(YAML)
+    piped = json.loads(_run(ws, "--json", "ingest", "-", "--title", "Pasted",
+                            stdin="Pasted text about kettles.").stdout)
+    assert piped["done"] == 1 and piped["items"][0]["title"] == "Pasted"
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe\xfa")
+    failed = _run(ws, "ingest", str(bad))
+    assert failed.returncode == 1 and "not UTF-8" in failed.stderr
+    missing = _run(ws, "ingest", str(tmp_path / "nope.md"))
+    assert missing.returncode == 1 and "no such file" in missing.stderr

@@ -1,0 +1,93 @@
+"""/api/documents over real HTTP, the worker run in the app, URLs from a real local server:
+ingest, status, chunks, delete, scope, and a redirect into loopback refused."""
+
+from __future__ import annotations
+
+import httpx
+
+from auth_tokens import auth, issue
+from fakes.web_server import WebServer
+from signet.config import DocumentsConfig
+
+DOCS = "/api/documents"
+TEXT = "\n\n".join(f"Paragraph {i}: the orchard has {i} pear trees." for i in range(150))
+
+
+def _drain(s) -> None:
+    s.app.run_pipeline_until_idle(only=["documents"])
+
+
+def test_ingest_then_read_list_and_delete(serve) -> None:
+    s = serve()
+    reply = s.client.post(DOCS, json={"content": TEXT, "title": "Orchard"})
+    assert reply.status_code == 202 and reply.json()["status"] == "queued", reply.text
+    doc_id = reply.json()["id"]
+    _drain(s)
+    doc = s.client.get(f"{DOCS}/{doc_id}").json()
+    assert doc["status"] == "done" and doc["title"] == "Orchard" and len(doc["chunks"]) >= 2
+    chunk = s.client.get(f"/api/memory/{doc['chunks'][0]['memory_id']}").json()
+    assert chunk["type"] == "document_chunk" and chunk["source_id"] == doc_id
+    again = s.client.post(DOCS, json={"content": TEXT})
+    assert again.status_code == 200 and again.json()["outcome"] == "unchanged"
+    listed = s.client.get(DOCS, params={"status": "done"}).json()
+    assert [d["id"] for d in listed["items"]] == [doc_id] and listed["total"] == 1
+    gone = s.client.delete(f"{DOCS}/{doc_id}")
+    assert gone.status_code == 200 and gone.json()["forgotten"] == len(doc["chunks"])
+    assert s.client.get(f"{DOCS}/{doc_id}").status_code == 404
+    memory = s.client.get(f"/api/memory/{doc['chunks'][0]['memory_id']}").json()
+    assert memory["is_deleted"] is True
+
+
+def test_bad_requests_name_the_problem(serve) -> None:
+    s = serve()
+    both = s.client.post(DOCS, json={"content": "x", "url": "https://example.com"})
+    assert both.status_code == 400 and "exactly one" in both.json()["error"]
+    assert s.client.post(DOCS, json={}).status_code == 400
+    assert s.client.post(DOCS, json={"content": 5}).status_code in (400, 422)
+    assert s.client.post(DOCS, content=b"{not json").status_code in (400, 422)
+    refused = s.client.post(DOCS, json={"url": "https://example.com/"})
+    assert refused.status_code == 403 and refused.json()["code"] == "url_fetch_disabled"
+    assert s.client.get(f"{DOCS}/nope").status_code == 404
+    assert s.client.get(DOCS, params={"status": "weird"}).status_code == 400
+
+
+def test_a_scoped_token_sees_and_deletes_only_its_own_documents(serve, tmp_path) -> None:
+    s = serve()
+    p = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "agent", project="p")))
+    q = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "agent", project="q")))
+    mine = p.post(DOCS, json={"content": "Project p keeps its plans here."}).json()
+    assert mine["project"] == "p"
+    _drain(s)
+    assert q.get(DOCS).json()["items"] == []
+    assert q.get(f"{DOCS}/{mine['id']}").status_code == 404
+    assert q.delete(f"{DOCS}/{mine['id']}").status_code == 404
+    assert [d["id"] for d in p.get(DOCS).json()["items"]] == [mine["id"]]
+    note = tmp_path / "n.md"
+    note.write_text("local")
+    assert p.post(DOCS, json={"path": str(note)}).status_code == 403
+    readonly = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "readonly")))
+    assert readonly.get(DOCS).status_code == 403
+    for client in (p, q, readonly):
+        client.close()
+
+
+def test_urls_are_fetched_and_a_redirect_to_loopback_is_refused(serve) -> None:
+    routes = {
+        "/tea.html": (200, {"Content-Type": "text/html"},
+                      b"<title>Tea</title><article><p>Sencha is steamed.</p></article>"),
+        "/jump": (302, {"Location": "http://127.0.0.1:{port}/internal"}, b""),
+        "/internal": (200, {"Content-Type": "text/plain"}, b"internal only"),
+    }
+    with WebServer(routes) as web:
+        s = serve(documents=DocumentsConfig(url_fetch_enabled=True,
+                                            fetch_allowed_hosts=("localhost",)))
+        good = s.client.post(DOCS, json={"url": f"{web.url}/tea.html"}).json()
+        bad = s.client.post(DOCS, json={"url": f"{web.url}/jump"}).json()
+        _drain(s)
+        done = s.client.get(f"{DOCS}/{good['id']}").json()
+        assert done["status"] == "done" and done["title"] == "Tea"
+        assert "Sencha is steamed." in s.client.get(
+            f"/api/memory/{done['chunks'][0]['memory_id']}").json()["content"]
+        failed = s.client.get(f"{DOCS}/{bad['id']}").json()
+        assert failed["status"] == "failed" and "non-public address" in failed["error"]
+        assert failed["chunks"] == [] and "/internal" not in web.hits
