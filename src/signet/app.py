@@ -78,6 +78,7 @@ from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import ReaperWorker, Worker, WorkerLoop
 from signet.workers.retention_worker import RetentionReport, RetentionWorker, sweep
 from signet.workers.scheduled import ScheduledWorker
+from signet.workers.summary_worker import SummaryWorker
 
 log = logging.getLogger(__name__)
 
@@ -488,6 +489,29 @@ class SignetApp:
     ) -> dict[str, Any]:
         return self.sessions.search(query, scope=scope, project=project, limit=limit)
 
+    def session_forget(
+        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None,
+        reason: str | None = None,
+    ) -> dict[str, Any]:
+        self._check_mutable()
+        return self.sessions.forget(session_id, scope=scope, project=project, reason=reason)
+
+    def reindex_artifacts(self) -> dict[str, Any]:
+        """Rebuild memory_artifacts from the markdown files (tombstones honoured)."""
+        self._check_mutable()
+        return self.sessions.lineage.reindex()
+
+    def threads(self, *, scope: MemoryScope | None = None) -> dict[str, Any]:
+        return self.sessions.lineage.threads(scope)
+
+    def thread(self, key: str, *, scope: MemoryScope | None = None, actor: Actor = Actor()) -> dict[str, Any]:
+        return self.sessions.lineage.thread(key, scope, actor.agent_id)
+
+    def lineage(self, ref: str, *, scope: MemoryScope | None = None) -> dict[str, Any]:
+        """A memory, session or artifact with its lineage up (to the epoch) and down (to the
+        transcripts)."""
+        return self.sessions.lineage.lineage(ref, scope)
+
     # -- modify, forget, recover ------------------------------------------------------------
 
     def modify(
@@ -705,6 +729,10 @@ class SignetApp:
                         trigger="scheduled",
                     )["actions"]),
                     interval_ms=cfg.autonomous.interval_ms, enabled=cfg.autonomous.enabled,
+                ),
+                SummaryWorker(
+                    self.store, self.config.workspace, self.config.sessions, cfg, self,
+                    self.llm,
                 ),
             ]
         return self._workers

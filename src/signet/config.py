@@ -312,6 +312,14 @@ class SessionsConfig:
     max_transcript_bytes: int = opt(
         50_000_000, "Largest transcript file an import reads, in bytes.", ge=1
     )
+    gate_min_turns: int = opt(
+        5, "Significance gate: fewer substantive user turns than this counts as trivial.", ge=0
+    )
+    gate_min_novel_terms: int = opt(
+        15, "Significance gate: fewer words unseen in stored memories than this counts as not novel.", ge=0
+    )
+    arc_size: int = opt(8, "Session summaries of one thread condensed into an arc.", ge=2)
+    epoch_size: int = opt(4, "Arcs of one thread condensed into an epoch.", ge=2)
     expand_messages: int = opt(
         2, "Transcript messages shown either side of a recalled memory's match (expand).", ge=0
     )

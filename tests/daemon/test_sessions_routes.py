@@ -75,3 +75,27 @@ def test_a_scoped_token_sees_nothing_of_other_scopes_sessions(serve, tmp_path: P
     readonly = auth(issue(s.app, "readonly"))
     assert s.client.post("/api/sessions/r/transcript", json=body, headers=readonly).status_code == 403
     assert s.client.get("/api/sessions").json()["total"] == 2  # the unscoped admin sees both
+
+
+def test_lineage_threads_reindex_and_forget_over_http(serve) -> None:
+    s = serve()
+    body = {"harness": "claude-code", "content": claude_code(conversation(6, decision=True)),
+            "project": "infra"}
+    assert s.client.post("/api/sessions/s1/transcript", json=body).status_code == 201
+    s.app.run_pipeline_until_idle(only=("summary",))
+    (thread,) = s.client.get("/api/threads").json()["items"]
+    assert thread["thread"] == "project:infra" and thread["summaries"] == 1
+    head = s.client.get("/api/threads/project:infra").json()
+    assert "banker's rounding" in head["head"]
+    up = s.client.get("/api/lineage/s1").json()["up"]
+    assert [u["kind"] for u in up] == ["summary"]
+    outsider = auth(issue(s.app, "agent", agent="agent-b"))
+    assert s.client.get("/api/lineage/s1", headers=outsider).status_code == 404
+    assert s.client.get("/api/threads", headers=outsider).json()["items"] == []
+    assert s.client.delete("/api/sessions/s1", headers=outsider).status_code == 404
+    assert s.client.post("/api/artifacts/reindex", headers=outsider).status_code == 403
+    assert s.client.post("/api/artifacts/reindex").json()["indexed"] == 1
+    gone = s.client.delete("/api/sessions/s1", params={"reason": "privacy"})
+    assert gone.status_code == 200 and len(gone.json()["removed_paths"]) == 3
+    assert s.client.get("/api/sessions/s1").status_code == 404
+    assert s.client.post("/api/artifacts/reindex").json()["indexed"] == 0

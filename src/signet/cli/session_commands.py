@@ -27,7 +27,7 @@ HARNESSES = ("claude-code", "codex", "opencode", "generic")
 
 @click.group()
 def session() -> None:
-    """Import harness transcripts; list, show and search sessions."""
+    """Import harness transcripts; list, show, search and forget sessions."""
 
 
 @session.command(name="import")
@@ -99,6 +99,22 @@ def search(state: CliState, query: str, project: str | None, limit: int) -> None
     """Sessions whose conversation matches QUERY, best first."""
     with state.connect() as client:
         state.show(client.session_search(query, limit=limit, project=project), _print_sessions)
+
+
+@session.command(name="forget")
+@click.argument("session_id")
+@click.option("--project", help="The session's project, when one id exists in several.")
+@click.option("--reason", help="Why, kept on the tombstone.")
+@json_option
+@click.pass_obj
+def forget(state: CliState, session_id: str, project: str | None, reason: str | None) -> None:
+    """Remove SESSION_ID for privacy: transcript, summaries; re-indexing will not restore them."""
+    from signet.app import SignetApp
+
+    with SignetApp.open(state.config(), embedder=None, llm=None) as app:
+        data = app.session_forget(session_id, project=project, reason=reason)
+    state.show(data, lambda d: console().print(Text(
+        f"removed session {d['session_id']} ({len(d['removed_paths'])} files)")))
 
 
 def _print_import(result: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@
 - `GET /api/sessions?project=&harness=&limit=&offset=` -> {items, total, limit, offset}
 - `GET /api/sessions/search?q=&project=&limit=` -> {items: [session + score, snippet], query}
 - `GET /api/sessions/{session_id}?project=` -> the session with its cleaned messages
+- `DELETE /api/sessions/{session_id}?project=&reason=`: remove it for privacy (tombstoned)
 Each handler makes one app call with the caller's scope; errors map in daemon/errors.py.
 """
 
@@ -76,3 +77,13 @@ def session(
     session_id: str, app: App, principal: Recalls, project: str | None = None
 ) -> JSONResponse:
     return JSONResponse(app.session_show(session_id, scope=memory_scope(principal), project=project))
+
+
+@router.delete("/{session_id}")
+def forget(
+    session_id: str, app: App, principal: Annotated[Principal, Depends(require("forget"))],
+    project: str | None = None, reason: str | None = Query(None, max_length=500),
+) -> JSONResponse:
+    return JSONResponse(app.session_forget(
+        session_id, scope=memory_scope(principal), project=project, reason=reason
+    ))

@@ -36,6 +36,7 @@ from signet.daemon import (
     routes_documents,
     routes_feedback,
     routes_knowledge,
+    routes_lineage,
     routes_memory,
     routes_memory_batch,
     routes_pipeline,
@@ -80,6 +81,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_feedback.router)
     api.include_router(routes_knowledge.router)
     api.include_router(routes_sessions.router)  # transcripts, sessions (signet/sessions)
+    api.include_router(routes_lineage.router)  # threads, lineage, artifacts
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection,
                    routes_documents):
         api.include_router(module.router)

@@ -198,7 +198,7 @@ def _plan_add(proposal: Proposal, source: Memory, writer: MemoryWriter) -> Plann
     try:
         prepared = writer.prepare_memory(
             fact.content, actor=_pipeline_actor(source), type=fact.type,
-            confidence=fact.confidence, source_type="pipeline", source_id=source.id,
+            confidence=fact.confidence, source_type="pipeline", source_id=_cited_source(source),
             project=source.project, who=source.who,
             # A "critical:" prefix in model output must not pin a memory: pinning is a person's call.
             pinned=False, importance=0.5,
@@ -240,7 +240,15 @@ def _plan_change(
 
 
 def _pipeline_actor(source: Memory) -> Actor:
-    return Actor(name="pipeline", type="daemon", agent_id=source.agent_id)
+    return Actor(name="pipeline", type="daemon", agent_id=source.agent_id, session_id=source.session_id)
+
+
+def _cited_source(source: Memory) -> str:
+    """What a new fact cites: the session, for facts from a session summary (the lineage walks
+    from the fact to its session, then to the summary and up); else the source memory."""
+    if source.source_type == "session" and source.source_id:
+        return source.source_id
+    return source.id
 
 
 # -- phase 2: applying (inside the caller's write transaction) --------------------------------

@@ -27,6 +27,7 @@ from signet.lineage.excerpt import excerpt
 from signet.lineage.files import read_messages
 from signet.lineage.formats import HARNESSES, Message, parse
 from signet.sessions.importer import Importer, ImportResult
+from signet.sessions.lineage import Lineage
 from signet.store import sessions as sessions_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
@@ -148,6 +149,19 @@ class Sessions:
         return {"items": items, "query": query}
 
     # -- recall expand ----------------------------------------------------------------------
+
+    def forget(
+        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None,
+        reason: str | None = None,
+    ) -> dict[str, Any]:
+        """Remove a session for privacy: transcript, summaries, index rows; a tombstone keeps
+        re-indexing from bringing its artifacts back."""
+        row = self.get(session_id, scope=scope, project=project)
+        return self.lineage.forget_session(row, reason)
+
+    @property
+    def lineage(self) -> Lineage:
+        return Lineage(self.store, self.workspace)
 
     def excerpts(self, conn: Connection, memories: Sequence[Memory]) -> dict[str, str]:
         """Memory id -> the transcript around it, for memories that came from a session (their

@@ -296,3 +296,66 @@ def summary_jobs(
 def summary_counts(conn: Connection) -> dict[str, int]:
     rows = conn.execute("SELECT status, COUNT(*) FROM summary_jobs GROUP BY status").fetchall()
     return {r[0]: int(r[1]) for r in rows}
+
+
+def covered(conn: Connection, key: str) -> int:
+    """Messages of the session already summarised (by its completed summary jobs)."""
+    row = conn.execute(
+        "SELECT MAX(CAST(json_extract(result, '$.messages') AS INTEGER)) FROM summary_jobs"
+        " WHERE session_key = ? AND status = 'completed'",
+        (key,),
+    ).fetchone()
+    return int(row[0] or 0)
+
+
+def set_summary_status(conn: Connection, key: str, status: str, now: str) -> None:
+    conn.execute(
+        "UPDATE session_transcripts SET summary_status = ?, updated_at = ? WHERE session_key = ?",
+        (status, now, key),
+    )
+
+
+def unseen_terms(conn: Connection, terms: set[str]) -> int:
+    """How many of `terms` no stored memory contains (the exact-word FTS vocabulary)."""
+    if not terms:
+        return 0
+    wanted = sorted(terms)
+    seen = 0
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        seen += conn.execute(
+            f"SELECT COUNT(*) FROM memories_fts_vocab WHERE term IN ({marks})", chunk
+        ).fetchone()[0]
+    return len(wanted) - int(seen)
+
+
+def known_entities(conn: Connection, agent_id: str, names: dict[str, str]) -> list[str]:
+    """The entities of `agent_id` among `names` (canonical -> as written), as written."""
+    if not names:
+        return []
+    keys = list(names)[:500]
+    marks = ",".join("?" * len(keys))
+    rows = conn.execute(
+        f"SELECT canonical_name FROM entities WHERE agent_id = ? AND canonical_name IN ({marks})"
+        " ORDER BY mentions DESC, canonical_name",
+        (agent_id, *keys),
+    ).fetchall()
+    return [names[r[0]] for r in rows]
+
+
+def delete(conn: Connection, key: str) -> None:
+    conn.execute("DELETE FROM session_transcripts WHERE session_key = ?", (key,))
+
+
+def memories_of(
+    conn: Connection, agent_id: str, session_id: str, project: str | None, limit: int = 200
+) -> list[str]:
+    """Ids of live memories that came from the session (its id as session_id or source_id)."""
+    rows = conn.execute(
+        "SELECT id FROM memories WHERE agent_id = ? AND is_deleted = 0"
+        " AND (session_id = ? OR source_id = ?) AND (? IS NULL OR project = ?)"
+        " ORDER BY created_at, id LIMIT ?",
+        (agent_id, session_id, session_id, project, project, limit),
+    ).fetchall()
+    return [r[0] for r in rows]

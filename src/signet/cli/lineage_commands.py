@@ -1,0 +1,110 @@
+"""`signet threads list|show`, `signet lineage ID`, `signet artifacts reindex`: the lineage
+tiers from the shell (docs/sessions.md).
+
+Like the graph commands they open the workspace in-process, daemon or not: reads are SQLite
+reads and a re-index is one write transaction under SQLite's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from signet.cli.output import console
+from signet.cli.state import CliState, json_option
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["artifacts", "lineage", "threads"]
+
+
+@contextmanager
+def open_app(state: CliState) -> Iterator[SignetApp]:
+    from signet.app import SignetApp  # `signet --help` must not load the store
+
+    app = SignetApp.open(state.config(), embedder=None, llm=None)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+@click.group()
+def threads() -> None:
+    """Thread heads: per-topic summaries rolled into arcs and epochs."""
+
+
+@threads.command(name="list")
+@json_option
+@click.pass_obj
+def list_threads(state: CliState) -> None:
+    """Threads, most recently active first (--json: {"items": [...]})."""
+    with open_app(state) as app:
+        data = app.threads()
+    state.show(data, _print_threads)
+
+
+@threads.command(name="show")
+@click.argument("thread")
+@json_option
+@click.pass_obj
+def show_thread(state: CliState, thread: str) -> None:
+    """THREAD's head ("project:NAME" or "general"): newest epoch, later arcs and summaries."""
+    with open_app(state) as app:
+        data = app.thread(thread)
+    state.show(data, lambda d: console().print(Text(d["head"])))
+
+
+@click.command()
+@click.argument("ref", metavar="ID")
+@json_option
+@click.pass_obj
+def lineage(state: CliState, ref: str) -> None:
+    """Where memory, session or artifact ID comes from and what condenses it."""
+    with open_app(state) as app:
+        data = app.lineage(ref)
+    state.show(data, _print_lineage)
+
+
+@click.group()
+def artifacts() -> None:
+    """The markdown artifacts (session summaries, arcs, epochs) and their index."""
+
+
+@artifacts.command(name="reindex")
+@json_option
+@click.pass_obj
+def reindex(state: CliState) -> None:
+    """Rebuild the artifact index from the markdown files alone (tombstones honoured)."""
+    with open_app(state) as app:
+        data = app.reindex_artifacts()
+    state.show(data, lambda d: console().print(Text(
+        f"indexed {d['indexed']}, removed {d['removed']}, skipped {d['tombstoned']} tombstoned"
+        + "".join(f"\nerror: {e}" for e in d["errors"])
+    )))
+
+
+def _print_threads(data: dict[str, Any]) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    for column in ("thread", "summaries", "arcs", "epochs", "last"):
+        table.add_column(column, no_wrap=True)
+    for t in data["items"]:
+        table.add_row(Text(t["thread"]), str(t["summaries"]), str(t["arcs"]), str(t["epochs"]),
+                      (t["last"] or "")[:16])
+    console().print(table)
+
+
+def _print_lineage(data: dict[str, Any]) -> None:
+    out = console()
+    node = data["node"]
+    out.print(Text(f"{node['kind']} {node.get('id')}"))
+    for item in data["up"]:
+        out.print(Text(f"  up   {item['kind']} {item.get('path') or item.get('id')}"))
+    for item in data["down"]:
+        out.print(Text(f"  down {item['kind']} {item.get('path') or item.get('id')}"))

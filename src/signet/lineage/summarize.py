@@ -1,0 +1,148 @@
+"""A session summary: the LLM's when one is configured, else extractive and deterministic.
+
+Extractive (no LLM): the user's own sentences, sorted into sections by what they say, each
+sentence in the first section it fits:
+
+- Decisions: "decided", "let's use", "we'll go with", "settled on", "from now on", "switch to".
+- Constraints: "must", "never", "always", "can't", "required", "deadline", "at most/least".
+- Preferences: "I prefer", "I like/love/hate", "my favourite", "I'd rather".
+- Facts: the deterministic extractor's statements (pipeline/rule_extractor.py: first-person
+  statements rewritten for the user), minus what the sections above already hold.
+- Entities: names the same extractor finds (capitalised runs, technical names).
+- Open questions: the user's questions in the last OPEN_WINDOW user turns.
+
+The gist (the artifact's memory sentence) is the session's first substantive user sentence,
+plus its first decision. Same transcript in, same summary out: a retried job rewrites the same
+artifact. With an LLM the transcript (cut to MAX_LLM_CHARS) is sent with SUMMARY_PROMPT and the
+reply's markdown is the body; the gist is its first line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from signet.lineage.formats import Message
+from signet.pipeline.llm_json import CompletingLLM
+from signet.pipeline.rule_extractor import extract_without_llm
+from signet.pipeline.tokens import normalize_text
+
+__all__ = ["SECTIONS", "Summary", "extractive", "with_llm"]
+
+SECTIONS = ("Decisions", "Constraints", "Preferences", "Facts", "Entities", "Open questions")
+LIMITS = {"Decisions": 10, "Constraints": 10, "Preferences": 8, "Facts": 10, "Entities": 15,
+          "Open questions": 5}
+MAX_SENTENCE = 300
+OPEN_WINDOW = 4
+MAX_LLM_CHARS = 12_000
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_DECISION = re.compile(
+    r"\b(decided|decide to|decision|let's (use|go with|do)|we'll (use|go with)|we will (use|go with)"
+    r"|going with|settled on|chose|choose to|from now on|switch(ed)? to|instead of)\b", re.I)
+_CONSTRAINT = re.compile(
+    r"\b(must|never|always|can't|cannot|can not|required|requires?|requirement|deadline|"
+    r"at most|at least|no later than|not allowed|forbidden|only ever)\b", re.I)
+_PREFERENCE = re.compile(
+    r"\b(i prefer|prefer|i like|i love|i hate|i don't like|i dislike|my favou?rite|i'd rather"
+    r"|i enjoy)\b", re.I)
+
+SUMMARY_PROMPT = """Summarise this conversation between a user and an AI assistant for the \
+user's long-term memory. Write markdown: a first line of one sentence saying what the session \
+was about and what came of it, then these sections as "## " headings, each a bullet list, \
+omitting empty ones: Decisions, Constraints, Preferences, Facts, Entities, Open questions. Keep \
+the user's constraints, decisions and changes of direction; drop small talk and tool noise.
+
+Conversation:
+{transcript}"""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    gist: str
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    method: str = "extractive"
+    body: str = ""
+
+    def markdown(self) -> str:
+        """The artifact's body: the gist, then each non-empty section."""
+        if self.body:
+            return self.body.strip() + "\n"
+        out = [self.gist, ""]
+        for name in SECTIONS:
+            items = self.sections.get(name) or []
+            if items:
+                out.append(f"## {name}")
+                out.extend(f"- {item}" for item in items)
+                out.append("")
+        return "\n".join(out).rstrip() + "\n"
+
+
+def extractive(messages: list[Message]) -> Summary:
+    user = [m for m in messages if m.role == "user"]
+    sentences = [s for m in user for s in _sentences(m.text)]
+    sections: dict[str, list[str]] = {name: [] for name in SECTIONS}
+    seen: set[str] = set()
+    for sentence in sentences:
+        kind = _kind(sentence)
+        if kind is not None:
+            _add(sections, kind, sentence, seen)
+    extraction = extract_without_llm("\n".join(f"User: {m.text}" for m in user))
+    for fact in extraction.facts:
+        _add(sections, "Facts", fact.content, seen)
+    for entity in extraction.entities:
+        _add(sections, "Entities", entity.target, seen)
+    for message in user[-OPEN_WINDOW:]:
+        for sentence in _sentences(message.text):
+            if sentence.endswith("?"):
+                _add(sections, "Open questions", sentence, seen)
+    return Summary(_gist(sentences, sections), {k: v for k, v in sections.items() if v})
+
+
+def with_llm(llm: CompletingLLM, messages: list[Message]) -> Summary:
+    transcript = "\n".join(
+        f"{'User' if m.role == 'user' else 'Assistant'}: {m.text}" for m in messages
+    )[-MAX_LLM_CHARS:]
+    reply = llm.complete(SUMMARY_PROMPT.format(transcript=transcript), max_tokens=1024).text
+    reply = re.sub(r"<think>.*?</think>", "", reply, flags=re.S).strip()
+    if not reply:
+        from signet.errors import BadResponse
+
+        raise BadResponse("the LLM returned an empty summary")
+    gist = next((line.strip("# ").strip() for line in reply.splitlines() if line.strip()), "")
+    return Summary(gist[:MAX_SENTENCE], method="llm", body=reply)
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for piece in _SENTENCE.split(text):
+        piece = piece.strip(" -*\t")
+        if len(piece.split()) >= 3:
+            out.append(piece[:MAX_SENTENCE])
+    return out
+
+
+def _kind(sentence: str) -> str | None:
+    if _PREFERENCE.search(sentence):
+        return "Preferences"
+    if _DECISION.search(sentence):
+        return "Decisions"
+    if _CONSTRAINT.search(sentence) and not sentence.endswith("?"):
+        return "Constraints"
+    return None
+
+
+def _add(sections: dict[str, list[str]], name: str, text: str, seen: set[str]) -> None:
+    key = normalize_text(text)
+    if key in seen or len(sections[name]) >= LIMITS[name]:
+        return
+    seen.add(key)
+    sections[name].append(text)
+
+
+def _gist(sentences: list[str], sections: dict[str, list[str]]) -> str:
+    first = next((s for s in sentences if len(s.split()) >= 4), sentences[0] if sentences else "")
+    gist = f"Session: {first}" if first else "Session with no substantive user turns."
+    if sections["Decisions"]:
+        gist += f" Decided: {sections['Decisions'][0]}"
+    return gist[: MAX_SENTENCE * 2]

@@ -1,0 +1,221 @@
+"""The lineage as a service: re-indexing the markdown artifacts, removing a session for
+privacy (with a tombstone), thread heads, and walking the DAG both ways.
+
+- `reindex`: the memory_artifacts table rebuilt from the files alone (`memory/sessions/*.md`,
+  `memory/threads/*/*.md`): rows of vanished files go, every file's front matter becomes its row,
+  arcs and epochs set their children's parent; artifacts of a tombstoned session are skipped,
+  even when a copy of the file came back. Unreadable files are reported, never guessed at.
+- `forget_session`: deletes a session's transcript files and row, its summary artifacts and
+  their rows, and records a tombstone naming the removed paths.
+- `threads` / `thread`: the topics and one topic's head (newest epoch, the arcs after it, the
+  summaries after those).
+- `lineage(id)`: from a memory, a session or an artifact, up (session -> summary -> arc ->
+  epoch) and down (epoch -> arcs -> summaries -> sessions -> transcript files).
+Every call takes the caller's scope; anything outside it is "not found".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from signet.errors import NotFound
+from signet.lineage.artifacts import artifact_id, parse
+from signet.lineage.threads import thread_key
+from signet.store import artifacts as art_sql
+from signet.store import memories as mem_sql
+from signet.store import scope as scope_sql
+from signet.store import sessions as sessions_sql
+from signet.store.artifacts import ArtifactRow
+from signet.store.db import Store
+from signet.store.sessions import SessionRow
+from signet.types import MemoryScope, utc_now
+from signet.workers.summary_worker import row_of
+
+__all__ = ["Lineage"]
+
+MAX_WALK = 200
+
+
+@dataclass
+class Lineage:
+    store: Store
+    workspace: Path
+
+    # -- re-index ---------------------------------------------------------------------------
+
+    def reindex(self) -> dict[str, Any]:
+        now = utc_now()
+        tombs = art_sql.tombstoned(self.store.reader())
+        rows: dict[tuple[str, str], ArtifactRow] = {}
+        errors: list[str] = []
+        skipped = 0
+        for file in self._files():
+            rel = file.relative_to(self.workspace).as_posix()
+            try:
+                artifact = parse(rel, file.read_text("utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                errors.append(str(exc))
+                continue
+            row = row_of(artifact, str(artifact.meta.get("agent_id") or "default"), now)
+            if (row.agent_id, row.session_token or "") in tombs:
+                skipped += 1
+                continue
+            rows[(row.agent_id, rel)] = replace(row, artifact_id=row.artifact_id or artifact_id(rel))
+        parents = {
+            (row.agent_id, child): row.source_path
+            for row in rows.values() for child in row.condenses
+        }
+        with self.store.write_tx() as conn:
+            stale = [key for key in art_sql.all_paths(conn) if key not in rows]
+            for agent_id, path in stale:
+                art_sql.delete(conn, agent_id, path)
+            for key, row in rows.items():
+                art_sql.upsert(conn, replace(row, parent_path=parents.get(key)))
+        return {"indexed": len(rows), "removed": len(stale), "tombstoned": skipped, "errors": errors}
+
+    def _files(self) -> list[Path]:
+        root = self.workspace / "memory"
+        return sorted([*root.glob("sessions/*.md"), *root.glob("threads/*/*.md")])
+
+    # -- privacy removal ----------------------------------------------------------------------
+
+    def forget_session(self, session: SessionRow, reason: str | None) -> dict[str, Any]:
+        conn = self.store.reader()
+        artifacts = art_sql.of_session(conn, session.session_key)
+        paths = [a.source_path for a in artifacts]
+        transcript = [p for p in (session.path, session.raw_path) if p]
+        if session.raw_path:
+            raw = self.workspace / session.raw_path
+            transcript += [
+                p.relative_to(self.workspace).as_posix() for p in raw.parent.glob(f"{raw.stem}.*.orig")
+            ]
+        with self.store.write_tx() as wconn:
+            for path in paths:
+                art_sql.delete(wconn, session.agent_id, path)
+            sessions_sql.delete(wconn, session.session_key)
+            art_sql.tombstone(wconn, session.agent_id, session.session_key, paths + transcript,
+                              reason, utc_now())
+        for path in paths + transcript:
+            (self.workspace / path).unlink(missing_ok=True)
+        return {"session_id": session.session_id, "removed_paths": paths + transcript}
+
+    # -- threads ----------------------------------------------------------------------------
+
+    def threads(self, scope: MemoryScope | None) -> dict[str, Any]:
+        agent, project = (scope.agent_id, scope.project) if scope else (None, None)
+        return {"items": art_sql.threads(self.store.reader(), agent, project)}
+
+    def thread(self, key: str, scope: MemoryScope | None, agent_id: str = "default") -> dict[str, Any]:
+        agent = scope.agent_id if scope and scope.agent_id else agent_id
+        conn = self.store.reader()
+        epochs = art_sql.in_thread(conn, agent, key, "epoch")
+        arcs = art_sql.in_thread(conn, agent, key, "arc", uncondensed=True)
+        summaries = art_sql.in_thread(conn, agent, key, "summary", uncondensed=True)
+        pieces = [*epochs[-1:], *arcs, *summaries]
+        if not pieces or not all(_visible(p, scope) for p in pieces):
+            raise NotFound(f"thread {key} not found")
+        head = "\n\n".join(f"### {p.source_kind}: {p.source_path}\n\n{p.content.strip()}" for p in pieces)
+        return {
+            "thread": key, "agent_id": agent, "head": head,
+            "epochs": len(epochs), "pieces": [p.to_dict(with_content=False) for p in pieces],
+        }
+
+    # -- the DAG ----------------------------------------------------------------------------
+
+    def lineage(self, ref: str, scope: MemoryScope | None) -> dict[str, Any]:
+        conn = self.store.reader()
+        node = self._node(ref, scope)
+        if node["kind"] == "memory":
+            memory = node["memory"]
+            sessions = [
+                s for sid in dict.fromkeys(filter(None, (memory.session_id, memory.source_id)))
+                for s in sessions_sql.find(conn, sid, agent_id=memory.agent_id, project=memory.project)
+            ]
+            summaries = [a for s in sessions[:1] for a in art_sql.of_session(conn, s.session_key)]
+            up = [_session_dict(s) for s in sessions[:1]] + self._up(summaries)
+            return {"node": {"kind": "memory", "id": memory.id, "content": memory.content},
+                    "up": up, "down": []}
+        if node["kind"] == "session":
+            session = node["session"]
+            summaries = art_sql.of_session(conn, session.session_key)
+            memories = sessions_sql.memories_of(conn, session.agent_id, session.session_id, session.project)
+            return {"node": _session_dict(session), "up": self._up(summaries),
+                    "down": [{"kind": "transcript", "path": session.path, "raw_path": session.raw_path},
+                             *({"kind": "memory", "id": m} for m in memories)]}
+        artifact = node["artifact"]
+        return {"node": _artifact_dict(artifact), "up": self._up([artifact], include_self=False),
+                "down": self._down(artifact)}
+
+    def _node(self, ref: str, scope: MemoryScope | None) -> dict[str, Any]:
+        conn = self.store.reader()
+        found = art_sql.by_id(conn, ref)
+        if found is not None and _visible(found, scope):
+            return {"kind": "artifact", "artifact": found}
+        memory = mem_sql.get(conn, ref)
+        if memory is not None and (scope is None or scope_sql.contains(conn, ref, scope)):
+            return {"kind": "memory", "memory": memory}
+        agent, project = (scope.agent_id, scope.project) if scope else (None, None)
+        sessions = sessions_sql.find(conn, ref, agent_id=agent, project=project)
+        row = sessions[0] if sessions else sessions_sql.get(conn, ref)
+        if row is not None and (agent is None or row.agent_id == agent) and (
+            project is None or row.project == project
+        ):
+            return {"kind": "session", "session": row}
+        raise NotFound(f"{ref} is no memory, session or artifact")
+
+    def _up(self, starts: list[ArtifactRow], *, include_self: bool = True) -> list[dict[str, Any]]:
+        """Each start and its chain of parents (summary -> arc -> epoch), nearest first."""
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        conn = self.store.reader()
+        for start in starts:
+            current: ArtifactRow | None = start
+            first = True
+            while current is not None and current.source_path not in seen and len(out) < MAX_WALK:
+                seen.add(current.source_path)
+                if include_self or not first:
+                    out.append(_artifact_dict(current))
+                first = False
+                current = (
+                    art_sql.get(conn, current.agent_id, current.parent_path)
+                    if current.parent_path else None
+                )
+        return out
+
+    def _down(self, top: ArtifactRow) -> list[dict[str, Any]]:
+        """Everything `top` condenses, depth first, down to the sessions' transcripts."""
+        conn = self.store.reader()
+        out: list[dict[str, Any]] = []
+        stack = list(reversed(top.condenses))
+        while stack and len(out) < MAX_WALK:
+            child = art_sql.get(conn, top.agent_id, stack.pop())
+            if child is None:
+                continue
+            out.append(_artifact_dict(child))
+            stack.extend(reversed(child.condenses))
+            if child.session_key and (session := sessions_sql.get(conn, child.session_key)):
+                out.append({**_session_dict(session), "under": child.source_path})
+        return out
+
+
+def _visible(row: ArtifactRow, scope: MemoryScope | None) -> bool:
+    if scope is None:
+        return True
+    return (scope.agent_id is None or row.agent_id == scope.agent_id) and (
+        scope.project is None or row.project == scope.project
+    )
+
+
+def _artifact_dict(row: ArtifactRow) -> dict[str, Any]:
+    return {"kind": row.source_kind, "id": row.artifact_id, "path": row.source_path,
+            "thread": row.thread_key, "gist": row.memory_sentence,
+            "parent": row.parent_path, "condenses": list(row.condenses)}
+
+
+def _session_dict(row: SessionRow) -> dict[str, Any]:
+    return {"kind": "session", "id": row.session_id, "key": row.session_key,
+            "project": row.project, "transcript": row.path, "raw": row.raw_path,
+            "thread": thread_key(row.project)}
+

@@ -1,0 +1,240 @@
+"""The summary worker: one session summary per tick, from the summary_jobs queue.
+
+A tick reaps stale summary leases (at most once a minute), leases the oldest pending job and:
+
+1. no transaction: reads the session's cleaned messages not summarised yet; runs the
+   significance gate (lineage/gate.py) on them; a gated-out session is marked "skipped" and the
+   job completes (the transcript stays). Otherwise it summarises (the LLM's summary, or the
+   deterministic extractive one, lineage/summarize.py), writes the immutable markdown artifact
+   (`memory/sessions/<date>-<session>--summary.md`, written whole or not at all) and prepares the
+   summary memory through the app's write path (embedded here, not under the lock).
+2. one write transaction: the artifact's index row, the summary memory (type "summary",
+   source_type "session", source_id and session_id the session's id, so the pipeline's
+   extraction, decisions and controlled writes cite the session), the session's status and the
+   job's completion. A worker killed before this commits leaves a whole artifact file that no row
+   counts; the retried job finds it by its job id and writes it again at the same path.
+3. its own transactions: the thread roll-up (lineage/threads.py): every `arc_size` unrolled
+   summaries of the thread become an arc, every `epoch_size` arcs an epoch.
+
+A failure fails the job (retried with back-off, dead after max attempts); the loop goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from signet.config import PipelineConfig, SessionsConfig
+from signet.lineage import gate
+from signet.lineage.artifacts import Artifact, parse, summary_path, thread_dir, write_new
+from signet.lineage.files import read_messages
+from signet.lineage.formats import Message
+from signet.lineage.formats import parse as parse_transcript
+from signet.lineage.summarize import Summary, extractive, with_llm
+from signet.lineage.threads import condense, thread_key
+from signet.pipeline.llm_json import CompletingLLM
+from signet.pipeline.writes import MemoryWriter
+from signet.store import artifacts as art_sql
+from signet.store import graph as graph_sql
+from signet.store import sessions as sessions_sql
+from signet.store.artifacts import ArtifactRow
+from signet.store.db import Store
+from signet.store.sessions import SessionRow, SummaryJob
+from signet.types import Actor, format_ts
+from signet.workers.leasing import describe_error
+
+log = logging.getLogger(__name__)
+
+REAP_EVERY = timedelta(seconds=60)
+SUMMARY_IMPORTANCE = 0.6
+
+
+@dataclass
+class SummaryWorker:
+    store: Store
+    workspace: Path
+    sessions: SessionsConfig
+    pipeline: PipelineConfig
+    writer: MemoryWriter
+    llm: CompletingLLM | None = None
+    name: str = "summary"
+    last_reap: datetime | None = None
+
+    def tick(self, now: datetime) -> bool:
+        if self.pipeline.mutations_frozen or not self.pipeline.enabled:
+            return False
+        self._reap(now)
+        stamp = format_ts(now)
+        with self.store.write_tx() as conn:
+            job = sessions_sql.lease_summary(conn, stamp)
+        if job is None:
+            return False
+        try:
+            self._run(job, now)
+        except Exception as exc:  # the job's failure, never the loop's
+            log.warning("summary job %s failed: %s", job.id, describe_error(exc))
+            with self.store.write_tx() as conn:
+                if sessions_sql.owns_summary(conn, job):
+                    sessions_sql.fail_summary(conn, job, describe_error(exc), stamp)
+        return True
+
+    def _reap(self, now: datetime) -> None:
+        if self.last_reap is not None and now - self.last_reap < REAP_EVERY:
+            return
+        self.last_reap = now
+        with self.store.write_tx() as conn:
+            sessions_sql.reap_summary_leases(conn, format_ts(now), self.pipeline.lease_timeout_ms)
+
+    # -- one job ----------------------------------------------------------------------------
+
+    def _run(self, job: SummaryJob, now: datetime) -> None:
+        conn = self.store.reader()
+        session = sessions_sql.get(conn, job.session_key)
+        if session is None:
+            return self._finish(job, now, {"skipped": "session is gone"}, None)
+        done = sessions_sql.covered(conn, session.session_key)
+        span = self._messages(session)[done:]
+        if not span:
+            return self._finish(job, now, {"skipped": "nothing new", "messages": done}, None)
+        signals = self._gate(session, span)
+        if signals.skipped:
+            result = {"gated": True, "gate": signals.to_dict(), "messages": done + len(span)}
+            return self._finish(job, now, result, "skipped", session)
+        summary = with_llm(self.llm, span) if self.llm is not None else extractive(span)
+        artifact = self._write_artifact(job, session, summary, done, len(span), signals, now)
+        prepared = self.writer.prepare_memory(
+            summary.markdown(), actor=Actor(name="summary", type="daemon",
+                                            session_id=session.session_id, agent_id=session.agent_id),
+            type="summary", source_type="session", source_id=session.session_id,
+            project=session.project, importance=SUMMARY_IMPORTANCE, pinned=False,
+            event_at=session.ended_at or session.last_event_at,
+        )
+        with self.store.write_tx() as wconn:
+            art_sql.upsert(wconn, row_of(artifact, session.agent_id, format_ts(now)))
+            memory = self.writer.write_prepared(prepared)
+            result = {"artifact": artifact.path, "memory_id": memory.id, "method": summary.method,
+                      "gate": signals.to_dict(), "messages": done + len(span)}
+            self._complete(wconn, job, now, result, "summarized", session)
+        self.roll_up(session.agent_id, thread_key(session.project), session.project, now)
+
+    def _messages(self, session: SessionRow) -> list[Message]:
+        found = read_messages(self.workspace / (session.path or ""), session.message_count)
+        if found is None or len(found) < session.message_count:
+            return parse_transcript("generic", session.content).messages
+        return found
+
+    def _gate(self, session: SessionRow, span: list[Message]) -> gate.GateSignals:
+        conn = self.store.reader()
+        text = "\n".join(m.text for m in span if m.role == "user")
+        names = {k: v for k, v in graph_sql.candidate_names(text).items() if k != "user"}
+        return gate.judge(
+            span, known_entities=sessions_sql.known_entities(conn, session.agent_id, names),
+            unseen=lambda terms: sessions_sql.unseen_terms(conn, terms),
+            min_turns=self.sessions.gate_min_turns,
+            min_novel_terms=self.sessions.gate_min_novel_terms,
+        )
+
+    def _write_artifact(
+        self, job: SummaryJob, session: SessionRow, summary: Summary, done: int, count: int,
+        signals: gate.GateSignals, now: datetime,
+    ) -> Artifact:
+        day = (session.started_at or format_ts(now))[:10]
+        first = 1 + len(art_sql.of_session(self.store.reader(), session.session_key))
+        candidates = [summary_path(day, session.session_id, r) for r in range(first, first + 50)]
+        meta = {
+            "kind": "summary", "agent_id": session.agent_id, "session_id": session.session_id,
+            "session_key": session.session_key, "project": session.project,
+            "harness": session.harness, "thread": thread_key(session.project),
+            "started_at": session.started_at, "ended_at": session.ended_at or session.last_event_at,
+            "captured_at": format_ts(now), "messages": f"{done + 1}-{done + count}",
+            "method": summary.method, "memory_sentence": summary.gist, "job": job.id,
+            "gate": signals.to_dict(), "transcript": session.path,
+        }
+        return write_new(self.workspace, candidates, meta, summary.markdown(), job=job.id)
+
+    def _finish(
+        self, job: SummaryJob, now: datetime, result: dict[str, Any], status: str | None,
+        session: SessionRow | None = None,
+    ) -> None:
+        with self.store.write_tx() as conn:
+            self._complete(conn, job, now, result, status, session)
+
+    def _complete(
+        self, conn: Any, job: SummaryJob, now: datetime, result: dict[str, Any],
+        status: str | None, session: SessionRow | None,
+    ) -> None:
+        if not sessions_sql.owns_summary(conn, job):
+            raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
+        stamp = format_ts(now)
+        if status is not None and session is not None:
+            sessions_sql.set_summary_status(conn, session.session_key, status, stamp)
+        sessions_sql.complete_summary(conn, job.id, result, stamp)
+
+    # -- threads ------------------------------------------------------------------------------
+
+    def roll_up(self, agent_id: str, thread: str, project: str | None, now: datetime) -> int:
+        """Condense the thread's unrolled summaries into arcs and arcs into epochs; how many
+        arcs and epochs were written."""
+        written = 0
+        for child, parent, size in (("summary", "arc", self.sessions.arc_size),
+                                    ("arc", "epoch", self.sessions.epoch_size)):
+            while True:
+                waiting = art_sql.in_thread(self.store.reader(), agent_id, thread, child, uncondensed=True)
+                if len(waiting) < size:
+                    break
+                self._condense(agent_id, thread, project, waiting[:size], parent, now)
+                written += 1
+        return written
+
+    def _condense(
+        self, agent_id: str, thread: str, project: str | None, rows: list[ArtifactRow],
+        level: str, now: datetime,
+    ) -> None:
+        children = [_loaded(self.workspace, row) for row in rows]
+        gist, body = condense(children, level=level, thread=thread)
+        number = 1 + len(art_sql.in_thread(self.store.reader(), agent_id, thread, level))
+        folder = thread_dir(thread)
+        candidates = [f"{folder}/{level}-{n:04d}.md" for n in range(number, number + 50)]
+        job = f"{level}:{rows[0].source_path}"
+        meta = {
+            "kind": level, "agent_id": agent_id, "project": project, "thread": thread,
+            "started_at": rows[0].started_at, "ended_at": rows[-1].ended_at,
+            "captured_at": format_ts(now), "memory_sentence": gist, "job": job,
+            "condenses": [r.source_path for r in rows],
+        }
+        artifact = write_new(self.workspace, candidates, meta, body, job=job)
+        with self.store.write_tx() as conn:
+            art_sql.upsert(conn, row_of(artifact, agent_id, format_ts(now)))
+            art_sql.set_parent(conn, agent_id, [r.source_path for r in rows], artifact.path)
+
+
+def _loaded(workspace: Path, row: ArtifactRow) -> Artifact:
+    try:
+        return parse(row.source_path, (workspace / row.source_path).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        # The index still holds the text: condense from it rather than lose the piece.
+        return Artifact(row.source_path, {"memory_sentence": row.memory_sentence,
+                                           "started_at": row.started_at}, row.content)
+
+
+def row_of(artifact: Artifact, agent_id: str, now: str) -> ArtifactRow:
+    """The index row of an artifact, from its front matter alone (what reindex relies on)."""
+    meta = artifact.meta
+    return ArtifactRow(
+        agent_id=str(meta.get("agent_id") or agent_id), source_path=artifact.path,
+        source_sha256=artifact.sha256, source_kind=str(meta["kind"]),
+        session_id=meta.get("session_id"), session_key=meta.get("session_key"),
+        session_token=meta.get("session_key"), project=meta.get("project"),
+        harness=meta.get("harness"), captured_at=_text(meta.get("captured_at")),
+        started_at=_text(meta.get("started_at")), ended_at=_text(meta.get("ended_at")),
+        memory_sentence=meta.get("memory_sentence"), content=artifact.body, updated_at=now,
+        artifact_id=meta.get("artifact_id"), thread_key=meta.get("thread"),
+        condenses=tuple(meta.get("condenses") or ()), parent_path=None,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
