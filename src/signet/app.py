@@ -177,21 +177,21 @@ class SignetApp:
         scope: MemoryScope | None = None,
         **fields: Any,
     ) -> RememberResult:
-        """`idempotency_key`: a repeat with the same key returns the first result, writing nothing.
-        `graph`: a structured payload applied to the new memory (see `apply_graph`).
-        `scope`: a scoped caller writes only inside its agent and project."""
+        """`idempotency_key`: a repeat with the same key and content returns the first result,
+        writing nothing (the same key with other content is a Conflict). Keys live in the
+        caller's scope. `graph`: a structured payload applied to the new memory (see
+        `apply_graph`). `scope`: a scoped caller writes only inside its agent and project."""
         self._check_mutable()
+        space = _key_space(idempotency_key, scope)
         if scope is not None:
-            actor, fields, idempotency_key = _scoped_write(scope, actor, fields, idempotency_key)
-        if idempotency_key is not None:
-            _check_key(idempotency_key)
-            if (replay := idem_sql.get(self.store.reader(), idempotency_key)) is not None:
-                return _replayed(replay)
+            actor, fields = _scoped_write(scope, actor, fields)
         payload = parse_graph_payload(graph) if graph is not None else None
         memory = self._new_memory(content, actor, fields)
         norm = normalize_content(memory.content)
+        if space is not None and (replay := _replay(self.store.reader(), space, norm)):
+            return replay
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
-        result = self._write_new(memory, norm, vector, actor, idempotency_key)
+        result = self._write_new(memory, norm, vector, actor, space)
         if payload is not None and not payload.is_empty():
             self.apply_graph(payload, memory_id=result.id, actor=actor)
         return result
@@ -214,17 +214,23 @@ class SignetApp:
 
     def _write_new(
         self, memory: NewMemory, norm: Any, vector: np.ndarray | None, actor: Actor,
-        idempotency_key: str | None = None,
+        space: idem_sql.KeySpace | None = None,
     ) -> RememberResult:
         now = utc_now()
         with self.store.write_tx() as conn:
             # Checked again under the write lock: a racing retry may have landed meanwhile.
-            if idempotency_key is not None and (replay := idem_sql.get(conn, idempotency_key)):
-                return _replayed(replay)
+            if space is not None and (replay := _replay(conn, space, norm)):
+                return replay
+            # `embedded`: the content has a current vector, made now or earlier (possibly for
+            # the same text in another scope: neither the answer nor the row may depend on that).
+            embedded = vector is not None or (
+                self.embedder is not None
+                and emb_sql.has_current(conn, norm.content_hash, self.embedder.model)
+            )
             memory_id, deduped = mem_sql.insert(
                 conn, memory, storage=norm.storage, normalized=norm.normalized,
                 content_hash=norm.content_hash, now=now,
-                embedding_model=self.embedder.model if vector is not None else None,
+                embedding_model=self.embedder.model if embedded and self.embedder else None,
                 extraction_status="pending" if self._extracts(memory) else "none",
             )
             if deduped:
@@ -237,9 +243,12 @@ class SignetApp:
             emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
             stored = mem_sql.get(conn, memory_id)
             assert stored is not None
-            result = RememberResult(memory_id, deduped, stored, embedded=vector is not None)
-            if idempotency_key is not None:
-                idem_sql.put(conn, idempotency_key, memory_id, _result_json(result), now)
+            result = RememberResult(memory_id, deduped, stored, embedded=embedded)
+            if space is not None:
+                idem_sql.put(
+                    conn, space, content_hash=norm.content_hash, memory_id=memory_id,
+                    response=_result_json(result), now=now,
+                )
         if emb_id is not None and self.vectors is not None and vector is not None:
             self.vectors.add(emb_id, vector)
         return result
@@ -547,8 +556,13 @@ class SignetApp:
                 raise Conflict(
                     f"memory {memory_id} is at version {fresh.version}, not {expected_version}"
                 )
-            if norm is not None:
-                other = mem_sql.find_live_by_hash(conn, norm.content_hash)
+            if norm is not None or "project" in columns:
+                # Dedup is per agent and project: new content, or a move to another project,
+                # must not meet the same text already live there.
+                content_hash = norm.content_hash if norm is not None else fresh.content_hash
+                other = mem_sql.find_live_by_hash(
+                    conn, content_hash or "", fresh.agent_id, columns.get("project", fresh.project)
+                )
                 if other and other != memory_id:
                     raise Conflict(f"memory {other} already holds this content")
             mem_sql.update(conn, memory_id, columns, now)
@@ -641,7 +655,9 @@ class SignetApp:
                 raise Conflict(f"memory {memory_id} is not deleted")
             if current.deleted_at and parse_ts(current.deleted_at) + window < parse_ts(now):
                 raise Conflict(f"memory {memory_id} was deleted beyond the recovery window")
-            other = mem_sql.find_live_by_hash(conn, current.content_hash or "")
+            other = mem_sql.find_live_by_hash(
+                conn, current.content_hash or "", current.agent_id, current.project
+            )
             if other:
                 raise Conflict(f"memory {other} already holds this content")
             mem_sql.recover(conn, memory_id, now)
@@ -936,20 +952,41 @@ def _scoped_filters(filters: MemoryFilters, scope: MemoryScope | None) -> Memory
 
 
 def _scoped_write(
-    scope: MemoryScope, actor: Actor, fields: dict[str, Any], idempotency_key: str | None
-) -> tuple[Actor, dict[str, Any], str | None]:
-    """A scoped caller's memory lands in its agent and project; its idempotency keys live in
-    their own namespace, so a key cannot replay (and reveal) another scope's memory."""
+    scope: MemoryScope, actor: Actor, fields: dict[str, Any]
+) -> tuple[Actor, dict[str, Any]]:
+    """A scoped caller's memory lands in its agent and project."""
     if scope.project is not None:
         if fields.get("project") not in (None, scope.project):
             raise Forbidden(f"this token may write only to project {scope.project!r}")
         fields = {**fields, "project": scope.project}
     if scope.agent_id is not None:
         actor = replace(actor, agent_id=scope.agent_id)
-    if idempotency_key is not None:
-        _check_key(idempotency_key)
-        idempotency_key = f"{scope.agent_id or '*'}/{scope.project or '*'}/{idempotency_key}"[:200]
-    return actor, fields, idempotency_key
+    return actor, fields
+
+
+def _key_space(key: str | None, scope: MemoryScope | None) -> idem_sql.KeySpace | None:
+    """An idempotency key in the namespace of the caller's scope (structured, so no two scopes
+    share keys and no key can spell another scope's namespace)."""
+    if key is None:
+        return None
+    _check_key(key)
+    if scope is None:
+        return idem_sql.KeySpace(key)
+    return idem_sql.KeySpace(key, scope.agent_id, scope.project)
+
+
+def _replay(conn: Any, space: idem_sql.KeySpace, norm: Any) -> RememberResult | None:
+    """The first answer under the key, for a retry of the same content; a Conflict that names
+    nothing of the first request when the content differs."""
+    recorded = idem_sql.get(conn, space)
+    if recorded is None:
+        return None
+    if recorded.content_hash != norm.content_hash:
+        raise Conflict(
+            "this idempotency_key was already used for different content; use a new key",
+            code="idempotency_key_reused",
+        )
+    return _replayed(recorded.response)
 
 
 def _api_key(config: Config, section: str) -> str:

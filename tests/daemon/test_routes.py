@@ -135,9 +135,11 @@ def test_remembering_the_same_content_again_is_a_dedup_hit(serve) -> None:
 def test_a_repeated_idempotency_key_returns_the_first_response_without_writing(serve) -> None:
     client = serve().client
     first = client.post(REMEMBER, json={"content": "first write", "idempotency_key": "k-1"})
-    again = client.post(REMEMBER, json={"content": "a different text", "idempotency_key": "k-1"})
+    again = client.post(REMEMBER, json={"content": "first write", "idempotency_key": "k-1"})
     assert first.status_code == again.status_code == 200
     assert again.json() == first.json()
+    reused = client.post(REMEMBER, json={"content": "a different text", "idempotency_key": "k-1"})
+    assert reused.status_code == 409 and reused.json()["code"] == "idempotency_key_reused"
     assert total(client) == 1
     history = client.get(f"/api/memory/{first.json()['id']}/history").json()["history"]
     assert [e["event"] for e in history] == ["created"]
@@ -153,7 +155,7 @@ def test_racing_requests_with_one_idempotency_key_write_once(serve) -> None:
     def send(n: int) -> None:
         with httpx.Client(base_url=s.url, timeout=30, headers=s.client.headers) as client:
             barrier.wait()
-            reply = client.post(REMEMBER, json={"content": f"racer {n}", "idempotency_key": "race"})
+            reply = client.post(REMEMBER, json={"content": "racer", "idempotency_key": "race"})
             replies.append(reply.json())
 
     threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
@@ -163,6 +165,9 @@ def test_racing_requests_with_one_idempotency_key_write_once(serve) -> None:
         thread.join(30)
     assert len(replies) == 8 and all(r == replies[0] for r in replies)
     assert total(s.client) == 1
+    # Replayed, not deduped: the memory's history holds its creation only.
+    history = s.client.get(f"/api/memory/{replies[0]['id']}/history").json()["history"]
+    assert [e["event"] for e in history] == ["created"]
 
 
 def test_headers_name_the_actor_session_and_request_in_history(serve) -> None:

@@ -1,4 +1,5 @@
-"""The source index (migration 007): whole sources in FTS5, kept current by the writer."""
+"""The source index (migrations 007 and 012): whole sources in FTS5, kept current by the
+writer, one per agent, project and source id."""
 
 from __future__ import annotations
 
@@ -55,12 +56,13 @@ def test_sources_written_before_the_migration_are_indexed_at_open(tmp_path: Path
     with _app(tmp_path) as app:
         app.remember_many([{"content": f"chunk {n} of a manual", "source_id": "manual"} for n in range(3)])
         path = app.store.path
-    # Simulate a database from before migration 007: index empty, sources unknown.
+    # Simulate a database from before migration 012 (which rebuilds the index per project):
+    # index empty, sources unknown.
     store = Store.open(path)
     with store.write_tx() as conn:
         conn.execute("DELETE FROM memory_sources_fts")
         conn.execute("DELETE FROM memory_sources")
-        conn.execute("DELETE FROM schema_migrations WHERE version = 7")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 12")
     store.close()
     reopened = Store.open(path)
     try:
@@ -78,6 +80,21 @@ def test_agents_are_kept_apart(tmp_path: Path) -> None:
             )
         found = sources.search(app.store.reader(), "kites", "b", 10)
         assert [(h.agent_id, h.source_id) for h in found] == [("b", "same-id")]
+
+
+def test_projects_of_one_agent_are_kept_apart(tmp_path: Path) -> None:
+    with _app(tmp_path) as app:
+        for project, word in (("p", "kites"), ("q", "zebras")):
+            app.remember_many(
+                [{"content": f"{word} note {n}", "source_id": "same-id", "project": project}
+                 for n in range(2)]
+            )
+        conn = app.store.reader()
+        assert [h.key for h in sources.search(conn, "zebras", None, 10, project="q")] == [
+            ("default", "q", "same-id")
+        ]
+        assert sources.search(conn, "zebras", None, 10, project="p") == []
+        assert sources.search(conn, "kites zebras", "default", 10, project="p")[0].project == "p"
 
 
 def test_presence_checks_probe_partial_indexes(tmp_path: Path) -> None:

@@ -363,7 +363,7 @@ def archive_and_update(
 ) -> None:
     """Cold-archive `current`, then replace its content (one transaction: the caller's)."""
     norm = prepared.norm
-    other = mem_sql.find_live_by_hash(conn, norm.content_hash)
+    other = mem_sql.find_live_by_hash(conn, norm.content_hash, current.agent_id, current.project)
     if other and other != current.id:
         raise Conflict(f"memory {other} already holds this content")
     cold_id = cold_sql.archive(conn, current, reason=reason, archived_by=actor.name, now=now)

@@ -178,7 +178,10 @@ class Recaller:
         hits = []
         if query.mode != "vector":
             tokens = fts.selective_tokens(conn, fts.query_tokens(query.query))
-            hits = source_sql.search(conn, query.query, query.filters.agent_id, pool, tokens)
+            hits = source_sql.search(
+                conn, query.query, query.filters.agent_id, pool, tokens,
+                project=query.filters.project,
+            )
         ids = {m for ranking in rankings.values() for m, _ in ranking}
         key_of = source_sql.keys_of(conn, list(ids))
         if not hits and not key_of:

@@ -23,7 +23,7 @@ from signet.store.connection import Connection
 from signet.types import MemoryFilters
 
 Ranking = list[tuple[str, float]]
-SourceKey = tuple[str, str]
+SourceKey = source_sql.SourceKey  # (agent, project, source id)
 
 
 def representatives(
@@ -74,12 +74,12 @@ def source_ranking(
     filters: MemoryFilters,
 ) -> Ranking:
     """The source channel as memories: each ranked source through its representative."""
-    missing = [h for h in hits if (h.agent_id, h.source_id) not in rep]
+    missing = [h for h in hits if h.key not in rep]
     if missing:
         rep.update(source_sql.representatives(conn, missing, filters))
     out = []
     for hit in hits:
-        leader = rep.get((hit.agent_id, hit.source_id))
+        leader = rep.get(hit.key)
         if leader is not None:
             out.append((leader, hit.score))
     return out

@@ -4,23 +4,60 @@ A client that retries a write (a hook whose first request timed out, say) sends 
 `idempotency_key`; the second call finds the key and gets the first response back instead of
 writing again. Both functions run on the connection of the caller's write transaction, so the
 check and the record commit (or roll back) together with the write they guard.
+
+Keys live in a namespace: the caller's scope, as structured columns (agent, project; NULL when
+the scope does not constrain it), never joined into one string that two scopes could spell
+alike (migration 011). Each key keeps the content hash of its first request, so the app replays
+only to a caller that sends the same content again, and a caller who only guesses a key learns
+nothing it did not already send.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from signet.store.connection import Connection
 
-
-def get(conn: Connection, key: str) -> str | None:
-    """The response JSON recorded under `key`, or None when the key is new."""
-    row = conn.execute("SELECT response FROM idempotency_keys WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
+__all__ = ["KeySpace", "Recorded", "get", "put"]
 
 
-def put(conn: Connection, key: str, memory_id: str | None, response: str, now: str) -> None:
-    """Record the response for `key`; the first record of a key wins."""
+@dataclass(frozen=True, slots=True)
+class KeySpace:
+    """A key inside the scope that used it (None: that dimension is not constrained)."""
+
+    key: str
+    agent: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    content_hash: str
+    response: str
+
+
+_WHERE = (
+    "key = ? AND IFNULL(scope_agent, x'') = IFNULL(?, x'')"
+    " AND IFNULL(scope_project, x'') = IFNULL(?, x'')"
+)
+
+
+def get(conn: Connection, space: KeySpace) -> Recorded | None:
+    """What was recorded under the key in its namespace, or None when the key is new there."""
+    row = conn.execute(
+        f"SELECT content_hash, response FROM idempotency_scoped_keys WHERE {_WHERE}",
+        (space.key, space.agent, space.project),
+    ).fetchone()
+    return Recorded(row[0], row[1]) if row else None
+
+
+def put(
+    conn: Connection, space: KeySpace, *, content_hash: str, memory_id: str | None,
+    response: str, now: str,
+) -> None:
+    """Record the response for the key; the first record of a key in its namespace wins."""
     conn.execute(
-        "INSERT OR IGNORE INTO idempotency_keys (key, memory_id, response, created_at)"
-        " VALUES (?, ?, ?, ?)",
-        (key, memory_id, response, now),
+        "INSERT OR IGNORE INTO idempotency_scoped_keys (key, scope_agent, scope_project,"
+        " content_hash, memory_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (space.key, space.agent, space.project, content_hash, memory_id, response, now),
     )

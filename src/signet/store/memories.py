@@ -2,8 +2,10 @@
 
 Every function takes the connection it runs on, so callers decide the transaction: writes are
 called inside `Store.write_tx()`, reads on `Store.reader()`. Rows come back as `Memory` values.
-Dedup rests on the unique partial index over content_hash among live rows: an insert that hits
-it is not an error but returns the id of the row already there.
+Dedup rests on the unique partial index over (content_hash, agent, project) among live rows
+(migration 010): an insert that hits it is not an error but returns the id of the row already
+there. Dedup is per scope: the same text in another agent or project is another memory, so a
+caller never learns through dedup that content exists elsewhere.
 """
 
 from __future__ import annotations
@@ -63,9 +65,14 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-def find_live_by_hash(conn: Connection, content_hash: str) -> str | None:
+def find_live_by_hash(
+    conn: Connection, content_hash: str, agent_id: str, project: str | None
+) -> str | None:
+    """The live memory holding `content_hash` in the scope (agent, project), if any."""
     row = conn.execute(
-        "SELECT id FROM memories WHERE content_hash = ? AND is_deleted = 0", (content_hash,)
+        "SELECT id FROM memories WHERE content_hash = ? AND agent_id = ?"
+        " AND IFNULL(project, x'') = IFNULL(?, x'') AND is_deleted = 0",
+        (content_hash, agent_id, project),
     ).fetchone()
     return row[0] if row else None
 
@@ -81,8 +88,9 @@ def insert(
     embedding_model: str | None = None,
     extraction_status: str = "none",
 ) -> tuple[str, bool]:
-    """Insert a memory; return (id, deduped). A live row with the same hash wins."""
-    existing = find_live_by_hash(conn, content_hash)
+    """Insert a memory; return (id, deduped). A live row with the same hash in the same agent
+    and project wins."""
+    existing = find_live_by_hash(conn, content_hash, memory.agent_id, memory.project)
     if existing:
         return existing, True
     memory_id = new_id()
@@ -102,7 +110,7 @@ def insert(
         )
     except IntegrityError:
         # Another connection inserted the same content between our check and insert.
-        existing = find_live_by_hash(conn, content_hash)
+        existing = find_live_by_hash(conn, content_hash, memory.agent_id, memory.project)
         if existing is None:
             raise
         return existing, True

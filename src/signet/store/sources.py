@@ -5,7 +5,9 @@ memories share a `source_id`. A request's words are spread over the source ("my 
 window, "coupons" in another), so recall also ranks sources as whole documents, the way plain
 BM25 over whole sessions does, and lets the source's best memory carry that evidence
 (recall/sources.py). Only sources with at least two live members are ranked here: a source of
-one memory is already ranked by the memory index.
+one memory is already ranked by the memory index. A source lives inside one agent and one
+project (migration 012): two projects writing under one source id are two sources, so a
+project's recall never sees the other project's words through a shared source.
 
 Upkeep: triggers on `memories` mark a source dirty; `flush` re-indexes the dirty ones (their
 live members' text joined in write order) inside the writer's transaction, just before it
@@ -25,7 +27,7 @@ from signet.store.memories import filter_sql
 from signet.types import MemoryFilters
 
 __all__ = [
-    "SourceHit", "any_ranked", "flush", "keys_of", "pending", "representatives", "search",
+    "SourceHit", "SourceKey", "any_ranked", "flush", "keys_of", "pending", "representatives", "search",
 ]
 
 MIN_MEMBERS = 2
@@ -34,8 +36,17 @@ MIN_MEMBERS = 2
 @dataclass(frozen=True, slots=True)
 class SourceHit:
     agent_id: str
+    project: str | None
     source_id: str
     score: float
+
+    @property
+    def key(self) -> SourceKey:
+        return (self.agent_id, self.project, self.source_id)
+
+
+# A source's identity: (agent, project, source id).
+SourceKey = tuple[str, str | None, str]
 
 
 def pending(conn: Connection) -> bool:
@@ -54,18 +65,19 @@ def any_ranked(conn: Connection) -> bool:
 def flush(conn: Connection) -> int:
     """Re-index every dirty source; returns how many. Runs inside a write transaction."""
     dirty = conn.execute(
-        "SELECT rowid, agent_id, source_id FROM memory_sources WHERE dirty = 1"
+        "SELECT rowid, agent_id, project, source_id FROM memory_sources WHERE dirty = 1"
     ).fetchall()
-    for rowid, agent_id, source_id in dirty:
-        _reindex(conn, int(rowid), agent_id, source_id)
+    for rowid, agent_id, project, source_id in dirty:
+        _reindex(conn, int(rowid), (agent_id, project, source_id))
     return len(dirty)
 
 
-def _reindex(conn: Connection, rowid: int, agent_id: str, source_id: str) -> None:
+def _reindex(conn: Connection, rowid: int, key: SourceKey) -> None:
+    agent_id, project, source_id = key
     members, text = conn.execute(
         "SELECT count(*), group_concat(content, char(10)) FROM (SELECT content FROM memories "
-        "WHERE source_id = ? AND agent_id = ? AND is_deleted = 0 ORDER BY rowid)",
-        (source_id, agent_id),
+        "WHERE source_id = ? AND agent_id = ? AND project IS ? AND is_deleted = 0 ORDER BY rowid)",
+        (source_id, agent_id, project),
     ).fetchone()
     conn.execute("DELETE FROM memory_sources_fts WHERE rowid = ?", (rowid,))
     if not members:
@@ -81,9 +93,11 @@ def _reindex(conn: Connection, rowid: int, agent_id: str, source_id: str) -> Non
 
 
 def search(
-    conn: Connection, text: str, agent_id: str | None, limit: int, tokens: Sequence[str] = ()
+    conn: Connection, text: str, agent_id: str | None, limit: int, tokens: Sequence[str] = (),
+    *, project: str | None = None,
 ) -> list[SourceHit]:
-    """Sources by BM25 over their whole text, best first (score is -bm25, higher is better).
+    """Sources by BM25 over their whole text, best first (score is -bm25, higher is better),
+    of `agent_id` and `project` when given (None: any).
 
     `tokens`: the query's words as the memory index chose them (fts.selective_tokens), so both
     indexes drop the same overly common words; by default all the query's words."""
@@ -92,54 +106,57 @@ def search(
         return []
     match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
     rank = "bm25(memory_sources_fts)"
-    if agent_id is None:
+    columns = "s.agent_id, s.project, s.source_id"
+    if agent_id is None and project is None:
         rows = conn.execute(
-            f"SELECT s.agent_id, s.source_id, f.score FROM (SELECT rowid, -{rank} AS score "
+            f"SELECT {columns}, f.score FROM (SELECT rowid, -{rank} AS score "
             f"FROM memory_sources_fts WHERE memory_sources_fts MATCH ? ORDER BY {rank} LIMIT ?) f "
             "JOIN memory_sources s ON s.rowid = f.rowid ORDER BY f.score DESC",
             [match, limit],
         ).fetchall()
     else:
         rows = conn.execute(
-            f"SELECT s.agent_id, s.source_id, -{rank} FROM memory_sources_fts "
+            f"SELECT {columns}, -{rank} FROM memory_sources_fts "
             "JOIN memory_sources s ON s.rowid = memory_sources_fts.rowid "
-            f"WHERE memory_sources_fts MATCH ? AND s.agent_id = ? ORDER BY {rank} LIMIT ?",
-            [match, agent_id, limit],
+            f"WHERE memory_sources_fts MATCH ? AND (? IS NULL OR s.agent_id = ?) "
+            f"AND (? IS NULL OR s.project = ?) ORDER BY {rank} LIMIT ?",
+            [match, agent_id, agent_id, project, project, limit],
         ).fetchall()
-    return [SourceHit(r[0], r[1], float(r[2])) for r in rows]
+    return [SourceHit(r[0], r[1], r[2], float(r[3])) for r in rows]
 
 
 def representatives(
     conn: Connection, hits: Sequence[SourceHit], filters: MemoryFilters
-) -> dict[tuple[str, str], str]:
-    """(agent, source) -> its first live member passing `filters` (write order), for sources
-    none of whose members the other channels found."""
+) -> dict[SourceKey, str]:
+    """(agent, project, source) -> its first live member passing `filters` (write order), for
+    sources none of whose members the other channels found."""
     where, params = filter_sql(filters)
-    found: dict[tuple[str, str], str] = {}
+    found: dict[SourceKey, str] = {}
     for hit in hits:
         row = conn.execute(
-            f"SELECT m.id FROM memories m WHERE m.source_id = ? AND m.agent_id = ? AND {where} "
-            "ORDER BY m.rowid LIMIT 1",
-            [hit.source_id, hit.agent_id, *params],
+            "SELECT m.id FROM memories m WHERE m.source_id = ? AND m.agent_id = ? "
+            f"AND m.project IS ? AND {where} ORDER BY m.rowid LIMIT 1",
+            [hit.source_id, hit.agent_id, hit.project, *params],
         ).fetchone()
         if row is not None:
-            found[(hit.agent_id, hit.source_id)] = row[0]
+            found[hit.key] = row[0]
     return found
 
 
-def keys_of(conn: Connection, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Memory id -> (agent, source) for the memories of `ids` whose source is ranked as a
-    whole (at least MIN_MEMBERS live members)."""
-    found: dict[str, tuple[str, str]] = {}
+def keys_of(conn: Connection, ids: Sequence[str]) -> dict[str, SourceKey]:
+    """Memory id -> (agent, project, source) for the memories of `ids` whose source is ranked
+    as a whole (at least MIN_MEMBERS live members)."""
+    found: dict[str, SourceKey] = {}
     wanted = list(dict.fromkeys(ids))
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         rows = conn.execute(
-            "SELECT m.id, m.agent_id, m.source_id FROM json_each(?) AS j "
+            "SELECT m.id, m.agent_id, m.project, m.source_id FROM json_each(?) AS j "
             "CROSS JOIN memories m ON m.id = j.value "
-            "JOIN memory_sources s ON s.agent_id = m.agent_id AND s.source_id = m.source_id "
+            "JOIN memory_sources s ON s.agent_id = m.agent_id "
+            "AND IFNULL(s.project, x'') = IFNULL(m.project, x'') AND s.source_id = m.source_id "
             "WHERE s.members >= ?",
             [dumps(chunk), MIN_MEMBERS],
         ).fetchall()
-        found.update({r[0]: (r[1], r[2]) for r in rows})
+        found.update({r[0]: (r[1], r[2], r[3]) for r in rows})
     return found
