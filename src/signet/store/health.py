@@ -86,13 +86,16 @@ def source_drift(conn: Connection) -> dict[str, int]:
     wrong = _one(
         conn,
         "SELECT count(*) FROM memory_sources s WHERE s.members != (SELECT count(*) FROM memories m"
-        " WHERE m.source_id = s.source_id AND m.agent_id = s.agent_id AND m.is_deleted = 0)",
+        " WHERE m.source_id = s.source_id AND m.agent_id = s.agent_id AND m.project IS s.project"
+        " AND m.is_deleted = 0)",
     )
+    # A source is one (agent, project, source id) since migration 012.
     missing = _one(
         conn,
-        "SELECT count(*) FROM (SELECT DISTINCT agent_id, source_id FROM memories m"
+        "SELECT count(*) FROM (SELECT DISTINCT agent_id, project, source_id FROM memories m"
         " WHERE m.source_id IS NOT NULL AND m.is_deleted = 0 AND NOT EXISTS (SELECT 1 FROM"
-        " memory_sources s WHERE s.agent_id = m.agent_id AND s.source_id = m.source_id))",
+        " memory_sources s WHERE s.agent_id = m.agent_id"
+        " AND IFNULL(s.project, x'') = IFNULL(m.project, x'') AND s.source_id = m.source_id))",
     )
     indexed = _one(conn, "SELECT count(*) FROM memory_sources WHERE members >= 2")
     fts_rows = _one(conn, "SELECT count(*) FROM memory_sources_fts_docsize")
@@ -105,9 +108,9 @@ def reindex_sources(conn: Connection) -> int:
     """Mark every source dirty (adding rows for sources that have none); the writer's flush
     at commit re-indexes them all. Returns how many were marked."""
     conn.execute(
-        "INSERT INTO memory_sources(agent_id, source_id) SELECT DISTINCT agent_id, source_id"
-        " FROM memories WHERE source_id IS NOT NULL"
-        " ON CONFLICT(agent_id, source_id) DO UPDATE SET dirty = 1"
+        "INSERT INTO memory_sources(agent_id, project, source_id)"
+        " SELECT DISTINCT agent_id, project, source_id FROM memories WHERE source_id IS NOT NULL"
+        " ON CONFLICT(agent_id, IFNULL(project, x''), source_id) DO UPDATE SET dirty = 1"
     )
     conn.execute("DELETE FROM memory_sources_fts")
     return conn.execute("UPDATE memory_sources SET dirty = 1").rowcount

@@ -101,7 +101,8 @@ def delete_tombstones(conn: Connection, ids: Sequence[str], before: str) -> int:
 _WINDOWED = {
     "history": ("memory_history", "id", "created_at"),
     "cold": ("memories_cold", "id", "archived_at"),
-    "idempotency_keys": ("idempotency_keys", "key", "created_at"),
+    # Keys are unique per scope, not alone (migration 011): rows are deleted by rowid.
+    "idempotency_keys": ("idempotency_scoped_keys", "rowid", "created_at"),
 }
 
 

@@ -18,3 +18,6 @@ CREATE TABLE IF NOT EXISTS idempotency_scoped_keys (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS idx_idempotency_scoped_keys
     ON idempotency_scoped_keys(key, IFNULL(scope_agent, x''), IFNULL(scope_project, x''));
+-- The retention sweep deletes keys oldest first (retention.idempotencyKeyRetentionMs).
+CREATE INDEX IF NOT EXISTS idx_idempotency_scoped_keys_created_at
+    ON idempotency_scoped_keys(created_at);
