@@ -45,6 +45,7 @@ __all__ = [
     "EmbeddingConfig",
     "GraphConfig",
     "HintsConfig",
+    "HooksConfig",
     "LlmConfig",
     "MemoryConfig",
     "NetworkConfig",
@@ -325,6 +326,43 @@ class SessionsConfig:
     )
 
 
+# --- harness hooks ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HooksConfig:
+    """What `signet hook ...` injects into an agent's context, and how long it may take."""
+
+    session_start_timeout_ms: int = opt(
+        2000, "Hard time budget of the session-start hook, in ms (then it prints nothing).", ge=1
+    )
+    prompt_submit_timeout_ms: int = opt(
+        1000, "Hard time budget of the user-prompt-submit hook, in ms.", ge=1
+    )
+    session_end_timeout_ms: int = opt(
+        2000, "Hard time budget of the session-end and pre-compaction hooks, in ms.", ge=1
+    )
+    session_start_tokens: int = opt(
+        2000, "Token budget of the session-start context (bundled tokenizer).", ge=1
+    )
+    prompt_submit_tokens: int = opt(
+        800, "Token budget of the context injected for one prompt (bundled tokenizer).", ge=1
+    )
+    memory_tokens: int = opt(
+        120, "Longest one injected memory may be, in tokens (longer ones are cut and marked).", ge=8
+    )
+    prompt_max_memories: int = opt(6, "Most memories injected for one prompt.", ge=0)
+    min_relevance: float = opt(
+        0.45,
+        "Relevance gate of prompt-submit: a recalled memory is injected only when its relevance"
+        " (recall confidence, else cosine similarity) reaches this (0-1).",
+        ge=0, le=1,
+    )
+    capture_remember: bool = opt(
+        True, 'Store "remember that ..." requests in prompts as memories.'
+    )
+
+
 # --- access -----------------------------------------------------------------------------------
 
 
@@ -399,6 +437,7 @@ class Config:
     auth: AuthConfig = section(AuthConfig)
     network: NetworkConfig = section(NetworkConfig)
     telemetry: TelemetryConfig = section(TelemetryConfig)
+    hooks: HooksConfig = section(HooksConfig)
     runtime: RuntimeConfig = section(RuntimeConfig)
     skills: SkillsConfig = section(SkillsConfig)
     sessions: SessionsConfig = section(SessionsConfig)

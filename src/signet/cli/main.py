@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "daemon": ("signet.cli.daemon_commands:daemon", "Run and inspect the background daemon that owns the database."),
     "mcp": ("signet.cli.mcp_command:mcp", "Serve the memory tools (memory_search, memory_store, ...) to an MCP client on stdio."),
     "token": ("signet.cli.token_commands:token", "Create, list and revoke API tokens for the daemon."),
+    "hook": ("signet.hooks.command:hook", "Run a harness hook: payload on stdin, context for the agent on stdout."),
     "jobs": ("signet.cli.pipeline_commands:jobs", "Inspect the pipeline's job queue and requeue dead jobs."),
     "pipeline": ("signet.cli.pipeline_commands:pipeline", "Run the background pipeline's workers in this process."),
     "graph": ("signet.cli.graph_commands:graph", "Inspect the knowledge graph: entities, communities, pins."),

@@ -35,6 +35,7 @@ from signet.daemon import (
     routes_config,
     routes_documents,
     routes_feedback,
+    routes_hooks,
     routes_knowledge,
     routes_lineage,
     routes_memory,
@@ -82,6 +83,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_knowledge.router)
     api.include_router(routes_sessions.router)  # transcripts, sessions (signet/sessions)
     api.include_router(routes_lineage.router)  # threads, lineage, artifacts
+    api.include_router(routes_hooks.router)  # harness hooks (signet/injection)
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection,
                    routes_documents):
         api.include_router(module.router)

@@ -1,0 +1,57 @@
+"""`/api/hooks/*`: the harness hooks over HTTP, so a hook on another machine (or a plugin that
+speaks HTTP, such as OpenCode's) gets what `signet hook` prints locally.
+
+- `POST /api/hooks/session-start` -> `{event, context, memories, tokens, truncated, project}`
+- `POST /api/hooks/user-prompt-submit` -> the same plus `captured` (ids of "remember that ..."
+  requests stored) and `entities`
+- `POST /api/hooks/pre-compaction`, `POST /api/hooks/session-end` -> `{event, queued}` (the
+  transcript hand-off's job id, or null when there was no transcript)
+
+The body is the hook's request (signet/injection/request.py): `{harness?, session_id?, cwd?,
+project?, prompt?, transcript_path?, transcript?, source?, reason?}`, Claude Code's field
+names, so a Claude Code payload can be posted as it is. Hooks write (the ledger, captures, the
+queue) so they need `remember`; they read across projects, so a scoped token is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from pydantic import ConfigDict, Field
+
+from signet import injection
+from signet.daemon.auth import require, unscoped
+from signet.daemon.dependencies import App
+from signet.daemon.schemas import ErrorOut, _Body
+
+__all__ = ["router"]
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 409, 413, 422, 429, 503)
+}
+Event = Literal["session-start", "user-prompt-submit", "pre-compaction", "session-end"]
+
+router = APIRouter(prefix="/api/hooks", responses=ERRORS)
+
+
+class HookBody(_Body):
+    # A harness sends more than we read (hook_event_name, permission_mode, model, ...).
+    model_config = ConfigDict(extra="ignore")
+
+    harness: Literal["claude-code", "codex", "opencode", "generic"] = "generic"
+    session_id: str | None = Field(None, max_length=4096)
+    cwd: str | None = Field(None, max_length=4096, description="The session's working directory.")
+    project: str | None = Field(None, max_length=4096, description="Default: cwd's last folder.")
+    prompt: str | None = Field(None, max_length=200_000)
+    transcript_path: str | None = Field(None, max_length=4096)
+    transcript: str | None = Field(None, max_length=5_000_000, description="Inline transcript.")
+    source: str | None = Field(None, max_length=4096, description="startup, resume, clear, compact.")
+    reason: str | None = Field(None, max_length=4096)
+
+
+@router.post("/{event}", dependencies=[Depends(require("remember")), Depends(unscoped)])
+def run_hook(event: Event, body: HookBody, app: App) -> JSONResponse:
+    result = injection.handle(app, event, body.model_dump(exclude_none=True))
+    return JSONResponse(result.to_dict())

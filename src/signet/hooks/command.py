@@ -1,0 +1,40 @@
+"""`signet hook <event> [--harness NAME]`: the click command the harnesses run.
+
+Registered in the CLI by signet/cli/main.py; it reads nothing but its own options and the
+global `--workspace` (from the click context, without importing the CLI), and prints only
+what runner.run returns.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from signet.hooks.runner import EVENTS, HARNESSES, run
+
+__all__ = ["hook"]
+
+
+@click.command("hook")
+@click.argument("event", type=click.Choice(EVENTS))
+@click.option(
+    "--harness", type=click.Choice(HARNESSES), default="generic", show_default=True,
+    help="Whose payload is on stdin and whose output format to print.",
+)
+@click.pass_context
+def hook(ctx: click.Context, event: str, harness: str) -> None:
+    """Run a harness hook: payload on stdin, context for the agent on stdout.
+
+    Talks to the workspace's daemon; never fails the agent (empty output, exit 0, one line in
+    .daemon/logs/hooks.log when anything goes wrong)."""
+    workspace = getattr(ctx.obj, "workspace", None)
+    out = run(
+        event, harness, sys.stdin.buffer, workspace=Path(workspace) if workspace else None,
+        env=os.environ,
+    )
+    if out:
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()

@@ -1,0 +1,32 @@
+"""A harness's hook payload -> the daemon's hook request (signet/injection/request.py).
+
+Claude Code and Codex send the same snake_case fields on stdin: `session_id`,
+`transcript_path`, `cwd`, `hook_event_name`, and per event `source` (SessionStart: startup,
+resume, clear, compact), `prompt` (UserPromptSubmit), `trigger` and `custom_instructions`
+(PreCompact), `reason` (SessionEnd). OpenCode's plugin (written by `signet connect opencode`)
+and generic callers send the same names, or OpenCode's own `sessionID` and `directory`.
+Fields the daemon does not read are dropped here; values of the wrong type are left for the
+daemon to refuse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["FIELDS", "to_request"]
+
+FIELDS = ("session_id", "cwd", "project", "prompt", "transcript_path", "transcript", "source", "reason")
+ALIASES = {"sessionID": "session_id", "sessionId": "session_id", "directory": "cwd",
+           "transcriptPath": "transcript_path", "trigger": "reason"}
+
+
+def to_request(harness: str, payload: Any) -> dict[str, Any]:
+    """The request body for the daemon; ValueError when the payload is not a JSON object."""
+    if not isinstance(payload, dict):
+        raise ValueError("the hook payload is not a JSON object")
+    body: dict[str, Any] = {"harness": harness}
+    for name, value in payload.items():
+        key = ALIASES.get(name, name)
+        if key in FIELDS and value is not None and key not in body:
+            body[key] = value
+    return body

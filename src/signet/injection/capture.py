@@ -1,0 +1,67 @@
+"""Explicit "remember that ..." requests in a prompt, stored as memories (memory_store-style).
+
+Only a request at the start of a sentence or line counts ("Remember that we deploy on
+Fridays.", "please remember: the API key rotates monthly"), so "do you remember when ..." is a
+question, not a request. The memory's type is guessed from its wording (a decision, a
+preference, else a fact); it carries the session and project of the prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from signet.errors import SignetError
+from signet.injection.request import HookRequest
+from signet.types import Actor
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["capture_requests", "requests_in"]
+
+_REQUEST = re.compile(
+    r"(?:^|(?<=[.!?\n]))\s*(?:please\s+|signet,?\s+)?remember(?:\s+that|\s*:)\s+"
+    r"(?P<fact>[^\n]+?)(?=(?<=[.!?])\s|\n|$)",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(r"\b(decided|decision|we will|we'll|going with|chose|agreed)\b", re.I)
+_PREFERENCE = re.compile(r"\b(prefer|prefers|like|likes|love|hate|always|never|favou?rite)\b", re.I)
+MIN_CHARS = 8
+MAX_CAPTURES = 3
+
+
+def requests_in(prompt: str) -> list[str]:
+    """The statements the prompt asks to remember, in order."""
+    found = []
+    for match in _REQUEST.finditer(prompt):
+        fact = match.group("fact").strip()
+        if len(fact) >= MIN_CHARS:
+            found.append(fact[0].upper() + fact[1:])
+    return found[:MAX_CAPTURES]
+
+
+def capture_requests(app: SignetApp, request: HookRequest) -> list[str]:
+    """Store each request; return the ids (a failure is logged by the caller, never raised)."""
+    if not request.prompt or not app.config.hooks.capture_remember:
+        return []
+    actor = Actor(name=f"hook:{request.harness}", type="agent", session_id=request.session_id)
+    ids = []
+    for fact in requests_in(request.prompt):
+        try:
+            result = app.remember(
+                fact, actor=actor, type=_type_of(fact), project=request.project_name,
+                source_type="hook",
+            )
+        except SignetError:
+            continue
+        ids.append(result.id)
+    return ids
+
+
+def _type_of(fact: str) -> str:
+    if _DECISION.search(fact):
+        return "decision"
+    if _PREFERENCE.search(fact):
+        return "preference"
+    return "fact"

@@ -1,0 +1,78 @@
+"""Entity context of prompt-submit (seed 002): a known entity or alias named in the prompt
+brings its current attributes, compactly.
+
+Names are looked up as canonical keys (store/graph.py `canonical`) for every run of one to
+three words in the prompt, by name then alias, in one query. Entities mentioned by more than 5%
+of memories (the user, say) are common, not news, and are skipped, as recall's focal entities
+skip them. Per entity: its strongest aspects and their most confident attributes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from signet.injection.budget import ContextBlock
+from signet.store import graph_views as views
+from signet.store import knowledge as know_sql
+from signet.store.graph import canonical
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["add_entity_context", "named_entities"]
+
+_WORD = re.compile(r"[\w][\w.+#&'@-]*", re.UNICODE)
+MAX_NGRAM = 3
+MAX_ENTITIES = 2
+MAX_ASPECTS = 3
+MAX_ATTRIBUTES = 4
+MIN_ATTRIBUTE_CONFIDENCE = 0.5
+COMMON_FRACTION = 0.05
+COMMON_MIN_MEMORIES = 200
+
+
+def named_entities(app: SignetApp, prompt: str, agent_id: str = "default") -> list[str]:
+    """Ids of the known entities the prompt names, in order of first mention."""
+    words = _WORD.findall(prompt[:4000])
+    keys: list[str] = []
+    for size in range(MAX_NGRAM, 0, -1):
+        for start in range(len(words) - size + 1):
+            key = canonical(" ".join(words[start : start + size]))
+            if len(key) >= 2 and key not in keys:
+                keys.append(key)
+    if not keys:
+        return []
+    conn = app.store.reader()
+    found = know_sql.resolve(conn, keys[:500], agent_id)
+    ids = list(dict.fromkeys(found[k] for k in keys if k in found))
+    common = know_sql.common_entities(conn, ids, COMMON_FRACTION, COMMON_MIN_MEMORIES)
+    return [i for i in ids if i not in common][:MAX_ENTITIES]
+
+
+def add_entity_context(app: SignetApp, block: ContextBlock, entity_ids: list[str]) -> list[str]:
+    """Add each entity's current attributes; return the ids of the entities added."""
+    conn = app.store.reader()
+    added = []
+    for entity_id in entity_ids:
+        entity = views.get_entity(conn, entity_id)
+        if entity is None:
+            continue
+        lines = _attribute_lines(views.aspects_with_attributes(conn, entity_id))
+        if not lines:
+            continue
+        if block.add("\n".join([f"## {entity['name']}", *lines]), cap=block.budget // 2):
+            added.append(entity_id)
+    return added
+
+
+def _attribute_lines(aspects: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    lines = []
+    for aspect in aspects[:MAX_ASPECTS]:
+        attributes = [
+            a for a in aspect["attributes"] if (a["confidence"] or 0) >= MIN_ATTRIBUTE_CONFIDENCE
+        ][:MAX_ATTRIBUTES]
+        for attribute in attributes:
+            value = " ".join(str(attribute["value"] or "").split())
+            lines.append(f"- {aspect['name']}: {attribute['key']} = {value}")
+    return lines

@@ -1,0 +1,40 @@
+"""session-end and pre-compaction: the transcript goes to the session layer (signet/sessions).
+
+The harness names its transcript file (`transcript_path`), or an HTTP caller sends the text
+(`transcript`); either is imported through the same `import_transcript` as
+`POST /api/sessions/{session_id}/transcript`, which is idempotent (a longer version of the same
+transcript appends). Pre-compaction imports what the session holds so far and leaves the
+session open; session-end also closes it, which queues its summary. A hook with no transcript
+has nothing to hand over.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from signet.errors import InvalidInput
+from signet.injection.request import HookRequest
+from signet.injection.result import Injection
+from signet.types import Actor
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
+
+__all__ = ["hand_off"]
+
+
+def hand_off(app: SignetApp, event: str, request: HookRequest) -> Injection:
+    if not request.transcript_path and not request.transcript:
+        return Injection(event, extra={"session": None})
+    if not request.session_id:
+        raise InvalidInput("session_id is required to hand a transcript over")
+    source = (
+        {"path": request.transcript_path} if request.transcript_path
+        else {"content": request.transcript}
+    )
+    result = app.import_transcript(
+        actor=Actor(name=f"hook:{request.harness}", type="agent", session_id=request.session_id),
+        harness=request.harness, session_id=request.session_id, project=request.project_name,
+        ended=event == "session-end", **source,
+    )
+    return Injection(event, extra={"session": result})

@@ -1,0 +1,126 @@
+"""The hooks end to end, as Claude Code runs them: Claude Code-shaped payloads through the real
+CLI (`python -m signet hook ...` subprocesses) against a real daemon subprocess with the
+bundled embedding model, across two sessions; then with the daemon gone."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_process import DaemonProcess, daemon_env, free_port, make_workspace
+from hook_process import run_hook
+
+from signet.app import SignetApp
+from signet.config import Config
+from signet.workspace import init_workspace
+
+DECISION = "We decided to use PostgreSQL for the billing service ledger, not MongoDB"
+RELATED = "Which database should the billing service ledger use?"
+UNRELATED = "How do I reverse a linked list in Rust?"
+# Two lines of a Claude Code transcript (JSONL, one entry per line).
+TRANSCRIPT = [
+    {"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": "2026-12-01T10:00:00.000Z",
+     "message": {"role": "user", "content": "Use PostgreSQL for the billing ledger."}},
+    {"type": "assistant", "sessionId": "s1", "uuid": "u2", "timestamp": "2026-12-01T10:00:05.000Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}},
+]
+
+
+def payload(event: str, session: str, cwd: Path, transcript: Path, **extra: str) -> dict[str, str]:
+    """A Claude Code hook payload (hooks reference: common fields plus the event's own)."""
+    return {"session_id": session, "transcript_path": str(transcript), "cwd": str(cwd),
+            "hook_event_name": event, "permission_mode": "default", **extra}
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    workspace = init_workspace(tmp_path / "ws").workspace  # `signet init`: the bundled model
+    process = DaemonProcess(workspace, free_port())
+    process.wait_healthy(timeout_s=60)
+    yield process
+    process.kill()
+
+
+def test_two_sessions_through_claude_code_hooks(daemon: DaemonProcess, tmp_path: Path) -> None:
+    env = daemon_env(daemon.workspace, daemon.port)
+    cwd = tmp_path / "billing"
+    cwd.mkdir()
+    transcript = tmp_path / "s1.jsonl"
+
+    start = run_hook("session-start", payload("SessionStart", "s1", cwd, transcript, source="startup"), env)
+    assert start.code == 0
+    assert "# Agent" in start.context()  # AGENTS.md, the starter instructions
+    first = run_hook("user-prompt-submit", payload("UserPromptSubmit", "s1", cwd, transcript,
+                                                   prompt="Let's set up the billing service."), env)
+    assert first.code == 0 and first.stdout == ""  # nothing stored yet: nothing injected
+
+    stored = subprocess.run(
+        [sys.executable, "-m", "signet", "remember", DECISION, "--type", "decision",
+         "--project", "billing", "--json"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert stored.returncode == 0, stored.stderr
+    decision_id = json.loads(stored.stdout)["id"]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in TRANSCRIPT))
+    end = run_hook("session-end", payload("SessionEnd", "s1", cwd, transcript, reason="prompt_input_exit"), env)
+    assert end.code == 0 and end.stdout == ""  # SessionEnd takes no output
+
+    second = run_hook("session-start", payload("SessionStart", "s2", cwd, tmp_path / "s2.jsonl", source="startup"), env)
+    assert DECISION in second.context() and decision_id in second.context()
+    again = run_hook("user-prompt-submit", payload("UserPromptSubmit", "s2", cwd, tmp_path / "s2.jsonl", prompt=RELATED), env)
+    assert decision_id not in again.stdout  # s2 already has it: the ledger
+
+    related = run_hook("user-prompt-submit", payload("UserPromptSubmit", "s3", cwd, tmp_path / "s3.jsonl", prompt=RELATED), env)
+    assert related.code == 0 and DECISION in related.context()
+    unrelated = run_hook("user-prompt-submit", payload("UserPromptSubmit", "s3", cwd, tmp_path / "s3.jsonl", prompt=UNRELATED), env)
+    assert unrelated.code == 0 and unrelated.stdout == ""
+
+    log_path = daemon.workspace / ".daemon" / "logs" / "hooks.log"
+    logged = log_path.read_text().count("\n") if log_path.exists() else 0
+    daemon.terminate()
+    with SignetApp.open(Config.load(daemon.workspace, {}), embedder=None) as app:
+        session = app.session_show("s1")
+    assert (session["harness"], session["project"]) == ("claude-code", "billing")
+    assert session["ended_at"] and "PostgreSQL" in session["messages"][0]["text"]
+
+    for event, name in (("session-start", "SessionStart"), ("user-prompt-submit", "UserPromptSubmit"),
+                        ("pre-compaction", "PreCompact"), ("session-end", "SessionEnd")):
+        down = run_hook(event, payload(name, "s4", cwd, transcript, prompt=RELATED), env)
+        assert (down.code, down.stdout) == (0, "")
+    log = log_path.read_text().splitlines()[logged:]
+    assert len(log) == 4 and all("did not answer" in line for line in log)
+
+
+def test_a_hung_daemon_costs_the_hook_its_budget_and_no_more(tmp_path: Path) -> None:
+    """A socket that accepts and never answers: the hook gives up at its budget (300 ms here),
+    prints nothing and exits 0."""
+    workspace = make_workspace(tmp_path / "ws", "hooks:\n  prompt_submit_timeout_ms: 300\n")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    env = daemon_env(workspace, listener.getsockname()[1])
+    try:
+        hung = run_hook("user-prompt-submit", {"session_id": "s", "prompt": "hello there"}, env)
+    finally:
+        listener.close()
+    assert (hung.code, hung.stdout) == (0, "")
+    assert accepted, "the hook never reached the daemon"
+    line = (workspace / ".daemon" / "logs" / "hooks.log").read_text().strip()
+    assert "user-prompt-submit claude-code" in line and ("300 ms" in line or "timed out" in line)
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'{"prompt": 42}'])
+def test_a_bad_payload_prints_nothing_and_exits_0(tmp_path: Path, raw: bytes) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    env = daemon_env(workspace, free_port())
+    bad = run_hook("user-prompt-submit", None, env, raw=raw)
+    assert (bad.code, bad.stdout) == (0, "")
+    assert (workspace / ".daemon" / "logs" / "hooks.log").read_text().count("\n") == 1

@@ -1,0 +1,114 @@
+"""The injection service under the hooks (signet/injection): budgets counted with the bundled
+tokenizer and marked when cut, the order of session-start, the per-session ledger, the
+relevance gate, capture of "remember that ..." requests. Real SQLite files; the hash embedder
+where semantics do not matter."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from signet import injection
+from signet.app import SignetApp
+from signet.config import Config
+from signet.injection import tokens
+from signet.injection.budget import TRUNCATED
+from signet.injection.capture import requests_in
+from signet.providers.hash_embedder import HashEmbedder
+from signet.workspace import init_workspace
+
+
+def open_app(tmp_path: Path, **hooks: object) -> SignetApp:
+    init_workspace(tmp_path / "ws")
+    cfg = Config.default(tmp_path / "ws")
+    cfg = cfg.replace(hooks=dataclasses.replace(cfg.hooks, **hooks))
+    return SignetApp.open(cfg, embedder=HashEmbedder(64))
+
+
+def test_session_start_stays_within_its_token_budget_and_marks_the_cut(tmp_path: Path) -> None:
+    with open_app(tmp_path, session_start_tokens=300, memory_tokens=40) as app:
+        (app.config.workspace / "USER.md").write_text("The user. " + "likes long walks " * 200)
+        for i in range(30):
+            app.remember(f"memory number {i} about the deployment pipeline " + "detail " * 60)
+        result = injection.handle(app, "session-start", {"session_id": "s"})
+    assert tokens.count(result.context) <= 300
+    assert result.truncated and TRUNCATED.strip() in result.context
+    assert "## USER.md" in result.context and result.memories  # the file is cut, memories fit
+
+
+def test_pinned_first_then_the_project_then_importance(tmp_path: Path) -> None:
+    with open_app(tmp_path) as app:
+        other = app.remember("an important fact of another project", importance=0.9, project="web").id
+        mine = app.remember("a fact of this project", importance=0.4, project="billing").id
+        pinned = app.remember("critical: never deploy on Fridays").id
+        low = app.remember("a trivial fact", importance=0.1).id
+        result = injection.handle(app, "session-start", {"cwd": "/home/u/src/billing"})
+    assert list(result.memories) == [pinned, mine, other, low]
+    assert result.to_dict()["project"] == "billing"
+
+
+def test_no_memory_is_injected_twice_in_a_session_until_its_context_is_compacted(
+    tmp_path: Path,
+) -> None:
+    with open_app(tmp_path) as app:
+        memory = app.remember("we ship on Tuesdays").id
+        first = injection.handle(app, "session-start", {"session_id": "s1", "source": "startup"})
+        again = injection.handle(app, "session-start", {"session_id": "s1", "source": "resume"})
+        other = injection.handle(app, "session-start", {"session_id": "s2"})
+        compacted = injection.handle(app, "session-start", {"session_id": "s1", "source": "compact"})
+    assert memory in first.memories and memory not in again.memories
+    assert memory in other.memories and memory in compacted.memories
+
+
+def test_a_preview_writes_nothing(tmp_path: Path) -> None:
+    with open_app(tmp_path) as app:
+        memory = app.remember("we ship on Tuesdays").id
+        injection.handle(app, "session-start", {"session_id": "s"}, record=False)
+        injection.handle(app, "user-prompt-submit",
+                         {"session_id": "s", "prompt": "Remember that the build uses make."},
+                         record=False)
+        real = injection.handle(app, "session-start", {"session_id": "s"})
+        assert app.list().total == 1
+    assert memory in real.memories
+
+
+def test_the_relevance_gate_keeps_out_what_is_not_close_enough(tmp_path: Path) -> None:
+    text = "the staging database password rotates every month"
+    with open_app(tmp_path, min_relevance=0.99) as app:
+        memory = app.remember(text).id
+        exact = injection.handle(app, "user-prompt-submit", {"prompt": text})
+        loose = injection.handle(app, "user-prompt-submit", {"prompt": "staging database"})
+    assert memory in exact.memories and text in exact.context  # cosine 1 with itself
+    assert loose.context == "" and loose.memories == ()
+
+
+def test_remember_requests_are_stored_and_questions_are_not() -> None:
+    prompt = ("Remember that we decided to use Redis for sessions. Also, do you remember when "
+              "we met?\nplease remember: I prefer tabs over spaces")
+    assert requests_in(prompt) == [
+        "We decided to use Redis for sessions.", "I prefer tabs over spaces",
+    ]
+    assert requests_in("Do you remember the plan?") == []
+
+
+def test_a_captured_request_becomes_a_typed_memory_of_the_project(tmp_path: Path) -> None:
+    with open_app(tmp_path) as app:
+        result = injection.handle(app, "user-prompt-submit", {
+            "session_id": "s", "cwd": "/src/billing", "harness": "claude-code",
+            "prompt": "Remember that we decided to bill monthly.",
+        })
+        (captured,) = result.to_dict()["captured"]
+        memory = app.get(captured)
+    assert (memory.content, memory.type, memory.project) == (
+        "We decided to bill monthly.", "decision", "billing")
+    assert captured not in result.memories  # not echoed back to the prompt that said it
+
+
+@pytest.mark.parametrize("bad", [[], {"prompt": 3}, {"harness": "vim"}, {"session_id": "x" * 5000}])
+def test_a_malformed_request_is_refused_naming_the_problem(tmp_path: Path, bad: object) -> None:
+    from signet.errors import InvalidInput
+
+    with open_app(tmp_path) as app, pytest.raises(InvalidInput):
+        injection.handle(app, "user-prompt-submit", bad)
