@@ -505,6 +505,11 @@ class SignetApp:
         self._check_mutable()
         return self.sessions.forget(session_id, scope=scope, project=project, reason=reason)
 
+    def synthesize_memory_md(self, *, now: datetime | None = None) -> dict[str, Any]:
+        """Render MEMORY.md from the database now (sessions/synthesis.py); the old one is backed up."""
+        self._check_mutable()
+        return self.sessions.head.synthesize(now or datetime.now(UTC))
+
     def reindex_artifacts(self) -> dict[str, Any]:
         """Rebuild memory_artifacts from the markdown files (tombstones honoured)."""
         self._check_mutable()
@@ -749,6 +754,16 @@ class SignetApp:
                 SummaryWorker(
                     self.store, self.config.workspace, self.config.sessions, cfg, self,
                     self.llm,
+                ),
+                # Harnesses that skip session-end: idle sessions are closed and summarised.
+                ScheduledWorker(
+                    "session-timeout", self.sessions.close_idle, interval_ms=60_000,
+                    enabled=cfg.enabled and not cfg.mutations_frozen,
+                ),
+                # The global head (MEMORY.md), rendered again after an idle gap.
+                ScheduledWorker(
+                    "synthesis", self.sessions.head.run_if_due, interval_ms=60_000,
+                    enabled=not cfg.mutations_frozen,
                 ),
             ]
         return self._workers

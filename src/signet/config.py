@@ -321,6 +321,18 @@ class SessionsConfig:
     )
     arc_size: int = opt(8, "Session summaries of one thread condensed into an arc.", ge=2)
     epoch_size: int = opt(4, "Arcs of one thread condensed into an epoch.", ge=2)
+    inactivity_timeout_minutes: int = opt(
+        30, "A session with no end event and no new message for this long is closed and summarised.", ge=1
+    )
+    memory_md_budget_tokens: int = opt(
+        1500, "Hard budget of the rendered MEMORY.md, in tokens of the bundled tokenizer.", ge=100
+    )
+    synthesis_idle_minutes: int = opt(
+        10, "MEMORY.md is rendered again once memory has been idle this long after a change.", ge=1
+    )
+    synthesis_decay_per_day: float = opt(
+        0.05, "Importance lost per day since last access when ranking MEMORY.md items (0-1).", ge=0, le=1
+    )
     expand_messages: int = opt(
         2, "Transcript messages shown either side of a recalled memory's match (expand).", ge=0
     )

@@ -1,5 +1,5 @@
-"""`signet threads list|show`, `signet lineage ID`, `signet artifacts reindex`: the lineage
-tiers from the shell (docs/sessions.md).
+"""`signet threads list|show`, `signet lineage ID`, `signet artifacts reindex`, `signet memory
+synthesize`: the lineage tiers from the shell (docs/sessions.md).
 
 Like the graph commands they open the workspace in-process, daemon or not: reads are SQLite
 reads and a re-index is one write transaction under SQLite's lock.
@@ -21,7 +21,7 @@ from signet.cli.state import CliState, json_option
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["artifacts", "lineage", "threads"]
+__all__ = ["artifacts", "lineage", "memory", "threads"]
 
 
 @contextmanager
@@ -87,6 +87,24 @@ def reindex(state: CliState) -> None:
     state.show(data, lambda d: console().print(Text(
         f"indexed {d['indexed']}, removed {d['removed']}, skipped {d['tombstoned']} tombstoned"
         + "".join(f"\nerror: {e}" for e in d["errors"])
+    )))
+
+
+@click.group()
+def memory() -> None:
+    """The global head: MEMORY.md, rendered from the memory database."""
+
+
+@memory.command(name="synthesize")
+@json_option
+@click.pass_obj
+def synthesize(state: CliState) -> None:
+    """Render MEMORY.md now, within sessions.memory_md_budget_tokens; the old one is backed up."""
+    with open_app(state) as app:
+        data = app.synthesize_memory_md()
+    state.show(data, lambda d: console().print(Text(
+        f"{d['path']}: {d['items']} items, {d['tokens']}/{d['budget']} tokens"
+        + (f", backup {d['backup']}" if d["backup"] else "")
     )))
 
 

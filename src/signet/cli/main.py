@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "session": ("signet.cli.session_commands:session", "Import harness transcripts; list, show, search and forget sessions."),
     "threads": ("signet.cli.lineage_commands:threads", "Thread heads: per-topic summaries rolled into arcs and epochs."),
     "lineage": ("signet.cli.lineage_commands:lineage", "Where memory, session or artifact ID comes from and what condenses it."),
+    "memory": ("signet.cli.lineage_commands:memory", "The global head: MEMORY.md, rendered from the memory database."),
     "artifacts": ("signet.cli.lineage_commands:artifacts", "The markdown artifacts (session summaries, arcs, epochs) and their index."),
     "skill": ("signet.cli.skill_commands:skill", "Install and inspect skills (folders under skills/ with a SKILL.md)."),
     "maintenance": ("signet.cli.maintenance_commands:maintenance", "Check the store's health and repair it (indexes, embeddings, jobs, graph, WAL)."),

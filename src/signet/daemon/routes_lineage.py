@@ -4,6 +4,7 @@
 - `GET /api/threads/{thread}` -> the thread's head (newest epoch, arcs and summaries after it)
 - `GET /api/lineage/{id}` -> a memory, session or artifact with its lineage up and down
 - `POST /api/artifacts/reindex` -> rebuild memory_artifacts from the markdown files
+- `POST /api/memory/synthesize` -> render MEMORY.md (the global head) now
 Each handler makes one app call with the caller's scope; errors map in daemon/errors.py.
 """
 
@@ -43,3 +44,8 @@ def lineage(ref: str, app: App, principal: Recalls) -> JSONResponse:
 @router.post("/artifacts/reindex", dependencies=[Depends(require("admin")), Depends(unscoped)])
 def reindex(app: App) -> JSONResponse:
     return JSONResponse(app.reindex_artifacts())
+
+
+@router.post("/memory/synthesize", dependencies=[Depends(require("admin")), Depends(unscoped)])
+def synthesize(app: App) -> JSONResponse:
+    return JSONResponse(app.synthesize_memory_md())

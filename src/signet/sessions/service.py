@@ -17,7 +17,8 @@ holder.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,12 @@ from signet.lineage.files import read_messages
 from signet.lineage.formats import HARNESSES, Message, parse
 from signet.sessions.importer import Importer, ImportResult
 from signet.sessions.lineage import Lineage
+from signet.sessions.synthesis import HeadSynthesis
 from signet.store import sessions as sessions_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.store.sessions import SessionRow
-from signet.types import Memory, MemoryScope
+from signet.types import Memory, MemoryScope, format_ts
 
 __all__ = ["Sessions"]
 
@@ -41,6 +43,10 @@ __all__ = ["Sessions"]
 class Sessions:
     config: Config
     store: Store
+    head: HeadSynthesis = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.head = HeadSynthesis(self.config, self.store)
 
     @property
     def workspace(self) -> Path:
@@ -158,6 +164,22 @@ class Sessions:
         re-indexing from bringing its artifacts back."""
         row = self.get(session_id, scope=scope, project=project)
         return self.lineage.forget_session(row, reason)
+
+    def close_idle(self, now: datetime) -> bool:
+        """Close sessions with no end event and no message for sessions.inactivity_timeout_minutes
+        (harnesses that skip session-end) and queue their summaries; whether any was closed."""
+        before = format_ts(now - timedelta(minutes=self.config.sessions.inactivity_timeout_minutes))
+        stamp = format_ts(now)
+        closed = 0
+        with self.store.write_tx() as conn:
+            for row in sessions_sql.open_idle(conn, before):
+                sessions_sql.update(conn, row.session_key, ended_at=row.last_event_at, updated_at=stamp)
+                sessions_sql.enqueue_summary(
+                    conn, replace(row, ended_at=row.last_event_at), trigger="inactivity", now=stamp,
+                    max_attempts=self.config.pipeline.max_attempts,
+                )
+                closed += 1
+        return closed > 0
 
     @property
     def lineage(self) -> Lineage:

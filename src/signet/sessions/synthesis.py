@@ -1,0 +1,110 @@
+"""MEMORY.md synthesis: the global head rendered from the database (lineage/synthesis.py).
+
+`synthesize(now)` gathers the candidates (store/head.py), renders within
+`sessions.memory_md_budget_tokens`, backs the previous file up to
+`memory/backups/MEMORY-<time>.md` and replaces MEMORY.md atomically. The daemon runs it after
+idle gaps: `due(now)` is true when memory changed since the last synthesis and nothing has
+changed for `sessions.synthesis_idle_minutes`.
+
+The head is the workspace owner's: it renders the default agent's memories only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from signet.config import Config
+from signet.lineage import synthesis
+from signet.lineage.files import write_atomic
+from signet.lineage.synthesis import Candidate
+from signet.store import head as head_sql
+from signet.store.db import Store
+from signet.types import format_ts, parse_ts
+
+__all__ = ["HeadSynthesis"]
+
+OWNER = "default"
+_RENDERED = re.compile(r"Rendered by Signet from the memory database at (\S+);")
+TYPE_SECTION = {"constraint": "Constraints", "decision": "Open decisions"}
+
+
+@dataclass
+class HeadSynthesis:
+    config: Config
+    store: Store
+    last_run: str | None = field(default=None)
+
+    @property
+    def path(self) -> Path:
+        return self.config.workspace / "MEMORY.md"
+
+    def synthesize(self, now: datetime) -> dict[str, Any]:
+        stamp = format_ts(now)
+        previous = self.path.read_text("utf-8") if self.path.is_file() else ""
+        head = synthesis.render(
+            self._candidates(now), kept=synthesis.hand_edits(previous),
+            budget=self.config.sessions.memory_md_budget_tokens, generated_at=stamp,
+        )
+        backup = None
+        if previous:
+            name = f"MEMORY-{stamp.replace(':', '').replace('.', '')}.md"
+            backup = self.config.workspace / "memory" / "backups" / name
+            write_atomic(backup, previous, mode=0o600)
+        write_atomic(self.path, head.text, mode=0o644)
+        self.last_run = stamp
+        return {
+            "path": str(self.path), "tokens": head.tokens,
+            "budget": self.config.sessions.memory_md_budget_tokens, "items": head.items,
+            "dropped": head.dropped, "over_budget": head.over_budget,
+            "backup": str(backup) if backup else None,
+        }
+
+    def due(self, now: datetime) -> bool:
+        if self.last_run is None and self.path.is_file():
+            # After a restart: the file says when it was rendered.
+            found = _RENDERED.search(self.path.read_text("utf-8", errors="replace"))
+            self.last_run = found.group(1) if found else None
+        changed = head_sql.last_change(self.store.reader())
+        if changed is None or (self.last_run is not None and changed <= self.last_run):
+            return False
+        idle = timedelta(minutes=self.config.sessions.synthesis_idle_minutes)
+        return now - parse_ts(changed) >= idle
+
+    def run_if_due(self, now: datetime) -> bool:
+        if not self.due(now):
+            return False
+        self.synthesize(now)
+        return True
+
+    # -- candidates -------------------------------------------------------------------------
+
+    def _candidates(self, now: datetime) -> list[Candidate]:
+        conn = self.store.reader()
+        rate = self.config.sessions.synthesis_decay_per_day
+        out: list[Candidate] = []
+        for m in head_sql.memories(conn, OWNER):
+            score = synthesis.decayed(
+                float(m["importance"]), m["last_accessed"] or m["created_at"], bool(m["pinned"]),
+                now, rate,
+            )
+            if score < synthesis.MIN_SCORE:
+                continue
+            section = "Constraints" if m["pinned"] else TYPE_SECTION.get(m["type"], "Also important")
+            out.append(Candidate(section, m["content"], score + (1.0 if m["pinned"] else 0.0)))
+        since = format_ts(now - timedelta(days=synthesis.ACTIVE_DAYS))
+        gists = head_sql.latest_gists(conn, OWNER)
+        for p in head_sql.projects(conn, OWNER, since):
+            line = f"**{p['project']}** ({p['sessions']} sessions, {p['memories']} memories, last {str(p['last'])[:10]})"
+            if gists.get(p["project"]):
+                line += f": {gists[p['project']]}"
+            out.append(Candidate("Active projects", line, float(p["sessions"] + p["memories"])))
+        for i, question in enumerate(head_sql.open_questions(conn, OWNER)):
+            out.append(Candidate("Open decisions", f"Open: {question}", 0.05 - i * 0.001))
+        for e in head_sql.entities(conn, OWNER):
+            kind = "" if e["entity_type"] in (None, "unknown") else f" ({e['entity_type']})"
+            out.append(Candidate("Key people and tools", f"{e['name']}{kind}", float(e["mentions"])))
+        return out

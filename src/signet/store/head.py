@@ -1,0 +1,83 @@
+"""SQL for the global head (MEMORY.md, sessions/synthesis.py): the memories, projects and
+entities it is rendered from, and when memory last changed (synthesis runs after idle gaps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from signet.store.connection import Connection
+
+CANDIDATES = 500
+
+
+def memories(conn: Connection, agent_id: str) -> list[dict[str, Any]]:
+    """Live memories worth a place in the head, the likeliest first (decay is applied after)."""
+    rows = conn.execute(
+        "SELECT id, content, type, importance, pinned, project, created_at, last_accessed"
+        " FROM memories WHERE agent_id = ? AND is_deleted = 0"
+        " AND type NOT IN ('document_chunk', 'summary')"
+        " ORDER BY pinned DESC, importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT ?",
+        (agent_id, CANDIDATES),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def projects(conn: Connection, agent_id: str, since: str) -> list[dict[str, Any]]:
+    """Projects with a session or a memory since `since`: sessions, memories, last activity."""
+    rows = conn.execute(
+        "SELECT project, SUM(sessions) AS sessions, SUM(memories) AS memories, MAX(last) AS last"
+        " FROM (SELECT project, COUNT(*) AS sessions, 0 AS memories,"
+        " MAX(COALESCE(last_event_at, created_at)) AS last FROM session_transcripts"
+        " WHERE agent_id = ? AND project IS NOT NULL GROUP BY project"
+        " UNION ALL SELECT project, 0, COUNT(*), MAX(updated_at) FROM memories"
+        " WHERE agent_id = ? AND is_deleted = 0 AND project IS NOT NULL GROUP BY project)"
+        " GROUP BY project HAVING MAX(last) >= ? ORDER BY MAX(last) DESC LIMIT 20",
+        (agent_id, agent_id, since),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def latest_gists(conn: Connection, agent_id: str) -> dict[str | None, str]:
+    """Per project, the memory sentence of its newest summary, arc or epoch."""
+    rows = conn.execute(
+        "SELECT project, memory_sentence FROM memory_artifacts WHERE agent_id = ?"
+        " AND memory_sentence IS NOT NULL ORDER BY COALESCE(ended_at, captured_at)",
+        (agent_id,),
+    ).fetchall()
+    return {r["project"]: r["memory_sentence"] for r in rows}
+
+
+def open_questions(conn: Connection, agent_id: str, limit: int = 3) -> list[str]:
+    """The "Open questions" bullets of the newest session summaries."""
+    rows = conn.execute(
+        "SELECT content FROM memory_artifacts WHERE agent_id = ? AND source_kind = 'summary'"
+        " ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT ?",
+        (agent_id, limit),
+    ).fetchall()
+    found: list[str] = []
+    for row in rows:
+        inside = False
+        for line in str(row["content"]).splitlines():
+            if line.startswith("## "):
+                inside = line.strip() == "## Open questions"
+            elif inside and line.startswith("- "):
+                found.append(line[2:].strip())
+    return found
+
+
+def entities(conn: Connection, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT name, entity_type, mentions FROM entities WHERE agent_id = ?"
+        " AND canonical_name <> 'user' AND mentions > 0 ORDER BY mentions DESC, name LIMIT ?",
+        (agent_id, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def last_change(conn: Connection) -> str | None:
+    """The newest write the head depends on (a memory, an artifact), or None."""
+    row = conn.execute(
+        "SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM memories"
+        " UNION ALL SELECT MAX(updated_at) FROM memory_artifacts)"
+    ).fetchone()
+    return row[0]
