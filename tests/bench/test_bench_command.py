@@ -85,3 +85,36 @@ def test_bench_memaware_on_tiny_sessions(tmp_path: Path) -> None:
     )
     assert data["bm25"]["easy"]["Hit@1"] == 1.0
     assert data["bm25"]["all"]["n"] == 1
+
+
+def test_bench_memaware_inject_scores_what_the_prompt_hook_injects(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, text in SESSIONS.items():
+        (sessions / name).write_text(text)
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    negatives = tmp_path / "negatives.json"
+    negatives.write_text(json.dumps(["How do I reverse a linked list in Rust?"]))
+    data = run_bench(
+        tmp_path, "memaware", "--sessions", str(sessions), "--questions", str(questions),
+        "--mode", "hybrid", "--inject", "--negatives", str(negatives), "--thresholds", "0.99",
+    )
+    inject = data["inject"]
+    assert inject["easy"]["n"] == 1 and inject["easy"]["context_hit"] == 1.0
+    assert inject["easy"]["injection_rate"] == 1.0 and 0 < inject["easy"]["mean_tokens"] <= 800
+    assert inject["negatives"] == {"n": 1, "false_injection_rate": 0.0}
+    strict = inject["sweep"]["0.99"]
+    assert strict["easy"]["context_hit"] == 0.0 and strict["easy"]["mean_tokens"] == 0.0
+    assert data["hybrid"]["easy"]["Hit@1"] == 1.0  # one ingest serves both
+
+
+def test_bench_memaware_refuses_a_negatives_file_that_is_not_a_list(tmp_path: Path) -> None:
+    bad = tmp_path / "negatives.json"
+    bad.write_text('{"prompt": "x"}')
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "signet", "bench", "memaware", "--inject", "--negatives", str(bad)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )
+    assert done.returncode == 1 and "JSON list" in done.stderr

@@ -39,9 +39,10 @@ class BenchResult:
     results: dict[str, dict[str, dict[str, float]]]
     latency_ms: dict[str, dict[str, float]]
     ingest: dict[str, float]
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.results, "latency_ms": self.latency_ms, "ingest": self.ingest}
+        return {**self.results, "latency_ms": self.latency_ms, "ingest": self.ingest, **self.extra}
 
 
 def bench_data_dir() -> Path:
@@ -78,9 +79,12 @@ def run(
     progress: Callable[[str], None] | None = None,
     workdir: Path | None = None,
     hints: bool = False,
+    after_ask: Callable[[SignetApp, list[BenchQuestion], dict[str, list[str]]], None] | None = None,
 ) -> BenchResult:
     """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
-    with no LLM configured the vocabulary words near each memory's vector)."""
+    with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
+    per group with the app, the group's questions and the memory -> keys map, after the modes
+    were asked (the injection benchmark, bench/injection.py)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     ingest = {"docs": 0.0, "seconds": 0.0}
@@ -114,6 +118,8 @@ def run(
                 asked = [q for q in questions if q.group == group]
                 for mode in modes:
                     _ask(app, asked, mode, keys_of, depth, ranked[mode], latencies[mode])
+                if after_ask is not None:
+                    after_ask(app, asked, keys_of)
     results = {m: score(questions, ranked[m], groups) for m in modes}
     latency = {
         m: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for m, v in latencies.items() if v

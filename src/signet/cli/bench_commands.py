@@ -63,19 +63,50 @@ def locomo(ctx: click.Context, path: Path | None, mode: str, limit: int | None, 
 @_limit
 @click.option("--hints", is_flag=True,
               help="Run the hints worker after ingest (LLM hints, or vocabulary hints with none).")
+@click.option("--inject", is_flag=True,
+              help="Also pass every request through the user-prompt-submit hook's code: context"
+                   " hit, mean injected tokens and injection rate per tier.")
+@click.option("--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --inject: a JSON list of prompts about nothing stored (false injection"
+                   " rate). Default: the bundled bench/negatives.json.")
+@click.option("--thresholds", default="",
+              help="With --inject: other relevance-gate thresholds to sweep, a comma list.")
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
-    limit: int | None, hints: bool, as_json: bool,
+    limit: int | None, hints: bool, inject: bool, negatives: Path | None, thresholds: str,
+    as_json: bool,
 ) -> None:
-    """MemAware: every session into one store; Hit@k per tier."""
+    """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
+    prompt hook injects)."""
     _setup_threads()
+    injector = _injection_bench(negatives, thresholds) if inject else None
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
-        hints=hints,
+        hints=hints, after_ask=injector,
     )
-    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms))
+    if injector is not None:
+        result.extra["inject"] = injector.result()
+    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms)
+          + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
+
+
+def _injection_bench(negatives: Path | None, thresholds: str) -> Any:
+    from importlib import resources
+
+    from signet.bench.injection import InjectionBench, load_negatives
+
+    if negatives is None:
+        with resources.as_file(resources.files("signet.bench").joinpath("negatives.json")) as path:
+            prompts = load_negatives(path)
+    else:
+        prompts = load_negatives(negatives)
+    try:
+        sweep = [float(t) for t in thresholds.split(",") if t.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of numbers", param_hint="--thresholds") from exc
+    return InjectionBench(negatives=prompts, thresholds=sweep, progress=_progress)
 
 
 @bench.command()
