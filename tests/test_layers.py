@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "projection": 4, "documents": 4, "connectors": 4, "portable": 4,
     "sessions": 4,
     "injection": 4,
-    "daemon": 5, "mcp": 5, "cli": 5, "hooks": 5, "bench": 5, "__main__": 5,
+    "daemon": 5, "mcp": 5, "cli": 5, "hooks": 5, "bench": 5, "dashboard": 5, "__main__": 5,
 }
 
 

@@ -809,9 +809,12 @@ class SignetApp:
         )
 
     def jobs(
-        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50
+        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
+        offset: int = 0,
     ) -> list[Job]:
-        return jobs_sql.list_jobs(self.store.reader(), status=status, job_type=job_type, limit=limit)
+        return jobs_sql.list_jobs(
+            self.store.reader(), status=status, job_type=job_type, limit=limit, offset=offset
+        )
 
     def job(self, job_id: str) -> Job:
         found = jobs_sql.get(self.store.reader(), job_id)

@@ -24,7 +24,7 @@ from auth_tokens import auth, authority, issue, mcp_http
 from mcp import Client
 from signet.config import AuthConfig, Config, NetworkConfig
 from signet.daemon.auth import PERMISSION_ATTR, PERMISSIONS
-from signet.daemon.guards import PUBLIC_PATHS, Authenticate, HostGuard
+from signet.daemon.guards import Authenticate, HostGuard, is_public
 from signet.daemon.mcp_guard import TOOL_PERMISSIONS
 from signet.daemon.tokens import TokenAuthority, refuse_open_bind
 from signet.errors import ConfigError, NotFound
@@ -71,7 +71,7 @@ def test_every_route_declares_a_permission_and_refuses_a_token_without_it(serve)
     assert len(routes) >= 15
     checked = 0
     for route in routes:
-        if route.path in PUBLIC_PATHS:
+        if is_public(route.path):
             continue
         needs = declared_permissions(route)
         assert needs, f"{route.path} declares no permission"
@@ -94,7 +94,7 @@ def test_every_path_but_health_and_login_needs_a_token(serve) -> None:
               ("GET", "/no-such-route")}
     for method, path in sorted(paths):
         reply = httpx.request(method, f"{s.url}{path}")
-        if path in PUBLIC_PATHS:
+        if is_public(path):
             assert reply.status_code != 401, (method, path)
             continue
         assert_error(reply, 401, "unauthorized")

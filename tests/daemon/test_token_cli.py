@@ -93,12 +93,16 @@ def test_revoke_and_login_link_act_on_a_running_daemon(tmp_path, daemons) -> Non
     link = signet(ws, "token", "login-link", port=port)
     assert link.returncode == 0, link.stderr
     url = link.stdout.strip()
-    assert url.startswith(f"http://127.0.0.1:{port}/auth/login?code=")
+    assert url.startswith(f"http://127.0.0.1:{port}/app/login?code=")
     exchanged = httpx.get(url)
-    assert exchanged.status_code == 200
-    dashboard = auth(exchanged.json()["token"])
-    assert httpx.get(f"{daemon.url}/api/status", headers=dashboard).status_code == 200
-    assert httpx.get(url).status_code == 401  # single use
+    assert exchanged.status_code == 303 and exchanged.headers["location"] == "/app/memories"
+    session = exchanged.cookies["signet_session"]
+    cookie = {"Cookie": f"signet_session={session}"}
+    assert httpx.get(f"{daemon.url}/api/status", headers=cookie).status_code == 200
+    again = httpx.get(url)  # single use
+    assert again.status_code == 303 and "login=failed" in again.headers["location"]
+    assert "signet_session" not in again.cookies
+    code = url.split("code=")[1]
     with sqlite3.connect(ws / "memory" / "memories.db") as conn:
         stored = {row[0] for row in conn.execute("SELECT key_hash FROM tokens")}
-    assert exchanged.json()["token"] not in stored and url.split("code=")[1] not in stored
+    assert session not in stored and code not in stored

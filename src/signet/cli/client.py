@@ -92,6 +92,13 @@ def connect(cfg: Config) -> Client:
     return LocalClient(cfg)
 
 
+def is_running(cfg: Config) -> bool:
+    """Whether this workspace's daemon answers at cfg's address (its pid file names the pid
+    that /health reports)."""
+    answering = _health_pid(cfg)
+    return answering is not None and answering == _pid_file_value(cfg)
+
+
 def _health_pid(cfg: Config) -> int | None:
     try:
         reply = httpx.get(f"{daemon_url(cfg)}/health", timeout=HEALTH_TIMEOUT_S)

@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("signet.cli.mcp_command:mcp", "Serve the memory tools (memory_search, memory_store, ...) to an MCP client on stdio."),
     "token": ("signet.cli.token_commands:token", "Create, list and revoke API tokens for the daemon."),
     "hook": ("signet.hooks.command:hook", "Run a harness hook: payload on stdin, context for the agent on stdout."),
+    "dashboard": ("signet.cli.dashboard_command:dashboard", "Open the dashboard in a browser, logged in by a one-time link."),
     "jobs": ("signet.cli.pipeline_commands:jobs", "Inspect the pipeline's job queue and requeue dead jobs."),
     "pipeline": ("signet.cli.pipeline_commands:pipeline", "Run the background pipeline's workers in this process."),
     "graph": ("signet.cli.graph_commands:graph", "Inspect the knowledge graph: entities, communities, pins."),

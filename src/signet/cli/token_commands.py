@@ -102,7 +102,7 @@ def login_link(state: CliState) -> None:
     cfg = state.config()
     with _authority(state) as authority:
         code = authority.login_code()
-    url = f"{daemon_url(cfg)}/auth/login?code={code}"
+    url = f"{daemon_url(cfg)}/app/login?code={code}"  # sets the session cookie, opens the app
     state.show({"url": url, "expires_in_s": 300}, lambda d: click.echo(d["url"]))
 
 

@@ -8,9 +8,13 @@ Outermost first, inside `middleware.AccessLog`:
 - `Cors`: a request carrying an `Origin` must come from an allowed origin (this daemon's
   loopback origins plus `network.cors_origins`; never a wildcard), else 403
   `origin_not_allowed`, before any route runs. Preflights from allowed origins get 204.
-- `Authenticate`: every path but `/health` and `/auth/login` needs `Authorization: Bearer
-  <token>`, verified by `tokens.TokenAuthority`; otherwise 401 `unauthorized`. The verified
-  `Principal` is left in the request state for `auth.require` and the routes.
+- `Authenticate`: every path but `/health`, `/auth/login` and the dashboard's page shell (`/`,
+  `/app/...`: static files and the login link, never data) needs `Authorization: Bearer
+  <token>`, or the dashboard's session cookie, verified by `tokens.TokenAuthority`; otherwise
+  401 `unauthorized`. A cookie rides along with any request the browser makes, so a mutating
+  request authenticated by it must also carry the session's CSRF token in `X-Signet-CSRF`
+  (403 `csrf_failed` otherwise). The verified `Principal` is left in the request state for
+  `auth.require` and the routes (and, for a cookie session, its CSRF token for the dashboard).
 
 They are plain ASGI classes (no BaseHTTPMiddleware) so streaming responses such as /mcp's pass
 through untouched.
@@ -18,9 +22,13 @@ through untouched.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import logging
 import time
+from http.cookies import CookieError, SimpleCookie
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -29,15 +37,24 @@ from signet.daemon.tokens import TokenAuthority
 from signet.errors import SignetError, Unauthorized
 from signet.store.connection import DatabaseError
 
-__all__ = ["PUBLIC_PATHS", "Authenticate", "Cors", "HostGuard"]
+__all__ = [
+    "CSRF_HEADER", "PUBLIC_PATHS", "SESSION_COOKIE", "Authenticate", "Cors", "HostGuard",
+    "csrf_token", "is_public",
+]
 
 log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = frozenset({"/health", "/auth/login"})
+# The dashboard's shell: HTML, scripts and styles that hold no data, and its login link (the
+# one-time code is the credential). Everything it shows comes from /api/... with the cookie.
+DASHBOARD_PREFIX = "/app/"
+SESSION_COOKIE = "signet_session"
+CSRF_HEADER = "X-Signet-CSRF"
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 ALLOW_HEADERS = (
-    "Authorization, Content-Type, X-Signet-Actor, X-Signet-Session, X-Request-Id,"
+    "Authorization, Content-Type, X-Signet-CSRF, X-Signet-Actor, X-Signet-Session, X-Request-Id,"
     " Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
 )
 EXPOSE_HEADERS = "X-Request-Id, Mcp-Session-Id"
@@ -130,10 +147,12 @@ class Authenticate:
         self._touched: dict[str, float] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in GUARDED or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] not in GUARDED or is_public(scope["path"]):
             await self.app(scope, receive, send)
             return
         token = _bearer(scope)
+        session = _session_cookie(scope) if token is None else None
+        token = token or session
         try:
             if token is None:
                 raise Unauthorized(
@@ -149,6 +168,18 @@ class Authenticate:
             log.error("database error while checking a token: %s", exc)
             await _refuse(scope, send, 503, {"error": f"database error: {exc}", "code": "store_error"})
             return
+        if session is not None:
+            csrf = csrf_token(session)
+            if scope["type"] == "http" and scope["method"] in MUTATING and not hmac.compare_digest(
+                (_header(scope, CSRF_HEADER.lower().encode()) or "").encode(), csrf.encode()
+            ):
+                await _refuse(scope, send, 403, {
+                    "error": f"this request is authenticated by the dashboard's session cookie"
+                             f" and must carry its CSRF token in {CSRF_HEADER}",
+                    "code": "csrf_failed",
+                })
+                return
+            scope.setdefault("state", {})["csrf"] = csrf
         scope.setdefault("state", {})["principal"] = principal
         await self._touch(principal.token_id)
         await self.app(scope, receive, send)
@@ -162,6 +193,28 @@ class Authenticate:
             await anyio.to_thread.run_sync(self.authority.touch, token_id)
         except (DatabaseError, SignetError) as exc:  # bookkeeping only: never fail the request
             log.warning("could not record token use: %s", exc)
+
+
+def is_public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path == "/" or path.startswith(DASHBOARD_PREFIX)
+
+
+def csrf_token(session_token: str) -> str:
+    """The CSRF token of a cookie session: derived from the session's token (a secret the page
+    never sees: the cookie is HttpOnly), so it needs no storage and dies with the session."""
+    digest = hmac.new(session_token.encode(), b"signet-dashboard-csrf", hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def _session_cookie(scope: Scope) -> str | None:
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    try:
+        morsel = SimpleCookie(raw).get(SESSION_COOKIE)
+    except CookieError:
+        return None
+    return morsel.value.strip() or None if morsel is not None else None
 
 
 def _bearer(scope: Scope) -> str | None:

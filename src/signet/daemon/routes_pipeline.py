@@ -5,6 +5,8 @@ workers.
   {status: count}}, last_errors: [...], workers: {running, paused, concurrency, workers: {name:
   ticks, failures, last_error, ...}}}
 - `POST /api/pipeline/pause` | `/resume` | `/nudge` -> the workers part of the status
+- `GET /api/pipeline/jobs?status=&type=&limit=&offset=` -> {items, limit, offset}: jobs newest
+  first (the dashboard lists the dead letters with it, to requeue them)
 
 The workers run in the daemon's background thread (`daemon/background.py`), which `server.run`
 leaves in `api.state.workers`; a server built by `create_app` alone (tests, tools) has none and
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +64,15 @@ def status(request: Request, app: App) -> JSONResponse:
     workers = _workers(request)
     state = workers.status() if workers else NOT_RUNNING
     return JSONResponse({**app.pipeline_status(), "workers": state})
+
+
+@router.get("/jobs", dependencies=[Depends(require("diagnostics"))])
+def jobs(
+    app: App, status: str | None = None, type: str | None = None,
+    limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0, le=10**9),
+) -> JSONResponse:
+    found = app.jobs(status=status, job_type=type, limit=limit, offset=offset)
+    return JSONResponse({"items": [j.to_dict() for j in found], "limit": limit, "offset": offset})
 
 
 @router.post("/pause", response_model=WorkersOut, dependencies=[Depends(require("admin"))])

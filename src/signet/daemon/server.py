@@ -28,11 +28,13 @@ import uvicorn
 from fastapi import FastAPI
 
 import signet
+from signet import dashboard
 from signet.app import SignetApp
 from signet.config import Config
 from signet.daemon import (
     errors,
     routes_config,
+    routes_dashboard,
     routes_documents,
     routes_feedback,
     routes_hooks,
@@ -88,6 +90,8 @@ def create_app(app: SignetApp) -> FastAPI:
                    routes_documents):
         api.include_router(module.router)
     api.include_router(routes_secrets.router)
+    api.include_router(routes_dashboard.router)  # /app/login before the page shell's /app/...
+    dashboard.install(api)  # the web app's shell and static files (signet/dashboard)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
     security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(BodyLimit)

@@ -163,3 +163,4 @@ def missing_memory_ids(conn: Connection, model: str, limit: int) -> list[str]:
         (model, limit),
     ).fetchall()
     return [r[0] for r in rows]
+

@@ -47,7 +47,10 @@ def embedded_points(
     """Every live memory in the slice with a current vector of `model`, oldest first."""
     rows = conn.execute(
         "SELECT m.id, substr(m.content, 1, 200) AS snippet, m.type, m.project, m.source_type,"
-        f" m.importance, m.created_at, e.vector{_FROM} AND e.dimensions = :dims"
+        " m.importance, m.created_at, (SELECT en.community_id FROM memory_entity_mentions mm"
+        " JOIN entities en ON en.id = mm.entity_id WHERE mm.memory_id = m.id"
+        " AND en.community_id IS NOT NULL LIMIT 1) AS community,"
+        f" e.vector{_FROM} AND e.dimensions = :dims"
         " ORDER BY m.created_at, m.id",
         {**_params(model, scope), "dims": dimensions},
     ).fetchall()
@@ -55,7 +58,7 @@ def embedded_points(
     meta = [
         {"content": r["snippet"], "type": r["type"], "project": r["project"],
          "source_type": r["source_type"], "importance": r["importance"],
-         "created_at": r["created_at"]}
+         "created_at": r["created_at"], "community": r["community"]}
         for r in rows
     ]
     if not rows:

@@ -1,0 +1,52 @@
+"""`signet dashboard [--print]`: log in to the dashboard the daemon serves.
+
+It makes a one-time login code (valid five minutes, works once; see daemon/tokens.py) in the
+workspace's store, in-process like `signet token login-link`, and opens the browser on
+`http://127.0.0.1:PORT/app/login?code=...`. Following the link sets the dashboard's session
+cookie; the code is spent. `--print` prints the link instead (for another browser, or a
+machine without one). The daemon must be running, since it is what serves the pages.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+
+import click
+
+from signet.cli.client import daemon_url, is_running
+from signet.cli.state import CliState, json_option
+from signet.daemon.tokens import TokenAuthority
+from signet.errors import SignetError
+from signet.store.db import Store
+
+__all__ = ["dashboard"]
+
+
+@click.command()
+@click.option("--print", "print_only", is_flag=True, help="Print the login link, do not open a browser.")
+@json_option
+@click.pass_obj
+def dashboard(state: CliState, print_only: bool) -> None:
+    """Open the dashboard in a browser, logged in by a one-time link."""
+    cfg = state.config()
+    if not is_running(cfg):
+        raise SignetError(
+            f"no daemon of this workspace answers at {daemon_url(cfg)}; start it with"
+            " `signet daemon start`"
+        )
+    store = Store.open(cfg.db_path)
+    try:
+        code = TokenAuthority.for_workspace(cfg, store).login_code()
+    finally:
+        store.close()
+    url = f"{daemon_url(cfg)}/app/login?code={code}"
+    opened = False if print_only or state.json else webbrowser.open(url)
+    state.show({"url": url, "expires_in_s": 300, "opened": opened}, lambda d: _say(d))
+
+
+def _say(data: dict[str, object]) -> None:
+    if data["opened"]:
+        click.echo("opened the dashboard in your browser (the link works once, for five minutes)",
+                   err=True)
+    else:
+        click.echo(data["url"])
