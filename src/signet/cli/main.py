@@ -58,6 +58,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "maintenance": ("signet.cli.maintenance_commands:maintenance", "Check the store's health and repair it (indexes, embeddings, jobs, graph, WAL)."),
     "retention": ("signet.cli.retention_commands:retention", "Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."),
     "ingest": ("signet.cli.document_commands:ingest", "Ingest a file, a folder (recursively), a URL or stdin as document chunks."),
+    "export": ("signet.cli.portable_commands:export", "Write a portable bundle (memories with history, graph, documents, sessions, identity files, config without secrets) to the folder PATH."),
+    "import": ("signet.cli.portable_commands:import_", "Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."),
+    "backup": ("signet.cli.portable_commands:backup", "Copy the database consistently while the daemon runs (default: <workspace>/backups/memories-<time>.db)."),
 }
 
 

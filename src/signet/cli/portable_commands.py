@@ -1,0 +1,89 @@
+"""`signet export PATH`, `signet import PATH [--from signet|mem0|markdown]`, `signet backup
+[PATH]`: moving a memory store between machines, and copying it while the daemon runs.
+
+All three open the workspace in-process (portable/bundle.py, portable/importers.py): export
+reads one consistent snapshot, backup uses SQLite's online backup API, and import writes in
+short transactions, so each is safe next to a running daemon. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from signet.cli.pipeline_commands import open_app
+from signet.cli.state import CliState, json_option
+
+__all__ = ["backup", "export", "import_"]
+
+
+def _progress(what: str, n: int) -> None:
+    click.echo(f"  {what}: {n}", err=True)
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@json_option
+@click.pass_obj
+def export(state: CliState, path: Path) -> None:
+    """Write a portable bundle (memories with history, graph, documents, sessions, identity
+    files, config without secrets) to the folder PATH."""
+    from signet.portable.bundle import export_bundle
+
+    with open_app(state, providers=False) as app:
+        manifest = export_bundle(app.store, app.config.workspace, path, _progress)
+    state.show({"path": str(path), **manifest}, lambda d: click.echo(
+        f"Exported {d['tables'].get('memories', 0)} memories to {d['path']}"))
+
+
+@click.command(name="import")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--from", "source", type=click.Choice(["signet", "mem0", "markdown"]),
+              default="signet", show_default=True, help="The format of PATH.")
+@click.option("--project", help="Project for memories from mem0 or markdown.")
+@json_option
+@click.pass_obj
+def import_(state: CliState, path: Path, source: str, project: str | None) -> None:
+    """Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."""
+    from signet.portable import bundle, importers
+    from signet.types import Actor
+
+    actor = Actor(name=f"import-{source}")
+    with open_app(state, providers=source != "signet") as app:
+        if source == "signet":
+            data = bundle.import_bundle(app.store, app.config.workspace, path, _progress)
+        elif source == "mem0":
+            data = importers.import_mem0(app, path, actor=actor, project=project)
+        else:
+            data = importers.import_markdown(app, path, actor=actor, project=project)
+    state.show(data, _print_import)
+
+
+def _print_import(data: dict[str, Any]) -> None:
+    if "inserted" in data:
+        click.echo(f"Imported {data['inserted'].get('memories', 0)} memories"
+                   f" ({data['deduped_memories']} already held).")
+    else:
+        click.echo(f"Imported {data['imported']} of {data['read']}"
+                   f" ({data['deduped']} already held, {len(data['refused'])} refused).")
+        for reason in data["refused"]:
+            click.echo(f"refused: {reason}", err=True)
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path), required=False)
+@json_option
+@click.pass_obj
+def backup(state: CliState, path: Path | None) -> None:
+    """Copy the database consistently while the daemon runs (default:
+    <workspace>/backups/memories-<time>.db)."""
+    from signet.portable.bundle import backup as take_backup
+
+    with open_app(state, providers=False) as app:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = path or app.config.workspace / "backups" / f"memories-{stamp}.db"
+        data = take_backup(app.store, target)
+    state.show(data, lambda d: click.echo(f"Backed up {d['bytes']} bytes to {d['path']}"))

@@ -1,0 +1,240 @@
+"""The portable bundle: a folder of JSONL files and plain files that `signet import` turns back
+into the same memory store on another machine.
+
+    PATH/manifest.json        format, version, when, which Signet, tables and row counts
+    PATH/tables/NAME.jsonl    one JSON object per row of every data table (store/portable.py):
+                              memories (live and deleted) with their history, vectors, the
+                              graph, documents, sessions and transcripts, feedback, ...
+    PATH/files/...            the identity files (AGENTS.md, SOUL.md, ...) and the transcript
+                              files under memory/transcripts
+    PATH/config/agent.yaml    the configuration, with any inline credential removed
+
+Export reads through one read transaction, so the bundle is one consistent moment even while
+a daemon writes, and writes into PATH.partial first, renamed into place when complete.
+
+Import keeps ids, hashes and history: rows go in with INSERT OR IGNORE, table by table, parents
+first, in short transactions of IMPORT_BATCH rows. A memory whose content a live memory of the
+target already holds is not imported (dedup against existing content), and neither are the
+rows that hang on it. Importing the same bundle twice adds nothing. Files are copied only where
+the target has none; the bundle's agent.yaml is installed only into a workspace without one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import signet
+from signet.errors import InvalidInput
+from signet.store import portable as port_sql
+from signet.store.db import Store
+from signet.types import utc_now
+from signet.workspace import IDENTITY_FILES
+
+FORMAT = "signet-export"
+VERSION = 1
+IMPORT_BATCH = 500
+TRANSCRIPTS = Path("memory") / "transcripts"
+_CREDENTIAL = re.compile(r"(api_?key|token|password|secret)", re.IGNORECASE)
+
+Progress = Callable[[str, int], None]
+
+
+def _quiet(_what: str, _n: int) -> None:
+    pass
+
+
+def export_bundle(store: Store, workspace: Path, target: Path, progress: Progress = _quiet) -> dict[str, Any]:
+    """Write the bundle to `target` (which must not exist or be an empty folder)."""
+    target = Path(target)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InvalidInput(f"{target} exists and is not an empty folder")
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    (partial / "tables").mkdir(parents=True)
+    counts = _export_tables(store, partial / "tables", progress)
+    files = _export_files(workspace, partial / "files")
+    config = _export_config(workspace, partial / "config")
+    manifest = {
+        "format": FORMAT, "version": VERSION, "created_at": utc_now(),
+        "signet_version": signet.__version__, "tables": counts, "files": files,
+        "config": config,
+    }
+    (partial / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
+    if target.exists():
+        target.rmdir()
+    partial.rename(target)
+    return manifest
+
+
+def _export_tables(store: Store, folder: Path, progress: Progress) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    conn = store.reader()
+    conn.execute("BEGIN")  # one snapshot for every table
+    try:
+        for table in port_sql.tables(conn):
+            n = 0
+            with (folder / f"{table.name}.jsonl").open("w", encoding="utf-8") as out:
+                for row in port_sql.rows(conn, table):
+                    out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+                    n += 1
+            counts[table.name] = n
+            progress(table.name, n)
+    finally:
+        conn.execute("COMMIT")
+    return counts
+
+
+def _export_files(workspace: Path, folder: Path) -> list[str]:
+    copied: list[str] = []
+    for name in IDENTITY_FILES:
+        if (workspace / name).is_file():
+            copied.append(_copy(workspace, folder, Path(name)))
+    transcripts = workspace / TRANSCRIPTS
+    if transcripts.is_dir():
+        for path in sorted(p for p in transcripts.rglob("*") if p.is_file()):
+            copied.append(_copy(workspace, folder, path.relative_to(workspace)))
+    return copied
+
+
+def _copy(source_root: Path, target_root: Path, rel: Path) -> str:
+    (target_root / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source_root / rel, target_root / rel)
+    return rel.as_posix()
+
+
+def _export_config(workspace: Path, folder: Path) -> dict[str, Any]:
+    source = workspace / "agent.yaml"
+    if not source.is_file():
+        return {"included": False}
+    data = yaml.safe_load(source.read_text("utf-8")) or {}
+    removed = _strip_credentials(data)
+    folder.mkdir(parents=True)
+    (folder / "agent.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    return {"included": True, "removed": removed}
+
+
+def _strip_credentials(data: Any, path: str = "") -> list[str]:
+    """Drop inline credentials (a `secret:NAME` reference is kept: it names, not holds)."""
+    removed: list[str] = []
+    if isinstance(data, dict):
+        for key in list(data):
+            dotted = f"{path}{key}"
+            value = data[key]
+            if _CREDENTIAL.search(str(key)) and isinstance(value, str) and value \
+                    and not value.startswith("secret:") and not str(key).endswith("_env"):
+                del data[key]
+                removed.append(dotted)
+            else:
+                removed += _strip_credentials(value, f"{dotted}.")
+    return removed
+
+
+# --- import ---------------------------------------------------------------------------------
+
+
+def read_manifest(source: Path) -> dict[str, Any]:
+    path = Path(source) / "manifest.json"
+    if not path.is_file():
+        raise InvalidInput(f"{source} is not a Signet export (no manifest.json)")
+    try:
+        manifest = json.loads(path.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InvalidInput(f"{path} is not a Signet export manifest")
+    if manifest.get("version") != VERSION:
+        raise InvalidInput(f"export format version {manifest.get('version')} is not supported"
+                           f" (this Signet reads version {VERSION})")
+    return manifest
+
+
+def import_bundle(store: Store, workspace: Path, source: Path, progress: Progress = _quiet) -> dict[str, Any]:
+    source = Path(source)
+    manifest = read_manifest(source)
+    inserted: dict[str, int] = {}
+    skipped: dict[str, set[Any]] = {}
+    for table in port_sql.tables(store.reader()):
+        path = source / "tables" / f"{table.name}.jsonl"
+        if not path.is_file():
+            continue
+        inserted[table.name] = _import_table(store, table, path, skipped)
+        progress(table.name, inserted[table.name])
+    files = _import_files(source / "files", workspace)
+    config = source / "config" / "agent.yaml"
+    installed_config = False
+    if config.is_file() and not (workspace / "agent.yaml").exists():
+        workspace.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(config, workspace / "agent.yaml")
+        installed_config = True
+    return {
+        "source": str(source), "exported_at": manifest.get("created_at"),
+        "inserted": inserted, "skipped": {k: len(v) for k, v in skipped.items() if v},
+        "deduped_memories": len(skipped.get("memories", ())), "files": files,
+        "config_installed": installed_config,
+    }
+
+
+def _import_table(store: Store, table: port_sql.Table, path: Path, skipped: dict[str, set[Any]]) -> int:
+    total = 0
+    batch: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{path}, line {number}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise InvalidInput(f"{path}, line {number}: expected a JSON object")
+            batch.append(row)
+            if len(batch) >= IMPORT_BATCH:
+                total += _write(store, table, batch, skipped)
+                batch = []
+    return total + (_write(store, table, batch, skipped) if batch else 0)
+
+
+def _write(store: Store, table: port_sql.Table, batch: list[dict[str, Any]], skipped: dict[str, set[Any]]) -> int:
+    with store.write_tx() as conn:
+        return port_sql.insert(conn, table, batch, skipped)
+
+
+def _import_files(folder: Path, workspace: Path) -> dict[str, list[str]]:
+    copied: list[str] = []
+    kept: list[str] = []
+    if not folder.is_dir():
+        return {"copied": copied, "kept": kept}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder)
+        if rel.parts[0] not in IDENTITY_FILES and Path(*rel.parts[:2]) != TRANSCRIPTS:
+            continue  # only what export writes; a crafted bundle cannot drop files elsewhere
+        target = workspace / rel
+        if target.exists():
+            kept.append(rel.as_posix())
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        copied.append(rel.as_posix())
+    return {"copied": copied, "kept": kept}
+
+
+def backup(store: Store, target: Path) -> dict[str, Any]:
+    """A consistent copy of the live database (SQLite's online backup API) at `target`."""
+    target = Path(target)
+    if target.exists():
+        raise InvalidInput(f"{target} exists; choose a new file")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    if partial.exists():
+        partial.unlink()
+    port_sql.backup(store.reader(), partial)
+    os.replace(partial, target)
+    return {"path": str(target), "bytes": target.stat().st_size}

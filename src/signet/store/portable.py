@@ -1,0 +1,186 @@
+"""SQL for export and import: every data table as rows of plain values, in an order where each
+table comes after the tables it references.
+
+Which tables travel: all but the derived and the operational ones. Derived: FTS indexes (the
+virtual tables and their shadow tables) and the source index, which the memories' triggers
+rebuild as rows arrive. Operational or secret: the job queue, tokens, idempotency keys, the
+migration records, the projection cache, maintenance logs and the recall QA ledger. A new table
+added by a later migration travels without a change here.
+
+Import inserts with INSERT OR IGNORE on the table's own keys (so a re-import adds nothing),
+and skips a row that references a row of another table that was not inserted (foreign keys are
+enforced; a dependent of a skipped row would fail).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlean as sqlite3
+
+from signet.errors import StoreError
+from signet.store.connection import Connection
+
+NOT_EXPORTED = frozenset({
+    "sqlite_sequence", "sqlite_stat1", "schema_migrations", "schema_migrations_audit",
+    "tokens", "login_codes", "idempotency_keys", "memory_jobs", "summary_jobs", "umap_cache",
+    "memory_sources", "maintenance_runs", "maintenance_actions", "maintenance_requeues",
+    "memory_search_telemetry",
+})
+BLOB = "$b64"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...]  # primary key columns
+    references: tuple[tuple[str, str, str], ...]  # (column, parent table, parent column)
+    # An INTEGER key that only numbers rows of a table with a natural unique key of its own
+    # (embeddings: content_hash) is left to the target, so ids cannot collide there.
+    renumber: bool = False
+
+
+def tables(conn: Connection) -> list[Table]:
+    """The exported tables, parents before children."""
+    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+    virtual = [r[0] for r in rows if (r[1] or "").upper().startswith("CREATE VIRTUAL")]
+    names = [
+        r[0] for r in rows
+        if r[0] not in NOT_EXPORTED and r[0] not in virtual and not r[0].startswith("sqlite_")
+        and not any(r[0].startswith(f"{v}_") for v in virtual)
+    ]
+    found = {name: _table(conn, name) for name in names}
+    return _ordered(found)
+
+
+def _table(conn: Connection, name: str) -> Table:
+    info = conn.execute(f"PRAGMA table_info({_q(name)})").fetchall()
+    columns = tuple(r["name"] for r in info)
+    key = tuple(r["name"] for r in sorted(info, key=lambda r: r["pk"]) if r["pk"])
+    fks = conn.execute(f"PRAGMA foreign_key_list({_q(name)})").fetchall()
+    refs = tuple((r["from"], r["table"], r["to"] or "id") for r in fks)
+    if name != "memories" and "memory_id" in columns and all(r[0] != "memory_id" for r in refs):
+        # memory_history (and the like) name a memory without a foreign key, so they outlive
+        # a purge; on import they still belong to that memory.
+        refs += (("memory_id", "memories", "id"),)
+    integer_key = len(key) == 1 and any(
+        r["name"] == key[0] and r["type"].upper() == "INTEGER" for r in info)
+    natural = any(
+        r["unique"] and r["origin"] == "u"
+        for r in conn.execute(f"PRAGMA index_list({_q(name)})").fetchall()
+    )
+    return Table(name, columns, key, refs, renumber=integer_key and natural)
+
+
+def _ordered(found: dict[str, Table]) -> list[Table]:
+    done: list[Table] = []
+    placed: set[str] = set()
+
+    def place(name: str, path: tuple[str, ...] = ()) -> None:
+        if name in placed or name not in found or name in path:
+            return
+        for _col, parent, _pcol in found[name].references:
+            place(parent, (*path, name))
+        placed.add(name)
+        done.append(found[name])
+
+    for name in sorted(found, key=lambda n: (n != "memories", n)):
+        place(name)
+    return done
+
+
+def rows(conn: Connection, table: Table, batch: int = 1000) -> Iterator[dict[str, Any]]:
+    """Every row of `table` as JSON-ready values (BLOBs as {"$b64": ...}), by rowid."""
+    cols = ", ".join(_q(c) for c in table.columns)
+    cursor = conn.execute(f"SELECT {cols} FROM {_q(table.name)}")
+    while chunk := cursor.fetchmany(batch):
+        for row in chunk:
+            yield {c: _encode(row[i]) for i, c in enumerate(table.columns)}
+
+
+def insert(
+    conn: Connection, table: Table, items: Sequence[dict[str, Any]],
+    skipped: dict[str, set[Any]],
+) -> int:
+    """Insert what is new; return how many rows went in. `skipped` maps a table to the key
+    values of its rows that did not (filled here for this table, read for its parents)."""
+    own = skipped.setdefault(table.name, set())
+    inserted = 0
+    for item in items:
+        values = {c: _decode(item[c]) for c in table.columns if c in item}
+        if _orphan(values, table, skipped):
+            own.add(_key(values, table))
+            continue
+        # Only the columns the bundle has: a bundle from an older schema leaves the newer
+        # columns to their defaults.
+        cols = [c for c in values if not (table.renumber and c == table.key[0])]
+        sql = (f"INSERT OR IGNORE INTO {_q(table.name)} ({', '.join(_q(c) for c in cols)})"
+               f" VALUES ({', '.join('?' * len(cols))})")
+        if conn.execute(sql, [values[c] for c in cols]).rowcount == 1:
+            inserted += 1
+        else:
+            own.add(_key(values, table))
+    return inserted
+
+
+def _orphan(values: dict[str, Any], table: Table, skipped: dict[str, set[Any]]) -> bool:
+    for column, parent, _pcol in table.references:
+        if values.get(column) is not None and values[column] in skipped.get(parent, ()):
+            return True
+    return False
+
+
+def _key(values: dict[str, Any], table: Table) -> Any:
+    if len(table.key) == 1:
+        return values.get(table.key[0])
+    return tuple(values.get(c) for c in table.key)
+
+
+def live_hash_owner(conn: Connection, content_hash: str) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM memories WHERE content_hash = ? AND is_deleted = 0", (content_hash,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def memory_exists(conn: Connection, memory_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+
+def count(conn: Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()[0])
+
+
+def backup(conn: Connection, path: Path) -> None:
+    """SQLite's online backup API into a new file at `path`: a consistent copy of one moment,
+    taken while other connections keep writing. The copy uses a rollback journal (no -wal file
+    beside it), so the one file is the whole backup."""
+    target = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.backup(target)
+        target.execute("PRAGMA journal_mode = DELETE")
+        if target.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            raise StoreError(f"the backup at {path} failed its integrity check")
+    finally:
+        target.close()
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {BLOB: base64.b64encode(bytes(value)).decode("ascii")}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {BLOB}:
+        return base64.b64decode(value[BLOB])
+    return value
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,160 @@
+"""Export -> import into a fresh workspace: the same ids, hashes, history, graph, documents and
+files, and the same recall for 50 queries; a re-import adds nothing; content the target holds
+already is deduped; a broken bundle is refused naming the problem; backup copies a live store."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from signet.app import SignetApp
+from signet.config import Config, PipelineConfig
+from signet.errors import InvalidInput
+from signet.portable.bundle import backup, export_bundle, import_bundle
+from signet.providers.hash_embedder import HashEmbedder
+from signet.store.connection import connect
+from signet.types import RecallQuery
+
+PEOPLE = ["Ava", "Ben", "Chloe", "Dev", "Elif", "Farid", "Gina", "Hugo"]
+THINGS = ["tea", "chess", "rust", "gardens", "jazz", "sailing", "pottery", "ramen", "trains"]
+VERBS = ["likes", "studies", "avoids", "writes about", "teaches", "collects"]
+
+
+def _open(root: Path) -> SignetApp:
+    cfg = Config.default(root).replace(pipeline=PipelineConfig(enabled=False))
+    return SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Iterator[SignetApp]:
+    app = _open(tmp_path / "a")
+    rng = random.Random(7)
+    ids = []
+    for i in range(200):
+        text = f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} {rng.choice(THINGS)} since {1990 + i}"
+        ids.append(app.remember(text, graph={"entities": [{"name": text.split()[0]}]}).id)
+    app.modify(ids[0], {"content": "Ava now prefers green tea"})
+    app.forget(ids[1])
+    app.documents.ingest_text("Orchard notes.\n\nThe pears ripen in September.", title="Orchard")
+    app.run_pipeline_until_idle(only=["documents"])
+    ws = app.config.workspace
+    (ws / "AGENTS.md").write_text("# Agent\nBe brief.")
+    (ws / "memory" / "transcripts" / "claude-code").mkdir(parents=True)
+    (ws / "memory" / "transcripts" / "claude-code" / "s1.jsonl").write_text('{"role":"user"}\n')
+    (ws / "agent.yaml").write_text(
+        "llm:\n  provider: openai\n  api_key: secret:OPENAI\n  sneaky_token: abc123\n")
+    yield app
+    app.close()
+
+
+def _queries() -> list[str]:
+    rng = random.Random(11)
+    return [f"who {rng.choice(VERBS)} {rng.choice(THINGS)}" for _ in range(45)] + \
+        ["green tea", "pears September", "Ben chess", "Hugo trains", "jazz 1995"]
+
+
+def _recall(app: SignetApp, query: str) -> list[tuple[str, float]]:
+    hits = app.recall(RecallQuery(query, limit=10, touch=False)).hits
+    return [(h.memory.id, round(h.score, 6)) for h in hits]
+
+
+def test_round_trip_keeps_everything_and_recalls_the_same(source: SignetApp, tmp_path: Path) -> None:
+    manifest = export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    assert manifest["tables"]["memories"] == 201 and "agent.yaml" not in manifest["files"]
+    assert manifest["config"]["removed"] == ["llm.sneaky_token"]
+    target = _open(tmp_path / "b")
+    try:
+        report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        assert report["inserted"]["memories"] == 201 and report["deduped_memories"] == 0
+        conn_a, conn_b = source.store.reader(), target.store.reader()
+        for table in ("memories", "memory_history", "entities", "memory_entity_mentions",
+                      "documents", "document_memories"):
+            cols = "*" if table != "memories" else "id, content_hash, content, is_deleted, version"
+            order = "1, 2" if table in ("memory_entity_mentions", "document_memories") else "1"
+            a = [tuple(r) for r in conn_a.execute(f"SELECT {cols} FROM {table} ORDER BY {order}")]
+            b = [tuple(r) for r in conn_b.execute(f"SELECT {cols} FROM {table} ORDER BY {order}")]
+            assert a == b, table
+        queries = _queries()
+        assert len(queries) == 50
+        for query in queries:
+            assert _recall(target, query) == _recall(source, query), query
+        ws = target.config.workspace
+        assert (ws / "AGENTS.md").read_text() == "# Agent\nBe brief."
+        assert (ws / "memory" / "transcripts" / "claude-code" / "s1.jsonl").is_file()
+        assert "sneaky_token" not in (ws / "agent.yaml").read_text()
+        assert "secret:OPENAI" in (ws / "agent.yaml").read_text()
+        again = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        assert sum(again["inserted"].values()) == 0
+    finally:
+        target.close()
+
+
+def test_content_the_target_holds_is_deduped_with_what_hangs_on_it(
+    source: SignetApp, tmp_path: Path
+) -> None:
+    export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    existing = source.get(source.list().items[-1].id)
+    target = _open(tmp_path / "b")
+    try:
+        mine = target.remember(existing.content).id
+        report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        assert report["deduped_memories"] == 1 and report["inserted"]["memories"] == 200
+        conn = target.store.reader()
+        assert conn.execute("SELECT count(*) FROM memories WHERE content_hash = ? AND"
+                            " is_deleted = 0", (existing.content_hash,)).fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM memory_history WHERE memory_id = ?",
+                            (existing.id,)).fetchone()[0] == 0
+        assert target.get(mine).content == existing.content
+    finally:
+        target.close()
+
+
+def test_a_broken_bundle_is_refused_naming_the_problem(source: SignetApp, tmp_path: Path) -> None:
+    target = _open(tmp_path / "b")
+    try:
+        with pytest.raises(InvalidInput, match="no manifest.json"):
+            import_bundle(target.store, target.config.workspace, tmp_path)
+        export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+        with (tmp_path / "bundle" / "tables" / "entities.jsonl").open("a") as f:
+            f.write("{not json\n")
+        with pytest.raises(InvalidInput, match=r"entities.jsonl, line 9: not valid JSON"):
+            import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        manifest = tmp_path / "bundle" / "manifest.json"
+        manifest.write_text(json.dumps({"format": "signet-export", "version": 99}))
+        with pytest.raises(InvalidInput, match="version 99"):
+            import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        with pytest.raises(InvalidInput, match="not an empty folder"):
+            export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    finally:
+        target.close()
+
+
+def test_backup_is_a_consistent_copy_taken_while_writes_go_on(source: SignetApp, tmp_path: Path) -> None:
+    stop = threading.Event()
+
+    def write() -> None:
+        i = 0
+        while not stop.is_set():
+            source.remember(f"concurrent note {i}")
+            i += 1
+
+    writer = threading.Thread(target=write)
+    before = source.status()["memories"]
+    writer.start()
+    try:
+        result = backup(source.store, tmp_path / "copy.db")
+    finally:
+        stop.set()
+        writer.join()
+    copy = connect(tmp_path / "copy.db", read_only=True)
+    assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert copy.execute("SELECT count(*) FROM memories WHERE is_deleted = 0").fetchone()[0] >= before
+    copy.close()
+    assert result["bytes"] > 0 and not (tmp_path / "copy.db-wal").exists()
+    with pytest.raises(InvalidInput, match="exists"):
+        backup(source.store, tmp_path / "copy.db")

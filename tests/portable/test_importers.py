@@ -1,0 +1,66 @@
+"""mem0 exports and markdown folders imported through the remember write path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from signet.app import SignetApp
+from signet.config import Config, PipelineConfig
+from signet.errors import InvalidInput
+from signet.portable.importers import import_markdown, import_mem0, markdown_pieces
+from signet.providers.hash_embedder import HashEmbedder
+from signet.types import Actor, MemoryFilters
+
+MEM0 = {"results": [
+    {"id": "m-1", "memory": "Prefers window seats on flights", "user_id": "alex",
+     "categories": ["travel"], "created_at": "2024-07-20T01:30:00.000000-07:00"},
+    {"id": "m-2", "memory": "Allergic to peanuts", "user_id": "alex", "metadata": {}},
+    {"id": "m-3", "memory": "allergic to peanuts.", "user_id": "alex"},
+    {"id": "m-4", "memory": ""},
+    "not an object",
+]}
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[SignetApp]:
+    cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False))
+    opened = SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
+    yield opened
+    opened.close()
+
+
+def test_mem0_export_becomes_memories_with_their_fields(app: SignetApp, tmp_path: Path) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(MEM0))
+    counts = import_mem0(app, path, actor=Actor(name="import"), project="home")
+    assert (counts["read"], counts["imported"], counts["deduped"]) == (5, 2, 1)
+    assert len(counts["refused"]) == 2
+    items = {m.source_id: m for m in app.list(MemoryFilters(project="home")).items}
+    seat = items["m-1"]
+    assert (seat.content, seat.who, seat.tags, seat.source_type) == (
+        "Prefers window seats on flights", "alex", ("travel",), "mem0")
+    assert seat.event_at == "2024-07-20T01:30:00.000000-07:00"
+    again = import_mem0(app, path, actor=Actor(name="import"), project="home")
+    assert again["imported"] == 0 and again["deduped"] == 3
+    path.write_text("{broken")
+    with pytest.raises(InvalidInput, match="mem0"):
+        import_mem0(app, path, actor=Actor())
+
+
+def test_markdown_folders_become_one_memory_per_paragraph_or_item(app: SignetApp, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    (notes / ".obsidian").mkdir(parents=True)
+    (notes / "people.md").write_text(
+        "---\ntags: [x]\n---\n# People\n\nDana runs the bakery\non Elm street.\n\n"
+        "- Sam plays cello\n- [x] Call Sam\n\n```\ncode is skipped\n```\n")
+    (notes / ".obsidian" / "x.md").write_text("hidden")
+    counts = import_markdown(app, notes, actor=Actor(name="import"))
+    assert counts["imported"] == 3
+    contents = sorted(m.content for m in app.list().items)
+    assert contents == ["Call Sam", "Dana runs the bakery on Elm street.", "Sam plays cello"]
+    assert {m.source_id for m in app.list().items} == {"markdown:people.md"}
+    assert markdown_pieces("# only a heading") == []
