@@ -394,7 +394,9 @@ class NetworkConfig:
     """Where the daemon listens and whom it answers."""
 
     mode: Literal["localhost", "tailscale", "lan"] = opt(
-        "localhost", "localhost (loopback only), tailscale or lan."
+        "localhost",
+        "localhost (bind loopback only), tailscale (bind a Tailscale address, or loopback behind"
+        " tailscale serve) or lan (any address); tailscale and lan need auth.mode team or hybrid.",
     )
     allowed_hosts: tuple[str, ...] = opt((), "Host headers accepted besides loopback names.")
     cors_origins: tuple[str, ...] = opt((), "Browser origins allowed by CORS.")

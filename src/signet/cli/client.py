@@ -11,10 +11,15 @@ store itself, which SQLite's WAL mode allows next to other readers. The local si
 app with the configured embedder only for the operations that write or search vectors
 (remember, recall except keyword mode, a content change) and for status, which reports it;
 get, list, history, forget and recover open it without one, so they never touch the model.
+
+`SIGNET_DAEMON_URL` (with the token in `SIGNET_TOKEN`) points the CLI at a daemon on another
+machine (`network.mode` tailscale or lan): every call goes there, never to a local store.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
@@ -81,8 +86,14 @@ class Client(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
-def connect(cfg: Config) -> Client:
-    """This workspace's daemon if it answers at cfg's address, else the store in-process."""
+def connect(cfg: Config, env: Mapping[str, str] | None = None) -> Client:
+    """This workspace's daemon if it answers at cfg's address, else the store in-process; or,
+    with SIGNET_DAEMON_URL set, that (remote) daemon with the token in SIGNET_TOKEN, never a
+    silent fall-back to a local store."""
+    env = os.environ if env is None else env
+    remote = (env.get("SIGNET_DAEMON_URL") or "").strip()
+    if remote:
+        return DaemonClient(cfg, base_url=remote.rstrip("/"), token=env.get("SIGNET_TOKEN"))
     answering = _health_pid(cfg)
     # The port alone does not say whose daemon it is: one started for another workspace may
     # hold it, and `--workspace B` must never read or write A's memories. The daemon writes
@@ -133,12 +144,14 @@ def daemon_url(cfg: Config) -> str:
 class DaemonClient:
     """Calls the daemon's HTTP API and turns its error JSON back into SignetError classes."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(
+        self, cfg: Config, *, base_url: str | None = None, token: str | None = None
+    ) -> None:
         headers = {"X-Signet-Actor": ACTOR_NAME}
-        token = _read_token(cfg)
+        token = (token or "").strip() or _read_token(cfg)
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.base_url = daemon_url(cfg)
+        self.base_url = base_url or daemon_url(cfg)
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=REQUEST_TIMEOUT_S)
 
     def remember(self, content: str, fields: JSON) -> JSON:

@@ -20,6 +20,7 @@ from signet.daemon import routes_auth
 from signet.daemon.auth import RateLimiter
 from signet.daemon.guards import PUBLIC_PATHS, Authenticate, Cors, HostGuard
 from signet.daemon.mcp_guard import guard_mcp
+from signet.daemon.network import own_hosts
 from signet.daemon.tokens import TokenAuthority, ensure_install_token
 
 __all__ = ["install", "prepare"]
@@ -38,7 +39,7 @@ def install(api: FastAPI, app: SignetApp) -> TokenAuthority:
     # Added first = innermost: Host, then Origin, then the token.
     api.add_middleware(Authenticate, authority=authority)
     api.add_middleware(Cors, port=config.port, origins=config.network.cors_origins)
-    api.add_middleware(HostGuard, port=config.port, allowed_hosts=config.network.allowed_hosts)
+    api.add_middleware(HostGuard, port=config.port, allowed_hosts=own_hosts(config))
     return authority
 
 

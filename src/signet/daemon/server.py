@@ -54,6 +54,7 @@ from signet.daemon import (
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.mcp_guard import ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
+from signet.daemon.network import check_network_mode
 from signet.daemon.request_telemetry import RequestTelemetry
 from signet.daemon.tokens import refuse_open_bind
 from signet.errors import Conflict, SignetError, StoreError
@@ -147,6 +148,7 @@ def run(
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _exit_on_signals()
     refuse_open_bind(config)
+    check_network_mode(config)  # network.mode: loopback, the tailnet or the LAN
     sock = sock or bind_socket(config.bind, config.port)
     try:
         refuse_read_only(config.db_path)
