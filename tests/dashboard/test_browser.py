@@ -9,6 +9,7 @@ goes to the folder printed at the end of the run (docs/dashboard.md shows them).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,9 +217,20 @@ def test_requeueing_a_dead_job_from_the_pipeline_page(page: Page, daemon: Any, s
 
 
 def test_sessions_page_and_logout(page: Page, daemon: Any, shots_folder: Path) -> None:
+    turns = [("user", "We decided to ship the dashboard on Friday"),
+             ("assistant", "Noted: the dashboard ships Friday.")]
+    transcript = "\n".join(json.dumps({"role": r, "content": t}) for r, t in turns)
+    imported = daemon.client.post("/api/sessions/s-dash/transcript", json={
+        "harness": "generic", "content": transcript, "project": "signet"})
+    assert imported.status_code == 201, imported.text
     page.click("nav a[data-page=sessions]")
-    expect(page.locator("main")).to_contain_text("MEMORY.md")
+    expect(page.locator("#sessions")).to_contain_text("s-dash")
+    page.get_by_role("button", name="Synthesize now").click()
+    expect(page.locator("pre.content")).to_contain_text("#", timeout=20_000)
     shot(page, shots_folder, "sessions")
+    page.get_by_role("link", name="s-dash").click()
+    expect(page.locator("ul.rows li")).to_have_count(2)
+    expect(page.locator("main")).to_contain_text("ship the dashboard on Friday")
     page.click("#logout")
     expect(page).to_have_url(f"{daemon.url}/app/welcome?logout=1")
     expect(page.locator("main")).to_contain_text("signet dashboard --print")

@@ -4,6 +4,9 @@ needed that no other client did before (communities on the map, the dead-letter 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import httpx
 from seed import dead_job
 
@@ -90,6 +93,18 @@ def test_the_shell_is_served_only_to_an_allowed_host_with_a_strict_policy(daemon
     assert cached.status_code == 304
     assert httpx.get(daemon.url + "/app/static/../pages.py").status_code == 404
     assert httpx.get(daemon.url + "/app/nothing-here").status_code == 404
+
+
+def test_the_shell_preloads_every_module_it_ships(daemon) -> None:
+    """index.html lists each script module for preloading (no import waterfall); a module added
+    without its line, or a line for a module removed, fails here."""
+    static = Path(__file__).resolve().parents[2] / "src" / "signet" / "dashboard" / "static"
+    shipped = {p.relative_to(static).as_posix() for p in static.rglob("*.js")}
+    page = httpx.get(daemon.url + "/").text
+    preloaded = set(re.findall(r'rel="modulepreload" href="/app/static/([^"]+)"', page))
+    assert preloaded | {"js/main.js"} == shipped
+    for name in shipped:
+        assert httpx.get(f"{daemon.url}/app/static/{name}").status_code == 200
 
 
 def test_the_maps_points_carry_the_community_of_an_entity_they_mention(daemon) -> None:

@@ -197,4 +197,33 @@ def cli_bench(ctx: click.Context, runs: int, embedder: str, as_json: bool) -> No
     _emit(ctx, as_json, result, cli_start.format_cli(result))
 
 
+@bench.command(name="dashboard")
+@click.option("--memories", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Memories in the daemon the first load lists from.")
+@click.option("--points", default="10000,100000", show_default=True,
+              help="Map renderer sizes, a comma list.")
+@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Cold and warm first loads timed (the median is shown).")
+@click.option("--chromium", default="/usr/bin/chromium", show_default=True,
+              help="The Chromium binary playwright drives.")
+@_json
+@click.pass_context
+def dashboard_bench(
+    ctx: click.Context, memories: int, points: str, runs: int, chromium: str, as_json: bool
+) -> None:
+    """The dashboard in headless Chromium: first load (bytes, ms; cold and warm) and the
+    embeddings map's frame time at 10k and 100k points."""
+    from signet.bench import dashboard as dashboard_bench_module
+
+    _setup_threads()
+    try:
+        sizes = [int(p) for p in points.split(",") if p.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of integers", param_hint="--points") from exc
+    result = dashboard_bench_module.run_dashboard(
+        memories, sizes, runs, chromium=chromium, progress=_progress
+    )
+    _emit(ctx, as_json, result, dashboard_bench_module.format_dashboard(result))
+
+
 COMMANDS = [bench]

@@ -8,7 +8,7 @@ import { memoryPage } from "./pages/memory.js";
 import { reviewPage } from "./pages/review.js";
 import { graphPage, entityPage } from "./pages/graph.js";
 import { mapPage } from "./pages/map.js";
-import { sessionsPage } from "./pages/sessions.js";
+import { sessionPage, sessionsPage } from "./pages/sessions.js";
 import { pipelinePage } from "./pages/pipeline.js";
 import { welcomePage } from "./pages/welcome.js";
 
@@ -19,6 +19,7 @@ const ROUTES = [
   [/^\/app\/graph\/([^/]+)$/, entityPage],
   [/^\/app\/graph\/?$/, graphPage],
   [/^\/app\/map\/?$/, mapPage],
+  [/^\/app\/sessions\/([^/]+)$/, sessionPage],
   [/^\/app\/sessions\/?$/, sessionsPage],
   [/^\/app\/pipeline\/?$/, pipelinePage],
   [/^\/app\/welcome\/?$/, welcomePage],
