@@ -25,6 +25,7 @@ import numpy as np
 from signet import batch, maintenance, skills
 from signet.config import Config
 from signet.config_view import effective_config
+from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.fetch import FetchPolicy
 from signet.documents.service import DocumentService
 from signet.documents.worker import DocumentWorker
@@ -100,6 +101,7 @@ class SignetApp:
     projection: ProjectionService = field(init=False, repr=False)
     sessions: Sessions = field(init=False, repr=False)
     documents: DocumentService = field(init=False, repr=False)
+    connectors: FolderConnectors = field(init=False, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
     # usage sink feed it. The batch key signs batch-forget confirm tokens (signet/batch.py).
@@ -134,6 +136,7 @@ class SignetApp:
             store, config.documents, max_attempts=config.pipeline.max_attempts,
             frozen=config.pipeline.mutations_frozen,
         )
+        app.connectors = FolderConnectors(store, app.documents)
         app.llm = (
             _configured_llm(config, app.telemetry.record_llm) if llm == "config" else llm  # type: ignore[assignment]
         )
@@ -736,6 +739,10 @@ class SignetApp:
                     batch_size=self.config.embedding.batch_size,
                 ),
                 self._document_worker(),
+                ConnectorWorker(
+                    self.connectors, self.config.documents.connector_sync_interval_ms,
+                    frozen=cfg.mutations_frozen,
+                ),
                 ReaperWorker(self.store, cfg.lease_timeout_ms),
                 RetentionWorker(self.store, self.config.retention, frozen=cfg.mutations_frozen),
                 ScheduledWorker(

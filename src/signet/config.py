@@ -218,6 +218,9 @@ class DocumentsConfig:
         (), "Host names a URL may name although they resolve to loopback or private addresses."
     )
     max_file_bytes: int = opt(50_000_000, "Largest local file or pasted text ingested, in bytes.", ge=1)
+    connector_sync_interval_ms: int = opt(
+        300_000, "How often the daemon syncs every connector (a folder walk), in ms.", ge=1
+    )
 
 
 # --- providers --------------------------------------------------------------------------------

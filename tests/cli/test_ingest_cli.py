@@ -64,3 +64,24 @@ def test_stdin_and_a_failing_file(tmp_path: Path) -> None:
     assert failed.returncode == 1 and "not UTF-8" in failed.stderr
     missing = _run(ws, "ingest", str(tmp_path / "nope.md"))
     assert missing.returncode == 1 and "no such file" in missing.stderr
+
+
+def test_connector_add_list_sync_remove(tmp_path: Path) -> None:
+    ws = tmp_path / "agents"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(YAML)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "one.md").write_text("The boat is moored at pier nine.")
+    added = json.loads(_run(ws, "--json", "connector", "add", str(vault)).stdout)
+    assert added["sync"]["added"] == 1
+    (vault / "two.md").write_text("The sails were mended in March.")
+    synced = json.loads(_run(ws, "--json", "connector", "sync").stdout)["synced"]
+    assert [(r["added"], r["skipped"]) for r in synced] == [(1, 1)]
+    listed = _run(ws, "connector", "list")
+    assert added["id"] in listed.stdout and "idle" in listed.stdout
+    found = json.loads(_run(ws, "--json", "recall", "sails mended").stdout)
+    assert any("mended" in h["content"] for h in found["results"])
+    removed = json.loads(_run(ws, "--json", "connector", "remove", added["id"]).stdout)
+    assert removed["forgotten"] == 2
+    assert json.loads(_run(ws, "--json", "connector", "list").stdout)["connectors"] == []

@@ -91,3 +91,28 @@ def test_urls_are_fetched_and_a_redirect_to_loopback_is_refused(serve) -> None:
         failed = s.client.get(f"{DOCS}/{bad['id']}").json()
         assert failed["status"] == "failed" and "non-public address" in failed["error"]
         assert failed["chunks"] == [] and "/internal" not in web.hits
+
+
+def test_connectors_over_http_report_health_and_keep_to_their_scope(serve, tmp_path) -> None:
+    s = serve()
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("Apples are stored in the cellar.")
+    made = s.client.post("/api/connectors", json={"path": str(vault), "project": "home"})
+    assert made.status_code == 200 and made.json()["status"] == "idle", made.text
+    cid = made.json()["id"]
+    synced = s.client.post(f"/api/connectors/{cid}/sync").json()
+    assert synced["added"] == 1
+    _drain(s)
+    health = s.client.get("/api/connectors").json()["connectors"]
+    assert [(c["id"], c["files"], c["documents"]) for c in health] == [(cid, 1, {"done": 1})]
+    assert health[0]["last_sync_at"] and health[0]["last_error"] is None
+    scoped = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "operator", project="work")))
+    assert scoped.get("/api/connectors").json()["connectors"] == []
+    assert scoped.post(f"/api/connectors/{cid}/sync").status_code == 404
+    assert scoped.post("/api/connectors", json={"path": str(vault)}).status_code == 403
+    scoped.close()
+    assert s.client.post("/api/connectors", json={"path": str(tmp_path / "nope")}).status_code == 400
+    gone = s.client.delete(f"/api/connectors/{cid}")
+    assert gone.status_code == 200 and gone.json()["forgotten"] == 1
+    assert s.client.get(f"/api/connectors/{cid}").status_code == 404

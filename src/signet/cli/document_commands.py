@@ -21,24 +21,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
-from signet.documents.extract import EXTENSIONS
+from signet.connectors.folder import note_files
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["COMMANDS", "document_files"]
-
-
-def document_files(folder: Path) -> list[Path]:
-    """Supported files under `folder`, sorted, hidden folders and files skipped."""
-    found = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if path.is_file() and path.suffix.lower() in EXTENSIONS:
-            found.append(path)
-    return found
+__all__ = ["COMMANDS", "drain"]
 
 
 @click.command()
@@ -52,7 +40,7 @@ def ingest(state: CliState, source: str, title: str | None, project: str | None)
     with open_app(state, providers=True) as app:
         registered = _register(app, source, title, project)
         queued = [r["id"] for r in registered if r["outcome"] != "unchanged"]
-        _drain(app, len(queued))
+        drain(app, len(queued))
         final = [app.documents.get(r["id"]) for r in registered]
     summary = _summary(registered, final)
     state.show(summary, _print_summary)
@@ -68,14 +56,15 @@ def _register(app: SignetApp, source: str, title: str | None, project: str | Non
         return [docs.ingest_url(source, title=title, project=project).to_dict()]
     path = Path(source)
     if path.is_dir():
-        files = document_files(path)
+        files = note_files(path)
         if not files:
             raise click.ClickException(f"no markdown, text, HTML or PDF files under {path}")
         return [docs.ingest_file(f, project=project).to_dict() for f in files]
     return [docs.ingest_file(path, title=title, project=project).to_dict()]
 
 
-def _drain(app: SignetApp, total: int) -> None:
+def drain(app: SignetApp, total: int) -> None:
+    """Run the document worker here until the queue is empty, `total` on the bar."""
     worker = next(w for w in app.workers() if w.name == "documents")
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True,

@@ -60,6 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("signet.cli.document_commands:ingest", "Ingest a file, a folder (recursively), a URL or stdin as document chunks."),
     "export": ("signet.cli.portable_commands:export", "Write a portable bundle (memories with history, graph, documents, sessions, identity files, config without secrets) to the folder PATH."),
     "import": ("signet.cli.portable_commands:import_", "Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."),
+    "connector": ("signet.cli.connector_commands:connector", "Keep folders of notes (an Obsidian vault, say) in sync as documents."),
     "backup": ("signet.cli.portable_commands:backup", "Copy the database consistently while the daemon runs (default: <workspace>/backups/memories-<time>.db)."),
 }
 

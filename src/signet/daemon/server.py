@@ -34,6 +34,7 @@ from signet.config import Config
 from signet.daemon import (
     errors,
     routes_config,
+    routes_connectors,
     routes_dashboard,
     routes_documents,
     routes_feedback,
@@ -88,7 +89,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_lineage.router)  # threads, lineage, artifacts
     api.include_router(routes_hooks.router)  # harness hooks (signet/injection)
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection,
-                   routes_documents):
+                   routes_documents, routes_connectors):
         api.include_router(module.router)
     api.include_router(routes_secrets.router)
     api.include_router(routes_dashboard.router)  # /app/login before the page shell's /app/...

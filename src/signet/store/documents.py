@@ -195,3 +195,103 @@ def owned_live_chunks(conn: Connection, doc_id: str) -> list[str]:
         (doc_id,),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+# --- connectors ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Connector:
+    id: str
+    provider: str
+    display_name: str | None
+    config: dict[str, Any]
+    cursor: dict[str, Any]
+    status: str
+    last_sync_at: str | None
+    last_error: str | None
+    created_at: str
+    updated_at: str
+    agent_id: str
+    project: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["files"] = len(self.cursor.get("files", {}))
+        del data["cursor"]
+        return data
+
+
+_CONNECTOR_COLUMNS = (
+    "id, provider, display_name, config_json, cursor_json, status, last_sync_at, last_error,"
+    " created_at, updated_at, agent_id, project"
+)
+
+
+def _connector(row: Row) -> Connector:
+    return Connector(
+        id=row["id"], provider=row["provider"], display_name=row["display_name"],
+        config=json.loads(row["config_json"] or "{}"), cursor=json.loads(row["cursor_json"] or "{}"),
+        status=row["status"], last_sync_at=row["last_sync_at"], last_error=row["last_error"],
+        created_at=row["created_at"], updated_at=row["updated_at"], agent_id=row["agent_id"],
+        project=row["project"],
+    )
+
+
+def insert_connector(
+    conn: Connection, *, provider: str, display_name: str | None, config: dict[str, Any],
+    agent_id: str, project: str | None, now: str,
+) -> str:
+    connector_id = uuid.uuid4().hex
+    conn.execute(
+        "INSERT INTO connectors (id, provider, display_name, config_json, cursor_json, status,"
+        " created_at, updated_at, agent_id, project) VALUES (?,?,?,?,'{}','idle',?,?,?,?)",
+        (connector_id, provider, display_name, dumps(config), now, now, agent_id, project),
+    )
+    return connector_id
+
+
+def get_connector(conn: Connection, connector_id: str, scope: MemoryScope | None = None) -> Connector | None:
+    row = conn.execute(
+        f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE id = :id AND {_SCOPE}",
+        {"id": connector_id, **_scope(scope)},
+    ).fetchone()
+    return _connector(row) if row else None
+
+
+def list_connectors(conn: Connection, scope: MemoryScope | None = None) -> list[Connector]:
+    rows = conn.execute(
+        f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE {_SCOPE} ORDER BY created_at, id",
+        _scope(scope),
+    ).fetchall()
+    return [_connector(r) for r in rows]
+
+
+def set_connector_state(
+    conn: Connection, connector_id: str, *, status: str, now: str, last_error: str | None = None,
+    cursor: dict[str, Any] | None = None, synced: bool = False,
+) -> None:
+    conn.execute(
+        "UPDATE connectors SET status = ?, last_error = ?, updated_at = ?,"
+        " cursor_json = coalesce(?, cursor_json),"
+        " last_sync_at = CASE WHEN ? THEN ? ELSE last_sync_at END WHERE id = ?",
+        (status, last_error, now, dumps(cursor) if cursor is not None else None, synced, now,
+         connector_id),
+    )
+
+
+def delete_connector(conn: Connection, connector_id: str) -> None:
+    conn.execute("DELETE FROM connectors WHERE id = ?", (connector_id,))
+
+
+def document_counts(conn: Connection, connector_id: str) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT status, count(*) FROM documents WHERE connector_id = ? GROUP BY status",
+        (connector_id,),
+    ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def connector_documents(conn: Connection, connector_id: str) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM documents WHERE connector_id = ?", (connector_id,))]

@@ -1,0 +1,207 @@
+"""The folder connector: a folder of notes (an Obsidian vault, a docs tree) kept in sync as
+documents, incrementally.
+
+The connector's `cursor_json` remembers, per file (path relative to the folder), its mtime,
+size and document id. A sync walks the folder (hidden folders such as .obsidian and .git
+skipped; markdown, text, HTML and PDF files kept) and:
+
+- skips a file whose mtime and size are unchanged, without reading it;
+- registers any other file through the document service (source key `connector:<id>:<path>`),
+  which hashes it: a touched but unchanged file is a no-op, a changed one is requeued and its
+  chunks replaced by the document worker, history kept;
+- deletes the document of a file that is gone (its chunks forgotten, recoverable within the
+  tombstone window).
+
+The connector's status is `syncing` during a sync, then `idle`, or `error` with `last_error`
+when the folder is missing or unreadable (health in `GET /api/connectors`). Syncs run on
+demand (`signet connector sync`, `POST /api/connectors/{id}/sync`) and every
+`documents.connector_sync_interval_ms` in the daemon (ConnectorWorker).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from signet.documents.extract import EXTENSIONS
+from signet.documents.service import DocumentService
+from signet.errors import Forbidden, InvalidInput, NotFound, SignetError
+from signet.store import documents as doc_sql
+from signet.store.db import Store
+from signet.types import Actor, MemoryScope, utc_now
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "folder"
+
+
+@dataclass
+class SyncReport:
+    connector_id: str
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    skipped: int = 0  # mtime and size unchanged: not even read
+    removed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def note_files(folder: Path) -> list[Path]:
+    """Supported files under `folder`, sorted; hidden folders and files skipped."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file() and path.suffix.lower() in EXTENSIONS:
+            found.append(path)
+    return found
+
+
+class FolderConnectors:
+    def __init__(self, store: Store, documents: DocumentService) -> None:
+        self.store = store
+        self.documents = documents
+
+    def add(
+        self, path: Any, *, name: str | None = None, project: str | None = None,
+        actor: Actor = Actor(), scope: MemoryScope | None = None,
+    ) -> dict[str, Any]:
+        if scope is not None and (scope.agent_id or scope.project):
+            raise Forbidden("a scoped token may not connect a local folder")
+        if not isinstance(path, str | Path) or not str(path).strip():
+            raise InvalidInput("path must be a non-empty string")
+        folder = Path(path).expanduser().resolve()
+        if not folder.is_dir():
+            raise InvalidInput(f"no such folder: {folder}")
+        with self.store.write_tx() as conn:
+            connector_id = doc_sql.insert_connector(
+                conn, provider=PROVIDER, display_name=name or folder.name,
+                config={"path": str(folder)}, agent_id=actor.agent_id, project=project,
+                now=utc_now(),
+            )
+        return self.get(connector_id)
+
+    def get(self, connector_id: str, scope: MemoryScope | None = None) -> dict[str, Any]:
+        conn = self.store.reader()
+        found = doc_sql.get_connector(conn, connector_id, scope)
+        if found is None:
+            raise NotFound(f"connector {connector_id} not found")
+        return self._health(conn, found)
+
+    def list(self, scope: MemoryScope | None = None) -> list[dict[str, Any]]:
+        conn = self.store.reader()
+        return [self._health(conn, c) for c in doc_sql.list_connectors(conn, scope)]
+
+    def _health(self, conn: Any, connector: doc_sql.Connector) -> dict[str, Any]:
+        return {**connector.to_dict(), "documents": doc_sql.document_counts(conn, connector.id)}
+
+    def sync_all(self) -> list[SyncReport]:
+        return [self.sync(c.id) for c in doc_sql.list_connectors(self.store.reader())]
+
+    def sync(self, connector_id: str, scope: MemoryScope | None = None) -> SyncReport:
+        connector = doc_sql.get_connector(self.store.reader(), connector_id, scope)
+        if connector is None:
+            raise NotFound(f"connector {connector_id} not found")
+        self._state(connector_id, "syncing")
+        try:
+            report, cursor = self._walk(connector)
+        except (OSError, SignetError) as exc:
+            self._state(connector_id, "error", error=f"{type(exc).__name__}: {exc}")
+            raise
+        self._state(connector_id, "idle", cursor=cursor, synced=True,
+                    error="; ".join(report.errors)[:2000] or None)
+        return report
+
+    def _walk(self, connector: doc_sql.Connector) -> tuple[SyncReport, dict[str, Any]]:
+        folder = Path(connector.config["path"])
+        if not folder.is_dir():
+            raise InvalidInput(f"the folder is gone: {folder}")
+        report = SyncReport(connector.id)
+        known: dict[str, dict[str, Any]] = dict(connector.cursor.get("files", {}))
+        seen: dict[str, dict[str, Any]] = {}
+        actor = Actor(name=f"connector:{connector.id}", type="daemon", agent_id=connector.agent_id)
+        for path in note_files(folder):
+            rel = path.relative_to(folder).as_posix()
+            stat = path.stat()
+            entry = known.get(rel)
+            if entry and entry["mtime_ns"] == stat.st_mtime_ns and entry["size"] == stat.st_size:
+                report.skipped += 1
+                seen[rel] = entry
+                continue
+            try:
+                registered = self.documents.ingest_file(
+                    path, actor=actor, project=connector.project, connector_id=connector.id,
+                    source_key=f"connector:{connector.id}:{rel}",
+                )
+            except SignetError as exc:
+                report.errors.append(f"{rel}: {exc}")
+                continue
+            outcome = registered.outcome
+            report.added += outcome == "queued"
+            report.changed += outcome == "requeued"
+            report.unchanged += outcome == "unchanged"
+            seen[rel] = {"mtime_ns": stat.st_mtime_ns, "size": stat.st_size,
+                         "document_id": registered.document.id}
+        for rel, entry in known.items():
+            if rel not in seen:
+                self._forget_file(entry, actor)
+                report.removed += 1
+        return report, {"files": seen}
+
+    def _forget_file(self, entry: dict[str, Any], actor: Actor) -> None:
+        try:
+            self.documents.delete(entry["document_id"], actor=actor)
+        except NotFound:
+            pass  # deleted by hand already
+
+    def remove(self, connector_id: str, scope: MemoryScope | None = None,
+               actor: Actor = Actor()) -> dict[str, Any]:
+        """Remove the connector and its documents (their chunks forgotten)."""
+        conn = self.store.reader()
+        if doc_sql.get_connector(conn, connector_id, scope) is None:
+            raise NotFound(f"connector {connector_id} not found")
+        forgotten = 0
+        for doc_id in doc_sql.connector_documents(conn, connector_id):
+            forgotten += self.documents.delete(doc_id, actor=actor)["forgotten"]
+        with self.store.write_tx() as write:
+            doc_sql.delete_connector(write, connector_id)
+        return {"id": connector_id, "removed": True, "forgotten": forgotten}
+
+    def _state(self, connector_id: str, status: str, *, error: str | None = None,
+               cursor: dict[str, Any] | None = None, synced: bool = False) -> None:
+        with self.store.write_tx() as conn:
+            doc_sql.set_connector_state(conn, connector_id, status=status, now=utc_now(),
+                                        last_error=error, cursor=cursor, synced=synced)
+
+
+class ConnectorWorker:
+    """Syncs every connector at most once per `interval` of the `now` it is given."""
+
+    name = "connectors"
+
+    def __init__(self, connectors: FolderConnectors, interval_ms: int, *, frozen: bool = False) -> None:
+        self.connectors = connectors
+        self.interval = timedelta(milliseconds=interval_ms)
+        self.frozen = frozen
+        self.last_run: datetime | None = None
+
+    def tick(self, now: datetime) -> bool:
+        if self.frozen or (self.last_run is not None and now - self.last_run < self.interval):
+            return False
+        self.last_run = now
+        did = False
+        for connector in doc_sql.list_connectors(self.connectors.store.reader()):
+            try:
+                report = self.connectors.sync(connector.id)
+            except (OSError, SignetError) as exc:
+                log.warning("connector %s sync failed: %s", connector.id, exc)
+                continue
+            did = did or bool(report.added or report.changed or report.removed)
+        return did

@@ -1,0 +1,110 @@
+"""The folder connector on a real folder and store: incremental by mtime and hash, changes
+replace chunks, deletions forget them, health reported, synced on an interval."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from signet.app import SignetApp
+from signet.config import Config, DocumentsConfig, PipelineConfig
+from signet.connectors.folder import ConnectorWorker
+from signet.errors import Forbidden, InvalidInput, NotFound
+from signet.providers.hash_embedder import HashEmbedder
+from signet.types import MemoryScope, RecallQuery
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[SignetApp]:
+    cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False))
+    opened = SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    (root / "daily").mkdir(parents=True)
+    (root / ".obsidian").mkdir()
+    (root / "garden.md").write_text("# Garden\n\nThe tomatoes go in the south bed.")
+    (root / "daily" / "mon.md").write_text("Monday: fixed the greenhouse door.")
+    (root / ".obsidian" / "app.md").write_text("editor settings")
+    return root
+
+
+def _drain(app: SignetApp) -> None:
+    app.run_pipeline_until_idle(only=["documents"])
+
+
+def _bump(path: Path, text: str) -> None:
+    path.write_text(text)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+
+
+def test_sync_is_incremental_and_honours_changes_and_deletions(app: SignetApp, vault: Path) -> None:
+    added = app.connectors.add(vault, project="home")
+    first = app.connectors.sync(added["id"])
+    assert (first.added, first.changed, first.removed, first.skipped) == (2, 0, 0, 0)
+    _drain(app)
+    health = app.connectors.get(added["id"])
+    assert health["status"] == "idle" and health["files"] == 2 and health["last_sync_at"]
+    assert health["documents"] == {"done": 2}
+    # Nothing touched: nothing read.
+    assert app.connectors.sync(added["id"]).skipped == 2
+    # Touched but the same bytes: read, found unchanged.
+    _bump(vault / "garden.md", (vault / "garden.md").read_text())
+    assert app.connectors.sync(added["id"]).unchanged == 1
+    # Changed: its chunks are replaced.
+    _bump(vault / "garden.md", "# Garden\n\nThe peppers go in the south bed now.")
+    assert app.connectors.sync(added["id"]).changed == 1
+    _drain(app)
+    hits = app.recall(RecallQuery("peppers south bed", limit=3, mode="keyword")).hits
+    assert hits and "peppers" in hits[0].memory.content and hits[0].memory.project == "home"
+    assert not app.recall(RecallQuery("tomatoes", mode="keyword")).hits
+    # Deleted: its document goes, its chunks are forgotten.
+    (vault / "daily" / "mon.md").unlink()
+    assert app.connectors.sync(added["id"]).removed == 1
+    assert not app.recall(RecallQuery("greenhouse door", mode="keyword")).hits
+    assert app.connectors.get(added["id"])["documents"] == {"done": 1}
+
+
+def test_a_missing_folder_puts_the_connector_in_error(app: SignetApp, vault: Path) -> None:
+    added = app.connectors.add(vault)
+    vault.rename(vault.with_name("moved"))
+    with pytest.raises(InvalidInput, match="folder is gone"):
+        app.connectors.sync(added["id"])
+    health = app.connectors.get(added["id"])
+    assert health["status"] == "error" and "folder is gone" in health["last_error"]
+    with pytest.raises(InvalidInput, match="no such folder"):
+        app.connectors.add(vault)
+
+
+def test_remove_forgets_the_documents_and_scope_is_enforced(app: SignetApp, vault: Path) -> None:
+    added = app.connectors.add(vault, project="home")
+    app.connectors.sync(added["id"])
+    _drain(app)
+    with pytest.raises(Forbidden):
+        app.connectors.add(vault, scope=MemoryScope(project="home"))
+    other = MemoryScope(project="work")
+    assert app.connectors.list(other) == []
+    with pytest.raises(NotFound):
+        app.connectors.sync(added["id"], other)
+    assert app.connectors.remove(added["id"])["forgotten"] == 2
+    assert app.connectors.list() == [] and app.documents.list()["total"] == 0
+
+
+def test_the_worker_syncs_every_interval(app: SignetApp, vault: Path) -> None:
+    app.connectors.add(vault)
+    worker = ConnectorWorker(app.connectors, DocumentsConfig().connector_sync_interval_ms)
+    now = datetime.now(UTC)
+    assert worker.tick(now) is True
+    (vault / "new.md").write_text("A new note about compost.")
+    assert worker.tick(now + timedelta(minutes=1)) is False  # not due yet
+    assert worker.tick(now + timedelta(minutes=6)) is True
+    assert app.documents.list()["total"] == 3
