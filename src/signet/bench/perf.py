@@ -166,6 +166,7 @@ def bench_recall(
                 result["graph"] = graph_corpus.write_graph(app.store, graph, ids)
                 result["entities"] = result["graph"]["entities"]
             result.update(_time_modes(app, modes, asked))
+            result.update(_time_maintenance(app))
             app.store.checkpoint()
         result["db_mb"] = round(config.db_path.stat().st_size / 2**20, 1)
     if "recall_full_ms" in result and "recall_hybrid_ms" in result:
@@ -192,6 +193,15 @@ def _time_modes(app: SignetApp, modes: Sequence[str], asked: Sequence[str]) -> d
     if "full" in modes:
         out.update(_graph_stages(responses["full"]))
     return out
+
+
+def _time_maintenance(app: SignetApp) -> dict[str, Any]:
+    """One maintenance run in observe mode (every health check, read only) on the full store:
+    what the scheduled worker costs a live daemon each `autonomous.intervalMs`."""
+    mark = time.perf_counter()
+    report = app.run_maintenance(execute=False, trigger="bench")
+    return {"maintenance_observe_ms": round((time.perf_counter() - mark) * 1000, 1),
+            "maintenance_problems": report["problems"]}
 
 
 def _graph_stages(responses: Sequence[RecallResponse]) -> dict[str, Any]:
@@ -233,5 +243,9 @@ def format_recall(data: dict[str, Any]) -> str:
     if "traversal_overhead_ms" in data:
         overhead = data["traversal_overhead_ms"]
         lines.append(f"traversal overhead (full p95 - hybrid p95): {overhead:.2f} ms")
+    if "maintenance_observe_ms" in data:
+        found = ", ".join(data["maintenance_problems"]) or "none"
+        lines.append(f"maintenance run (observe, every check): {data['maintenance_observe_ms']} ms;"
+                     f" problems: {found}")
     lines.append(f"database {data['db_mb']} MB, peak RSS {data['peak_rss_mb']} MB")
     return "\n".join(lines)
