@@ -227,3 +227,30 @@ def dashboard_bench(
 
 
 COMMANDS = [bench]
+
+
+@bench.command(name="ingest")
+@click.option("--files", type=int, default=1000, show_default=True, help="Markdown notes made.")
+@click.option("--embedder", type=click.Choice(["none", "local"]), default="local", show_default=True)
+@_json
+@click.pass_context
+def ingest_bench(ctx: click.Context, files: int, embedder: str, as_json: bool) -> None:
+    """Document ingest of a generated folder of markdown notes: documents/s and chunks/s."""
+    from signet.bench.documents_bench import bench_ingest
+
+    _setup_threads()
+    _emit(ctx, as_json, bench_ingest(files, embedder=None if embedder == "none" else "config",
+                                     progress=_progress))
+
+
+@bench.command(name="projection")
+@click.option("--sizes", default="10000,100000", show_default=True, help="Point counts, a comma list.")
+@_json
+@click.pass_context
+def projection_bench(ctx: click.Context, sizes: str, as_json: bool) -> None:
+    """The embedding projection's compute time (PCA; UMAP too with the viz extra)."""
+    from signet.bench.documents_bench import bench_projection
+
+    _setup_threads()
+    counts = [int(s) for s in sizes.split(",") if s.strip()]
+    _emit(ctx, as_json, bench_projection(counts, progress=_progress))

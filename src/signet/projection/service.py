@@ -66,8 +66,11 @@ class ProjectionService:
         self._start(key, scope)
         return Pending(RETRY_AFTER_MS, count)
 
-    def compute(self, dimensions: int, scope: MemoryScope | None = None) -> dict[str, Any]:
-        """Compute and cache now, on this thread (the background job, the bench, tests)."""
+    def compute(
+        self, dimensions: int, scope: MemoryScope | None = None, *, use_umap: bool | None = None
+    ) -> dict[str, Any]:
+        """Compute and cache now, on this thread (the background job, the bench, tests);
+        `use_umap` None: UMAP when the viz extra is installed."""
         assert self.model is not None and self.vector_dims is not None
         started = time.perf_counter()
         points = proj_sql.embedded_points(
@@ -75,7 +78,7 @@ class ProjectionService:
         )
         if not points.ids:
             return _result([], {}, dimensions, 0, "none", self.model)
-        placed = layout(points.matrix, dimensions)
+        placed = layout(points.matrix, dimensions, use_umap=use_umap)
         result = _result(
             [_node(i, m, c) for i, m, c in zip(points.ids, points.meta, placed.coords, strict=True)],
             {"n_neighbors": placed.n_neighbors, "knn": placed.knn},

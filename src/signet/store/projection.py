@@ -91,3 +91,22 @@ def cache_put(
         " result_json = excluded.result_json, cached_at = excluded.cached_at",
         (dimensions, scope_key, model, embedding_count, method, dumps(result), now),
     )
+
+
+def add_points(
+    conn: Connection, ids: list[str], vectors: np.ndarray, *, model: str, now: str
+) -> None:
+    """Memories with given vectors and nothing else (no history, no jobs): what `signet bench
+    projection` lays out at 10k and 100k points, written far faster than remember could."""
+    from signet.store.embeddings import to_blob
+
+    conn.executemany(
+        "INSERT INTO memories (id, content, content_hash, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(i, f"point {i}", f"bench:{i}", now, now) for i in ids],
+    )
+    conn.executemany(
+        "INSERT INTO embeddings (content_hash, vector, dimensions, model, created_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(f"bench:{i}", to_blob(v), int(v.shape[-1]), model, now) for i, v in zip(ids, vectors, strict=True)],
+    )
