@@ -118,3 +118,36 @@ def test_bench_memaware_refuses_a_negatives_file_that_is_not_a_list(tmp_path: Pa
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )
     assert done.returncode == 1 and "JSON list" in done.stderr
+
+
+def test_bench_memaware_sessions_as_transcripts_compares_windows_transcripts_and_both(
+    tmp_path: Path,
+) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, text in SESSIONS.items():
+        (sessions / name).write_text(text)
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    data = run_bench(
+        tmp_path, "memaware", "--sessions", str(sessions), "--questions", str(questions),
+        "--mode", "bm25", "--sessions-as-transcripts",
+    )
+    assert set(data["results"]) == {"windows/bm25", "transcripts/bm25", "both/bm25"}
+    assert data["results"]["windows/bm25"]["easy"]["Hit@1"] == 1.0
+    lineage = data["lineage"]["transcripts"]
+    # Two one-turn sessions with nothing known: both are gated out, nothing to recall from.
+    assert (lineage["sessions"], lineage["gate_skip_rate"]) == (2, 1.0)
+    assert data["results"]["transcripts/bm25"]["easy"]["Hit@10"] == 0.0
+
+
+def test_bench_sessions_reports_import_and_summary_throughput(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, text in SESSIONS.items():
+        (sessions / name).write_text(text)
+    data = run_bench(tmp_path, "sessions", "--sessions", str(sessions), "--embedder", "none")
+    assert (data["sessions"], data["messages"]) == (2, 4)
+    assert data["import_sessions_per_s"] > 0 and data["summary_sessions_per_s"] > 0
+    assert data["statuses"] == {"skipped": 2}
+

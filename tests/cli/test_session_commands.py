@@ -48,3 +48,27 @@ def test_session_import_list_show_and_search_from_the_shell(tmp_path: Path) -> N
     bad.write_text(claude_code([("user", "x")]).replace("{", "[", 1), "utf-8")
     refused = run(ws, "session", "import", str(bad), "--harness", "claude-code", "--session-id", "b")
     assert refused.returncode == 1 and "line 1 is not valid JSON" in refused.stderr
+
+
+def test_threads_lineage_reindex_and_synthesize_from_the_shell(tmp_path: Path) -> None:
+    from fakes.transcripts import conversation
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text("embedding:\n  provider: none\n", "utf-8")
+    file = tmp_path / "s.jsonl"
+    file.write_text(claude_code(conversation(6, decision=True), session_id="cli-1"), "utf-8")
+    assert run(ws, "session", "import", str(file), "--harness", "claude-code", "--project", "ops").returncode == 0
+    worked = run(ws, "--json", "pipeline", "run", "--until-idle", "--only", "summary")
+    assert worked.returncode == 0, worked.stderr
+    threads = json.loads(run(ws, "threads", "list", "--json").stdout)
+    assert threads["items"][0]["thread"] == "project:ops"
+    head = run(ws, "threads", "show", "project:ops")
+    assert "banker's rounding" in head.stdout
+    up = json.loads(run(ws, "lineage", "cli-1", "--json").stdout)["up"]
+    assert [u["kind"] for u in up] == ["summary"]
+    assert json.loads(run(ws, "artifacts", "reindex", "--json").stdout)["indexed"] == 1
+    made = json.loads(run(ws, "memory", "synthesize", "--json").stdout)
+    assert made["tokens"] <= made["budget"] and (ws / "MEMORY.md").read_text("utf-8").startswith("# Memory")
+    gone = run(ws, "session", "forget", "cli-1")
+    assert gone.returncode == 0 and "removed session cli-1" in gone.stdout

@@ -241,6 +241,15 @@ def load_memaware(
     return docs, questions
 
 
+def load_memaware_haystack(sessions_dir: Path, unit: Unit = "session") -> list[BenchDoc]:
+    """The haystack alone, cut into `unit`s (no questions: throughput benchmarks)."""
+    return [
+        BenchDoc(key=s.sid, text=text, event_at=s.date, group=MEMAWARE_GROUP)
+        for s in _read_sessions(sessions_dir)
+        for text in _unit_texts(s.turns, unit)
+    ]
+
+
 def _read_sessions(sessions_dir: Path) -> list[_Session]:
     if not sessions_dir.is_dir():
         raise _bad(sessions_dir, "no such directory")

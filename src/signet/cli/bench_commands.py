@@ -71,16 +71,29 @@ def locomo(ctx: click.Context, path: Path | None, mode: str, limit: int | None, 
                    " rate). Default: the bundled bench/negatives.json.")
 @click.option("--thresholds", default="",
               help="With --inject: other relevance-gate thresholds to sweep, a comma list.")
+@click.option("--sessions-as-transcripts", "as_transcripts", is_flag=True,
+              help="Also import each session as a transcript (summaries, gate, MEMORY.md) and"
+                   " compare windows, transcripts and both.")
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, thresholds: str,
-    as_json: bool,
+    as_transcripts: bool, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
     _setup_threads()
+    if as_transcripts:
+        from signet.bench import sessions_bench
+
+        data = sessions_bench.run_memaware_transcripts(
+            sessions, questions, retrieval.parse_modes("hybrid" if mode == "all" else mode),
+            limit=limit, progress=_progress,
+        )
+        table = format_table(data["results"], data["latency_ms"])
+        _emit(ctx, as_json, data, table + "\n" + json.dumps(data["lineage"], indent=2))
+        return
     injector = _injection_bench(negatives, thresholds) if inject else None
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
@@ -180,6 +193,27 @@ def load(ctx: click.Context, clients: str, seconds: float, embedder: str, as_jso
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
     result = load_bench.run_load(counts, seconds, embedder=embedder, progress=_progress)
     _emit(ctx, as_json, result, load_bench.format_load(result))
+
+
+@bench.command()
+@click.option("--sessions", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--n", "n", type=int, default=None, help="Only the first N sessions.")
+@click.option("--embedder", type=click.Choice(["none", "local"]), default="local", show_default=True,
+              help="Embedder of the summary memories.")
+@_json
+@click.pass_context
+def sessions(
+    ctx: click.Context, sessions: Path | None, n: int | None, embedder: str, as_json: bool
+) -> None:
+    """Transcript import (sessions/s, messages/s, idempotent re-import) and summary throughput
+    without an LLM, over the MemAware haystack."""
+    _setup_threads()
+    from signet.bench import sessions_bench
+
+    data = sessions_bench.run_sessions(
+        sessions, n=n, embedder=None if embedder == "none" else "config", progress=_progress
+    )
+    _emit(ctx, as_json, data)
 
 
 @bench.command(name="cli")

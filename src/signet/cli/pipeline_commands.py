@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS"]
 
-WORKER_NAMES = ("extract", "hints", "embed", "reaper")
+WORKER_NAMES = ("extract", "hints", "embed", "reaper", "summary", "session-timeout", "synthesis")
 ERROR_WIDTH = 60
 
 
