@@ -105,3 +105,18 @@ def test_lineage_of_another_scope_is_not_found(app: SignetApp) -> None:
         app.thread("project:atlas", scope=MemoryScope(agent_id="agent-b"))
     assert app.threads(scope=MemoryScope(project="other"))["items"] == []
     assert app.lineage("atlas-0", scope=MemoryScope(project="atlas"))["node"]["id"] == "atlas-0"
+
+
+def test_a_session_without_a_project_joins_the_thread_of_its_entities_community(app: SignetApp) -> None:
+    app.apply_graph({
+        "entities": [{"name": "Frankfurt"}, {"name": "Maria"}, {"name": "Stripe"}, {"name": "Oslo"}],
+        "dependencies": [{"source": "Maria", "target": "Frankfurt", "strength": 0.9},
+                         {"source": "Maria", "target": "Stripe", "strength": 0.9}],
+    })
+    (community,) = [c for c in app.graph.detect_communities() if c["size"] >= 3] or [None]
+    assert community is not None
+    text = claude_code(conversation(6), session_id="no-project")
+    app.import_transcript(harness="claude-code", content=text)
+    app.run_pipeline_until_idle(only=("summary",))
+    (thread,) = app.threads()["items"]
+    assert thread["thread"] == f"community:{community['id']}"

@@ -1,6 +1,7 @@
 """Thread heads: per-topic rolling condensation of session summaries (seed 003).
 
-A thread is a topic: a project ("project:<name>"), else "general". Every `arc_size` session
+A thread is a topic: a project ("project:<name>"), else the entity community most of the
+session's known entities belong to ("community:<id>"), else "general". Every `arc_size` session
 summaries of a thread that no arc holds yet condense into an arc; every `epoch_size` arcs into an
 epoch. Each level drops transient detail and keeps what lasts: constraints, decisions, direction
 changes (decisions or statements that turn away from something: "instead", "no longer",

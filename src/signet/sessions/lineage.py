@@ -22,7 +22,6 @@ from typing import Any
 
 from signet.errors import NotFound
 from signet.lineage.artifacts import artifact_id, parse
-from signet.lineage.threads import thread_key
 from signet.store import artifacts as art_sql
 from signet.store import memories as mem_sql
 from signet.store import scope as scope_sql
@@ -216,6 +215,5 @@ def _artifact_dict(row: ArtifactRow) -> dict[str, Any]:
 
 def _session_dict(row: SessionRow) -> dict[str, Any]:
     return {"kind": "session", "id": row.session_id, "key": row.session_key,
-            "project": row.project, "transcript": row.path, "raw": row.raw_path,
-            "thread": thread_key(row.project)}
+            "project": row.project, "transcript": row.path, "raw": row.raw_path}
 

@@ -359,3 +359,19 @@ def memories_of(
         (agent_id, session_id, session_id, project, project, limit),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def dominant_community(conn: Connection, agent_id: str, canonical_names: list[str]) -> str | None:
+    """The entity community holding most of the named entities, when it holds at least half."""
+    if not canonical_names:
+        return None
+    keys = canonical_names[:500]
+    marks = ",".join("?" * len(keys))
+    rows = conn.execute(
+        f"SELECT community_id, COUNT(*) AS n FROM entities WHERE agent_id = ?"
+        f" AND canonical_name IN ({marks}) GROUP BY community_id ORDER BY n DESC, community_id",
+        (agent_id, *keys),
+    ).fetchall()
+    total = sum(int(r["n"]) for r in rows)
+    best = next((r for r in rows if r["community_id"] is not None), None)
+    return str(best["community_id"]) if best and 2 * int(best["n"]) >= total else None

@@ -104,7 +104,7 @@ class SummaryWorker:
             result = {"gated": True, "gate": signals.to_dict(), "messages": done + len(span)}
             return self._finish(job, now, result, "skipped", session)
         summary = with_llm(self.llm, span) if self.llm is not None else extractive(span)
-        artifact = self._write_artifact(job, session, summary, done, len(span), signals, now)
+        artifact = self._write_artifact(job, session, summary, done, span, signals, now)
         prepared = self.writer.prepare_memory(
             summary.markdown(), actor=Actor(name="summary", type="daemon",
                                             session_id=session.session_id, agent_id=session.agent_id),
@@ -118,7 +118,7 @@ class SummaryWorker:
             result = {"artifact": artifact.path, "memory_id": memory.id, "method": summary.method,
                       "gate": signals.to_dict(), "messages": done + len(span)}
             self._complete(wconn, job, now, result, "summarized", session)
-        self.roll_up(session.agent_id, thread_key(session.project), session.project, now)
+        self.roll_up(session.agent_id, artifact.meta["thread"], session.project, now)
 
     def _messages(self, session: SessionRow) -> list[Message]:
         found = read_messages(self.workspace / (session.path or ""), session.message_count)
@@ -137,17 +137,28 @@ class SummaryWorker:
             min_novel_terms=self.sessions.gate_min_novel_terms,
         )
 
+    def _thread(self, session: SessionRow, span: list[Message]) -> str:
+        """The session's topic: its project; else the entity community most of the known
+        entities it names belong to; else "general"."""
+        if session.project:
+            return thread_key(session.project)
+        text = "\n".join(m.text for m in span if m.role == "user")
+        names = [k for k in graph_sql.candidate_names(text) if k != "user"]
+        community = sessions_sql.dominant_community(self.store.reader(), session.agent_id, names)
+        return f"community:{community}" if community else thread_key(None)
+
     def _write_artifact(
-        self, job: SummaryJob, session: SessionRow, summary: Summary, done: int, count: int,
-        signals: gate.GateSignals, now: datetime,
+        self, job: SummaryJob, session: SessionRow, summary: Summary, done: int,
+        span: list[Message], signals: gate.GateSignals, now: datetime,
     ) -> Artifact:
+        count = len(span)
         day = (session.started_at or format_ts(now))[:10]
         first = 1 + len(art_sql.of_session(self.store.reader(), session.session_key))
         candidates = [summary_path(day, session.session_id, r) for r in range(first, first + 50)]
         meta = {
             "kind": "summary", "agent_id": session.agent_id, "session_id": session.session_id,
             "session_key": session.session_key, "project": session.project,
-            "harness": session.harness, "thread": thread_key(session.project),
+            "harness": session.harness, "thread": self._thread(session, span),
             "started_at": session.started_at, "ended_at": session.ended_at or session.last_event_at,
             "captured_at": format_ts(now), "messages": f"{done + 1}-{done + count}",
             "method": summary.method, "memory_sentence": summary.gist, "job": job.id,
