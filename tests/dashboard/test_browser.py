@@ -209,6 +209,8 @@ def test_requeueing_a_dead_job_from_the_pipeline_page(page: Page, daemon: Any, s
     row = page.locator("#dead-letters tr", has_text=job_id[:12])
     expect(row).to_contain_text("llm timed out")
     expect(page.locator("main")).to_contain_text("embedded")
+    expect(page.locator("main")).to_contain_text("database size")
+    expect(page.locator("#health-checks")).to_contain_text("storage ok")
     shot(page, shots_folder, "pipeline")
     row.get_by_role("button", name="Requeue").click()
     expect(page.locator("#toast")).to_contain_text("Requeued 1 job")

@@ -10,6 +10,8 @@ from pathlib import Path
 import httpx
 from seed import dead_job
 
+from auth_tokens import issue
+
 COOKIE = "signet_session"
 
 
@@ -118,6 +120,26 @@ def test_the_maps_points_carry_the_community_of_an_entity_they_mention(daemon) -
     nodes = {n["id"]: n for n in daemon.app.projection.compute(2)["nodes"]}
     assert nodes[made["id"]]["community"] == community
     assert nodes[plain["id"]]["community"] is None
+
+
+def test_the_memories_page_filters_by_agent_in_list_and_recall(daemon) -> None:
+    mine = daemon.client.post("/api/memory/remember",
+                              json={"content": "the default agent logged the comet Hale"})
+    assert mine.json()["memory"]["agent_id"] == "default"
+    scoped = issue(daemon.app, "agent", agent="scout")
+    daemon_scoped = {"Authorization": f"Bearer {scoped}"}
+    own = httpx.post(daemon.url + "/api/memory/remember", headers=daemon_scoped,
+                     json={"content": "scout saw the comet Hale first"}).json()["memory"]
+    assert own["agent_id"] == "scout"
+    listed = daemon.client.get("/api/memories", params={"agent": "scout"}).json()
+    assert [m["id"] for m in listed["items"]] == [own["id"]]
+    hits = daemon.client.post("/api/memory/recall", json={
+        "query": "comet Hale", "filters": {"agent": "scout"}}).json()["results"]
+    assert [m["id"] for m in hits] == [own["id"]]
+    everyone = daemon.client.post("/api/memory/recall", json={"query": "comet Hale"}).json()
+    assert {own["id"], mine.json()["id"]} <= {m["id"] for m in everyone["results"]}
+    other = httpx.get(daemon.url + "/api/memories", params={"agent": "default"}, headers=daemon_scoped)
+    assert other.status_code == 403
 
 
 def test_dead_letters_are_listed_for_requeue(daemon) -> None:

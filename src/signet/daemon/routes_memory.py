@@ -104,10 +104,11 @@ def search(
     pinned: bool | None = None,
     importance_min: float | None = None,
     community: str | None = Query(None, description="A community id or name."),
+    agent: str | None = Query(None, max_length=200, description="An agent id."),
 ) -> JSONResponse:
     filters = RecallFiltersBody(
         type=type, tags=tags, who=who, project=project, since=since, until=until,
-        pinned=pinned, importance_min=importance_min, community=community,
+        pinned=pinned, importance_min=importance_min, community=community, agent=agent,
     )
     body = RecallBody(query=q, limit=limit, mode=mode, filters=filters)
     return _recall(body, app, principal, actor, "GET /api/memory/search")
@@ -127,13 +128,14 @@ def list_memories(
     until: str | None = None,
     pinned: bool | None = None,
     community: str | None = Query(None, description="A community id or name."),
+    agent: str | None = Query(None, max_length=200, description="An agent id."),
     include_deleted: bool = False,
 ) -> JSONResponse:
     filters = replace(_filters(
         FiltersBody(type=type, tags=tags, who=who, project=project, since=since, until=until,
                     pinned=pinned),
         include_deleted=include_deleted,
-    ), community=community)
+    ), community=community, agent_id=agent)
     page = app.list(filters, limit=limit, offset=offset, scope=memory_scope(principal))
     return JSONResponse({
         "items": [m.to_dict() for m in page.items], "total": page.total,
@@ -204,7 +206,7 @@ def _filters(body: FiltersBody, *, include_deleted: bool = False) -> MemoryFilte
 
 
 def _recall_filters(body: RecallFiltersBody) -> MemoryFilters:
-    return replace(_filters(body), community=body.community)
+    return replace(_filters(body), community=body.community, agent_id=body.agent)
 
 
 def _check_ts(value: str, name: str) -> None:

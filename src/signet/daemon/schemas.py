@@ -112,11 +112,14 @@ class FiltersBody(_Body):
 
 
 class RecallFiltersBody(FiltersBody):
-    """Recall's filters: the shared ones plus the community (GET /api/memories takes it as a
-    query parameter too)."""
+    """Recall's filters: the shared ones plus the community and the agent (GET /api/memories
+    takes both as query parameters too)."""
 
     community: str | None = Field(
         None, description="A community id or name: memories mentioning one of its entities."
+    )
+    agent: str | None = Field(
+        None, max_length=200, description="Only memories of this agent id (a scoped token: its own)."
     )
 
 

@@ -5,7 +5,7 @@ import { api } from "../api.js";
 import { chip, clip, empty, failure, h, loading, pager, when } from "../dom.js";
 
 const PAGE = 25;
-const FILTERS = ["type", "tags", "project", "who", "pinned", "since", "until"];
+const FILTERS = ["type", "tags", "project", "agent", "who", "pinned", "since", "until"];
 const MODES = ["full", "hybrid", "keyword", "vector"];
 
 export function memoriesPage(main, { query, navigate }) {
@@ -34,7 +34,8 @@ function searchForm(query, navigate) {
     field("type", "Type", { size: 10, placeholder: "fact" }),
     field("tags", "Tags", { size: 10, placeholder: "a,b" }),
     field("project", "Project", { size: 10 }),
-    field("who", "Who / agent", { size: 10 }),
+    field("agent", "Agent", { size: 10 }),
+    field("who", "Who", { size: 10 }),
     select("pinned", "Pinned", [["", "any"], ["true", "pinned"], ["false", "not pinned"]]),
     field("since", "Since", { type: "date" }),
     field("until", "Until", { type: "date" }),

@@ -18,7 +18,7 @@ export function pipelinePage(main, { query, navigate }) {
     h("h2", {}, "Dead letters"), parts.dead,
     h("div", { class: "grid2" },
       h("section", {}, h("h2", {}, "Embedding coverage"), parts.coverage),
-      h("section", {}, h("h2", {}, "Storage"), parts.disk)),
+      h("section", {}, h("h2", {}, "Storage and health checks"), parts.disk)),
     h("h2", {}, "Latency"), parts.latency,
     h("h2", {}, "Recent errors"), parts.errors);
 
@@ -30,7 +30,7 @@ export function pipelinePage(main, { query, navigate }) {
     (page) => dead(page, showDead, navigate, offset));
   showDead();
   load(parts.coverage, () => api("/api/embeddings/status"), coverage);
-  load(parts.disk, () => api("/api/status"), disk);
+  load(parts.disk, () => Promise.all([api("/api/status"), api("/api/repair/report")]), disk);
   load(parts.latency, () => api("/api/telemetry/latency"), latency);
   load(parts.errors, () => api("/api/telemetry/errors"), (r) => r.errors.length
     ? table(["when", "operation", "status", "code", "request"], r.errors.slice(-50).reverse().map((e) =>
@@ -93,11 +93,14 @@ function coverage(s) {
     h("p", { class: "muted" }, `${a.embedded ?? 0} of ${a.memories ?? 0} memories embedded (${share}%) · ${a.missing ?? 0} missing · ${a.stale ?? 0} stale vectors`)];
 }
 
-function disk(s) {
-  const sizes = s.disk || s.storage || null;
-  const rows = [["workspace", s.workspace], ["database", s.database], ["memories", s.memories]];
-  if (sizes) for (const [k, v] of Object.entries(sizes)) rows.push([k, typeof v === "number" ? bytes(v) : String(v)]);
-  return h("dl", { class: "fields" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v ?? "–"))]));
+function disk([status, report]) {
+  const storage = report.checks?.storage || {};
+  const rows = [["workspace", status.workspace], ["database", status.database], ["memories", status.memories],
+    ["database size", bytes(storage.db_bytes ?? 0)],
+    ["WAL size", `${bytes(storage.wal_bytes ?? 0)} (checkpoint above ${bytes(storage.wal_limit_bytes ?? 0)})`]];
+  const checks = Object.entries(report.checks || {});
+  return [h("dl", { class: "fields" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v ?? "–"))])),
+    h("p", { class: "meta", id: "health-checks" }, checks.map(([name, c]) => chip(`${name} ${c.ok ? "ok" : "needs repair"}`, c.ok ? "good" : "bad")))];
 }
 
 function bytes(n) {
