@@ -117,15 +117,18 @@ class SignetApp:
     ) -> SignetApp:
         """Open the workspace's database. `embedder` and `llm` override the configured
         ones (tests)."""
-        store = Store.open(config.db_path)
+        # secret:NAME keys resolve before anything opens: a missing one leaves nothing open.
+        telemetry = Telemetry(
+            enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
+        )
         chosen = _configured_embedder(config) if embedder == "config" else embedder
+        chosen_llm = _configured_llm(config, telemetry.record_llm) if llm == "config" else llm
+        store = Store.open(config.db_path)
         assert not isinstance(chosen, str)
         vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
         recaller = Recaller(store, config.search, chosen, vectors)
         app = cls(config, store, chosen, recaller, vectors)
-        app.telemetry = Telemetry(
-            enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
-        )
+        app.telemetry = telemetry
         app.graph = KnowledgeGraph.attach(
             store, config.pipeline, recaller, chosen.model if chosen else None
         )
@@ -137,9 +140,7 @@ class SignetApp:
             frozen=config.pipeline.mutations_frozen,
         )
         app.connectors = FolderConnectors(store, app.documents)
-        app.llm = (
-            _configured_llm(config, app.telemetry.record_llm) if llm == "config" else llm  # type: ignore[assignment]
-        )
+        app.llm = chosen_llm  # type: ignore[assignment]
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
         app.sessions = Sessions(config, store)
         recaller.transcripts = app.sessions.excerpts
