@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "daemon": ("signet.cli.daemon_commands:daemon", "Run and inspect the background daemon that owns the database."),
     "mcp": ("signet.cli.mcp_command:mcp", "Serve the memory tools (memory_search, memory_store, ...) to an MCP client on stdio."),
     "token": ("signet.cli.token_commands:token", "Create, list and revoke API tokens for the daemon."),
+    "connect": ("signet.cli.connect_command:connect", "Register Signet's MCP server and hooks in HARNESS's config (claude-code, codex, opencode, cursor)."),
     "hook": ("signet.hooks.command:hook", "Run a harness hook: payload on stdin, context for the agent on stdout."),
     "dashboard": ("signet.cli.dashboard_command:dashboard", "Open the dashboard in a browser, logged in by a one-time link."),
     "jobs": ("signet.cli.pipeline_commands:jobs", "Inspect the pipeline's job queue and requeue dead jobs."),

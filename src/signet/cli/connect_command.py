@@ -1,0 +1,49 @@
+"""`signet connect <harness> [--project DIR] [--uninstall] [--dry-run]`: wire the memory into a
+harness (its MCP server and its hooks), or take it out again.
+
+Only the harness named is touched. Each file is edited through harness_files.py: idempotent,
+backed up beside the file on the first change, reversible byte for byte when nothing else
+changed it since, and reported line by line; `--dry-run` prints the unified diff instead.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from signet.cli import harness_files
+from signet.cli.harness_targets import HARNESSES, edits_for, signet_argv
+from signet.cli.state import CliState
+
+__all__ = ["connect"]
+
+
+@click.command()
+@click.argument("harness", type=click.Choice(HARNESSES))
+@click.option("--project", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the project's config in DIR instead of the user's.")
+@click.option("--uninstall", is_flag=True, help="Take Signet out again (restores the original bytes).")
+@click.option("--dry-run", is_flag=True, help="Print the diff of what would change; write nothing.")
+@click.pass_obj
+def connect(
+    state: CliState, harness: str, project: Path | None, uninstall: bool, dry_run: bool
+) -> None:
+    """Register Signet's MCP server and hooks in HARNESS's config (claude-code, codex,
+    opencode, cursor)."""
+    workspace = state.config().workspace
+    argv = signet_argv(workspace)
+    edits = edits_for(harness, argv, project=project.absolute() if project else None, env=os.environ)
+    manifest = harness_files.Manifest(workspace / "connect" / "manifest.json")
+    harness_files.check(edits, removing=uninstall)
+    step = harness_files.uninstall if uninstall else harness_files.install
+    changes = [step(edit, manifest, dry_run=dry_run) for edit in edits]
+    if not dry_run:
+        manifest.save()
+    for change in changes:
+        click.echo(f"{harness}: {change.line()}")
+        if dry_run and change.diff:
+            click.echo(change.diff, nl=False)
+    if not uninstall and not dry_run and harness == "codex":
+        click.echo("codex: Codex versions before hooks were on by default need `[features] codex_hooks = true` in config.toml")

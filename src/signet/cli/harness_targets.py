@@ -1,0 +1,306 @@
+"""What `signet connect <harness>` writes, harness by harness (docs/harnesses.md).
+
+- claude-code: `hooks` in settings.json (SessionStart, UserPromptSubmit, PreCompact, SessionEnd,
+  each running `signet hook <event> --harness claude-code`) and the MCP server `signet` in
+  ~/.claude.json's `mcpServers` (what `claude mcp add --scope user` writes); with `--project
+  DIR`, DIR/.claude/settings.json and DIR/.mcp.json.
+- codex: hooks.json (SessionStart, UserPromptSubmit, PreCompact; Codex has no session-end
+  event) and an `[mcp_servers.signet]` table in config.toml, inside marker comments, under
+  $CODEX_HOME (default ~/.codex) or DIR/.codex.
+- opencode: the MCP server in opencode.json (`mcp.signet`, a local command) and a plugin file
+  plugins/signet.js that runs the hooks on each chat message, under $XDG_CONFIG_HOME/opencode
+  (default ~/.config/opencode), or DIR/opencode.json and DIR/.opencode/plugins.
+- cursor: the MCP server in ~/.cursor/mcp.json (or DIR/.cursor/mcp.json); Cursor's hooks
+  cannot add context to a prompt, so there are none.
+
+Every command carries `--workspace`, so the harness reaches this workspace whatever its
+environment. Entries are recognised as Signet's by their command, so a second run finds them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shlex
+import shutil
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from signet.cli.harness_files import Edit
+from signet.errors import ConfigError
+
+__all__ = ["HARNESSES", "edits_for", "signet_argv"]
+
+HARNESSES = ("claude-code", "codex", "opencode", "cursor")
+HOOK_TIMEOUT_S = 10  # the harness's own limit; our hooks give up at their budget (1-2 s) first
+CLAUDE_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+                 "PreCompact": "pre-compaction", "SessionEnd": "session-end"}
+CODEX_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+                "PreCompact": "pre-compaction"}
+TOML_BEGIN = "# >>> signet: added by `signet connect codex`; `--uninstall` removes it"
+TOML_END = "# <<< signet"
+
+JSON = dict[str, Any]
+
+
+def signet_argv(workspace: Path) -> list[str]:
+    """How the harness starts signet: the `signet` next to this Python, else on PATH, else
+    `python -m signet`; always with this workspace."""
+    beside = Path(sys.executable).parent / "signet"
+    found = str(beside) if beside.exists() else shutil.which("signet")
+    base = [found] if found else [sys.executable, "-m", "signet"]
+    return [*base, "--workspace", str(workspace)]
+
+
+def edits_for(
+    harness: str, argv: list[str], *, project: Path | None, env: Mapping[str, str]
+) -> list[Edit]:
+    home = Path(env.get("HOME") or Path.home())
+    if harness == "claude-code":
+        return _claude(argv, project, env, home)
+    if harness == "codex":
+        return _codex(argv, project, env, home)
+    if harness == "opencode":
+        return _opencode(argv, project, env, home)
+    if harness == "cursor":
+        path = (project / ".cursor" if project else home / ".cursor") / "mcp.json"
+        return [_mcp_json(path, {"command": argv[0], "args": [*argv[1:], "mcp"]})]
+    raise ConfigError(f"unknown harness {harness!r} (one of {', '.join(HARNESSES)})")
+
+
+# --- claude code --------------------------------------------------------------------------------
+
+
+def _claude(argv: list[str], project: Path | None, env: Mapping[str, str], home: Path) -> list[Edit]:
+    config_dir = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    settings = project / ".claude" / "settings.json" if project else config_dir / "settings.json"
+    if project:
+        mcp = project / ".mcp.json"
+    else:
+        mcp = Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
+    server = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": {}}
+    return [_hooks_json(settings, argv, "claude-code", CLAUDE_EVENTS), _mcp_json(mcp, server)]
+
+
+# --- codex --------------------------------------------------------------------------------------
+
+
+def _codex(argv: list[str], project: Path | None, env: Mapping[str, str], home: Path) -> list[Edit]:
+    root = project / ".codex" if project else Path(env.get("CODEX_HOME") or home / ".codex")
+    block = "\n".join([
+        TOML_BEGIN, "[mcp_servers.signet]", f"command = {json.dumps(argv[0])}",
+        f"args = [{', '.join(json.dumps(a) for a in [*argv[1:], 'mcp'])}]", TOML_END,
+    ]) + "\n"
+    toml = Edit(root / "config.toml", "MCP server signet", lambda old: _toml_add(old, block), _toml_remove)
+    return [_hooks_json(root / "hooks.json", argv, "codex", CODEX_EVENTS), toml]
+
+
+def _toml_add(old: str | None, block: str) -> str:
+    text = old or ""
+    if TOML_BEGIN in text:
+        if block in text:
+            return text
+        text = _toml_remove(text) or ""
+    elif "signet" in _toml(text).get("mcp_servers", {}):
+        raise ConfigError("config.toml already has an [mcp_servers.signet] table of its own; remove it first")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    new = text + ("\n" if text else "") + block
+    _toml(new)  # what we write must parse
+    return new
+
+
+def _toml_remove(text: str) -> str | None:
+    start = text.find(TOML_BEGIN)
+    if start < 0:
+        return text
+    end = text.find(TOML_END, start)
+    end = len(text) if end < 0 else end + len(TOML_END) + (1 if text[end + len(TOML_END):].startswith("\n") else 0)
+    head = text[:start]
+    if head.endswith("\n\n"):
+        head = head[:-1]
+    rest = head + text[end:]
+    return rest if rest.strip() else None
+
+
+def _toml(text: str) -> JSON:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config.toml does not parse ({exc}); fix it first") from exc
+
+
+# --- opencode -----------------------------------------------------------------------------------
+
+
+def _opencode(argv: list[str], project: Path | None, env: Mapping[str, str], home: Path) -> list[Edit]:
+    if project:
+        config, plugins = project / "opencode.json", project / ".opencode" / "plugins"
+    else:
+        root = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
+        config, plugins = root / "opencode.json", root / "plugins"
+    if not config.exists() and config.with_suffix(".jsonc").exists():
+        raise ConfigError(f"{config.with_suffix('.jsonc')}: JSONC is not edited; add the MCP server by hand (docs/harnesses.md)")
+    server = {"type": "local", "command": [*argv, "mcp"], "enabled": True}
+    plugin_text = OPENCODE_PLUGIN.replace("__SIGNET_ARGV__", json.dumps(argv))
+    plugin = Edit(
+        plugins / "signet.js", "plugin running the hooks",
+        lambda old: _whole_file(old, plugin_text, plugins / "signet.js"),
+        lambda old: None if PLUGIN_MARK in old else old,
+    )
+    return [_json_edit(config, "MCP server signet", _put("mcp", server), _drop("mcp")), plugin]
+
+
+def _whole_file(old: str | None, text: str, path: Path) -> str:
+    if old is not None and PLUGIN_MARK not in old:
+        raise ConfigError(f"{path} exists and was not written by signet; move it aside first")
+    return text
+
+
+PLUGIN_MARK = "written by `signet connect opencode`"
+OPENCODE_PLUGIN = """\
+// Signet memory for OpenCode: written by `signet connect opencode`, removed by
+// `signet connect opencode --uninstall`. On each user message it runs
+// `signet hook session-start` (first message of a session) and `signet hook user-prompt-submit`
+// with a JSON payload on stdin, and appends the context they print to the message.
+const SIGNET = __SIGNET_ARGV__;
+
+async function signetHook($, event, payload) {
+  try {
+    const input = new Response(JSON.stringify(payload));
+    const out = await $`${SIGNET} hook ${event} --harness opencode < ${input}`.quiet().nothrow().text();
+    const data = out.trim() ? JSON.parse(out) : null;
+    return data && typeof data.context === "string" ? data.context : "";
+  } catch {
+    return "";
+  }
+}
+
+export const SignetMemory = async ({ $, directory }) => {
+  const started = new Set();
+  return {
+    "chat.message": async (input, output) => {
+      const session_id = input.sessionID;
+      const text = output.parts.find((part) => part.type === "text");
+      if (!text) return;
+      const found = [];
+      if (!started.has(session_id)) {
+        started.add(session_id);
+        found.push(await signetHook($, "session-start", { session_id, cwd: directory }));
+      }
+      found.push(await signetHook($, "user-prompt-submit", { session_id, cwd: directory, prompt: text.text }));
+      const context = found.filter(Boolean).join("\\n\\n");
+      if (context) text.text = `${text.text}\\n\\n<signet-memory>\\n${context}\\n</signet-memory>`;
+    },
+  };
+};
+"""
+
+
+# --- shared JSON edits ----------------------------------------------------------------------------
+
+
+def _mcp_json(path: Path, server: JSON) -> Edit:
+    return _json_edit(path, "MCP server signet", _put("mcpServers", server), _drop("mcpServers"))
+
+
+def _hooks_json(path: Path, argv: list[str], harness: str, events: Mapping[str, str]) -> Edit:
+    commands = {event: shlex.join([*argv, "hook", ours, "--harness", harness]) for event, ours in events.items()}
+
+    def add(data: JSON) -> JSON:
+        hooks = _object(data.setdefault("hooks", {}), "hooks")
+        for event, command in commands.items():
+            groups = hooks.setdefault(event, [])
+            if not isinstance(groups, list):
+                raise ConfigError(f"{path}: hooks.{event} is not a list")
+            entries = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if isinstance(h, dict)]
+            mine = [h for h in entries if _is_ours(h.get("command"), harness)]
+            if mine:
+                for entry in mine:
+                    entry["command"] = command
+            else:
+                groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]})
+        return data
+
+    def remove(data: JSON) -> JSON:
+        hooks = data.get("hooks")
+        if not isinstance(hooks, dict):
+            return data
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            for group in groups:
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                    group["hooks"] = [h for h in group["hooks"] if not _is_ours(h.get("command") if isinstance(h, dict) else None, harness)]
+            hooks[event] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+            if not hooks[event]:
+                del hooks[event]
+        if not hooks:
+            del data["hooks"]
+        return data
+
+    return _json_edit(path, f"hooks {', '.join(events)}", add, remove)
+
+
+def _is_ours(command: Any, harness: str) -> bool:
+    return isinstance(command, str) and " hook " in command and f"--harness {harness}" in command and "signet" in command
+
+
+def _put(key: str, server: JSON) -> Callable[[JSON], JSON]:
+    def add(data: JSON) -> JSON:
+        _object(data.setdefault(key, {}), key)["signet"] = server
+        return data
+    return add
+
+
+def _drop(key: str) -> Callable[[JSON], JSON]:
+    def remove(data: JSON) -> JSON:
+        table = data.get(key)
+        if isinstance(table, dict) and "signet" in table:
+            del table["signet"]
+            if not table:
+                del data[key]
+        return data
+    return remove
+
+
+def _json_edit(path: Path, what: str, add: Callable[[JSON], JSON], remove: Callable[[JSON], JSON]) -> Edit:
+    def on_add(old: str | None) -> str:
+        before = _parse(path, old)
+        after = add(copy.deepcopy(before))
+        return old if old is not None and after == before else _dump(after)
+
+    def on_remove(old: str) -> str | None:
+        before = _parse(path, old)
+        after = remove(copy.deepcopy(before))
+        if after == before:
+            return old
+        return _dump(after) if after else None
+
+    return Edit(path, what, on_add, on_remove)
+
+
+def _parse(path: Path, text: str | None) -> JSON:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); fix it first, nothing was changed") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level is not a JSON object; nothing was changed")
+    return data
+
+
+def _object(value: Any, name: str) -> JSON:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} is not a JSON object; nothing was changed")
+    return value
+
+
+def _dump(data: JSON) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,166 @@
+"""`signet connect <harness>` on a temporary HOME, through the real CLI as a subprocess: valid
+config written, idempotent, `--uninstall` restores the original bytes, `--dry-run` writes
+nothing, only the named harness is touched, and a user's later edits survive an uninstall."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+# The user's own config before connect, deliberately not in our formatting (4-space indent, no
+# final newline), so only a byte-for-byte restore gives these bytes back.
+ORIGINAL = {
+    "claude-code": (".claude/settings.json", json.dumps(
+        {"permissions": {"allow": ["Bash(ls)"]},
+         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}, indent=4)),
+    "codex": (".codex/config.toml", 'model = "o4-mini"\n\n[mcp_servers.other]\ncommand = "other"'),
+    "opencode": (".config/opencode/opencode.json", json.dumps({"theme": "dark"}, indent=4)),
+    "cursor": (".cursor/mcp.json", json.dumps({"mcpServers": {"other": {"command": "x"}}}, indent=4)),
+}
+WRITTEN = {
+    "claude-code": [".claude/settings.json", ".claude.json"],
+    "codex": [".codex/hooks.json", ".codex/config.toml"],
+    "opencode": [".config/opencode/opencode.json", ".config/opencode/plugins/signet.js"],
+    "cursor": [".cursor/mcp.json"],
+}
+
+
+def signet(home: Path, *args: str, code: int = 0) -> str:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), SIGNET_WORKSPACE=str(home / "ws"), HF_HUB_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-m", "signet", *args], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == code, done.stderr
+    return done.stdout + done.stderr
+
+
+def snapshot(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
+            if p.is_file() and "ws" not in p.relative_to(home).parts}
+
+
+@pytest.mark.parametrize("harness", list(ORIGINAL))
+def test_connect_is_idempotent_and_uninstall_restores_the_bytes(tmp_path: Path, harness: str) -> None:
+    name, text = ORIGINAL[harness]
+    (tmp_path / name).parent.mkdir(parents=True)
+    (tmp_path / name).write_text(text)
+    before = snapshot(tmp_path)
+
+    out = signet(tmp_path, "connect", harness)
+    assert "added" in out
+    after = snapshot(tmp_path)
+    for written in WRITTEN[harness]:
+        assert written in after, out
+    assert (tmp_path / (name + ".signet-backup")).read_bytes() == before[name]
+    _check_valid(tmp_path, harness)
+
+    again = signet(tmp_path, "connect", harness)
+    assert snapshot(tmp_path) == after and "added" not in again and "unchanged" in again
+
+    signet(tmp_path, "connect", harness, "--uninstall")
+    assert snapshot(tmp_path) == before
+
+
+def _check_valid(home: Path, harness: str) -> None:
+    if harness == "claude-code":
+        settings = json.loads((home / ".claude/settings.json").read_text())
+        assert settings["permissions"] == {"allow": ["Bash(ls)"]}  # the user's keys kept
+        assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "say done"}]}]
+        events = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+                  "PreCompact": "pre-compaction", "SessionEnd": "session-end"}
+        for event, ours in events.items():
+            (group,) = settings["hooks"][event]
+            (hook,) = group["hooks"]
+            assert hook["type"] == "command" and hook["timeout"] >= 2
+            argv = shlex.split(hook["command"])
+            assert argv[-4:] == ["hook", ours, "--harness", "claude-code"]
+            assert argv[argv.index("--workspace") + 1] == str(home / "ws")
+        server = json.loads((home / ".claude.json").read_text())["mcpServers"]["signet"]
+        assert server["type"] == "stdio" and server["args"][-1] == "mcp"
+    elif harness == "codex":
+        config = tomllib.loads((home / ".codex/config.toml").read_text())
+        assert config["model"] == "o4-mini" and set(config["mcp_servers"]) == {"other", "signet"}
+        assert config["mcp_servers"]["signet"]["args"][-1] == "mcp"
+        hooks = json.loads((home / ".codex/hooks.json").read_text())["hooks"]
+        assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact"}
+    elif harness == "opencode":
+        config = json.loads((home / ".config/opencode/opencode.json").read_text())
+        assert config["theme"] == "dark" and config["mcp"]["signet"]["type"] == "local"
+        assert config["mcp"]["signet"]["command"][-1] == "mcp"
+        plugin = (home / ".config/opencode/plugins/signet.js").read_text()
+        assert "user-prompt-submit" in plugin and "--harness opencode" in plugin
+    else:
+        servers = json.loads((home / ".cursor/mcp.json").read_text())["mcpServers"]
+        assert set(servers) == {"other", "signet"}
+
+
+def test_the_hook_command_written_for_claude_code_runs_and_fails_open(tmp_path: Path) -> None:
+    signet(tmp_path, "connect", "claude-code")
+    settings = json.loads((tmp_path / ".claude/settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    env = {**os.environ, "HOME": str(tmp_path), "SIGNET_PORT": "9"}  # nothing listens there
+    done = subprocess.run(shlex.split(command), input=b'{"session_id": "s", "prompt": "hi"}',
+                          env=env, capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
+    out = signet(tmp_path, "connect", "claude-code", "--dry-run")
+    assert "would be added" in out and "+++ " in out and '"SessionStart"' in out
+    assert snapshot(tmp_path) == {}
+    signet(tmp_path, "connect", "claude-code")
+    out = signet(tmp_path, "connect", "claude-code", "--uninstall", "--dry-run")
+    assert "would be deleted" in out and (tmp_path / ".claude/settings.json").exists()
+
+
+def test_only_the_named_harness_is_touched(tmp_path: Path) -> None:
+    signet(tmp_path, "connect", "codex")
+    assert set(snapshot(tmp_path)) == set(WRITTEN["codex"])
+
+
+def test_a_first_connect_creates_files_that_uninstall_deletes(tmp_path: Path) -> None:
+    signet(tmp_path, "connect", "opencode")
+    signet(tmp_path, "connect", "opencode", "--uninstall")
+    assert snapshot(tmp_path) == {}
+
+
+def test_uninstall_after_the_user_edited_the_file_keeps_their_edit(tmp_path: Path) -> None:
+    signet(tmp_path, "connect", "claude-code")
+    path = tmp_path / ".claude/settings.json"
+    settings = json.loads(path.read_text())
+    settings["model"] = "opus"
+    path.write_text(json.dumps(settings))
+    out = signet(tmp_path, "connect", "claude-code", "--uninstall")
+    assert "removed" in out
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_project_config_goes_into_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    signet(tmp_path, "connect", "claude-code", "--project", str(project))
+    assert set(snapshot(tmp_path)) == {"repo/.claude/settings.json", "repo/.mcp.json"}
+
+
+def test_a_config_that_does_not_parse_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / ".claude/settings.json"
+    path.parent.mkdir()
+    path.write_text("{broken")
+    out = signet(tmp_path, "connect", "claude-code", code=1)
+    assert "not valid JSON" in out and path.read_text() == "{broken"
+    assert not (tmp_path / ".claude.json").exists()
+
+
+def test_nothing_is_written_when_one_of_the_files_cannot_be_edited(tmp_path: Path) -> None:
+    path = tmp_path / ".claude.json"  # the second file claude-code edits
+    path.write_text("[1, 2]")
+    out = signet(tmp_path, "connect", "claude-code", code=1)
+    assert "not a JSON object" in out and snapshot(tmp_path) == {".claude.json": b"[1, 2]"}
