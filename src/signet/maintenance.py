@@ -229,11 +229,13 @@ def run_maintenance(
         "checks": before, "actions": actions, "skipped": skipped,
         "after": after if actions else None,
     }
-    with app.store.write_tx() as conn:
-        report["id"] = health_sql.record_run(
-            conn, started_at=started, finished_at=utc_now(), mode=report["mode"],
-            trigger=trigger, report=report, actions=actions,
-        )
+    report["id"] = None
+    if not app.config.pipeline.mutations_frozen:  # reads only: reported and logged, not stored
+        with app.store.write_tx() as conn:
+            report["id"] = health_sql.record_run(
+                conn, started_at=started, finished_at=utc_now(), mode=report["mode"],
+                trigger=trigger, report=report, actions=actions,
+            )
     _log_run(report)
     return report
 

@@ -146,6 +146,9 @@ def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
 
 def reconcile(app: SignetApp, now: datetime) -> dict[str, Any]:
     """Bring `skill_meta` and the skill memories in step with the folders; apply decay."""
+    if app.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
+        return {"added": [], "changed": [], "removed": [], "decayed": 0,
+                "errors": ["skills not reconciled: mutations are frozen (mutationsFrozen)"]}
     found, errors = scan(skills_dir(app))
     conn = app.store.reader()
     known = {m.skill_name: m for m in skills_sql.list_meta(conn, AGENT_ID)}

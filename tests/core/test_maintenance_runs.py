@@ -180,3 +180,15 @@ def test_the_scheduled_worker_honours_enabled_mode_and_interval(config: Config) 
         assert runs[1]["report"]["actions"][0]["action"] == "rebuild_fts"
     finally:
         app.close()
+
+
+def test_with_mutations_frozen_a_run_reports_but_writes_nothing(config: Config) -> None:
+    app = open_app(config)
+    app.remember("the quick brown fox")
+    break_fts(app)
+    app.close()
+    frozen = config.replace(pipeline=dataclasses.replace(config.pipeline, mutations_frozen=True))
+    with SignetApp.open(frozen, embedder=HashEmbedder(64)) as still:
+        report = still.run_maintenance(execute=True, now=T0)
+        assert report["skipped"] == ["fts"] and report["id"] is None
+        assert still.maintenance_report()["runs"] == [] and fts_rows(still) == 0

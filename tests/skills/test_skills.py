@@ -169,3 +169,13 @@ def test_archives_that_escape_the_folder_are_refused(app, tmp_path: Path) -> Non
         bad = tmp_path / "notes.txt"
         bad.write_text("hello")
         app.install_skill(str(bad))
+
+
+def test_with_mutations_frozen_the_reconciler_waits(tmp_path: Path) -> None:
+    cfg = Config.default(tmp_path / "ws")
+    cfg = cfg.replace(pipeline=dataclasses.replace(cfg.pipeline, mutations_frozen=True))
+    with SignetApp.open(cfg, embedder=HashEmbedder(64)) as app:
+        write_skill(app, "deploy", DEPLOY)
+        report = app.reconcile_skills(NOW)
+        assert report["added"] == [] and "frozen" in report["errors"][0]
+        assert app.list_skills() == []

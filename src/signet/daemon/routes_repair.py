@@ -146,7 +146,7 @@ class MaintenanceReportOut(BaseModel):
 
 class MaintenanceRunOut(BaseModel):
     model_config = _OUT
-    id: str
+    id: str | None = Field(description="The recorded run; null when mutationsFrozen (not stored).")
     mode: str
     frozen: bool
     ok: bool
