@@ -99,3 +99,14 @@ def test_lineage_threads_reindex_and_forget_over_http(serve) -> None:
     assert gone.status_code == 200 and len(gone.json()["removed_paths"]) == 3
     assert s.client.get("/api/sessions/s1").status_code == 404
     assert s.client.post("/api/artifacts/reindex").json()["indexed"] == 0
+
+
+def test_a_scoped_token_cannot_read_the_rendered_memory_md(serve) -> None:
+    s = serve()
+    s.app.remember("The alpha launch code name is Bluebird", project="alpha", importance=0.9)
+    assert s.client.post("/api/memory/synthesize").status_code == 200
+    assert "Bluebird" in s.client.get("/api/identity/MEMORY.md").json()["content"]
+    scoped = auth(issue(s.app, "agent", project="beta"))
+    assert s.client.get("/api/identity/MEMORY.md", headers=scoped).status_code == 403
+    assert s.client.get("/api/identity/SOUL.md", headers=scoped).status_code != 403
+    assert s.client.post("/api/memory/synthesize", headers=scoped).status_code == 403

@@ -2,7 +2,8 @@
 
 - `GET /api/config` -> the effective configuration (every resolved value; no secret: see
   signet/config_view.py) — `diagnostics`
-- `GET /api/identity/{name}` -> {name, content, bytes, updated_at} — `recall`
+- `GET /api/identity/{name}` -> {name, content, bytes, updated_at} — `recall` (MEMORY.md:
+  unscoped tokens only, it is rendered from every project's memories)
 - `PUT /api/identity/{name}` body {content} -> the same, after an atomic write — `admin`
 
 `name` is one of AGENTS.md, SOUL.md, IDENTITY.md, USER.md, MEMORY.md (anything else is a 400
@@ -11,15 +12,16 @@ before any path is built); content is capped at 64 KiB of UTF-8 (signet/identity
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from signet.daemon.auth import require, unscoped
+from signet.daemon.auth import Principal, require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
+from signet.errors import Forbidden
 from signet.identity import MAX_IDENTITY_BYTES
 
 __all__ = ["router"]
@@ -58,9 +60,13 @@ def config(app: App) -> JSONResponse:
     return JSONResponse(app.effective_config())
 
 
-@router.get("/identity/{name}", response_model=IdentityOut,
-            dependencies=[Depends(require("recall"))])
-def read_identity(name: IdentityName, app: App) -> JSONResponse:
+@router.get("/identity/{name}", response_model=IdentityOut)
+def read_identity(
+    name: IdentityName, app: App, principal: Annotated[Principal, Depends(require("recall"))]
+) -> JSONResponse:
+    if name == "MEMORY.md" and principal.scoped:
+        # The global head is rendered from the owner's memories of every project.
+        raise Forbidden("MEMORY.md spans every project; a scoped token cannot read it")
     return JSONResponse(app.identity_file(name))
 
 
