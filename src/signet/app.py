@@ -973,7 +973,8 @@ def _scoped_filters(filters: MemoryFilters, scope: MemoryScope | None) -> Memory
         if allowed is not None and asked is not None and asked != allowed:
             raise Forbidden(f"this token is scoped to {name} {allowed!r}")
     return replace(
-        filters, agent_id=scope.agent_id or filters.agent_id, project=scope.project or filters.project
+        filters, agent_id=scope.agent_id or filters.agent_id,
+        project=scope.project or filters.project, isolated=True,
     )
 
 

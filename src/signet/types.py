@@ -132,6 +132,9 @@ class MemoryFilters:
     include_deleted: bool = False
     # A community id (entity_communities.id): memories mentioning one of its entities.
     community: str | None = None
+    # Set for a scoped caller: recall ranks with the statistics of the filtered slice alone, so
+    # nothing outside it moves a score (store/slice_bm25.py). Not a filter itself.
+    isolated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,22 +37,27 @@ Ranking = Sequence[tuple[str, float]]
 _NEIGHBOURS = """
 SELECT m.id, coalesce(m.event_at, m.created_at),
   (SELECT n.id || char(31) || coalesce(n.event_at, n.created_at) FROM memories n
-    WHERE n.agent_id = m.agent_id AND n.session_id IS m.session_id AND n.rowid < m.rowid
+    WHERE n.agent_id = m.agent_id AND n.session_id IS m.session_id {project} AND n.rowid < m.rowid
       AND n.is_deleted = 0 ORDER BY n.rowid DESC LIMIT 1),
   (SELECT n.id || char(31) || coalesce(n.event_at, n.created_at) FROM memories n
-    WHERE n.agent_id = m.agent_id AND n.session_id IS m.session_id AND n.rowid > m.rowid
+    WHERE n.agent_id = m.agent_id AND n.session_id IS m.session_id {project} AND n.rowid > m.rowid
       AND n.is_deleted = 0 ORDER BY n.rowid ASC LIMIT 1)
 FROM memories m WHERE m.id IN ({marks})
 """
 
 
-def neighbours(conn: Connection, ids: Iterable[str]) -> dict[str, list[str]]:
-    """Memory id -> the ids of its conversation neighbours (before, after), when close in time."""
+def neighbours(
+    conn: Connection, ids: Iterable[str], *, same_project: bool = False
+) -> dict[str, list[str]]:
+    """Memory id -> the ids of its conversation neighbours (before, after), when close in time.
+    `same_project`: only turns of the memory's own project count (a caller scoped to a project
+    must find the neighbour it would find if other projects' turns did not exist)."""
     wanted = list(dict.fromkeys(ids))
     found: dict[str, list[str]] = {}
+    project = "AND n.project IS m.project" if same_project else ""
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
-        sql = _NEIGHBOURS.format(marks=",".join("?" * len(chunk)))
+        sql = _NEIGHBOURS.format(marks=",".join("?" * len(chunk)), project=project)
         for memory_id, at, before, after in conn.execute(sql, chunk).fetchall():
             close = [n for n in (_close(at, before), _close(at, after)) if n]
             if close:

@@ -138,7 +138,7 @@ class Recaller:
         if query.mode != "vector":
             mark = time.perf_counter()
             rankings["lexical"] = fts.search(conn, query.query, query.filters, pool)
-            if fts.has_hints(conn):
+            if fts.has_hints(conn, query.filters):
                 rankings["hint"] = fts.search(
                     conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS
                 )
@@ -147,7 +147,10 @@ class Recaller:
         vector = None
         if query.mode != "keyword":
             vector = self._semantic(conn, query, pool, rankings, timings, degraded)
-        if query.mode in ("full", "hybrid"):
+        # The graph is one per agent, built from all its projects: a caller scoped to a project
+        # ranks without it, or other projects' entities would shape its answers.
+        agent_wide = not (query.filters.isolated and query.filters.project is not None)
+        if query.mode in ("full", "hybrid") and agent_wide:
             for channel in self.channels:
                 mark = time.perf_counter()
                 try:
@@ -158,7 +161,7 @@ class Recaller:
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
         rankings = {name: ranking for name, ranking in rankings.items() if ranking}
-        if self.source_channel and source_sql.any_ranked(conn):
+        if self.source_channel and source_sql.any_ranked(conn, query.filters):
             mark = time.perf_counter()
             rankings = self._sourced(conn, query, rankings, pool)
             timings["sources"] = (time.perf_counter() - mark) * 1000
@@ -180,7 +183,7 @@ class Recaller:
             tokens = fts.selective_tokens(conn, fts.query_tokens(query.query))
             hits = source_sql.search(
                 conn, query.query, query.filters.agent_id, pool, tokens,
-                project=query.filters.project,
+                project=query.filters.project, filters=query.filters,
             )
         ids = {m for ranking in rankings.values() for m, _ in ranking}
         key_of = source_sql.keys_of(conn, list(ids))
@@ -209,7 +212,7 @@ class Recaller:
             return rankings
         chosen = [name for name in self.context_channels if name in rankings]
         sources = {m for name in chosen for m, _ in rankings[name][: context.CONTEXT_SOURCES]}
-        links = context.neighbours(conn, sources)
+        links = context.neighbours(conn, sources, same_project=query.filters.isolated)
         if links and _has_filters(query):
             linked = {n for ns in links.values() for n in ns}
             allowed = mem_sql.allowed_ids(conn, sorted(linked), query.filters)
@@ -242,11 +245,15 @@ class Recaller:
             return None
         timings["embed"] = (time.perf_counter() - mark) * 1000
         mark = time.perf_counter()
-        found = self.vectors.search(conn, vector, pool)
-        found = [(m, s) for m, s in found if s >= self.config.min_cosine]
-        if found and _has_filters(query):
-            allowed = mem_sql.allowed_ids(conn, [m for m, _ in found], query.filters)
-            found = [(m, s) for m, s in found if m in allowed]
+        if _has_filters(query):
+            # The nearest memories *within* the filters (a scope), not the filtered global top.
+            found = self.vectors.search_within(
+                conn, vector, pool, lambda ids: mem_sql.allowed_ids(conn, ids, query.filters),
+                self.config.min_cosine,
+            )
+        else:
+            found = self.vectors.search(conn, vector, pool)
+            found = [(m, s) for m, s in found if s >= self.config.min_cosine]
         rankings["semantic"] = found
         timings["semantic"] = (time.perf_counter() - mark) * 1000
         return vector

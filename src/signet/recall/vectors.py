@@ -11,7 +11,7 @@ without a notification channel, at the cost of one cheap aggregate query per sea
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -78,6 +78,24 @@ class VectorSearch:
             for memory_id in owners.get(emb_id, ()):
                 results.append((memory_id, float(score)))
         return results
+
+    def search_within(
+        self, conn: Connection, query: np.ndarray, k: int,
+        allowed: Callable[[list[str]], set[str]], min_score: float,
+    ) -> list[tuple[str, float]]:
+        """The nearest `k` memories that `allowed` admits (a filter, a caller's scope), exactly:
+        the search widens until k admitted memories are found or the index is exhausted, so
+        memories outside the filter never crowd out the ones inside it."""
+        self.sync(conn)
+        wanted = k
+        while True:
+            found = [(m, s) for m, s in self.search(conn, query, wanted) if s >= min_score]
+            admitted = allowed([m for m, _ in found])
+            kept = [(m, s) for m, s in found if m in admitted]
+            exhausted = wanted >= len(self._index) or len(found) < wanted
+            if len(kept) >= k or exhausted:
+                return kept[:k]
+            wanted *= 4
 
     def embedded_ids(self, ids: Sequence[int]) -> list[int]:
         return [i for i in ids if i in self._index]  # type: ignore[operator]

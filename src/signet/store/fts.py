@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from signet.store import slice_bm25
 from signet.store.connection import Connection
 from signet.store.memories import filter_sql
 from signet.types import MemoryFilters
@@ -75,6 +76,13 @@ def search(
     token through the table's own tokenizer, so the stemmed table needs no stemming here."""
     if table not in TABLES:
         raise ValueError(f"unknown FTS table {table!r}")
+    if filters.isolated:
+        # A scoped caller: the slice's own statistics (store/slice_bm25.py).
+        words = query_tokens(text)
+        if not words or limit <= 0:
+            return []
+        index = slice_bm25.gather(conn, words, filters, table)
+        return slice_bm25.rank_memories(index, words, columns, limit)
     tokens = selective_tokens(conn, query_tokens(text))
     if not tokens or limit <= 0:
         return []
@@ -101,9 +109,14 @@ def search(
     return [(r[0], float(r[1])) for r in rows]
 
 
-def has_hints(conn: Connection) -> bool:
-    """Whether any memory carries prospective hints (a probe of a partial index, migration 008)."""
-    return conn.execute("SELECT 1 FROM memories WHERE hints <> '' LIMIT 1").fetchone() is not None
+def has_hints(conn: Connection, filters: MemoryFilters | None = None) -> bool:
+    """Whether any memory carries prospective hints (a probe of a partial index, migration 008);
+    for an isolated slice, any memory of the slice (what lies outside must not show)."""
+    if filters is None or not filters.isolated:
+        return conn.execute("SELECT 1 FROM memories WHERE hints <> '' LIMIT 1").fetchone() is not None
+    where, params = filter_sql(filters)
+    row = conn.execute(f"SELECT 1 FROM memories m WHERE m.hints <> '' AND {where} LIMIT 1", params)
+    return row.fetchone() is not None
 
 
 def _or_of(tokens: list[str]) -> str:

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from json import dumps
 
+from signet.store import slice_bm25
 from signet.store.connection import Connection
-from signet.store.fts import query_tokens
+from signet.store.fts import STEMMED_TABLE, query_tokens
 from signet.store.memories import filter_sql
 from signet.types import MemoryFilters
 
@@ -54,10 +55,17 @@ def pending(conn: Connection) -> bool:
     return conn.execute("SELECT 1 FROM memory_sources WHERE dirty = 1 LIMIT 1").fetchone() is not None
 
 
-def any_ranked(conn: Connection) -> bool:
-    """Whether some source has MIN_MEMBERS live members (a partial index probe, migration 008)."""
+def any_ranked(conn: Connection, filters: MemoryFilters | None = None) -> bool:
+    """Whether some source has MIN_MEMBERS live members (a partial index probe, migration 008);
+    for an isolated slice, some source of the slice's agent and project."""
+    if filters is None or not filters.isolated:
+        return conn.execute(
+            "SELECT 1 FROM memory_sources WHERE members >= 2 LIMIT 1"
+        ).fetchone() is not None
     row = conn.execute(
-        "SELECT 1 FROM memory_sources WHERE members >= 2 LIMIT 1"
+        "SELECT 1 FROM memory_sources WHERE members >= 2 AND (? IS NULL OR agent_id = ?)"
+        " AND (? IS NULL OR project = ?) LIMIT 1",
+        [filters.agent_id, filters.agent_id, filters.project, filters.project],
     ).fetchone()
     return row is not None
 
@@ -94,7 +102,7 @@ def _reindex(conn: Connection, rowid: int, key: SourceKey) -> None:
 
 def search(
     conn: Connection, text: str, agent_id: str | None, limit: int, tokens: Sequence[str] = (),
-    *, project: str | None = None,
+    *, project: str | None = None, filters: MemoryFilters | None = None,
 ) -> list[SourceHit]:
     """Sources by BM25 over their whole text, best first (score is -bm25, higher is better),
     of `agent_id` and `project` when given (None: any).
@@ -104,6 +112,12 @@ def search(
     words = list(tokens) or query_tokens(text)
     if not words or limit <= 0:
         return []
+    if filters is not None and filters.isolated:
+        # A scoped caller: the slice's own statistics (store/slice_bm25.py).
+        words = query_tokens(text)
+        index = slice_bm25.gather(conn, words, filters, STEMMED_TABLE)
+        ranked = slice_bm25.rank_sources(conn, index, words, filters, limit, MIN_MEMBERS)
+        return [SourceHit(r.key[0], r.key[1], r.key[2], r.score) for r in ranked]
     match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
     rank = "bm25(memory_sources_fts)"
     columns = "s.agent_id, s.project, s.source_id"

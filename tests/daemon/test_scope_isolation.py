@@ -1,0 +1,223 @@
+"""Scope isolation, channel by channel, over real HTTP (docs/security.md "Scope").
+
+The promise: a caller scoped to an agent or a project gets exactly the answer it would get if
+nothing outside its scope existed. Each test builds two daemons holding the same memories of the
+caller's scope, writes into the second one words of the query in *another* scope, asks both the
+same recalls, and compares everything the caller sees: which memories, in which order, their
+scores, every channel's evidence, adjustments, the method, `meta.count`, `meta.degraded` and
+which stages ran (`meta.timings`' keys). One test per recall channel: lexical, hint, semantic,
+whole source, dated, conversation context, graph traversal; then every mode over a mixed world.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from auth_tokens import auth, issue
+from signet.config import SearchConfig
+from signet.store import memories as mem_sql
+
+REMEMBER = "/api/memory/remember"
+RECALL = "/api/memory/recall"
+P, Q = {"project": "p"}, {"project": "q"}  # the caller's scope and the other one
+Write = Callable[[Any, dict[str, str], dict[str, str], bool], None]
+
+
+def remember(s: Any, token: dict[str, str], content: str, **fields: Any) -> str:
+    """Remember `content`; each memory in a session of its own unless the test names one (so
+    conversation context links only what a test means to link, and no two results tie)."""
+    own_session = {"X-Signet-Session": "s-" + hashlib.sha256(content.encode()).hexdigest()[:12]}
+    headers = {**token, **fields.pop("headers", own_session)}
+    reply = httpx.post(f"{s.url}{REMEMBER}", json={"content": content, **fields}, headers=headers)
+    assert reply.status_code == 200, reply.text
+    return str(reply.json()["id"])
+
+
+def view(answer: dict[str, Any]) -> dict[str, Any]:
+    """Everything a caller sees of a recall answer, but ids and clocks."""
+    return {
+        "results": [(h["content"], h["score"], h["evidence"], h["adjustments"])
+                    for h in answer["results"]],
+        "method": answer["method"],
+        "count": answer["meta"]["count"],
+        "degraded": answer["meta"]["degraded"],
+        "stages": sorted(answer["meta"]["timings"]),
+    }
+
+
+def same(left: Any, right: Any) -> bool:
+    """Equal, with floats equal to a relative 1e-6 (scores carry a decay by the clock)."""
+    if isinstance(left, float) or isinstance(right, float):
+        return isinstance(left, int | float) and isinstance(right, int | float) and math.isclose(
+            left, right, rel_tol=1e-6, abs_tol=1e-9)
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(same(left[k], right[k]) for k in left)
+    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right, strict=True))
+    return bool(left == right)
+
+
+def answers(
+    serve: Any, write: Write, queries: list[dict[str, Any]], plant: bool,
+    mine: dict[str, str], theirs: dict[str, str], **sections: Any,
+) -> list[dict[str, Any]]:
+    s = serve(**sections)
+    me, other = auth(issue(s.app, "agent", **mine)), auth(issue(s.app, "agent", **theirs))
+    write(s, me, other, plant)
+    out = []
+    for query in queries:
+        reply = httpx.post(f"{s.url}{RECALL}", json={"limit": 20, **query}, headers=me)
+        assert reply.status_code == 200, reply.text
+        out.append(view(reply.json()))
+    return out
+
+
+def assert_unmoved(
+    serve: Any, write: Write, queries: list[dict[str, Any]], *, mine: dict[str, str] = P,
+    theirs: dict[str, str] = Q, **sections: Any,
+) -> list[dict[str, Any]]:
+    alone = answers(serve, write, queries, False, mine, theirs, **sections)
+    planted = answers(serve, write, queries, True, mine, theirs, **sections)
+    for query, a, b in zip(queries, alone, planted, strict=True):
+        assert same(a, b), f"{query}:\n without the other scope: {a}\n with it: {b}"
+    return planted
+
+
+def test_lexical_scores_ignore_another_scopes_words(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        for text in ("the kite festival is in may", "kite repair needs glue and string",
+                     "the garden needs water", "a festival of music"):
+            remember(s, me, text)
+        if plant:
+            for n in range(6):
+                remember(s, other, f"kite kite festival crowd number {n}")
+
+    found = assert_unmoved(serve, write, [{"query": "kite festival", "mode": "keyword"},
+                                          {"query": "glue string water", "mode": "keyword"}])
+    assert [r[0] for r in found[0]["results"]][:1] == ["the kite festival is in may"]
+    assert all(r[2]["lexical_rank"] for r in found[0]["results"])
+
+
+def test_hint_scores_ignore_another_scopes_hints(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        mine = remember(s, me, "we repainted the shed blue")
+        remember(s, me, "the shed roof leaks")
+        hinted = {mine: "what colour is the shed"}
+        if plant:
+            theirs = remember(s, other, "an unrelated note")
+            hinted[theirs] = "what colour is the car colour paint"
+        with s.app.store.write_tx() as conn:
+            for memory_id, hints in hinted.items():
+                mem_sql.set_hints(conn, memory_id, hints)
+
+    found = assert_unmoved(serve, write, [{"query": "shed colour", "mode": "keyword"},
+                                          {"query": "paint colour", "mode": "keyword"}])
+    assert found[0]["results"][0][2]["hint"] and "hint" not in found[1]["stages"]
+
+
+def test_semantic_neighbours_of_another_scope_do_not_crowd_out_ones_own(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        for text in ("kite festival tickets", "kite string", "garden hose"):
+            remember(s, me, text)
+        if plant:  # closer to the query than anything of mine, and more than the pool holds
+            for n in range(8):
+                remember(s, other, f"kite festival tickets {n}")
+
+    search = replace(SearchConfig(), candidate_pool=3)
+    found = assert_unmoved(
+        serve, write, [{"query": "kite festival tickets", "mode": "vector", "limit": 3}],
+        search=search,
+    )
+    assert len(found[0]["results"]) == 2  # the third is below search.min_cosine
+    assert found[0]["results"] and found[0]["results"][0][0] == "kite festival tickets"
+
+
+def test_whole_sources_of_another_scope_move_nothing(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        for text in ("we flew the kite on the beach", "the wind was strong", "lunch was late"):
+            remember(s, me, text, source_id="chat-1")
+        for text in ("kite lessons start monday", "bring a jacket"):
+            remember(s, me, text, source_id="chat-2")
+        if plant:
+            for source in ("chat-1", "chat-9"):
+                for text in ("kite kite beach wind", "kite surfing beach"):
+                    remember(s, other, f"{text} {source}", source_id=source)
+
+    found = assert_unmoved(serve, write, [{"query": "kite beach wind", "mode": "keyword"},
+                                          {"query": "kite jacket", "mode": "hybrid"}])
+    assert any(r[2]["source"] for r in found[0]["results"])
+
+
+def test_the_dated_channel_ignores_another_scopes_day(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        remember(s, me, "we went to the kite show", event_at="2026-01-05T10:00:00Z")
+        remember(s, me, "the show was long and the show was loud", event_at="2026-01-05T11:00:00Z")
+        remember(s, me, "the kite broke", event_at="2026-02-01T10:00:00Z")
+        if plant:
+            for n in range(4):
+                remember(s, other, f"show day {n} with friends", event_at="2026-01-05T12:00:00Z")
+
+    found = assert_unmoved(serve, write, [{"query": "kite show on 2026-01-05", "mode": "keyword"}])
+    assert found[0]["results"][0][0] == "we went to the kite show"
+
+
+def test_conversation_context_skips_another_projects_turns(serve) -> None:
+    session = {"headers": {"X-Signet-Session": "s1"}}
+
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        remember(s, me, "what should I plant in spring", **session)
+        if plant:  # the same agent and session, written in between, in another project
+            remember(s, other, "tomatoes want full sun", **session)
+        remember(s, me, "basil and parsley did well", **session)
+
+    found = assert_unmoved(serve, write, [{"query": "plant spring", "mode": "keyword"}])
+    assert {r[0] for r in found[0]["results"]} == {
+        "what should I plant in spring", "basil and parsley did well"}
+
+
+def test_another_projects_graph_shapes_nothing(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        if plant:  # the entity exists only because project q named it
+            graph = {"entities": [{"name": "Zorro Bakery", "type": "organization"}]}
+            remember(s, other, "Zorro Bakery sells rye bread", graph=graph)
+        remember(s, me, "we met at Zorro Bakery on friday")
+        remember(s, me, "friday was rainy")
+
+    assert_unmoved(serve, write, [{"query": "Zorro Bakery", "mode": "full"},
+                                  {"query": "friday", "mode": "full"}])
+
+
+def test_another_agents_graph_shapes_nothing(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        if plant:
+            graph = {"entities": [{"name": "Zorro Bakery", "type": "organization"}],
+                     "relations": [{"source": "Zorro Bakery", "target": "Rye", "type": "sells"}]}
+            remember(s, other, "Zorro Bakery sells rye bread", graph=graph)
+        remember(s, me, "we met at Zorro Bakery on friday")
+        remember(s, me, "rye bread for lunch")
+
+    assert_unmoved(serve, write, [{"query": "Zorro Bakery rye", "mode": "full"}],
+                   mine={"agent": "a"}, theirs={"agent": "b"})
+
+
+def test_every_mode_answers_as_if_the_other_scope_did_not_exist(serve) -> None:
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        for n, text in enumerate(("the deploy runs at noon", "deploy keys rotate monthly",
+                                  "the staging deploy failed twice", "lunch at noon",
+                                  "tea in the garden", "the cat sleeps", "rain all week")):
+            remember(s, me, text, source_id="ops" if n < 2 else None)
+        if plant:
+            for n in range(5):
+                remember(s, other, f"deploy deploy noon staging {n}", source_id="ops")
+
+    queries = [{"query": "deploy noon staging", "mode": mode}
+               for mode in ("keyword", "hybrid", "vector", "full")]
+    for mine, theirs in ((P, Q), ({"agent": "a"}, {"agent": "b"}),
+                         ({"agent": "a", "project": "p"}, {"agent": "a", "project": "q"})):
+        assert_unmoved(serve, write, queries, mine=mine, theirs=theirs)
