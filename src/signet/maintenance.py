@@ -29,6 +29,7 @@ from signet.store import embeddings as emb_sql
 from signet.store import fts as fts_sql
 from signet.store import health as health_sql
 from signet.store import jobs as jobs_sql
+from signet.store import sessions as sessions_sql
 from signet.types import format_ts, utc_now
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def pipeline_queue(app: SignetApp, errors_limit: int = 10) -> dict[str, Any]:
         "mutations_frozen": cfg.mutations_frozen,
         "llm": {"provider": app.llm.name, "model": app.llm.model} if app.llm else None,
         "queue": jobs_sql.depths(conn),
+        "summary_queue": sessions_sql.summary_counts(conn),  # summary_jobs: status -> count
         "last_errors": [
             {"id": j.id, "job_type": j.job_type, "status": j.status, "memory_id": j.memory_id,
              "attempts": j.attempts, "max_attempts": j.max_attempts, "error": j.error,

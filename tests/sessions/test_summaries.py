@@ -33,6 +33,7 @@ def test_a_trivial_two_turn_session_is_gated_out_and_its_transcript_kept(app: Si
     job = app.store.reader().execute("SELECT status, result FROM summary_jobs").fetchone()
     assert job["status"] == "completed" and '"gated": true' in job["result"]
     assert app.session_show("tiny")["summary_status"] == "skipped"
+    assert app.pipeline_status()["summary_queue"] == {"completed": 1}
     assert not (app.config.workspace / "memory" / "sessions").exists()
     assert app.session_show("tiny")["messages"][0]["text"] == "hi there"  # kept
 
