@@ -513,3 +513,17 @@ def test_a_websocket_handshake_gets_the_same_checks(serve) -> None:
     assert handshake([(b"host", b"evil.example"), *bearer])[0]["reason"] == "host_not_allowed"
     assert reached == []
     assert handshake([*host, *bearer]) == [] and reached == ["/ws"]
+
+
+def test_a_scoped_token_gets_no_session_context_from_the_hooks_or_mcp(serve) -> None:
+    """The session-start context gathers pinned and important memories of every project: a
+    token scoped to one project must not see it, through the hook routes or memory_context."""
+    s = serve()
+    s.app.remember("critical: the other project's launch code is 0000", project="q")
+    scoped = issue(s.app, "admin", project="p")
+    assert_error(httpx.post(f"{s.url}/api/hooks/session-start", json={}, headers=auth(scoped)),
+                 403, "forbidden")
+    (refused,) = run_mcp(f"{s.url}/mcp", scoped, [("memory_context", {})])
+    assert refused.is_error and "launch code" not in refused.content[0].text
+    open_context = s.client.post("/api/hooks/session-start", json={}).json()
+    assert "launch code is 0000" in open_context["context"]

@@ -41,7 +41,7 @@ from signet.providers.hash_embedder import HashEmbedder
 AGENT_YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
 TOOLS = {
     "memory_search", "memory_store", "memory_get", "memory_list", "memory_modify",
-    "memory_forget", "memory_feedback", "session_search",
+    "memory_forget", "memory_feedback", "session_search", "memory_context",
 }
 
 
@@ -228,6 +228,10 @@ async def round_trip(client: Client) -> str:
         client, "memory_feedback", memory_id=memory_id, feedback="correction"
     )
 
+    context = await call(client, "memory_context", project="go-tools")
+    assert memory_id in context["memories"] and "Priya prefers tabs" in context["context"]
+    assert context["project"] == "go-tools" and 0 < context["tokens"] <= 2000
+
     forgotten = await call(client, "memory_forget", id=other, reason="obsolete")
     assert forgotten["is_deleted"] is True
     after = await call(client, "memory_search", query="deploy Friday")
@@ -387,3 +391,19 @@ def test_expand_returns_the_transcript_excerpt_through_http_mcp_and_the_cli(
     assert [s["session_id"] for s in sessions] == ["sess-42"]
     without = workspace.cli_json("recall", "Lisbon")["results"]
     assert all("transcript" not in hit for hit in without)
+
+
+def test_identity_files_are_resources_and_the_context_a_prompt(workspace: Workspace) -> None:
+    (workspace.path / "USER.md").write_text("# User\n\nPriya, a Go developer in Lisbon.\n")
+
+    async def body(client: Client) -> None:
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert {f"signet://identity/{n}" for n in ("AGENTS.md", "USER.md", "MEMORY.md")} <= listed
+        read = await client.read_resource("signet://identity/USER.md")
+        assert "Priya, a Go developer" in read.contents[0].text
+        await call(client, "memory_store", content="Priya ships the CLI on Fridays", importance=0.9)
+        prompt = await client.get_prompt("signet_context", {})
+        text = prompt.messages[0].content.text
+        assert "Priya, a Go developer" in text and "ships the CLI on Fridays" in text
+
+    with_client(workspace.stdio(), body)

@@ -25,7 +25,7 @@ from mcp.types import CallToolResult, TextContent
 from signet.app import SignetApp
 from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import Principal
-from signet.errors import SignetError
+from signet.errors import Forbidden, SignetError
 from signet.mcp.backends import AppBackend
 from signet.types import MemoryScope
 
@@ -40,6 +40,7 @@ TOOL_PERMISSIONS: dict[str, str] = {
     "memory_forget": "forget",
     "memory_feedback": "remember",
     "session_search": "recall",
+    "memory_context": "recall",
 }
 READ_TOOL_PERMISSIONS = frozenset({"recall", "diagnostics", "analytics"})
 
@@ -127,3 +128,10 @@ class ScopedAppBackend(AppBackend):
             session_id=session_id,
         )
         return record.to_dict()
+
+    def context(self, *, project: str | None, cwd: str | None) -> dict[str, Any]:
+        # The session-start context spans every project (pinned and important memories of
+        # all of them): like the hook routes, it is for unscoped tokens only.
+        if _scope.get() is not None:
+            raise Forbidden("memory_context spans every project; a scoped token cannot use it")
+        return super().context(project=project, cwd=cwd)

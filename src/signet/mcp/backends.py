@@ -12,7 +12,9 @@ worker threads, so the app must never be swapped under them.
 from __future__ import annotations
 
 from typing import Any, Protocol
+from urllib.parse import quote
 
+from signet import injection
 from signet.app import SignetApp
 from signet.cli.client import Client, DaemonClient, LocalClient, connect
 from signet.config import Config
@@ -26,7 +28,14 @@ JSON = dict[str, Any]
 
 
 class Backend(Client, Protocol):
-    """The CLI client's operations plus agent feedback, each returning the contract's JSON."""
+    """The CLI client's operations plus agent feedback, the session-start context and the
+    identity files, each returning the contract's JSON."""
+
+    def context(self, *, project: str | None, cwd: str | None) -> JSON:
+        """What the session-start hook would inject (a preview: nothing is recorded)."""
+        ...
+
+    def identity(self, name: str) -> JSON: ...
 
     def feedback(
         self, memory_id: str, feedback: str, *, correction_text: str | None,
@@ -51,6 +60,14 @@ class DaemonBackend(DaemonClient):
         if session_id is not None:
             body["session_id"] = session_id
         return self._call("POST", "/api/memory/feedback", json=body)
+
+    def context(self, *, project: str | None, cwd: str | None) -> JSON:
+        # Without a session id the hook route records nothing: a preview.
+        body = {"harness": "generic", **{k: v for k, v in (("project", project), ("cwd", cwd)) if v}}
+        return self._call("POST", "/api/hooks/session-start", json=body)
+
+    def identity(self, name: str) -> JSON:
+        return self._call("GET", f"/api/identity/{quote(name, safe='')}")
 
 
 class AppBackend(LocalClient):
@@ -77,6 +94,13 @@ class AppBackend(LocalClient):
             session_id=session_id,
         )
         return record.to_dict()
+
+    def context(self, *, project: str | None, cwd: str | None) -> JSON:
+        request = {k: v for k, v in (("project", project), ("cwd", cwd)) if v}
+        return injection.handle(self._open(embedder=True), "session-start", request, record=False).to_dict()
+
+    def identity(self, name: str) -> JSON:
+        return self._open(embedder=False).identity_file(name)
 
 
 def connect_backend(cfg: Config) -> tuple[Backend, SignetApp | None]:

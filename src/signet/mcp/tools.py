@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 import signet
 from signet.errors import SignetError
 from signet.mcp.backends import Backend
+from signet.workspace import IDENTITY_FILES
 
 __all__ = ["INSTRUCTIONS", "build_server"]
 
@@ -75,6 +76,27 @@ def build_server(backend: Backend) -> MCPServer:
         find when something was discussed; memory_search finds the facts themselves.
         """
         return _answer(backend.session_search, query, limit=limit, project=project)
+
+    @server.tool(annotations=READ_ONLY)
+    def memory_context(project: str | None = None, cwd: str | None = None) -> JSON:
+        """What Signet puts in front of an agent at the start of a session: the identity files,
+        the head of MEMORY.md, pinned memories and the most important ones (the project's
+        first), under the session-start token budget. Call it when your harness has no Signet
+        hooks, at the start of a task. `project` (or `cwd`, whose last folder names it).
+
+        Returns {"context": text, "memories": [ids in it], "tokens", "truncated", "project"}.
+        """
+        return _answer(backend.context, project=project, cwd=cwd)
+
+    for name in IDENTITY_FILES:
+        _identity_resource(server, backend, name)
+
+    @server.prompt(title="Signet memory context")
+    def signet_context(project: str | None = None) -> str:
+        """The session-start memory context (identity, MEMORY.md head, pinned and important
+        memories) as a prompt to start a conversation with."""
+        text = _answer(backend.context, project=project, cwd=None)["context"]
+        return text or "Signet has no memories or identity notes for this session yet."
 
     @server.tool(annotations=WRITES)
     def memory_store(
@@ -144,6 +166,18 @@ def build_server(backend: Backend) -> MCPServer:
         )
 
     return server
+
+
+def _identity_resource(server: MCPServer, backend: Backend, name: str) -> None:
+    """`signet://identity/<NAME>`: one of the workspace's identity files, as markdown."""
+
+    def read() -> str:
+        return str(_answer(backend.identity, name)["content"])
+
+    server.resource(
+        f"signet://identity/{name}", name=name, mime_type="text/markdown",
+        description=f"The workspace's {name} (identity and standing notes for the agent).",
+    )(read)
 
 
 def _answer(call: Callable[..., JSON], *args: Any, **kwargs: Any) -> JSON:
