@@ -148,3 +148,13 @@ def test_session_search_finds_sessions_by_their_words(app: SignetApp) -> None:
     found = app.session_search("invoices rounding")["items"]
     assert [s["session_id"] for s in found] == ["billing"]
     assert "[" in found[0]["snippet"]
+
+
+def test_the_same_conversation_with_other_tool_output_keeps_both_originals(app: SignetApp) -> None:
+    first = imported(app, claude_code(TURNS))
+    again = imported(app, claude_code(TURNS).replace("TOOL-OUTPUT 1", "TOOL-OUTPUT one"))
+    assert again["status"] == "unchanged"
+    raws = sorted((app.config.workspace / first["session"]["raw_path"]).parent.glob("*.orig"))
+    assert len(raws) == 2
+    texts = {p.read_text("utf-8").count("TOOL-OUTPUT one") for p in raws}
+    assert texts == {0, 1}

@@ -12,8 +12,10 @@ Re-importing:
   ("appended"); the original is replaced by the longer one, which contains it;
 - an older, shorter version: nothing changes ("unchanged");
 - a version that differs inside the stored part (a harness rewrote its history): the stored
-  messages stay, the new tail after the common part is appended, and the previous original is
-  kept beside the new one under its hash ("diverged"). Nothing imported is ever dropped.
+  messages stay, the new tail after the common part is appended ("diverged").
+Whenever the new original does not begin with the stored one (a rewrite, or the same talk with
+other tool output), the stored original is kept beside the new one under its hash. Nothing
+imported is ever dropped.
 
 Files are written whole (lineage/files.py) before the row that points at them is committed, so a
 crash leaves at worst a file the row does not count yet; the next import rewrites it. Imports
@@ -118,15 +120,13 @@ class Importer:
         new = parsed.messages
         common = _common_prefix(stored, new)
         if common == len(new):  # the same messages, or an older, shorter version
-            if len(new) == len(stored):
-                write_atomic(self.workspace / (existing.raw_path or ""), text)
+            if len(new) == len(stored):  # the same talk, other tool output: keep both originals
+                self._replace_raw(existing, text)
                 existing = replace(existing, raw_hash=raw_hash)
             return self._commit(existing, existing, "unchanged", 0, ended)
         status = "appended" if common == len(stored) else "diverged"
-        if status == "diverged":
-            self._keep_previous_raw(existing)
+        self._replace_raw(existing, text)
         merged = stored + new[common:]
-        write_atomic(self.workspace / (existing.raw_path or ""), text)
         write_messages(self.workspace / (existing.path or ""), merged)
         last = parsed.last_at or utc_now()
         row = replace(
@@ -143,11 +143,16 @@ class Importer:
             found = parse("generic", row.content).messages
         return found
 
-    def _keep_previous_raw(self, row: SessionRow) -> None:
+    def _replace_raw(self, row: SessionRow, text: str) -> None:
+        """The new original replaces the stored one; the stored one is kept beside it under
+        its hash unless the new one contains it (a harness that only appends)."""
         current = self.workspace / (row.raw_path or "")
         if current.is_file():
-            kept = current.with_name(f"{current.stem}.{(row.raw_hash or 'old')[:12]}.orig")
-            write_atomic(kept, current.read_bytes())
+            previous = current.read_bytes()
+            if not text.encode("utf-8").startswith(previous):
+                kept = current.with_name(f"{current.stem}.{(row.raw_hash or 'old')[:12]}.orig")
+                write_atomic(kept, previous)
+        write_atomic(current, text)
 
     # -- the row ----------------------------------------------------------------------------
 
