@@ -22,6 +22,6 @@ def test_bench_ingest_indexes_every_note(tmp_path: Path) -> None:
 
 
 def test_bench_projection_times_pca_in_two_and_three_dimensions(tmp_path: Path) -> None:
-    result = bench_projection([300], umap=False, workdir=tmp_path)
+    result = bench_projection([300], methods=["pca"], workdir=tmp_path)
     assert [(r["n"], r["method"], r["dimensions"]) for r in result["results"]] == [
         (300, "pca", 2), (300, "pca", 3)]

@@ -105,11 +105,12 @@ def _now() -> Any:
 
 
 def bench_projection(
-    sizes: list[int], *, dims: int = 384, umap: bool | None = None,
+    sizes: list[int], *, dims: int = 384, methods: list[str] | None = None,
     workdir: Path | None = None, progress: Progress = _quiet,
 ) -> dict[str, Any]:
-    use_umap = layout.umap_available() if umap is None else umap
-    methods = ["pca"] + (["umap"] if use_umap else [])
+    """Time the projection at each size; `methods` None: PCA, and UMAP when installed."""
+    if methods is None:
+        methods = ["pca"] + (["umap"] if layout.umap_available() else [])
     results = []
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir) as tmp:

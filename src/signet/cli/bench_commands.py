@@ -279,12 +279,15 @@ def ingest_bench(ctx: click.Context, files: int, embedder: str, as_json: bool) -
 
 @bench.command(name="projection")
 @click.option("--sizes", default="10000,100000", show_default=True, help="Point counts, a comma list.")
+@click.option("--method", type=click.Choice(["auto", "pca", "umap"]), default="auto",
+              show_default=True, help="auto: PCA, and UMAP too when the viz extra is installed.")
 @_json
 @click.pass_context
-def projection_bench(ctx: click.Context, sizes: str, as_json: bool) -> None:
+def projection_bench(ctx: click.Context, sizes: str, method: str, as_json: bool) -> None:
     """The embedding projection's compute time (PCA; UMAP too with the viz extra)."""
     from signet.bench.documents_bench import bench_projection
 
     _setup_threads()
     counts = [int(s) for s in sizes.split(",") if s.strip()]
-    _emit(ctx, as_json, bench_projection(counts, progress=_progress))
+    methods = None if method == "auto" else [method]
+    _emit(ctx, as_json, bench_projection(counts, methods=methods, progress=_progress))
