@@ -96,6 +96,7 @@ def test_an_edit_against_a_stale_version_is_a_conflict_not_an_overwrite(
     page.click("#editor button[type=submit]")
     expect(page.locator("#memory-content")).to_have_text("The staging database lives on host db-4")
     assert daemon.app.get(memory["id"]).version == 3
+    assert daemon.app.history(memory["id"])[-1].changed_by == "dashboard"
     newest = page.locator(".history-event").first  # newest first, with the words that changed
     expect(newest.locator("del")).to_have_text("db-3")
     expect(newest.locator("ins")).to_have_text("db-4")

@@ -28,7 +28,9 @@ from signet.errors import Conflict, Unauthorized
 
 __all__ = ["router"]
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 403, 409)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 409)
+}
 HOME = "/app/memories"
 
 router = APIRouter(responses=ERRORS)

@@ -66,7 +66,8 @@ def status(request: Request, app: App) -> JSONResponse:
     return JSONResponse({**app.pipeline_status(), "workers": state})
 
 
-@router.get("/jobs", dependencies=[Depends(require("diagnostics"))])
+@router.get("/jobs", dependencies=[Depends(require("diagnostics"))],
+            responses={400: {"model": ErrorOut}})
 def jobs(
     app: App, status: str | None = None, type: str | None = None,
     limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0, le=10**9),
