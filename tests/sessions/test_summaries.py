@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from fakes.transcripts import claude_code, conversation
@@ -114,3 +114,35 @@ def test_a_worker_killed_mid_summary_leaves_no_half_artifact_and_the_retry_compl
     assert summary_worker(app).tick(datetime.now(UTC))
     assert [f.name for f in folder.glob("*.md")] == ["2026-11-20-k--summary.md"]
     assert app.store.reader().execute("SELECT COUNT(*) FROM memory_artifacts").fetchone()[0] == 1
+
+
+LLM_SUMMARY = """<think>the user is fixing invoices</think>Fixing invoice rounding for Frankfurt customers.
+
+## Decisions
+- Use banker's rounding in the invoice service.
+
+## Open questions
+- Whether to notify finance before Thursday's deploy."""
+
+
+def test_with_an_llm_the_summary_is_the_llms_and_a_failed_call_is_retried(app: SignetApp) -> None:
+    from fakes.llm_server import FakeLLMServer, Reply, prompt_of
+    from signet.providers.llm import make_llm
+
+    with FakeLLMServer() as server:
+        server.push(Reply("", status=500), Reply(LLM_SUMMARY))
+        llm = make_llm("ollama", model="m", base_url=server.url)
+        worker = SummaryWorker(app.store, app.config.workspace, app.config.sessions,
+                               app.config.pipeline, app, llm)
+        app.import_transcript(harness="claude-code", content=claude_code(conversation(12), session_id="llm"))
+        assert worker.tick(T)  # the 500: the job goes back to pending with its error
+        job = app.store.reader().execute("SELECT status, error, attempts FROM summary_jobs").fetchone()
+        assert (job["status"], job["attempts"]) == ("pending", 1) and "500" in job["error"]
+        assert not worker.tick(T + timedelta(milliseconds=500))  # backing off for a second
+        assert worker.tick(T + timedelta(seconds=2))
+        assert "Frankfurt customers" in prompt_of(server.requests[-1].json)
+    body = (app.config.workspace / "memory" / "sessions" / "2026-11-20-llm--summary.md").read_text("utf-8")
+    artifact = parse("x", body)
+    assert artifact.meta["method"] == "llm"
+    assert artifact.meta["memory_sentence"] == "Fixing invoice rounding for Frankfurt customers."
+    assert "<think>" not in artifact.body and "## Decisions\n- Use banker's rounding" in artifact.body

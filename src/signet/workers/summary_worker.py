@@ -16,7 +16,8 @@ A tick reaps stale summary leases (at most once a minute), leases the oldest pen
 3. its own transactions: the thread roll-up (lineage/threads.py): every `arc_size` unrolled
    summaries of the thread become an arc, every `epoch_size` arcs an epoch.
 
-A failure fails the job (retried with back-off, dead after max attempts); the loop goes on.
+A failure fails the job (back to pending, dead after max attempts) and pauses the worker with
+seed 002's back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from signet.store.artifacts import ArtifactRow
 from signet.store.db import Store
 from signet.store.sessions import SessionRow, SummaryJob
 from signet.types import Actor, format_ts
-from signet.workers.leasing import describe_error
+from signet.workers.leasing import describe_error, retry_delay_ms
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +63,13 @@ class SummaryWorker:
     llm: CompletingLLM | None = None
     name: str = "summary"
     last_reap: datetime | None = None
+    paused_until: datetime | None = None
 
     def tick(self, now: datetime) -> bool:
         if self.pipeline.mutations_frozen or not self.pipeline.enabled:
             return False
+        if self.paused_until is not None and now < self.paused_until:
+            return False  # backing off after a failure (a provider that is down)
         self._reap(now)
         stamp = format_ts(now)
         with self.store.write_tx() as conn:
@@ -79,6 +83,8 @@ class SummaryWorker:
             with self.store.write_tx() as conn:
                 if sessions_sql.owns_summary(conn, job):
                     sessions_sql.fail_summary(conn, job, describe_error(exc), stamp)
+            # Seed 002's back-off: min(1 s * 2^(attempt-1), 30 s) before the next job.
+            self.paused_until = now + timedelta(milliseconds=retry_delay_ms(job.attempts))
         return True
 
     def _reap(self, now: datetime) -> None:
