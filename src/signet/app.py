@@ -35,6 +35,7 @@ from signet.graph.apply import parse_payload as parse_graph_payload
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
 from signet.normalize import normalize_content
+from signet.pipeline.rule_extractor import extraction_mode
 from signet.pipeline.writes import PreparedMemory, resolve_review
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder, make_embedder
@@ -56,6 +57,7 @@ from signet.store import search_telemetry as qa_sql
 from signet.store.db import Store
 from signet.store.feedback import FEEDBACK_TYPES, Feedback
 from signet.store.jobs import Job
+from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
 from signet.telemetry import Telemetry
 from signet.types import (
@@ -396,6 +398,7 @@ class SignetApp:
 
     def get(self, memory_id: str, *, scope: MemoryScope | None = None) -> Memory:
         conn = self.store.reader()
+        memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
         _check_scope(conn, memory_id, scope)
         memory = mem_sql.get(conn, memory_id)
         if memory is None:
@@ -415,8 +418,8 @@ class SignetApp:
         return Page(tuple(items), total, limit, offset)
 
     def history(self, memory_id: str, *, scope: MemoryScope | None = None) -> list[HistoryEvent]:
-        self.get(memory_id, scope=scope)
-        return history_sql.for_memory(self.store.reader(), memory_id)
+        memory = self.get(memory_id, scope=scope)
+        return history_sql.for_memory(self.store.reader(), memory.id)
 
     def recall(
         self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
@@ -549,6 +552,7 @@ class SignetApp:
         if not changes:
             raise InvalidInput("no changes given")
         current = self.get(memory_id, scope=scope)
+        memory_id = current.id  # a short id resolved
         if current.is_deleted:
             raise Conflict(f"memory {memory_id} is deleted; recover it first")
         if scope is not None and scope.project is not None and changes.get("project", scope.project) != scope.project:
@@ -583,11 +587,30 @@ class SignetApp:
             emb_id = None
             if norm is not None:
                 emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
+                self._relink(conn, fresh, norm.storage, now)
             updated = mem_sql.get(conn, memory_id)
         if emb_id is not None and vector is not None and self.vectors is not None:
             self.vectors.add(emb_id, vector)
         assert updated is not None
         return updated
+
+    def _relink(self, conn: Any, memory: Memory, content: str, now: str) -> None:
+        """New content names other things: the graph forgets what the old text named, the
+        inline linker links the entities the new text names, and extraction (which creates
+        the entities that do not exist yet) and hints run again. Same transaction as the
+        update."""
+        graph_sql.unlink_memory(conn, memory.id)
+        graph_sql.link_known_entities(conn, memory.id, memory.agent_id, content, now)
+        mem_sql.set_hints(conn, memory.id, "")  # hints of the old text would find it wrongly
+        if not self._pipeline_on():
+            return
+        if memory.source_type != "pipeline":
+            jobs_sql.enqueue(conn, "extract", memory_id=memory.id, now=now,
+                             max_attempts=self._attempts())
+            mem_sql.set_extraction_status(conn, memory.id, "pending", None)
+        if self.config.pipeline.hints.enabled:
+            jobs_sql.enqueue(conn, "hints", memory_id=memory.id, now=now,
+                             max_attempts=self._attempts())
 
     def _columns_for(self, current: Memory, changes: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         proposed = NewMemory(
@@ -631,6 +654,7 @@ class SignetApp:
         self._check_mutable()
         now = utc_now()
         with self.store.write_tx() as conn:
+            memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
             _check_scope(conn, memory_id, scope)
             current = mem_sql.get(conn, memory_id)
             if current is None:
@@ -656,6 +680,7 @@ class SignetApp:
         now = utc_now()
         window = timedelta(milliseconds=self.config.retention.tombstone_retention_ms)
         with self.store.write_tx() as conn:
+            memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
             _check_scope(conn, memory_id, scope)
             current = mem_sql.get(conn, memory_id)
             if current is None:
@@ -697,6 +722,7 @@ class SignetApp:
         if text is not None and len(text) > self.config.memory.max_content_chars:
             raise InvalidInput("correction_text is too long")
         with self.store.write_tx() as conn:
+            memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
             _check_scope(conn, memory_id, scope)
             if mem_sql.get(conn, memory_id) is None:
                 raise NotFound(f"memory {memory_id} not found")
@@ -825,7 +851,8 @@ class SignetApp:
         )
 
     def job(self, job_id: str) -> Job:
-        found = jobs_sql.get(self.store.reader(), job_id)
+        conn = self.store.reader()
+        found = jobs_sql.get(conn, resolve_prefix(conn, "memory_jobs", job_id, noun="job"))
         if found is None:
             raise NotFound(f"job {job_id} not found")
         return found
@@ -836,6 +863,8 @@ class SignetApp:
 
     def requeue_dead_jobs(self, job_ids: Sequence[str] | None = None) -> int:
         with self.store.write_tx() as conn:
+            if job_ids is not None:
+                job_ids = [resolve_prefix(conn, "memory_jobs", j, noun="job") for j in job_ids]
             return jobs_sql.requeue_dead(conn, utc_now(), job_ids=job_ids)
 
     # -- batch operations, repair and diagnostics (signet/batch.py, signet/maintenance.py) ----
@@ -935,7 +964,10 @@ class SignetApp:
             ),
             "embeddings": emb_sql.audit(conn, self.embedder.model) if self.embedder else None,
             "pipeline": {"enabled": self.config.pipeline.enabled,
-                         "mutationsFrozen": self.config.pipeline.mutations_frozen},
+                         "mutationsFrozen": self.config.pipeline.mutations_frozen,
+                         "extraction": extraction_mode(
+                             self.config.llm.provider != "none",
+                             self.config.pipeline.min_fact_confidence_for_write)},
             "maintenance": maintenance.status_summary(self),
         }
 

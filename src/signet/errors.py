@@ -7,16 +7,23 @@ translate these classes to HTTP status codes, CLI exit codes and MCP errors from
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SignetError(Exception):
     """Base of every error Signet raises on purpose. `code` is the stable machine name."""
 
     code = "error"
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         if code:
             self.code = code
+        # Extra fields for the error's JSON (next to "error" and "code"), e.g. both texts of
+        # a conflict, so a caller can decide without a second request.
+        self.details: dict[str, Any] = dict(details or {})
 
     @property
     def message(self) -> str:

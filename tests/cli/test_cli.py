@@ -372,6 +372,7 @@ def test_a_daemon_serving_another_workspace_is_not_used(
     other = tmp_path / "other"
     other.mkdir()
     (other / "agent.yaml").write_text(NO_EMBEDDINGS, encoding="utf-8")
+    ready.ok("--workspace", str(other), "init")
     ready.ok("remember", "Heidi owns the first workspace")
     status = ready.json("--workspace", str(other), "status")
     assert status["workspace"] == str(other) and status["daemon"] is None

@@ -157,6 +157,38 @@ def test_the_review_queue_lists_and_resolves_items(serve) -> None:
     assert s.client.post("/api/memory/review-queue/nope/approve").status_code == 404
 
 
+def test_approving_a_review_whose_memory_moved_answers_409_with_both_texts(serve) -> None:
+    s = serve()
+    memory_id = remember(s.client, "The billing service uses PostgreSQL 15")
+    with s.app.store.write_tx() as conn:
+        stale = review_sql.add(
+            conn, memory_id=memory_id, source_memory_id=None, action="update",
+            old_content="The billing service uses PostgreSQL 15",
+            new_content="The billing service does not use PostgreSQL 15",
+            proposal={"action": "update"}, verdict=None, reason="contradiction", now=utc_now(),
+            target_version=1,
+        )
+        legacy = review_sql.add(  # parked before target versions were kept: text compared
+            conn, memory_id=memory_id, source_memory_id=None, action="update",
+            old_content="The billing service uses PostgreSQL 15",
+            new_content="The billing service runs on SQLite",
+            proposal={"action": "update"}, verdict=None, reason="contradiction", now=utc_now(),
+        )
+    newer = "The billing service now uses MongoDB"
+    ok(s.client.patch(f"/api/memory/{memory_id}", json={"content": newer}))
+    for item_id, proposed in ((stale, "does not use PostgreSQL 15"), (legacy, "runs on SQLite")):
+        reply = s.client.post(f"/api/memory/review-queue/{item_id}/approve")
+        assert reply.status_code == 409, reply.text
+        body = reply.json()
+        assert body["code"] == "review_stale"
+        assert body["current_content"] == newer and proposed in body["review_new_content"]
+        assert newer in body["error"] and proposed in body["error"]
+    assert ok(s.client.get(f"/api/memory/{memory_id}"))["content"] == newer
+    pending = ok(s.client.get("/api/memory/review-queue"))["items"]
+    assert {i["id"] for i in pending} == {stale, legacy}
+    assert pending[0]["target_version"] == 1
+
+
 # --- repair, embeddings ------------------------------------------------------------------------
 
 

@@ -75,16 +75,19 @@ def test_remember_extract_decide_write_end_to_end(tmp_path: Path, provider: str)
     assert paths == ({"/api/chat"} if provider == "ollama" else {"/v1/chat/completions"})
 
 
-def test_provider_none_records_rule_proposals_and_writes_at_a_lower_gate(tmp_path: Path) -> None:
+def test_provider_none_extracts_names_only_and_writes_rule_facts_at_a_lower_gate(
+    tmp_path: Path,
+) -> None:
     content = "I prefer green tea over coffee in the mornings. My sister Anna lives in Lisbon."
     with open_app(pipeline_config(tmp_path / "a"), llm=None) as app:
+        assert app.status()["pipeline"]["extraction"] == "entities"
         source = app.remember(content).id
         app.run_pipeline_until_idle()
-        recorded = proposals(app, source)
-        assert [p["outcome"] for p in recorded] == ["low_confidence", "low_confidence"]
-        assert recorded[0]["proposal"]["fact"]["content"] == (
-            "The user prefers green tea over coffee in the mornings."
-        )
+        # At the default gate (0.7) the rule facts (0.6) could only be refused: none proposed.
+        assert proposals(app, source) == []
+        [job] = app.jobs(job_type="extract")
+        assert job.result is not None and job.result["facts"] == 0
+        assert any("facts need an LLM" in w for w in job.result["warnings"])
         assert app.list().total == 1
         assert app.get(source).extraction_model == "rules"
         # The rule extractor's names still reach the graph.
@@ -92,6 +95,7 @@ def test_provider_none_records_rule_proposals_and_writes_at_a_lower_gate(tmp_pat
         assert ("lisbon",) in names and ("anna",) in names
 
     with open_app(pipeline_config(tmp_path / "b", min_confidence=0.5), llm=None) as app:
+        assert app.status()["pipeline"]["extraction"] == "rules"
         source = app.remember(content).id
         app.run_pipeline_until_idle()
         derived = [m.content for m in app.list(MemoryFilters(source_id=source)).items]

@@ -183,6 +183,33 @@ def test_a_contradiction_blocks_the_update_into_the_review_queue(tmp_path: Path)
             app.resolve_review(item.id, approve=False, actor=operator)
 
 
+def test_approving_a_review_made_for_an_older_version_is_a_conflict_keeping_the_newer_text(
+    tmp_path: Path,
+) -> None:
+    target: dict[str, str] = {}
+    script = update_script(target, fact="Light mode is the default theme of the editor")
+    config = pipeline_config(tmp_path / "ws", allow_update_delete=True)
+    with FakeLLMServer(responder=script) as server, open_app(config, http_llm(server)) as app:
+        target["id"] = seed_target(app, "Dark mode is the default theme of the editor")
+        app.remember(SOURCE)
+        app.run_pipeline_until_idle()
+        [item] = app.review_queue()
+        assert item.target_version == 1
+        newer = "The editor now follows the system theme by default"
+        app.modify(target["id"], {"content": newer})
+        with pytest.raises(Conflict) as raised:
+            app.resolve_review(item.id, approve=True, actor=Actor(name="alice"))
+        error = raised.value
+        assert error.code == "review_stale"
+        assert newer in error.message and "Light mode is the default theme" in error.message
+        assert error.details["current_content"] == newer
+        assert error.details["review_new_content"] == item.new_content
+        assert (error.details["review_version"], error.details["current_version"]) == (1, 2)
+        assert app.get(target["id"]).content == newer  # nothing overwritten
+        assert [i.id for i in app.review_queue()] == [item.id]  # still pending: reject it
+        assert app.resolve_review(item.id, approve=False).status == "rejected"
+
+
 def test_the_llm_slow_path_can_block_and_a_rejected_review_changes_nothing(tmp_path: Path) -> None:
     target: dict[str, str] = {}
     script = update_script(target, fact="The weekly team meeting happens on Thursday mornings")

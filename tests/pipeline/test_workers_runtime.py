@@ -212,7 +212,7 @@ def test_queue_throughput_with_an_instant_llm(tmp_path: Path) -> None:
 
 def test_facts_below_the_write_gate_cost_no_search(tmp_path: Path) -> None:
     """Without an LLM the rule extractor's facts (confidence 0.6) are below the write gate:
-    they are recorded as proposals, with no candidate search (no query embedding) for them."""
+    they are not proposed at all, so no candidate search (no query embedding) runs."""
     guard = TxGuard()
     embedder = GuardedEmbedder(HashEmbedder(64), guard)
     with open_app(pipeline_config(tmp_path / "ws"), None, embedder=embedder) as app:  # type: ignore[arg-type]
@@ -223,6 +223,6 @@ def test_facts_below_the_write_gate_cost_no_search(tmp_path: Path) -> None:
         ).id
         guard.calls.clear()
         app.run_pipeline_until_idle(only=("extract",))
-        recorded = proposals(app, source)
-        assert recorded and all(p["outcome"] == "low_confidence" for p in recorded)
+        assert proposals(app, source) == []
+        assert app.get(source).extraction_status == "completed"
         assert [what for what, _ in guard.calls] == []

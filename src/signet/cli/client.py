@@ -27,13 +27,13 @@ from urllib.parse import quote
 import httpx
 
 from signet.config import Config
-from signet.errors import SignetError
+from signet.errors import NotFound, SignetError
 from signet.types import Actor, MemoryFilters, RecallQuery
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["Client", "DaemonClient", "LocalClient", "connect", "daemon_url"]
+__all__ = ["Client", "DaemonClient", "LocalClient", "connect", "daemon_url", "require_workspace"]
 
 HEALTH_TIMEOUT_S = 0.3
 # Remember and recall may embed on the daemon's side; give them room, but never hang forever.
@@ -108,6 +108,20 @@ def is_running(cfg: Config) -> bool:
     that /health reports)."""
     answering = _health_pid(cfg)
     return answering is not None and answering == _pid_file_value(cfg)
+
+
+def require_workspace(cfg: Config) -> None:
+    """Refuse, pointing at `signet init`, when the workspace has no database.
+
+    Opening the store creates it, so a read-only command run against a typo'd `--workspace`
+    would otherwise leave a fresh empty workspace behind and report it as if it were real.
+    """
+    if not cfg.db_path.is_file():
+        raise NotFound(
+            f"no Signet workspace at {cfg.workspace} (no database at {cfg.db_path}): run "
+            "`signet init` to create it, or choose another with --workspace or SIGNET_WORKSPACE",
+            code="workspace_missing",
+        )
 
 
 def _health_pid(cfg: Config) -> int | None:
@@ -313,26 +327,27 @@ class LocalClient:
         request = RecallQuery(
             query, limit=limit, mode=chosen, filters=_filters(filters), expand=expand,  # type: ignore[arg-type]
         )
-        return self._open(embedder=chosen != "keyword").recall(request).to_dict()
+        return self._existing(embedder=chosen != "keyword").recall(request).to_dict()
 
     def import_transcript(self, session_id: str, body: JSON) -> JSON:
         app = self._open(embedder=False)
         return app.import_transcript(actor=self.actor, session_id=session_id, **body)
 
     def sessions(self, *, limit: int, offset: int, filters: JSON) -> JSON:
-        return self._open(embedder=False).session_list(limit=limit, offset=offset, **filters)
+        return self._existing(embedder=False).session_list(limit=limit, offset=offset, **filters)
 
     def session(self, session_id: str, *, project: str | None) -> JSON:
-        return self._open(embedder=False).session_show(session_id, project=project)
+        return self._existing(embedder=False).session_show(session_id, project=project)
 
     def session_search(self, query: str, *, limit: int, project: str | None) -> JSON:
-        return self._open(embedder=False).session_search(query, limit=limit, project=project)
+        return self._existing(embedder=False).session_search(query, limit=limit, project=project)
 
     def get(self, memory_id: str) -> JSON:
-        return self._open(embedder=False).get(memory_id).to_dict()
+        return self._existing(embedder=False).get(memory_id).to_dict()
 
     def list(self, *, limit: int, offset: int, filters: JSON) -> JSON:
-        page = self._open(embedder=False).list(_filters(filters), limit=limit, offset=offset)
+        app = self._existing(embedder=False)
+        page = app.list(_filters(filters), limit=limit, offset=offset)
         return {
             "items": [memory.to_dict() for memory in page.items],
             "total": page.total,
@@ -344,28 +359,29 @@ class LocalClient:
         self, memory_id: str, changes: JSON, *, version: int | None, reason: str | None
     ) -> JSON:
         # New content gets a new vector, written with the configured model.
-        app = self._open(embedder="content" in changes)
+        app = self._existing(embedder="content" in changes)
         memory = app.modify(
             memory_id, changes, actor=self.actor, expected_version=version, reason=reason
         )
         return memory.to_dict()
 
     def forget(self, memory_id: str, *, force: bool, reason: str | None) -> JSON:
-        app = self._open(embedder=False)
+        app = self._existing(embedder=False)
         return app.forget(memory_id, actor=self.actor, force=force, reason=reason).to_dict()
 
     def recover(self, memory_id: str, *, reason: str | None) -> JSON:
-        return self._open(embedder=False).recover(memory_id, actor=self.actor, reason=reason).to_dict()
+        app = self._existing(embedder=False)
+        return app.recover(memory_id, actor=self.actor, reason=reason).to_dict()
 
     def history(self, memory_id: str) -> JSON:
-        events = self._open(embedder=False).history(memory_id)
+        events = self._existing(embedder=False).history(memory_id)
         return {"history": [event.to_dict() for event in events]}
 
     def status(self) -> JSON:
         # The configured embedder is needed to report it and audit its vectors; constructing
         # one loads no model (the local one loads on its first embed). The daemon adds its own
         # section; in-process there is none, and saying so keeps the keys the same for scripts.
-        return {**self._open(embedder=True).status(), "daemon": None}
+        return {**self._existing(embedder=True).status(), "daemon": None}
 
     def close(self) -> None:
         if self._app is not None:
@@ -379,6 +395,12 @@ class LocalClient:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         self.close()
+
+    def _existing(self, *, embedder: bool) -> SignetApp:
+        """The app of a workspace that exists: operations on existing memories must not leave
+        a new workspace behind (only remember creates one)."""
+        require_workspace(self._cfg)
+        return self._open(embedder=embedder)
 
     def _open(self, *, embedder: bool) -> SignetApp:
         if self._app is not None and (self._with_embedder or not embedder):

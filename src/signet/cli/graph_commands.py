@@ -28,7 +28,7 @@ def open_app(state: CliState) -> Iterator[SignetApp]:
     # Imported here: `signet --help` must not load the store or numpy.
     from signet.app import SignetApp
 
-    app = SignetApp.open(state.config(), embedder=None, llm=None)
+    app = SignetApp.open(state.existing_config(), embedder=None, llm=None)
     try:
         yield app
     finally:

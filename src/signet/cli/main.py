@@ -3,7 +3,9 @@
 Global options choose the workspace (`--workspace`, else $SIGNET_WORKSPACE, else ~/.agents) and
 the output (`--json`, also accepted after any command). Errors are translated in one place,
 `SignetGroup.invoke`: a `SignetError` from any command becomes its message on stderr and exit
-code 1; click keeps exit code 2 for usage errors.
+code 1; click keeps exit code 2 for usage errors. With `--json` anywhere on the line, the error
+is JSON too, `{"error": message, "code": machine name}` on stderr (the daemon's error shape),
+so a script reading JSON never has to parse prose.
 
 The commands live in modules named after what they act on (memories, the workspace, the
 daemon). This module only names them: `COMMANDS` maps each command to the "module:attribute"
@@ -16,6 +18,7 @@ side. Adding a command is one line in the table.
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +78,21 @@ def load_command(name: str) -> click.Command:
     return command
 
 
+JSON_FLAG = "signet.json"  # ctx.meta key: `--json` was on the command line
+
+
+class JsonFailure(click.ClickException):
+    """An error printed as `{"error", "code"}` on stderr, keeping its exit code."""
+
+    def __init__(self, message: str, code: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.code = code
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(json.dumps({"error": self.message, "code": self.code}), err=True)
+
+
 class SignetGroup(click.Group):
     """Loads commands from `COMMANDS` on demand; the edge where errors become exit codes."""
 
@@ -102,13 +120,30 @@ class SignetGroup(click.Group):
             return self.commands[name].get_short_help_str(limit)
         return click.utils.make_default_short_help(COMMANDS[name][1], limit)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Seen before any parsing, so a usage error in the command's own arguments (raised
+        # before its `--json` option is processed) is still reported as JSON.
+        ctx.meta[JSON_FLAG] = "--json" in args
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from signet.errors import SignetError
 
         try:
             return super().invoke(ctx)
         except SignetError as exc:
+            if _wants_json(ctx):
+                raise JsonFailure(exc.message, exc.code, 1) from exc
             raise click.ClickException(exc.message) from exc
+        except click.ClickException as exc:
+            if not _wants_json(ctx) or isinstance(exc, JsonFailure):
+                raise
+            code = "usage_error" if isinstance(exc, click.UsageError) else "error"
+            raise JsonFailure(exc.format_message(), code, exc.exit_code) from exc
+
+
+def _wants_json(ctx: click.Context) -> bool:
+    return bool(ctx.meta.get(JSON_FLAG) or getattr(ctx.obj, "json", False))
 
 
 @click.group(cls=SignetGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -282,7 +282,16 @@ def _pipeline_line(pipeline: JSON) -> str:
     parts = ["enabled" if pipeline.get("enabled") else "disabled"]
     if pipeline.get("mutationsFrozen"):
         parts.append("mutations frozen")
+    if pipeline.get("enabled") and pipeline.get("extraction"):
+        parts.append(EXTRACTION_LINES.get(pipeline["extraction"], pipeline["extraction"]))
     return ", ".join(parts)
+
+
+EXTRACTION_LINES = {
+    "llm": "extraction: facts and entities (LLM)",
+    "rules": "extraction: rule facts and names (no LLM, lowered write gate)",
+    "entities": "extraction: names only, for the graph (facts need an LLM: llm.provider)",
+}
 
 
 def _plain(value: Any) -> str:

@@ -37,7 +37,7 @@ def open_app(state: CliState, *, providers: bool) -> Iterator[SignetApp]:
     # Imported here: `signet --help` must not load the store, numpy or the providers.
     from signet.app import SignetApp
 
-    config = state.config()
+    config = state.existing_config()
     if providers:
         app = SignetApp.open(config)
     else:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from signet.cli.client import Client, connect
+from signet.cli.client import Client, connect, require_workspace
 from signet.cli.output import print_json
 from signet.config import Config
 
@@ -36,6 +36,12 @@ class CliState:
             for warning in self._config.warnings:
                 click.echo(f"warning: {warning}", err=True)
         return self._config
+
+    def existing_config(self) -> Config:
+        """The configuration of a workspace that exists (see `client.require_workspace`)."""
+        config = self.config()
+        require_workspace(config)
+        return config
 
     def connect(self) -> Client:
         """The running daemon, or the store in-process (see `client.connect`)."""

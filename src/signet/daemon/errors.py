@@ -32,8 +32,10 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_la
 _SOURCES = {"body", "query", "path", "header"}
 
 
-def error_response(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse({"error": message, "code": code}, status_code=status)
+def error_response(
+    status: int, message: str, code: str, details: dict[str, Any] | None = None
+) -> JSONResponse:
+    return JSONResponse({**(details or {}), "error": message, "code": code}, status_code=status)
 
 
 def install(api: FastAPI) -> None:
@@ -46,7 +48,7 @@ def install(api: FastAPI) -> None:
 
 async def _signet_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, SignetError)
-    return error_response(http_status(exc), str(exc), exc.code)
+    return error_response(http_status(exc), str(exc), exc.code, exc.details)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

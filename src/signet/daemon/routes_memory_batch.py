@@ -133,6 +133,7 @@ class ReviewItemOut(BaseModel):
     created_at: str
     resolved_at: str | None
     resolved_by: str | None
+    target_version: int | None = None
 
 
 class ReviewQueueOut(BaseModel):

@@ -26,6 +26,7 @@ from signet.store import knowledge as know_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.store.graph import canonical
+from signet.store.prefixes import resolve_prefix
 from signet.types import Actor, RecallHit, utc_now
 
 __all__ = ["KnowledgeGraph"]
@@ -107,7 +108,9 @@ class KnowledgeGraph:
             return ref
         key = canonical(ref)
         found = know_sql.resolve(conn, [key], agent_id).get(key)
-        if found is None:
+        if found is None:  # last, a short id (names win: an entity may be called "cafe")
+            found = resolve_prefix(conn, "entities", ref, noun="entity")
+        if views.get_entity(conn, found) is None:
             raise NotFound(f"no entity {ref!r}")
         return found
 

@@ -46,11 +46,27 @@ from signet.pipeline.extraction import (
     Extraction,
 )
 
-__all__ = ["RULE_CONFIDENCE", "extract_without_llm"]
+__all__ = ["RULE_CONFIDENCE", "extract_without_llm", "extraction_mode"]
 
 RULE_CONFIDENCE = 0.6
 ENTITY_CONFIDENCE = 0.5
 MIN_WORDS, MAX_WORDS = 4, 60
+
+
+
+def extraction_mode(llm_configured: bool, min_fact_confidence: float) -> str:
+    """What extraction produces: "llm" (facts and entities from the model), "rules" (no LLM,
+    and the write gate lowered to admit the rule facts: facts and entities), or "entities"
+    (no LLM at the default gate: only the names, for the graph; facts need an LLM).
+
+    Rule facts are the user's own sentences in the third person, at confidence 0.6; at the
+    default gate (0.7) every one would be proposed, refused and recorded, work that changes
+    nothing, so in "entities" mode they are not proposed at all.
+    """
+    if llm_configured:
+        return "llm"
+    return "rules" if RULE_CONFIDENCE >= min_fact_confidence else "entities"
+
 
 _ROLE = re.compile(
     r"^\s*\**(user|human|me|assistant|ai|agent|system|bot|model)\**\s*:\s?(.*)$", re.I

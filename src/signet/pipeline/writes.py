@@ -51,6 +51,7 @@ from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.tokens import normalize_text
 from signet.store import cold as cold_sql
 from signet.store import embeddings as emb_sql
+from signet.store import graph as graph_sql
 from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
@@ -318,7 +319,7 @@ def _apply(
             old_content=current.content, new_content=planned.proposal.fact.content,
             proposal=proposal_dict(planned.proposal),
             verdict=verdict_dict(planned.verdict) if planned.verdict else None,
-            reason=reason, now=now,
+            reason=reason, now=now, target_version=current.version,
         )
         return Applied("review", f"{reason} (review item {item})", current.id)
     if outcome == "delete":
@@ -381,6 +382,9 @@ def archive_and_update(
     _store_vector(
         conn, current.id, norm.content_hash, prepared.vector, embedder_model, now, max_attempts
     )
+    # The new text may name other things: re-link it to the entities it names now.
+    graph_sql.unlink_memory(conn, current.id)
+    graph_sql.link_known_entities(conn, current.id, current.agent_id, norm.storage, now)
     if hints:
         jobs_sql.enqueue(conn, "hints", memory_id=current.id, now=now, max_attempts=max_attempts)
 
@@ -446,6 +450,32 @@ def resolve_review(
     return resolved
 
 
+def _check_not_moved(item: review_sql.ReviewItem, current: Memory) -> None:
+    """Refuse to apply a review made for an older version of its memory: approving it would
+    overwrite whatever changed since (an operator's edit, a later pipeline update) with a
+    proposal that never saw it. The conflict carries both texts so the caller can decide."""
+    if item.target_version is not None:
+        moved = current.version != item.target_version
+    else:  # parked before migration 020: compare the text the review was made against
+        moved = current.content != item.old_content
+    if not moved:
+        return
+    raise Conflict(
+        f"memory {current.id} changed since review {item.id} was made "
+        f"(version {item.target_version if item.target_version is not None else '?'} then, "
+        f"{current.version} now); its current text is kept. Current: {current.content!r}; "
+        f"the review would write: {item.new_content!r}. Reject the review, or modify the "
+        "memory directly",
+        code="review_stale",
+        details={
+            "memory_id": current.id, "review_id": item.id,
+            "review_version": item.target_version, "current_version": current.version,
+            "current_content": current.content, "review_old_content": item.old_content,
+            "review_new_content": item.new_content,
+        },
+    )
+
+
 def _apply_approved(
     conn: Connection,
     item: review_sql.ReviewItem,
@@ -458,6 +488,7 @@ def _apply_approved(
     current = mem_sql.get(conn, item.memory_id)
     if current is None or current.is_deleted:
         raise Conflict(f"memory {item.memory_id} is no longer live; reject the review instead")
+    _check_not_moved(item, current)
     archive_and_update(
         conn, current, prepared, actor, f"review {item.id} approved", now,
         source_id=item.source_memory_id, embedder_model=embedder_model, hints=hints,

@@ -142,6 +142,18 @@ def link_known_entities(
     return linked
 
 
+def unlink_memory(conn: Connection, memory_id: str) -> int:
+    """Drop every mention link of `memory_id` (its text changed, so what it names may have);
+    each entity it named counts one mention less. Returns the links dropped."""
+    conn.execute(
+        "UPDATE entities SET mentions = max(mentions - 1, 0) WHERE id IN"
+        " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?)",
+        (memory_id,),
+    )
+    cursor = conn.execute("DELETE FROM memory_entity_mentions WHERE memory_id = ?", (memory_id,))
+    return cursor.rowcount
+
+
 def entities_of_memory(conn: Connection, memory_id: str) -> list[EntityRow]:
     rows = conn.execute(
         "SELECT e.id, e.name, e.canonical_name, e.mentions, e.agent_id FROM entities e"

@@ -35,6 +35,7 @@ class ReviewItem:
     created_at: str
     resolved_at: str | None
     resolved_by: str | None
+    target_version: int | None = None  # the memory's version when the item was parked
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -48,6 +49,7 @@ def _item(row: Row) -> ReviewItem:
         verdict=json.loads(row["verdict"]) if row["verdict"] else None,
         reason=row["reason"], status=row["status"], created_at=row["created_at"],
         resolved_at=row["resolved_at"], resolved_by=row["resolved_by"],
+        target_version=row["target_version"],
     )
 
 
@@ -63,16 +65,18 @@ def add(
     verdict: dict[str, Any] | None,
     reason: str,
     now: str,
+    target_version: int | None = None,
 ) -> str:
     """Park a proposal for review; return the new item's id."""
     item_id = new_id()
     conn.execute(
         "INSERT INTO memory_review_queue (id, memory_id, source_memory_id, action, old_content,"
-        " new_content, proposal, verdict, reason, status, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,'pending',?)",
+        " new_content, proposal, verdict, reason, status, created_at, target_version)"
+        " VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)",
         (
             item_id, memory_id, source_memory_id, action, old_content, new_content,
             dumps(proposal), dumps(verdict) if verdict is not None else None, reason, now,
+            target_version,
         ),
     )
     return item_id

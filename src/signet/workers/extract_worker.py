@@ -4,7 +4,8 @@ A tick leases the oldest extract job and runs it in three phases, so that no LLM
 call ever happens while the write lock is held:
 
 1. no transaction: read the memory; extract facts and entities (the LLM, or the deterministic
-   `extract_without_llm` when the provider is "none"); for each fact find up to five candidates
+   `extract_without_llm` when the provider is "none": its names always, its facts only when
+   the write gate admits them, see `rule_extractor.extraction_mode`); for each fact find up to five candidates
    with the app's hybrid recall (touch=False, the source memory excluded), decide
    (add/update/delete/none) and plan the controlled write (`pipeline.writes`: flags, confidence
    gate, contradiction check, content prepared and embedded).
@@ -24,7 +25,7 @@ does nothing.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +34,7 @@ from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
 from signet.pipeline.extraction import Extraction, extract
 from signet.pipeline.graph_persist import persist_graph
 from signet.pipeline.llm_json import CompletingLLM
-from signet.pipeline.rule_extractor import extract_without_llm
+from signet.pipeline.rule_extractor import extract_without_llm, extraction_mode
 from signet.pipeline.writes import MemoryWriter, Planned, WriteFlags, apply_plan, plan_proposal
 from signet.recall.hybrid import Recaller
 from signet.store import jobs
@@ -110,7 +111,7 @@ class ExtractWorker:
     def _think(self, source: Memory) -> _Work:
         """Phase 1: every LLM, search and embedding call; nothing is written."""
         if self.llm is None:
-            extraction = extract_without_llm(source.content)
+            extraction = self._without_llm(source.content)
         else:
             extraction = extract(self.llm, source.content)
         plans = []
@@ -124,6 +125,17 @@ class ExtractWorker:
             proposal = decide(self.llm, fact, candidates)
             plans.append(self._plan(proposal, source, targets))
         return _Work(source, extraction, plans)
+
+    def _without_llm(self, content: str) -> Extraction:
+        """The rule extractor's names always (the graph); its facts only where the write gate
+        admits them (`extraction_mode` "rules"), else none: facts need an LLM."""
+        extraction = extract_without_llm(content)
+        if extraction_mode(False, self.flags.min_confidence) == "rules" or not extraction.facts:
+            return extraction
+        note = (f"no LLM: {len(extraction.facts)} rule fact(s) not proposed (confidence "
+                f"{extraction.facts[0].confidence} < minFactConfidenceForWrite "
+                f"{self.flags.min_confidence}); facts need an LLM")
+        return replace(extraction, facts=(), warnings=(*extraction.warnings, note))
 
     def _plan(self, proposal: Proposal, source: Memory, targets: dict[str, Memory]) -> Planned:
         return plan_proposal(

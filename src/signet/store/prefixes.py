@@ -1,0 +1,64 @@
+"""Short ids: the CLI prints the first 8 characters of an id, and every place that takes an id
+accepts such a prefix when exactly one row's id starts with it.
+
+Ids are 32 lowercase hex characters (uuid4). A prefix of 4 to 31 hex characters is looked up
+as a range on the primary key (`id >= prefix AND id < prefix || '~'`: every hex character sorts
+below '~', so the range holds exactly the ids that start with the prefix, and the index answers
+it). A memory prefix is resolved inside the caller's scope, so a scoped token never learns of a
+memory outside it, not even that its prefix is ambiguous. Anything else (a full id, a name, a
+typo) is returned unchanged for the caller's usual lookup and its usual "not found".
+"""
+
+from __future__ import annotations
+
+import re
+
+from signet.errors import InvalidInput, NotFound
+from signet.store.connection import Connection
+from signet.types import MemoryScope
+
+__all__ = ["resolve_prefix"]
+
+TABLES = frozenset({"memories", "memory_jobs", "entities"})
+MAX_LISTED = 10
+_PREFIX = re.compile(r"^[0-9a-f]{4,31}$")
+
+
+def resolve_prefix(
+    conn: Connection, table: str, ref: str, *, noun: str, scope: MemoryScope | None = None
+) -> str:
+    """The one id of `table` that starts with `ref`, or `ref` unchanged when it is no prefix.
+
+    NotFound when no id starts with it; InvalidInput (code `ambiguous_id`, `candidates` in
+    its details) when several do.
+    """
+    if table not in TABLES:
+        raise ValueError(f"no short ids for table {table}")
+    prefix = ref.strip().lower()
+    if not _PREFIX.match(prefix):
+        return ref
+    found = _ids_with_prefix(conn, table, prefix, scope)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise NotFound(f"{noun} {ref} not found")
+    many = len(found) > MAX_LISTED
+    listed = ", ".join(found[:MAX_LISTED]) + (", ..." if many else "")
+    count = f"more than {MAX_LISTED}" if many else str(len(found))
+    raise InvalidInput(
+        f"{noun} id {ref} is ambiguous: it starts {count} ids ({listed}); give more characters",
+        code="ambiguous_id", details={"candidates": found[:MAX_LISTED]},
+    )
+
+
+def _ids_with_prefix(
+    conn: Connection, table: str, prefix: str, scope: MemoryScope | None
+) -> list[str]:
+    where, params = "id >= ? AND id < ?", [prefix, prefix + "~"]
+    if scope is not None and table == "memories":
+        where += " AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR project = ?)"
+        params += [scope.agent_id, scope.agent_id, scope.project, scope.project]
+    rows = conn.execute(
+        f"SELECT id FROM {table} WHERE {where} ORDER BY id LIMIT ?", (*params, MAX_LISTED + 1)
+    ).fetchall()
+    return [str(r[0]) for r in rows]

@@ -1,0 +1,46 @@
+"""A content change keeps the graph current: the memory loses the links of its old text, the
+inline linker links the entities its new text names, and extraction (and hints) run again.
+Real database, the default pipeline (rule extraction, no LLM), the hash embedder."""
+
+from __future__ import annotations
+
+from signet.app import SignetApp
+from signet.store import graph as graph_sql
+
+
+def names(app: SignetApp, memory_id: str) -> set[str]:
+    return {e.name for e in graph_sql.entities_of_memory(app.store.reader(), memory_id)}
+
+
+def mentions(app: SignetApp, name: str) -> int:
+    row = app.store.reader().execute(
+        "SELECT mentions FROM entities WHERE canonical_name = ?", (name.lower(),)
+    ).fetchone()
+    return int(row[0])
+
+
+def test_modify_relinks_the_mentions_and_queues_extraction_again(app: SignetApp) -> None:
+    billing = app.remember("The billing service is written in Go").id
+    app.remember("The search service is written in Rust")
+    app.run_pipeline_until_idle()
+    assert "Go" in names(app, billing) and "Rust" not in names(app, billing)
+    go_before = mentions(app, "Go")
+
+    app.modify(billing, {"content": "The billing service is written in Rust"})
+    # At once, in the modify's own transaction: Go unlinked, Rust (known) linked inline.
+    assert "Go" not in names(app, billing) and "Rust" in names(app, billing)
+    assert mentions(app, "Go") == go_before - 1
+    assert app.get(billing).extraction_status == "pending"
+    assert [j.memory_id for j in app.jobs(job_type="extract", status="pending")] == [billing]
+
+    app.run_pipeline_until_idle()
+    assert app.get(billing).extraction_status == "completed"
+    assert "Go" not in names(app, billing) and "Rust" in names(app, billing)
+
+
+def test_a_change_that_keeps_the_content_leaves_the_graph_alone(app: SignetApp) -> None:
+    billing = app.remember("The billing service is written in Go").id
+    app.run_pipeline_until_idle()
+    app.modify(billing, {"importance": 0.9, "tags": ["infra"]})
+    assert "Go" in names(app, billing)
+    assert app.jobs(job_type="extract", status="pending") == []
