@@ -197,8 +197,15 @@ async def round_trip(client: Client) -> str:
 
     found = await call(client, "memory_search", query="tabs or spaces", limit=5)
     assert found["results"][0]["id"] == memory_id
-    assert found["results"][0]["evidence"]["lexical"] is not None
-    assert set(found["meta"]) >= {"count", "timings", "degraded"}
+    # Compact by default: what the agent needs to use the memory, nothing else.
+    assert set(found["results"][0]) == {
+        "id", "content", "score", "confidence", "type", "tags", "created_at", "source"
+    }
+    assert set(found) == {"results", "query", "method", "count"}
+    verbose = await call(client, "memory_search", query="tabs or spaces", limit=5, verbose=True)
+    assert verbose["results"][0]["evidence"]["lexical"] is not None
+    assert set(verbose["meta"]) >= {"count", "timings", "degraded"}
+    assert len(json.dumps(found)) * 3 < len(json.dumps(verbose))
     assert (await call(client, "memory_search", query="tabs", type="decision"))["results"] == []
     assert (await call(client, "memory_search", query="deploy", tags=["style"]))["results"] == []
 
@@ -206,6 +213,8 @@ async def round_trip(client: Client) -> str:
     assert (got["type"], got["tags"], got["importance"]) == ("preference", ["style"], 0.8)
     page = await call(client, "memory_list", limit=1)
     assert (page["total"], page["limit"], len(page["items"])) == (2, 1, 1)
+    assert set(page["items"][0]) == {"id", "content", "type", "tags", "created_at", "source"}
+    assert "content_hash" in (await call(client, "memory_list", limit=1, verbose=True))["items"][0]
     assert (await call(client, "memory_list", type="preference"))["total"] == 1
 
     changed = await call(

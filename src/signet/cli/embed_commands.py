@@ -28,7 +28,7 @@ def embed() -> None:
 @click.pass_obj
 def audit(state: CliState) -> None:
     """Memories with and without a current vector of the configured model."""
-    with open_app(state, providers=True) as app:
+    with open_app(state, providers=True, existing=True) as app:
         state.show(app.embeddings_status(), _print_audit)
 
 

@@ -33,11 +33,15 @@ ERROR_WIDTH = 60
 
 
 @contextmanager
-def open_app(state: CliState, *, providers: bool) -> Iterator[SignetApp]:
+def open_app(
+    state: CliState, *, providers: bool, existing: bool = False
+) -> Iterator[SignetApp]:
+    """The workspace's app in this process; `existing` for read-only commands, which must not
+    create a workspace (see `client.require_workspace`)."""
     # Imported here: `signet --help` must not load the store, numpy or the providers.
     from signet.app import SignetApp
 
-    config = state.existing_config()
+    config = state.existing_config() if existing else state.config()
     if providers:
         app = SignetApp.open(config)
     else:
@@ -61,7 +65,7 @@ def jobs() -> None:
 @click.pass_obj
 def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: int) -> None:
     """List jobs, newest first, with the queue's depth per type and state."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         found = app.jobs(status=status, job_type=job_type, limit=limit)
         data = {"jobs": [job.to_dict() for job in found], "depths": app.job_depths()}
     state.show(data, print_jobs)
@@ -73,7 +77,7 @@ def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: 
 @click.pass_obj
 def show_job(state: CliState, job_id: str) -> None:
     """Show one job: payload, result, attempts and its last error."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         data = app.job(job_id).to_dict()
     state.show(data, print_job)
 
@@ -84,7 +88,7 @@ def show_job(state: CliState, job_id: str) -> None:
 @click.pass_obj
 def requeue_dead(state: CliState, job_ids: tuple[str, ...]) -> None:
     """Give dead jobs (all, or the IDs given) a fresh set of attempts."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         count = app.requeue_dead_jobs(list(job_ids) if job_ids else None)
     state.show({"requeued": count}, lambda d: click.echo(f"Requeued {d['requeued']} dead job(s)."))
 

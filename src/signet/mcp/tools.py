@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 import signet
 from signet.errors import SignetError
 from signet.mcp.backends import Backend
+from signet.mcp.compact import compact_page, compact_search
 from signet.workspace import IDENTITY_FILES
 
 __all__ = ["INSTRUCTIONS", "build_server"]
@@ -51,12 +52,13 @@ def build_server(backend: Backend) -> MCPServer:
     def memory_search(
         query: str, limit: int = 10, mode: Mode | None = None, type: str | None = None,
         tags: list[str] | None = None, project: str | None = None, community: str | None = None,
-        expand: bool = False,
+        expand: bool = False, verbose: bool = False,
     ) -> JSON:
         """Search long-term memory for what answers `query` (a question or keywords).
 
-        Returns {"results": [memory + {"score", "evidence", "adjustments"}], "query", "method",
-        "meta": {"count", "timings", "degraded"}}, best first. `mode`: "full" (keywords,
+        Returns {"results": [{"id", "content", "score", "confidence", "type", "tags",
+        "created_at", "source"}], "query", "method", "count"}, best first; `verbose`: every
+        field of each memory plus "evidence" and "adjustments", and "meta" with timings. `mode`: "full" (keywords,
         meaning and the knowledge graph; the default unless configured otherwise), "hybrid"
         (keywords and meaning), "keyword" or "vector". Filters: `type` (fact, preference,
         decision, ...), `tags` (all must match), `project`, `community` (a community id or name
@@ -64,9 +66,10 @@ def build_server(backend: Backend) -> MCPServer:
         that came from a past session also carries "transcript", the conversation around it.
         """
         filters = _present(type=type, tags=tags, project=project, community=community)
-        return _answer(
+        found = _answer(
             backend.recall, query, limit=limit, mode=mode, filters=filters, expand=expand
         )
+        return found if verbose else compact_search(found)
 
     @server.tool(annotations=READ_ONLY)
     def session_search(query: str, limit: int = 10, project: str | None = None) -> JSON:
@@ -122,13 +125,16 @@ def build_server(backend: Backend) -> MCPServer:
     @server.tool(annotations=READ_ONLY)
     def memory_list(
         limit: int = 20, offset: int = 0, type: str | None = None, project: str | None = None,
+        verbose: bool = False,
     ) -> JSON:
-        """Browse memories, newest first: {"items": [memory], "total", "limit", "offset"}.
+        """Browse memories, newest first: {"items": [{"id", "content", "type", "tags",
+        "created_at", "source"}], "total", "limit", "offset"}; `verbose`: every field.
 
         Use memory_search to find memories about something; this lists them page by page.
         """
         filters = _present(type=type, project=project)
-        return _answer(backend.list, limit=limit, offset=offset, filters=filters)
+        page = _answer(backend.list, limit=limit, offset=offset, filters=filters)
+        return page if verbose else compact_page(page)
 
     @server.tool(annotations=WRITES)
     def memory_modify(
