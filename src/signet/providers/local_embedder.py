@@ -34,6 +34,11 @@ from signet.providers.embedder import normalize_rows
 # thread pool is off too: inference dominates, and a pool that has run warns on every fork.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# onnxruntime (1.2x+ on Linux) starts a telemetry client when it is imported, which writes a
+# device id and an event database under ~/.cache/Microsoft/DeveloperTools/.onnxruntime and may
+# upload from there. Signet keeps everything in the workspace and sends nothing, so it is off,
+# before the import reads it; a test checks that HOME stays untouched.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 MODEL = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
@@ -137,6 +142,7 @@ def _check_sha256(path: Path, expected: str) -> None:
 def _open_session(path: Path, threads: int) -> Any:
     import onnxruntime as ort
 
+    ort.disable_telemetry_events()  # the platform's event channel too, where it has one
     options = ort.SessionOptions()
     # One intra-op thread by default: on small machines more threads ran slower (DESIGN §6).
     options.intra_op_num_threads = threads
