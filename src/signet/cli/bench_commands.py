@@ -260,6 +260,24 @@ def dashboard_bench(
     _emit(ctx, as_json, result, dashboard_bench_module.format_dashboard(result))
 
 
+@bench.command()
+@click.option("--n", "n", type=int, default=10_000, show_default=True, help="Memories in the store.")
+@click.option("--runs", type=int, default=50, show_default=True, help="Hook processes timed.")
+@click.option("--embedder", type=click.Choice(["local", "none"]), default="local", show_default=True)
+@_json
+@click.pass_context
+def hooks(ctx: click.Context, n: int, runs: int, embedder: str, as_json: bool) -> None:
+    """Wall time of `signet hook user-prompt-submit` as a subprocess against a running daemon
+    with N memories: p50/p95 (target p95 <= 150 ms), and with the daemon stopped."""
+    from signet.bench.hooks_latency import format_hooks, run_hooks
+
+    _setup_threads()
+    if n < 1 or runs < 1:
+        raise click.BadParameter("N and runs must be positive")
+    result = run_hooks(n, runs, embedder=embedder, progress=_progress)
+    _emit(ctx, as_json, result, format_hooks(result))
+
+
 COMMANDS = [bench]
 
 

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from signet.config import Config
 from signet.hooks.formats import render
 from signet.hooks.payloads import to_request
-from signet.hooks.transport import post, url_of
+from signet.hooks.transport import post
 
 __all__ = ["EVENTS", "HARNESSES", "LOG_NAME", "run"]
 
@@ -76,7 +76,7 @@ def _ask(cfg: Config, event: str, harness: str, stdin: BinaryIO, deadline: float
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError("no time left to ask the daemon")
-    answer = post(url_of(cfg.bind, cfg.port), f"/api/hooks/{event}", body, cfg.token_path, left)
+    answer = post(cfg.bind, cfg.port, f"/api/hooks/{event}", body, cfg.token_path, left)
     return render(harness, event, answer)
 
 

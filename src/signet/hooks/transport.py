@@ -1,55 +1,118 @@
-"""One POST to the daemon with the standard library (urllib): no httpx import on the hook path.
+"""One POST to the daemon over a plain socket: the hook path imports no HTTP library.
 
-The address is the workspace's daemon (SIGNET_PORT / SIGNET_BIND / agent.yaml, as every
-client resolves it), the token the one the daemon wrote to `<workspace>/.daemon/token`.
-Any failure is a `HookTransportError` whose message says what went wrong, for the log line.
+`urllib.request` and `http.client` pull in the email package to parse headers, which costs a
+hook process more than the request itself; the daemon is ours and speaks plain HTTP/1.1, so
+the hook writes the request and reads the reply itself (Content-Length or chunked body,
+`Connection: close`). The address is the workspace's daemon (SIGNET_PORT / SIGNET_BIND /
+agent.yaml, as every client resolves it), the token the one the daemon wrote to
+`<workspace>/.daemon/token`. Any failure is a `HookTransportError` whose message says what went
+wrong, for the log line.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HookTransportError", "post", "url_of"]
+__all__ = ["HookTransportError", "post"]
+
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 class HookTransportError(Exception):
-    """The daemon could not be asked, or did not answer with JSON."""
+    """The daemon could not be asked, or did not answer with a JSON object."""
 
 
-def url_of(bind: str, port: int) -> str:
+def host_of(bind: str) -> str:
     # A daemon bound to every interface is still reached over loopback.
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(bind, bind)
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
+    return {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(bind, bind)
 
 
-def post(base_url: str, path: str, body: dict[str, Any], token_path: Path, timeout_s: float) -> dict[str, Any]:
-    headers = {"Content-Type": "application/json", "X-Signet-Actor": "hook"}
+def post(
+    bind: str, port: int, path: str, body: dict[str, Any], token_path: Path, timeout_s: float
+) -> dict[str, Any]:
+    host = host_of(bind)
+    data = json.dumps(body).encode("utf-8")
+    headers = [
+        f"POST {path} HTTP/1.1", f"Host: {_host_header(host, port)}",
+        "Content-Type: application/json", f"Content-Length: {len(data)}",
+        "X-Signet-Actor: hook", "Connection: close",
+    ]
     token = _token(token_path)
     if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(base_url + path, data=data, headers=headers, method="POST")
+        headers.append(f"Authorization: Bearer {token}")
+    request = ("\r\n".join(headers) + "\r\n\r\n").encode("latin-1") + data
+    deadline = time.monotonic() + timeout_s
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as reply:  # noqa: S310 - our daemon
-            raw = reply.read()
-    except urllib.error.HTTPError as exc:
-        raise HookTransportError(f"daemon answered HTTP {exc.code}: {_error_text(exc)}") from exc
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise HookTransportError(f"daemon at {base_url} did not answer: {reason}") from exc
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.sendall(request)
+            raw = _read_all(sock, deadline)
+    except OSError as exc:
+        raise HookTransportError(f"daemon at {host}:{port} did not answer: {exc}") from exc
+    status, reply = _parse(raw)
     try:
-        answer = json.loads(raw)
+        answer = json.loads(reply)
     except ValueError as exc:
-        raise HookTransportError("daemon answered with something that is not JSON") from exc
+        raise HookTransportError(f"daemon answered HTTP {status} with something that is not JSON") from exc
+    if status >= 400:
+        error = answer.get("error") if isinstance(answer, dict) else answer
+        raise HookTransportError(f"daemon answered HTTP {status}: {str(error)[:300]}")
     if not isinstance(answer, dict):
         raise HookTransportError("daemon answered with JSON that is not an object")
     return answer
+
+
+def _read_all(sock: socket.socket, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out reading the reply")
+        sock.settimeout(left)
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise HookTransportError("the daemon's reply is too large")
+
+
+def _parse(raw: bytes) -> tuple[int, bytes]:
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2) if lines and sep else []
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise HookTransportError("the daemon's reply is not HTTP")
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    if fields.get("transfer-encoding", "").lower() == "chunked":
+        body = _unchunk(body)
+    elif "content-length" in fields and fields["content-length"].isdigit():
+        body = body[: int(fields["content-length"])]
+    return int(parts[1]), body
+
+
+def _unchunk(body: bytes) -> bytes:
+    out, rest = [], body
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        try:
+            size = int(size_line.split(b";")[0].strip() or b"0", 16)
+        except ValueError as exc:
+            raise HookTransportError("the daemon's chunked reply is malformed") from exc
+        if size == 0:
+            break
+        out.append(rest[:size])
+        rest = rest[size + 2 :]
+    return b"".join(out)
+
+
+def _host_header(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _token(path: Path) -> str | None:
@@ -57,11 +120,3 @@ def _token(path: Path) -> str | None:
         return path.read_text("utf-8").strip() or None
     except OSError:
         return None
-
-
-def _error_text(exc: urllib.error.HTTPError) -> str:
-    try:
-        body = json.loads(exc.read() or b"{}")
-        return str(body.get("error") or body)[:300]
-    except (ValueError, OSError, AttributeError):
-        return str(exc.reason)[:300]

@@ -1,0 +1,112 @@
+"""`signet bench hooks`: how long `signet hook user-prompt-submit` takes as a whole process
+against a running daemon holding N memories (default 10,000), as a harness runs it.
+
+The store is filled in this process first (synthetic memories, batched through the real
+remember path with the workspace's embedder, the pipeline off so no jobs wait), then a daemon
+subprocess serves it (`signet daemon start --foreground`), one session-start hook warms it, and
+each sample is one `signet hook user-prompt-submit --harness claude-code` subprocess with a
+Claude Code payload on stdin, timed by the wall clock from spawn to exit. Reported: p50/p95/max,
+how many samples injected context, and the same hook with the daemon stopped (the fail-open
+path). The target is p95 <= 150 ms; the load average is recorded with the figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from signet.app import SignetApp
+from signet.bench.cli_start import signet_command
+from signet.bench.load import Daemon
+from signet.bench.metrics import percentile
+from signet.bench.perf import synthetic_corpus, synthetic_queries
+from signet.config import Config
+from signet.workspace import init_workspace
+
+__all__ = ["TARGET_P95_MS", "format_hooks", "run_hooks"]
+
+TARGET_P95_MS = 150.0
+FILL_BATCH = 512
+
+
+def run_hooks(
+    n: int = 10_000, runs: int = 50, *, embedder: str = "local", workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    if n < 1 or runs < 1:
+        raise ValueError("n and runs must be positive")
+    command = [*signet_command(), "hook", "user-prompt-submit", "--harness", "claude-code"]
+    with tempfile.TemporaryDirectory(prefix="signet-hooks-", dir=workdir) as tmp:
+        workspace = init_workspace(Path(tmp) / "ws").workspace
+        (workspace / "agent.yaml").write_text(f"embedding:\n  provider: {embedder}\n")
+        corpus = synthetic_corpus(n, seed=5)
+        _fill(workspace, corpus, progress)
+        prompts = synthetic_queries(corpus, runs)
+        daemon = Daemon(workspace)
+        env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "SIGNET_PORT": str(daemon.port)}
+        try:
+            daemon.wait_ready()
+            _hook(command[:-3] + ["session-start", "--harness", "claude-code"], env, {"session_id": "warm"})
+            if progress:
+                progress(f"hooks: {runs} x `signet hook user-prompt-submit` against {n} memories")
+            samples = [_hook(command, env, _payload(i, p)) for i, p in enumerate(prompts)]
+        finally:
+            daemon.stop()
+        down = [_hook(command, env, _payload(i, p)) for i, p in enumerate(prompts[: min(runs, 10)])]
+    times = [ms for ms, _ in samples]
+    return {
+        "command": "signet hook user-prompt-submit --harness claude-code", "memories": n,
+        "embedder": embedder, "runs": runs,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "p50_ms": round(percentile(times, 50), 1), "p95_ms": round(percentile(times, 95), 1),
+        "max_ms": round(max(times), 1), "target_p95_ms": TARGET_P95_MS,
+        "meets_target": percentile(times, 95) <= TARGET_P95_MS,
+        "injected": sum(1 for _, out in samples if out),
+        "daemon_down": {"p50_ms": round(percentile([ms for ms, _ in down], 50), 1),
+                        "p95_ms": round(percentile([ms for ms, _ in down], 95), 1),
+                        "printed": sum(1 for _, out in down if out)},
+    }
+
+
+def _fill(workspace: Path, corpus: list[str], progress: Callable[[str], None] | None) -> None:
+    config = Config.load(workspace, {})
+    config = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, enabled=False))
+    with SignetApp.open(config) as app:
+        for start in range(0, len(corpus), FILL_BATCH):
+            app.remember_many([{"content": c} for c in corpus[start : start + FILL_BATCH]])
+            if progress:
+                progress(f"hooks: {min(start + FILL_BATCH, len(corpus))}/{len(corpus)} memories stored")
+
+
+def _payload(index: int, prompt: str) -> dict[str, str]:
+    return {"session_id": f"bench-{index}", "transcript_path": "/dev/null", "cwd": "/tmp",
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+
+
+def _hook(argv: list[str], env: dict[str, str], payload: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, input=json.dumps(payload), capture_output=True,
+                          text=True, timeout=60)
+    elapsed = (time.perf_counter() - started) * 1000
+    if done.returncode != 0:
+        raise RuntimeError(f"the hook exited {done.returncode}: {done.stderr[-300:]}")
+    return elapsed, done.stdout.strip()
+
+
+def format_hooks(result: dict[str, Any]) -> str:
+    load = ", ".join(str(x) for x in result["load_average"])
+    down = result["daemon_down"]
+    return "\n".join([
+        f"{result['command']} ({result['memories']} memories, {result['embedder']} embeddings)",
+        f"p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms (target {result['target_p95_ms']:g}),"
+        f" max {result['max_ms']} ms; {result['injected']}/{result['runs']} injected",
+        f"daemon down: p50 {down['p50_ms']} ms, p95 {down['p95_ms']} ms, printed {down['printed']}",
+        f"(load {load})",
+    ])
