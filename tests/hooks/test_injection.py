@@ -112,3 +112,21 @@ def test_a_malformed_request_is_refused_naming_the_problem(tmp_path: Path, bad: 
 
     with open_app(tmp_path) as app, pytest.raises(InvalidInput):
         injection.handle(app, "user-prompt-submit", bad)
+
+
+def test_an_entity_named_by_its_alias_brings_its_current_attributes(tmp_path: Path) -> None:
+    with open_app(tmp_path, min_relevance=1.0) as app:  # the gate shuts recall out: entity only
+        app.remember("Maintenance notes for the car", graph={
+            "entities": [{"name": "Ford Mustang", "aliases": ["my car"]}],
+            "attributes": [
+                {"entity": "Ford Mustang", "aspect": "maintenance", "key": "air filter",
+                 "value": "replaced March 2026"},
+                {"entity": "Ford Mustang", "aspect": "maintenance", "key": "tyres",
+                 "value": "winter set in the garage"},
+            ],
+        })
+        named = injection.handle(app, "user-prompt-submit", {"prompt": "Does my car need anything?"})
+        other = injection.handle(app, "user-prompt-submit", {"prompt": "Does the bike need anything?"})
+    assert "## Ford Mustang" in named.context
+    assert "- maintenance: air filter = replaced March 2026" in named.context
+    assert named.to_dict()["entities"] and other.context == ""
