@@ -155,12 +155,13 @@ def test_opening_an_entity_shows_its_graph_and_pins_it(page: Page, daemon: Any, 
     expect(page.locator("main")).to_contain_text("leads: Atlas migration")
     hood = page.locator("svg.hood")
     expect(hood).to_contain_text("Atlas")
+    expect(hood).to_contain_text("Vault")  # two hops: Nadia -> Atlas -> Vault
     shot(page, shots_folder, "entity")
     page.click("#pin-entity")
     expect(page.locator("#toast")).to_contain_text("Pinned")
     entity_id = page.url.rsplit("/", 1)[1]
     assert daemon.client.get(f"/api/knowledge/entities/{entity_id}").json()["pinned"]
-    hood.locator("a").first.click()  # walk the neighbourhood
+    hood.locator("a", has_text="Atlas").click()  # walk the neighbourhood
     expect(page.locator("h1")).to_contain_text("Atlas")
     page.click("nav a[data-page=graph]")
     page.get_by_role("button", name="Detect communities now").click()

@@ -111,37 +111,64 @@ export function entityPage(main, { params, navigate }) {
     ];
   }
 
+  // Two hops around the entity: its neighbours on an inner ring, theirs on an outer ring
+  // near the neighbour they hang from (fetched after the page draws, at most 8 neighbours).
   function neighbourhood(e) {
     const svg = document.createElementNS(SVG, "svg");
     svg.setAttribute("class", "hood");
-    svg.setAttribute("viewBox", "-300 -180 600 360");
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", `${e.name} and the entities it depends on or that depend on it`);
+    svg.setAttribute("viewBox", "-420 -200 840 400");
+    svg.setAttribute("role", "group");
+    svg.setAttribute("aria-label", `${e.name} and the entities around it, two hops deep`);
     const node = (tag, attrs) => {
       const el = document.createElementNS(SVG, tag);
       for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
       return el;
     };
-    const seen = new Map();
-    for (const d of e.dependencies) if (!seen.has(d.entity_id)) seen.set(d.entity_id, d);
-    const others = [...seen.values()].slice(0, 24);
-    others.forEach((d, i) => {
-      const angle = (2 * Math.PI * i) / Math.max(others.length, 1) - Math.PI / 2;
-      const x = Math.cos(angle) * 230, y = Math.sin(angle) * 135;
-      svg.append(node("line", { x1: 0, y1: 0, x2: x, y2: y }));
-      const link = node("a", { href: `/app/graph/${d.entity_id}`, tabindex: "0" });
-      link.append(node("circle", { cx: x, cy: y, r: 9 }));
-      const label = node("text", { x: x + 12, y: y + 4 });
-      label.textContent = `${d.entity_name} (${d.direction === "out" ? "" : "← "}${d.type})`;
-      link.append(label);
-      link.addEventListener("click", (event) => { event.preventDefault(); navigate(`/app/graph/${d.entity_id}`); });
-      svg.append(link);
+    const edges = node("g", {}), nodes = node("g", {});
+    svg.append(edges, nodes);
+    const placed = new Map([[e.id, [0, 0]]]);
+    const place = (id, name, label, x, y, r) => {
+      placed.set(id, [x, y]);
+      const link = node("a", { href: `/app/graph/${id}`, tabindex: "0" });
+      link.append(node("circle", { cx: x, cy: y, r }));
+      const text = node("text", { x: x + r + 3, y: y + 4 });
+      text.textContent = label ? `${name} (${label})` : name;
+      link.append(text);
+      link.addEventListener("click", (event) => { event.preventDefault(); navigate(`/app/graph/${id}`); });
+      nodes.append(link);
+    };
+    const edge = (a, b) => {
+      const [x1, y1] = placed.get(a), [x2, y2] = placed.get(b);
+      edges.append(node("line", { x1, y1, x2, y2 }));
+    };
+    const first = [...new Map(e.dependencies.map((d) => [d.entity_id, d])).values()].slice(0, 16);
+    first.forEach((d, i) => {
+      const angle = (2 * Math.PI * i) / first.length - Math.PI / 2;
+      place(d.entity_id, d.entity_name, `${d.direction === "out" ? "" : "← "}${d.type}`,
+        Math.cos(angle) * 170, Math.sin(angle) * 95, 8);
+      edge(e.id, d.entity_id);
     });
-    svg.append(node("circle", { cx: 0, cy: 0, r: 14, class: "focus" }));
-    const label = node("text", { x: 18, y: 5 });
+    nodes.append(node("circle", { cx: 0, cy: 0, r: 13, class: "focus" }));
+    const label = node("text", { x: 17, y: 5 });
     label.textContent = e.name;
-    svg.append(label);
-    return others.length ? svg : empty("No neighbours yet.");
+    nodes.append(label);
+    first.slice(0, 8).forEach(async (d, i) => {
+      let far;
+      try {
+        far = await api(`/api/knowledge/entities/${encodeURIComponent(d.entity_id)}`);
+      } catch (err) {
+        return; // the inner ring stands on its own
+      }
+      const base = (2 * Math.PI * i) / first.length - Math.PI / 2;
+      const next = far.dependencies.filter((x) => !placed.has(x.entity_id)).slice(0, 4);
+      next.forEach((x, j) => {
+        if (placed.has(x.entity_id)) return edge(d.entity_id, x.entity_id);
+        const angle = base + (j - (next.length - 1) / 2) * 0.22;
+        place(x.entity_id, x.entity_name, "", Math.cos(angle) * 340, Math.sin(angle) * 175, 5);
+        edge(d.entity_id, x.entity_id);
+      });
+    });
+    return first.length ? svg : empty("No neighbours yet.");
   }
 
   refresh();
