@@ -4,7 +4,10 @@ needed that no other client did before (communities on the map, the dead-letter 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -35,6 +38,16 @@ def test_the_login_link_sets_an_httponly_strict_cookie_once(daemon) -> None:
     again = httpx.get(link)
     assert again.headers["location"] == "/app/welcome?login=failed"
     assert "set-cookie" not in again.headers
+
+
+def test_signet_dashboard_says_when_no_daemon_serves_the_workspace(tmp_path) -> None:
+    env = {**os.environ, "SIGNET_WORKSPACE": str(tmp_path / "ws"), "SIGNET_PORT": "9",
+           "SIGNET_BIND": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "signet", "dashboard", "--print"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "no daemon of this workspace answers at http://127.0.0.1:9" in done.stderr
+    assert "signet daemon start" in done.stderr
 
 
 def test_without_the_cookie_every_data_route_is_refused(daemon) -> None:
