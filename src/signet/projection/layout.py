@@ -19,6 +19,7 @@ Coordinates are min-max normalised to [-210, 210] on each axis.
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,7 +138,10 @@ def _umap(
         n_components=dimensions, n_neighbors=k, metric="cosine", random_state=42, n_jobs=1,
         precomputed_knn=(indices, distances, None),
     )
-    return np.asarray(reducer.fit_transform(unit), dtype=np.float64)
+    with warnings.catch_warnings():
+        # "no NNDescent index: transform unavailable" - we never transform new points.
+        warnings.filterwarnings("ignore", category=UserWarning, module="umap")
+        return np.asarray(reducer.fit_transform(unit), dtype=np.float64)
 
 
 def normalise(coords: np.ndarray) -> np.ndarray:
