@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("signet.cli.memory_commands:history", "Show every change to memory ID, oldest first."),
     "bench": ("signet.cli.bench_commands:bench", "Benchmarks: retrieval quality (locomo, memaware) and speed (write, recall, scale, cli)."),
     "daemon": ("signet.cli.daemon_commands:daemon", "Run and inspect the background daemon that owns the database."),
+    "api": ("signet.cli.api_command:api", "The HTTP API: print its OpenAPI spec (the daemon also serves /docs to a logged-in browser)."),
     "mcp": ("signet.cli.mcp_command:mcp", "Serve the memory tools (memory_search, memory_store, ...) to an MCP client on stdio."),
     "token": ("signet.cli.token_commands:token", "Create, list and revoke API tokens for the daemon."),
     "connect": ("signet.cli.connect_command:connect", "Register Signet's MCP server and hooks in HARNESS's config (claude-code, codex, opencode, cursor)."),

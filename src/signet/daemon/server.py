@@ -36,6 +36,7 @@ from signet.daemon import (
     routes_config,
     routes_connectors,
     routes_dashboard,
+    routes_docs,
     routes_documents,
     routes_feedback,
     routes_hooks,
@@ -73,7 +74,7 @@ def create_app(app: SignetApp) -> FastAPI:
         title="Signet",
         version=signet.__version__,
         description="Local-first long-term memory for AI agents.",
-        docs_url=None,  # the Swagger page loads scripts from a CDN; /openapi.json is enough
+        docs_url=None,  # the Swagger page loads scripts from a CDN: routes_docs serves /docs
         redoc_url=None,
     )
     api.state.signet = app
@@ -92,6 +93,7 @@ def create_app(app: SignetApp) -> FastAPI:
                    routes_documents, routes_connectors):
         api.include_router(module.router)
     api.include_router(routes_secrets.router)
+    api.include_router(routes_docs.router)  # /docs: the API reference page, no CDN
     api.include_router(routes_dashboard.router)  # /app/login before the page shell's /app/...
     dashboard.install(api)  # the web app's shell and static files (signet/dashboard)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
