@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
@@ -43,7 +43,9 @@ class DocumentBody(_Body):
 
 
 @router.post("", status_code=202)
-def ingest(body: DocumentBody, app: App, actor: CallerActor, principal: Documents) -> JSONResponse:
+def ingest(
+    body: DocumentBody, request: Request, app: App, actor: CallerActor, principal: Documents
+) -> JSONResponse:
     given = [name for name in ("content", "url", "path") if getattr(body, name) is not None]
     if len(given) != 1:
         raise InvalidInput("send exactly one of content, url or path")
@@ -55,6 +57,9 @@ def ingest(body: DocumentBody, app: App, actor: CallerActor, principal: Document
         registered = app.documents.ingest_url(body.url, **common)
     else:
         registered = app.documents.ingest_file(body.path, **common)
+    workers = getattr(request.app.state, "workers", None)
+    if workers is not None and registered.outcome != "unchanged":
+        workers.nudge()  # start extracting now, not after the workers' idle wait
     return JSONResponse(registered.to_dict(),
                         status_code=200 if registered.outcome == "unchanged" else 202)
 
