@@ -1059,6 +1059,11 @@ def _api_key(config: Config, section: str) -> str:
     return os.environ.get(chosen.api_key_env, "") if chosen.api_key_env else ""
 
 
+def configured_embedder(config: Config) -> Embedder | None:
+    """The embedder `config` names (None for provider none); the benchmarks wrap it in a cache."""
+    return _configured_embedder(config)
+
+
 def _configured_embedder(config: Config) -> Embedder | None:
     e = config.embedding
     return make_embedder(

@@ -197,6 +197,13 @@ class Evidence:
     # cosine of the source's closest member; carried by the source's representative memory.
     source: float | None = None
     source_semantic: float | None = None
+    # The conversation context lent by a neighbour (recall/context.py), never the memory's own.
+    context: float | None = None
+    # What the confidence reads (recall/confidence.py): the query's cosine to this memory (or
+    # its source's closest member) whether or not a channel ranked it, and the share of the
+    # query's informative terms the memory holds.
+    cosine: float | None = None
+    coverage: float | None = None
     lexical_rank: int | None = None
     semantic_rank: int | None = None
 
@@ -208,10 +215,13 @@ class RecallHit:
     evidence: Evidence
     adjustments: tuple[str, ...] = ()
     transcript: str | None = None
+    # How likely the result is what the query asks for, in [0, 1] (recall/confidence.py).
+    confidence: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         data = self.memory.to_dict()
         data["score"] = round(self.score, 6)
+        data["confidence"] = round(self.confidence, 4)
         data["evidence"] = {
             k: getattr(self.evidence, k) for k in self.evidence.__dataclass_fields__
         }
@@ -229,7 +239,11 @@ class RecallQuery:
     mode: Literal["hybrid", "keyword", "vector", "full"] = "hybrid"
     min_score: float | None = None
     expand: bool = False
-    touch: bool = True
+    # Being returned by a search is not an access: only a caller that used the results (an
+    # injection the agent consumed) asks recall to record one.
+    touch: bool = False
+    # Drop results whose confidence is below this (None: keep all; recall/confidence.py).
+    min_confidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,8 @@ def test_the_default_mode_is_full_so_traversal_evidence_comes_with_it(app: Signe
 
     def traversal(mode: str) -> float | None:
         hits = app.recall(RecallQuery(QUERY, mode=mode, touch=False)).hits  # type: ignore[arg-type]
-        return next(h.evidence.traversal for h in hits if h.memory.id == ids["target"])
+        # Hybrid does not find the target at all (no word or context links it to the query).
+        return next((h.evidence.traversal for h in hits if h.memory.id == ids["target"]), None)
 
     assert traversal(app.config.search.default_mode) is not None
     assert traversal("hybrid") is None

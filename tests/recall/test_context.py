@@ -8,6 +8,7 @@ from signet.types import Actor, MemoryFilters, RecallQuery
 
 QUESTION = "Melanie: Did you finally go to the pottery class downtown?"
 ANSWER = "Caroline: Yes, last week! I loved it and made a bowl."
+CHAT = Actor(session_id="chat-1")
 
 
 def _ids(app: SignetApp, text: str, limit: int = 10) -> list[str]:
@@ -32,9 +33,38 @@ def test_answer_turn_is_found_through_its_question(lexical_app: SignetApp) -> No
 
 
 def test_context_ranks_below_the_matching_turn(lexical_app: SignetApp) -> None:
-    question = lexical_app.remember(QUESTION, event_at="2023-05-08T13:56:00").id
-    answer = lexical_app.remember(ANSWER, event_at="2023-05-08T13:56:00").id
+    chat = Actor(session_id="chat-1")
+    question = lexical_app.remember(QUESTION, actor=chat, event_at="2023-05-08T13:56:00").id
+    answer = lexical_app.remember(ANSWER, actor=chat, event_at="2023-05-08T13:56:00").id
     assert _ids(lexical_app, "pottery class")[:2] == [question, answer]
+
+
+def test_memories_sharing_no_conversation_are_not_context(lexical_app: SignetApp) -> None:
+    """Two notes remembered a minute apart, with no session or source, are not context."""
+    billing = lexical_app.remember("The billing service is written in Go").id
+    lexical_app.remember("My cat is named Whiskers")
+    assert _ids(lexical_app, "billing service language") == [billing]
+
+
+def test_a_shared_source_is_a_conversation(lexical_app: SignetApp) -> None:
+    at = "2023-05-08T13:56:00"
+    question = lexical_app.remember(QUESTION, source_id="transcript-7", event_at=at).id
+    lexical_app.remember("The bus was late again", source_id="other", event_at=at)
+    answer = lexical_app.remember(ANSWER, source_id="transcript-7", event_at=at).id
+    loose = lexical_app.remember("My sister called", event_at=at).id
+    links = context.neighbours(lexical_app.store.reader(), [question, loose])
+    assert links == {question: [answer]}
+
+
+def test_context_is_its_own_evidence_never_lexical(lexical_app: SignetApp) -> None:
+    chat = Actor(session_id="chat-1")
+    lexical_app.remember(QUESTION, actor=chat, event_at="2023-05-08T13:56:00")
+    answer = lexical_app.remember(ANSWER, actor=chat, event_at="2023-05-08T13:56:00").id
+    hits = lexical_app.recall(RecallQuery("pottery class", mode="keyword")).hits
+    lent = next(h for h in hits if h.memory.id == answer)
+    assert lent.evidence.lexical is None and lent.evidence.lexical_rank is None
+    assert lent.evidence.context == 1.0
+    assert hits[0].evidence.lexical == 1.0 and hits[0].evidence.context is None
 
 
 def test_other_sessions_are_not_context(lexical_app: SignetApp) -> None:
@@ -46,15 +76,15 @@ def test_other_sessions_are_not_context(lexical_app: SignetApp) -> None:
 
 
 def test_turns_far_apart_in_time_are_not_context(lexical_app: SignetApp) -> None:
-    lexical_app.remember(QUESTION, event_at="2023-05-08T13:56:00")
-    answer = lexical_app.remember(ANSWER, event_at="2023-06-20T09:00:00").id
+    lexical_app.remember(QUESTION, actor=CHAT, event_at="2023-05-08T13:56:00")
+    answer = lexical_app.remember(ANSWER, actor=CHAT, event_at="2023-06-20T09:00:00").id
     assert answer not in _ids(lexical_app, "pottery class")
 
 
 def test_deleted_turns_are_skipped_over(lexical_app: SignetApp) -> None:
-    question = lexical_app.remember(QUESTION, event_at="2023-05-08T13:56:00").id
-    between = lexical_app.remember("Melanie: hold on", event_at="2023-05-08T13:56:00").id
-    answer = lexical_app.remember(ANSWER, event_at="2023-05-08T13:56:00").id
+    question = lexical_app.remember(QUESTION, actor=CHAT, event_at="2023-05-08T13:56:00").id
+    between = lexical_app.remember("Melanie: hold on", actor=CHAT, event_at="2023-05-08T13:56:00").id
+    answer = lexical_app.remember(ANSWER, actor=CHAT, event_at="2023-05-08T13:56:00").id
     lexical_app.forget(between)
     links = context.neighbours(lexical_app.store.reader(), [question])
     assert links == {question: [answer]}
@@ -62,8 +92,8 @@ def test_deleted_turns_are_skipped_over(lexical_app: SignetApp) -> None:
 
 
 def test_filters_still_apply_to_context(lexical_app: SignetApp) -> None:
-    lexical_app.remember(QUESTION, event_at="2023-05-08T13:56:00", project="art")
-    answer = lexical_app.remember(ANSWER, event_at="2023-05-08T13:56:00", project="home").id
+    lexical_app.remember(QUESTION, actor=CHAT, event_at="2023-05-08T13:56:00", project="art")
+    answer = lexical_app.remember(ANSWER, actor=CHAT, event_at="2023-05-08T13:56:00", project="home").id
     filtered = lexical_app.recall(
         RecallQuery("pottery class", mode="keyword", touch=False, filters=MemoryFilters(project="art"))
     )

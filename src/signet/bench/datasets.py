@@ -55,6 +55,9 @@ class BenchDoc:
     text: str
     event_at: str | None
     group: str
+    # The conversation the doc was said in (a LoCoMo session): recall's context links turns of
+    # one session only (recall/context.py).
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,9 @@ class BenchQuestion:
     group: str
     category: str
     gold: frozenset[str]
+    # Keys the query itself quotes (long queries): the agent already holds them, so scoring
+    # skips them in the ranked list.
+    quoted: frozenset[str] = frozenset()
 
 
 # --- shared helpers ----------------------------------------------------------------------------
@@ -128,8 +134,8 @@ def _locomo_sample(
     qa = _field(path, sample, "qa", list, where)
     group = str(sample.get("sample_id", index))
     docs = [
-        BenchDoc(key=key, text=text, event_at=event_at, group=group)
-        for key, text, event_at in _locomo_turns(path, conversation, where, captions)
+        BenchDoc(key=key, text=text, event_at=event_at, group=group, session=f"{group}/{session}")
+        for key, text, event_at, session in _locomo_turns(path, conversation, where, captions)
     ]
     keys = {doc.key for doc in docs}
     questions = []
@@ -143,8 +149,8 @@ def _locomo_sample(
 
 def _locomo_turns(
     path: Path, conversation: dict, where: str, captions: bool
-) -> Iterator[tuple[str, str, str | None]]:
-    """(key, text, event_at) for each turn, sessions in numeric order."""
+) -> Iterator[tuple[str, str, str | None, str]]:
+    """(key, text, event_at, session name) for each turn, sessions in numeric order."""
     numbers = sorted(int(m[1]) for k in conversation if (m := _SESSION_KEY.fullmatch(k)))
     for number in numbers:
         turns = _field(path, conversation, f"session_{number}", list, where)
@@ -153,7 +159,7 @@ def _locomo_turns(
         for position, turn in enumerate(turns):
             at = f"{where}, session {number}, turn {position}"
             key, text = _locomo_turn(path, turn, at, captions)
-            yield key, text, event_at
+            yield key, text, event_at, f"session_{number}"
 
 
 def _locomo_turn(path: Path, turn: Any, where: str, captions: bool) -> tuple[str, str]:
@@ -352,3 +358,35 @@ def _memaware_question(path: Path, where: str, item: Any, session_ids: set[str])
             path, f"{where} ({qid}): gold sessions not in the haystack: {', '.join(missing)}"
         )
     return BenchQuestion(qid, text, MEMAWARE_GROUP, tier, frozenset(gold))
+
+
+# --- long queries ------------------------------------------------------------------------------
+
+LONG_QUERY_TURNS = 10
+
+
+def with_dialogue(
+    docs: list[BenchDoc], questions: list[BenchQuestion], turns: int = LONG_QUERY_TURNS
+) -> list[BenchQuestion]:
+    """Each question preceded by the `turns` dialogue turns said just before its first gold
+    turn, one per line: an agent's situation at prompt time, when the query is the
+    conversation so far and the question comes last. Gold and ids are unchanged; the quoted
+    turns are skipped when scoring (the agent has them in its prompt already)."""
+    order: dict[tuple[str, str], int] = {}
+    by_group: dict[str, list[BenchDoc]] = {}
+    for doc in docs:
+        group_docs = by_group.setdefault(doc.group, [])
+        order.setdefault((doc.group, doc.key), len(group_docs))
+        group_docs.append(doc)
+    out = []
+    for q in questions:
+        positions = [order[(q.group, k)] for k in q.gold if (q.group, k) in order]
+        if not positions:
+            out.append(q)
+            continue
+        first = min(positions)
+        before = by_group[q.group][max(first - turns, 0) : first]
+        text = "\n".join([*(d.text for d in before), q.text])
+        quoted = frozenset(d.key for d in before)
+        out.append(BenchQuestion(q.qid, text, q.group, q.category, q.gold, quoted))
+    return out

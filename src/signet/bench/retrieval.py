@@ -18,16 +18,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from signet.app import SignetApp
-from signet.bench.datasets import BenchDoc, BenchQuestion, load_locomo, load_memaware
+from signet.app import SignetApp, configured_embedder
+from signet.bench.datasets import (
+    BenchDoc,
+    BenchQuestion,
+    load_locomo,
+    load_memaware,
+    with_dialogue,
+)
 from signet.bench.metrics import locomo_groups, memaware_groups, percentile, score
 from signet.config import Config
 from signet.errors import InvalidInput
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
-from signet.types import RecallQuery
+from signet.providers.embedding_cache import CachedEmbedder
+from signet.types import RecallQuery, RecallResponse
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import WorkerLoop
+
+# Sees every response: (the question, or None for a negative query; mode; response; doc keys
+# of each memory id). The confidence calibration (bench/calibration.py) collects through it.
+Observer = Callable[[BenchQuestion | None, str, RecallResponse, dict[str, list[str]]], None]
 
 MODE_TO_RECALL = {"bm25": "keyword", "vector": "vector", "hybrid": "hybrid", "full": "full"}
 ALL_MODES = ("bm25", "vector", "hybrid", "full")
@@ -80,11 +91,16 @@ def run(
     workdir: Path | None = None,
     hints: bool = False,
     after_ask: Callable[[SignetApp, list[BenchQuestion], dict[str, list[str]]], None] | None = None,
+    cache: Path | None = None,
+    observe: Observer | None = None,
+    negatives: Sequence[str] = (),
 ) -> BenchResult:
     """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
     with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
     per group with the app, the group's questions and the memory -> keys map, after the modes
-    were asked (the injection benchmark, bench/injection.py)."""
+    were asked (the injection benchmark, bench/injection.py). `cache`: a folder for the
+    persistent embedding cache (providers/embedding_cache.py); None embeds afresh. `observe`
+    sees every response, and with it each of `negatives` is asked in every store."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     ingest = {"docs": 0.0, "seconds": 0.0}
@@ -94,6 +110,8 @@ def run(
     with tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir) as tmp:
         for index, (group, group_docs) in enumerate(by_group.items()):
             config = (config_for or Config.default)(Path(tmp) / f"ws{index}")
+            if embedder == "config" and cache is not None:
+                embedder = _cached(config, cache)
             graph = "full" in modes
             config = _with_hints(config) if hints else _with_graph(config) if graph else _quiet(config)
             with SignetApp.open(config, embedder=embedder) as app:
@@ -117,7 +135,10 @@ def run(
                     progress(f"{group}: {len(group_docs)} docs ingested")
                 asked = [q for q in questions if q.group == group]
                 for mode in modes:
-                    _ask(app, asked, mode, keys_of, depth, ranked[mode], latencies[mode])
+                    _ask(app, asked, mode, keys_of, depth, ranked[mode], latencies[mode], observe)
+                    for text in negatives if observe else ():
+                        query = RecallQuery(text, limit=depth, mode=MODE_TO_RECALL[mode])  # type: ignore[arg-type]
+                        observe(None, mode, app.recall(query), keys_of)
                 if after_ask is not None:
                     after_ask(app, asked, keys_of)
     results = {m: score(questions, ranked[m], groups) for m in modes}
@@ -126,6 +147,18 @@ def run(
     }
     ingest["per_second"] = ingest["docs"] / ingest["seconds"] if ingest["seconds"] else 0.0
     return BenchResult(results, latency, ingest)
+
+
+def default_cache_dir() -> Path:
+    """$SIGNET_BENCH_CACHE, else `.cache/embeddings` in the current folder (the checkout's
+    ignored .cache/ when run from it); never the home folder."""
+    env = os.environ.get("SIGNET_BENCH_CACHE")
+    return Path(env) if env else Path.cwd() / ".cache" / "embeddings"
+
+
+def _cached(config: Config, folder: Path) -> Embedder | None:
+    inner = configured_embedder(config)
+    return CachedEmbedder(inner, folder) if inner is not None else None
 
 
 def _quiet(config: Config) -> Config:
@@ -170,7 +203,8 @@ def _ingest(app: SignetApp, docs: Sequence[BenchDoc]) -> dict[str, list[str]]:
     for start in range(0, len(docs), INGEST_BATCH):
         batch = docs[start : start + INGEST_BATCH]
         items = [
-            {"content": d.text, "source_id": d.key, "source_type": "bench", "event_at": d.event_at}
+            {"content": d.text, "source_id": d.key, "source_type": "bench", "event_at": d.event_at,
+             "session_id": d.session}
             for d in batch
         ]
         for doc, result in zip(batch, app.remember_many(items), strict=True):
@@ -188,22 +222,35 @@ def _ask(
     depth: int,
     ranked: dict[str, list[str]],
     latencies: list[float],
+    observe: Observer | None = None,
 ) -> None:
     for question in questions:
         query = RecallQuery(
-            question.text, limit=depth, mode=MODE_TO_RECALL[mode], touch=False  # type: ignore[arg-type]
+            question.text, limit=depth + len(question.quoted), mode=MODE_TO_RECALL[mode],  # type: ignore[arg-type]
         )
         started = time.perf_counter()
         response = app.recall(query)
         latencies.append((time.perf_counter() - started) * 1000)
-        ranked[question.qid] = [k for hit in response.hits for k in keys_of.get(hit.memory.id, [])]
+        ranked[question.qid] = [
+            k for hit in response.hits for k in keys_of.get(hit.memory.id, [])
+            if k not in question.quoted
+        ]
+        if observe is not None:
+            observe(question, mode, response, keys_of)
 
 
-def run_locomo(path: Path | None, modes: Sequence[str], *, limit: int | None = None, **kw: Any) -> BenchResult:
+def run_locomo(
+    path: Path | None, modes: Sequence[str], *, limit: int | None = None,
+    long_queries: int = 0, **kw: Any,
+) -> BenchResult:
+    """`long_queries`: each question preceded by that many dialogue turns (0: the questions
+    alone; datasets.with_dialogue)."""
     path = path or bench_data_dir() / "locomo" / "locomo-dev.json"
     docs, questions = load_locomo(path)
     if limit:
         questions = questions[:limit]
+    if long_queries > 0:
+        questions = with_dialogue(docs, questions, long_queries)
     return run(docs, questions, locomo_groups(questions), modes, depth=10, **kw)
 
 

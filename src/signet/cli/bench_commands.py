@@ -41,18 +41,43 @@ _mode = click.option("--mode", default="all", show_default=True,
                      help="bm25, vector, hybrid, full, a comma list, or all.")
 _limit = click.option("--limit", type=int, default=None, help="Only the first N questions.")
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+_cache = click.option(
+    "--cache", "cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Folder of the persistent embedding cache (default $SIGNET_BENCH_CACHE, else "
+    "./.cache/embeddings).",
+)
+_no_cache = click.option("--no-cache", is_flag=True, help="Embed everything afresh.")
+
+
+def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
+    return None if no_cache else cache or retrieval.default_cache_dir()
 
 
 @bench.command()
 @click.option("--file", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_mode
 @_limit
+@click.option("--long-queries", "long_queries", is_flag=True,
+              help="Each question preceded by the dialogue turns before its first evidence turn "
+              "(the conversation so far, as an agent's prompt holds it).")
+@click.option("--turns", type=int, default=10, show_default=True,
+              help="Dialogue turns before each question with --long-queries.")
+@_cache
+@_no_cache
 @_json
 @click.pass_context
-def locomo(ctx: click.Context, path: Path | None, mode: str, limit: int | None, as_json: bool) -> None:
+def locomo(
+    ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
+    turns: int, cache: Path | None, no_cache: bool, as_json: bool,
+) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category."""
     _setup_threads()
-    result = retrieval.run_locomo(path, retrieval.parse_modes(mode), limit=limit, progress=_progress)
+    if turns < 1:
+        raise click.BadParameter("at least one turn", param_hint="--turns")
+    result = retrieval.run_locomo(
+        path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
+        cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
+    )
     _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms))
 
 
@@ -74,12 +99,14 @@ def locomo(ctx: click.Context, path: Path | None, mode: str, limit: int | None, 
 @click.option("--sessions-as-transcripts", "as_transcripts", is_flag=True,
               help="Also import each session as a transcript (summaries, gate, MEMORY.md) and"
                    " compare windows, transcripts and both.")
+@_cache
+@_no_cache
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, thresholds: str,
-    as_transcripts: bool, as_json: bool,
+    as_transcripts: bool, cache: Path | None, no_cache: bool, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
@@ -97,7 +124,7 @@ def memaware(
     injector = _injection_bench(negatives, thresholds) if inject else None
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
-        hints=hints, after_ask=injector,
+        hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache),
     )
     if injector is not None:
         result.extra["inject"] = injector.result()
@@ -120,6 +147,32 @@ def _injection_bench(negatives: Path | None, thresholds: str) -> Any:
     except ValueError as exc:
         raise click.BadParameter("a comma list of numbers", param_hint="--thresholds") from exc
     return InjectionBench(negatives=prompts, thresholds=sweep, progress=_progress)
+
+
+@bench.command()
+@click.option("--modes", default="bm25,hybrid", show_default=True,
+              help="The keyword mode and the vector-using mode to calibrate on.")
+@_limit
+@_cache
+@_no_cache
+@_json
+@click.pass_context
+def confidence(
+    ctx: click.Context, modes: str, limit: int | None, cache: Path | None, no_cache: bool,
+    as_json: bool,
+) -> None:
+    """Fit recall's confidence on LoCoMo and MemAware (+ negatives.json) and tabulate the
+    floor: gold results dropped, noise removed."""
+    from signet.bench import calibration
+
+    _setup_threads()
+    chosen = retrieval.parse_modes(modes)
+    if len(chosen) != 2:
+        raise click.BadParameter("two modes: keyword-only first, then one with vectors")
+    data = calibration.run(
+        (chosen[0], chosen[1]), limit=limit, cache=_cache_dir(cache, no_cache), progress=_progress
+    )
+    _emit(ctx, as_json, data, calibration.format_tradeoff(data))
 
 
 @bench.command()

@@ -21,7 +21,8 @@ __all__ = ["is_flat", "reserve_flat"]
 def is_flat(hit: RecallHit) -> bool:
     e = hit.evidence
     return any(
-        v is not None for v in (e.lexical, e.semantic, e.hint, e.source, e.source_semantic)
+        v is not None
+        for v in (e.lexical, e.semantic, e.hint, e.source, e.source_semantic, e.context)
     )
 
 

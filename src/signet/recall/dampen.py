@@ -5,7 +5,8 @@
 - hub (x0.7): a result whose linked entities are all hubs (degree above the P90 of the graph)
   says little specific; the graph layer supplies which memories those are.
 - resolution (x1.2): constraints, decisions and date-anchored memories resolve questions, so
-  they rise.
+  they rise; returned apart as `boost`, so recall can bound it with the other boosts (it never
+  lifts a memory over a clearly better match, recall/scoring.py).
 Each stage is toggled by DampeningConfig.
 """
 
@@ -29,8 +30,12 @@ RESOLVING_TYPES = frozenset({"constraint", "decision"})
 
 @dataclass(frozen=True, slots=True)
 class Dampened:
+    """`score` after the demotions (gravity, hub); `boost` the resolution factor, applied by
+    the caller with the other boosts under one bound (recall/scoring.py)."""
+
     score: float
     adjustments: tuple[str, ...]
+    boost: float = 1.0
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -68,9 +73,10 @@ def dampen(
     if config.hub and is_hub_only:
         score *= config.hub_factor
         adjustments.append("hub")
+    boost = 1.0
     if config.resolution and (
         memory.type in RESOLVING_TYPES or is_date_anchored(memory.content)
     ):
-        score *= config.resolution_factor
+        boost = config.resolution_factor
         adjustments.append("resolution")
-    return Dampened(score, tuple(adjustments))
+    return Dampened(score, tuple(adjustments), boost)

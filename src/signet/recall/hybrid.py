@@ -35,23 +35,39 @@ import numpy as np
 from signet.config import SearchConfig
 from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
-from signet.recall import context, dates, pooling
+from signet.recall import context, dates, pooling, scoring
 from signet.recall import sources as source_recall
+from signet.recall.confidence import AGENT_MIN_CONFIDENCE, QueryTerms, model, stems
 from signet.recall.dampen import dampen
 from signet.recall.fuse import alpha_blend, rrf
 from signet.recall.vectors import VectorSearch
-from signet.store import fts
+from signet.store import fts, graph_read
 from signet.store import memories as mem_sql
 from signet.store import sources as source_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
-from signet.types import Evidence, Memory, RecallHit, RecallQuery, RecallResponse, parse_ts
+from signet.types import Memory, RecallHit, RecallQuery, RecallResponse, parse_ts
 
 MODES = ("hybrid", "keyword", "vector", "full")
+# Accesses at which the rehearsal boost reaches its bound (search.rehearsal_boost).
+REHEARSAL_FULL = 20
 # RRF weight of the dense channel. MiniLM's ranking trails BM25 on LoCoMo (58.7 vs 79.2 Hit@10
 # with context); at equal weight it pulled hybrid below BM25 alone (73.8), at 0.3 hybrid beat
 # both (79.9 LoCoMo cat1-4; MemAware easy/medium/hard 60.4/46.7/11.0 vs BM25 59.4/41.9/9.2).
 SEMANTIC_WEIGHT = 0.3
+# How many of the lexical side's best matches tell whether it found what was asked.
+LEXICAL_PROBE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the channels found: `rankings` as fused (context lifts applied), `raw` as the
+    channels scored them (the evidence), each memory's context lift, the query vector."""
+
+    rankings: dict[str, list[tuple[str, float]]]
+    raw: dict[str, list[tuple[str, float]]]
+    lifts: dict[str, float]
+    vector: np.ndarray | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +111,10 @@ class Recaller:
     # Whole-source evidence (recall/sources.py): BM25 over whole sources and the source's
     # closest member, as two channels in place of the members' own lexical and semantic ones.
     source_channel: bool = True
+    # Query-adaptive dense weight (see `_weights`); False keeps channel_weights fixed.
+    adaptive_weight: bool = True
+    # Graph-only results rank below every flat result at least this confident (`_merged`).
+    graph_floor: float = AGENT_MIN_CONFIDENCE
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -102,8 +122,8 @@ class Recaller:
         degraded: list[str] = []
         started = time.perf_counter()
         conn = self.store.reader()
-        rankings = self._channels(conn, query, timings, degraded)
-        hits = self._rank(conn, query, rankings, timings)
+        found = self._channels(conn, query, timings, degraded)
+        hits = self._rank(conn, query, found, timings)
         if query.expand and self.transcripts and hits:
             hits = self._expand(conn, hits, timings)
         if query.touch and hits:
@@ -120,21 +140,24 @@ class Recaller:
             raise InvalidInput(f"unknown recall mode {query.mode!r} (one of {', '.join(MODES)})")
         if query.limit < 1 or query.limit > self.config.max_limit:
             raise InvalidInput(f"limit must be between 1 and {self.config.max_limit}")
+        if query.min_confidence is not None and not 0 <= query.min_confidence <= 1:
+            raise InvalidInput("min_confidence must be between 0 and 1")
         text = query.query.strip()
         if len(text) > self.config.max_query_chars:
-            # A long query is cut, not refused: agents paste whole prompts as queries.
-            text = text[: self.config.max_query_chars]
+            # A long query is cut, not refused: agents paste whole prompts and conversations
+            # as queries, and their end (the newest words, the question) is what is asked.
+            text = text[-self.config.max_query_chars :].strip()
         return replace(query, query=text)
 
     # -- channels ---------------------------------------------------------------------------
 
     def _channels(
         self, conn: Connection, query: RecallQuery, timings: dict[str, float], degraded: list[str]
-    ) -> dict[str, list[tuple[str, float]]]:
+    ) -> Found:
         pool = max(self.config.candidate_pool, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
         if not query.query:
-            return rankings
+            return Found(rankings, rankings, {}, None)
         if query.mode != "vector":
             mark = time.perf_counter()
             rankings["lexical"] = fts.search(conn, query.query, query.filters, pool)
@@ -166,9 +189,10 @@ class Recaller:
             rankings = self._sourced(conn, query, rankings, pool)
             timings["sources"] = (time.perf_counter() - mark) * 1000
         mark = time.perf_counter()
-        rankings = self._with_context(conn, query, rankings)
+        lifted, lifts = self._with_context(conn, query, rankings)
         timings["context"] = (time.perf_counter() - mark) * 1000
-        return {name: ranking[: max(pool, 1)] for name, ranking in rankings.items()}
+        cut = {name: ranking[: max(pool, 1)] for name, ranking in lifted.items()}
+        return Found(cut, rankings, lifts, vector)
 
     def _sourced(
         self,
@@ -180,7 +204,7 @@ class Recaller:
         """Add the source channel; give each source one representative across channels."""
         hits = []
         if query.mode != "vector":
-            tokens = fts.selective_tokens(conn, fts.query_tokens(query.query))
+            tokens = fts.search_tokens(conn, query.query)
             hits = source_sql.search(
                 conn, query.query, query.filters.agent_id, pool, tokens,
                 project=query.filters.project, filters=query.filters,
@@ -206,10 +230,11 @@ class Recaller:
 
     def _with_context(
         self, conn: Connection, query: RecallQuery, rankings: dict[str, list[tuple[str, float]]]
-    ) -> dict[str, list[tuple[str, float]]]:
-        """Lift each context channel's memories by their conversation neighbours' scores."""
+    ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, float]]:
+        """Lift each context channel's memories by their conversation neighbours' scores; also
+        the lift each memory received (its `context` evidence, apart from the channel's own)."""
         if self.context_weight <= 0:
-            return rankings
+            return rankings, {}
         chosen = [name for name in self.context_channels if name in rankings]
         sources = {m for name in chosen for m, _ in rankings[name][: context.CONTEXT_SOURCES]}
         links = context.neighbours(conn, sources, same_project=query.filters.isolated)
@@ -218,11 +243,14 @@ class Recaller:
             allowed = mem_sql.allowed_ids(conn, sorted(linked), query.filters)
             links = {m: [n for n in ns if n in allowed] for m, ns in links.items()}
         out = dict(rankings)
+        lifts: dict[str, float] = {}
         for name in chosen:
             top = rankings[name][: context.CONTEXT_SOURCES]
             local = {m: links[m] for m, _ in top if m in links}
             out[name] = context.with_context(rankings[name], local, self.context_weight)
-        return out
+            for memory_id, lift in context.lifts(top, local, self.context_weight).items():
+                lifts[memory_id] = max(lifts.get(memory_id, 0.0), lift)
+        return out, lifts
 
     def _semantic(
         self,
@@ -272,32 +300,83 @@ class Recaller:
     # -- ranking ----------------------------------------------------------------------------
 
     def _rank(
-        self,
-        conn: Connection,
-        query: RecallQuery,
-        rankings: dict[str, list[tuple[str, float]]],
-        timings: dict[str, float],
+        self, conn: Connection, query: RecallQuery, found: Found, timings: dict[str, float]
     ) -> list[RecallHit]:
+        """Fuse the flat channels and rank their memories as hybrid does; then place what only
+        a graph channel found. The graph's evidence is reported on the flat results it also
+        found but never moves them, and a graph-only result never passes a flat result whose
+        confidence reaches `graph_floor` (`_merged`): the graph may add to a page and displace
+        noise, never push a real flat match down."""
+        graph_names = {c.name for c in self.channels}
+        flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
-        if self.config.fusion == "alpha":
-            fused = alpha_blend(rankings, self.config.alpha)
-        else:
-            fused = rrf(rankings, self.config.rrf_k, self.channel_weights or None)
+        terms = self._terms(conn, query)
+        weights = self._weights(conn, found, terms)
+        fused = self._fuse(flat, weights)
+        graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names}, weights)
+        graph_only = {m: s for m, s in graph.items() if m not in fused}
         timings["fuse"] = (time.perf_counter() - mark) * 1000
-        if not fused:
+        if not fused and not graph_only:
             return []
         mark = time.perf_counter()
-        shortlist = sorted(fused, key=lambda m: -fused[m])[: max(query.limit * 2, 50)]
-        memories = mem_sql.get_many(conn, shortlist)
-        # Hub dampening concerns only what a graph channel brought in (see _scored).
-        graph_found = {m for c in self.channels for m, _ in rankings.get(c.name, ())}
-        hubs = self._hubs(conn, [m for m in shortlist if m in graph_found])
-        hits = self._scored(query, rankings, fused, memories, hubs)
+        depth = max(query.limit * 2, 50)
+        shortlist = sorted(fused, key=lambda m: -fused[m])[:depth]
+        extra = sorted(graph_only, key=lambda m: -graph_only[m])[: max(depth - len(shortlist), 0)]
+        memories = mem_sql.get_many(conn, shortlist + extra)
+        hits = self._crowded(self._scored(conn, query, terms, found, fused, memories, set()))
+        if extra:
+            # Hub dampening concerns only what a graph channel alone brought in.
+            hubs = self._hubs(conn, extra)
+            more = self._scored(conn, query, terms, found, graph_only, memories, hubs)
+            hits = _merged(hits, self._crowded(more), self.graph_floor)
         timings["dampen"] = (time.perf_counter() - mark) * 1000
-        hits = self._crowded(hits)
+        floor = query.min_confidence
+        if floor is not None and floor > 0:
+            hits = [h for h in hits if h.confidence >= floor]
         if self.shape is not None:
             hits = self.shape(hits, query.limit)
         return hits[: query.limit]
+
+    def _fuse(
+        self, rankings: dict[str, list[tuple[str, float]]], weights: dict[str, float]
+    ) -> dict[str, float]:
+        if self.config.fusion == "alpha":
+            return alpha_blend(rankings, self.config.alpha)
+        return rrf(rankings, self.config.rrf_k, weights)
+
+    def _terms(self, conn: Connection, query: RecallQuery) -> QueryTerms:
+        return QueryTerms.of(fts.term_idf(conn, fts.query_tokens(query.query, None)))
+
+    def _weights(self, conn: Connection, found: Found, terms: QueryTerms) -> dict[str, float]:
+        """The channels' RRF weights for this query. A memory's own dense rank counts
+        SEMANTIC_WEIGHT while the lexical side found what the query asks for, and up to as
+        much as the lexical rank when it did not: the weight grows with the share of the
+        query's informative words that the best lexical matches lack (`lexical_strength`).
+        A short question whose words are all in one memory keeps 0.3; a long prompt or a
+        conversation so far, whose informative words no single memory holds, leans on
+        meaning, where dense retrieval is strongest."""
+        weights = dict(self.channel_weights)
+        if "semantic" not in found.rankings or self.adaptive_weight is False:
+            return weights
+        base = weights.get("semantic", SEMANTIC_WEIGHT)
+        strength = self._lexical_strength(conn, found, terms)
+        weights["semantic"] = base + (1.0 - base) * (1.0 - strength)
+        return weights
+
+    def _lexical_strength(self, conn: Connection, found: Found, terms: QueryTerms) -> float:
+        """The best coverage of the query's informative words among the lexical side's top
+        LEXICAL_PROBE matches (for the source channel, its representative member's words),
+        in [0, 1]; 0 when the lexical side found nothing."""
+        top = [m for name in ("lexical", "source") for m, _ in found.raw.get(name, ())[:LEXICAL_PROBE]]
+        if not top:
+            return 0.0
+        texts = mem_sql.get_many(conn, top)
+        best = 0.0
+        for memory_id in top:
+            memory = texts.get(memory_id)
+            if memory is not None:
+                best = max(best, terms.coverage(stems(" ".join((memory.content, *memory.tags)))))
+        return best
 
     def _crowded(self, hits: list[RecallHit]) -> list[RecallHit]:
         """Sorted best first, later memories of an already-listed source damped."""
@@ -319,25 +398,27 @@ class Recaller:
 
     def _scored(
         self,
+        conn: Connection,
         query: RecallQuery,
-        rankings: dict[str, list[tuple[str, float]]],
+        terms: QueryTerms,
+        found: Found,
         fused: dict[str, float],
         memories: dict[str, Memory],
         hubs: set[str],
     ) -> list[RecallHit]:
-        lookups = {name: {m: (rank, s) for rank, (m, s) in enumerate(r, 1)} for name, r in rankings.items()}
+        evidence_of = scoring.Evidencer(found.raw, found.lifts)
         query_terms = set(fts.query_tokens(query.query))
+        live = [m for m in fused if m in memories and not memories[m].is_deleted]
+        cosines = self._cosines(conn, found, live, evidence_of)
+        rate = model(with_cosine=found.vector is not None)
         min_score = self.config.min_score if query.min_score is None else query.min_score
         now = datetime.now(UTC)
-        hits = []
-        for memory_id, score in fused.items():
-            memory = memories.get(memory_id)
-            if memory is None or memory.is_deleted:
-                continue
-            evidence = _evidence(memory_id, lookups)
-            score *= self._rehearsal(memory, now)
+        staged: list[scoring.Staged] = []
+        for memory_id in live:
+            memory = memories[memory_id]
+            evidence = evidence_of(memory_id)
             result = dampen(
-                score,
+                fused[memory_id],
                 memory,
                 query_terms=query_terms,
                 content=memory.content + " " + memory.hints,
@@ -347,20 +428,61 @@ class Recaller:
                 is_hub_only=memory_id in hubs,
                 config=self.config.dampening,
             )
-            if result.score >= min_score:
-                hits.append(RecallHit(memory, result.score, evidence, result.adjustments))
-        return hits
+            boost, adjustments = self._rehearsal(memory, now)
+            coverage = terms.coverage(stems(" ".join((memory.content, *memory.tags))))
+            cosine = cosines.get(memory_id)
+            confidence = rate(cosine, coverage)
+            evidence = replace(
+                evidence, coverage=round(coverage, 6),
+                cosine=None if cosine is None else round(min(cosine, 1.0), 6),
+            )
+            staged.append(scoring.Staged(
+                memory, evidence, result.score, result.boost * boost,
+                (*result.adjustments, *adjustments), confidence,
+            ))
+        return [
+            RecallHit(st.memory, score, st.evidence, st.adjustments, confidence=st.confidence)
+            for st, score in scoring.bounded(staged)
+            if score >= min_score
+        ]
 
-    def _rehearsal(self, memory: Memory, now: datetime) -> float:
-        """Boost for memories recalled often; decay for importance not refreshed by access."""
-        boost = 1.0 + self.config.rehearsal_boost * math.log1p(memory.access_count) / 5.0
+    def _cosines(
+        self, conn: Connection, found: Found, ids: Sequence[str], evidence_of: scoring.Evidencer
+    ) -> dict[str, float]:
+        """Each candidate's cosine to the query: its own, its source's closest member's, or
+        (when no channel ranked it) read from its stored vector."""
+        if found.vector is None:
+            return {}
+        out = evidence_of.cosines(ids)
+        missing = [m for m in ids if m not in out]
+        if missing and self.embedder is not None:
+            stored = graph_read.memory_vectors(conn, missing, self.embedder.model)
+            for memory_id, vector in stored.items():
+                if vector.shape == found.vector.shape:
+                    out[memory_id] = max(float(np.dot(vector, found.vector)), 0.0)
+        return out
+
+    def _rehearsal(self, memory: Memory, now: datetime) -> tuple[float, tuple[str, ...]]:
+        """Bounded boost for memories the agent used (access count: a get, positive feedback,
+        an injection used; never a search result), and importance decay for memories not
+        refreshed by access. Both are reported in `adjustments`; `scoring.bounded` keeps
+        either from lifting a memory over a clearly better match."""
+        adjustments: list[str] = []
+        boost = 1.0
+        if memory.access_count > 0 and self.config.rehearsal_boost > 0:
+            share = min(math.log1p(memory.access_count) / math.log1p(REHEARSAL_FULL), 1.0)
+            boost += self.config.rehearsal_boost * share
+            adjustments.append("rehearsal")
         if memory.pinned or self.config.decay_rate <= 0:
-            return boost
+            return boost, tuple(adjustments)
         last = memory.last_accessed or memory.created_at
         days = max((now - parse_ts(last)).total_seconds() / 86400.0, 0.0)
         importance = memory.importance * (1.0 - self.config.decay_rate) ** days
         # Importance moves the score within a band so decay reorders, never erases, results.
-        return boost * (0.85 + 0.3 * min(max(importance, 0.0), 1.0))
+        band = 0.85 + 0.3 * min(max(importance, 0.0), 1.0)
+        if abs(band - 1.0) > 0.01:
+            adjustments.append("importance")
+        return boost * band, tuple(adjustments)
 
     def _expand(
         self, conn: Connection, hits: list[RecallHit], timings: dict[str, float]
@@ -370,29 +492,6 @@ class Recaller:
         texts = self.transcripts(conn, [h.memory for h in hits])
         timings["expand"] = (time.perf_counter() - mark) * 1000
         return [replace(h, transcript=texts.get(h.memory.id)) for h in hits]
-
-
-def _evidence(
-    memory_id: str, lookups: dict[str, dict[str, tuple[int, float]]]
-) -> Evidence:
-    def score(name: str) -> float | None:
-        found = lookups.get(name, {}).get(memory_id)
-        return round(found[1], 6) if found else None
-
-    def rank(name: str) -> int | None:
-        found = lookups.get(name, {}).get(memory_id)
-        return found[0] if found else None
-
-    return Evidence(
-        lexical=score("lexical"),
-        semantic=score("semantic"),
-        hint=score("hint"),
-        traversal=score("traversal"),
-        source=score("source"),
-        source_semantic=score("source_semantic"),
-        lexical_rank=rank("lexical"),
-        semantic_rank=rank("semantic"),
-    )
 
 
 def _dated(conn: Connection, query: RecallQuery, limit: int) -> list[tuple[str, float]]:
@@ -407,6 +506,22 @@ def _dated(conn: Connection, query: RecallQuery, limit: int) -> list[tuple[str, 
         for memory_id, score in fts.search(conn, query.query, window, limit):
             found[memory_id] = max(found.get(memory_id, score), score)
     return sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def _merged(flat: list[RecallHit], graph: list[RecallHit], floor: float) -> list[RecallHit]:
+    """Flat results in their own order, graph-only ones inserted after the last flat result
+    whose confidence reaches `floor` (before the flat noise), their scores set between their
+    neighbours' so the page stays sorted."""
+    if not graph:
+        return flat
+    cut = max((i + 1 for i, h in enumerate(flat) if h.confidence >= floor), default=0)
+    above = flat[cut - 1].score if cut > 0 else None
+    below = flat[cut].score if cut < len(flat) else None
+    high = above if above is not None else max(h.score for h in graph) * 2
+    low = below if below is not None else (above or high) * 0.5 * 0.5
+    step = (high - low) / (len(graph) + 1)
+    placed = [replace(h, score=high - step * (i + 1)) for i, h in enumerate(graph)]
+    return [*flat[:cut], *placed, *flat[cut:]]
 
 
 def _with_score(hit: RecallHit, score: float) -> RecallHit:

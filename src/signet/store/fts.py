@@ -9,6 +9,7 @@ words they hold. Content carries weight 1.0, prospective hints 0.6 and tags 0.5.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -33,15 +34,24 @@ STOP_WORDS = frozenset(
 )
 
 
-def query_tokens(text: str) -> list[str]:
-    """Lowercase word tokens of `text` with stop words removed (kept if nothing else is left)."""
+def query_tokens(text: str, limit: int | None = MAX_QUERY_TOKENS) -> list[str]:
+    """Lowercase word tokens of `text` with stop words removed (kept if nothing else is left),
+    the first `limit` distinct ones (all with None)."""
     tokens = [t.lower() for t in _TOKEN.findall(text)]
     content = [t for t in tokens if t not in STOP_WORDS]
     chosen = content or tokens
     seen: dict[str, None] = {}
     for token in chosen:
         seen.setdefault(token, None)
-    return list(seen)[:MAX_QUERY_TOKENS]
+    return list(seen)[:limit]
+
+
+def search_tokens(conn: Connection, text: str) -> list[str]:
+    """The words BM25 searches for: the query's tokens without stop words and common terms,
+    and of a long query (a pasted prompt, a conversation so far) the MAX_QUERY_TOKENS rarest,
+    not the first ones: a long query's common words would match everything and its first
+    words are rarely the ones that matter."""
+    return selective_tokens(conn, query_tokens(text, None))
 
 
 def match_expression(text: str) -> str | None:
@@ -83,7 +93,7 @@ def search(
             return []
         index = slice_bm25.gather(conn, words, filters, table)
         return slice_bm25.rank_memories(index, words, columns, limit)
-    tokens = selective_tokens(conn, query_tokens(text))
+    tokens = search_tokens(conn, text)
     if not tokens or limit <= 0:
         return []
     expression = "{" + " ".join(columns) + "} : (" + _or_of(tokens) + ")"
@@ -131,21 +141,31 @@ MIN_DOCS_FOR_PRUNING = 200
 
 
 def selective_tokens(conn: Connection, tokens: list[str]) -> list[str]:
+    """`tokens` without the common ones (in a large store), at most MAX_QUERY_TOKENS: the
+    rarest when there are more, in query order."""
     if len(tokens) < 2:
         return tokens
     # max(rowid) is O(1) and close to the row count (it counts deleted rows too).
     total = conn.execute("SELECT max(rowid) FROM memories").fetchone()
     docs = int(total[0] or 0) if total else 0
-    if docs < MIN_DOCS_FOR_PRUNING:
+    if docs < MIN_DOCS_FOR_PRUNING and len(tokens) <= MAX_QUERY_TOKENS:
         return tokens
-    marks = ",".join("?" * len(tokens))
-    frequency = dict(
-        conn.execute(
-            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", tokens
-        ).fetchall()
-    )
-    kept = [t for t in tokens if frequency.get(t, 0) <= COMMON_TERM_FRACTION * docs]
-    return kept or tokens
+    frequency: dict[str, int] = {}
+    for start in range(0, len(tokens), 500):
+        chunk = tokens[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        frequency.update(
+            conn.execute(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", chunk
+            ).fetchall()
+        )
+    kept = tokens
+    if docs >= MIN_DOCS_FOR_PRUNING:
+        kept = [t for t in tokens if frequency.get(t, 0) <= COMMON_TERM_FRACTION * docs] or tokens
+    if len(kept) > MAX_QUERY_TOKENS:
+        rarest = set(sorted(kept, key=lambda t: frequency.get(t, 0))[:MAX_QUERY_TOKENS])
+        kept = [t for t in kept if t in rarest]
+    return kept
 
 
 def integrity_check(conn: Connection) -> bool:
@@ -191,3 +211,23 @@ def match_all(conn: Connection, text: str, filters: MemoryFilters, limit: int) -
         [expression, *params, limit],
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def term_idf(conn: Connection, tokens: Sequence[str]) -> dict[str, float]:
+    """BM25's IDF of each token over the memory index, ln(1 + (N - df + 0.5) / (df + 0.5)),
+    from the exact index's term statistics; a token the store never saw has df 0 (the most
+    informative), so a query about nothing stored keeps its weight on words nothing holds."""
+    if not tokens:
+        return {}
+    total = conn.execute("SELECT max(rowid) FROM memories").fetchone()
+    docs = int(total[0] or 0) if total else 0
+    marks = ",".join("?" * len(tokens))
+    frequency = dict(
+        conn.execute(
+            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", list(tokens)
+        ).fetchall()
+    )
+    return {
+        t: math.log(1.0 + (docs - frequency.get(t, 0) + 0.5) / (frequency.get(t, 0) + 0.5))
+        for t in tokens
+    }

@@ -1,0 +1,186 @@
+"""Calibrating recall's confidence (recall/confidence.py) and measuring its floor.
+
+`signet bench confidence` runs LoCoMo and MemAware (the dev halves) through the real recall in
+two modes, the keyword mode (no vectors: the coverage-only model) and a vector-using mode (the
+cosine + coverage model), and in every store also asks the queries of `negatives.json`
+(general programming questions: nothing in these stores answers them). Each of the first ten
+results becomes a labelled row: (cosine, coverage) and 1 when it is a gold evidence turn or
+session of its question, 0 otherwise and for every negative query's result.
+
+A logistic regression (Newton's method, a small L2 penalty) fitted on all rows gives the
+coefficients; the trade-off table then says, for each candidate floor, how many gold results
+and how many questions' every gold result the floor drops on each benchmark, and how many of
+the negative queries' results it removes. The shipped coefficients and AGENT_MIN_CONFIDENCE
+are copied from a run of this command, recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from signet.bench import retrieval
+from signet.bench.datasets import BenchQuestion
+from signet.recall.confidence import Model
+from signet.types import RecallResponse
+
+FLOORS = (0.02, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
+TOP = 10
+
+
+def negatives() -> list[str]:
+    """The shared negative queries (package data)."""
+    text = resources.files("signet.bench").joinpath("negatives.json").read_text("utf-8")
+    return list(json.loads(text)["queries"])
+
+
+@dataclass
+class Row:
+    benchmark: str
+    mode: str
+    qid: str | None  # None: a negative query
+    cosine: float
+    coverage: float
+    label: int
+
+
+@dataclass
+class Collector:
+    benchmark: str
+    rows: list[Row] = field(default_factory=list)
+    _negative: int = 0
+
+    def __call__(
+        self, question: BenchQuestion | None, mode: str, response: RecallResponse,
+        keys_of: dict[str, list[str]],
+    ) -> None:
+        qid = question.qid if question is not None else None
+        if question is None:
+            self._negative += 1
+            qid = None
+        for hit in response.hits[:TOP]:
+            gold = question.gold if question is not None else frozenset()
+            label = int(any(k in gold for k in keys_of.get(hit.memory.id, [])))
+            e = hit.evidence
+            self.rows.append(
+                Row(self.benchmark, mode, qid or f"neg{self._negative}", e.cosine or 0.0,
+                    e.coverage or 0.0, label if qid else 0)
+            )
+
+
+def fit(rows: Sequence[Row], with_cosine: bool, l2: float = 1e-3) -> Model:
+    """Logistic regression of the label on (cosine, coverage) by Newton's method."""
+    x = np.array(
+        [[1.0, r.cosine if with_cosine else 0.0, r.coverage] for r in rows], dtype=np.float64
+    )
+    if not with_cosine:
+        x = x[:, [0, 2]]
+    y = np.array([r.label for r in rows], dtype=np.float64)
+    w = np.zeros(x.shape[1])
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (p - y) + l2 * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + l2 * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    if with_cosine:
+        return Model(float(w[0]), float(w[1]), float(w[2]))
+    return Model(float(w[0]), 0.0, float(w[1]))
+
+
+def tradeoff(rows: Sequence[Row], rate: Model) -> list[dict[str, Any]]:
+    """Per floor and benchmark: gold results dropped, questions left with no gold result,
+    negative results removed, negative queries left empty (all as fractions)."""
+    out = []
+    for floor in FLOORS:
+        line: dict[str, Any] = {"floor": floor}
+        for bench in sorted({r.benchmark for r in rows}):
+            mine = [r for r in rows if r.benchmark == bench]
+            kept = [rate(r.cosine, r.coverage) >= floor for r in mine]
+            gold = [k for r, k in zip(mine, kept, strict=True) if r.label]
+            by_q: dict[str, bool] = {}
+            for r, k in zip(mine, kept, strict=True):
+                if r.label:
+                    by_q[r.qid or ""] = by_q.get(r.qid or "", False) or k
+            neg = [k for r, k in zip(mine, kept, strict=True) if r.qid and r.qid.startswith("neg")]
+            neg_q: dict[str, bool] = {}
+            for r, k in zip(mine, kept, strict=True):
+                if r.qid and r.qid.startswith("neg"):
+                    neg_q[r.qid] = neg_q.get(r.qid, False) or k
+            line[bench] = {
+                "gold_dropped": _share(gold, False),
+                "questions_lost": _share(list(by_q.values()), False),
+                "noise_removed": _share(neg, False),
+                "negatives_empty": _share(list(neg_q.values()), False),
+            }
+        out.append(line)
+    return out
+
+
+def _share(values: Sequence[bool], wanted: bool) -> float:
+    return sum(1 for v in values if v == wanted) / len(values) if values else 0.0
+
+
+def run(
+    modes: tuple[str, str] = ("bm25", "full"),
+    *,
+    limit: int | None = None,
+    cache: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Collect rows on both benchmarks, fit both models, and tabulate the floors."""
+    queries = negatives()
+    locomo = Collector("locomo")
+    memaware = Collector("memaware")
+    retrieval.run_locomo(None, modes, limit=limit, cache=cache, progress=progress,
+                         observe=locomo, negatives=queries)
+    retrieval.run_memaware(None, None, modes, limit=limit, cache=cache, progress=progress,
+                           observe=memaware, negatives=queries)
+    rows = locomo.rows + memaware.rows
+    keyword_rows = [r for r in rows if r.mode == modes[0]]
+    vector_rows = [r for r in rows if r.mode == modes[1]]
+    keyword = fit(keyword_rows, with_cosine=False)
+    vector = fit(vector_rows, with_cosine=True)
+    return {
+        "rows": {"keyword": len(keyword_rows), "vector": len(vector_rows)},
+        "with_cosine": [vector.bias, vector.cosine, vector.coverage],
+        "without_cosine": [keyword.bias, keyword.cosine, keyword.coverage],
+        "tradeoff": {
+            modes[1]: tradeoff(vector_rows, vector),
+            modes[0]: tradeoff(keyword_rows, keyword),
+        },
+        "base_rate": {
+            m: (sum(r.label for r in rs) / len(rs) if rs else math.nan)
+            for m, rs in ((modes[0], keyword_rows), (modes[1], vector_rows))
+        },
+    }
+
+
+def format_tradeoff(data: dict[str, Any]) -> str:
+    lines = [
+        f"with cosine (bias, w_cos, w_cov): {[round(v, 3) for v in data['with_cosine']]}",
+        f"without cosine: {[round(v, 3) for v in data['without_cosine']]}",
+        "| mode | floor | bench | gold dropped % | questions lost % | noise removed % | "
+        "negative queries empty % |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for mode, table in data["tradeoff"].items():
+        for line in table:
+            for bench, v in line.items():
+                if bench == "floor":
+                    continue
+                lines.append(
+                    f"| {mode} | {line['floor']} | {bench} | {100 * v['gold_dropped']:.1f} | "
+                    f"{100 * v['questions_lost']:.1f} | {100 * v['noise_removed']:.1f} | "
+                    f"{100 * v['negatives_empty']:.1f} |"
+                )
+    return "\n".join(lines)

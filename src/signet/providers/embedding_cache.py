@@ -1,0 +1,131 @@
+"""A persistent on-disk cache in front of an embedder (used by the benchmark commands).
+
+Embedding MemAware's ~13k windows with the local model takes tens of minutes on a loaded
+machine, and the vectors never change for a given model and text. `CachedEmbedder` keeps them in
+one append-only file per model under a folder the caller chooses:
+
+    <folder>/<model id, sanitised>-<dimensions>.vec
+    record = sha256(text) (32 bytes) + dimensions float32 (little-endian) + crc32 (4 bytes)
+
+The whole file is read into a dict at first use; each batch of new vectors is appended with one
+unbuffered write under an exclusive lock (`fcntl.flock` where it exists), so two benchmark
+processes filling one cache never interleave their records. Each record ends with a CRC32 of
+the rest: a torn or foreign record is skipped on load, and a trailing partial record (a kill -9
+mid-append) is cut off, so a crash loses at most the batch being written, never the file.
+Keyed by model id + dimensions + the text's sha256, a cache never serves one model's vectors
+to another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from signet.errors import InvalidInput
+from signet.providers.embedder import Embedder
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_KEY = 32
+
+
+class CachedEmbedder:
+    """An `Embedder` that answers from `folder` when it can and asks `inner` otherwise."""
+
+    def __init__(self, inner: Embedder, folder: Path) -> None:
+        self.inner = inner
+        self.name = inner.name  # callers decide by provider name (inline embedding): keep it
+        self.model = inner.model
+        self.dimensions = inner.dimensions
+        folder.mkdir(parents=True, exist_ok=True)
+        slug = _UNSAFE.sub("_", f"{inner.model}-{inner.dimensions}")
+        self.path = folder / f"{slug}.vec"
+        self._record = _KEY + 4 * self.dimensions + 4
+        self._lock = threading.Lock()
+        self._vectors: dict[bytes, np.ndarray] | None = None
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
+        with self._lock:
+            known = self._loaded()
+            todo = list(dict.fromkeys(k for k in keys if k not in known))
+            self.hits += len(keys) - sum(1 for k in keys if k not in known)
+        if todo:
+            index = {k: i for i, k in enumerate(keys)}
+            fresh = self.inner.embed([texts[index[k]] for k in todo])
+            with self._lock:
+                self._append(todo, np.asarray(fresh, dtype=np.float32))
+                self.misses += len(todo)
+        with self._lock:
+            known = self._loaded()
+            if not keys:
+                return np.zeros((0, self.dimensions), dtype=np.float32)
+            return np.stack([known[k] for k in keys]).astype(np.float32)
+
+    def _loaded(self) -> dict[bytes, np.ndarray]:
+        if self._vectors is None:
+            self._vectors = self._read()
+        return self._vectors
+
+    def _read(self) -> dict[bytes, np.ndarray]:
+        if not self.path.exists():
+            return {}
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            _lock(fd)  # not while another process appends
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read()
+            whole = len(data) - len(data) % self._record
+            if whole != len(data):
+                # A partial record from an interrupted append: cut so appends stay aligned.
+                os.ftruncate(fd, whole)
+        finally:
+            os.close(fd)
+        out: dict[bytes, np.ndarray] = {}
+        body = self._record - 4
+        for start in range(0, whole, self._record):
+            record = data[start : start + self._record]
+            if zlib.crc32(record[:body]).to_bytes(4, "little") != record[body:]:
+                continue  # torn or foreign: embedded again when asked for
+            key = record[:_KEY]
+            out[key] = np.frombuffer(record, dtype="<f4", count=self.dimensions, offset=_KEY)
+        return out
+
+    def _append(self, keys: list[bytes], matrix: np.ndarray) -> None:
+        if matrix.shape != (len(keys), self.dimensions):
+            raise InvalidInput(
+                f"embedder returned shape {matrix.shape}, expected {(len(keys), self.dimensions)}"
+            )
+        known = self._loaded()
+        chunks = []
+        for key, row in zip(keys, matrix, strict=True):
+            body = key + row.astype("<f4").tobytes()
+            chunks.append(body + zlib.crc32(body).to_bytes(4, "little"))
+            known[key] = row.copy()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _lock(fd)
+            data = memoryview(b"".join(chunks))
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # Windows: one benchmark process at a time
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)

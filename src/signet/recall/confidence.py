@@ -1,0 +1,103 @@
+"""A calibrated confidence per recall result: how likely it is to be what the query asks for.
+
+Fused scores rank; they do not say whether anything relevant was found at all: reciprocal rank
+fusion gives the best of a store with nothing about "kubernetes cluster autoscaling" the same
+score as the best of a store full of it. Confidence is absolute. It reads two facts about the
+result itself, each in [0, 1]:
+
+- `coverage`: how much of the query's information its words hold: the IDF-weighted share of the
+  query's most informative terms (at most COVERAGE_TERMS of them) found among the memory's words
+  (a light suffix-stripping stem, so "owners" meets "owner");
+- `cosine`: the cosine between the query's and the memory's vectors (its source's closest
+  member for a session or document), clipped at 0; absent without an embedder.
+
+and maps them through a logistic model fitted on labelled recall results:
+
+    confidence = 1 / (1 + exp(-(bias + w_cos * cosine + w_cov * coverage)))
+
+The labels: the top ten results of the default mode on the development halves of LoCoMo and
+MemAware (1 when the result is a gold evidence turn or session of the question), and the results
+of the queries about nothing stored in `signet/bench/negatives.json` (all 0). So a confidence of
+0.3 means: among results that looked like this one on those data, about 30% were a gold answer.
+Because a question usually has one or two gold results among ten, the values are modest; what
+matters is that they order results across queries and that noise sits near 0.
+`signet bench confidence` refits the coefficients and prints the floor's trade-off
+(docs/benchmarks.md).
+
+`AGENT_MIN_CONFIDENCE` is the floor agent-facing surfaces (MCP memory_search, the harness hooks)
+apply by default, so an agent is not handed noise; people's surfaces (CLI, HTTP) show everything
+unless asked (`min_confidence`). This module imports nothing heavy: hooks may import it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+# Fitted by `signet bench confidence` (see docs/benchmarks.md for the run and its data).
+WITH_COSINE = (-4.2, 5.0, 3.0)  # bias, w_cos, w_cov
+WITHOUT_COSINE = (-3.0, 0.0, 3.4)  # keyword mode: coverage alone
+# The floor for agent-facing surfaces: chosen on the trade-off table in docs/benchmarks.md.
+AGENT_MIN_CONFIDENCE = 0.1
+COVERAGE_TERMS = 8
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    bias: float
+    cosine: float
+    coverage: float
+
+    def __call__(self, cosine: float | None, coverage: float) -> float:
+        z = self.bias + self.coverage * coverage + self.cosine * max(cosine or 0.0, 0.0)
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+def model(with_cosine: bool) -> Model:
+    return Model(*(WITH_COSINE if with_cosine else WITHOUT_COSINE))
+
+
+def agent_min_confidence() -> float:
+    """The default floor for agent-facing recall (MCP search, hooks)."""
+    return AGENT_MIN_CONFIDENCE
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, enough to match plural and tense forms of one word."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    return {stem(w.lower()) for w in _WORD.findall(text)}
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """The query's terms, stemmed, with their IDF weights (the store's term statistics)."""
+
+    weights: dict[str, float]
+    denominator: float
+
+    @classmethod
+    def of(cls, idf: Mapping[str, float]) -> QueryTerms:
+        weights: dict[str, float] = {}
+        for term, weight in idf.items():
+            key = stem(term)
+            weights[key] = max(weights.get(key, 0.0), weight)
+        top = sorted(weights.values(), reverse=True)[:COVERAGE_TERMS]
+        return cls(weights, sum(top))
+
+    def coverage(self, words: Iterable[str]) -> float:
+        """IDF share of the query's most informative terms held by `words` (stems), <= 1."""
+        if self.denominator <= 0:
+            return 0.0
+        held = sum(self.weights.get(w, 0.0) for w in set(words))
+        return min(held / self.denominator, 1.0)

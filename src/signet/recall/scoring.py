@@ -1,0 +1,126 @@
+"""Evidence in [0, 1] and adjustments that cannot overturn relevance.
+
+Evidence. Each channel scores on its own scale: BM25 is unbounded, cosines live in [-1, 1],
+the context lift was once added on top of a channel's score (a "semantic" of 1.344). A result
+reports each channel's evidence in [0, 1] with one meaning per field (docs/api.md):
+- lexical, hint, source: BM25 relative to the best match of that channel for this query
+  (1 = this is the channel's best match; 0.5 = half its score);
+- semantic, source_semantic: the cosine similarity, clipped at 0;
+- traversal: the graph's score (0.7 cosine + 0.3 path strength), clipped to [0, 1];
+- context: the relative score (as above) of the conversation neighbour that lent this memory
+  context (recall/context.py), never counted as the memory's own lexical or semantic evidence.
+
+Adjustments. After fusion a result's score is multiplied by boosts that say nothing about the
+query: rehearsal (the agent used the memory before), importance, resolution (a date or a
+decision). Each is small, and `bounded` makes sure none lifts a memory over a clearly better
+match: when a result's confidence (recall/confidence.py) is higher than another's by odds of
+CLEAR_ODDS or more and it ranked above it before the boosts, it stays above it after them.
+Demotions (gravity, hub) are not boosts and are not held back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from signet.types import Evidence, Memory
+
+RELATIVE = ("lexical", "hint", "source")
+COSINE = ("semantic", "source_semantic", "traversal")
+# "Clearly better": odds of being relevant at least e times higher (a logit margin of 1).
+CLEAR_LOGIT = 1.0
+
+Ranking = Sequence[tuple[str, float]]
+
+
+class Evidencer:
+    """Evidence per memory from the channels' own rankings and the context lifts."""
+
+    def __init__(self, raw: Mapping[str, Ranking], lifts: Mapping[str, float]) -> None:
+        self.lookups = {
+            name: {m: (rank, s) for rank, (m, s) in enumerate(r, 1)} for name, r in raw.items()
+        }
+        self.best = {
+            name: max((s for _, s in r), default=0.0) for name, r in raw.items() if name in RELATIVE
+        }
+        self.lifts = lifts
+
+    def _value(self, name: str, memory_id: str) -> float | None:
+        found = self.lookups.get(name, {}).get(memory_id)
+        if found is None:
+            return None
+        score = found[1]
+        if name in RELATIVE:
+            best = self.best.get(name, 0.0)
+            score = score / best if best > 0 else 0.0
+        return round(min(max(score, 0.0), 1.0), 6)
+
+    def _rank(self, name: str, memory_id: str) -> int | None:
+        found = self.lookups.get(name, {}).get(memory_id)
+        return found[0] if found else None
+
+    def __call__(self, memory_id: str) -> Evidence:
+        lift = self.lifts.get(memory_id)
+        return Evidence(
+            lexical=self._value("lexical", memory_id),
+            semantic=self._value("semantic", memory_id),
+            hint=self._value("hint", memory_id),
+            traversal=self._value("traversal", memory_id),
+            source=self._value("source", memory_id),
+            source_semantic=self._value("source_semantic", memory_id),
+            context=None if lift is None else round(min(max(lift, 0.0), 1.0), 6),
+            lexical_rank=self._rank("lexical", memory_id),
+            semantic_rank=self._rank("semantic", memory_id),
+        )
+
+    def cosines(self, ids: Iterable[str]) -> dict[str, float]:
+        """The cosine a channel measured for each memory (own, else its source's closest)."""
+        out: dict[str, float] = {}
+        for memory_id in ids:
+            for name in ("semantic", "source_semantic"):
+                found = self.lookups.get(name, {}).get(memory_id)
+                if found is not None:
+                    out[memory_id] = max(out.get(memory_id, 0.0), found[1], 0.0)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """A result before its boosts are applied: `base` is the fused score after demotions."""
+
+    memory: Memory
+    evidence: Evidence
+    base: float
+    boost: float
+    adjustments: tuple[str, ...]
+    confidence: float
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    return math.log(p / (1 - p))
+
+
+def bounded(staged: Sequence[Staged]) -> list[tuple[Staged, float]]:
+    """(result, final score): base x boost, except that a boosted result never passes one that
+    ranked above it without boosts and is clearly better (confidence odds >= e times higher)."""
+    order = sorted(staged, key=lambda st: (-st.base, st.memory.id))
+    placed: list[tuple[Staged, float, float]] = []  # (result, final score, logit)
+    lowest = math.inf
+    out: list[tuple[Staged, float]] = []
+    for st in order:
+        score = st.base * st.boost
+        logit = _logit(st.confidence)
+        if score >= lowest:
+            # It would pass someone above it: it stays below every clearly better one.
+            cap = min(
+                (above for _st, above, above_logit in placed if above_logit - logit >= CLEAR_LOGIT),
+                default=math.inf,
+            )
+            if score >= cap:
+                score = math.nextafter(cap, 0.0)
+        placed.append((st, score, logit))
+        lowest = min(lowest, score)
+        out.append((st, score))
+    return out
