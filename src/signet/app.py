@@ -731,6 +731,10 @@ class SignetApp:
                 session_id=_optional_str(session_id, "session_id") or actor.session_id,
                 actor=actor.name, agent_id=actor.agent_id, now=utc_now(),
             )
+            if feedback_type == "positive":
+                # The agent used it: an access (recall's bounded rehearsal boost reads these);
+                # being returned by a search is not one.
+                mem_sql.touch(conn, [memory_id], recorded.created_at)
             # Desire paths (seed 003): the traversal path that reached the memory moves.
             self.graph.on_feedback(conn, memory_id, feedback_type, recorded.created_at)
             if feedback_type == "positive":  # a skill that helped is used: its decay restarts

@@ -49,10 +49,12 @@ class Client(Protocol):
     def remember(self, content: str, fields: JSON) -> JSON: ...
 
     def recall(
-        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False,
+        min_confidence: float | None = None,
     ) -> JSON:
         """`mode` None: the workspace's `search.default_mode`. `expand`: the transcript
-        excerpt of each memory that came from a session."""
+        excerpt of each memory that came from a session. `min_confidence`: drop results less
+        confident than this (recall/confidence.py)."""
         ...
 
     def import_transcript(self, session_id: str, body: JSON) -> JSON: ...
@@ -172,13 +174,16 @@ class DaemonClient:
         return self._call("POST", "/api/memory/remember", json={"content": content, **fields})
 
     def recall(
-        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False,
+        min_confidence: float | None = None,
     ) -> JSON:
         body: JSON = {"query": query, "limit": limit, "filters": filters}
         if mode is not None:  # else the daemon's search.default_mode
             body["mode"] = mode
         if expand:
             body["expand"] = True
+        if min_confidence is not None:
+            body["min_confidence"] = min_confidence
         return self._call("POST", "/api/memory/recall", json=body)
 
     def import_transcript(self, session_id: str, body: JSON) -> JSON:
@@ -321,11 +326,13 @@ class LocalClient:
         }
 
     def recall(
-        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False,
+        min_confidence: float | None = None,
     ) -> JSON:
         chosen = mode or self._cfg.search.default_mode
         request = RecallQuery(
             query, limit=limit, mode=chosen, filters=_filters(filters), expand=expand,  # type: ignore[arg-type]
+            min_confidence=min_confidence,
         )
         return self._existing(embedder=chosen != "keyword").recall(request).to_dict()
 

@@ -82,12 +82,14 @@ def remember(
 @click.option("--until", help="Only memories created before this ISO date.")
 @click.option("--community", help="Only memories mentioning an entity of this community (id or name).")
 @click.option("--expand", is_flag=True, help="Show the transcript around memories from a session.")
+@click.option("--min-confidence", "min_confidence", type=click.FloatRange(0, 1), default=None,
+              help="Drop results less confident than this (0-1; docs/api.md).")
 @json_option
 @click.pass_obj
 def recall(
     state: CliState, query: str, limit: int, mode: str | None, type_: str | None,
     tags: list[str] | None, who: str | None, project: str | None, since: str | None,
-    until: str | None, community: str | None, expand: bool,
+    until: str | None, community: str | None, expand: bool, min_confidence: float | None,
 ) -> None:
     """Find the memories that answer QUERY, with each channel's evidence."""
     filters = present(
@@ -95,7 +97,10 @@ def recall(
         community=community,
     )
     with state.connect() as client:
-        response = client.recall(query, limit=limit, mode=mode, filters=filters, expand=expand)
+        response = client.recall(
+            query, limit=limit, mode=mode, filters=filters, expand=expand,
+            min_confidence=min_confidence,
+        )
         state.show(response, output.print_recall)
 
 

@@ -36,7 +36,7 @@ __all__ = [
 JSON = dict[str, Any]
 SHORT_ID = 8
 CONTENT_WIDTH = 60
-CHANNELS = ("lexical", "semantic", "hint", "traversal", "source", "source_semantic")
+CHANNELS = ("lexical", "semantic", "hint", "traversal", "source", "source_semantic", "context")
 
 
 def print_json(data: Any) -> None:
@@ -125,6 +125,7 @@ def print_recall(response: JSON) -> None:
     table = Table(show_edge=False, header_style="bold")
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
+    table.add_column("conf", justify="right")
     table.add_column("id", no_wrap=True)
     table.add_column("content", ratio=1)
     table.add_column("evidence", no_wrap=True)
@@ -132,6 +133,7 @@ def print_recall(response: JSON) -> None:
         table.add_row(
             str(rank),
             f"{hit['score']:.3f}",
+            f"{hit.get('confidence', 0.0):.2f}",
             _short_cell(hit),
             Text(_clip(hit["content"])),
             _evidence(hit.get("evidence") or {}),

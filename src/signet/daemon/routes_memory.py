@@ -80,6 +80,7 @@ def _recall(
         filters=_recall_filters(body.filters or RecallFiltersBody()),
         mode=body.mode or app.config.search.default_mode,
         min_score=body.min_score,
+        min_confidence=body.min_confidence,
         expand=body.expand,
     )
     # actor and route label the recall QA ledger's row (when memorySearchQaEnabled is on).
@@ -105,12 +106,17 @@ def search(
     importance_min: float | None = None,
     community: str | None = Query(None, description="A community id or name."),
     agent: str | None = Query(None, max_length=200, description="An agent id."),
+    min_confidence: float | None = Query(
+        None, ge=0, le=1, description="Drop results whose confidence is below this (0-1)."
+    ),
 ) -> JSONResponse:
     filters = RecallFiltersBody(
         type=type, tags=tags, who=who, project=project, since=since, until=until,
         pinned=pinned, importance_min=importance_min, community=community, agent=agent,
     )
-    body = RecallBody(query=q, limit=limit, mode=mode, filters=filters)
+    body = RecallBody(
+        query=q, limit=limit, mode=mode, filters=filters, min_confidence=min_confidence
+    )
     return _recall(body, app, principal, actor, "GET /api/memory/search")
 
 

@@ -129,6 +129,9 @@ class RecallBody(_Body):
     mode: RecallMode | None = Field(None, description="Default: search.default_mode (full).")
     filters: RecallFiltersBody | None = None
     min_score: float | None = None
+    min_confidence: float | None = Field(
+        None, ge=0, le=1, description="Drop results whose confidence is below this (0-1)."
+    )
     expand: bool = False
 
 

@@ -22,6 +22,7 @@ from signet.errors import SignetError
 from signet.mcp.backends import Backend
 from signet.mcp.compact import compact_page, compact_search
 from signet.workspace import IDENTITY_FILES
+from signet.recall.confidence import AGENT_MIN_CONFIDENCE
 
 __all__ = ["INSTRUCTIONS", "build_server"]
 
@@ -53,6 +54,7 @@ def build_server(backend: Backend) -> MCPServer:
         query: str, limit: int = 10, mode: Mode | None = None, type: str | None = None,
         tags: list[str] | None = None, project: str | None = None, community: str | None = None,
         expand: bool = False, verbose: bool = False,
+        min_confidence: float = AGENT_MIN_CONFIDENCE,
     ) -> JSON:
         """Search long-term memory for what answers `query` (a question or keywords).
 
@@ -64,10 +66,14 @@ def build_server(backend: Backend) -> MCPServer:
         decision, ...), `tags` (all must match), `project`, `community` (a community id or name
         from the knowledge graph: only memories about its entities). `expand`: each memory
         that came from a past session also carries "transcript", the conversation around it.
+        Each result has a `confidence` (0-1: how likely it answers the query); results below
+        `min_confidence` are left out, so an empty list means nothing stored is about the
+        query. Pass 0 to see everything.
         """
         filters = _present(type=type, tags=tags, project=project, community=community)
         found = _answer(
-            backend.recall, query, limit=limit, mode=mode, filters=filters, expand=expand
+            backend.recall, query, limit=limit, mode=mode, filters=filters, expand=expand,
+            min_confidence=min_confidence,
         )
         return found if verbose else compact_search(found)
 

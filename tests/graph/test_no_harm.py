@@ -1,0 +1,30 @@
+"""The graph does no harm: in mode full every result a flat channel found keeps hybrid's order,
+and what only the graph found never passes a flat result the confidence floor keeps."""
+
+from __future__ import annotations
+
+from graphs import QUERY, build_car_and_shopping
+
+from signet.app import SignetApp
+from signet.graph.shaping import is_flat
+from signet.recall.confidence import AGENT_MIN_CONFIDENCE
+from signet.types import RecallQuery
+
+
+def test_full_keeps_hybrids_order_and_adds_below_confident_matches(app: SignetApp) -> None:
+    ids = build_car_and_shopping(app)
+    app.remember("Ford Mustang air filter part number is CA10262")
+    for text in (QUERY, "Mustang air filter", "loyalty discounts", "where can I use my car"):
+        hybrid = [h.memory.id for h in app.recall(RecallQuery(text, limit=30, mode="hybrid")).hits]
+        full = app.recall(RecallQuery(text, limit=30, mode="full")).hits
+        flat = [h.memory.id for h in full if is_flat(h)]
+        assert flat == hybrid, text
+        last_confident = max(
+            (i for i, h in enumerate(full) if is_flat(h) and h.confidence >= AGENT_MIN_CONFIDENCE),
+            default=-1,
+        )
+        graph_only = [i for i, h in enumerate(full) if not is_flat(h)]
+        assert all(i > last_confident for i in graph_only), text
+        assert [h.score for h in full] == sorted((h.score for h in full), reverse=True)
+    found = app.recall(RecallQuery(QUERY, limit=10, mode="full")).hits
+    assert ids["target"] in [h.memory.id for h in found]
