@@ -368,7 +368,9 @@ class HooksConfig:
     )
     prompt_max_memories: int = opt(6, "Most memories injected for one prompt.", ge=0)
     min_relevance: float = opt(
-        0.45,
+        # The agent floor of recall's calibrated confidence (recall/confidence.py
+        # AGENT_MIN_CONFIDENCE; a test keeps the two equal).
+        0.1,
         "Relevance gate of prompt-submit: a recalled memory is injected only when its relevance"
         " (recall confidence, else cosine similarity) reaches this (0-1).",
         ge=0, le=1,

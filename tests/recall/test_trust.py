@@ -86,3 +86,10 @@ def test_positive_feedback_is_an_access_and_negative_is_not(lexical_app: SignetA
     assert lexical_app.get(memory_id).access_count == 0
     lexical_app.feedback(memory_id, "positive")
     assert lexical_app.get(memory_id).access_count == 1
+
+
+def test_the_hooks_gate_is_the_agent_floor() -> None:
+    from signet.config import HooksConfig
+    from signet.recall.confidence import AGENT_MIN_CONFIDENCE, agent_min_confidence
+
+    assert HooksConfig().min_relevance == AGENT_MIN_CONFIDENCE == agent_min_confidence()

@@ -38,7 +38,7 @@ TOP = 10
 def negatives() -> list[str]:
     """The shared negative queries (package data)."""
     text = resources.files("signet.bench").joinpath("negatives.json").read_text("utf-8")
-    return list(json.loads(text)["queries"])
+    return [str(q) for q in json.loads(text)]
 
 
 @dataclass

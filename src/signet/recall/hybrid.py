@@ -55,8 +55,9 @@ REHEARSAL_FULL = 20
 # with context); at equal weight it pulled hybrid below BM25 alone (73.8), at 0.3 hybrid beat
 # both (79.9 LoCoMo cat1-4; MemAware easy/medium/hard 60.4/46.7/11.0 vs BM25 59.4/41.9/9.2).
 SEMANTIC_WEIGHT = 0.3
-# How many of the lexical side's best matches tell whether it found what was asked.
-LEXICAL_PROBE = 3
+# Queries with up to SHORT_QUERY_TERMS distinct informative words keep SEMANTIC_WEIGHT; from
+# LONG_QUERY_TERMS on, the dense rank counts as much as the lexical one (Recaller._weights).
+SHORT_QUERY_TERMS, LONG_QUERY_TERMS = 12, 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ class Recaller:
     # Whole-source evidence (recall/sources.py): BM25 over whole sources and the source's
     # closest member, as two channels in place of the members' own lexical and semantic ones.
     source_channel: bool = True
-    # Query-adaptive dense weight (see `_weights`); False keeps channel_weights fixed.
+    # Query-length-adaptive dense weight (see `_weights`); False keeps channel_weights fixed.
     adaptive_weight: bool = True
     # Graph-only results rank below every flat result at least this confident (`_merged`).
     graph_floor: float = AGENT_MIN_CONFIDENCE
@@ -311,7 +312,7 @@ class Recaller:
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
         terms = self._terms(conn, query)
-        weights = self._weights(conn, found, terms)
+        weights = self._weights(found, terms)
         fused = self._fuse(flat, weights)
         graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names}, weights)
         graph_only = {m: s for m, s in graph.items() if m not in fused}
@@ -347,36 +348,24 @@ class Recaller:
     def _terms(self, conn: Connection, query: RecallQuery) -> QueryTerms:
         return QueryTerms.of(fts.term_idf(conn, fts.query_tokens(query.query, None)))
 
-    def _weights(self, conn: Connection, found: Found, terms: QueryTerms) -> dict[str, float]:
+    def _weights(self, found: Found, terms: QueryTerms) -> dict[str, float]:
         """The channels' RRF weights for this query. A memory's own dense rank counts
-        SEMANTIC_WEIGHT while the lexical side found what the query asks for, and up to as
-        much as the lexical rank when it did not: the weight grows with the share of the
-        query's informative words that the best lexical matches lack (`lexical_strength`).
-        A short question whose words are all in one memory keeps 0.3; a long prompt or a
-        conversation so far, whose informative words no single memory holds, leans on
-        meaning, where dense retrieval is strongest."""
+        SEMANTIC_WEIGHT for a short question (BM25 beats the dense ranking on those in every
+        benchmark we ran) and grows to as much as the lexical rank for a long query: a pasted
+        prompt or a conversation so far has more informative words than any one memory
+        holds, so BM25's sum over them rewards whichever memory shares the most incidental
+        words, while the whole text's meaning is what dense retrieval compares. The weight
+        rises linearly from SHORT_QUERY_TERMS to LONG_QUERY_TERMS distinct informative words.
+        (Scaling it by how much of the query the best lexical matches hold, instead of by
+        length, cost LoCoMo 1.3 Hit@1 and 1.9 Hit@10: docs/benchmarks.md.)"""
         weights = dict(self.channel_weights)
-        if "semantic" not in found.rankings or self.adaptive_weight is False:
+        if "semantic" not in found.rankings or not self.adaptive_weight:
             return weights
         base = weights.get("semantic", SEMANTIC_WEIGHT)
-        strength = self._lexical_strength(conn, found, terms)
-        weights["semantic"] = base + (1.0 - base) * (1.0 - strength)
+        span = LONG_QUERY_TERMS - SHORT_QUERY_TERMS
+        longness = min(max((len(terms.weights) - SHORT_QUERY_TERMS) / span, 0.0), 1.0)
+        weights["semantic"] = base + (1.0 - base) * longness
         return weights
-
-    def _lexical_strength(self, conn: Connection, found: Found, terms: QueryTerms) -> float:
-        """The best coverage of the query's informative words among the lexical side's top
-        LEXICAL_PROBE matches (for the source channel, its representative member's words),
-        in [0, 1]; 0 when the lexical side found nothing."""
-        top = [m for name in ("lexical", "source") for m, _ in found.raw.get(name, ())[:LEXICAL_PROBE]]
-        if not top:
-            return 0.0
-        texts = mem_sql.get_many(conn, top)
-        best = 0.0
-        for memory_id in top:
-            memory = texts.get(memory_id)
-            if memory is not None:
-                best = max(best, terms.coverage(stems(" ".join((memory.content, *memory.tags)))))
-        return best
 
     def _crowded(self, hits: list[RecallHit]) -> list[RecallHit]:
         """Sorted best first, later memories of an already-listed source damped."""

@@ -163,7 +163,12 @@ def selective_tokens(conn: Connection, tokens: list[str]) -> list[str]:
     if docs >= MIN_DOCS_FOR_PRUNING:
         kept = [t for t in tokens if frequency.get(t, 0) <= COMMON_TERM_FRACTION * docs] or tokens
     if len(kept) > MAX_QUERY_TOKENS:
-        rarest = set(sorted(kept, key=lambda t: frequency.get(t, 0))[:MAX_QUERY_TOKENS])
+        # Rarest first among the words the store holds; a word it never saw matches nothing
+        # (but perhaps a stem), so it comes last.
+        def rarity(t: str) -> tuple[bool, int]:
+            return (frequency.get(t, 0) == 0, frequency.get(t, 0))
+
+        rarest = set(sorted(kept, key=rarity)[:MAX_QUERY_TOKENS])
         kept = [t for t in kept if t in rarest]
     return kept
 
