@@ -370,7 +370,7 @@ class HooksConfig:
     min_relevance: float = opt(
         # The agent floor of recall's calibrated confidence (recall/confidence.py
         # AGENT_MIN_CONFIDENCE; a test keeps the two equal).
-        0.1,
+        0.05,
         "Relevance gate of prompt-submit: a recalled memory is injected only when its relevance"
         " (recall confidence, else cosine similarity) reaches this (0-1).",
         ge=0, le=1,
