@@ -4,8 +4,8 @@ query's rarest words, a query cut for length keeps its end, and the dense rank w
 from __future__ import annotations
 
 from signet.app import SignetApp
-from signet.recall.hybrid import SEMANTIC_WEIGHT, Found
 from signet.recall.confidence import QueryTerms
+from signet.recall.hybrid import SEMANTIC_WEIGHT, Found
 from signet.types import RecallQuery
 
 CHATTER = " ".join(f"word{i} filler{i}" for i in range(40))

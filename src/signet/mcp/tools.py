@@ -21,8 +21,8 @@ import signet
 from signet.errors import SignetError
 from signet.mcp.backends import Backend
 from signet.mcp.compact import compact_page, compact_search
-from signet.workspace import IDENTITY_FILES
 from signet.recall.confidence import AGENT_MIN_CONFIDENCE
+from signet.workspace import IDENTITY_FILES
 
 __all__ = ["INSTRUCTIONS", "build_server"]
 
