@@ -189,6 +189,7 @@ retention:
   deadJobRetentionMs: 4
   coldRetentionMs: 5
   idempotencyKeyRetentionMs: 7
+  hookLedgerRetentionMs: 8
   batchLimit: 6
 embedding:
   provider: ollama
@@ -250,7 +251,7 @@ runtime: {threads: 4}
     a = p.autonomous
     assert (a.enabled, a.frozen, a.allow_update_delete, a.maintenance_mode) == (True, True, True, "execute")
     assert p.telemetry.memory_search_qa_enabled is True
-    assert dataclasses.astuple(cfg.retention) == (60000, 1, 2, 3, 4, 5, 7, 6)
+    assert dataclasses.astuple(cfg.retention) == (60000, 1, 2, 3, 4, 5, 7, 8, 6)
     assert dataclasses.astuple(cfg.embedding) == (
         "ollama", "nomic-embed-text", 768, "http://127.0.0.1:11434", "MY_KEY", 8, 2, 5000, "",
     )

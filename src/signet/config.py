@@ -198,6 +198,9 @@ class RetentionConfig:
     idempotency_key_retention_ms: int = opt(
         _DAY_MS, "Idempotency keys kept (a client's retries fall well inside 1 day), in ms.", ge=0
     )
+    hook_ledger_retention_ms: int = opt(
+        7 * _DAY_MS, "Rows of the hooks' per-session injection ledger kept (7 days), in ms.", ge=0
+    )
     batch_limit: int = opt(500, "Most rows one purge step deletes per sweep.", ge=1)
 
 

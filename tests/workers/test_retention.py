@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from signet import injection
 from signet.app import SignetApp
 from signet.config import Config, PipelineConfig
 from signet.providers.hash_embedder import HashEmbedder
@@ -57,6 +58,9 @@ def _seed(app: SignetApp) -> dict[str, str]:
                     jobs_sql.complete(conn, job.id, now)
                 else:
                     assert jobs_sql.fail(conn, job.id, "boom", now) == "dead"
+    injection.handle(app, "session-start", {"session_id": "s"})  # one ledger row per memory shown
+    with app.store.write_tx() as conn:
+        conn.execute("DELETE FROM hook_injections WHERE memory_id <> ?", (ids["live"],))
     return ids
 
 
@@ -64,8 +68,8 @@ def test_a_sweep_inside_every_window_purges_nothing(app: SignetApp) -> None:
     _seed(app)
     report = app.run_retention(now=datetime.now(UTC) + 13 * DAY)
     assert list(report.counts) == list(STEPS)
-    # Only the idempotency key (kept 1 day) has expired after 13 days.
-    assert {k: v for k, v in report.counts.items() if v} == {"idempotency_keys": 1}
+    # Only the idempotency key (kept 1 day) and the hooks' ledger row (7 days) have expired.
+    assert {k: v for k, v in report.counts.items() if v} == {"idempotency_keys": 1, "hook_ledger": 1}
     assert _count(app, "SELECT count(*) FROM memories") == 4
 
 
@@ -83,6 +87,7 @@ def test_expired_rows_go_in_the_seeds_order_and_live_memories_stay(app: SignetAp
     assert report.counts == {
         "graph_links": 2, "embeddings": 1, "tombstones": 2, "history": 0,
         "completed_jobs": 1, "dead_jobs": 1, "cold_rows": 0, "idempotency_keys": 1,
+        "hook_ledger": 1,
     }
     assert report.entities_removed == 1  # Rome: mentioned by the tombstone only
     # The tombstones are gone, with their FTS rows; the live memories are whole.

@@ -103,6 +103,8 @@ _WINDOWED = {
     "cold": ("memories_cold", "id", "archived_at"),
     # Keys are unique per scope, not alone (migration 011): rows are deleted by rowid.
     "idempotency_keys": ("idempotency_scoped_keys", "rowid", "created_at"),
+    # WITHOUT ROWID, keyed by (session_id, memory_id): matched by that row value.
+    "hook_ledger": ("hook_injections", "session_id, memory_id", "injected_at"),
 }
 
 
@@ -110,7 +112,7 @@ def delete_older(conn: Connection, kind: str, before: str, limit: int) -> int:
     """Delete at most `limit` rows of `kind` older than `before`, oldest first."""
     table, key, column = _WINDOWED[kind]
     cursor = conn.execute(
-        f"DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} WHERE {column} < ?"
+        f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} WHERE {column} < ?"
         f" ORDER BY {column} LIMIT ?)",
         (before, max(limit, 0)),
     )

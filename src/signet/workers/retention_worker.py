@@ -13,8 +13,9 @@ write lock is never held across the whole sweep, each capped at `retention.batch
 5. completed jobs older than `completedJobRetentionMs`;
 6. dead jobs older than `deadJobRetentionMs`;
 
-and then two more of the same kind: cold-tier rows older than `coldRetentionMs` and idempotency
-keys older than `idempotencyKeyRetentionMs`. Every delete re-checks its expiry condition in
+and then three more of the same kind: cold-tier rows older than `coldRetentionMs`, idempotency
+keys older than `idempotencyKeyRetentionMs` and rows of the hooks' injection ledger older than
+`hookLedgerRetentionMs`. Every delete re-checks its expiry condition in
 SQL, so a live memory is never touched. `sweep(..., dry_run=True)` counts instead of deleting
 (`signet retention run --dry-run`). Each sweep logs its counts.
 """
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 
 STEPS = (
     "graph_links", "embeddings", "tombstones", "history", "completed_jobs", "dead_jobs",
-    "cold_rows", "idempotency_keys",
+    "cold_rows", "idempotency_keys", "hook_ledger",
 )
 
 
@@ -93,6 +94,7 @@ def sweep(store: Store, cfg: RetentionConfig, now: datetime, *, dry_run: bool = 
     for kind, step, window in (
         ("cold", "cold_rows", cfg.cold_retention_ms),
         ("idempotency_keys", "idempotency_keys", cfg.idempotency_key_retention_ms),
+        ("hook_ledger", "hook_ledger", cfg.hook_ledger_retention_ms),
     ):
         with store.write_tx() as conn:
             report.counts[step] = ret_sql.delete_older(conn, kind, _cutoff(now, window), limit)
@@ -117,6 +119,8 @@ def _count_all(
         conn, "cold", _cutoff(now, cfg.cold_retention_ms), limit)
     report.counts["idempotency_keys"] = ret_sql.count_older(
         conn, "idempotency_keys", _cutoff(now, cfg.idempotency_key_retention_ms), limit)
+    report.counts["hook_ledger"] = ret_sql.count_older(
+        conn, "hook_ledger", _cutoff(now, cfg.hook_ledger_retention_ms), limit)
 
 
 class RetentionWorker:
