@@ -19,7 +19,7 @@ from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.types import NewMemory, utc_now
 
-TYPES = ("fact", "preference", "decision", "event")
+TYPES = ("fact", "preference", "decision", "episodic")
 
 
 def map_points(app: SignetApp, n: int, clusters: int = 4, seed: int = 3) -> list[str]:

@@ -1,5 +1,6 @@
-"""`signet bench dashboard` end to end on a tiny run: a real daemon subprocess, headless
-Chromium, the documented JSON shape with figures that could only come from a real load."""
+"""`signet bench dashboard` end to end on a tiny run: a real daemon subprocess (the bundled
+model for the map's memories), headless Chromium, the documented JSON shape with figures that
+could only come from a real load."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def test_bench_dashboard_reports_first_load_and_map_frames(tmp_path: Path) -> No
     env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "signet", "bench", "dashboard", "--json", "--memories", "3",
-         "--points", "2000", "--runs", "1", "--chromium", CHROMIUM],
+         "--points", "2000", "--runs", "1", "--map-memories", "40", "--chromium", CHROMIUM],
         env=env, capture_output=True, text=True, timeout=240,
     )
     assert done.returncode == 0, done.stderr
@@ -30,3 +31,6 @@ def test_bench_dashboard_reports_first_load_and_map_frames(tmp_path: Path) -> No
     (frame,) = data["map"]
     assert frame["points"] == 2000 and frame["frame_ms_p50"] > 0 and frame["hover_us"] >= 0
     assert len(data["load_average"]) == 3
+    page = data["map_page"]  # the map page on real memories: the 40 seeded and the 3 remembered
+    assert page["memories"] == 40 and page["points"] == 43
+    assert page["first_ms"] > 0 and page["cached_ms"] > 0 and page["projection_bytes"] > 43 * 100

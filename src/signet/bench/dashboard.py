@@ -11,14 +11,18 @@ it) holding `memories` memories (remembered over HTTP), and headless Chromium (D
 - the embeddings map's renderer at 10k and 100k points (and any other `--points`): the points
   are generated in the page (four Gaussian clusters, coloured by category) and handed to the
   same `Scatter` class the map page uses; timed are building its hover grid, one full frame
-  (the median of 10), and a hover lookup (the mean of 1,000). The projection itself is the
-  daemon's work and is measured by its own benchmark.
+  (the median of 10), and a hover lookup (the mean of 1,000);
+- with `--map-memories N`, the map page end to end on N real memories (remembered in-process
+  with the bundled local model before the daemon starts, which then serves them): from
+  clicking "Map" to the points drawn, through the daemon's projection (202 while it computes,
+  then the cached answer), and again once cached; the projection answer's bytes.
 
 Progress goes to stderr; the result is a dict (`--json`) or a short table.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -42,6 +46,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]
 VIEWPORT = {"width": 1280, "height": 860}
+TYPES = ("fact", "preference", "decision", "episodic")
 
 RENDER_SCRIPT = """async (n) => {
   const { Scatter, colorize } = await import('/app/static/js/scatter.js');
@@ -85,7 +90,8 @@ TRANSFER_SCRIPT = """() => {
 
 def run_dashboard(
     memories: int = 200, points: Sequence[int] = (10_000, 100_000), runs: int = 5,
-    *, chromium: str = CHROMIUM, progress: Callable[[str], None] = lambda _m: None,
+    *, map_memories: int = 0, chromium: str = CHROMIUM,
+    progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     sync_playwright = _playwright()
     if not Path(chromium).exists():
@@ -94,7 +100,10 @@ def run_dashboard(
     with tempfile.TemporaryDirectory(prefix="signet-bench-dashboard-") as tmp:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
-        (workspace / "agent.yaml").write_text("embedding:\n  provider: none\n")
+        provider = "local" if map_memories else "none"
+        (workspace / "agent.yaml").write_text(f"embedding:\n  provider: {provider}\n")
+        if map_memories:
+            _seed_map(workspace, map_memories, progress)
         daemon = Daemon(workspace)
         try:
             headers = daemon.wait_ready()
@@ -109,12 +118,60 @@ def run_dashboard(
                     for n in points:
                         progress(f"dashboard: map renderer at {n:,} points")
                         render.append(_render(browser, daemon, n))
+                    if map_memories:
+                        progress(f"dashboard: the map page on {map_memories:,} memories")
+                        end_to_end = _map_page(browser, daemon, workspace)
                 finally:
                     browser.close()
         finally:
             daemon.stop()
-    return {"memories": memories, "runs": runs, "first_load": load, "map": render,
-            "load_average": list(os.getloadavg())}
+    result = {"memories": memories, "runs": runs, "first_load": load, "map": render,
+              "load_average": list(os.getloadavg())}
+    if map_memories:
+        result["map_page"] = {"memories": map_memories, **end_to_end}
+    return result
+
+
+def _seed_map(workspace: Path, n: int, progress: Callable[[str], None]) -> None:
+    """n memories embedded by the bundled model, written before the daemon opens the store."""
+    from signet.app import SignetApp
+    from signet.bench.perf import synthetic_corpus
+    from signet.config import Config
+
+    config = Config.load(workspace, {})
+    config = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, enabled=False))
+    corpus = synthetic_corpus(n)
+    with SignetApp.open(config) as app:
+        for start in range(0, n, 1000):
+            app.remember_many([{"content": t, "type": TYPES[i % len(TYPES)]}
+                               for i, t in enumerate(corpus[start : start + 1000], start)])
+            if (start // 1000) % 10 == 0:
+                progress(f"dashboard: remembered {min(start + 1000, n):,}/{n:,} for the map")
+
+
+def _map_page(browser: Any, daemon: Daemon, workspace: Path) -> dict[str, Any]:
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(login_link(daemon, workspace))
+        page.wait_for_selector("ul.rows li, .state.empty")
+        timings = []
+        for _ in range(2):  # computing, then cached
+            started = time.perf_counter()
+            page.click("nav a[data-page=map]")
+            page.wait_for_selector("canvas#map[data-points]", timeout=600_000)
+            timings.append((time.perf_counter() - started) * 1000)
+            drawn = page.evaluate("() => document.querySelector('canvas#map').dataset")
+            size = page.evaluate("""() => performance.getEntriesByType('resource')
+                .filter(e => e.name.includes('/api/embeddings/projection'))
+                .reduce((m, e) => Math.max(m, e.decodedBodySize), 0)""")
+            page.click("nav a[data-page=memories]")
+            page.wait_for_selector("ul.rows li, .state.empty")
+    finally:
+        context.close()
+    return {"points": int(drawn["points"]), "first_ms": round(timings[0], 1),
+            "cached_ms": round(timings[1], 1), "frame_ms": float(drawn["renderMs"]),
+            "projection_bytes": size}
 
 
 def _playwright() -> Any:
@@ -198,5 +255,11 @@ def format_dashboard(data: dict[str, Any]) -> str:
         lines.append(f"  {r['points']:>7,} points: frame p50 {r['frame_ms_p50']} ms (max"
                      f" {r['frame_ms_max']}), grid build {r['build_ms']} ms, hover lookup"
                      f" {r['hover_us']} µs")
+    if "map_page" in data:
+        m = data["map_page"]
+        lines.append(f"map page on {m['memories']:,} memories: {m['points']:,} points drawn"
+                     f" {m['first_ms']:.0f} ms after the click (projection computed),"
+                     f" {m['cached_ms']:.0f} ms cached; frame {m['frame_ms']} ms;"
+                     f" projection answer {m['projection_bytes'] / 2**20:.1f} MiB")
     lines.append("load average: " + " ".join(f"{v:.2f}" for v in data["load_average"]))
     return "\n".join(lines)

@@ -291,12 +291,15 @@ def cli_bench(ctx: click.Context, runs: int, embedder: str, as_json: bool) -> No
               help="Map renderer sizes, a comma list.")
 @click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
               help="Cold and warm first loads timed (the median is shown).")
+@click.option("--map-memories", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also time the map page end to end on this many real memories (0: skip).")
 @click.option("--chromium", default="/usr/bin/chromium", show_default=True,
               help="The Chromium binary playwright drives.")
 @_json
 @click.pass_context
 def dashboard_bench(
-    ctx: click.Context, memories: int, points: str, runs: int, chromium: str, as_json: bool
+    ctx: click.Context, memories: int, points: str, runs: int, map_memories: int, chromium: str,
+    as_json: bool,
 ) -> None:
     """The dashboard in headless Chromium: first load (bytes, ms; cold and warm) and the
     embeddings map's frame time at 10k and 100k points."""
@@ -308,7 +311,7 @@ def dashboard_bench(
     except ValueError as exc:
         raise click.BadParameter("a comma list of integers", param_hint="--points") from exc
     result = dashboard_bench_module.run_dashboard(
-        memories, sizes, runs, chromium=chromium, progress=_progress
+        memories, sizes, runs, map_memories=map_memories, chromium=chromium, progress=_progress
     )
     _emit(ctx, as_json, result, dashboard_bench_module.format_dashboard(result))
 
