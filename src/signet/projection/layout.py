@@ -39,7 +39,9 @@ class Layout:
 
 
 def umap_available() -> bool:
-    return importlib.util.find_spec("umap") is not None
+    # A folder left behind by an uninstall is a namespace package (no origin), not umap-learn.
+    spec = importlib.util.find_spec("umap")
+    return spec is not None and spec.origin is not None
 
 
 def n_neighbors(n: int) -> int:
