@@ -101,12 +101,14 @@ def locomo(
                    " compare windows, transcripts and both.")
 @_cache
 @_no_cache
+@click.option("--embedder", type=click.Choice(["local", "none"]), default="local",
+              show_default=True, help="With --sessions-as-transcripts: none for a fast bm25 run.")
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, thresholds: str,
-    as_transcripts: bool, cache: Path | None, no_cache: bool, as_json: bool,
+    as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
@@ -116,7 +118,7 @@ def memaware(
 
         data = sessions_bench.run_memaware_transcripts(
             sessions, questions, retrieval.parse_modes("hybrid" if mode == "all" else mode),
-            limit=limit, progress=_progress,
+            limit=limit, progress=_progress, embedder=None if embedder == "none" else "config",
         )
         table = format_table(data["results"], data["latency_ms"])
         _emit(ctx, as_json, data, table + "\n" + json.dumps(data["lineage"], indent=2))
