@@ -35,7 +35,8 @@ def test_memory_md_decays_unpinned_items_keeps_pinned_ones_and_access_resets(app
     text = (app.config.workspace / "MEMORY.md").read_text("utf-8")
     assert "## Constraints\n- Never deploy on Fridays" in text
     assert "blue Ford Mustang" in text and "kite surfing" not in text
-    hits = app.recall(RecallQuery("kite surfing Tarifa", mode="keyword"))  # access resets decay
+    app.feedback(stale, "positive")  # an access resets the decay clock
+    hits = app.recall(RecallQuery("kite surfing Tarifa", mode="keyword", touch=True))
     assert stale in [h.memory.id for h in hits.hits]
     app.synthesize_memory_md(now=NOW)
     assert "kite surfing in Tarifa" in (app.config.workspace / "MEMORY.md").read_text("utf-8")
