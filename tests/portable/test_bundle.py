@@ -46,6 +46,8 @@ def source(tmp_path: Path) -> Iterator[SignetApp]:
     (ws / "AGENTS.md").write_text("# Agent\nBe brief.")
     (ws / "memory" / "transcripts" / "claude-code").mkdir(parents=True)
     (ws / "memory" / "transcripts" / "claude-code" / "s1.jsonl").write_text('{"role":"user"}\n')
+    (ws / "memory" / "sessions").mkdir(parents=True)
+    (ws / "memory" / "sessions" / "2026-12-01-s1--summary.md").write_text("---\nkind: summary\n---\n")
     (ws / "agent.yaml").write_text(
         "llm:\n  provider: openai\n  api_key: secret:OPENAI\n  sneaky_token: abc123\n")
     yield app
@@ -86,6 +88,7 @@ def test_round_trip_keeps_everything_and_recalls_the_same(source: SignetApp, tmp
         ws = target.config.workspace
         assert (ws / "AGENTS.md").read_text() == "# Agent\nBe brief."
         assert (ws / "memory" / "transcripts" / "claude-code" / "s1.jsonl").is_file()
+        assert (ws / "memory" / "sessions" / "2026-12-01-s1--summary.md").is_file()
         assert "sneaky_token" not in (ws / "agent.yaml").read_text()
         assert "secret:OPENAI" in (ws / "agent.yaml").read_text()
         again = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")

@@ -5,8 +5,9 @@ into the same memory store on another machine.
     PATH/tables/NAME.jsonl    one JSON object per row of every data table (store/portable.py):
                               memories (live and deleted) with their history, vectors, the
                               graph, documents, sessions and transcripts, feedback, ...
-    PATH/files/...            the identity files (AGENTS.md, SOUL.md, ...) and the transcript
-                              files under memory/transcripts
+    PATH/files/...            the identity files (AGENTS.md, SOUL.md, ...), the transcript files
+                              (memory/transcripts), the markdown artifacts (memory/sessions,
+                              memory/threads) and installed skills (skills/)
     PATH/config/agent.yaml    the configuration, with any inline credential removed
 
 Export reads through one read transaction, so the bundle is one consistent moment even while
@@ -41,7 +42,10 @@ from signet.workspace import IDENTITY_FILES
 FORMAT = "signet-export"
 VERSION = 1
 IMPORT_BATCH = 500
-TRANSCRIPTS = Path("memory") / "transcripts"
+# Folders of user data beside the database: cleaned transcripts, the markdown artifacts
+# (session summaries, thread arcs and epochs) and installed skills.
+FOLDERS = (Path("memory") / "transcripts", Path("memory") / "sessions",
+           Path("memory") / "threads", Path("skills"))
 _CREDENTIAL = re.compile(r"(api_?key|token|password|secret)", re.IGNORECASE)
 
 Progress = Callable[[str, int], None]
@@ -97,10 +101,10 @@ def _export_files(workspace: Path, folder: Path) -> list[str]:
     for name in IDENTITY_FILES:
         if (workspace / name).is_file():
             copied.append(_copy(workspace, folder, Path(name)))
-    transcripts = workspace / TRANSCRIPTS
-    if transcripts.is_dir():
-        for path in sorted(p for p in transcripts.rglob("*") if p.is_file()):
-            copied.append(_copy(workspace, folder, path.relative_to(workspace)))
+    for sub in FOLDERS:
+        if (workspace / sub).is_dir():
+            for path in sorted(p for p in (workspace / sub).rglob("*") if p.is_file()):
+                copied.append(_copy(workspace, folder, path.relative_to(workspace)))
     return copied
 
 
@@ -214,7 +218,8 @@ def _import_files(folder: Path, workspace: Path) -> dict[str, list[str]]:
         return {"copied": copied, "kept": kept}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder)
-        if rel.parts[0] not in IDENTITY_FILES and Path(*rel.parts[:2]) != TRANSCRIPTS:
+        if not (str(rel) in IDENTITY_FILES or any(rel.is_relative_to(f) for f in FOLDERS)) \
+                or ".." in rel.parts:
             continue  # only what export writes; a crafted bundle cannot drop files elsewhere
         target = workspace / rel
         if target.exists():
