@@ -1,5 +1,5 @@
 """Export -> import into a fresh workspace: the same ids, hashes, history, graph, documents and
-files, and the same recall for 50 queries; a re-import adds nothing; content the target holds
+files, and the same recall for 50 queries (the bundled embedding model on both sides); a re-import adds nothing; content the target holds
 already is deduped; a broken bundle is refused naming the problem; backup copies a live store."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from signet.app import SignetApp
 from signet.config import Config, PipelineConfig
 from signet.errors import InvalidInput
 from signet.portable.bundle import backup, export_bundle, import_bundle
+from signet.providers.embedder import Embedder, make_embedder
 from signet.providers.hash_embedder import HashEmbedder
 from signet.store.connection import connect
 from signet.types import RecallQuery
@@ -25,14 +26,35 @@ THINGS = ["tea", "chess", "rust", "gardens", "jazz", "sailing", "pottery", "rame
 VERBS = ["likes", "studies", "avoids", "writes about", "teaches", "collects"]
 
 
-def _open(root: Path) -> SignetApp:
+def _open(root: Path, embedder: Embedder | None = None) -> SignetApp:
     cfg = Config.default(root).replace(pipeline=PipelineConfig(enabled=False))
-    return SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
+    return SignetApp.open(cfg, embedder=embedder or HashEmbedder(64), llm=None)
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Embedder:
+    """The bundled model, loaded once for the module (the round trip recalls with it)."""
+    embedder = make_embedder("local", threads=1)
+    assert embedder is not None
+    return embedder
 
 
 @pytest.fixture
 def source(tmp_path: Path) -> Iterator[SignetApp]:
-    app = _open(tmp_path / "a")
+    app = _seeded(tmp_path / "a", HashEmbedder(64))
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def source_with_model(tmp_path: Path, bundled: Embedder) -> Iterator[SignetApp]:
+    app = _seeded(tmp_path / "a", bundled)
+    yield app
+    app.close()
+
+
+def _seeded(root: Path, embedder: Embedder) -> SignetApp:
+    app = _open(root, embedder)
     rng = random.Random(7)
     ids = []
     for i in range(200):
@@ -50,8 +72,7 @@ def source(tmp_path: Path) -> Iterator[SignetApp]:
     (ws / "memory" / "sessions" / "2026-12-01-s1--summary.md").write_text("---\nkind: summary\n---\n")
     (ws / "agent.yaml").write_text(
         "llm:\n  provider: openai\n  api_key: secret:OPENAI\n  sneaky_token: abc123\n")
-    yield app
-    app.close()
+    return app
 
 
 def _queries() -> list[str]:
@@ -65,11 +86,14 @@ def _recall(app: SignetApp, query: str) -> list[tuple[str, float]]:
     return [(h.memory.id, round(h.score, 6)) for h in hits]
 
 
-def test_round_trip_keeps_everything_and_recalls_the_same(source: SignetApp, tmp_path: Path) -> None:
+def test_round_trip_keeps_everything_and_recalls_the_same(
+    source_with_model: SignetApp, tmp_path: Path
+) -> None:
+    source = source_with_model
     manifest = export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
     assert manifest["tables"]["memories"] == 201 and "agent.yaml" not in manifest["files"]
     assert manifest["config"]["removed"] == ["llm.sneaky_token"]
-    target = _open(tmp_path / "b")
+    target = _open(tmp_path / "b", source.embedder)
     try:
         report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
         assert report["inserted"]["memories"] == 201 and report["deduped_memories"] == 0
