@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 import pytest
+from chromium import CHROMIUM, CHROMIUM_ARGS
 
 from auth_tokens import auth, install_token
 from signet.app import SignetApp
@@ -34,12 +35,6 @@ from signet.config import Config
 from signet.daemon.server import bind_socket, create_app, make_server
 from signet.daemon.tokens import TokenAuthority
 from signet.providers.hash_embedder import HashEmbedder
-
-CHROMIUM = os.environ.get("SIGNET_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 
 
 @dataclass

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import CHROMIUM
+from chromium import CHROMIUM
 
 
 def test_bench_dashboard_reports_first_load_and_map_frames(tmp_path: Path) -> None:
