@@ -55,6 +55,7 @@ def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
     modules = imported("recall", "--help", tmp_path=tmp_path)
     assert "signet.cli.memory_commands" in modules
     assert heavy(modules) == []
+    assert "httpx" not in modules  # the daemon is reached through http.client
     assert "signet.cli.bench_commands" not in modules
 
 
@@ -95,4 +96,5 @@ def test_bench_cli_times_version_and_recall_through_a_daemon(tmp_path: Path) -> 
     for name, target in (("version", 150.0), ("recall", 300.0)):
         row = result[name]
         assert 0 < row["p50_ms"] <= row["p95_ms"] and row["target_ms"] == target
+        assert 0 < row["cpu_p50_ms"] <= row["cpu_p95_ms"]
     assert "cli: 2 x `signet recall QUERY` against it" in done.stderr

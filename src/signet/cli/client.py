@@ -24,8 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
-import httpx
-
+from signet.cli.daemon_http import DaemonHttp, Reply, TransportError
 from signet.config import Config
 from signet.errors import NotFound, SignetError
 from signet.types import Actor, MemoryFilters, RecallQuery
@@ -127,12 +126,15 @@ def require_workspace(cfg: Config) -> None:
 
 
 def _health_pid(cfg: Config) -> int | None:
+    http = DaemonHttp(daemon_url(cfg), {}, HEALTH_TIMEOUT_S)
     try:
-        reply = httpx.get(f"{daemon_url(cfg)}/health", timeout=HEALTH_TIMEOUT_S)
+        reply = http.request("GET", "/health")
         body = reply.json()
-    except (httpx.HTTPError, ValueError):
+    except (TransportError, ValueError):
         return None  # nothing listens there, or not something speaking our protocol
-    if reply.status_code != 200 or not isinstance(body, dict) or body.get("status") != "ok":
+    finally:
+        http.close()
+    if reply.status != 200 or not isinstance(body, dict) or body.get("status") != "ok":
         return None
     pid = body.get("pid")
     return pid if isinstance(pid, int) else None
@@ -168,7 +170,7 @@ class DaemonClient:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.base_url = base_url or daemon_url(cfg)
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=REQUEST_TIMEOUT_S)
+        self._http = DaemonHttp(self.base_url, headers, REQUEST_TIMEOUT_S)
 
     def remember(self, content: str, fields: JSON) -> JSON:
         return self._call("POST", "/api/memory/remember", json={"content": content, **fields})
@@ -241,14 +243,16 @@ class DaemonClient:
     ) -> None:
         self.close()
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> JSON:
+    def _call(
+        self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None
+    ) -> JSON:
         try:
-            reply = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
+            reply = self._http.request(method, path, json_body=json, params=params)
+        except TransportError as exc:
             raise SignetError(
                 f"daemon at {self.base_url} did not answer: {exc}", code="daemon_unreachable"
             ) from exc
-        if reply.status_code >= 400:
+        if reply.status >= 400:
             raise error_from_reply(reply)
         try:
             return reply.json()
@@ -258,14 +262,14 @@ class DaemonClient:
             ) from exc
 
 
-def error_from_reply(reply: httpx.Response) -> SignetError:
+def error_from_reply(reply: Reply) -> SignetError:
     """`{"error", "code"}` back to the SignetError subclass that owns that code."""
     try:
         body = reply.json()
         message, code = str(body["error"]), str(body["code"])
     except (ValueError, KeyError, TypeError):
         text = reply.text.strip()[:200]
-        return SignetError(f"daemon answered HTTP {reply.status_code}: {text}", code="daemon_error")
+        return SignetError(f"daemon answered HTTP {reply.status}: {text}", code="daemon_error")
     return _error_classes().get(code, SignetError)(message, code=code)
 
 
