@@ -187,6 +187,8 @@ def test_approving_a_review_whose_memory_moved_answers_409_with_both_texts(serve
     pending = ok(s.client.get("/api/memory/review-queue"))["items"]
     assert {i["id"] for i in pending} == {stale, legacy}
     assert pending[0]["target_version"] == 1
+    # The 8-character id a listing shows is enough to resolve an item.
+    assert ok(s.client.post(f"/api/memory/review-queue/{stale[:8]}/reject"))["id"] == stale
 
 
 # --- repair, embeddings ------------------------------------------------------------------------

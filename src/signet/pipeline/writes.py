@@ -58,6 +58,7 @@ from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.prefixes import resolve_prefix
 from signet.types import Actor, Memory, NewMemory, RememberResult
 
 __all__ = [
@@ -430,7 +431,9 @@ def resolve_review(
     now: str,
 ) -> review_sql.ReviewItem:
     """Approve (apply the parked update, archive first) or reject one pending review item."""
-    item = review_sql.get(store.reader(), item_id)
+    conn = store.reader()
+    item_id = resolve_prefix(conn, "memory_review_queue", item_id, noun="review item")
+    item = review_sql.get(conn, item_id)
     if item is None:
         raise NotFound(f"review item {item_id} not found")
     if item.status != "pending":

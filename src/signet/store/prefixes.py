@@ -19,7 +19,7 @@ from signet.types import MemoryScope
 
 __all__ = ["resolve_prefix"]
 
-TABLES = frozenset({"memories", "memory_jobs", "entities"})
+TABLES = frozenset({"memories", "memory_jobs", "entities", "memory_review_queue"})
 MAX_LISTED = 10
 _PREFIX = re.compile(r"^[0-9a-f]{4,31}$")
 
