@@ -141,21 +141,6 @@ def _key(values: dict[str, Any], table: Table) -> Any:
     return tuple(values.get(c) for c in table.key)
 
 
-def live_hash_owner(conn: Connection, content_hash: str) -> str | None:
-    row = conn.execute(
-        "SELECT id FROM memories WHERE content_hash = ? AND is_deleted = 0", (content_hash,)
-    ).fetchone()
-    return row[0] if row else None
-
-
-def memory_exists(conn: Connection, memory_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
-
-
-def count(conn: Connection, table: str) -> int:
-    return int(conn.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()[0])
-
-
 def backup(conn: Connection, path: Path) -> None:
     """SQLite's online backup API into a new file at `path`: a consistent copy of one moment,
     taken while other connections keep writing. The copy uses a rollback journal (no -wal file
