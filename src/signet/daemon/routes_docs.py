@@ -13,8 +13,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
+
+from signet.daemon.auth import require
 
 __all__ = ["router"]
 
@@ -26,7 +28,8 @@ STYLE = ("body{font:14px system-ui,sans-serif;margin:2em;max-width:80em}"
          "table{border-collapse:collapse}code{font-size:13px}")
 
 
-@router.get("/docs", include_in_schema=False)
+# Any token that may read memories may read the API's reference (every role holds recall).
+@router.get("/docs", include_in_schema=False, dependencies=[Depends(require("recall"))])
 def docs(request: Request) -> HTMLResponse:
     spec: dict[str, Any] = request.app.openapi()
     rows = [_row(method, path, op) for path, item in sorted(spec.get("paths", {}).items())
