@@ -151,3 +151,12 @@ def test_bench_sessions_reports_import_and_summary_throughput(tmp_path: Path) ->
     assert data["import_sessions_per_s"] > 0 and data["summary_sessions_per_s"] > 0
     assert data["statuses"] == {"skipped": 2}
 
+
+
+def test_bench_hooks_times_the_hook_process_against_a_daemon(tmp_path: Path) -> None:
+    data = run_bench(tmp_path, "hooks", "--n", "30", "--runs", "3", "--embedder", "none")
+    assert (data["memories"], data["runs"], data["embedder"]) == (30, 3, "none")
+    assert 0 < data["p50_ms"] <= data["p95_ms"] <= data["max_ms"]
+    assert data["cpu_p50_ms"] > 0 and data["target_p95_ms"] == 150.0
+    assert 0 <= data["injected"] <= 3
+    assert data["daemon_down"]["printed"] == 0
