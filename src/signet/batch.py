@@ -115,7 +115,11 @@ def _match(
         memories = [app.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
         return memories, [], len(ids) > MAX_BATCH
     # Filters that only restate the caller's scope select everything it can see: refused.
-    nothing = MemoryFilters(agent_id=scope.agent_id, project=scope.project) if scope else MemoryFilters()
+    # (`isolated` only says how a scoped caller's recall ranks; it selects nothing.)
+    nothing = MemoryFilters(
+        agent_id=scope.agent_id if scope else None, project=scope.project if scope else None,
+        isolated=filters.isolated,
+    )
     if filters == nothing:
         raise InvalidInput("give ids, a query or at least one filter (refusing to match everything)")
     page = app.list(filters, limit=MAX_BATCH, scope=scope)
