@@ -49,6 +49,14 @@ def test_a_folder_is_ingested_recursively_and_a_rerun_is_a_no_op(tmp_path: Path)
     assert any("garden shed" in h["content"] for h in found["results"])
     readable = _run(ws, "ingest", str(vault / "plans.md"))
     assert "1 of 1 document(s) done (1 unchanged)" in readable.stdout
+    listed = json.loads(_run(ws, "--json", "documents", "list").stdout)
+    assert listed["total"] == 3 and {d["status"] for d in listed["items"]} == {"done"}
+    plans = next(d for d in listed["items"] if d["title"] == "Plans")
+    shown = json.loads(_run(ws, "--json", "documents", "show", plans["id"]).stdout)
+    assert len(shown["chunks"]) == 1
+    deleted = json.loads(_run(ws, "--json", "documents", "delete", plans["id"]).stdout)
+    assert deleted["forgotten"] == 1
+    assert _run(ws, "documents", "show", plans["id"]).returncode == 1
 
 
 def test_stdin_and_a_failing_file(tmp_path: Path) -> None:

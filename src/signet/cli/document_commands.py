@@ -26,7 +26,7 @@ from signet.connectors.folder import note_files
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["COMMANDS", "drain"]
+__all__ = ["COMMANDS", "documents", "drain", "ingest"]
 
 
 @click.command()
@@ -95,3 +95,59 @@ def _print_summary(data: dict[str, Any]) -> None:
 
 
 COMMANDS = (ingest,)
+
+
+@click.group()
+def documents() -> None:
+    """List, show and delete ingested documents."""
+
+
+@documents.command(name="list")
+@click.option("--status", help="Only documents in this state (queued ... done, failed).")
+@click.option("--limit", type=int, default=50, show_default=True)
+@json_option
+@click.pass_obj
+def list_documents(state: CliState, status: str | None, limit: int) -> None:
+    """Documents, newest first, with their status and chunk counts."""
+    with open_app(state, providers=False) as app:
+        data = app.documents.list(status=status, limit=limit)
+    state.show(data, _print_documents)
+
+
+@documents.command(name="show")
+@click.argument("document_id", metavar="ID")
+@json_option
+@click.pass_obj
+def show_document(state: CliState, document_id: str) -> None:
+    """One document: source, status, error and its chunk memories in order."""
+    with open_app(state, providers=False) as app:
+        data = app.documents.get(document_id)
+    state.show(data, lambda d: click.echo(
+        f"{d['id']}  {d['status']}  {d['title'] or '-'}  {d['source_url'] or d['source_type']}\n"
+        + (f"error: {d['error']}\n" if d["error"] else "")
+        + "\n".join(f"  {c['chunk_index']:>4}  {c['memory_id']}" for c in d["chunks"])))
+
+
+@documents.command(name="delete")
+@click.argument("document_id", metavar="ID")
+@json_option
+@click.pass_obj
+def delete_document(state: CliState, document_id: str) -> None:
+    """Delete a document and forget its chunks (recoverable within the tombstone window)."""
+    with open_app(state, providers=False) as app:
+        data = app.documents.delete(document_id)
+    state.show(data, lambda d: click.echo(f"Deleted {d['id']}; {d['forgotten']} chunk(s) forgotten."))
+
+
+def _print_documents(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from signet.cli.output import console
+
+    table = Table(title=f"{data['total']} document(s)")
+    for column in ("id", "status", "title", "source", "chunks", "updated"):
+        table.add_column(column)
+    for d in data["items"]:
+        table.add_row(d["id"], d["status"], d["title"] or "", d["source_url"] or d["source_type"],
+                      str(d["chunk_count"]), d["updated_at"])
+    console().print(table)

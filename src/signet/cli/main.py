@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "skill": ("signet.cli.skill_commands:skill", "Install and inspect skills (folders under skills/ with a SKILL.md)."),
     "maintenance": ("signet.cli.maintenance_commands:maintenance", "Check the store's health and repair it (indexes, embeddings, jobs, graph, WAL)."),
     "retention": ("signet.cli.retention_commands:retention", "Purge expired tombstones, history, finished jobs, cold rows and idempotency keys."),
+    "documents": ("signet.cli.document_commands:documents", "List, show and delete ingested documents."),
     "ingest": ("signet.cli.document_commands:ingest", "Ingest a file, a folder (recursively), a URL or stdin as document chunks."),
     "export": ("signet.cli.portable_commands:export", "Write a portable bundle (memories with history, graph, documents, sessions, identity files, config without secrets) to the folder PATH."),
     "import": ("signet.cli.portable_commands:import_", "Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."),
