@@ -65,6 +65,12 @@ def test_a_scoped_token_sees_and_deletes_only_its_own_documents(serve, tmp_path)
     note = tmp_path / "n.md"
     note.write_text("local")
     assert p.post(DOCS, json={"path": str(note)}).status_code == 403
+    operator = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "operator")))
+    refused = operator.post(DOCS, json={"path": str(note)})
+    assert refused.status_code == 403 and "admin" in refused.json()["error"]
+    assert operator.post("/api/connectors", json={"path": str(tmp_path)}).status_code == 403
+    assert s.client.post(DOCS, json={"path": str(note)}).status_code == 202  # the admin may
+    operator.close()
     readonly = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "readonly")))
     assert readonly.get(DOCS).status_code == 403
     for client in (p, q, readonly):

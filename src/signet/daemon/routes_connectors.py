@@ -21,6 +21,7 @@ from pydantic import Field
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import ErrorOut, _Body
+from signet.errors import Forbidden
 
 __all__ = ["router"]
 
@@ -46,6 +47,8 @@ def list_connectors(app: App, principal: Connectors) -> JSONResponse:
 def add_connector(
     body: ConnectorBody, app: App, actor: CallerActor, principal: Connectors
 ) -> JSONResponse:
+    if not principal.allows("admin"):  # the daemon reads the folder with its own rights
+        raise Forbidden("connecting a local folder needs the admin permission")
     return JSONResponse(app.connectors.add(
         body.path, name=body.name, project=body.project, actor=actor,
         scope=memory_scope(principal),

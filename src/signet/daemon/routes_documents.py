@@ -1,7 +1,7 @@
 """The document routes (seed 002, "Document Ingest").
 
 - `POST /api/documents` body: exactly one of `content` (text), `url` (fetched by the worker,
-  when documents.url_fetch_enabled) or `path` (a local file; unscoped tokens only), and
+  when documents.url_fetch_enabled) or `path` (a local file; admin tokens only), and
   optional `title`, `project` -> 202 with the document (`outcome`: queued or requeued), or 200
   with `outcome: unchanged` when the same source with the same content is indexed already;
 - `GET /api/documents?status=&limit=&offset=` -> {items, total, limit, offset};
@@ -23,7 +23,7 @@ from pydantic import Field
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import ErrorOut, _Body
-from signet.errors import InvalidInput
+from signet.errors import Forbidden, InvalidInput
 
 __all__ = ["router"]
 
@@ -56,12 +56,20 @@ def ingest(
     elif body.url is not None:
         registered = app.documents.ingest_url(body.url, **common)
     else:
+        _local_files_allowed(principal)
         registered = app.documents.ingest_file(body.path, **common)
     workers = getattr(request.app.state, "workers", None)
     if workers is not None and registered.outcome != "unchanged":
         workers.nudge()  # start extracting now, not after the workers' idle wait
     return JSONResponse(registered.to_dict(),
                         status_code=200 if registered.outcome == "unchanged" else 202)
+
+
+def _local_files_allowed(principal: Principal) -> None:
+    """The daemon reads a named file with its own rights: only an admin token may ask."""
+    if not principal.allows("admin"):
+        raise Forbidden("ingesting a local file by path needs the admin permission; send the"
+                        " content instead")
 
 
 @router.get("")
