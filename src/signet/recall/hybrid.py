@@ -37,7 +37,7 @@ from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
 from signet.recall import context, dates, pooling, scoring
 from signet.recall import sources as source_recall
-from signet.recall.confidence import AGENT_MIN_CONFIDENCE, QueryTerms, model, stems
+from signet.recall.confidence import QueryTerms, model, stems
 from signet.recall.dampen import dampen
 from signet.recall.fuse import alpha_blend, rrf
 from signet.recall.vectors import VectorSearch
@@ -114,8 +114,9 @@ class Recaller:
     source_channel: bool = True
     # Query-length-adaptive dense weight (see `_weights`); False keeps channel_weights fixed.
     adaptive_weight: bool = True
-    # Graph-only results rank below every flat result at least this confident (`_merged`).
-    graph_floor: float = AGENT_MIN_CONFIDENCE
+    # Graph-only results rank below every flat result at least this confident, or below
+    # every flat result when None (the default: `_merged`; a floor cost MemAware a question).
+    graph_floor: float | None = None
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -304,10 +305,10 @@ class Recaller:
         self, conn: Connection, query: RecallQuery, found: Found, timings: dict[str, float]
     ) -> list[RecallHit]:
         """Fuse the flat channels and rank their memories as hybrid does; then place what only
-        a graph channel found. The graph's evidence is reported on the flat results it also
-        found but never moves them, and a graph-only result never passes a flat result whose
-        confidence reaches `graph_floor` (`_merged`): the graph may add to a page and displace
-        noise, never push a real flat match down."""
+        a graph channel found (`_merged`). The graph's evidence is reported on the flat results
+        it also found but never moves them, and graph-only results come after the flat ones
+        (by default all of them: `graph_floor`), so the graph adds to a page and never pushes
+        a flat match down: mode full ranks every flat result exactly where hybrid does."""
         graph_names = {c.name for c in self.channels}
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
@@ -497,13 +498,18 @@ def _dated(conn: Connection, query: RecallQuery, limit: int) -> list[tuple[str, 
     return sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
-def _merged(flat: list[RecallHit], graph: list[RecallHit], floor: float) -> list[RecallHit]:
-    """Flat results in their own order, graph-only ones inserted after the last flat result
-    whose confidence reaches `floor` (before the flat noise), their scores set between their
-    neighbours' so the page stays sorted."""
+def _merged(
+    flat: list[RecallHit], graph: list[RecallHit], floor: float | None
+) -> list[RecallHit]:
+    """Flat results in their own order, graph-only ones after them: after all of them when
+    `floor` is None, else after the last flat result whose confidence reaches `floor` (before
+    the flat noise); their scores set between their neighbours' so the page stays sorted."""
     if not graph:
         return flat
-    cut = max((i + 1 for i, h in enumerate(flat) if h.confidence >= floor), default=0)
+    if floor is None:
+        cut = len(flat)
+    else:
+        cut = max((i + 1 for i, h in enumerate(flat) if h.confidence >= floor), default=0)
     above = flat[cut - 1].score if cut > 0 else None
     below = flat[cut].score if cut < len(flat) else None
     high = above if above is not None else max(h.score for h in graph) * 2
