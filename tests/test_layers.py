@@ -1,4 +1,4 @@
-"""Imports go one way (DESIGN.md section 2): a module may import only its own layer or lower.
+"""Imports go one way (docs/architecture.md, "Layers"): a module may import only its own layer or lower.
 
 The test parses every module under src/signet with `ast` (nothing is imported), maps each
 `signet.*` import to its layer and fails naming the offending file and import.

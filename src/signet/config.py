@@ -7,7 +7,7 @@ build a config with `Config.default(tmp_path)` and `dataclasses.replace(...)`.
 `agent.yaml` mirrors the tree with two differences, both kept in `_schema()` and nowhere else:
 the pipeline section lives at YAML `memory.pipelineV2` (the seeds' name), and the `memory`,
 `memory.pipelineV2` and `retention` sections spell their keys in camelCase as the seeds do
-(`shadowMode`, `tombstoneRetentionMs`) while every other section uses snake_case as DESIGN does
+(`shadowMode`, `tombstoneRetentionMs`) while every other section uses snake_case (docs/configuration.md)
 (`embedding.base_url`). Python always uses snake_case.
 
 Loading walks the YAML *node* tree (`yaml.compose`) rather than the constructed dicts, so every

@@ -1,6 +1,6 @@
 """The pipeline's workers, ticking in one background thread of the daemon.
 
-Workers only ever run inside the daemon (DESIGN section 1): `run` starts them once the app is
+Workers only ever run inside the daemon (docs/architecture.md): `run` starts them once the app is
 open and stops them before the store is checkpointed and closed. The loop itself (back-off,
 a failing tick logged and skipped) is `signet.workers.loop.WorkerLoop`; this module owns its
 thread and its controls:

@@ -10,7 +10,7 @@ vocabulary, which is stored in frequency order; we skip the most frequent (funct
 and keep the next few thousand alphabetic words of 4 to 14 letters.
 
 What it can and cannot do: it adds words of the memory's *topic* (the dense neighbourhood),
-not inferences about when the fact matters; DESIGN.md section 7 measured a similar probe and
+not inferences about when the fact matters; docs/decisions.md records a similar probe and
 saw no gain on the MemAware hard tier. docs/pipeline.md records what this one measured.
 """
 

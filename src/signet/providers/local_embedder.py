@@ -144,7 +144,7 @@ def _open_session(path: Path, threads: int) -> Any:
 
     ort.disable_telemetry_events()  # the platform's event channel too, where it has one
     options = ort.SessionOptions()
-    # One intra-op thread by default: on small machines more threads ran slower (DESIGN §6).
+    # One intra-op thread by default: on small machines more threads ran slower (docs/decisions.md).
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

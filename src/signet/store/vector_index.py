@@ -5,7 +5,8 @@ derived structure rebuilt from them, used only to answer "which k ids are neares
 query?". Both backends are exact (brute force), so they return the same top k:
 
 - `NumpyIndex` (default): the vectors in one RAM matrix; a search is one matrix-vector product
-  and an `argpartition`. Measured at 100k x 384 it is several times faster than vec0 (DESIGN §6).
+  and an `argpartition`. Measured at 100k x 384 it is several times faster than vec0
+  (docs/decisions.md).
 - `Vec0Index`: a sqlite-vec `vec0` virtual table in the database itself, for when the extension
   loads and RAM matters more than speed.
 
