@@ -70,11 +70,15 @@ def test_without_json_errors_stay_prose(workspace: Path) -> None:
 @pytest.mark.parametrize("args", [
     ("status",), ("list",), ("get", "0" * 32), ("history", "0" * 32),
     ("recall", "tea", "--mode", "keyword"), ("graph", "entities"), ("jobs", "list"),
+    ("documents", "list"), ("documents", "show", "0" * 32), ("connector", "list"),
+    ("connector", "sync"), ("retention", "run", "--dry-run"), ("backup",),
+    ("export", "{tmp}/bundle"), ("threads", "list"), ("lineage", "0" * 32),
 ])
 def test_read_only_commands_on_a_missing_workspace_fail_and_create_nothing(
     tmp_path: Path, args: tuple[str, ...]
 ) -> None:
     typo = tmp_path / "typo"
+    args = tuple(a.replace("{tmp}", str(tmp_path)) for a in args)
     done = signet(tmp_path / "agents", "--workspace", str(typo), *args)
     assert done.returncode == 1, done.stderr
     assert "signet init" in done.stderr and str(typo) in done.stderr

@@ -48,7 +48,7 @@ def add(state: CliState, path: Path, name: str | None, project: str | None, no_s
 @click.pass_obj
 def list_connectors(state: CliState) -> None:
     """The connectors and their health."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         data = {"connectors": app.connectors.list()}
     state.show(data, _print_list)
 
@@ -59,7 +59,7 @@ def list_connectors(state: CliState) -> None:
 @click.pass_obj
 def sync(state: CliState, connector_id: str | None) -> None:
     """Sync one connector, or all of them, and index what changed."""
-    with open_app(state, providers=True) as app:
+    with open_app(state, providers=True, existing=True) as app:
         ids = [connector_id] if connector_id else [c["id"] for c in app.connectors.list()]
         data = {"synced": [_sync(app, i) for i in ids]}
     state.show(data, lambda d: [click.echo(f"{r['connector_id']}: {_line(r)}") for r in d["synced"]])
@@ -71,7 +71,7 @@ def sync(state: CliState, connector_id: str | None) -> None:
 @click.pass_obj
 def remove(state: CliState, connector_id: str) -> None:
     """Remove a connector and forget its documents' chunks."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         data = app.connectors.remove(connector_id)
     state.show(data, lambda d: click.echo(f"Removed {d['id']}; {d['forgotten']} chunk(s) forgotten."))
 

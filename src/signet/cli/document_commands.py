@@ -109,7 +109,7 @@ def documents() -> None:
 @click.pass_obj
 def list_documents(state: CliState, status: str | None, limit: int) -> None:
     """Documents, newest first, with their status and chunk counts."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         data = app.documents.list(status=status, limit=limit)
     state.show(data, _print_documents)
 
@@ -120,7 +120,7 @@ def list_documents(state: CliState, status: str | None, limit: int) -> None:
 @click.pass_obj
 def show_document(state: CliState, document_id: str) -> None:
     """One document: source, status, error and its chunk memories in order."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         data = app.documents.get(document_id)
     state.show(data, lambda d: click.echo(
         f"{d['id']}  {d['status']}  {d['title'] or '-'}  {d['source_url'] or d['source_type']}\n"
@@ -134,7 +134,7 @@ def show_document(state: CliState, document_id: str) -> None:
 @click.pass_obj
 def delete_document(state: CliState, document_id: str) -> None:
     """Delete a document and forget its chunks (recoverable within the tombstone window)."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         data = app.documents.delete(document_id)
     state.show(data, lambda d: click.echo(f"Deleted {d['id']}; {d['forgotten']} chunk(s) forgotten."))
 

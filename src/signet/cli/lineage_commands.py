@@ -28,7 +28,9 @@ __all__ = ["artifacts", "lineage", "memory", "threads"]
 def open_app(state: CliState) -> Iterator[SignetApp]:
     from signet.app import SignetApp  # `signet --help` must not load the store
 
-    app = SignetApp.open(state.config(), embedder=None, llm=None)
+    # Every command here reads or derives from a store that must exist already: a typo'd
+    # --workspace is refused, not created (client.require_workspace).
+    app = SignetApp.open(state.existing_config(), embedder=None, llm=None)
     try:
         yield app
     finally:

@@ -33,7 +33,7 @@ def export(state: CliState, path: Path) -> None:
     files, config without secrets) to the folder PATH."""
     from signet.portable.bundle import export_bundle
 
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         manifest = export_bundle(app.store, app.config.workspace, path, _progress)
     state.show({"path": str(path), **manifest}, lambda d: click.echo(
         f"Exported {d['tables'].get('memories', 0)} memories to {d['path']}"))
@@ -82,7 +82,7 @@ def backup(state: CliState, path: Path | None) -> None:
     <workspace>/backups/memories-<time>.db)."""
     from signet.portable.bundle import backup as take_backup
 
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = path or app.config.workspace / "backups" / f"memories-{stamp}.db"
         data = take_backup(app.store, target)

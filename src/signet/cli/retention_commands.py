@@ -30,7 +30,7 @@ def retention() -> None:
 @click.pass_obj
 def run_retention(state: CliState, dry_run: bool) -> None:
     """Run one sweep of the retention steps, in the seed's order, each capped at batchLimit."""
-    with open_app(state, providers=False) as app:
+    with open_app(state, providers=False, existing=True) as app:
         report = app.run_retention(dry_run=dry_run)
     state.show(report.to_dict(), _print_report)
 
