@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,6 +158,29 @@ def test_a_broken_bundle_is_refused_naming_the_problem(source: SignetApp, tmp_pa
             import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
         with pytest.raises(InvalidInput, match="not an empty folder"):
             export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    finally:
+        target.close()
+
+
+def _rewrite_first_row(path: Path, **changes: object) -> None:
+    lines = path.read_text("utf-8").splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), **changes})
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+
+
+@pytest.mark.parametrize("table, changes, names", [
+    ("memories", {"content": ["not", "text"]}, "memories: the row"),
+    ("embeddings", {"vector": {"$b64": "not base64!"}}, "embeddings: a $b64 value is not base64"),
+])
+def test_a_row_of_the_wrong_shape_is_refused_naming_its_table(
+    source: SignetApp, tmp_path: Path, table: str, changes: dict[str, object], names: str
+) -> None:
+    export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    _rewrite_first_row(tmp_path / "bundle" / "tables" / f"{table}.jsonl", **changes)
+    target = _open(tmp_path / "b")
+    try:
+        with pytest.raises(InvalidInput, match=re.escape(names)):
+            import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
     finally:
         target.close()
 

@@ -15,6 +15,7 @@ enforced; a dependent of a skipped row would fail).
 from __future__ import annotations
 
 import base64
+import binascii
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-from signet.errors import StoreError
+from signet.errors import InvalidInput, StoreError
 from signet.store.connection import Connection
 
 NOT_EXPORTED = frozenset({
@@ -112,7 +113,7 @@ def insert(
     own = skipped.setdefault(table.name, set())
     inserted = 0
     for item in items:
-        values = {c: _decode(item[c]) for c in table.columns if c in item}
+        values = {c: _decode(item[c], table.name) for c in table.columns if c in item}
         if _orphan(values, table, skipped):
             own.add(_key(values, table))
             continue
@@ -121,7 +122,15 @@ def insert(
         cols = [c for c in values if not (table.renumber and c == table.key[0])]
         sql = (f"INSERT OR IGNORE INTO {_q(table.name)} ({', '.join(_q(c) for c in cols)})"
                f" VALUES ({', '.join('?' * len(cols))})")
-        if conn.execute(sql, [values[c] for c in cols]).rowcount == 1:
+        try:
+            added = conn.execute(sql, [values[c] for c in cols]).rowcount == 1
+        except (sqlite3.InterfaceError, sqlite3.IntegrityError) as exc:
+            # A value that is no SQL value (a list, an object) or a row naming a parent the
+            # bundle does not hold: the bundle is damaged or hand-made; say which row.
+            raise InvalidInput(
+                f"{table.name}: the row {_key(values, table)!r} cannot be imported: {exc}"
+            ) from exc
+        if added:
             inserted += 1
         else:
             own.add(_key(values, table))
@@ -161,9 +170,12 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def _decode(value: Any) -> Any:
+def _decode(value: Any, table: str) -> Any:
     if isinstance(value, dict) and set(value) == {BLOB}:
-        return base64.b64decode(value[BLOB])
+        try:
+            return base64.b64decode(value[BLOB], validate=True)
+        except (binascii.Error, TypeError) as exc:
+            raise InvalidInput(f"{table}: a {BLOB} value is not base64: {exc}") from exc
     return value
 
 
