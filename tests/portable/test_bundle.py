@@ -185,6 +185,12 @@ def test_a_row_of_the_wrong_shape_is_refused_naming_its_table(
         target.close()
 
 
+def test_idempotency_keys_do_not_travel(source: SignetApp, tmp_path: Path) -> None:
+    source.remember("Keyed once", idempotency_key="k-1")
+    manifest = export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    assert not any("idempotency" in name for name in manifest["tables"])
+
+
 def test_backup_is_a_consistent_copy_taken_while_writes_go_on(source: SignetApp, tmp_path: Path) -> None:
     stop = threading.Event()
 

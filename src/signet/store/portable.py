@@ -28,7 +28,8 @@ from signet.store.connection import Connection
 
 NOT_EXPORTED = frozenset({
     "sqlite_sequence", "sqlite_stat1", "schema_migrations", "schema_migrations_audit",
-    "tokens", "login_codes", "idempotency_keys", "memory_jobs", "summary_jobs", "umap_cache",
+    "tokens", "login_codes", "idempotency_keys", "idempotency_scoped_keys", "memory_jobs",
+    "summary_jobs", "umap_cache",
     "memory_sources", "maintenance_runs", "maintenance_actions", "maintenance_requeues",
     "memory_search_telemetry",
 })
