@@ -64,3 +64,13 @@ def test_markdown_folders_become_one_memory_per_paragraph_or_item(app: SignetApp
     assert contents == ["Call Sam", "Dana runs the bakery on Elm street.", "Sam plays cello"]
     assert {m.source_id for m in app.list().items} == {"markdown:people.md"}
     assert markdown_pieces("# only a heading") == []
+
+
+def test_a_mem0_item_whose_metadata_is_not_an_object_is_still_read(
+    app: SignetApp, tmp_path: Path
+) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps([{"memory": "Takes the night train", "metadata": "free text"},
+                                {"memory": "Drinks oolong", "metadata": ["a", "list"]}]))
+    counts = import_mem0(app, path, actor=Actor(name="import"))
+    assert (counts["read"], counts["imported"], counts["refused"]) == (2, 2, [])

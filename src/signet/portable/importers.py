@@ -63,7 +63,9 @@ def _mem0_items(data: list[Any], project: str | None) -> Iterator[dict[str, Any]
             fields["source_id"] = item["id"]
         if isinstance(item.get("user_id"), str):
             fields["who"] = item["user_id"]
-        categories = item.get("categories") or (item.get("metadata") or {}).get("categories")
+        metadata = item.get("metadata")
+        categories = item.get("categories") or (
+            metadata.get("categories") if isinstance(metadata, dict) else None)
         if isinstance(categories, list):
             fields["tags"] = [c for c in categories if isinstance(c, str)]
         if isinstance(item.get("created_at"), str):
