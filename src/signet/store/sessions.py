@@ -67,9 +67,13 @@ def _row(row: Row) -> SessionRow:
     return SessionRow(**{name: row[name] for name in SessionRow.__dataclass_fields__})
 
 
-def _scope_sql(agent_id: str | None, project: str | None) -> tuple[str, tuple[Any, ...]]:
+def _scope_sql(
+    agent_id: str | None, project: str | None, table: str = ""
+) -> tuple[str, tuple[Any, ...]]:
+    """The scope as a WHERE fragment: None means no constraint on that column."""
+    t = f"{table}." if table else ""
     return (
-        "(? IS NULL OR agent_id = ?) AND (? IS NULL OR project = ?)",
+        f"(? IS NULL OR {t}agent_id = ?) AND (? IS NULL OR {t}project = ?)",
         (agent_id, agent_id, project, project),
     )
 
@@ -132,14 +136,14 @@ def search(
     expression = match_expression(query)
     if expression is None:
         return []
-    where, args = _scope_sql(agent_id, project)
+    where, args = _scope_sql(agent_id, project, table="t")
     rows = conn.execute(
         f"SELECT {', '.join('t.' + c for c in SessionRow.__dataclass_fields__)},"
         " bm25(session_transcripts_fts) AS score,"
         " snippet(session_transcripts_fts, 0, '[', ']', ' ... ', 16) AS snip"
         " FROM session_transcripts_fts JOIN session_transcripts t"
         " ON t.rowid = session_transcripts_fts.rowid"
-        f" WHERE session_transcripts_fts MATCH ? AND {where.replace('agent_id', 't.agent_id').replace('project', 't.project')}"
+        f" WHERE session_transcripts_fts MATCH ? AND {where}"
         " ORDER BY score LIMIT ?",
         (expression, *args, limit),
     ).fetchall()
