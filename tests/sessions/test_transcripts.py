@@ -158,3 +158,22 @@ def test_the_same_conversation_with_other_tool_output_keeps_both_originals(app: 
     assert len(raws) == 2
     texts = {p.read_text("utf-8").count("TOOL-OUTPUT one") for p in raws}
     assert texts == {0, 1}
+
+
+def test_the_hot_session_queries_use_their_indexes(app: SignetApp) -> None:
+    conn = app.store.reader()
+
+    def plan(sql: str, *args: object) -> str:
+        return " ".join(str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+
+    lease = plan("SELECT id FROM summary_jobs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
+    assert "idx_summary_jobs_status" in lease
+    idle = plan("SELECT session_key FROM session_transcripts WHERE ended_at IS NULL"
+                " AND last_event_at < ? ORDER BY last_event_at LIMIT 100", "2026")
+    assert "idx_session_transcripts_open" in idle
+    by_id = plan("SELECT session_key FROM session_transcripts WHERE session_id = ? AND agent_id = ?",
+                 "s", "a")
+    assert "idx_session_transcripts_agent_session" in by_id
+    from_session = plan("SELECT id FROM memories WHERE agent_id = ? AND is_deleted = 0"
+                        " AND (session_id = ? OR source_id = ?)", "a", "s", "s")
+    assert "idx_memories_agent_session" in from_session or "idx_memories_source_id" in from_session
