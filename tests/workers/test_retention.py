@@ -134,3 +134,20 @@ def test_the_worker_sweeps_once_per_interval(app: SignetApp) -> None:
 
 def test_retention_is_one_of_the_apps_workers(app: SignetApp) -> None:
     assert "retention" in [w.name for w in app.workers()]
+
+
+def test_a_vector_shared_only_by_expired_tombstones_goes_however_far_apart_they_are(
+    app: SignetApp,
+) -> None:
+    # More tombstones than one SQL chunk of ids (400 before): the two that share a content
+    # hash fall into different chunks, and each once kept the vector for the other.
+    first = app.get(app.remember("the deploy runs on Fridays").id)
+    app.forget(first.id)
+    for i in range(400):
+        app.forget(app.remember(f"filler note {i}").id)
+    app.forget(app.remember("the deploy runs on Fridays").id)
+    report = app.run_retention(now=datetime.now(UTC) + 31 * DAY)
+    assert report.counts["tombstones"] == 402
+    assert _count(app, "SELECT count(*) FROM embeddings WHERE content_hash = ?",
+                  first.content_hash) == 0
+    assert _count(app, "SELECT count(*) FROM embeddings") == 0

@@ -53,25 +53,25 @@ def count_mention_links(conn: Connection, ids: Sequence[str]) -> int:
 
 def _orphan_hashes_sql(marks: str) -> str:
     # A vector is keyed by content hash; a live memory (re-added after the delete) or a
-    # tombstone not yet expired may share it, and then it stays.
+    # tombstone not yet expired may share it, and then it stays. Tombstones that have expired
+    # too do not hold it, whether or not they are in this chunk of ids: two of them sharing a
+    # hash in different chunks would otherwise keep each other's vector after both are gone.
     return (
         f"SELECT DISTINCT m.content_hash FROM memories m WHERE m.id IN ({marks})"
         f" AND m.{_EXPIRED} AND m.content_hash IS NOT NULL AND NOT EXISTS ("
         " SELECT 1 FROM memories o WHERE o.content_hash = m.content_hash"
-        f" AND o.id NOT IN ({marks}))"
+        " AND NOT (o.is_deleted = 1 AND o.deleted_at IS NOT NULL AND o.deleted_at < ?))"
     )
 
 
 def tombstone_vector_hashes(conn: Connection, ids: Sequence[str], before: str) -> list[str]:
-    """Content hashes whose vector only the given expired tombstones use."""
-    found: list[str] = []
-    for start in range(0, len(ids), 400):
-        chunk = list(ids[start : start + 400])
+    """Content hashes whose vector no memory but expired tombstones uses."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        found += [r[0] for r in conn.execute(
-            _orphan_hashes_sql(marks), (*chunk, before, *chunk)
-        )]
-    return found
+        found.update(r[0] for r in conn.execute(_orphan_hashes_sql(marks), (*chunk, before, before)))
+    return sorted(found)
 
 
 def delete_vectors(conn: Connection, hashes: Sequence[str]) -> int:
