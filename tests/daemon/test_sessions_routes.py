@@ -110,3 +110,26 @@ def test_a_scoped_token_cannot_read_the_rendered_memory_md(serve) -> None:
     assert s.client.get("/api/identity/MEMORY.md", headers=scoped).status_code == 403
     assert s.client.get("/api/identity/SOUL.md", headers=scoped).status_code != 403
     assert s.client.post("/api/memory/synthesize", headers=scoped).status_code == 403
+
+
+def test_a_real_daemon_summarises_an_imported_session_in_the_background(tmp_path: Path, daemons) -> None:
+    import time
+
+    import httpx
+    from daemon_process import free_port, make_workspace
+
+    ws = make_workspace(tmp_path / "ws")
+    daemon = daemons(ws, free_port())
+    daemon.wait_healthy()
+    file = tmp_path / "claude.jsonl"
+    file.write_text(claude_code(conversation(6, decision=True), session_id="bg-1"), "utf-8")
+    reply = httpx.post(f"{daemon.url}/api/sessions/bg-1/transcript", headers=daemon.headers(),
+                       json={"harness": "claude-code", "path": str(file), "project": "ops"})
+    assert reply.status_code == 201 and reply.json()["summary_job"]
+    deadline = time.monotonic() + 60
+    status = None
+    while time.monotonic() < deadline and status != "summarized":
+        time.sleep(0.5)
+        status = httpx.get(f"{daemon.url}/api/sessions/bg-1", headers=daemon.headers()).json()["summary_status"]
+    assert status == "summarized"
+    assert (ws / "memory" / "sessions" / "2026-11-20-bg-1--summary.md").is_file()
