@@ -49,6 +49,10 @@ def test_bad_requests_name_the_problem(serve) -> None:
     assert refused.status_code == 403 and refused.json()["code"] == "url_fetch_disabled"
     assert s.client.get(f"{DOCS}/nope").status_code == 404
     assert s.client.get(DOCS, params={"status": "weird"}).status_code == 400
+    for bad in ("a\u0000b", "   "):  # no file system holds such a name: 400, never a 500
+        for route, body in ((DOCS, {"path": bad}), ("/api/connectors", {"path": bad})):
+            reply = s.client.post(route, json=body)
+            assert reply.status_code == 400 and "path" in reply.json()["error"], reply.text
 
 
 def test_a_scoped_token_sees_and_deletes_only_its_own_documents(serve, tmp_path) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from signet.documents.extract import EXTENSIONS
-from signet.documents.service import DocumentService
+from signet.documents.service import DocumentService, local_path
 from signet.errors import Forbidden, InvalidInput, NotFound, SignetError
 from signet.store import documents as doc_sql
 from signet.store.db import Store
@@ -75,9 +75,7 @@ class FolderConnectors:
     ) -> dict[str, Any]:
         if scope is not None and (scope.agent_id or scope.project):
             raise Forbidden("a scoped token may not connect a local folder")
-        if not isinstance(path, str | Path) or not str(path).strip():
-            raise InvalidInput("path must be a non-empty string")
-        folder = Path(path).expanduser().resolve()
+        folder = local_path(path)
         if not folder.is_dir():
             raise InvalidInput(f"no such folder: {folder}")
         with self.store.write_tx() as conn:

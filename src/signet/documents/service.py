@@ -74,13 +74,14 @@ class DocumentService:
     ) -> Registered:
         if scope is not None and (scope.agent_id or scope.project):
             raise Forbidden("a scoped token may not ingest local files; send the content instead")
-        if not isinstance(path, str | Path) or not str(path).strip():
-            raise InvalidInput("path must be a non-empty string")
-        file = Path(path).expanduser().resolve()
+        file = local_path(path)
         if not file.is_file():
             raise InvalidInput(f"no such file: {file}")
         self._check_size(file.stat().st_size, f"file {file}")
-        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        try:
+            digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
         return self._register(
             "file", source_key or f"file:{file}", str(file), digest, title, None, actor,
             project, scope, connector_id,
@@ -193,6 +194,17 @@ def forget_chunks(conn: Any, memory_ids: list[str], actor: Actor, now: str, *, r
                            reason=reason)
         count += 1
     return count
+
+
+def local_path(path: Any) -> Path:
+    """A file or folder named by a caller, absolute; a name no file system could hold (empty,
+    a NUL byte, a loop of links) is bad input, not a crash."""
+    if not isinstance(path, str | Path) or not str(path).strip():
+        raise InvalidInput("path must be a non-empty string")
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InvalidInput(f"not a usable path: {str(path)[:200]!r} ({exc})") from exc
 
 
 def _placed(actor: Actor, project: str | None, scope: MemoryScope | None) -> tuple[str, str | None]:
