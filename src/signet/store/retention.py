@@ -12,11 +12,19 @@ by `knowledge.decrement_entity_mentions`, the job steps by `jobs.purge`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from signet.store.connection import Connection
 
 _EXPIRED = "is_deleted = 1 AND deleted_at IS NOT NULL AND deleted_at < ?"
+_CHUNK = 500  # ids per statement, well under SQLite's limit on bound parameters
+
+
+def _chunks(values: Sequence[str]) -> Iterator[tuple[list[str], str]]:
+    """`values` in slices of _CHUNK, each with its "?,?,..." placeholder list."""
+    for start in range(0, len(values), _CHUNK):
+        chunk = list(values[start : start + _CHUNK])
+        yield chunk, ",".join("?" * len(chunk))
 
 
 def expired_tombstones(conn: Connection, before: str, limit: int) -> list[str]:
@@ -31,9 +39,7 @@ def expired_tombstones(conn: Connection, before: str, limit: int) -> list[str]:
 def still_expired(conn: Connection, ids: Sequence[str], before: str) -> list[str]:
     """The ids that are still expired tombstones now (re-checked inside each step's tx)."""
     found: list[str] = []
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(ids):
         found += [r[0] for r in conn.execute(
             f"SELECT id FROM memories WHERE id IN ({marks}) AND {_EXPIRED}", (*chunk, before)
         )]
@@ -42,9 +48,7 @@ def still_expired(conn: Connection, ids: Sequence[str], before: str) -> list[str
 
 def count_mention_links(conn: Connection, ids: Sequence[str]) -> int:
     total = 0
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(ids):
         total += int(conn.execute(
             f"SELECT count(*) FROM memory_entity_mentions WHERE memory_id IN ({marks})", chunk
         ).fetchone()[0])
@@ -67,18 +71,14 @@ def _orphan_hashes_sql(marks: str) -> str:
 def tombstone_vector_hashes(conn: Connection, ids: Sequence[str], before: str) -> list[str]:
     """Content hashes whose vector no memory but expired tombstones uses."""
     found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(ids):
         found.update(r[0] for r in conn.execute(_orphan_hashes_sql(marks), (*chunk, before, before)))
     return sorted(found)
 
 
 def delete_vectors(conn: Connection, hashes: Sequence[str]) -> int:
     deleted = 0
-    for start in range(0, len(hashes), 500):
-        chunk = list(hashes[start : start + 500])
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(hashes):
         deleted += conn.execute(
             f"DELETE FROM embeddings WHERE content_hash IN ({marks})", chunk
         ).rowcount
@@ -89,9 +89,7 @@ def delete_tombstones(conn: Connection, ids: Sequence[str], before: str) -> int:
     """Hard-delete the expired tombstones among `ids` (the FTS trigger cleans the index; the
     count comes from the id list, not from changes(), which the trigger inflates)."""
     doomed = still_expired(conn, ids, before)
-    for start in range(0, len(doomed), 500):
-        chunk = doomed[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(doomed):
         conn.execute(f"DELETE FROM memories WHERE id IN ({marks}) AND {_EXPIRED}", (*chunk, before))
     return len(doomed)
 

@@ -91,14 +91,19 @@ def sweep(store: Store, cfg: RetentionConfig, now: datetime, *, dry_run: bool = 
             dead_before=_cutoff(now, cfg.dead_job_retention_ms), limit=limit,
         )
     report.counts["completed_jobs"], report.counts["dead_jobs"] = completed, dead
-    for kind, step, window in (
-        ("cold", "cold_rows", cfg.cold_retention_ms),
-        ("idempotency_keys", "idempotency_keys", cfg.idempotency_key_retention_ms),
-        ("hook_ledger", "hook_ledger", cfg.hook_ledger_retention_ms),
-    ):
+    for kind, step, window in _windows(cfg):
         with store.write_tx() as conn:
             report.counts[step] = ret_sql.delete_older(conn, kind, _cutoff(now, window), limit)
     return report
+
+
+def _windows(cfg: RetentionConfig) -> tuple[tuple[str, str, int], ...]:
+    """(table kind in store/retention.py, step name, window in ms) of the plain time windows."""
+    return (
+        ("cold", "cold_rows", cfg.cold_retention_ms),
+        ("idempotency_keys", "idempotency_keys", cfg.idempotency_key_retention_ms),
+        ("hook_ledger", "hook_ledger", cfg.hook_ledger_retention_ms),
+    )
 
 
 def _count_all(
@@ -115,12 +120,8 @@ def _count_all(
         conn, "completed", _cutoff(now, cfg.completed_job_retention_ms), limit)
     report.counts["dead_jobs"] = ret_sql.count_jobs(
         conn, "dead", _cutoff(now, cfg.dead_job_retention_ms), limit)
-    report.counts["cold_rows"] = ret_sql.count_older(
-        conn, "cold", _cutoff(now, cfg.cold_retention_ms), limit)
-    report.counts["idempotency_keys"] = ret_sql.count_older(
-        conn, "idempotency_keys", _cutoff(now, cfg.idempotency_key_retention_ms), limit)
-    report.counts["hook_ledger"] = ret_sql.count_older(
-        conn, "hook_ledger", _cutoff(now, cfg.hook_ledger_retention_ms), limit)
+    for kind, step, window in _windows(cfg):
+        report.counts[step] = ret_sql.count_older(conn, kind, _cutoff(now, window), limit)
 
 
 class RetentionWorker:
