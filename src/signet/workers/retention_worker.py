@@ -7,7 +7,8 @@ write lock is never held across the whole sweep, each capped at `retention.batch
 
 1. graph links of tombstones older than `tombstoneRetentionMs`: their mention rows dropped,
    the entities' mention counts decremented, entities left with none removed;
-2. the vectors of those tombstones (unless a live memory shares the content hash);
+2. the vectors of those tombstones (unless a live memory or a tombstone not yet expired
+   shares the content hash);
 3. the tombstones themselves (the FTS trigger cleans the index);
 4. history events older than `historyRetentionMs`;
 5. completed jobs older than `completedJobRetentionMs`;
