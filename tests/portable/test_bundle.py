@@ -215,3 +215,16 @@ def test_backup_is_a_consistent_copy_taken_while_writes_go_on(source: SignetApp,
     assert result["bytes"] > 0 and not (tmp_path / "copy.db-wal").exists()
     with pytest.raises(InvalidInput, match="exists"):
         backup(source.store, tmp_path / "copy.db")
+
+
+def test_an_unwritable_target_is_refused_naming_it_and_leaves_nothing(
+    source: SignetApp, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InvalidInput, match="cannot write the export to .*a-file"):
+        export_bundle(source.store, source.config.workspace, blocker / "bundle")
+    with pytest.raises(InvalidInput, match="cannot write a backup at .*a-file"):
+        backup(source.store, blocker / "memories.db")
+    assert blocker.read_text() == "not a folder"
+    assert not list(tmp_path.glob("*.partial"))

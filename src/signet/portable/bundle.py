@@ -62,19 +62,23 @@ def export_bundle(store: Store, workspace: Path, target: Path, progress: Progres
         raise InvalidInput(f"{target} exists and is not an empty folder")
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    (partial / "tables").mkdir(parents=True)
-    counts = _export_tables(store, partial / "tables", progress)
-    files = _export_files(workspace, partial / "files")
-    config = _export_config(workspace, partial / "config")
-    manifest = {
-        "format": FORMAT, "version": VERSION, "created_at": utc_now(),
-        "signet_version": signet.__version__, "tables": counts, "files": files,
-        "config": config,
-    }
-    (partial / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
-    if target.exists():
-        target.rmdir()
-    partial.rename(target)
+    try:
+        (partial / "tables").mkdir(parents=True)
+        counts = _export_tables(store, partial / "tables", progress)
+        files = _export_files(workspace, partial / "files")
+        config = _export_config(workspace, partial / "config")
+        manifest = {
+            "format": FORMAT, "version": VERSION, "created_at": utc_now(),
+            "signet_version": signet.__version__, "tables": counts, "files": files,
+            "config": config,
+        }
+        (partial / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
+        if target.exists():
+            target.rmdir()
+        partial.rename(target)
+    except OSError as exc:  # an unwritable or full disk: say where, leave no half bundle
+        shutil.rmtree(partial, ignore_errors=True)
+        raise InvalidInput(f"cannot write the export to {target}: {exc.strerror or exc}") from exc
     return manifest
 
 
@@ -236,10 +240,13 @@ def backup(store: Store, target: Path) -> dict[str, Any]:
     target = Path(target)
     if target.exists():
         raise InvalidInput(f"{target} exists; choose a new file")
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
-    if partial.exists():
-        partial.unlink()
-    port_sql.backup(store.reader(), partial)
-    os.replace(partial, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if partial.exists():
+            partial.unlink()
+        port_sql.backup(store.reader(), partial)
+        os.replace(partial, target)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write a backup at {target}: {exc.strerror or exc}") from exc
     return {"path": str(target), "bytes": target.stat().st_size}

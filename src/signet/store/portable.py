@@ -155,7 +155,10 @@ def backup(conn: Connection, path: Path) -> None:
     """SQLite's online backup API into a new file at `path`: a consistent copy of one moment,
     taken while other connections keep writing. The copy uses a rollback journal (no -wal file
     beside it), so the one file is the whole backup."""
-    target = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        target = sqlite3.connect(str(path), isolation_level=None)
+    except sqlite3.OperationalError as exc:  # "unable to open database file": no such folder
+        raise OSError(f"cannot create {path} ({exc})") from exc
     try:
         conn.backup(target)
         target.execute("PRAGMA journal_mode = DELETE")
