@@ -126,3 +126,16 @@ def test_connectors_over_http_report_health_and_keep_to_their_scope(serve, tmp_p
     gone = s.client.delete(f"/api/connectors/{cid}")
     assert gone.status_code == 200 and gone.json()["forgotten"] == 1
     assert s.client.get(f"/api/connectors/{cid}").status_code == 404
+
+
+def test_a_url_that_cannot_be_fetched_is_refused_at_once(serve) -> None:
+    s = serve(documents=DocumentsConfig(url_fetch_enabled=True))
+    for url, status, words in (
+        ("http://[::1/notes", 400, "not a valid URL"),  # a broken IPv6 literal: was a 500
+        ("http://example.com:99999/", 400, "not a valid URL"),
+        ("http:///no-host", 400, "names no host"),
+        ("file:///etc/passwd", 403, "only http and https"),
+    ):
+        reply = s.client.post(DOCS, json={"url": url})
+        assert reply.status_code == status and words in reply.json()["error"], (url, reply.text)
+    assert s.client.get(DOCS).json()["total"] == 0  # nothing registered, nothing queued

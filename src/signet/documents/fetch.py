@@ -70,17 +70,28 @@ def fetch(url: str, policy: FetchPolicy, transport: httpx.BaseTransport | None =
     raise InvalidInput(f"more than {policy.max_redirects} redirects fetching the document")
 
 
-def check_url(url: str, policy: FetchPolicy) -> None:
-    parts = urlsplit(url)
+def parse_url(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of an http(s) URL; Forbidden for another scheme, InvalidInput for
+    a URL that does not parse (a broken IPv6 literal, a port out of range) or names no host."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidInput(f"not a valid URL: {url[:200]} ({exc})") from exc
     if parts.scheme not in ("http", "https"):
         raise Forbidden(f"only http and https URLs are fetched, not {parts.scheme or 'none'}://",
                         code="url_refused")
     host = (parts.hostname or "").lower()
     if not host:
         raise InvalidInput(f"the URL names no host: {url[:200]}")
+    return parts.scheme, host, port or (443 if parts.scheme == "https" else 80)
+
+
+def check_url(url: str, policy: FetchPolicy) -> None:
+    _scheme, host, port = parse_url(url)
     if host in {h.lower() for h in policy.allowed_hosts}:
         return
-    for address in _addresses(host, parts.port or (443 if parts.scheme == "https" else 80)):
+    for address in _addresses(host, port):
         if not is_public(address):
             raise Forbidden(
                 f"refusing to fetch {host}: it resolves to a non-public address ({address});"

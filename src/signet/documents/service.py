@@ -19,9 +19,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from signet.config import DocumentsConfig
+from signet.documents.fetch import parse_url
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
 from signet.store import documents as doc_sql
 from signet.store import history as history_sql
@@ -98,8 +98,7 @@ class DocumentService:
                 "fetching URLs is off; set documents.url_fetch_enabled: true in agent.yaml",
                 code="url_fetch_disabled",
             )
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise Forbidden(f"only http and https URLs are fetched: {url[:200]}", code="url_refused")
+        parse_url(url)  # a URL that cannot be fetched is refused now, not by the worker
         # The content is unknown until fetched: the worker decides "unchanged" for URLs.
         return self._register("url", f"url:{url}", url, None, title, None, actor, project,
                               scope, None)
