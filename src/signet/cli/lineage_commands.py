@@ -7,8 +7,7 @@ reads and a re-index is one write transaction under SQLite's lock.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console
+from signet.cli.pipeline_commands import open_app as open_workspace_app
 from signet.cli.state import CliState, json_option
 
 if TYPE_CHECKING:
@@ -24,17 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["artifacts", "lineage", "memory", "threads"]
 
 
-@contextmanager
-def open_app(state: CliState) -> Iterator[SignetApp]:
-    from signet.app import SignetApp  # `signet --help` must not load the store
-
+def open_app(state: CliState) -> AbstractContextManager[SignetApp]:
     # Every command here reads or derives from a store that must exist already: a typo'd
     # --workspace is refused, not created (client.require_workspace).
-    app = SignetApp.open(state.existing_config(), embedder=None, llm=None)
-    try:
-        yield app
-    finally:
-        app.close()
+    return open_workspace_app(state, providers=False, existing=True)
 
 
 @click.group()
