@@ -93,3 +93,21 @@ def test_connector_add_list_sync_remove(tmp_path: Path) -> None:
     removed = json.loads(_run(ws, "--json", "connector", "remove", added["id"]).stdout)
     assert removed["forgotten"] == 2
     assert json.loads(_run(ws, "--json", "connector", "list").stdout)["connectors"] == []
+
+
+def test_a_refused_file_in_a_folder_is_reported_and_the_rest_indexed(tmp_path: Path) -> None:
+    ws = tmp_path / "agents"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(YAML + "documents:\n  max_file_bytes: 200\n")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a-big.md").write_text("A long note about the orchard. " * 20)
+    (vault / "b-small.md").write_text("Pears ripen in September.")
+    done = _run(ws, "--json", "ingest", str(vault))
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["documents"], data["done"]) == (1, 1)
+    [refused] = data["failed"]
+    assert refused["source"].endswith("a-big.md") and "max_file_bytes" in refused["error"]
+    listed = json.loads(_run(ws, "--json", "documents", "list").stdout)
+    assert [d["status"] for d in listed["items"]] == ["done"]

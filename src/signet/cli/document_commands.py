@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 from signet.connectors.folder import note_files
+from signet.errors import SignetError
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
@@ -37,18 +38,22 @@ __all__ = ["COMMANDS", "documents", "drain", "ingest"]
 @click.pass_obj
 def ingest(state: CliState, source: str, title: str | None, project: str | None) -> None:
     """Ingest a file, a folder (recursively), a URL or stdin as document chunks."""
+    refused: list[dict[str, Any]] = []
     with open_app(state, providers=True) as app:
-        registered = _register(app, source, title, project)
+        registered = _register(app, source, title, project, refused)
         queued = [r["id"] for r in registered if r["outcome"] != "unchanged"]
         drain(app, len(queued))
         final = [app.documents.get(r["id"]) for r in registered]
-    summary = _summary(registered, final)
+    summary = _summary(registered, final, refused)
     state.show(summary, _print_summary)
     if summary["failed"]:
         sys.exit(1)
 
 
-def _register(app: SignetApp, source: str, title: str | None, project: str | None) -> list[dict[str, Any]]:
+def _register(
+    app: SignetApp, source: str, title: str | None, project: str | None,
+    refused: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     docs = app.documents
     if source == "-":
         return [docs.ingest_text(sys.stdin.read(), title=title, project=project).to_dict()]
@@ -59,7 +64,15 @@ def _register(app: SignetApp, source: str, title: str | None, project: str | Non
         files = note_files(path)
         if not files:
             raise click.ClickException(f"no markdown, text, HTML or PDF files under {path}")
-        return [docs.ingest_file(f, project=project).to_dict() for f in files]
+        # One file refused (too large, unreadable) must not strand the rest of the folder
+        # registered but never indexed: it is reported with the failures.
+        registered = []
+        for file in files:
+            try:
+                registered.append(docs.ingest_file(file, project=project).to_dict())
+            except SignetError as exc:
+                refused.append({"id": None, "source": str(file), "error": exc.message})
+        return registered
     return [docs.ingest_file(path, title=title, project=project).to_dict()]
 
 
@@ -74,10 +87,12 @@ def drain(app: SignetApp, total: int) -> None:
             progress.advance(task)
 
 
-def _summary(registered: list[dict[str, Any]], final: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(
+    registered: list[dict[str, Any]], final: list[dict[str, Any]], refused: list[dict[str, Any]]
+) -> dict[str, Any]:
     outcomes = [r["outcome"] for r in registered]
-    failed = [{"id": d["id"], "source": d["source_url"] or d["title"], "error": d["error"]}
-              for d in final if d["status"] == "failed"]
+    failed = refused + [{"id": d["id"], "source": d["source_url"] or d["title"], "error": d["error"]}
+                        for d in final if d["status"] == "failed"]
     return {
         "documents": len(final), "unchanged": outcomes.count("unchanged"),
         "done": sum(d["status"] == "done" for d in final), "failed": failed,
