@@ -108,3 +108,17 @@ def test_the_worker_syncs_every_interval(app: SignetApp, vault: Path) -> None:
     assert worker.tick(now + timedelta(minutes=1)) is False  # not due yet
     assert worker.tick(now + timedelta(minutes=6)) is True
     assert app.documents.list()["total"] == 3
+
+
+def test_a_file_that_grows_past_the_limit_keeps_its_document(app: SignetApp, vault: Path) -> None:
+    app.documents.cfg = DocumentsConfig(max_file_bytes=200)
+    added = app.connectors.add(vault)
+    app.connectors.sync(added["id"])
+    _drain(app)
+    _bump(vault / "garden.md", "The tomatoes go in the south bed. " * 20)
+    report = app.connectors.sync(added["id"])
+    assert report.removed == 0 and "garden.md" in report.errors[0]
+    assert app.connectors.get(added["id"])["documents"] == {"done": 2}
+    assert "max_file_bytes" in app.connectors.get(added["id"])["last_error"]
+    hits = app.recall(RecallQuery("tomatoes south bed", mode="keyword")).hits
+    assert hits and "tomatoes" in hits[0].memory.content

@@ -140,6 +140,8 @@ class FolderConnectors:
                 )
             except SignetError as exc:
                 report.errors.append(f"{rel}: {exc}")
+                if entry:  # the file is still there: its indexed version stays, not "deleted"
+                    seen[rel] = entry
                 continue
             outcome = registered.outcome
             report.added += outcome == "queued"
