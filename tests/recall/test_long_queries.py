@@ -1,11 +1,9 @@
 """Long queries (a pasted prompt, the conversation so far): the lexical side searches the
-query's rarest words, a query cut for length keeps its end, and the dense rank weighs more."""
+query's rarest words, and a query cut for length keeps its end."""
 
 from __future__ import annotations
 
 from signet.app import SignetApp
-from signet.recall.confidence import QueryTerms
-from signet.recall.hybrid import SEMANTIC_WEIGHT, Found
 from signet.types import RecallQuery
 
 CHATTER = " ".join(f"word{i} filler{i}" for i in range(40))
@@ -28,15 +26,3 @@ def test_a_query_cut_for_length_keeps_its_end(lexical_app: SignetApp) -> None:
     long_text = "blah " * limit + "when is the zanzibar trip?"
     assert len(long_text) > limit
     assert _ids(lexical_app, long_text) == [target]
-
-
-def test_the_dense_weight_grows_with_the_querys_length(app: SignetApp) -> None:
-    found = Found({"semantic": [("m", 0.5)]}, {}, {}, None)
-
-    def weight(words: int) -> float:
-        terms = QueryTerms.of({f"term{i}": 1.0 for i in range(words)})
-        return app.recaller._weights(found, terms)["semantic"]
-
-    assert weight(5) == weight(12) == SEMANTIC_WEIGHT
-    assert SEMANTIC_WEIGHT < weight(20) < weight(30) < 1.0
-    assert weight(40) == weight(200) == 1.0

@@ -55,9 +55,6 @@ REHEARSAL_FULL = 20
 # with context); at equal weight it pulled hybrid below BM25 alone (73.8), at 0.3 hybrid beat
 # both (79.9 LoCoMo cat1-4; MemAware easy/medium/hard 60.4/46.7/11.0 vs BM25 59.4/41.9/9.2).
 SEMANTIC_WEIGHT = 0.3
-# Queries with up to SHORT_QUERY_TERMS distinct informative words keep SEMANTIC_WEIGHT; from
-# LONG_QUERY_TERMS on, the dense rank counts as much as the lexical one (Recaller._weights).
-SHORT_QUERY_TERMS, LONG_QUERY_TERMS = 12, 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +109,6 @@ class Recaller:
     # Whole-source evidence (recall/sources.py): BM25 over whole sources and the source's
     # closest member, as two channels in place of the members' own lexical and semantic ones.
     source_channel: bool = True
-    # Query-length-adaptive dense weight (see `_weights`); False keeps channel_weights fixed.
-    adaptive_weight: bool = True
     # Graph-only results rank below every flat result at least this confident, or below
     # every flat result when None (the default: `_merged`; a floor cost MemAware a question).
     graph_floor: float | None = None
@@ -313,9 +308,8 @@ class Recaller:
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
         terms = self._terms(conn, query)
-        weights = self._weights(found, terms)
-        fused = self._fuse(flat, weights)
-        graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names}, weights)
+        fused = self._fuse(flat)
+        graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names})
         graph_only = {m: s for m, s in graph.items() if m not in fused}
         timings["fuse"] = (time.perf_counter() - mark) * 1000
         if not fused and not graph_only:
@@ -339,34 +333,13 @@ class Recaller:
             hits = self.shape(hits, query.limit)
         return hits[: query.limit]
 
-    def _fuse(
-        self, rankings: dict[str, list[tuple[str, float]]], weights: dict[str, float]
-    ) -> dict[str, float]:
+    def _fuse(self, rankings: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
         if self.config.fusion == "alpha":
             return alpha_blend(rankings, self.config.alpha)
-        return rrf(rankings, self.config.rrf_k, weights)
+        return rrf(rankings, self.config.rrf_k, self.channel_weights or None)
 
     def _terms(self, conn: Connection, query: RecallQuery) -> QueryTerms:
         return QueryTerms.of(fts.term_idf(conn, fts.query_tokens(query.query, None)))
-
-    def _weights(self, found: Found, terms: QueryTerms) -> dict[str, float]:
-        """The channels' RRF weights for this query. A memory's own dense rank counts
-        SEMANTIC_WEIGHT for a short question (BM25 beats the dense ranking on those in every
-        benchmark we ran) and grows to as much as the lexical rank for a long query: a pasted
-        prompt or a conversation so far has more informative words than any one memory
-        holds, so BM25's sum over them rewards whichever memory shares the most incidental
-        words, while the whole text's meaning is what dense retrieval compares. The weight
-        rises linearly from SHORT_QUERY_TERMS to LONG_QUERY_TERMS distinct informative words.
-        (Scaling it by how much of the query the best lexical matches hold, instead of by
-        length, cost LoCoMo 1.3 Hit@1 and 1.9 Hit@10: docs/benchmarks.md.)"""
-        weights = dict(self.channel_weights)
-        if "semantic" not in found.rankings or not self.adaptive_weight:
-            return weights
-        base = weights.get("semantic", SEMANTIC_WEIGHT)
-        span = LONG_QUERY_TERMS - SHORT_QUERY_TERMS
-        longness = min(max((len(terms.weights) - SHORT_QUERY_TERMS) / span, 0.0), 1.0)
-        weights["semantic"] = base + (1.0 - base) * longness
-        return weights
 
     def _crowded(self, hits: list[RecallHit]) -> list[RecallHit]:
         """Sorted best first, later memories of an already-listed source damped."""
