@@ -36,7 +36,7 @@ def test_init_creates_every_path_with_its_mode(tmp_path: Path) -> None:
     for relative, dir_mode in DIRS.items():
         assert (root / relative).is_dir() and mode(root / relative) == dir_mode, relative
     for name in FILES:
-        assert (root / name).is_file() and mode(root / name) == 0o644, name
+        assert (root / name).is_file() and mode(root / name) == 0o600, name
     assert not (root / "memory" / "memories.db").exists()  # the store creates it
 
 
@@ -79,3 +79,15 @@ def test_a_file_where_a_directory_belongs_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="memory: exists but is not a directory"):
         init_workspace(tmp_path)
     assert (tmp_path / "memory").read_text() == "not a dir"
+
+
+def test_an_open_workspace_is_warned_about_and_its_identity_files_tightened(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    (tmp_path / "USER.md").write_text("# me\n")
+    (tmp_path / "USER.md").chmod(0o644)
+    report = init_workspace(tmp_path)
+    assert mode(tmp_path / "USER.md") == 0o600 and (tmp_path / "USER.md").read_text() == "# me\n"
+    assert len(report.warnings) == 1 and "chmod 700" in report.warnings[0]
+    assert mode(tmp_path) == 0o755  # the user's folder: warned about, not changed
+    tmp_path.chmod(0o700)
+    assert init_workspace(tmp_path).warnings == ()

@@ -39,6 +39,7 @@ from signet.pipeline.rule_extractor import extraction_mode
 from signet.pipeline.writes import PreparedMemory, resolve_review
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder, make_embedder
+from signet.providers.guard import ProviderGuard
 from signet.providers.llm import LLM, make_llm
 from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
@@ -129,6 +130,13 @@ class SignetApp:
         assert not isinstance(chosen, str)
         vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
         recaller = Recaller(store, config.search, chosen, vectors)
+        if chosen is not None:
+            search = config.search
+            recaller.guard = ProviderGuard(
+                "query embedding", budget_s=search.query_embed_timeout_ms / 1000,
+                failures=search.embed_breaker_failures,
+                cooldown_s=search.embed_breaker_cooldown_ms / 1000,
+            )
         app = cls(config, store, chosen, recaller, vectors)
         app.telemetry = telemetry
         app.graph = KnowledgeGraph.attach(
@@ -154,6 +162,8 @@ class SignetApp:
         return app
 
     def close(self) -> None:
+        if self.recaller.guard is not None:
+            self.recaller.guard.close()
         self.store.close()
 
     def __enter__(self) -> SignetApp:
@@ -189,6 +199,7 @@ class SignetApp:
         `apply_graph`). `scope`: a scoped caller writes only inside its agent and project."""
         self._check_mutable()
         space = _key_space(idempotency_key, scope)
+        _check_text({"content": content, "graph": graph, **fields})
         if scope is not None:
             actor, fields = _scoped_write(scope, actor, fields)
         payload = parse_graph_payload(graph) if graph is not None else None
@@ -197,8 +208,12 @@ class SignetApp:
         if space is not None and (replay := _replay(self.store.reader(), space, norm)):
             return replay
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
-        result = self._write_new(memory, norm, vector, actor, space)
-        if payload is not None and not payload.is_empty():
+        if payload is None or payload.is_empty():
+            return self._write_new(memory, norm, vector, actor, space)
+        # The memory and its graph commit together: a graph that fails leaves no memory behind
+        # (a retry would otherwise dedup onto a memory that lacks its graph).
+        with self.store.write_tx():
+            result = self._write_new(memory, norm, vector, actor, space)
             self.apply_graph(payload, memory_id=result.id, actor=actor)
         return result
 
@@ -255,7 +270,10 @@ class SignetApp:
                     conn, space, content_hash=norm.content_hash, memory_id=memory_id,
                     response=_result_json(result), now=now,
                 )
-        if emb_id is not None and self.vectors is not None and vector is not None:
+        # Inside a caller's transaction the row may still roll back: the next search's sync
+        # loads it from the table once committed.
+        if (emb_id is not None and self.vectors is not None and vector is not None
+                and not self.store.in_write_tx):
             self.vectors.add(emb_id, vector)
         return result
 
@@ -963,8 +981,14 @@ class SignetApp:
             "memories": mem_sql.count_live(conn),
             "embedder": (
                 {"provider": self.embedder.name, "model": self.embedder.model,
-                 "dimensions": self.embedder.dimensions}
+                 "dimensions": self.embedder.dimensions,
+                 # The query embedding's circuit breaker: "open" means recall runs without
+                 # the semantic channel until the provider answers again.
+                 "health": self.recaller.guard.snapshot() if self.recaller.guard else None}
                 if self.embedder else None
+            ),
+            "degraded": (
+                ["embedder"] if self.recaller.guard and self.recaller.guard.degraded else []
             ),
             "embeddings": emb_sql.audit(conn, self.embedder.model) if self.embedder else None,
             "pipeline": {"enabled": self.config.pipeline.enabled,
@@ -1141,6 +1165,26 @@ def _apply_prefixes(content: str) -> tuple[str, dict[str, Any]]:
 
 def _without(item: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k != key}
+
+
+def _check_text(value: Any, name: str = "") -> None:
+    """InvalidInput naming the field when any string in `value` is not valid Unicode (a lone
+    surrogate, which JSON can spell and SQLite cannot store): refused before anything is
+    written, whatever the adapter."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(
+                f"{name or 'a field'} is not valid Unicode text (holds a lone surrogate)"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, name or str(key))
+            _check_text(item, name or str(key))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_text(item, name)
 
 
 def _check_key(key: Any) -> None:

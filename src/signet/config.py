@@ -306,6 +306,17 @@ class SearchConfig:
     )
     rehearsal_boost: float = opt(0.1, "Boost for memories recalled often.", ge=0)
     decay_rate: float = opt(0.05, "Score decay per day since last access.", ge=0)
+    query_embed_timeout_ms: int = opt(
+        1500, "Longest a recall waits for its query's embedding; past it recall answers from"
+        " the other channels (meta.degraded names semantic).", ge=1,
+    )
+    embed_breaker_failures: int = opt(
+        3, "Query embeddings failing or timing out in a row before the embedder is skipped"
+        " (circuit breaker open; /api/status shows it).", ge=1,
+    )
+    embed_breaker_cooldown_ms: int = opt(
+        30_000, "How long a skipped embedder rests before one recall tries it again.", ge=1
+    )
     dampening: DampeningConfig = section(DampeningConfig)
 
 
@@ -395,6 +406,12 @@ class AuthConfig:
     )
     token_ttl_days: int = opt(365, "Lifetime of an issued token, in days.", ge=1)
     rate_limit_per_minute: int = opt(600, "Mutating requests per minute per token.", ge=1)
+    mcp_sessions_per_token: int = opt(
+        16, "Open MCP sessions (/mcp) one token may hold; one more is refused with 429.", ge=1
+    )
+    mcp_session_idle_s: int = opt(
+        300, "An MCP session with no request for this long is closed, in seconds.", ge=1
+    )
 
 
 @dataclass(frozen=True, slots=True)

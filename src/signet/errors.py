@@ -53,7 +53,14 @@ class Forbidden(SignetError):
 
 
 class RateLimited(SignetError):
+    """Too many calls; `retry_after` is how many seconds until the next one is allowed
+    (HTTP's Retry-After)."""
+
     code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Frozen(SignetError):

@@ -47,7 +47,7 @@ def write_identity(cfg: Config, name: str, content: str) -> dict[str, Any]:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o600)  # about the user: for the user only
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

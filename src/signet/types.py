@@ -51,6 +51,7 @@ class Actor:
     session_id: str | None = None
     request_id: str | None = None
     agent_id: str = "default"
+    token_id: str | None = None  # the verified token behind an HTTP or MCP call
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,7 @@ class HistoryEvent:
     session_id: str | None
     request_id: str | None
     created_at: str
+    token_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}

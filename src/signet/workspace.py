@@ -7,6 +7,11 @@ mode. Running it twice is harmless and the second report lists everything as kep
 Directories holding private data (the memory database, secrets, the daemon's token and logs) are
 created 0700; the rest 0755. Modes are set with chmod after creation so the umask cannot loosen
 them. The database file itself is created later by the store, which owns all SQL.
+
+The identity files and agent.yaml describe the user (USER.md, SOUL.md, ...): they are 0600, and an
+existing one that other accounts could read is tightened to 0600 (its mode only, never its
+bytes). A workspace folder that existed before, open to other accounts, is kept as it is with a
+warning in the report: it is the user's folder.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ __all__ = ["IDENTITY_FILES", "InitReport", "init_workspace"]
 
 PRIVATE_DIR = 0o700
 SHARED_DIR = 0o755
-FILE_MODE = 0o644
+FILE_MODE = 0o600  # identity files and agent.yaml: about the user, for the user only
 
 # Relative directory -> mode, parents before children.
 DIRECTORIES: tuple[tuple[str, int], ...] = (
@@ -46,6 +51,7 @@ class InitReport:
     workspace: Path
     created: tuple[Path, ...]
     kept: tuple[Path, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def init_workspace(path: Path) -> InitReport:
@@ -59,7 +65,13 @@ def init_workspace(path: Path) -> InitReport:
     _ensure_file(root / CONFIG_FILE, render_agent_yaml(), created, kept)
     for name in IDENTITY_FILES:
         _ensure_file(root / name, _template(name), created, kept)
-    return InitReport(workspace=root, created=tuple(created), kept=tuple(kept))
+    warnings = []
+    if root in kept and root.stat().st_mode & 0o077:
+        warnings.append(
+            f"{root} is open to other accounts (mode {root.stat().st_mode & 0o777:o});"
+            f" chmod 700 {root} keeps them out"
+        )
+    return InitReport(root, tuple(created), tuple(kept), tuple(warnings))
 
 
 def _ensure_dir(path: Path, mode: int, created: list[Path], kept: list[Path]) -> None:
@@ -80,6 +92,8 @@ def _ensure_file(path: Path, text: str, created: list[Path], kept: list[Path]) -
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except FileExistsError:
         kept.append(path)
+        if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o077:
+            os.chmod(path, FILE_MODE)  # readable by others: tightened, content untouched
         return
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)

@@ -15,7 +15,9 @@ set a request without `Authorization: Bearer <key>` gets OpenAI's 401.
 
 Scripted failures, answered first-in first-out before the normal reply: `push(Fault(...))` with
 `status=500`, `delay_s=2` (for timeouts), `raw_body=b"{not json"`, or `dimensions=7` (vectors of
-the wrong width). Every request is recorded in `server.requests` (path, headers, parsed JSON).
+the wrong width). `hang()` makes the server accept every request and never answer (a provider
+that is up but stuck) until `recover()` or the end of the `with` block. Every request is
+recorded in `server.requests` (path, headers, parsed JSON).
 
     with FakeEmbedServer(dimensions=32) as server:
         server.push(Fault(status=500))
@@ -73,6 +75,8 @@ class FakeEmbedServer:
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._hanging = threading.Event()
+        self._recovered = threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(
@@ -92,6 +96,16 @@ class FakeEmbedServer:
         with self._lock:
             return list(self._requests)
 
+    def hang(self) -> None:
+        """From now on, read each request and never answer it."""
+        self._recovered.clear()
+        self._hanging.set()
+
+    def recover(self) -> None:
+        """Answer again; requests left hanging are released (their clients gave up long ago)."""
+        self._hanging.clear()
+        self._recovered.set()
+
     def push(self, *faults: Fault) -> None:
         with self._lock:
             self._faults.extend(faults)
@@ -102,6 +116,7 @@ class FakeEmbedServer:
 
     def __exit__(self, *exc: object) -> None:
         self._stopping.set()  # cuts short a delayed reply still sleeping
+        self._recovered.set()  # and releases hanging ones
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
@@ -136,6 +151,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         headers = {k.lower(): v for k, v in self.headers.items()}
         fault = fake._record(RecordedRequest(self.path, headers, body))
+        if fake._hanging.is_set():
+            fake._recovered.wait()  # accepted, read, never answered
+            self.close_connection = True
+            return
         if fault.delay_s:
             fake._stopping.wait(fault.delay_s)
         if fault.raw_body is not None:

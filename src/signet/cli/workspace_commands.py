@@ -47,7 +47,10 @@ def init(state: CliState, path: Path | None) -> None:
     kept = [str(p) for p in report.kept]
     (kept if database_existed else created).append(str(cfg.db_path))
     (created if wrote_token or not token_existed else kept).append(str(cfg.token_path))
-    state.show({"workspace": str(root), "created": created, "kept": kept}, output.print_init)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    state.show({"workspace": str(root), "created": created, "kept": kept,
+                "warnings": list(report.warnings)}, output.print_init)
 
 
 @click.command()

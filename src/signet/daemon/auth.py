@@ -98,7 +98,9 @@ class RateLimiter:
             if tokens < 1:
                 wait = (1 - tokens) / self.rate
                 self._buckets[key] = (tokens, now)
-                raise RateLimited(f"rate limit reached for this token; retry in {wait:.1f}s")
+                raise RateLimited(
+                    f"rate limit reached for this token; retry in {wait:.1f}s", retry_after=wait
+                )
             self._buckets[key] = (tokens - 1, now)
 
 

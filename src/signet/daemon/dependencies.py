@@ -13,9 +13,15 @@ from fastapi import Depends, Request
 
 from signet.app import SignetApp
 from signet.daemon.tokens import Principal
+from signet.errors import InvalidInput
 from signet.types import Actor
 
 MAX_HEADER_VALUE = 200
+# Names only the daemon itself writes history under (pipeline/writes.py, the workers).
+INTERNAL_ACTORS = frozenset({
+    "pipeline", "pipeline-shadow", "daemon", "system", "maintenance", "summary", "skills",
+    "documents",
+})
 
 
 async def _signet_app(request: Request) -> SignetApp:
@@ -24,15 +30,26 @@ async def _signet_app(request: Request) -> SignetApp:
 
 
 async def _actor(request: Request) -> Actor:
-    """`X-Signet-Actor` names who changes things (history's changed_by); `X-Signet-Session` and
-    the request id (see middleware.AccessLog) go on every history row too. A token scoped to
-    an agent acts as that agent (daemon/auth.py)."""
-    name = _clean(request.headers.get("x-signet-actor")) or "operator"
+    """Who changes things, for history: the verified token's id always (token_id); the name
+    (changed_by) from `X-Signet-Actor` only for an unscoped admin token (the install token the
+    CLI, hooks and MCP send on behalf of a harness), else the token's own name, so no caller can
+    pass for another, and none over HTTP for the daemon's own actors (the pipeline).
+    `X-Signet-Session` and the request id (see middleware.AccessLog) go on every row too. A
+    token scoped to an agent acts as that agent (daemon/auth.py)."""
     session = _clean(request.headers.get("x-signet-session"))
     request_id = getattr(request.state, "request_id", None)
     principal = getattr(request.state, "principal", None)
-    agent = principal.scope_agent if isinstance(principal, Principal) else None
-    return Actor(name=name, session_id=session, request_id=request_id, agent_id=agent or "default")
+    if not isinstance(principal, Principal):
+        return Actor(session_id=session, request_id=request_id)
+    stated = _clean(request.headers.get("x-signet-actor"))
+    if stated is not None and stated.lower() in INTERNAL_ACTORS:
+        raise InvalidInput(f"X-Signet-Actor may not name the daemon's own actor {stated!r}")
+    trusted = principal.role == "admin" and not principal.scoped
+    name = (stated if trusted else None) or ("operator" if trusted else principal.name)
+    return Actor(
+        name=name, session_id=session, request_id=request_id,
+        agent_id=principal.scope_agent or "default", token_id=principal.token_id,
+    )
 
 
 def _clean(value: str | None) -> str | None:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from signet.errors import SignetError, http_status
+from signet.errors import RateLimited, SignetError, http_status
 from signet.store.connection import DatabaseError
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,10 @@ def install(api: FastAPI) -> None:
 
 async def _signet_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, SignetError)
-    return error_response(http_status(exc), str(exc), exc.code, exc.details)
+    response = error_response(http_status(exc), str(exc), exc.code, exc.details)
+    if isinstance(exc, RateLimited):
+        response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+    return response
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -65,7 +69,10 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     else:
         message = str(exc.detail)
     code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-    return error_response(exc.status_code, message, code)
+    response = error_response(exc.status_code, message, code)
+    for name, value in (exc.headers or {}).items():  # 405 names the methods it allows (Allow)
+        response.headers[name] = value
+    return response
 
 
 async def _database_error(request: Request, exc: Exception) -> JSONResponse:

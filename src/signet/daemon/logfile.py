@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -77,7 +78,10 @@ class DailyFileHandler(logging.Handler):
             if self._stream is not None:
                 self._stream.close()
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            self._stream = open(log_path(self.log_dir, day), "a", encoding="utf-8")  # noqa: SIM115
+            # 0600 whatever the umask: log lines name paths, routes and errors of private data.
+            self._stream = open(  # noqa: SIM115
+                log_path(self.log_dir, day), "a", encoding="utf-8", opener=_private
+            )
             self._day = day
         return self._stream
 
@@ -87,6 +91,12 @@ class DailyFileHandler(logging.Handler):
                 self._stream.close()
                 self._stream = None
         super().close()
+
+
+def _private(path: str, flags: int) -> int:
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)  # a file made earlier under a looser umask is tightened too
+    return fd
 
 
 def configure(log_dir: Path, level: int = logging.INFO) -> DailyFileHandler:

@@ -13,7 +13,9 @@ agent A's MCP session never reads agent B's memories) and offers nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 from contextvars import ContextVar
 from typing import Any
 
@@ -21,13 +23,14 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signet.app import SignetApp
 from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import Principal
 from signet.errors import Forbidden, SignetError
 from signet.mcp.backends import AppBackend
-from signet.types import MemoryScope
+from signet.types import Actor, MemoryScope
 
 __all__ = ["TOOL_PERMISSIONS", "ScopedApp", "ScopedAppBackend", "guard_mcp"]
 
@@ -45,6 +48,7 @@ TOOL_PERMISSIONS: dict[str, str] = {
 READ_TOOL_PERMISSIONS = frozenset({"recall", "diagnostics", "analytics"})
 
 _scope: ContextVar[MemoryScope | None] = ContextVar("signet_mcp_scope", default=None)
+_token: ContextVar[str | None] = ContextVar("signet_mcp_token", default=None)
 
 
 def guard_mcp(server: MCPServer, limiter: RateLimiter | None) -> None:
@@ -67,11 +71,12 @@ def guard_mcp(server: MCPServer, limiter: RateLimiter | None) -> None:
             MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
             if principal.scoped else None
         )
-        token = _scope.set(scope)
+        token, token_id = _scope.set(scope), _token.set(principal.token_id)
         try:
             return await call_next(ctx)
         finally:
             _scope.reset(token)
+            _token.reset(token_id)
 
     server.middleware.append(check)
 
@@ -111,7 +116,12 @@ class ScopedApp:
 
 
 class ScopedAppBackend(AppBackend):
-    """`AppBackend` whose calls honour the scope of the token that made the MCP request."""
+    """`AppBackend` whose calls honour the scope of the token that made the MCP request, and
+    record its id in history."""
+
+    @property  # type: ignore[override]
+    def actor(self) -> Actor:
+        return dataclasses.replace(AppBackend.actor, token_id=_token.get())
 
     def _open(self, *, embedder: bool) -> SignetApp:
         scope = _scope.get()
@@ -135,3 +145,57 @@ class ScopedAppBackend(AppBackend):
         if _scope.get() is not None:
             raise Forbidden("memory_context spans every project; a scoped token cannot use it")
         return super().context(project=project, cwd=cwd)
+
+class McpSessionCap:
+    """ASGI middleware (inside `guards.Authenticate`): a token may hold at most `per_token`
+    open MCP sessions; a request opening one more gets 429 with Retry-After. Sessions are
+    counted from the `Mcp-Session-Id` the SDK answers with, and forgotten once the SDK's
+    session manager no longer holds them (closed by the client or reaped when idle)."""
+
+    def __init__(self, app: ASGIApp, *, api: Any, per_token: int, path: str = "/mcp") -> None:
+        self.app = app
+        self.api = api
+        self.per_token = per_token
+        self.path = path
+        self._sessions: dict[str, set[str]] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get("state", {}).get("principal") if scope["type"] == "http" else None
+        if scope.get("path") != self.path or not isinstance(principal, Principal):
+            await self.app(scope, receive, send)
+            return
+        opening = scope["method"] == "POST" and _header(scope, b"mcp-session-id") is None
+        if opening and len(self._live(principal.token_id)) >= self.per_token:
+            body = json.dumps({
+                "error": f"this token already holds {self.per_token} open MCP sessions"
+                         " (auth.mcp_sessions_per_token); close one (DELETE /mcp) or wait",
+                "code": "rate_limited",
+            }).encode()
+            await send({"type": "http.response.start", "status": 429, "headers": [
+                (b"content-type", b"application/json"), (b"retry-after", b"60"),
+                (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def recording(message: Message) -> None:
+            if opening and message["type"] == "http.response.start":
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"mcp-session-id":
+                        self._sessions.setdefault(principal.token_id, set()).add(value.decode())
+            await send(message)
+
+        await self.app(scope, receive, recording)
+
+    def _live(self, token_id: str) -> set[str]:
+        manager = self.api.state.mcp.session_manager
+        open_now = set(getattr(manager, "_server_instances", {}))
+        live = self._sessions.get(token_id, set()) & open_now
+        self._sessions[token_id] = live
+        return live
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None

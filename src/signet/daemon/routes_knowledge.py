@@ -74,8 +74,11 @@ def unpin(entity_id: str, app: App) -> JSONResponse:
 
 
 @router.get("/communities", dependencies=READS)
-def communities(app: App, actor: CallerActor) -> JSONResponse:
-    return JSONResponse({"communities": app.graph.communities(actor.agent_id)})
+def communities(
+    app: App, actor: CallerActor,
+    limit: int = Query(100, ge=1, le=1000, description="At most this many, largest first."),
+) -> JSONResponse:
+    return JSONResponse({"communities": app.graph.communities(actor.agent_id)[:limit]})
 
 
 @router.post("/communities/detect", dependencies=WRITES)

@@ -66,10 +66,13 @@ class _Body(BaseModel):
 
 
 def _strings(value: Any) -> list[str]:
+    """Every string in `value`, dict keys and free-form payloads (the graph) included."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [text for item in value for text in _strings(item)]
+    if isinstance(value, dict):
+        return [text for k, v in value.items() for text in (*_strings(k), *_strings(v))]
     return []  # numbers, booleans, and nested bodies, which validate themselves
 
 

@@ -54,7 +54,7 @@ from signet.daemon import (
     security,
 )
 from signet.daemon.background import BackgroundWorkers
-from signet.daemon.mcp_guard import ScopedAppBackend
+from signet.daemon.mcp_guard import McpSessionCap, ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.daemon.network import check_network_mode
 from signet.daemon.request_telemetry import RequestTelemetry
@@ -97,6 +97,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_dashboard.router)  # /app/login before the page shell's /app/...
     dashboard.install(api)  # the web app's shell and static files (signet/dashboard)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
+    api.add_middleware(McpSessionCap, api=api, per_token=app.config.auth.mcp_sessions_per_token)
     security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(BodyLimit)
     api.add_middleware(RequestTelemetry, telemetry=app.telemetry)  # latency and errors per route

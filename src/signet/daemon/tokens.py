@@ -187,10 +187,18 @@ class TokenAuthority:
         expected = hmac.new(self._secret, signed.encode("ascii"), hashlib.sha256).digest()
         try:
             given = _unb64(parts[2])
-            payload = json.loads(_unb64(parts[1]))
         except ValueError:
             raise Unauthorized("invalid token") from None
-        if not hmac.compare_digest(expected, given) or not isinstance(payload, dict):
+        # The signature first: nothing an unauthenticated caller wrote is parsed before it
+        # holds, and the parse is bounded all the same (a payload nested 1,000 levels deep
+        # must be a 401, never a RecursionError).
+        if not hmac.compare_digest(expected, given):
+            raise Unauthorized("invalid token")
+        try:
+            payload = json.loads(_unb64(parts[1]))
+        except (ValueError, RecursionError):
+            raise Unauthorized("invalid token") from None
+        if not isinstance(payload, dict):
             raise Unauthorized("invalid token")
         return payload
 

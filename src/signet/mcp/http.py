@@ -35,7 +35,11 @@ def mount_mcp(api: FastAPI, app: SignetApp, backend: Backend | None = None) -> M
     server = build_server(backend or AppBackend(app))
     # host: the SDK turns on DNS-rebinding protection (Host and Origin checks) for a loopback
     # bind, and leaves it off where the operator chose to listen on other interfaces.
-    sub = server.streamable_http_app(streamable_http_path=MCP_PATH, host=app.config.bind)
+    sub = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=app.config.bind,
+        # Sessions a client never closes are reaped after minutes, not the SDK's 30.
+        session_idle_timeout=app.config.auth.mcp_session_idle_s,
+    )
     api.router.routes.extend(sub.routes)
     _run_with_lifespan(api, server)
     api.state.mcp = server

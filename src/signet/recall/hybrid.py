@@ -35,6 +35,7 @@ import numpy as np
 from signet.config import SearchConfig
 from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
+from signet.providers.guard import ProviderGuard
 from signet.recall import context, dates, pooling, scoring
 from signet.recall import sources as source_recall
 from signet.recall.confidence import QueryTerms, model, stems
@@ -112,6 +113,9 @@ class Recaller:
     # Graph-only results rank below every flat result at least this confident, or below
     # every flat result when None (the default: `_merged`; a floor cost MemAware a question).
     graph_floor: float | None = None
+    # The query embedding's deadline and circuit breaker (providers/guard.py): a hung embedder
+    # costs a recall at most the budget, then none while the breaker is open.
+    guard: ProviderGuard | None = None
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -287,8 +291,12 @@ class Recaller:
         cached = self.query_cache.get(text)
         if cached is not None:
             return cached
-        assert self.embedder is not None
-        vector = self.embedder.embed([text])[0]
+        embedder = self.embedder
+        assert embedder is not None
+        if self.guard is None:
+            vector = embedder.embed([text])[0]
+        else:
+            vector = self.guard.call(lambda: embedder.embed([text])[0])
         if len(self.query_cache) > 256:
             self.query_cache.clear()
         self.query_cache[text] = vector

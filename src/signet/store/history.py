@@ -25,12 +25,12 @@ def record(
     history_id = new_id()
     conn.execute(
         "INSERT INTO memory_history (id, memory_id, event, old_content, new_content, changed_by,"
-        " reason, metadata, actor_type, session_id, request_id, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        " reason, metadata, actor_type, session_id, request_id, created_at, token_id)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             history_id, memory_id, event, old_content, new_content, actor.name, reason,
             dumps(metadata) if metadata is not None else None, actor.type, actor.session_id,
-            actor.request_id, now,
+            actor.request_id, now, actor.token_id,
         ),
     )
     return history_id
@@ -48,7 +48,7 @@ def for_memory(conn: Connection, memory_id: str) -> list[HistoryEvent]:
             changed_by=r["changed_by"], reason=r["reason"],
             metadata=json.loads(r["metadata"]) if r["metadata"] else None,
             actor_type=r["actor_type"], session_id=r["session_id"],
-            request_id=r["request_id"], created_at=r["created_at"],
+            request_id=r["request_id"], created_at=r["created_at"], token_id=r["token_id"],
         )
         for r in rows
     ]
