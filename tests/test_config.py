@@ -221,6 +221,9 @@ search:
   candidate_pool: 20
   rehearsal_boost: 0.3
   decay_rate: 0.01
+  query_embed_timeout_ms: 700
+  embed_breaker_failures: 5
+  embed_breaker_cooldown_ms: 9000
   dampening:
     gravity: false
     gravity_factor: 0.1
@@ -229,8 +232,10 @@ search:
     hub_factor: 0.3
     resolution: false
     resolution_factor: 2
-auth: {mode: hybrid, token_ttl_days: 7, rate_limit_per_minute: 60}
-network: {mode: tailscale, allowed_hosts: [box.ts.net], cors_origins: ["http://localhost:5173"]}
+auth: {mode: hybrid, token_ttl_days: 7, rate_limit_per_minute: 60, unauthenticated_per_minute: 9,
+  mcp_sessions_per_token: 4, mcp_session_idle_s: 30}
+network: {mode: tailscale, allowed_hosts: [box.ts.net], cors_origins: ["http://localhost:5173"],
+  header_timeout_s: 3, max_connections: 50}
 telemetry: {enabled: false, error_ring_size: 10}
 runtime: {threads: 4}
 """
@@ -263,10 +268,15 @@ runtime: {threads: 4}
         "alpha", 30, 1.0, 0.2, 5, 50,
     )
     assert (s.max_query_chars, s.candidate_pool, s.rehearsal_boost, s.decay_rate) == (100, 20, 0.3, 0.01)
+    assert (s.query_embed_timeout_ms, s.embed_breaker_failures, s.embed_breaker_cooldown_ms) == (
+        700, 5, 9000
+    )
     assert s.dampening == DampeningConfig(False, 0.1, 0.2, False, 0.3, False, 2.0)
     assert isinstance(s.alpha, float) and isinstance(s.dampening.resolution_factor, float)
-    assert dataclasses.astuple(cfg.auth) == ("hybrid", 7, 60)
-    assert dataclasses.astuple(cfg.network) == ("tailscale", ("box.ts.net",), ("http://localhost:5173",))
+    assert dataclasses.astuple(cfg.auth) == ("hybrid", 7, 60, 9, 4, 30)
+    assert dataclasses.astuple(cfg.network) == (
+        "tailscale", ("box.ts.net",), ("http://localhost:5173",), 3.0, 50
+    )
     assert dataclasses.astuple(cfg.telemetry) == (False, 10)
     assert cfg.runtime.threads == 4
 

@@ -406,6 +406,10 @@ class AuthConfig:
     )
     token_ttl_days: int = opt(365, "Lifetime of an issued token, in days.", ge=1)
     rate_limit_per_minute: int = opt(600, "Mutating requests per minute per token.", ge=1)
+    unauthenticated_per_minute: int = opt(
+        120, "Requests without a valid token per minute per client address before they get"
+        " 429 instead of 401.", ge=1,
+    )
     mcp_sessions_per_token: int = opt(
         16, "Open MCP sessions (/mcp) one token may hold; one more is refused with 429.", ge=1
     )
@@ -425,6 +429,13 @@ class NetworkConfig:
     )
     allowed_hosts: tuple[str, ...] = opt((), "Host headers accepted besides loopback names.")
     cors_origins: tuple[str, ...] = opt((), "Browser origins allowed by CORS.")
+    header_timeout_s: float = opt(
+        10.0, "A connection whose request headers are not complete this long after it opened"
+        " (or after its previous answer) is closed, in seconds.", ge=0.1,
+    )
+    max_connections: int = opt(
+        1024, "Connections and requests served at once; past it new ones get 503.", ge=1
+    )
 
 
 @dataclass(frozen=True, slots=True)

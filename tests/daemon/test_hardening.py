@@ -108,3 +108,17 @@ def test_log_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
     (path,) = list((tmp_path / "logs").iterdir())
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert json.loads(path.read_text().splitlines()[0])["msg"] == "hello"
+
+
+def test_the_published_schema_refuses_what_the_server_refuses(serve) -> None:
+    s = serve()
+    spec = s.client.get("/openapi.json").json()
+    params = {p["name"]: p["schema"] for p in spec["paths"]["/api/memories"]["get"]["parameters"]}
+    assert (params["limit"]["minimum"], params["limit"]["maximum"]) == (1, 1000)
+    assert params["offset"]["minimum"] == 0
+    since = next(s for s in params["since"]["anyOf"] if s.get("type") == "string")
+    assert since["minLength"] == 1
+    for query in ({"limit": 0}, {"limit": 1001}, {"since": ""}, {"offset": -1}):
+        assert s.client.get("/api/memories", params=query).status_code == 400, query
+    communities = spec["paths"]["/api/knowledge/communities"]["get"]["parameters"]
+    assert {p["name"]: p["schema"]["maximum"] for p in communities} == {"limit": 1000}

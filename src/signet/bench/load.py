@@ -8,6 +8,12 @@ each with its own keep-alive HTTP connection, run mixed traffic for `seconds`: h
 same vocabulary). Every answer other than 200, and every transport error, is an error. All clients share the
 install token, so the per-token rate limit is lifted for the run.
 
+With `fault="hang"` each client count runs twice: once without an embedding provider, once
+with one that accepts every connection and never answers (an Ollama URL on a loopback socket
+nobody answers on), and the report compares the p95 of the routes that need no embedding
+(remember, list) between the two: a hung provider must not slow what does not use it. A fifth
+of the traffic is then a list of the newest memories.
+
 Lost writes are checked the hard way: after the run the daemon is stopped with SIGTERM (its
 graceful shutdown), the database is opened directly, and every id the daemon acknowledged
 must be there with the content that was sent. Peak RSS is the daemon's own high-water mark
@@ -43,12 +49,16 @@ RECALL = "/api/memory/recall"
 START_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
 EMBEDDERS = ("none", "local")
+FAULTS = ("none", "hang")
+MEMORIES = "/api/memories"
 NO_RATE_LIMIT = 100_000_000
 
 
 @dataclass
 class _ClientLog:
-    latencies: dict[str, list[float]] = field(default_factory=lambda: {"remember": [], "recall": []})
+    latencies: dict[str, list[float]] = field(
+        default_factory=lambda: {"remember": [], "recall": [], "list": []}
+    )
     errors: list[str] = field(default_factory=list)
     acked: dict[str, str] = field(default_factory=dict)
 
@@ -60,30 +70,64 @@ def run_load(
     embedder: str = "none",
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    fault: str = "none",
 ) -> dict[str, Any]:
-    """One run per client count; returns {"runs": [...]} with one result dict each."""
+    """One run per client count (two with `fault="hang"`: without and with a hung
+    provider); returns {"runs": [...]} with one result dict each."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}")
+    if fault not in FAULTS:
+        raise ValueError(f"fault must be one of {', '.join(FAULTS)}")
     runs = []
     with tempfile.TemporaryDirectory(prefix="signet-load-", dir=workdir) as tmp:
         for n in clients:
-            if progress:
-                progress(f"load: {n} clients for {seconds:g} s ({embedder} embeddings)")
-            runs.append(_one_run(Path(tmp) / f"ws-{n}", n, seconds, embedder))
-    return {"embedder": embedder, "seconds": seconds, "runs": runs}
+            if fault == "none":
+                if progress:
+                    progress(f"load: {n} clients for {seconds:g} s ({embedder} embeddings)")
+                runs.append(_one_run(Path(tmp) / f"ws-{n}", n, seconds, embedder))
+                continue
+            runs.extend(_fault_pair(Path(tmp), n, seconds, progress))
+    return {"embedder": embedder, "seconds": seconds, "fault": fault, "runs": runs}
 
 
-def _one_run(workspace: Path, clients: int, seconds: float, embedder: str) -> dict[str, Any]:
+def _fault_pair(
+    tmp: Path, clients: int, seconds: float, progress: Callable[[str], None] | None
+) -> list[dict[str, Any]]:
+    """The same load without a provider, then with one that never answers; the second run
+    carries the p95 ratio of the routes that need no embedding."""
+    if progress:
+        progress(f"load: {clients} clients for {seconds:g} s, no provider (baseline)")
+    base = _one_run(tmp / f"ws-{clients}-base", clients, seconds, "none", lists=True)
+    with HangingServer() as hung:
+        if progress:
+            progress(f"load: {clients} clients for {seconds:g} s, embedding provider hung")
+        extra = f"  model: hung\n  dimensions: 384\n  base_url: {hung.url}\n"
+        faulty = _one_run(tmp / f"ws-{clients}-hang", clients, seconds, "ollama", lists=True,
+                          embedding_extra=extra)
+    base["fault"], faulty["fault"] = "none", "hang"
+    faulty["p95_ratio"] = {
+        op: round(faulty["operations"][op]["p95_ms"] / base["operations"][op]["p95_ms"], 2)
+        for op in ("remember", "list")
+        if faulty["operations"][op]["p95_ms"] and base["operations"][op]["p95_ms"]
+    }
+    return [base, faulty]
+
+
+def _one_run(
+    workspace: Path, clients: int, seconds: float, embedder: str, *, lists: bool = False,
+    embedding_extra: str = "",
+) -> dict[str, Any]:
     workspace.mkdir(parents=True)
     # One token serves every client here, so its rate limit (meant per agent) is lifted: the
     # bench measures what the daemon can serve, not the limiter.
     (workspace / "agent.yaml").write_text(
-        f"embedding:\n  provider: {embedder}\nauth:\n  rate_limit_per_minute: {NO_RATE_LIMIT}\n"
+        f"embedding:\n  provider: {embedder}\n{embedding_extra}"
+        f"auth:\n  rate_limit_per_minute: {NO_RATE_LIMIT}\n"
     )
     daemon = Daemon(workspace)
     try:
         headers = daemon.wait_ready()
-        logs = _drive(daemon.url, headers, clients, seconds)
+        logs = _drive(daemon.url, headers, clients, seconds, lists)
         peak_rss_mb = daemon.peak_rss_mb()
     finally:
         daemon.stop()
@@ -91,7 +135,38 @@ def _one_run(workspace: Path, clients: int, seconds: float, embedder: str) -> di
     return _report(clients, seconds, logs, _lost(workspace, acked), peak_rss_mb)
 
 
-def _drive(url: str, headers: dict[str, str], clients: int, seconds: float) -> list[_ClientLog]:
+class HangingServer:
+    """A loopback TCP server that accepts every connection, reads, and never answers."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(512)
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            self._held.append(conn)  # kept open, never read from or written to
+
+    def __enter__(self) -> HangingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._sock.close()
+        for conn in self._held:
+            conn.close()
+
+
+def _drive(
+    url: str, headers: dict[str, str], clients: int, seconds: float, lists: bool = False
+) -> list[_ClientLog]:
     corpus = synthetic_corpus(2000, seed=clients)
     queries = synthetic_queries(corpus, 500)
     logs = [_ClientLog() for _ in range(clients)]
@@ -99,7 +174,7 @@ def _drive(url: str, headers: dict[str, str], clients: int, seconds: float) -> l
     deadline: list[float] = []
     threads = [
         threading.Thread(target=_client, args=(url, headers, i, logs[i], corpus, queries, start,
-                                               deadline), daemon=True)
+                                               deadline, lists), daemon=True)
         for i in range(clients)
     ]
     for thread in threads:
@@ -113,7 +188,7 @@ def _drive(url: str, headers: dict[str, str], clients: int, seconds: float) -> l
 
 def _client(
     url: str, headers: dict[str, str], index: int, log: _ClientLog, corpus: Sequence[str],
-    queries: Sequence[str], start: threading.Barrier, deadline: list[float],
+    queries: Sequence[str], start: threading.Barrier, deadline: list[float], lists: bool,
 ) -> None:
     rng = random.Random(index)
     with httpx.Client(base_url=url, headers=headers, timeout=REQUEST_TIMEOUT_S) as http:
@@ -121,7 +196,10 @@ def _client(
         n = 0
         while time.monotonic() < deadline[0]:
             n += 1
-            if rng.random() < 0.5:
+            draw = rng.random()
+            if lists and draw < 0.2:
+                _call(http, log, "list", MEMORIES, None)
+            elif draw < (0.6 if lists else 0.5):
                 content = f"client {index} write {n}: {rng.choice(corpus)}"
                 _call(http, log, "remember", REMEMBER, {"content": content}, content)
             else:
@@ -129,12 +207,12 @@ def _client(
 
 
 def _call(
-    http: httpx.Client, log: _ClientLog, op: str, path: str, body: dict[str, Any],
+    http: httpx.Client, log: _ClientLog, op: str, path: str, body: dict[str, Any] | None,
     content: str | None = None,
 ) -> None:
     started = time.perf_counter()
     try:
-        reply = http.post(path, json=body)
+        reply = http.get(path, params={"limit": 10}) if body is None else http.post(path, json=body)
     except httpx.HTTPError as exc:
         log.errors.append(f"{op}: {type(exc).__name__}")
         return
@@ -159,8 +237,10 @@ def _report(
 ) -> dict[str, Any]:
     per_op: dict[str, Any] = {}
     total = 0
-    for op in ("remember", "recall"):
+    for op in ("remember", "recall", "list"):
         values = [ms for log in logs for ms in log.latencies[op]]
+        if op == "list" and not values:
+            continue
         total += len(values)
         per_op[op] = {
             "count": len(values),
@@ -244,14 +324,19 @@ def _free_port() -> int:
 
 def format_load(result: dict[str, Any]) -> str:
     """A small table: one row per client count."""
-    lines = [f"{'clients':>7} {'req/s':>8} {'remember p50/p95 ms':>20} {'recall p50/p95 ms':>18}"
-             f" {'errors':>6} {'lost':>5} {'peak RSS MB':>11}"]
+    lines = [f"{'clients':>7} {'fault':>5} {'req/s':>8} {'remember p50/p95 ms':>20}"
+             f" {'recall p50/p95 ms':>18} {'list p50/p95 ms':>16} {'errors':>6} {'lost':>5}"
+             f" {'peak RSS MB':>11}"]
     for run in result["runs"]:
-        rem, rec = run["operations"]["remember"], run["operations"]["recall"]
-        remember = f"{rem['p50_ms']} / {rem['p95_ms']}"
-        recall = f"{rec['p50_ms']} / {rec['p95_ms']}"
+        ops = run["operations"]
+        cells = [f"{ops[op]['p50_ms']} / {ops[op]['p95_ms']}" if op in ops else "-"
+                 for op in ("remember", "recall", "list")]
         lines.append(
-            f"{run['clients']:>7} {run['throughput_rps']:>8} {remember:>20} {recall:>18}"
-            f" {run['errors']:>6} {run['lost_writes']:>5} {run['peak_rss_mb']:>11}"
+            f"{run['clients']:>7} {run.get('fault', '-'):>5} {run['throughput_rps']:>8}"
+            f" {cells[0]:>20} {cells[1]:>18} {cells[2]:>16} {run['errors']:>6}"
+            f" {run['lost_writes']:>5} {run['peak_rss_mb']:>11}"
         )
+        if "p95_ratio" in run:
+            ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())
+            lines.append(f"        p95 with the provider hung / without: {ratios}")
     return "\n".join(lines)

@@ -234,9 +234,14 @@ def scale(
 @click.option("--seconds", type=float, default=20.0, show_default=True, help="Length of each run.")
 @click.option("--embedder", type=click.Choice(load_bench.EMBEDDERS), default="none",
               show_default=True, help="The daemon's embedding provider.")
+@click.option("--fault", type=click.Choice(load_bench.FAULTS), default="none", show_default=True,
+              help="hang: run each count twice, without a provider and with one that never"
+                   " answers, and compare the p95 of remember and list.")
 @_json
 @click.pass_context
-def load(ctx: click.Context, clients: str, seconds: float, embedder: str, as_json: bool) -> None:
+def load(
+    ctx: click.Context, clients: str, seconds: float, embedder: str, fault: str, as_json: bool
+) -> None:
     """Mixed remember/recall from N concurrent clients against a real daemon: throughput,
     p50/p95 per operation, errors, lost writes, the daemon's peak RSS."""
     _setup_threads()
@@ -246,7 +251,9 @@ def load(ctx: click.Context, clients: str, seconds: float, embedder: str, as_jso
         raise click.BadParameter("a comma list of integers", param_hint="--clients") from exc
     if not counts or min(counts) < 1 or seconds <= 0:
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
-    result = load_bench.run_load(counts, seconds, embedder=embedder, progress=_progress)
+    result = load_bench.run_load(
+        counts, seconds, embedder=embedder, progress=_progress, fault=fault
+    )
     _emit(ctx, as_json, result, load_bench.format_load(result))
 
 

@@ -27,14 +27,16 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import time
 from http.cookies import CookieError, SimpleCookie
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import TokenAuthority
-from signet.errors import SignetError, Unauthorized
+from signet.errors import RateLimited, SignetError, Unauthorized
 from signet.store.connection import DatabaseError
 
 __all__ = [
@@ -141,9 +143,16 @@ class Cors:
 
 
 class Authenticate:
-    def __init__(self, app: ASGIApp, *, authority: TokenAuthority) -> None:
+    """`refusals`: a rate limit of its own for requests without a valid token, per client
+    address (429 with Retry-After past it), so guessing tokens or flooding the daemon
+    unauthenticated is slowed down without touching any token's budget."""
+
+    def __init__(
+        self, app: ASGIApp, *, authority: TokenAuthority, refusals: RateLimiter | None = None
+    ) -> None:
         self.app = app
         self.authority = authority
+        self.refusals = refusals
         self._touched: dict[str, float] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -161,6 +170,10 @@ class Authenticate:
                 )
             principal = self.authority.verify(token)
         except Unauthorized as exc:
+            if (limited := self._limited(scope)) is not None:
+                await _refuse(scope, send, 429, {"error": limited.message, "code": limited.code},
+                              [(b"retry-after", str(max(1, math.ceil(limited.retry_after))).encode())])
+                return
             await _refuse(scope, send, 401, {"error": exc.message, "code": exc.code},
                           [(b"www-authenticate", b'Bearer realm="signet"')])
             return
@@ -183,6 +196,18 @@ class Authenticate:
         scope.setdefault("state", {})["principal"] = principal
         await self._touch(principal.token_id)
         await self.app(scope, receive, send)
+
+    def _limited(self, scope: Scope) -> RateLimited | None:
+        if self.refusals is None:
+            return None
+        client = scope.get("client")
+        try:
+            self.refusals.check(f"unauthenticated:{client[0] if client else '?'}")
+        except RateLimited as exc:
+            return RateLimited(
+                "too many requests without a valid token from this address", retry_after=exc.retry_after
+            )
+        return None
 
     async def _touch(self, token_id: str) -> None:
         now = time.monotonic()

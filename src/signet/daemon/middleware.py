@@ -7,7 +7,10 @@ body, which may hold memory content), and turns an unexpected exception into a l
 
 `BodyLimit` reads the request body before the route does and answers 413 `payload_too_large`
 when it passes the limit, so no handler ever parses an oversized body. It reads the rest of an
-oversized upload and drops it, so the client gets the 413 instead of a reset connection.
+oversized upload and drops it, so the client gets the 413 instead of a reset connection. A body
+that does not arrive within BODY_TIMEOUT_S gets 408 `request_timeout` (a client trickling its
+body must not hold the buffer). It sits inside the Host and token guards: nothing is buffered
+for a caller that has not authenticated.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import time
 import uuid
 from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("signet.daemon.access")
 
 MAX_BODY_BYTES = 1024 * 1024
+BODY_TIMEOUT_S = 30.0
 QUIET_PATHS = frozenset({"/health"})  # polled by every client; logged at debug level only
 
 
@@ -69,7 +74,13 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body, too_large = await self._read(receive)
+        try:
+            with anyio.fail_after(BODY_TIMEOUT_S):
+                body, too_large = await self._read(receive)
+        except TimeoutError:
+            message = f"request body not received within {BODY_TIMEOUT_S:g}s"
+            await _send_json(send, 408, {"error": message, "code": "request_timeout"})
+            return
         if body is None:  # the client went away before sending its body
             return
         if too_large:

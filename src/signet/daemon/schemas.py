@@ -108,8 +108,8 @@ class FiltersBody(_Body):
     tags: Tags = None
     who: str | None = None
     project: str | None = None
-    since: str | None = None
-    until: str | None = None
+    since: str | None = Field(None, min_length=1, description="ISO-8601 date or date-time.")
+    until: str | None = Field(None, min_length=1, description="ISO-8601 date or date-time.")
     pinned: bool | None = None
     importance_min: float | None = None
 

@@ -37,7 +37,10 @@ def install(api: FastAPI, app: SignetApp) -> TokenAuthority:
     if mcp is not None:
         guard_mcp(mcp, api.state.rate_limiter)
     # Added first = innermost: Host, then Origin, then the token.
-    api.add_middleware(Authenticate, authority=authority)
+    api.add_middleware(
+        Authenticate, authority=authority,
+        refusals=RateLimiter(config.auth.unauthenticated_per_minute),
+    )
     api.add_middleware(Cors, port=config.port, origins=config.network.cors_origins)
     api.add_middleware(HostGuard, port=config.port, allowed_hosts=own_hosts(config))
     return authority

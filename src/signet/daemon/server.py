@@ -54,6 +54,7 @@ from signet.daemon import (
     security,
 )
 from signet.daemon.background import BackgroundWorkers
+from signet.daemon.connections import guarded_h11
 from signet.daemon.mcp_guard import McpSessionCap, ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.daemon.network import check_network_mode
@@ -98,8 +99,10 @@ def create_app(app: SignetApp) -> FastAPI:
     dashboard.install(api)  # the web app's shell and static files (signet/dashboard)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
     api.add_middleware(McpSessionCap, api=api, per_token=app.config.auth.mcp_sessions_per_token)
-    security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
+    # Inside the guards: a body is read only once Host and token have passed, so a caller
+    # without a token cannot make the daemon buffer a megabyte per connection.
     api.add_middleware(BodyLimit)
+    security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(RequestTelemetry, telemetry=app.telemetry)  # latency and errors per route
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
     return api
@@ -129,6 +132,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def make_server(api: FastAPI) -> uvicorn.Server:
+    network = api.state.signet.config.network
     return uvicorn.Server(
         uvicorn.Config(
             api,
@@ -137,6 +141,9 @@ def make_server(api: FastAPI) -> uvicorn.Server:
             lifespan="on",  # runs the MCP session manager (see signet.mcp.http)
             server_header=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            # Slow or partial request headers are timed out (connections.py).
+            http=guarded_h11(network.header_timeout_s),
+            limit_concurrency=network.max_connections,
         )
     )
 
