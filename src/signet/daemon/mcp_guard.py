@@ -146,6 +146,7 @@ class ScopedAppBackend(AppBackend):
             raise Forbidden("memory_context spans every project; a scoped token cannot use it")
         return super().context(project=project, cwd=cwd)
 
+
 class McpSessionCap:
     """ASGI middleware (inside `guards.Authenticate`): a token may hold at most `per_token`
     open MCP sessions; a request opening one more gets 429 with Retry-After. Sessions are
