@@ -31,8 +31,8 @@ def test_a_request_without_a_token_is_refused_before_its_body_is_read(serve) -> 
         answer = sock.recv(4096).decode()
     assert answer.startswith("HTTP/1.1 401"), answer
     with connect(s.url) as sock:
-        sock.sendall(f"POST /api/memory/remember HTTP/1.1\r\nHost: evil.example\r\n"
-                     "Content-Length: 1000000\r\n\r\n".encode())
+        sock.sendall(b"POST /api/memory/remember HTTP/1.1\r\nHost: evil.example\r\n"
+                     b"Content-Length: 1000000\r\n\r\n")
         assert sock.recv(4096).decode().startswith("HTTP/1.1 421")
 
 

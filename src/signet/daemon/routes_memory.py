@@ -125,7 +125,7 @@ def list_memories(
     app: App,
     principal: Recalls,
     limit: int = Query(50, ge=1, le=1000),
-    offset: int = Query(0, ge=0, le=2**62),
+    offset: int = Query(0, ge=0),
     type: str | None = None,
     tags: str | None = Query(None, description="Comma-separated."),
     who: str | None = None,
