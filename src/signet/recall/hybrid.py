@@ -347,7 +347,9 @@ class Recaller:
         return rrf(rankings, self.config.rrf_k, self.channel_weights or None)
 
     def _terms(self, conn: Connection, query: RecallQuery) -> QueryTerms:
-        return QueryTerms.of(fts.term_idf(conn, fts.query_tokens(query.query, None)))
+        return QueryTerms.of(
+            fts.term_idf(conn, fts.query_tokens(query.query, None), query.filters)
+        )
 
     def _crowded(self, hits: list[RecallHit]) -> list[RecallHit]:
         """Sorted best first, later memories of an already-listed source damped."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from signet.store import slice_bm25
 from signet.store.connection import Connection
@@ -218,21 +219,45 @@ def match_all(conn: Connection, text: str, filters: MemoryFilters, limit: int) -
     return [r[0] for r in rows]
 
 
-def term_idf(conn: Connection, tokens: Sequence[str]) -> dict[str, float]:
+def term_idf(
+    conn: Connection, tokens: Sequence[str], filters: MemoryFilters | None = None
+) -> dict[str, float]:
     """BM25's IDF of each token over the memory index, ln(1 + (N - df + 0.5) / (df + 0.5)),
     from the exact index's term statistics; a token the store never saw has df 0 (the most
-    informative), so a query about nothing stored keeps its weight on words nothing holds."""
+    informative), so a query about nothing stored keeps its weight on words nothing holds.
+    For an isolated slice (a scoped caller) N and df count the slice's rows only."""
     if not tokens:
         return {}
-    total = conn.execute("SELECT max(rowid) FROM memories").fetchone()
-    docs = int(total[0] or 0) if total else 0
-    marks = ",".join("?" * len(tokens))
-    frequency = dict(
-        conn.execute(
-            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", list(tokens)
-        ).fetchall()
-    )
+    if filters is not None and filters.isolated:
+        docs, frequency = _slice_frequencies(conn, tokens, filters)
+    else:
+        total = conn.execute("SELECT max(rowid) FROM memories").fetchone()
+        docs = int(total[0] or 0) if total else 0
+        marks = ",".join("?" * len(tokens))
+        frequency = dict(
+            conn.execute(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", list(tokens)
+            ).fetchall()
+        )
     return {
         t: math.log(1.0 + (docs - frequency.get(t, 0) + 0.5) / (frequency.get(t, 0) + 0.5))
         for t in tokens
     }
+
+
+def _slice_frequencies(
+    conn: Connection, tokens: Sequence[str], filters: MemoryFilters
+) -> tuple[int, dict[str, int]]:
+    """(rows, token -> rows holding it) within the filters' slice, deleted rows included as
+    the index's own statistics include them."""
+    where, params = filter_sql(replace(filters, include_deleted=True))
+    docs = int(conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+    frequency = {}
+    for token in tokens:
+        row = conn.execute(
+            f"SELECT count(*) FROM {EXACT_TABLE} f JOIN memories m ON m.rowid = f.rowid "
+            f"WHERE {EXACT_TABLE} MATCH ? AND {where}",
+            ['"' + token.replace('"', '""') + '"', *params],
+        ).fetchone()
+        frequency[token] = int(row[0])
+    return docs, frequency
