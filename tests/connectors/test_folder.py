@@ -13,7 +13,7 @@ import pytest
 from signet.app import SignetApp
 from signet.config import Config, DocumentsConfig, PipelineConfig
 from signet.connectors.folder import ConnectorWorker
-from signet.errors import Forbidden, InvalidInput, NotFound
+from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
 from signet.types import MemoryScope, RecallQuery
 
@@ -122,3 +122,15 @@ def test_a_file_that_grows_past_the_limit_keeps_its_document(app: SignetApp, vau
     assert "max_file_bytes" in app.connectors.get(added["id"])["last_error"]
     hits = app.recall(RecallQuery("tomatoes south bed", mode="keyword")).hits
     assert hits and "tomatoes" in hits[0].memory.content
+
+
+def test_with_mutations_frozen_connectors_change_nothing(app: SignetApp, vault: Path) -> None:
+    added = app.connectors.add(vault)
+    app.documents.frozen = True
+    for attempt in (lambda: app.connectors.add(vault), lambda: app.connectors.sync(added["id"]),
+                    lambda: app.connectors.remove(added["id"])):
+        with pytest.raises(Frozen):
+            attempt()
+    assert [c["id"] for c in app.connectors.list()] == [added["id"]]
+    assert app.connectors.get(added["id"])["status"] == "idle"
+    assert app.connectors.get(added["id"])["last_sync_at"] is None

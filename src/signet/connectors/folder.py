@@ -28,7 +28,7 @@ from typing import Any
 
 from signet.documents.extract import EXTENSIONS
 from signet.documents.service import DocumentService, local_path
-from signet.errors import Forbidden, InvalidInput, NotFound, SignetError
+from signet.errors import Forbidden, Frozen, InvalidInput, NotFound, SignetError
 from signet.store import documents as doc_sql
 from signet.store.db import Store
 from signet.types import Actor, MemoryScope, utc_now
@@ -75,6 +75,7 @@ class FolderConnectors:
     ) -> dict[str, Any]:
         if scope is not None and (scope.agent_id or scope.project):
             raise Forbidden("a scoped token may not connect a local folder")
+        self._check_mutable()
         folder = local_path(path)
         if not folder.is_dir():
             raise InvalidInput(f"no such folder: {folder}")
@@ -107,6 +108,7 @@ class FolderConnectors:
         connector = doc_sql.get_connector(self.store.reader(), connector_id, scope)
         if connector is None:
             raise NotFound(f"connector {connector_id} not found")
+        self._check_mutable()
         self._state(connector_id, "syncing")
         try:
             report, cursor = self._walk(connector)
@@ -167,12 +169,19 @@ class FolderConnectors:
         conn = self.store.reader()
         if doc_sql.get_connector(conn, connector_id, scope) is None:
             raise NotFound(f"connector {connector_id} not found")
+        self._check_mutable()
         forgotten = 0
         for doc_id in doc_sql.connector_documents(conn, connector_id):
             forgotten += self.documents.delete(doc_id, actor=actor)["forgotten"]
         with self.store.write_tx() as write:
             doc_sql.delete_connector(write, connector_id)
         return {"id": connector_id, "removed": True, "forgotten": forgotten}
+
+    def _check_mutable(self) -> None:
+        # Under mutationsFrozen the documents refuse every write; a connector must not write
+        # its own rows (or a sync's status) either, nor half-remove its documents.
+        if self.documents.frozen:
+            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
 
     def _state(self, connector_id: str, status: str, *, error: str | None = None,
                cursor: dict[str, Any] | None = None, synced: bool = False) -> None:

@@ -26,7 +26,7 @@ from signet.errors import Forbidden
 __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 503)
 }
 router = APIRouter(prefix="/api/connectors", responses=ERRORS)
 Connectors = Annotated[Principal, Depends(require("connectors"))]

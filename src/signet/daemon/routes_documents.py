@@ -28,7 +28,7 @@ from signet.errors import Forbidden, InvalidInput
 __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 503)
 }
 router = APIRouter(prefix="/api/documents", responses=ERRORS)
 Documents = Annotated[Principal, Depends(require("documents"))]
