@@ -407,7 +407,7 @@ class AuthConfig:
     token_ttl_days: int = opt(365, "Lifetime of an issued token, in days.", ge=1)
     rate_limit_per_minute: int = opt(600, "Mutating requests per minute per token.", ge=1)
     unauthenticated_per_minute: int = opt(
-        120, "Requests without a valid token per minute per client address before they get"
+        600, "Requests without a valid token per minute per client address before they get"
         " 429 instead of 401.", ge=1,
     )
     mcp_sessions_per_token: int = opt(
