@@ -382,11 +382,13 @@ class HooksConfig:
     )
     prompt_max_memories: int = opt(6, "Most memories injected for one prompt.", ge=0)
     min_relevance: float = opt(
-        # The agent floor of recall's calibrated confidence (recall/confidence.py
-        # AGENT_MIN_CONFIDENCE; a test keeps the two equal).
-        0.05,
-        "Relevance gate of prompt-submit: a recalled memory is injected only when its relevance"
-        " (recall confidence, else cosine similarity) reaches this (0-1).",
+        # Chosen by `signet bench memaware --inject` (docs/benchmarks.md, "Injection"): the
+        # lowest threshold whose false injection rate on the negatives is <= 10%. Memories then
+        # go in above recall's agent floor (recall/confidence.py AGENT_MIN_CONFIDENCE).
+        0.2,
+        "Relevance gate of prompt-submit: inject only when the prompt's best recalled memory"
+        " has a calibrated confidence of at least this (0-1); then every hit above the agent"
+        " floor goes in, in recall's order.",
         ge=0, le=1,
     )
     capture_remember: bool = opt(

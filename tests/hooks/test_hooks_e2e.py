@@ -21,7 +21,7 @@ from signet.config import Config
 from signet.workspace import init_workspace
 
 DECISION = "We decided to use PostgreSQL for the billing service ledger, not MongoDB"
-RELATED = "Which database should the billing service ledger use?"
+RELATED = "Do we use PostgreSQL or MongoDB for the billing ledger?"
 UNRELATED = "How do I reverse a linked list in Rust?"
 # Two lines of a Claude Code transcript (JSONL, one entry per line).
 TRANSCRIPT = [

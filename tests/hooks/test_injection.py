@@ -74,16 +74,21 @@ def test_a_preview_writes_nothing(tmp_path: Path) -> None:
     assert memory in real.memories
 
 
-def test_the_relevance_gate_keeps_out_what_is_not_close_enough(tmp_path: Path) -> None:
+def test_the_gate_is_per_prompt_and_then_the_ranking_above_the_agent_floor_decides(
+    tmp_path: Path,
+) -> None:
+    """Recall's calibrated confidence with the hash embedder: the exact text scores 0.60, a
+    sibling memory sharing three words 0.08, an unrelated one 0.02 (below the agent floor,
+    0.05); the two-word prompt's best hit scores 0.43."""
     text = "the staging database password rotates every month"
-    # Relevance is recall's calibrated confidence: every word and cosine 1 give 0.60; the same
-    # words at the hash embedder's cosine 0.52 for the two-word prompt give 0.43.
+    sibling = "the staging database backups run every night"
     with open_app(tmp_path, min_relevance=0.55) as app:
-        memory = app.remember(text).id
+        memory, near = app.remember(text).id, app.remember(sibling).id
+        far = app.remember("cats sleep most of the afternoon").id
         exact = injection.handle(app, "user-prompt-submit", {"prompt": text})
         loose = injection.handle(app, "user-prompt-submit", {"prompt": "staging database"})
-    assert memory in exact.memories and text in exact.context  # cosine 1 with itself
-    assert loose.context == "" and loose.memories == ()
+    assert list(exact.memories) == [memory, near] and far not in exact.memories
+    assert loose.context == "" and loose.memories == ()  # its best hit is below the gate
 
 
 def test_remember_requests_are_stored_and_questions_are_not() -> None:

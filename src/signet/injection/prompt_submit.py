@@ -6,11 +6,12 @@ Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
    (entity_context.py).
 2. Implicit recall of the prompt through the one Recaller (the configured default mode, no
    access touch: an injection is not the agent asking), behind the relevance gate: a memory is
-   injected only when recall's calibrated confidence (recall/confidence.py: the query's
-   informative words the memory holds and its cosine to the prompt, mapped to the probability
-   of being a true answer) reaches hooks.min_relevance. Recall's fused score cannot gate: it
-   ranks, and the best hit of a prompt about nothing stored scores like the best of a related
-   one. The threshold was chosen from the injection benchmark (docs/benchmarks.md): MemAware's
+   injected only when the prompt is about something stored: the best hit's calibrated
+   confidence (recall/confidence.py: the query's informative words the memory holds and its
+   cosine to the prompt, mapped to the probability of being a true answer) reaches
+   hooks.min_relevance; then the hits above the agent floor go in, in recall's order. Recall's
+   fused score cannot gate: it ranks, and the best hit of a prompt about nothing stored scores
+   like the best of a related one. The threshold was chosen from the injection benchmark (docs/benchmarks.md): MemAware's
    requests against prompts about nothing stored. Memories this session already has are skipped (the ledger).
 3. Capture: "remember that ..." requests become memories (capture.py).
 """
@@ -26,6 +27,7 @@ from signet.injection.ledger import fresh_only, remember_injected
 from signet.injection.memory_lines import add_memories
 from signet.injection.request import HookRequest
 from signet.injection.result import Injection
+from signet.recall.confidence import agent_min_confidence
 from signet.types import RecallHit, RecallQuery
 
 if TYPE_CHECKING:
@@ -61,14 +63,22 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
 
 
 def gated_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
-    """Recall's hits for `prompt` whose calibrated confidence clears the gate, best first."""
+    """Recall's hits for `prompt` when the prompt clears the gate, best first; else none.
+
+    The gate is per prompt: is anything stored relevant? Its best hit's calibrated confidence
+    must reach hooks.min_relevance. Which memories then go in is recall's ranking above the
+    agent floor (recall/confidence.py AGENT_MIN_CONFIDENCE). Gating each hit at the prompt
+    threshold instead kept most true answers out (they sit below the best hit's confidence)."""
     cfg = app.config.hooks
     if cfg.prompt_max_memories == 0:
         return []
+    floor = min(agent_min_confidence(), cfg.min_relevance)
     query = RecallQuery(
         prompt[: app.config.search.max_query_chars],
         limit=min(cfg.prompt_max_memories * RECALL_DEPTH, app.config.search.max_limit),
-        mode=app.config.search.default_mode, touch=False, min_confidence=cfg.min_relevance,
+        mode=app.config.search.default_mode, touch=False, min_confidence=floor,
     )
-    hits = app.recall(query, route="hook").hits
-    return [hit for hit in hits if hit.confidence >= cfg.min_relevance]
+    hits = [h for h in app.recall(query, route="hook").hits if h.confidence >= floor]
+    if not hits or max(h.confidence for h in hits) < cfg.min_relevance:
+        return []
+    return hits
