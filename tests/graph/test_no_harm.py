@@ -24,3 +24,18 @@ def test_full_keeps_hybrids_order_and_adds_below_flat_matches(app: SignetApp) ->
         assert [h.score for h in full] == sorted((h.score for h in full), reverse=True)
     found = app.recall(RecallQuery(QUERY, limit=10, mode="full")).hits
     assert ids["target"] in [h.memory.id for h in found]
+
+
+def test_full_keeps_hybrids_order_over_whole_sources(app: SignetApp) -> None:
+    """Windows of one session: the graph must not choose which window carries the session."""
+    mustang = {"entities": [{"name": "Ford Mustang", "type": "vehicle", "aliases": ["Mustang"]}]}
+    for s in range(4):
+        app.remember(f"session {s}: the air filter of the car and the garage visit",
+                     source_id=f"s{s}")
+        app.remember(f"session {s}: bought it last spring, drove to the lake", source_id=f"s{s}",
+                     graph=mustang)
+        app.remember(f"session {s}: the Mustang needs new tyres soon", source_id=f"s{s}")
+    for text in ("Mustang air filter", "Ford Mustang garage", "where did I drive the Mustang"):
+        hybrid = [h.memory.id for h in app.recall(RecallQuery(text, limit=30, mode="hybrid")).hits]
+        full = app.recall(RecallQuery(text, limit=30, mode="full")).hits
+        assert [h.memory.id for h in full if is_flat(h)] == hybrid, text

@@ -215,7 +215,11 @@ class Recaller:
         if not hits and not key_of:
             return rankings
         weights = self.channel_weights or {}
-        rep = source_recall.representatives(rankings, key_of, weights, self.config.rrf_k)
+        # Representatives from the flat channels only: a graph channel choosing which member
+        # carries a source's evidence would move the flat ranking (mode full == hybrid there).
+        graph_names = {c.name for c in self.channels}
+        flat = {n: r for n, r in rankings.items() if n not in graph_names}
+        rep = source_recall.representatives(flat, key_of, weights, self.config.rrf_k)
         out = dict(rankings)
         if "semantic" in out:
             # Whole-source closeness: a source is as close as its closest member.
