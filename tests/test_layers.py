@@ -20,8 +20,11 @@ LAYERS: dict[str, int] = {
     "projection": 4, "documents": 4, "connectors": 4, "portable": 4,
     "sessions": 4,
     "injection": 4,
+    "client": 4,
     "daemon": 5, "mcp": 5, "cli": 5, "hooks": 5, "bench": 5, "dashboard": 5, "__main__": 5,
 }
+
+ADAPTERS = 5
 
 
 def layer_of(module: str) -> int | None:
@@ -62,7 +65,10 @@ def test_every_top_level_module_has_a_layer() -> None:
 def test_imports_go_one_way() -> None:
     violations = []
     for path in SRC.rglob("*.py"):
-        own = layer_of(module_name(path))
+        name = module_name(path)
+        # The root package is the public facade: it re-exports `signet.Client` (lazily, on
+        # first use), so its own imports may reach any layer; others importing it get layer 0.
+        own = ADAPTERS if name == "signet" else layer_of(name)
         assert own is not None, path
         for imported in imports_of(path):
             target = layer_of(imported)

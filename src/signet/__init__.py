@@ -2,7 +2,25 @@
 
 One SQLite database the user owns; a daemon that remembers conversations, distils them into
 facts, links them into a graph and recalls the right context. The map: docs/architecture.md.
+
+`signet.Client` talks to a running daemon (docs/python.md). It is imported on first use, so
+`import signet` stays free for the processes that need none of it (a harness hook).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from signet.client import Client
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["Client", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Client":
+        from signet.client import Client
+
+        return Client
+    raise AttributeError(f"module 'signet' has no attribute {name!r}")

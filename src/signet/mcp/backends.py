@@ -1,22 +1,21 @@
-"""What the MCP tools talk to: the CLI's client, plus the one operation MCP adds (feedback).
+"""What the MCP tools talk to: `signet.Client` (a running daemon) or its in-process mode.
 
-`DaemonBackend` is the CLI's `DaemonClient` (HTTP to this workspace's daemon) speaking as the
-actor "mcp". `AppBackend` is the CLI's `LocalClient` around an already opened SignetApp: the
-daemon's own app when MCP is served inside the daemon, or one `signet mcp` opened for itself
-when no daemon runs. It keeps that one app (with the configured embedder, which loads its model
-only on first use) for the server's lifetime, where the CLI would reopen per command: a long
-session of searches should not pay the open each time, and the tools may run concurrently in
-worker threads, so the app must never be swapped under them.
+`DaemonBackend` is the public `signet.Client` (HTTP to this workspace's daemon) speaking as the
+actor "mcp". `AppBackend` is the client's in-process mode (`signet.client.LocalClient`) around an
+already opened SignetApp: the daemon's own app when MCP is served inside the daemon, or one
+`signet mcp` opened for itself when no daemon runs. It keeps that one app (with the configured
+embedder, which loads its model only on first use) for the server's lifetime, where the CLI
+would reopen per command: a long session of searches should not pay the open each time, and the
+tools may run concurrently in worker threads, so the app must never be swapped under them.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from signet import injection
 from signet.app import SignetApp
-from signet.cli.client import Client, DaemonClient, LocalClient, connect
+from signet.client import Client, LocalClient, daemon_url, is_running, read_token
 from signet.config import Config
 from signet.types import Actor
 
@@ -27,9 +26,27 @@ ACTOR_NAME = "mcp"
 JSON = dict[str, Any]
 
 
-class Backend(Client, Protocol):
-    """The CLI client's operations plus agent feedback, the session-start context and the
-    identity files, each returning the contract's JSON."""
+class Backend(Protocol):
+    """What the tools call, each returning the contract's JSON."""
+
+    def remember(self, content: str, fields: JSON) -> Any: ...
+
+    def recall(
+        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False,
+        min_confidence: float | None = None,
+    ) -> Any: ...
+
+    def session_search(self, query: str, *, limit: int, project: str | None) -> JSON: ...
+
+    def get(self, memory_id: str) -> Any: ...
+
+    def list(self, *, limit: int, offset: int, filters: JSON) -> Any: ...
+
+    def modify(
+        self, memory_id: str, changes: JSON, *, version: int | None, reason: str | None
+    ) -> Any: ...
+
+    def forget(self, memory_id: str, *, force: bool, reason: str | None) -> Any: ...
 
     def context(self, *, project: str | None, cwd: str | None) -> JSON:
         """What the session-start hook would inject (a preview: nothing is recorded)."""
@@ -42,32 +59,14 @@ class Backend(Client, Protocol):
         session_id: str | None,
     ) -> JSON: ...
 
+    def close(self) -> None: ...
 
-class DaemonBackend(DaemonClient):
+
+class DaemonBackend(Client):
     """Every call goes to the daemon over HTTP; history records the actor "mcp"."""
 
     def __init__(self, cfg: Config) -> None:
-        super().__init__(cfg)
-        self._http.headers["X-Signet-Actor"] = ACTOR_NAME
-
-    def feedback(
-        self, memory_id: str, feedback: str, *, correction_text: str | None,
-        session_id: str | None,
-    ) -> JSON:
-        body: JSON = {"memory_id": memory_id, "feedback": feedback}
-        if correction_text is not None:
-            body["correction_text"] = correction_text
-        if session_id is not None:
-            body["session_id"] = session_id
-        return self._call("POST", "/api/memory/feedback", json=body)
-
-    def context(self, *, project: str | None, cwd: str | None) -> JSON:
-        # Without a session id the hook route records nothing: a preview.
-        body = {"harness": "generic", **{k: v for k, v in (("project", project), ("cwd", cwd)) if v}}
-        return self._call("POST", "/api/hooks/session-start", json=body)
-
-    def identity(self, name: str) -> JSON:
-        return self._call("GET", f"/api/identity/{quote(name, safe='')}")
+        super().__init__(daemon_url(cfg), read_token(cfg), actor=ACTOR_NAME)
 
 
 class AppBackend(LocalClient):
@@ -106,9 +105,7 @@ class AppBackend(LocalClient):
 def connect_backend(cfg: Config) -> tuple[Backend, SignetApp | None]:
     """This workspace's daemon when it answers, else the store opened in-process. The app is
     returned too when one was opened here, for the caller to close."""
-    probe = connect(cfg)
-    probe.close()
-    if isinstance(probe, DaemonClient):
+    if is_running(cfg):
         return DaemonBackend(cfg), None
     app = SignetApp.open(cfg)
     return AppBackend(app), app

@@ -1,4 +1,4 @@
-"""HTTP to the daemon over the standard library, for the CLI and the MCP stdio proxy.
+"""HTTP to the daemon over the standard library, for `signet.Client` (the CLI, MCP, scripts).
 
 Every `signet` command that reaches a running daemon is a whole process, and importing httpx
 (with its TLS, HTTP/2 and async layers) cost such a process about 0.1 s of CPU before any
@@ -14,7 +14,9 @@ import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-__all__ = ["DaemonHttp", "Reply", "TransportError"]
+from signet.errors import SignetError
+
+__all__ = ["DaemonHttp", "Reply", "TransportError", "error_from_reply"]
 
 
 class TransportError(Exception):
@@ -91,3 +93,24 @@ class DaemonHttp:
                     self._host, self._port, timeout=self._timeout
                 )
         return self._conn
+
+
+def error_from_reply(reply: Reply) -> SignetError:
+    """`{"error", "code"}` back to the SignetError subclass that owns that code."""
+    try:
+        body = reply.json()
+        message, code = str(body["error"]), str(body["code"])
+    except (ValueError, KeyError, TypeError):
+        text = reply.text.strip()[:200]
+        return SignetError(f"daemon answered HTTP {reply.status}: {text}", code="daemon_error")
+    return _error_classes().get(code, SignetError)(message, code=code)
+
+
+def _error_classes() -> dict[str, type[SignetError]]:
+    found: dict[str, type[SignetError]] = {}
+    pending: list[type[SignetError]] = [SignetError]
+    while pending:
+        cls = pending.pop()
+        found.setdefault(cls.code, cls)
+        pending.extend(cls.__subclasses__())
+    return found

@@ -1,0 +1,289 @@
+"""`signet.Client`: a running daemon's HTTP API as typed Python methods.
+
+One client for every caller outside the daemon process: Python scripts, the CLI
+(`cli/client.py` `DaemonClient` is this class speaking as the actor "cli") and the MCP stdio
+server (`mcp/backends.py`, actor "mcp"). Each method is one request; the answer is the
+contract's JSON (docs/api.md) as a dict, typed by `signet.client.wire`; an error answer is raised
+as the `SignetError` subclass that owns its code (`NotFound`, `Conflict`, `Forbidden`, ...), so
+a caller handles the same exceptions the daemon raised.
+
+Where the daemon is: an explicit `url` and `token` (a daemon on another machine, a scoped
+token), or a workspace (`Client.for_workspace()`), whose `agent.yaml`/`SIGNET_PORT`/`SIGNET_BIND`
+give the address and whose `.daemon/token` the token, exactly as the CLI resolves them.
+
+The transport is the standard library's `http.client` (`client/http.py`): importing this
+module costs a short-lived process almost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
+from urllib.parse import quote
+
+from signet.client.http import DaemonHttp, TransportError, error_from_reply
+from signet.client.wire import HistoryJSON, MemoryJSON, PageJSON, RecallJSON, RememberJSON
+from signet.config import Config
+from signet.errors import SignetError
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S", "Client", "daemon_url", "health_pid", "is_running", "pid_file_value",
+    "read_token",
+]
+
+HEALTH_TIMEOUT_S = 0.3
+# Remember and recall may embed on the daemon's side; give them room, but never hang forever.
+DEFAULT_TIMEOUT_S = 60.0
+
+JSON = dict[str, Any]
+
+
+def daemon_url(cfg: Config) -> str:
+    """The loopback URL of cfg's daemon (a daemon bound to every interface is still reached
+    over loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(cfg.bind, cfg.bind)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{cfg.port}"
+
+
+def read_token(cfg: Config) -> str | None:
+    """The token the workspace's daemon wrote for local clients, if any."""
+    try:
+        return cfg.token_path.read_text("utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def is_running(cfg: Config) -> bool:
+    """Whether this workspace's daemon answers at cfg's address (its pid file names the pid
+    that /health reports)."""
+    answering = health_pid(cfg)
+    return answering is not None and answering == pid_file_value(cfg)
+
+
+def health_pid(cfg: Config) -> int | None:
+    """The pid cfg's address reports on /health, or None when nothing of ours answers."""
+    http = DaemonHttp(daemon_url(cfg), {}, HEALTH_TIMEOUT_S)
+    try:
+        reply = http.request("GET", "/health")
+        body = reply.json()
+    except (TransportError, ValueError):
+        return None  # nothing listens there, or not something speaking our protocol
+    finally:
+        http.close()
+    if reply.status != 200 or not isinstance(body, dict) or body.get("status") != "ok":
+        return None
+    pid = body.get("pid")
+    return pid if isinstance(pid, int) else None
+
+
+def pid_file_value(cfg: Config) -> int | None:
+    """The pid this workspace's daemon wrote, if any."""
+    try:
+        text = cfg.pid_path.read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+class Client:
+    """A running daemon at `url`, authenticated by `token` (None: the daemon's auth mode must
+    not require one). `actor` names this caller in the memories' history."""
+
+    def __init__(
+        self, url: str, token: str | None = None, *, actor: str = "python",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        headers = {"X-Signet-Actor": actor}
+        token = (token or "").strip()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.base_url = url.rstrip("/")
+        self._http = DaemonHttp(self.base_url, headers, timeout_s)
+
+    @classmethod
+    def for_workspace(
+        cls, workspace: str | Path | None = None, *, actor: str = "python",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> Client:
+        """The daemon of `workspace` (default: $SIGNET_WORKSPACE, else ~/.agents), with the
+        token it wrote to `<workspace>/.daemon/token`."""
+        cfg = Config.load(workspace)
+        return cls(daemon_url(cfg), read_token(cfg), actor=actor, timeout_s=timeout_s)
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def remember(
+        self, content: str, fields: Mapping[str, Any] | None = None, *,
+        type: str | None = None, tags: list[str] | None = None,
+        importance: float | None = None, pinned: bool | None = None,
+        project: str | None = None, idempotency_key: str | None = None,
+    ) -> RememberJSON:
+        """Store `content`; `fields` takes any other body key of `POST /api/memory/remember`
+        (who, why, source_id, session_id, graph, ...)."""
+        body = {
+            "content": content, **(fields or {}),
+            **_present(type=type, tags=tags, importance=importance, pinned=pinned,
+                       project=project, idempotency_key=idempotency_key),
+        }
+        return cast(RememberJSON, self._call("POST", "/api/memory/remember", json=body))
+
+    def recall(
+        self, query: str, *, limit: int = 10, mode: str | None = None,
+        filters: Mapping[str, Any] | None = None, expand: bool = False,
+        min_confidence: float | None = None,
+    ) -> RecallJSON:
+        """The memories that answer `query`, best first. `mode` None: the daemon's
+        `search.default_mode`; `filters`: type, tags, who, project, since, until, pinned,
+        importance_min, ...; `expand`: each session memory's transcript excerpt;
+        `min_confidence`: drop results less confident than this."""
+        body: JSON = {"query": query, "limit": limit, "filters": dict(filters or {})}
+        if mode is not None:
+            body["mode"] = mode
+        if expand:
+            body["expand"] = True
+        if min_confidence is not None:
+            body["min_confidence"] = min_confidence
+        return cast(RecallJSON, self._call("POST", "/api/memory/recall", json=body))
+
+    def get(self, memory_id: str) -> MemoryJSON:
+        return cast(MemoryJSON, self._call("GET", _memory_path(memory_id)))
+
+    def list(
+        self, *, limit: int = 50, offset: int = 0, filters: Mapping[str, Any] | None = None
+    ) -> PageJSON:
+        """One page of memories, newest first, with the same filters as recall."""
+        params: dict[str, str | int] = {"limit": limit, "offset": offset}
+        for name, value in (filters or {}).items():
+            params[name] = _query_value(value)
+        return cast(PageJSON, self._call("GET", "/api/memories", params=params))
+
+    def modify(
+        self, memory_id: str, changes: Mapping[str, Any], *, version: int | None = None,
+        reason: str | None = None,
+    ) -> MemoryJSON:
+        """Change content, tags, importance, ...; `version` makes it conditional (a memory
+        changed meanwhile raises Conflict)."""
+        body = {**changes, **_present(version=version, reason=reason)}
+        return cast(MemoryJSON, self._call("PATCH", _memory_path(memory_id), json=body))
+
+    def forget(
+        self, memory_id: str, *, force: bool = False, reason: str | None = None
+    ) -> MemoryJSON:
+        """Soft-delete (recoverable until retention purges it); a pinned memory needs force."""
+        params = {"force": _query_value(force), **_present(reason=reason)}
+        return cast(MemoryJSON, self._call("DELETE", _memory_path(memory_id), params=params))
+
+    def recover(self, memory_id: str, *, reason: str | None = None) -> MemoryJSON:
+        path = _memory_path(memory_id, "recover")
+        return cast(MemoryJSON, self._call("POST", path, json=_present(reason=reason)))
+
+    def history(self, memory_id: str) -> HistoryJSON:
+        return cast(HistoryJSON, self._call("GET", _memory_path(memory_id, "history")))
+
+    def feedback(
+        self, memory_id: str, feedback: str, *, correction_text: str | None = None,
+        session_id: str | None = None,
+    ) -> JSON:
+        """An agent's verdict on a recalled memory: positive, negative or correction (with
+        `correction_text`)."""
+        body: JSON = {"memory_id": memory_id, "feedback": feedback}
+        body.update(_present(correction_text=correction_text, session_id=session_id))
+        return self._call("POST", "/api/memory/feedback", json=body)
+
+    # -- sessions, context, identity ---------------------------------------------------------
+
+    def import_transcript(self, session_id: str, body: Mapping[str, Any]) -> JSON:
+        path = f"/api/sessions/{quote(session_id, safe='')}/transcript"
+        return self._call("POST", path, json=dict(body))
+
+    def sessions(
+        self, *, limit: int = 50, offset: int = 0, filters: Mapping[str, Any] | None = None
+    ) -> JSON:
+        params = {"limit": limit, "offset": offset, **_present(**(filters or {}))}
+        return self._call("GET", "/api/sessions", params=params)
+
+    def session(self, session_id: str, *, project: str | None = None) -> JSON:
+        path = f"/api/sessions/{quote(session_id, safe='')}"
+        return self._call("GET", path, params=_present(project=project))
+
+    def session_search(
+        self, query: str, *, limit: int = 10, project: str | None = None
+    ) -> JSON:
+        params = {"q": query, "limit": limit, **_present(project=project)}
+        return self._call("GET", "/api/sessions/search", params=params)
+
+    def context(self, *, project: str | None = None, cwd: str | None = None) -> JSON:
+        """What the session-start hook would inject, as a preview (nothing is recorded:
+        without a session id the hook route keeps no ledger)."""
+        body = {"harness": "generic", **_present(project=project, cwd=cwd)}
+        return self._call("POST", "/api/hooks/session-start", json=body)
+
+    def identity(self, name: str) -> JSON:
+        """One identity file (AGENTS.md, SOUL.md, ...)."""
+        return self._call("GET", f"/api/identity/{quote(name, safe='')}")
+
+    # -- the daemon --------------------------------------------------------------------------
+
+    def health(self) -> JSON:
+        return self._call("GET", "/health")
+
+    def status(self) -> JSON:
+        return self._call("GET", "/api/status")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _call(
+        self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None
+    ) -> JSON:
+        try:
+            reply = self._http.request(
+                method, path, json_body=json, params=dict(params) if params else None
+            )
+        except TransportError as exc:
+            raise SignetError(
+                f"daemon at {self.base_url} did not answer: {exc}", code="daemon_unreachable"
+            ) from exc
+        if reply.status >= 400:
+            raise error_from_reply(reply)
+        try:
+            body = reply.json()
+        except ValueError as exc:
+            raise SignetError(
+                f"daemon answered {method} {path} with non-JSON", code="bad_response"
+            ) from exc
+        if not isinstance(body, dict):
+            raise SignetError(
+                f"daemon answered {method} {path} with JSON that is not an object",
+                code="bad_response",
+            )
+        return body
+
+
+def _memory_path(memory_id: str, *rest: str) -> str:
+    # Quoted so an id can never step into another route ("../", "?").
+    return "/".join(["/api/memory", quote(memory_id, safe=""), *rest])
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _present(**values: Any) -> JSON:
+    return {name: value for name, value in values.items() if value is not None}
