@@ -59,6 +59,17 @@ def test_json_errors_are_json_on_stderr_with_a_non_zero_exit(
     assert error["code"] == code and error["error"]
 
 
+def test_an_os_error_about_a_named_path_is_a_message_not_a_traceback(workspace: Path) -> None:
+    blocker = workspace / "a-file"
+    blocker.write_text("not a folder")
+    done = signet(workspace, "--json", "api", "spec", "--out", str(blocker / "spec.json"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    error = json.loads(done.stderr)
+    assert error["code"] == "os_error" and str(blocker / "spec.json") in error["error"]
+    prose = signet(workspace, "api", "spec", "--out", str(blocker / "spec.json"))
+    assert prose.returncode == 1 and prose.stderr.startswith("Error: Not a directory")
+
+
 def test_without_json_errors_stay_prose(workspace: Path) -> None:
     done = signet(workspace, "get", "0" * 32)
     assert done.returncode == 1 and done.stderr.startswith("Error: memory")

@@ -2,8 +2,8 @@
 
 Global options choose the workspace (`--workspace`, else $SIGNET_WORKSPACE, else ~/.agents) and
 the output (`--json`, also accepted after any command). Errors are translated in one place,
-`SignetGroup.invoke`: a `SignetError` from any command becomes its message on stderr and exit
-code 1; click keeps exit code 2 for usage errors. With `--json` anywhere on the line, the error
+`SignetGroup.invoke`: a `SignetError` (or an `OSError` about a path) from any command becomes
+its message on stderr and exit code 1; click keeps exit code 2 for usage errors. With `--json` anywhere on the line, the error
 is JSON too, `{"error": message, "code": machine name}` on stderr (the daemon's error shape),
 so a script reading JSON never has to parse prose.
 
@@ -137,6 +137,13 @@ class SignetGroup(click.Group):
             if _wants_json(ctx):
                 raise JsonFailure(exc.message, exc.code, 1) from exc
             raise click.ClickException(exc.message) from exc
+        except OSError as exc:
+            # The machine's answer (no such folder, permission denied, disk full) about a path
+            # the user named: a message, not a traceback; JSON too under --json.
+            message = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+            if _wants_json(ctx):
+                raise JsonFailure(message, "os_error", 1) from exc
+            raise click.ClickException(message) from exc
         except click.ClickException as exc:
             if not _wants_json(ctx) or isinstance(exc, JsonFailure):
                 raise
