@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from fakes.scripted_llm import ScriptedLLM
 from signet.errors import ProviderTimeout
 from signet.pipeline.contradiction import (
     ANTONYM_PAIRS,
@@ -172,37 +171,11 @@ def test_temporal_supersession_markers(text: str, marked: bool) -> None:
     assert has_temporal_supersession(text) is marked
 
 
-class _Reply:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class _FakeLLM:
-    """Implements the LLM seam's complete() with a fixed reply (or a failure) and records prompts."""
-
-    def __init__(self, reply: str = "", error: Exception | None = None) -> None:
-        self.reply, self.error = reply, error
-        self.prompts: list[str] = []
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-    ) -> Any:
-        self.prompts.append(prompt)
-        if self.error:
-            raise self.error
-        return _Reply(self.reply)
-
-
 RELATED_CLEAN = ("The user has a dog named Rex", "The user has a dog named Max")
 
 
 def test_clean_fast_path_with_three_shared_tokens_asks_the_llm() -> None:
-    llm = _FakeLLM('{"contradicts": true, "confidence": 0.85, "reason": "different names"}')
+    llm = ScriptedLLM('{"contradicts": true, "confidence": 0.85, "reason": "different names"}')
     verdict = check_contradiction(*RELATED_CLEAN, llm=llm)
     assert verdict.contradicts and verdict.used_llm
     assert verdict.confidence == 0.85 and verdict.reason == "different names"
@@ -213,26 +186,26 @@ def test_clean_fast_path_with_three_shared_tokens_asks_the_llm() -> None:
 
 
 def test_llm_saying_no_or_unsure_does_not_block() -> None:
-    no = _FakeLLM('{"contradicts": false, "confidence": 0.9, "reason": "complementary"}')
+    no = ScriptedLLM('{"contradicts": false, "confidence": 0.9, "reason": "complementary"}')
     assert check_contradiction(*RELATED_CLEAN, llm=no).contradicts is False
-    unsure = _FakeLLM('{"contradicts": true, "confidence": 0.4, "reason": "maybe"}')
+    unsure = ScriptedLLM('{"contradicts": true, "confidence": 0.4, "reason": "maybe"}')
     assert check_contradiction(*RELATED_CLEAN, llm=unsure).contradicts is False
 
 
 def test_a_fast_path_hit_never_calls_the_llm() -> None:
-    llm = _FakeLLM('{"contradicts": false, "confidence": 1}')
+    llm = ScriptedLLM('{"contradicts": false, "confidence": 1}')
     verdict = check_contradiction("The user lives in Berlin", "The user lives in Paris", llm=llm)
     assert verdict.contradicts and not verdict.used_llm and llm.prompts == []
 
 
 def test_fewer_than_three_shared_tokens_never_calls_the_llm() -> None:
-    llm = _FakeLLM('{"contradicts": true, "confidence": 1}')
+    llm = ScriptedLLM('{"contradicts": true, "confidence": 1}')
     verdict = check_contradiction("The user has a cat", "The user has a dog", llm=llm)
     assert not verdict.contradicts and llm.prompts == []
 
 
 def test_the_same_statement_never_calls_the_llm() -> None:
-    llm = _FakeLLM('{"contradicts": true, "confidence": 1}')
+    llm = ScriptedLLM('{"contradicts": true, "confidence": 1}')
     assert not check_contradiction("The user has a dog", "the user has a dog.", llm=llm).contradicts
     assert llm.prompts == []
 
@@ -240,19 +213,19 @@ def test_the_same_statement_never_calls_the_llm() -> None:
 @pytest.mark.parametrize(
     "llm",
     [
-        _FakeLLM("I think these are fine."),
-        _FakeLLM('{"verdict": "no"}'),
-        _FakeLLM('{"contradicts": "perhaps"}'),
-        _FakeLLM(error=ProviderTimeout("ollama timed out")),
+        ScriptedLLM("I think these are fine."),
+        ScriptedLLM('{"verdict": "no"}'),
+        ScriptedLLM('{"contradicts": "perhaps"}'),
+        ScriptedLLM(error=ProviderTimeout("ollama timed out")),
     ],
     ids=["prose", "wrong keys", "not a boolean", "timeout"],
 )
-def test_slow_path_failure_does_not_contradict_and_says_why(llm: _FakeLLM) -> None:
+def test_slow_path_failure_does_not_contradict_and_says_why(llm: ScriptedLLM) -> None:
     verdict = check_contradiction(*RELATED_CLEAN, llm=llm)
     assert verdict.contradicts is False and verdict.used_llm is True
     assert verdict.reason.startswith("slow path failed")
 
 
 def test_string_booleans_from_a_small_model_are_accepted() -> None:
-    llm = _FakeLLM('{"contradicts": "yes", "confidence": 0.9, "reason": "r"}')
+    llm = ScriptedLLM('{"contradicts": "yes", "confidence": 0.9, "reason": "r"}')
     assert check_contradiction(*RELATED_CLEAN, llm=llm).contradicts is True

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from fakes.scripted_llm import ScriptedLLM
 from signet.errors import BadResponse
 from signet.pipeline.decision import (
     Candidate,
@@ -117,33 +118,8 @@ def test_prompt_shows_the_fact_and_every_candidate_id() -> None:
         assert action in prompt
 
 
-class _Reply:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class _FakeLLM:
-    """Implements the LLM seam's complete() with a fixed reply and records prompts."""
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-    ) -> _Reply:
-        assert json_mode
-        self.prompts.append(prompt)
-        return _Reply(self.reply)
-
-
 def test_no_candidates_means_add_without_a_call() -> None:
-    llm = _FakeLLM("unused")
+    llm = ScriptedLLM("unused", require_json=True)
     proposal = decide(llm, FACT, [])
     assert (proposal.action, proposal.target_id, proposal.rejected) == ("add", None, None)
     assert llm.prompts == []
@@ -151,7 +127,7 @@ def test_no_candidates_means_add_without_a_call() -> None:
 
 def test_decide_asks_the_model_with_at_most_five_best_candidates() -> None:
     many = [Candidate(f"m{i}", f"The user visited city number {i}", i / 10) for i in range(8)]
-    llm = _FakeLLM(_reply(action="update", targetId="m7", confidence=0.8, reason="r"))
+    llm = ScriptedLLM(_reply(action="update", targetId="m7", confidence=0.8, reason="r"), require_json=True)
     proposal = decide(llm, FACT, many)
     assert proposal.action == "update" and proposal.rejected is None
     (prompt,) = llm.prompts
@@ -161,7 +137,7 @@ def test_decide_asks_the_model_with_at_most_five_best_candidates() -> None:
 
 def test_a_target_dropped_from_the_prompt_counts_as_unknown() -> None:
     many = [Candidate(f"m{i}", f"The user visited city number {i}", i / 10) for i in range(8)]
-    llm = _FakeLLM(_reply(action="delete", targetId="m0", confidence=0.8))
+    llm = ScriptedLLM(_reply(action="delete", targetId="m0", confidence=0.8), require_json=True)
     assert decide(llm, FACT, many).rejected is not None
 
 

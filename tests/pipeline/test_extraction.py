@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from fakes.scripted_llm import ScriptedLLM
 from signet.errors import BadResponse
 from signet.pipeline.extraction import (
     MAX_INPUT_CHARS,
@@ -209,32 +210,8 @@ def test_prompt_caps_the_input_and_names_the_shape() -> None:
         assert word in prompt
 
 
-class _Reply:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class _FakeLLM:
-    """Implements the LLM seam's complete() with a fixed reply and records the call."""
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.calls: list[tuple[str, str | None, bool]] = []
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-    ) -> _Reply:
-        self.calls.append((prompt, system, json_mode))
-        return _Reply(self.reply)
-
-
 def test_extract_makes_one_json_mode_call() -> None:
-    llm = _FakeLLM(json.dumps(GOOD))
+    llm = ScriptedLLM(json.dumps(GOOD))
     result = extract(llm, "I prefer dark mode everywhere. I moved to Lisbon in March 2024.")
     assert len(result.facts) == 2
     ((prompt, system, json_mode),) = llm.calls
@@ -242,6 +219,6 @@ def test_extract_makes_one_json_mode_call() -> None:
 
 
 def test_extract_skips_the_model_for_empty_content() -> None:
-    llm = _FakeLLM("unused")
+    llm = ScriptedLLM("unused")
     assert extract(llm, "   ") == Extraction()
     assert llm.calls == []

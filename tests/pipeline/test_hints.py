@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakes.scripted_llm import ScriptedLLM
 from signet.errors import BadResponse
 from signet.pipeline.hints import MAX_HINTS, build_hints_prompt, generate_hints, parse_hints
 
@@ -60,32 +61,8 @@ def test_prompt_asks_for_three_to_five_hints_as_json() -> None:
     assert prompt.endswith("The user has a Target loyalty card")
 
 
-class _Reply:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class _FakeLLM:
-    """Implements the LLM seam's complete() with a fixed reply and records prompts."""
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-    ) -> _Reply:
-        self.prompts.append(prompt)
-        return _Reply(self.reply)
-
-
 def test_generate_hints_makes_one_call() -> None:
-    llm = _FakeLLM('{"hints": ["Where can I get discounts?"]}')
+    llm = ScriptedLLM('{"hints": ["Where can I get discounts?"]}')
     assert generate_hints(llm, "The user has a Target loyalty card") == [Q[0]]
     assert len(llm.prompts) == 1
     assert generate_hints(llm, "  ") == [] and len(llm.prompts) == 1

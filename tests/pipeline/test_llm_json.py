@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from fakes.scripted_llm import ScriptedLLM
 from signet.errors import BadResponse
 from signet.pipeline.llm_json import complete_json, parse_llm_json
 
@@ -78,31 +79,7 @@ def test_longest_value_wins_over_a_draft() -> None:
     assert parse_llm_json(text) == {"a": 1, "b": 2, "c": 3}
 
 
-class _Reply:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class _RecordingLLM:
-    """A stand-in for the outside LLM service: records the call, answers a fixed text."""
-
-    def __init__(self, text: str) -> None:
-        self.reply = text
-        self.calls: list[dict[str, Any]] = []
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-    ) -> _Reply:
-        self.calls.append({"prompt": prompt, "system": system, "json_mode": json_mode})
-        return _Reply(self.reply)
-
-
 def test_complete_json_asks_in_json_mode_and_parses() -> None:
-    llm = _RecordingLLM('<think>x</think>{"ok": true}')
+    llm = ScriptedLLM('<think>x</think>{"ok": true}')
     assert complete_json(llm, "question", system="sys") == {"ok": True}
-    assert llm.calls == [{"prompt": "question", "system": "sys", "json_mode": True}]
+    assert llm.calls == [("question", "sys", True)]
