@@ -228,3 +228,21 @@ def test_an_unwritable_target_is_refused_naming_it_and_leaves_nothing(
         backup(source.store, blocker / "memories.db")
     assert blocker.read_text() == "not a folder"
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_a_link_in_a_bundle_copies_nothing_from_outside_it(source: SignetApp, tmp_path: Path) -> None:
+    export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    private = tmp_path / "private-key"
+    private.write_text("-----BEGIN PRIVATE KEY-----")
+    files = tmp_path / "bundle" / "files"
+    files.mkdir(exist_ok=True)
+    (files / "USER.md").unlink(missing_ok=True)
+    (files / "USER.md").symlink_to(private)
+    target = _open(tmp_path / "b")
+    try:
+        (target.config.workspace / "USER.md").unlink(missing_ok=True)
+        report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        assert "USER.md" not in report["files"]["copied"]
+        assert not (target.config.workspace / "USER.md").exists()
+    finally:
+        target.close()

@@ -220,11 +220,16 @@ def _import_files(folder: Path, workspace: Path) -> dict[str, list[str]]:
     kept: list[str] = []
     if not folder.is_dir():
         return {"copied": copied, "kept": kept}
+    root = folder.resolve()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder)
         if not (str(rel) in IDENTITY_FILES or any(rel.is_relative_to(f) for f in FOLDERS)) \
                 or ".." in rel.parts:
             continue  # only what export writes; a crafted bundle cannot drop files elsewhere
+        if path.is_symlink() or not path.resolve().is_relative_to(root):
+            # Export writes plain files only. A link would copy whatever it points at on this
+            # machine (a key, a password file) into an identity file the hooks inject.
+            continue
         target = workspace / rel
         if target.exists():
             kept.append(rel.as_posix())
