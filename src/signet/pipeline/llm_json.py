@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Protocol
+from typing import Any
 
 from signet.errors import BadResponse
+from signet.providers.llm import CompletingLLM, Completion
 
 __all__ = ["Completion", "CompletingLLM", "complete_json", "parse_llm_json"]
 
@@ -43,26 +44,6 @@ _WORDS = {"true": "true", "false": "false", "null": "null", "none": "null"}
 _VALID_ESCAPES = set('"\\/bfnrtu')
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-class Completion(Protocol):
-    """What `signet.providers.llm.Completion` offers the pipeline: the reply text."""
-
-    @property
-    def text(self) -> str: ...
-
-
-class CompletingLLM(Protocol):
-    """The one method of `signet.providers.llm.LLM` the pipeline uses."""
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        json_mode: bool = False,
-        max_tokens: int | None = None,
-    ) -> Completion: ...
 
 
 def complete_json(

@@ -38,6 +38,7 @@ __all__ = [
     "LLM",
     "LLM_PROVIDERS",
     "BaseLLM",
+    "CompletingLLM",
     "Completion",
     "LLMFactory",
     "LLMSettings",
@@ -68,12 +69,9 @@ class Completion:
 UsageSink = Callable[[Completion], None]
 
 
-@runtime_checkable
-class LLM(Protocol):
-    """Anything that turns a prompt into a `Completion`."""
-
-    name: str
-    model: str
+class CompletingLLM(Protocol):
+    """The one method the pipeline calls: a prompt in, a `Completion` out. Declared once here;
+    `pipeline/llm_json.py` re-exports it, and a test's scripted stand-in needs only this."""
 
     def complete(
         self,
@@ -83,6 +81,14 @@ class LLM(Protocol):
         json_mode: bool = False,
         max_tokens: int | None = None,
     ) -> Completion: ...
+
+
+@runtime_checkable
+class LLM(CompletingLLM, Protocol):
+    """A configured provider: `complete`, plus the names its usage is reported under."""
+
+    name: str
+    model: str
 
 
 class RateLimiter:
