@@ -238,11 +238,18 @@ def test_a_link_in_a_bundle_copies_nothing_from_outside_it(source: SignetApp, tm
     files.mkdir(exist_ok=True)
     (files / "USER.md").unlink(missing_ok=True)
     (files / "USER.md").symlink_to(private)
+    config = tmp_path / "bundle" / "config" / "agent.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.unlink(missing_ok=True)
+    config.symlink_to(private)
     target = _open(tmp_path / "b")
     try:
         (target.config.workspace / "USER.md").unlink(missing_ok=True)
+        (target.config.workspace / "agent.yaml").unlink(missing_ok=True)
         report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
         assert "USER.md" not in report["files"]["copied"]
         assert not (target.config.workspace / "USER.md").exists()
+        assert report["config_installed"] is False
+        assert not (target.config.workspace / "agent.yaml").exists()
     finally:
         target.close()

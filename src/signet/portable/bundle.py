@@ -178,7 +178,7 @@ def import_bundle(store: Store, workspace: Path, source: Path, progress: Progres
     files = _import_files(source / "files", workspace)
     config = source / "config" / "agent.yaml"
     installed_config = False
-    if config.is_file() and not (workspace / "agent.yaml").exists():
+    if config.is_file() and not config.is_symlink() and not (workspace / "agent.yaml").exists():
         workspace.mkdir(parents=True, exist_ok=True)
         shutil.copy2(config, workspace / "agent.yaml")
         installed_config = True
