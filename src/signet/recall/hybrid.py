@@ -111,7 +111,7 @@ class Recaller:
     # closest member, as two channels in place of the members' own lexical and semantic ones.
     source_channel: bool = True
     # Graph-only results rank below every flat result at least this confident, or below
-    # every flat result when None (the default: `_merged`; a floor cost MemAware a question).
+    # every flat result when None (the default, provably no harm: `_merged`).
     graph_floor: float | None = None
     # The query embedding's deadline and circuit breaker (providers/guard.py): a hung embedder
     # costs a recall at most the budget, then none while the breaker is open.
