@@ -304,7 +304,13 @@ class SearchConfig:
     min_cosine: float = opt(
         0.15, "Semantic candidates below this cosine similarity are not evidence.", ge=-1, le=1
     )
-    rehearsal_boost: float = opt(0.1, "Boost for memories recalled often.", ge=0)
+    rehearsal_boost: float = opt(
+        0.1,
+        "Most boost for a memory the agent used (positive feedback, a recall asked to record"
+        " access; never a search as such): x(1 + this) at 20 accesses, never over a clearly"
+        " better match.",
+        ge=0,
+    )
     decay_rate: float = opt(0.05, "Score decay per day since last access.", ge=0)
     query_embed_timeout_ms: int = opt(
         1500, "Longest a recall waits for its query's embedding; past it recall answers from"

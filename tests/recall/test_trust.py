@@ -9,7 +9,7 @@ from signet.types import Actor, RecallQuery, utc_now
 
 
 def _accessed(app: SignetApp, memory_id: str, times: int) -> None:
-    """Record `times` accesses (what a get, positive feedback or a used injection records)."""
+    """Record `times` accesses (what positive feedback or a recall asked to touch records)."""
     with app.store.write_tx() as conn:
         for _ in range(times):
             mem_sql.touch(conn, [memory_id], utc_now())

@@ -440,8 +440,9 @@ class Recaller:
         return out
 
     def _rehearsal(self, memory: Memory, now: datetime) -> tuple[float, tuple[str, ...]]:
-        """Bounded boost for memories the agent used (access count: a get, positive feedback,
-        an injection used; never a search result), and importance decay for memories not
+        """Bounded boost for memories the agent used (access count: positive feedback, or a
+        recall whose caller used the results, `touch`; never a search result as such), and
+        importance decay for memories not
         refreshed by access. Both are reported in `adjustments`; `scoring.bounded` keeps
         either from lifting a memory over a clearly better match."""
         adjustments: list[str] = []
