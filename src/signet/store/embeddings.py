@@ -135,10 +135,13 @@ def audit(conn: Connection, model: str) -> dict[str, int]:
 
 
 def delete_for_hashes(conn: Connection, hashes: Iterable[str]) -> int:
+    """Delete the vectors of `hashes` (500 per statement); return how many rows went."""
+    values = list(hashes)
     count = 0
-    for content_hash in hashes:
+    for start in range(0, len(values), 500):
+        chunk = values[start : start + 500]
         count += conn.execute(
-            "DELETE FROM embeddings WHERE content_hash = ?", (content_hash,)
+            f"DELETE FROM embeddings WHERE content_hash IN ({','.join('?' * len(chunk))})", chunk
         ).rowcount
     return count
 

@@ -76,15 +76,6 @@ def tombstone_vector_hashes(conn: Connection, ids: Sequence[str], before: str) -
     return sorted(found)
 
 
-def delete_vectors(conn: Connection, hashes: Sequence[str]) -> int:
-    deleted = 0
-    for chunk, marks in _chunks(hashes):
-        deleted += conn.execute(
-            f"DELETE FROM embeddings WHERE content_hash IN ({marks})", chunk
-        ).rowcount
-    return deleted
-
-
 def delete_tombstones(conn: Connection, ids: Sequence[str], before: str) -> int:
     """Hard-delete the expired tombstones among `ids` (the FTS trigger cleans the index; the
     count comes from the id list, not from changes(), which the trigger inflates)."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from signet.config import RetentionConfig
+from signet.store import embeddings as emb_sql
 from signet.store import jobs as jobs_sql
 from signet.store import knowledge as know_sql
 from signet.store import retention as ret_sql
@@ -80,7 +81,7 @@ def sweep(store: Store, cfg: RetentionConfig, now: datetime, *, dry_run: bool = 
     report.entities_removed = graph["orphans"]
     with store.write_tx() as conn:  # 2. embeddings
         hashes = ret_sql.tombstone_vector_hashes(conn, ids, tomb_before)
-        report.counts["embeddings"] = ret_sql.delete_vectors(conn, hashes)
+        report.counts["embeddings"] = emb_sql.delete_for_hashes(conn, hashes)
     with store.write_tx() as conn:  # 3. tombstones
         report.counts["tombstones"] = ret_sql.delete_tombstones(conn, ids, tomb_before)
     with store.write_tx() as conn:  # 4. history
