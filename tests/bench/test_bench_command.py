@@ -98,14 +98,17 @@ def test_bench_memaware_inject_scores_what_the_prompt_hook_injects(tmp_path: Pat
     negatives.write_text(json.dumps(["How do I reverse a linked list in Rust?"]))
     data = run_bench(
         tmp_path, "memaware", "--sessions", str(sessions), "--questions", str(questions),
-        "--mode", "hybrid", "--inject", "--negatives", str(negatives), "--thresholds", "0.99",
+        "--mode", "hybrid", "--inject", "--negatives", str(negatives), "--thresholds", "0,0.99",
     )
     inject = data["inject"]
-    assert inject["easy"]["n"] == 1 and inject["easy"]["context_hit"] == 1.0
-    assert inject["easy"]["injection_rate"] == 1.0 and 0 < inject["easy"]["mean_tokens"] <= 800
-    assert inject["negatives"] == {"n": 1, "false_injection_rate": 0.0}
+    assert inject["min_relevance"] == 0.2  # the headline is the configured gate
+    assert set(inject["sweep"]) == {"0", "0.2", "0.99"}
+    open_gate = inject["sweep"]["0"]
+    assert open_gate["easy"]["n"] == 1 and open_gate["easy"]["context_hit"] == 1.0
+    assert open_gate["easy"]["injection_rate"] == 1.0 and 0 < open_gate["easy"]["mean_tokens"] <= 800
     strict = inject["sweep"]["0.99"]
     assert strict["easy"]["context_hit"] == 0.0 and strict["easy"]["mean_tokens"] == 0.0
+    assert strict["negatives"] == {"n": 1, "false_injection_rate": 0.0}
     assert data["hybrid"]["easy"]["Hit@1"] == 1.0  # one ingest serves both
 
 
