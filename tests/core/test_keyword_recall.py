@@ -62,12 +62,14 @@ def test_bm25_ranks_and_filters_apply(filled: SignetApp) -> None:
     assert [h.memory.type for h in decisions] == ["decision"]
 
 
-def test_recall_updates_access_tracking(filled: SignetApp) -> None:
+def test_recall_records_access_only_when_the_caller_used_the_results(filled: SignetApp) -> None:
+    """Being returned by a search is not an access (issue 11); a caller that used the
+    results (an injection the agent consumed) asks for one with touch=True."""
     hit = filled.recall(RecallQuery("search service", mode="keyword", limit=1)).hits[0]
+    assert filled.get(hit.memory.id).access_count == 0
+    filled.recall(RecallQuery("search service", mode="keyword", limit=1, touch=True))
     memory = filled.get(hit.memory.id)
     assert memory.access_count == 1 and memory.last_accessed is not None
-    filled.recall(RecallQuery("search service", mode="keyword", limit=1, touch=False))
-    assert filled.get(hit.memory.id).access_count == 1
 
 
 def test_response_carries_timings_per_stage(filled: SignetApp) -> None:
