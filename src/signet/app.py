@@ -309,7 +309,7 @@ class SignetApp:
         ]
 
     def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
-        if self.embedder is None or self.embedder.name not in ("local", "hash"):
+        if self.embedder is None or not self.embedder.inline:
             return [None] * len(texts)
         conn = self.store.reader()
         todo = [i for i, h in enumerate(hashes) if not emb_sql.has_current(conn, h, self.embedder.model)]
@@ -366,7 +366,7 @@ class SignetApp:
     ) -> np.ndarray | None:
         if self.embedder is None:
             return None
-        inline = self.embedder.name in ("local", "hash") if embed_inline is None else embed_inline
+        inline = self.embedder.inline if embed_inline is None else embed_inline
         if not inline:
             return None
         if emb_sql.has_current(self.store.reader(), content_hash, self.embedder.model):

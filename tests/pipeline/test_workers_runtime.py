@@ -51,6 +51,7 @@ class GuardedEmbedder:
     def __init__(self, inner: Any, guard: TxGuard, *, fail: bool = False) -> None:
         self.inner, self.guard, self.fail = inner, guard, fail
         self.name, self.model, self.dimensions = "guarded", inner.model, inner.dimensions
+        self.inline = False  # as a remote embedder: vectors come from the embed worker
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.guard.note("embed")

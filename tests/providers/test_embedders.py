@@ -95,6 +95,14 @@ class TestMakeEmbedder:
         with pytest.raises(InvalidInput, match="local"):
             make_embedder("word2vec")
 
+    def test_each_provider_declares_whether_it_embeds_on_the_write_path(self) -> None:
+        # The app embeds a new memory before its write transaction only when the embedder says
+        # it is local and cheap; a network embedder leaves it to the embed worker.
+        remote = {"model": "m", "dimensions": 8, "base_url": "http://127.0.0.1:9"}
+        assert [make_embedder(name, **remote).inline for name in ("ollama", "openai")] == [False, False]  # type: ignore[union-attr]
+        assert make_embedder("hash", dimensions=8).inline is True  # type: ignore[union-attr]
+        assert LocalEmbedder.inline is True
+
     def test_a_registered_plugin_is_selectable_like_a_built_in(self) -> None:
         PROVIDERS["plugin-test"] = lambda s: HashEmbedder(dimensions=s.dimensions)
         try:

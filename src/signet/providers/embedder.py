@@ -29,6 +29,9 @@ class Embedder(Protocol):
     name: str
     model: str
     dimensions: int
+    # Cheap and local enough to run on the write path (before the write transaction), so a
+    # new memory is searchable by meaning at once; False: the embed worker fills it later.
+    inline: bool
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 

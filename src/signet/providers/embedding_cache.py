@@ -40,7 +40,8 @@ class CachedEmbedder:
 
     def __init__(self, inner: Embedder, folder: Path) -> None:
         self.inner = inner
-        self.name = inner.name  # callers decide by provider name (inline embedding): keep it
+        self.name = inner.name
+        self.inline = inner.inline
         self.model = inner.model
         self.dimensions = inner.dimensions
         folder.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ class HashEmbedder:
     """Feature-hashed bag of words and trigrams, L2-normalised. No model, no network."""
 
     name = "hash"
+    inline = True
 
     def __init__(self, dimensions: int = 64) -> None:
         self.dimensions = dimensions

@@ -30,6 +30,7 @@ class _RemoteEmbedder(ABC):
     """Batching, HTTP, error mapping and validation; subclasses say where and how to ask."""
 
     name = "remote"
+    inline = False  # a network call: never on the write path
     path = ""
 
     def __init__(
