@@ -84,6 +84,8 @@ def test_without_json_errors_stay_prose(workspace: Path) -> None:
     ("documents", "list"), ("documents", "show", "0" * 32), ("connector", "list"),
     ("connector", "sync"), ("retention", "run", "--dry-run"), ("backup",),
     ("export", "{tmp}/bundle"), ("threads", "list"), ("lineage", "0" * 32),
+    ("maintenance", "report"), ("maintenance", "run"), ("skill", "list"), ("skill", "show", "x"),
+    ("skill", "remove", "x"),
 ])
 def test_read_only_commands_on_a_missing_workspace_fail_and_create_nothing(
     tmp_path: Path, args: tuple[str, ...]

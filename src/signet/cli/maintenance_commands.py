@@ -9,30 +9,15 @@ with `--execute` it also repairs what failed, within `autonomous.maxRepairsPerRu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from signet.cli.output import print_mapping
+from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
-if TYPE_CHECKING:
-    from signet.app import SignetApp
-
 __all__ = ["maintenance"]
-
-
-@contextmanager
-def _app(state: CliState) -> Iterator[SignetApp]:
-    from signet.app import SignetApp  # `signet --help` must not load the store
-
-    app = SignetApp.open(state.config(), llm=None)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 @click.group()
@@ -46,7 +31,7 @@ def maintenance() -> None:
 @click.pass_obj
 def run(state: CliState, execute: bool) -> None:
     """Run every health check now; with --execute, repair too. The run is recorded."""
-    with _app(state) as app:
+    with open_app(state, providers=True, llm=False, existing=True) as app:
         report = app.run_maintenance(execute=execute)
     state.show(report, _print_run)
 
@@ -56,7 +41,7 @@ def run(state: CliState, execute: bool) -> None:
 @click.pass_obj
 def report(state: CliState) -> None:
     """The health now, the settings, and the last recorded runs and repairs."""
-    with _app(state) as app:
+    with open_app(state, providers=True, llm=False, existing=True) as app:
         data = app.maintenance_report()
     state.show(data, _print_report)
 

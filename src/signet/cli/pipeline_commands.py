@@ -34,16 +34,19 @@ ERROR_WIDTH = 60
 
 @contextmanager
 def open_app(
-    state: CliState, *, providers: bool, existing: bool = False
+    state: CliState, *, providers: bool, existing: bool = False, llm: bool = True
 ) -> Iterator[SignetApp]:
     """The workspace's app in this process; `existing` for read-only commands, which must not
-    create a workspace (see `client.require_workspace`)."""
+    create a workspace (see `client.require_workspace`); `llm=False` opens the configured
+    embedder without the LLM (maintenance audits vectors, skills index, neither asks an LLM)."""
     # Imported here: `signet --help` must not load the store, numpy or the providers.
     from signet.app import SignetApp
 
     config = state.existing_config() if existing else state.config()
-    if providers:
+    if providers and llm:
         app = SignetApp.open(config)
+    elif providers:
+        app = SignetApp.open(config, llm=None)
     else:
         app = SignetApp.open(config, embedder=None, llm=None)
     try:

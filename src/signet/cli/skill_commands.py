@@ -8,33 +8,18 @@ there is no network catalogue.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console, print_mapping
+from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
-if TYPE_CHECKING:
-    from signet.app import SignetApp
-
 __all__ = ["skill"]
-
-
-@contextmanager
-def _app(state: CliState) -> Iterator[SignetApp]:
-    from signet.app import SignetApp  # `signet --help` must not load the store
-
-    app = SignetApp.open(state.config(), llm=None)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 @click.group()
@@ -47,7 +32,7 @@ def skill() -> None:
 @click.pass_obj
 def list_skills(state: CliState) -> None:
     """The installed skills, their use counts and ranking importance."""
-    with _app(state) as app:
+    with open_app(state, providers=True, llm=False, existing=True) as app:
         report = app.reconcile_skills()
         data = {"skills": app.list_skills(), "errors": report["errors"]}
     state.show(data, _print_list)
@@ -59,7 +44,7 @@ def list_skills(state: CliState) -> None:
 @click.pass_obj
 def show(state: CliState, name: str) -> None:
     """One skill: its description, role, use and instructions."""
-    with _app(state) as app:
+    with open_app(state, providers=True, llm=False, existing=True) as app:
         app.reconcile_skills()
         data = app.show_skill(name)
     state.show(data, _print_skill)
@@ -72,7 +57,7 @@ def show(state: CliState, name: str) -> None:
 @click.pass_obj
 def install(state: CliState, path: Path, force: bool) -> None:
     """Install the skill in PATH: a folder with a SKILL.md, or a .zip/.tar.gz of one."""
-    with _app(state) as app:
+    with open_app(state, providers=True, llm=False, existing=False) as app:
         data = app.install_skill(str(path), force=force)
     state.show(data, lambda d: click.echo(f"installed skill {d['installed']} at {d['path']}"))
 
@@ -83,7 +68,7 @@ def install(state: CliState, path: Path, force: bool) -> None:
 @click.pass_obj
 def remove(state: CliState, name: str) -> None:
     """Delete skill NAME's folder; its memory is forgotten (recoverable) and its row dropped."""
-    with _app(state) as app:
+    with open_app(state, providers=True, llm=False, existing=True) as app:
         data = app.remove_skill(name)
     state.show(data, lambda d: click.echo(f"removed skill {d['removed']}"))
 
