@@ -9,9 +9,10 @@ facts, links them into a graph and recalls the right context. The map: docs/arch
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process milliseconds
 if TYPE_CHECKING:
+    from typing import Any
+
     from signet.client import Client
 
 __version__ = "0.1.0"

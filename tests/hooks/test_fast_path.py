@@ -1,10 +1,14 @@
 """`signet hook ...` starts fast: its plain argv skips the click CLI, and the process imports
 no HTTP library, no numpy, no model, no store (checked in a real process with -X importtime);
-anything else in argv goes to the click CLI with its usual messages."""
+once its settings are cached, not even the configuration (PyYAML, dataclasses, typing); a
+changed agent.yaml or environment is still seen. Anything else in argv goes to the click CLI
+with its usual messages."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,32 +16,78 @@ from pathlib import Path
 import pytest
 
 from signet.hooks.fast import parse
+from signet.hooks.settings import CACHE_NAME
 
 HEAVY = ("numpy", "networkx", "onnxruntime", "tokenizers", "httpx", "click", "sqlean",
          "signet.store", "signet.app", "urllib.request", "http.client")
+CONFIGURATION = ("signet.config", "yaml", "dataclasses", "typing", "pathlib")
 
 
-def test_a_hook_process_imports_nothing_heavy(tmp_path: Path) -> None:
-    env = {**os.environ, "SIGNET_WORKSPACE": str(tmp_path), "SIGNET_PORT": "9"}
+def _hook_imports(workspace: Path, env: dict[str, str]) -> set[str]:
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "signet", "--workspace", str(tmp_path),
+        [sys.executable, "-X", "importtime", "-m", "signet", "--workspace", str(workspace),
          "hook", "user-prompt-submit", "--harness", "claude-code"],
         input=b'{"prompt": "hi"}', env=env, capture_output=True, timeout=60,
     )
     assert (done.returncode, done.stdout) == (0, b"")
-    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
-                if line.startswith("import time:")}
+    return {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+            if line.startswith("import time:")}
+
+
+def _among(imported: set[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in imported if m in names or any(m.startswith(h + ".") for h in names)]
+
+
+def test_a_hook_process_imports_nothing_heavy(tmp_path: Path) -> None:
+    env = {**os.environ, "SIGNET_WORKSPACE": str(tmp_path), "SIGNET_PORT": "9"}
+    imported = _hook_imports(tmp_path, env)
     assert "signet.hooks.runner" in imported
-    assert not [m for m in imported if m.split(".")[0] in HEAVY or m in HEAVY or
-                any(m.startswith(h + ".") for h in HEAVY)]
+    assert not _among(imported, HEAVY)
+
+
+def test_cached_settings_spare_the_configuration_and_follow_agent_yaml(tmp_path: Path) -> None:
+    (tmp_path / ".daemon").mkdir()
+    env = {**os.environ, "SIGNET_WORKSPACE": str(tmp_path)}
+    env.pop("SIGNET_PORT", None)
+    (tmp_path / "agent.yaml").write_text(f"port: {_free_port()}\n")
+    assert "signet.config" in _hook_imports(tmp_path, env)  # first run: Config.load, then cached
+    assert not _among(_hook_imports(tmp_path, env), CONFIGURATION)
+    # A changed agent.yaml is seen by the very next hook: it asks the new port.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        (tmp_path / "agent.yaml").write_text(f"port: {port}\nhooks:\n  prompt_submit_timeout_ms: 300\n")
+        assert "signet.config" in _hook_imports(tmp_path, env)
+        server.settimeout(5)
+        conn, _ = server.accept()  # the hook connected to the port agent.yaml now names
+        conn.close()
+    cached = json.loads((tmp_path / ".daemon" / CACHE_NAME).read_text())
+    assert (cached["port"], cached["budgets_ms"]["user-prompt-submit"]) == (port, 300)
+    # So is the environment: SIGNET_PORT overrides the file, as for every command.
+    assert "signet.config" in _hook_imports(tmp_path, {**env, "SIGNET_PORT": "9"})
+
+
+def test_a_hook_never_creates_a_workspace(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    env = {**os.environ, "SIGNET_WORKSPACE": str(missing), "SIGNET_PORT": "9"}
+    _hook_imports(missing, env)
+    _hook_imports(missing, env)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @pytest.mark.parametrize(("argv", "parsed"), [
     (["hook", "session-start"], (None, "session-start", "generic")),
     (["--workspace", "/w", "hook", "user-prompt-submit", "--harness", "codex"],
-     (Path("/w"), "user-prompt-submit", "codex")),
+     ("/w", "user-prompt-submit", "codex")),
     (["--workspace=/w", "hook", "session-end", "--harness=claude-code"],
-     (Path("/w"), "session-end", "claude-code")),
+     ("/w", "session-end", "claude-code")),
     (["hook", "--help"], None),
     (["hook", "nope"], None),
     (["hook", "session-start", "--harness", "vim"], None),

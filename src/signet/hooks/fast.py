@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 __all__ = ["parse", "run_fast"]
 
@@ -18,14 +17,15 @@ EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end"
 HARNESSES = ("claude-code", "codex", "opencode", "generic")
 
 
-def parse(argv: list[str]) -> tuple[Path | None, str, str] | None:
-    """(workspace, event, harness) when argv is a plain hook call, else None."""
+def parse(argv: list[str]) -> tuple[str | None, str, str] | None:
+    """(workspace, event, harness) when argv is a plain hook call, else None. The workspace
+    stays a string: pathlib is an import the hook process does without."""
     args = list(argv)
-    workspace: Path | None = None
+    workspace: str | None = None
     if args[:1] == ["--workspace"] and len(args) >= 2:
-        workspace, args = Path(args[1]), args[2:]
+        workspace, args = args[1], args[2:]
     elif args and args[0].startswith("--workspace="):
-        workspace, args = Path(args[0].split("=", 1)[1]), args[1:]
+        workspace, args = args[0].split("=", 1)[1], args[1:]
     if len(args) < 2 or args[0] != "hook" or args[1] not in EVENTS:
         return None
     rest, harness = args[2:], "generic"
@@ -38,7 +38,7 @@ def parse(argv: list[str]) -> tuple[Path | None, str, str] | None:
     return (workspace, args[1], harness) if harness in HARNESSES else None
 
 
-def run_fast(workspace: Path | None, event: str, harness: str) -> int:
+def run_fast(workspace: str | None, event: str, harness: str) -> int:
     from signet.hooks.runner import run
 
     out = run(event, harness, sys.stdin.buffer, workspace=workspace, env=os.environ)

@@ -11,7 +11,9 @@ daemon to refuse.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FIELDS", "to_request"]
 

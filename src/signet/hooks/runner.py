@@ -12,16 +12,20 @@ read cannot keep the process alive after the budget.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, BinaryIO
 
-from signet.config import Config
 from signet.hooks.formats import render
 from signet.hooks.payloads import to_request
+from signet.hooks.settings import HookSettings, load_settings, resolve_workspace
 from signet.hooks.transport import post
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib cost a hook process imports it does not need at run time
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any, BinaryIO
 
 __all__ = ["EVENTS", "HARNESSES", "LOG_NAME", "run"]
 
@@ -33,17 +37,18 @@ DEFAULT_BUDGET_MS = 1000
 
 
 def run(
-    event: str, harness: str, stdin: BinaryIO, *, workspace: Path | None,
+    event: str, harness: str, stdin: BinaryIO, *, workspace: str | Path | None,
     env: Mapping[str, str],
 ) -> str:
     """The hook's stdout ("" when there is nothing to say or anything failed)."""
     started = time.monotonic()
+    where = str(workspace) if workspace is not None and str(workspace) else None
     try:
-        cfg = Config.load(workspace, env)
+        cfg = load_settings(where, env)
     except Exception as exc:  # noqa: BLE001 - a broken agent.yaml must not break the agent
-        _log(_fallback_log_dir(workspace, env), event, harness, f"configuration: {exc}")
+        _log(_fallback_log_dir(where, env), event, harness, f"configuration: {exc}")
         return ""
-    budget_s = _budget_ms(cfg, event) / 1000
+    budget_s = cfg.budgets_ms.get(event, DEFAULT_BUDGET_MS) / 1000
     outcome: dict[str, Any] = {}
 
     def work() -> None:
@@ -64,7 +69,7 @@ def run(
     return str(outcome.get("out", ""))
 
 
-def _ask(cfg: Config, event: str, harness: str, stdin: BinaryIO, deadline: float) -> str:
+def _ask(cfg: HookSettings, event: str, harness: str, stdin: BinaryIO, deadline: float) -> str:
     raw = stdin.read(MAX_STDIN_BYTES + 1)
     if len(raw) > MAX_STDIN_BYTES:
         raise ValueError(f"the hook payload is over {MAX_STDIN_BYTES} bytes")
@@ -80,34 +85,25 @@ def _ask(cfg: Config, event: str, harness: str, stdin: BinaryIO, deadline: float
     return render(harness, event, answer)
 
 
-def _budget_ms(cfg: Config, event: str) -> int:
-    hooks = cfg.hooks
-    return {
-        "session-start": hooks.session_start_timeout_ms,
-        "user-prompt-submit": hooks.prompt_submit_timeout_ms,
-        "pre-compaction": hooks.session_end_timeout_ms,
-        "session-end": hooks.session_end_timeout_ms,
-    }.get(event, DEFAULT_BUDGET_MS)
-
-
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
-def _fallback_log_dir(workspace: Path | None, env: Mapping[str, str]) -> Path | None:
-    root = workspace or (Path(env["SIGNET_WORKSPACE"]) if env.get("SIGNET_WORKSPACE") else None)
-    return root / ".daemon" / "logs" if root else None
+def _fallback_log_dir(workspace: str | None, env: Mapping[str, str]) -> str | None:
+    if not workspace and not env.get("SIGNET_WORKSPACE"):
+        return None
+    return os.path.join(resolve_workspace(workspace, env), ".daemon", "logs")
 
 
-def _log(log_dir: Path | None, event: str, harness: str, message: str) -> None:
+def _log(log_dir: str | None, event: str, harness: str, message: str) -> None:
     """One line per failure; a log that cannot be written is not a reason to fail either."""
-    if log_dir is None or not log_dir.parent.parent.is_dir():
+    if log_dir is None or not os.path.isdir(os.path.dirname(os.path.dirname(log_dir))):
         return  # no workspace there: never create one just to log
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} {event} {harness}: {' '.join(message.split())}\n"
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        with open(log_dir / LOG_NAME, "a", encoding="utf-8") as handle:
+        os.makedirs(log_dir, exist_ok=True)
+        with open(os.path.join(log_dir, LOG_NAME), "a", encoding="utf-8") as handle:
             handle.write(line)
     except OSError:
         pass

@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import socket
 import time
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["HookTransportError", "post"]
 
@@ -32,7 +34,7 @@ def host_of(bind: str) -> str:
 
 
 def post(
-    bind: str, port: int, path: str, body: dict[str, Any], token_path: Path, timeout_s: float
+    bind: str, port: int, path: str, body: dict[str, Any], token_path: str, timeout_s: float
 ) -> dict[str, Any]:
     host = host_of(bind)
     data = json.dumps(body).encode("utf-8")
@@ -47,7 +49,9 @@ def post(
     request = ("\r\n".join(headers) + "\r\n\r\n").encode("latin-1") + data
     deadline = time.monotonic() + timeout_s
     try:
-        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+        # An ASCII address goes as bytes: a str would load the idna codec to resolve it.
+        address = host.encode("ascii") if host.isascii() else host
+        with socket.create_connection((address, port), timeout=timeout_s) as sock:
             sock.sendall(request)
             raw = _read_all(sock, deadline)
     except OSError as exc:
@@ -115,8 +119,9 @@ def _host_header(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _token(path: Path) -> str | None:
+def _token(path: str) -> str | None:
     try:
-        return path.read_text("utf-8").strip() or None
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip() or None
     except OSError:
         return None
