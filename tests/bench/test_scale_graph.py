@@ -5,10 +5,13 @@ overhead over hybrid are reported (as JSON and as text)."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from signet.bench import graph_corpus, perf
 from signet.providers.hash_embedder import HashEmbedder
@@ -59,3 +62,28 @@ def test_bench_scale_command_prints_the_traversal_figures(tmp_path: Path) -> Non
     assert any(line.startswith("graph: entities 30,") for line in lines), done.stdout
     assert any("traversal stage (full) p50" in line for line in lines)
     assert any(line.startswith("traversal overhead (full p95 - hybrid p95):") for line in lines)
+
+
+def test_a_kept_store_is_reused_by_the_next_run_and_a_foreign_folder_refused(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "store"
+    first = perf.bench_recall(
+        200, ("keyword",), queries=4, embedder=HashEmbedder(32), entities=20, keep=kept
+    )
+    assert "reused" not in first and (kept / "bench-scale.json").exists()
+    second = perf.bench_recall(
+        200, ("keyword",), queries=4, embedder=HashEmbedder(32), entities=20, keep=kept
+    )
+    assert second["reused"] == str(kept)
+    assert second["ingest_per_second"] == first["ingest_per_second"]
+    assert second["graph"] == first["graph"]
+    with sqlite3.connect(next(kept.rglob("*.db"))) as conn:  # nothing ingested twice
+        assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 200
+    with pytest.raises(perf.KeptStoreError, match="n=200, entities=20, not n=300"):
+        perf.bench_recall(300, ("keyword",), queries=2, embedder=None, entities=30, keep=kept)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(perf.KeptStoreError, match="not empty"):
+        perf.bench_recall(100, ("keyword",), queries=2, embedder=None, entities=0, keep=other)

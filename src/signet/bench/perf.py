@@ -15,7 +15,9 @@ how many queries traversal answered, and `traversal_overhead_ms` = full p95 - hy
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import random
 import resource
 import tempfile
@@ -137,9 +139,12 @@ def bench_recall(
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
     entities: int = 0,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """Ingest `n` memories in batches (with a graph of `entities` entities when > 0), then
-    time recall per mode; size and peak RSS."""
+    time recall per mode; size and peak RSS. With `keep` the store is built in that folder
+    and kept, and a later run with the same folder, `n` and `entities` reuses it (ingest
+    figures from the run that built it)."""
     corpus = synthetic_corpus(n)
     graph = graph_corpus.plan_graph(n, entities) if entities > 0 else None
     if graph is not None:
@@ -148,23 +153,19 @@ def bench_recall(
     if graph is not None:
         asked = with_entity_names(asked, graph)
     result: dict[str, Any] = {"n": n, "queries": len(asked)}
-    with tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir) as tmp:
-        config = _config(Path(tmp))
+    with contextlib.ExitStack() as stack:
+        folder = keep or Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir)))
+        config = _config(folder)
+        built = _kept_store(folder, n, entities)
         with SignetApp.open(config, embedder=embedder) as app:
-            started = time.perf_counter()
-            ids: list[str] = []
-            for start in range(0, n, 512):
-                batch = app.remember_many([{"content": t} for t in corpus[start : start + 512]])
-                ids.extend(r.id for r in batch)
-                if progress and (start // 512) % 20 == 0:
-                    progress(f"ingested {min(start + 512, n)}/{n}")
-            elapsed = time.perf_counter() - started
-            result["ingest_per_second"] = round(n / elapsed, 1)
-            if graph is not None:
-                if progress:
-                    progress(f"writing the graph: {entities} entities")
-                result["graph"] = graph_corpus.write_graph(app.store, graph, ids)
-                result["entities"] = result["graph"]["entities"]
+            if built is None:
+                built = _build(app, corpus, graph, progress)
+                if keep is not None:
+                    (folder / _KEPT).write_text(json.dumps({"n": n, "entities": entities, **built}))
+            else:
+                result["reused"] = str(folder)
+            result.update(built)
             result.update(_time_modes(app, modes, asked))
             result.update(_time_maintenance(app))
             app.store.checkpoint()
@@ -174,6 +175,54 @@ def bench_recall(
         result["traversal_overhead_ms"] = round(overhead, 3)
     result["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return result
+
+
+_KEPT = "bench-scale.json"
+
+
+class KeptStoreError(ValueError):
+    """The --db folder holds something other than a store this benchmark built for these
+    parameters."""
+
+
+def _kept_store(folder: Path, n: int, entities: int) -> dict[str, Any] | None:
+    """The ingest figures of a store a previous run built in `folder` for the same `n` and
+    `entities` (so experiments skip the half hour of ingest), or None when there is none yet.
+    A folder holding anything else is refused rather than mixed into the measurement."""
+    marker = folder / _KEPT
+    if marker.exists():
+        kept = json.loads(marker.read_text())
+        if kept.get("n") == n and kept.get("entities") == entities:
+            return {k: v for k, v in kept.items() if k not in ("n", "entities")}
+        raise KeptStoreError(f"{folder} holds a store built for n={kept.get('n')}, "
+                         f"entities={kept.get('entities')}, not n={n}, entities={entities}")
+    if folder.exists() and any(folder.iterdir()):
+        raise KeptStoreError(f"{folder} is not empty and holds no benchmark store ({_KEPT})")
+    return None
+
+
+def _build(
+    app: SignetApp,
+    corpus: Sequence[str],
+    graph: graph_corpus.SyntheticGraph | None,
+    progress: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """Ingest the corpus in batches of 512, then write the graph; the ingest figures."""
+    n = len(corpus)
+    started = time.perf_counter()
+    ids: list[str] = []
+    for start in range(0, n, 512):
+        batch = app.remember_many([{"content": t} for t in corpus[start : start + 512]])
+        ids.extend(r.id for r in batch)
+        if progress and (start // 512) % 20 == 0:
+            progress(f"ingested {min(start + 512, n)}/{n}")
+    built: dict[str, Any] = {"ingest_per_second": round(n / (time.perf_counter() - started), 1)}
+    if graph is not None:
+        if progress:
+            progress(f"writing the graph: {len(graph.names)} entities")
+        built["graph"] = graph_corpus.write_graph(app.store, graph, ids)
+        built["entities"] = built["graph"]["entities"]
+    return built
 
 
 def _time_modes(app: SignetApp, modes: Sequence[str], asked: Sequence[str]) -> dict[str, Any]:

@@ -209,10 +209,14 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.option("--queries", type=int, default=300, show_default=True)
 @click.option("--entities", type=int, default=None,
               help="Entities of the synthetic knowledge graph (default N/10; 0: no graph).")
+@click.option("--db", "keep", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Build the store in this folder and keep it; a later run with the same folder,"
+                   " N and entities reuses it (skipping ingest).")
 @_json
 @click.pass_context
 def scale(
-    ctx: click.Context, n: int, queries: int, entities: int | None, as_json: bool
+    ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
+    as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with local embeddings and a knowledge graph (Zipf
     mentions, aspects, attributes, dependencies); recall p50/p95 per mode, the traversal
@@ -220,10 +224,13 @@ def scale(
     _setup_threads()
     if n < 1 or queries < 1 or (entities is not None and entities < 0):
         raise click.BadParameter("N and queries must be positive, entities not negative")
-    data = perf.bench_recall(
-        n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder="config",
-        progress=_progress, entities=n // 10 if entities is None else entities,
-    )
+    try:
+        data = perf.bench_recall(
+            n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder="config",
+            progress=_progress, entities=n // 10 if entities is None else entities, keep=keep,
+        )
+    except perf.KeptStoreError as exc:
+        raise click.BadParameter(str(exc), param_hint="--db") from exc
     _emit(ctx, as_json, data, perf.format_recall(data))
 
 
