@@ -164,6 +164,7 @@ class SignetApp:
     def close(self) -> None:
         if self.recaller.guard is not None:
             self.recaller.guard.close()
+        self.recaller.accesses.close()  # the accesses still buffered, written before closing
         self.store.close()
 
     def __enter__(self) -> SignetApp:
@@ -414,14 +415,25 @@ class SignetApp:
 
     # -- read -------------------------------------------------------------------------------
 
-    def get(self, memory_id: str, *, scope: MemoryScope | None = None) -> Memory:
+    def get(
+        self, memory_id: str, *, scope: MemoryScope | None = None, access: bool = False
+    ) -> Memory:
+        """The memory as stored. `access`: a caller's read of it (the HTTP/MCP/CLI get) counts
+        as an access; it is recorded off the read path (store/accesses.py) and written within
+        a second, so the memory returned shows the counts from before this read."""
         conn = self.store.reader()
         memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
         _check_scope(conn, memory_id, scope)
         memory = mem_sql.get(conn, memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
+        if access and not self.config.pipeline.mutations_frozen:
+            self.recaller.accesses.record([memory.id])
         return memory
+
+    def flush_accesses(self) -> int:
+        """Write the accesses recorded so far now (tests, benchmarks, before a report)."""
+        return self.recaller.accesses.flush()
 
     def list(
         self, filters: MemoryFilters = MemoryFilters(), *, limit: int = 50, offset: int = 0,

@@ -306,8 +306,8 @@ class SearchConfig:
     )
     rehearsal_boost: float = opt(
         0.1,
-        "Most boost for a memory the agent used (positive feedback, a recall asked to record"
-        " access; never a search as such): x(1 + this) at 20 accesses, never over a clearly"
+        "Most boost for a memory the agent used (positive feedback, a get, a recall asked to"
+        " record access; never a search as such): x(1 + this) at 20 accesses, never over a clearly"
         " better match.",
         ge=0,
     )

@@ -68,6 +68,8 @@ def test_recall_records_access_only_when_the_caller_used_the_results(filled: Sig
     hit = filled.recall(RecallQuery("search service", mode="keyword", limit=1)).hits[0]
     assert filled.get(hit.memory.id).access_count == 0
     filled.recall(RecallQuery("search service", mode="keyword", limit=1, touch=True))
+    assert filled.get(hit.memory.id).access_count == 0  # recorded, not written by recall
+    assert filled.flush_accesses() == 1
     memory = filled.get(hit.memory.id)
     assert memory.access_count == 1 and memory.last_accessed is not None
 

@@ -88,7 +88,7 @@ class LocalClient:
         return self._existing(embedder=False).session_search(query, limit=limit, project=project)
 
     def get(self, memory_id: str) -> JSON:
-        return self._existing(embedder=False).get(memory_id).to_dict()
+        return self._existing(embedder=False).get(memory_id, access=True).to_dict()
 
     def list(self, *, limit: int, offset: int, filters: JSON) -> JSON:
         app = self._existing(embedder=False)

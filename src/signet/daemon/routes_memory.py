@@ -151,7 +151,9 @@ def list_memories(
 
 @router.get("/memory/{memory_id}", response_model=MemoryOut)
 def get_memory(memory_id: str, app: App, principal: Recalls) -> JSONResponse:
-    return JSONResponse(app.get(memory_id, scope=memory_scope(principal)).to_dict())
+    # A caller's read is an access (recorded off the read path, written by the one writer).
+    memory = app.get(memory_id, scope=memory_scope(principal), access=True)
+    return JSONResponse(memory.to_dict())
 
 
 @router.patch("/memory/{memory_id}", response_model=MemoryOut)

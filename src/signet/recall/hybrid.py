@@ -15,7 +15,9 @@ Each channel's ranking is then made aware of where its memories came from:
 Then: fusion (RRF by default, with per-channel weights: a memory's own dense rank counts less
 than its lexical one, which it trails on short memories in every benchmark we measured, while
 the two whole-source channels count alike; the alpha blend as an option),
-rehearsal boost and importance decay from the access history, post-fusion dampening,
+rehearsal boost and importance decay from the access history (recall itself writes none:
+a `touch` is recorded in store/accesses.py and written later by the one writer), post-fusion
+dampening,
 min_score, the final sort with source crowding (the n-th memory of an already-listed source is
 damped), and (on request) the source transcript attached. Each stage is timed into
 `meta.timings`. An embedder that fails never fails recall: it degrades to the other channels
@@ -45,6 +47,7 @@ from signet.recall.vectors import VectorSearch
 from signet.store import fts, graph_read
 from signet.store import memories as mem_sql
 from signet.store import sources as source_sql
+from signet.store.accesses import AccessRecorder
 from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.types import Memory, RecallHit, RecallQuery, RecallResponse, parse_ts
@@ -116,6 +119,11 @@ class Recaller:
     # The query embedding's deadline and circuit breaker (providers/guard.py): a hung embedder
     # costs a recall at most the budget, then none while the breaker is open.
     guard: ProviderGuard | None = None
+    # Accesses (`touch`) go to the deferred recorder, written in batches by the one writer.
+    accesses: AccessRecorder = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.accesses = AccessRecorder(self.store)
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -128,10 +136,8 @@ class Recaller:
         if query.expand and self.transcripts and hits:
             hits = self._expand(conn, hits, timings)
         if query.touch and hits:
-            mark = time.perf_counter()
-            with self.store.write_tx() as wconn:
-                mem_sql.touch(wconn, [h.memory.id for h in hits], _now())
-            timings["touch"] = (time.perf_counter() - mark) * 1000
+            # Recorded, not written: recall never waits for the writer (store/accesses.py).
+            self.accesses.record([h.memory.id for h in hits])
         timings["total"] = (time.perf_counter() - started) * 1000
         method = query.mode if not degraded else f"{query.mode}-degraded"
         return RecallResponse(tuple(hits), query.query, method, timings, tuple(degraded))
@@ -440,8 +446,8 @@ class Recaller:
         return out
 
     def _rehearsal(self, memory: Memory, now: datetime) -> tuple[float, tuple[str, ...]]:
-        """Bounded boost for memories the agent used (access count: positive feedback, or a
-        recall whose caller used the results, `touch`; never a search result as such), and
+        """Bounded boost for memories the agent used (access count: positive feedback, a get,
+        or a recall whose caller used the results, `touch`; never a search result as such), and
         importance decay for memories not
         refreshed by access. Both are reported in `adjustments`; `scoring.bounded` keeps
         either from lifting a memory over a clearly better match."""
@@ -519,9 +525,3 @@ def _has_filters(query: RecallQuery) -> bool:
         [f.type, f.tags, f.who, f.project, f.since, f.until, f.pinned is not None,
          f.importance_min is not None, f.agent_id, f.source_id, f.community]
     )
-
-
-def _now() -> str:
-    from signet.types import utc_now
-
-    return utc_now()

@@ -253,3 +253,13 @@ def hard_delete(conn: Connection, memory_id: str) -> None:
 
 def count_live(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM memories WHERE is_deleted = 0").fetchone()[0])
+
+
+def add_accesses(conn: Connection, rows: Sequence[tuple[str, int, str]]) -> None:
+    """Accesses recorded in bulk (store/accesses.py): (memory id, how many, latest time). The
+    latest time wins, so a batch written late never moves `last_accessed` back."""
+    conn.executemany(
+        "UPDATE memories SET access_count = access_count + ?, "
+        "last_accessed = MAX(COALESCE(last_accessed, ''), ?) WHERE id = ?",
+        [(count, last, memory_id) for memory_id, count, last in rows],
+    )

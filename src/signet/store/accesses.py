@@ -1,0 +1,157 @@
+"""Accesses recorded off the read path: a small in-process buffer written by the one writer.
+
+An access (a `get` of a memory, a recall whose caller used its results, positive feedback)
+raises the memory's `access_count` and sets `last_accessed`; recall's bounded rehearsal boost
+and its importance decay read both, and so does the decay-aware head. Reads must never wait
+for the writer (a GET handler that opened a write transaction would queue behind every
+remember and pipeline write), so a read only *records* its accesses here:
+
+- `record(ids)` adds them to an in-memory buffer under a short lock; it touches no SQLite;
+- a flusher thread, started on the first record, writes the buffer `interval_s` after the
+  first pending access, in one write transaction through `Store.write_tx` (the one writer);
+  `flush()` writes at once, and `close()` flushes what is left (the app calls it on close);
+- accesses of one memory coalesce: n accesses become `access_count + n` and the latest time,
+  so the buffer holds at most one entry per memory and a burst of reads costs one write.
+
+A flush that fails (the database busy past its timeout, a full disk) keeps the accesses for the
+next one. What kill -9 can lose is the last interval's counters, never a memory. When the buffer
+already holds `max_pending` distinct memories the flusher is woken and further new memories'
+accesses are counted in `dropped` rather than grown without bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from signet.store import memories as mem_sql
+from signet.store.db import Store
+from signet.types import utc_now
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_S = 0.5
+MAX_PENDING = 50_000
+
+
+@dataclass(slots=True)
+class _Pending:
+    count: int
+    last: str
+
+
+class AccessRecorder:
+    def __init__(
+        self, store: Store, *, interval_s: float = FLUSH_INTERVAL_S, max_pending: int = MAX_PENDING
+    ) -> None:
+        self.store = store
+        self.interval_s = interval_s
+        self.max_pending = max_pending
+        self.dropped = 0
+        self._pending: dict[str, _Pending] = {}
+        self._cond = threading.Condition()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        # Serialises flushes (the thread's and an explicit flush()), so a flush that fails and
+        # puts its batch back never interleaves with another taking the buffer.
+        self._flushing = threading.Lock()
+
+    def record(self, ids: Iterable[str], at: str | None = None) -> None:
+        """Count one access of each memory in `ids` (at `at`, default now), to be written soon."""
+        at = at or utc_now()
+        with self._cond:
+            if self._closed:
+                return
+            for memory_id in ids:
+                entry = self._pending.get(memory_id)
+                if entry is not None:
+                    entry.count += 1
+                    entry.last = max(entry.last, at)
+                elif len(self._pending) < self.max_pending:
+                    self._pending[memory_id] = _Pending(1, at)
+                else:
+                    self.dropped += 1
+            self._ensure_thread()
+            self._cond.notify()
+
+    def pending(self) -> dict[str, int]:
+        """Accesses recorded and not yet written, per memory."""
+        with self._cond:
+            return {memory_id: entry.count for memory_id, entry in self._pending.items()}
+
+    def flush(self) -> int:
+        """Write every pending access now; returns how many memories were updated."""
+        with self._flushing:
+            with self._cond:
+                batch, self._pending = self._pending, {}
+            if not batch:
+                return 0
+            rows = [(memory_id, e.count, e.last) for memory_id, e in batch.items()]
+            try:
+                with self.store.write_tx() as conn:
+                    mem_sql.add_accesses(conn, rows)
+            except Exception:
+                self._put_back(batch)
+                raise
+            return len(rows)
+
+    def close(self) -> None:
+        """Stop the flusher and write what is left (the store must still be open)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        try:
+            self.flush()
+        except Exception:  # noqa: BLE001 - closing goes on; only access counters are lost
+            log.exception("could not write %d pending accesses at close", len(self._pending))
+
+    # -- the flusher ------------------------------------------------------------------------
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="signet-accesses", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._closed:
+                    self._cond.wait()
+            # Let a burst of reads gather into one write.
+            if not self._sleep(self.interval_s):
+                return  # closed: close() flushes on its own thread
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001 - kept for the next flush; reads never see this
+                log.exception("could not write recorded accesses; retrying later")
+                if not self._sleep(self.interval_s):
+                    return
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait `seconds` (records arriving meanwhile do not cut it short); False when closed."""
+        deadline = time.monotonic() + seconds
+        with self._cond:
+            while not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return True
+                self._cond.wait(remaining)
+        return False
+
+    def _put_back(self, batch: dict[str, _Pending]) -> None:
+        with self._cond:
+            for memory_id, entry in batch.items():
+                newer = self._pending.get(memory_id)
+                if newer is None:
+                    self._pending[memory_id] = entry
+                else:
+                    newer.count += entry.count
+                    newer.last = max(newer.last, entry.last)
