@@ -165,6 +165,8 @@ class SignetApp:
         if self.recaller.guard is not None:
             self.recaller.guard.close()
         self.recaller.accesses.close()  # the accesses still buffered, written before closing
+        if self.recaller.query_embeddings is not None:
+            self.recaller.query_embeddings.close()
         self.store.close()
 
     def __enter__(self) -> SignetApp:

@@ -323,6 +323,10 @@ class SearchConfig:
     embed_breaker_cooldown_ms: int = opt(
         30_000, "How long a skipped embedder rests before one recall tries it again.", ge=1
     )
+    query_cache_size: int = opt(
+        1024, "Query vectors kept in memory, least recently used dropped first (keyed by model"
+        " and normalised text, so never stale); 0 keeps none.", ge=0,
+    )
     dampening: DampeningConfig = section(DampeningConfig)
 
 

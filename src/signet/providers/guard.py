@@ -12,6 +12,9 @@ the provider's whole timeout (30 s), and with it a request thread that unrelated
   (half-open): a success closes the breaker, a failure opens it for another cooldown;
 - reports its state (`snapshot`), which /api/status shows as the provider's health.
 
+`wait(start)` is the same deadline and breaker for work that already runs on a thread of its own
+(recall's query micro-batcher, providers/query_embeddings.py): `start()` hands over a future.
+
 The clock is injectable so tests can step through a cooldown.
 """
 
@@ -53,8 +56,14 @@ class ProviderGuard:
     def call(self, fn: Callable[[], T]) -> T:
         """`fn()` within the budget; ProviderError when the breaker is open, ProviderTimeout
         past the budget, or `fn`'s own ProviderError."""
+        return self.wait(lambda: self._pool.submit(fn))
+
+    def wait(self, start: Callable[[], Future[T]]) -> T:
+        """Like `call`, for work that runs on a thread of its own (the query micro-batcher):
+        `start()` is asked for its future only when the breaker admits the call, and the
+        caller waits on it at most the budget."""
         self._admit()
-        future: Future[T] = self._pool.submit(fn)
+        future = start()
         try:
             result = future.result(timeout=self.budget_s)
         except FutureTimeout:

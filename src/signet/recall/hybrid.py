@@ -38,6 +38,7 @@ from signet.config import SearchConfig
 from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
+from signet.providers.query_embeddings import QueryEmbeddings
 from signet.recall import context, dates, pooling, scoring
 from signet.recall import sources as source_recall
 from signet.recall.confidence import QueryTerms, model, stems
@@ -101,7 +102,9 @@ class Recaller:
     channels: list[Channel] = field(default_factory=list)
     hub_memories: HubLookup | None = None
     transcripts: TranscriptLookup | None = None
-    query_cache: dict[str, np.ndarray] = field(default_factory=dict)
+    # Query vectors, cached by normalised text and micro-batched across concurrent recalls
+    # (providers/query_embeddings.py); built from `embedder` when not given.
+    query_embeddings: QueryEmbeddings | None = None
     # Graph hooks (wired in app.py): RRF weight per channel (the legacy graph boost is small),
     # and the shaping of the sorted hits (the flat-channel reservation, graph/shaping.py).
     channel_weights: dict[str, float] = field(default_factory=lambda: {"semantic": SEMANTIC_WEIGHT})
@@ -124,6 +127,10 @@ class Recaller:
 
     def __post_init__(self) -> None:
         self.accesses = AccessRecorder(self.store)
+        if self.query_embeddings is None and self.embedder is not None:
+            self.query_embeddings = QueryEmbeddings(
+                self.embedder, cache_size=self.config.query_cache_size
+            )
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -298,19 +305,11 @@ class Recaller:
         return vector
 
     def _embed_query(self, text: str) -> np.ndarray:
-        cached = self.query_cache.get(text)
-        if cached is not None:
-            return cached
-        embedder = self.embedder
-        assert embedder is not None
+        queries = self.query_embeddings
+        assert queries is not None  # set with the embedder
         if self.guard is None:
-            vector = embedder.embed([text])[0]
-        else:
-            vector = self.guard.call(lambda: embedder.embed([text])[0])
-        if len(self.query_cache) > 256:
-            self.query_cache.clear()
-        self.query_cache[text] = vector
-        return vector
+            return queries.embed(text)
+        return self.guard.wait(lambda: queries.submit(text))
 
     # -- ranking ----------------------------------------------------------------------------
 
