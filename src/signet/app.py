@@ -55,6 +55,7 @@ from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.store import scope as scope_sql
 from signet.store import search_telemetry as qa_sql
+from signet.store.backend import refuse_unported
 from signet.store.db import Store
 from signet.store.feedback import FEEDBACK_TYPES, Feedback
 from signet.store.jobs import Job
@@ -120,6 +121,7 @@ class SignetApp:
     ) -> SignetApp:
         """Open the workspace's database. `embedder` and `llm` override the configured
         ones (tests)."""
+        refuse_unported(config.store)  # a postgres store does not carry the whole app yet
         # secret:NAME keys resolve before anything opens: a missing one leaves nothing open.
         telemetry = Telemetry(
             enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size

@@ -56,6 +56,7 @@ __all__ = [
     "SearchConfig",
     "SkillsConfig",
     "SessionsConfig",
+    "StoreConfig",
     "TelemetryConfig",
     "TraversalConfig",
     "CONFIG_FILE",
@@ -479,6 +480,20 @@ class RuntimeConfig:
     threads: int = opt(1, "BLAS and onnxruntime thread counts (1 is fastest on small machines).", ge=1)
 
 
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """Where the shared state lives: the workspace's SQLite file, or a PostgreSQL database."""
+
+    backend: Literal["sqlite", "postgres"] = opt(
+        "sqlite", "sqlite (memory/memories.db in the workspace) or postgres (store.url; only the"
+        " core operations so far, see docs/deploy.md)."
+    )
+    url: str = opt(
+        "", "The PostgreSQL URL (postgresql://user@host:5432/db) for backend postgres; env"
+        " SIGNET_STORE_URL overrides, and a URL holding a password belongs only there."
+    )
+
+
 # --- the whole ------------------------------------------------------------------------------
 
 
@@ -503,6 +518,7 @@ class Config:
     runtime: RuntimeConfig = section(RuntimeConfig)
     skills: SkillsConfig = section(SkillsConfig)
     sessions: SessionsConfig = section(SessionsConfig)
+    store: StoreConfig = section(StoreConfig)
     # Not a setting: what loading noticed (unknown keys), so equality ignores it.
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -522,6 +538,7 @@ class Config:
         warnings: list[str] = []
         if path.is_file():
             _read_file(path, values, lines, warnings)
+            _refuse_stored_password(values, lines, path)
         _apply_env(env, values)
         cfg = _build(Config, (), values, workspace=root, warnings=tuple(warnings))
         _check_consistency(cfg, path, lines)
@@ -844,6 +861,9 @@ def _apply_env(env: Mapping[str, str], values: dict[tuple[str, ...], Any]) -> No
     bind = env.get("SIGNET_BIND")
     if bind is not None and bind.strip() != "":
         values[("bind",)] = bind.strip()
+    store_url = env.get("SIGNET_STORE_URL")
+    if store_url is not None and store_url.strip() != "":
+        values[("store", "url")] = store_url.strip()
 
 
 def _build(cls: type, path: tuple[str, ...], values: Mapping[tuple[str, ...], Any], **extra: Any) -> Any:
@@ -882,11 +902,33 @@ def _check_consistency(cfg: Config, file: Path, lines: Mapping[tuple[str, ...], 
             "must be a secret reference, secret:NAME (store the key with `signet secret set NAME`;"
             " a plaintext key does not belong in agent.yaml)",
         ))
+    rules.append((
+        cfg.store.backend != "postgres" or cfg.store.url != "", ("store", "backend"),
+        "postgres needs store.url or the environment variable SIGNET_STORE_URL",
+    ))
     for ok, path, problem in rules:
         if not ok:
             line = lines.get(path)
             where = f"{file}:{line}" if line else str(file)
             raise ConfigError(f"{where}: {_yaml_dotted(path)} {problem}")
+
+
+def _refuse_stored_password(
+    values: Mapping[tuple[str, ...], Any], lines: Mapping[tuple[str, ...], int], file: Path
+) -> None:
+    """A database password never sits in agent.yaml (the file is copied, shared, committed)."""
+    if _has_password(str(values.get(("store", "url"), ""))):
+        raise ConfigError(
+            f"{file}:{lines.get(('store', 'url'))}: store.url holds a password: put the URL in"
+            " the environment variable SIGNET_STORE_URL (or the password in PGPASSWORD or"
+            " ~/.pgpass), never in agent.yaml"
+        )
+
+
+def _has_password(url: str) -> bool:
+    """Whether a postgresql:// URL carries a password (user:secret@ or ?password=)."""
+    userinfo = re.match(r"^[a-z0-9+.-]+://[^:@/?#]*:([^@/?#]*)@", url, re.IGNORECASE)
+    return bool(userinfo and userinfo.group(1)) or "password=" in url.lower()
 
 
 def _yaml_dotted(path: tuple[str, ...]) -> str:

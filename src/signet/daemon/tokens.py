@@ -34,6 +34,7 @@ from signet.config import Config
 from signet.errors import ConfigError, InvalidInput, NotFound, Unauthorized
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
+from signet.store.signing_key import file_key
 from signet.store.tokens import LOGIN_ROLE, TokenRow
 from signet.types import format_ts, utc_now
 
@@ -54,7 +55,6 @@ ROLES: dict[str, frozenset[str]] = {
 }
 PREFIX = "sgt1"
 MAX_TOKEN_CHARS = 4096
-SECRET_BYTES = 32
 LOGIN_CODE_TTL = timedelta(minutes=5)
 DASHBOARD_TOKEN_TTL = timedelta(days=1)
 INSTALL_TOKEN_NAME = "install-admin"
@@ -95,20 +95,7 @@ def secret_path(workspace: Path) -> Path:
 
 def load_secret(workspace: Path) -> bytes:
     """The per-install signing secret, created (0600, in a 0700 directory) when missing."""
-    path = secret_path(workspace)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        data = path.read_bytes()
-        if len(data) < SECRET_BYTES:
-            raise ConfigError(f"{path}: the auth secret is truncated; delete it to make a new one"
-                              " (every issued token stops working)") from None
-        return data
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(secrets.token_bytes(SECRET_BYTES))
-    os.chmod(path, 0o600)
-    return path.read_bytes()
+    return file_key(secret_path(workspace))
 
 
 class TokenAuthority:

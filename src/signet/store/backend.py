@@ -1,0 +1,357 @@
+"""The store seam: the core operations as one interface, with a SQLite and a PostgreSQL side.
+
+`CoreStore` names what a team deployment needs shared between daemons: memories with their
+history, lexical and vector search, the job queue with leases, API tokens and the secret that
+signs them. Each operation is one transaction on the backend (callers pass `now`, so tests and
+the reaper can move the clock); results are the same values (`Memory`, `Job`, `TokenRow`) on
+both sides, and the contract tests (tests/store/test_core_contract.py) run one suite on both.
+
+- `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL).
+- `PgCore` (store/postgres/core.py) is the same contract on psycopg 3 and a connection pool.
+
+What is not on PostgreSQL yet (the recall pipeline above these operations, the graph,
+documents, sessions, telemetry, the cold tier, retention) is refused by name: `refuse_unported`
+stops the daemon, CLI and MCP server at start with `store.backend: postgres`, and an operation
+that needs such a table raises `NotOnBackend`, never an answer silently missing something.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from signet.config import StoreConfig
+from signet.errors import ConfigError, Conflict, StoreError
+from signet.store import embeddings as emb_sql
+from signet.store import fts
+from signet.store import history as history_sql
+from signet.store import jobs as jobs_sql
+from signet.store import memories as mem_sql
+from signet.store import scope as scope_sql
+from signet.store import tokens as tokens_sql
+from signet.store.db import Store
+from signet.store.jobs import Job
+from signet.store.signing_key import file_key
+from signet.store.tokens import TokenRow
+from signet.store.vector_index import NumpyIndex
+from signet.types import Actor, HistoryEvent, Memory, MemoryFilters, MemoryScope, NewMemory
+
+# What runs on PostgreSQL today, and what does not (named in every refusal).
+PORTED = (
+    "memories + history", "lexical search", "vector search", "jobs with leases",
+    "tokens + signing key",
+)
+NOT_PORTED = (
+    "the daemon/CLI/MCP composition (SignetApp)", "hybrid recall ranking", "knowledge graph",
+    "documents and connectors", "sessions and transcripts", "cold tier and retention",
+    "telemetry", "skills", "portable export", "hint search",
+)
+
+
+class NotOnBackend(StoreError):
+    """A feature asked of a backend that does not have it yet (never a silent partial answer)."""
+
+    code = "not_on_backend"
+
+    def __init__(self, feature: str, backend: str) -> None:
+        super().__init__(
+            f"{feature} is not available on the {backend} store backend yet"
+            " (docs/deploy.md, \"PostgreSQL\", lists what is)",
+            details={"feature": feature, "backend": backend},
+        )
+
+
+class CoreStore(Protocol):
+    """The core store operations; each one is a transaction of its own."""
+
+    backend: str
+
+    # -- memories and history ---------------------------------------------------------------
+    def insert_memory(
+        self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
+        actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
+        jobs: Sequence[str] = (),
+    ) -> tuple[str, bool]:
+        """Insert (or dedup within the scope), write history ('created', or 'none' for a
+        duplicate), store the vector unless the hash has a current one, enqueue `jobs` for a
+        new memory. Returns (id, deduped)."""
+        ...
+
+    def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
+        """The memory, or None when it does not exist or lies outside `scope`."""
+        ...
+
+    def list_memories(
+        self, filters: MemoryFilters, *, limit: int, offset: int
+    ) -> tuple[list[Memory], int]: ...
+
+    def update_memory(
+        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
+        reason: str | None = None, scope: MemoryScope | None = None,
+    ) -> Memory | None:
+        """Apply column changes (version + 1) with an 'updated' history row; None when the
+        memory is unknown or out of scope."""
+        ...
+
+    def forget(
+        self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
+        scope: MemoryScope | None = None,
+    ) -> Memory | None:
+        """Soft delete with a 'deleted' history row (a deleted memory is returned as is)."""
+        ...
+
+    def recover(
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
+    ) -> Memory | None:
+        """Undo a soft delete; Conflict when the same content is live again in its scope."""
+        ...
+
+    def history(self, memory_id: str) -> list[HistoryEvent]: ...
+
+    # -- search -----------------------------------------------------------------------------
+    def lexical_search(
+        self, text: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """(memory id, score) over content and tags, best first; higher is better."""
+        ...
+
+    def vector_search(
+        self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """(memory id, cosine similarity) of live memories with a current vector, best first."""
+        ...
+
+    # -- jobs -------------------------------------------------------------------------------
+    def enqueue(
+        self, job_type: str, *, now: str, memory_id: str | None = None,
+        document_id: str | None = None, payload: dict[str, Any] | None = None,
+        max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS,
+    ) -> str | None: ...
+
+    def lease(self, now: str, *, job_types: Sequence[str] | None = None) -> Job | None: ...
+
+    def complete(self, job_id: str, now: str, result: dict[str, Any] | None = None) -> bool: ...
+
+    def fail(self, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0) -> str: ...
+
+    def reap_stale_leases(self, now: str, lease_timeout_ms: int) -> int: ...
+
+    def get_job(self, job_id: str) -> Job | None: ...
+
+    # -- tokens -----------------------------------------------------------------------------
+    def insert_token(self, row: TokenRow) -> None: ...
+
+    def get_token(self, token_id: str) -> TokenRow | None: ...
+
+    def revoke_token(self, token_id: str, now: str) -> bool: ...
+
+    def signing_key(self) -> bytes:
+        """The secret that signs API tokens, created on first use, the same for every process
+        that opens this store."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_core(config: StoreConfig, *, sqlite_path: Path, key_path: Path) -> CoreStore:
+    """The configured backend's CoreStore. `sqlite_path` and `key_path` are the workspace's
+    database and signing-key file, used by the sqlite backend only."""
+    if config.backend == "sqlite":
+        return SqliteCore(Store.open(sqlite_path), key_path)
+    if not config.url:
+        raise ConfigError("store.backend postgres needs store.url or SIGNET_STORE_URL")
+    try:
+        from signet.store.postgres.core import PgCore
+    except ImportError as exc:  # the optional extra is not installed
+        raise ConfigError(
+            "store.backend postgres needs the postgres extra: pip install 'signet-memory[postgres]'"
+            f" ({exc})"
+        ) from exc
+    return PgCore.open(config.url)
+
+
+def refuse_unported(config: StoreConfig) -> None:
+    """Stop start-up of a whole-product entry point (daemon, CLI, MCP) on a backend that does
+    not yet carry everything it uses, naming what is and is not there."""
+    if config.backend == "sqlite":
+        return
+    raise NotOnBackend(
+        f"{', '.join(NOT_PORTED)} (ported so far: {', '.join(PORTED)})", config.backend
+    )
+
+
+class SqliteCore:
+    """CoreStore on today's SQLite store: the existing store/ functions, unchanged."""
+
+    backend = "sqlite"
+
+    def __init__(self, store: Store, key_path: Path) -> None:
+        self.store = store
+        self.key_path = Path(key_path)
+
+    # -- memories and history ---------------------------------------------------------------
+    def insert_memory(
+        self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
+        actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
+        jobs: Sequence[str] = (),
+    ) -> tuple[str, bool]:
+        with self.store.write_tx() as conn:
+            has_vector = model is not None and emb_sql.has_current(conn, content_hash, model)
+            memory_id, deduped = mem_sql.insert(
+                conn, memory, storage=storage, normalized=normalized, content_hash=content_hash,
+                now=now, embedding_model=model if (vector is not None or has_vector) else None,
+            )
+            if deduped:
+                history_sql.record(
+                    conn, memory_id, "none", actor, now, new_content=storage,
+                    reason="duplicate content", metadata={"dedupedExistingId": memory_id},
+                )
+                return memory_id, True
+            history_sql.record(conn, memory_id, "created", actor, now, new_content=storage)
+            if vector is not None and model is not None and not has_vector:
+                emb_sql.upsert(conn, content_hash, vector, model=model, now=now,
+                               source_id=memory_id)
+            for job_type in jobs:
+                jobs_sql.enqueue(conn, job_type, memory_id=memory_id, now=now)
+        return memory_id, False
+
+    def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
+        conn = self.store.reader()
+        if scope is not None and not scope_sql.contains(conn, memory_id, scope):
+            return None
+        return mem_sql.get(conn, memory_id)
+
+    def list_memories(
+        self, filters: MemoryFilters, *, limit: int, offset: int
+    ) -> tuple[list[Memory], int]:
+        return mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
+
+    def update_memory(
+        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
+        reason: str | None = None, scope: MemoryScope | None = None,
+    ) -> Memory | None:
+        with self.store.write_tx() as conn:
+            current = self._visible(conn, memory_id, scope)
+            if current is None:
+                return None
+            mem_sql.update(conn, memory_id, columns, now)
+            history_sql.record(
+                conn, memory_id, "updated", actor, now, old_content=current.content,
+                new_content=columns.get("content", current.content), reason=reason,
+                metadata={"changed": sorted(columns)},
+            )
+            return mem_sql.get(conn, memory_id)
+
+    def forget(
+        self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
+        scope: MemoryScope | None = None,
+    ) -> Memory | None:
+        with self.store.write_tx() as conn:
+            current = self._visible(conn, memory_id, scope)
+            if current is None or current.is_deleted:
+                return current
+            mem_sql.soft_delete(conn, memory_id, now)
+            history_sql.record(conn, memory_id, "deleted", actor, now,
+                               old_content=current.content, reason=reason)
+            return mem_sql.get(conn, memory_id)
+
+    def recover(
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
+    ) -> Memory | None:
+        with self.store.write_tx() as conn:
+            current = self._visible(conn, memory_id, scope)
+            if current is None or not current.is_deleted:
+                return current
+            other = mem_sql.find_live_by_hash(
+                conn, current.content_hash or "", current.agent_id, current.project
+            )
+            if other:
+                raise Conflict(f"memory {other} already holds this content")
+            mem_sql.recover(conn, memory_id, now)
+            history_sql.record(conn, memory_id, "recovered", actor, now,
+                               new_content=current.content)
+            return mem_sql.get(conn, memory_id)
+
+    def _visible(self, conn: Any, memory_id: str, scope: MemoryScope | None) -> Memory | None:
+        if scope is not None and not scope_sql.contains(conn, memory_id, scope):
+            return None
+        return mem_sql.get(conn, memory_id)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        return history_sql.for_memory(self.store.reader(), memory_id)
+
+    # -- search -----------------------------------------------------------------------------
+    def lexical_search(
+        self, text: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        return fts.search(self.store.reader(), text, filters, limit)
+
+    def vector_search(
+        self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        # Exact over every current vector (recall keeps a cached index; this is the reference).
+        conn = self.store.reader()
+        dimensions = int(np.asarray(query).shape[-1])
+        ids, matrix = emb_sql.load_since(conn, model, dimensions, 0, limit=10_000_000)
+        if not ids or limit <= 0:
+            return []
+        index = NumpyIndex(dimensions)
+        index.add(ids, matrix)
+        owners = emb_sql.memory_ids_for(conn, ids)
+        allowed = mem_sql.allowed_ids(conn, [m for ms in owners.values() for m in ms], filters)
+        found: list[tuple[str, float]] = []
+        for emb_id, score in index.search(np.asarray(query, dtype=np.float32), len(ids)):
+            found.extend((m, score) for m in sorted(owners.get(emb_id, [])) if m in allowed)
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
+    # -- jobs -------------------------------------------------------------------------------
+    def enqueue(
+        self, job_type: str, *, now: str, memory_id: str | None = None,
+        document_id: str | None = None, payload: dict[str, Any] | None = None,
+        max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS,
+    ) -> str | None:
+        with self.store.write_tx() as conn:
+            return jobs_sql.enqueue(conn, job_type, memory_id=memory_id, document_id=document_id,
+                                    payload=payload, max_attempts=max_attempts, now=now)
+
+    def lease(self, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
+        with self.store.write_tx() as conn:
+            return jobs_sql.lease(conn, now, job_types=job_types)
+
+    def complete(self, job_id: str, now: str, result: dict[str, Any] | None = None) -> bool:
+        with self.store.write_tx() as conn:
+            return jobs_sql.complete(conn, job_id, now, result)
+
+    def fail(self, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0) -> str:
+        with self.store.write_tx() as conn:
+            return jobs_sql.fail(conn, job_id, error, now, retry_delay_ms=retry_delay_ms)
+
+    def reap_stale_leases(self, now: str, lease_timeout_ms: int) -> int:
+        with self.store.write_tx() as conn:
+            return jobs_sql.reap_stale_leases(conn, now, lease_timeout_ms)
+
+    def get_job(self, job_id: str) -> Job | None:
+        return jobs_sql.get(self.store.reader(), job_id)
+
+    # -- tokens -----------------------------------------------------------------------------
+    def insert_token(self, row: TokenRow) -> None:
+        with self.store.write_tx() as conn:
+            tokens_sql.insert(conn, row)
+
+    def get_token(self, token_id: str) -> TokenRow | None:
+        return tokens_sql.get(self.store.reader(), token_id)
+
+    def revoke_token(self, token_id: str, now: str) -> bool:
+        with self.store.write_tx() as conn:
+            return tokens_sql.revoke(conn, token_id, now)
+
+    def signing_key(self) -> bytes:
+        return file_key(self.key_path)
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,372 @@
+"""PgCore: the CoreStore contract (store/backend.py) on PostgreSQL, psycopg 3 and a pool.
+
+Every operation borrows a connection from the pool (autocommit; multi-statement operations
+open a transaction) and gives it back, so any number of daemons and threads share the database
+with no state of their own in between: there is no in-process cache here, and a write through
+one daemon is visible to the next statement of any other.
+
+Insert-with-dedup rests on the unique partial index over (hash, agent, project) among live rows:
+`ON CONFLICT DO NOTHING` returns nothing on a duplicate, and the existing row's id is read in
+the same transaction. Scope is a WHERE clause of the statement that reads the row.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from signet.errors import Conflict, StoreError
+from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
+from signet.store.memories import COLUMNS, new_id, row_to_memory
+from signet.store.postgres import jobs as pg_jobs
+from signet.store.postgres import lexical, migrate, vectors
+from signet.store.postgres.filters import filter_sql, scope_sql
+from signet.store.signing_key import SECRET_BYTES
+from signet.store.tokens import TokenRow, _row
+from signet.types import (
+    Actor,
+    HistoryEvent,
+    Memory,
+    MemoryFilters,
+    MemoryScope,
+    NewMemory,
+    dumps,
+    utc_now,
+)
+
+# The memories columns as row_to_memory reads them (tags come back as JSON text).
+_SELECT = ", ".join(
+    "m.tags::text AS tags" if c.strip() == "tags" else f"m.{c.strip()}" for c in COLUMNS.split(",")
+)
+_TOKEN_COLUMNS = (
+    "id, name, role, permissions, scope_project, scope_agent, key_hash, created_at,"
+    " expires_at, revoked_at, last_used_at"
+)
+SIGNING_KEY_NAME = "auth"
+
+
+class PgCore:
+    backend = "postgres"
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+        self._indexed: set[int] = set()
+
+    @classmethod
+    def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PgCore:
+        """Connect, migrate under the advisory lock, and return the store."""
+        pool = ConnectionPool(
+            url, min_size=min_size, max_size=max_size, kwargs={"autocommit": True}, open=False,
+            name="signet-store",
+        )
+        try:
+            pool.open(wait=True, timeout=30)
+            with pool.connection() as conn:
+                migrate.migrate(conn)
+        except psycopg.Error as exc:
+            pool.close()
+            raise StoreError(f"cannot open the PostgreSQL store: {exc}") from exc
+        except BaseException:
+            pool.close()
+            raise
+        return cls(pool)
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    # -- memories and history ---------------------------------------------------------------
+    def insert_memory(
+        self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
+        actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
+        jobs: Sequence[str] = (),
+    ) -> tuple[str, bool]:
+        with self._conn() as conn, conn.transaction():
+            has_vector = model is not None and self._has_vector(conn, content_hash, model)
+            embedded = model if (vector is not None or has_vector) else None
+            row = conn.execute(
+                "INSERT INTO memories (id, content, type, category, content_hash,"
+                " normalized_content, confidence, importance, source_id, source_type, tags, who,"
+                " why, project, agent_id, session_id, created_at, updated_at, event_at,"
+                " embedding_model, pinned) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::jsonb,%s,%s,"
+                "%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING id",
+                (new_id(), storage, memory.type, memory.category, content_hash, normalized,
+                 memory.confidence, memory.importance, memory.source_id, memory.source_type,
+                 dumps(list(memory.tags)), memory.who, memory.why, memory.project,
+                 memory.agent_id, memory.session_id, now, now, memory.event_at, embedded,
+                 bool(memory.pinned)),
+            ).fetchone()
+            if row is None:
+                existing = self._live_by_hash(conn, content_hash, memory.agent_id, memory.project)
+                if existing is None:
+                    raise StoreError("insert refused by a constraint other than dedup")
+                self._record(conn, existing, "none", actor, now, new_content=storage,
+                             reason="duplicate content", metadata={"dedupedExistingId": existing})
+                return existing, True
+            memory_id = str(row[0])
+            self._record(conn, memory_id, "created", actor, now, new_content=storage)
+            if vector is not None and model is not None and not has_vector:
+                self._upsert_vector(conn, content_hash, vector, model, now, memory_id)
+            for job_type in jobs:
+                pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now)
+        if vector is not None:
+            self._ensure_index(int(np.asarray(vector).shape[-1]))
+        return memory_id, False
+
+    def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
+        with self._conn() as conn:
+            return self._get(conn, memory_id, scope)
+
+    def list_memories(
+        self, filters: MemoryFilters, *, limit: int, offset: int
+    ) -> tuple[list[Memory], int]:
+        where, params = filter_sql(filters)
+        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
+            total = cur.execute(f"SELECT count(*) AS n FROM memories m WHERE {where}", params)
+            count = int(total.fetchone()["n"])  # type: ignore[index]
+            rows = cur.execute(
+                f"SELECT {_SELECT} FROM memories m WHERE {where}"
+                " ORDER BY m.created_at DESC, m.seq DESC LIMIT %s OFFSET %s",
+                [*params, limit, offset],
+            ).fetchall()
+        return [row_to_memory(r) for r in rows], count  # type: ignore[arg-type]
+
+    def update_memory(
+        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
+        reason: str | None = None, scope: MemoryScope | None = None,
+    ) -> Memory | None:
+        values = {k: (dumps(list(v)) if k == "tags" and not isinstance(v, str) else v)
+                  for k, v in columns.items()}
+        if "pinned" in values:
+            values["pinned"] = bool(values["pinned"])
+        sets = ", ".join(f"{c} = %s::jsonb" if c == "tags" else f"{c} = %s" for c in values)
+        with self._conn() as conn, conn.transaction():
+            current = self._get(conn, memory_id, scope, lock=True)
+            if current is None:
+                return None
+            conn.execute(
+                f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
+                " update_count = update_count + 1 WHERE id = %s",
+                [*values.values(), now, memory_id],
+            )
+            self._record(conn, memory_id, "updated", actor, now, old_content=current.content,
+                         new_content=columns.get("content", current.content), reason=reason,
+                         metadata={"changed": sorted(columns)})
+            return self._get(conn, memory_id, None)
+
+    def forget(
+        self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
+        scope: MemoryScope | None = None,
+    ) -> Memory | None:
+        with self._conn() as conn, conn.transaction():
+            current = self._get(conn, memory_id, scope, lock=True)
+            if current is None or current.is_deleted:
+                return current
+            conn.execute(
+                "UPDATE memories SET is_deleted = true, deleted_at = %s, updated_at = %s,"
+                " version = version + 1 WHERE id = %s",
+                (now, now, memory_id),
+            )
+            self._record(conn, memory_id, "deleted", actor, now, old_content=current.content,
+                         reason=reason)
+            return self._get(conn, memory_id, None)
+
+    def recover(
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
+    ) -> Memory | None:
+        with self._conn() as conn, conn.transaction():
+            current = self._get(conn, memory_id, scope, lock=True)
+            if current is None or not current.is_deleted:
+                return current
+            other = self._live_by_hash(
+                conn, current.content_hash or "", current.agent_id, current.project
+            )
+            if other:
+                raise Conflict(f"memory {other} already holds this content")
+            conn.execute(
+                "UPDATE memories SET is_deleted = false, deleted_at = NULL, updated_at = %s,"
+                " version = version + 1 WHERE id = %s",
+                (now, memory_id),
+            )
+            self._record(conn, memory_id, "recovered", actor, now, new_content=current.content)
+            return self._get(conn, memory_id, None)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                "SELECT * FROM memory_history WHERE memory_id = %s ORDER BY created_at, seq",
+                (memory_id,),
+            ).fetchall()
+        return [
+            HistoryEvent(
+                id=r["id"], memory_id=r["memory_id"], event=r["event"],
+                old_content=r["old_content"], new_content=r["new_content"],
+                changed_by=r["changed_by"], reason=r["reason"],
+                metadata=json.loads(r["metadata"]) if r["metadata"] else None,
+                actor_type=r["actor_type"], session_id=r["session_id"],
+                request_id=r["request_id"], created_at=r["created_at"], token_id=r["token_id"],
+            )
+            for r in rows
+        ]
+
+    def _get(
+        self, conn: psycopg.Connection, memory_id: str, scope: MemoryScope | None,
+        *, lock: bool = False,
+    ) -> Memory | None:
+        where, params = scope_sql(scope)
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                f"SELECT {_SELECT} FROM memories m WHERE m.id = %s AND {where}"
+                + (" FOR UPDATE" if lock else ""),
+                [memory_id, *params],
+            ).fetchone()
+        return row_to_memory(row) if row else None  # type: ignore[arg-type]
+
+    def _live_by_hash(
+        self, conn: psycopg.Connection, content_hash: str, agent_id: str, project: str | None
+    ) -> str | None:
+        row = conn.execute(
+            "SELECT id FROM memories WHERE content_hash = %s AND agent_id = %s"
+            " AND project IS NOT DISTINCT FROM %s AND NOT is_deleted",
+            (content_hash, agent_id, project),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def _record(
+        self, conn: psycopg.Connection, memory_id: str, event: str, actor: Actor, now: str,
+        *, old_content: str | None = None, new_content: str | None = None,
+        reason: str | None = None, metadata: dict[str, Any] | None = None,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO memory_history (id, memory_id, event, old_content, new_content,"
+            " changed_by, reason, metadata, actor_type, session_id, request_id, created_at,"
+            " token_id) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (new_id(), memory_id, event, old_content, new_content, actor.name, reason,
+             dumps(metadata) if metadata is not None else None, actor.type, actor.session_id,
+             actor.request_id, now, actor.token_id),
+        )
+
+    # -- vectors ----------------------------------------------------------------------------
+    def _has_vector(self, conn: psycopg.Connection, content_hash: str, model: str) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM embeddings WHERE content_hash = %s AND model = %s AND NOT stale",
+            (content_hash, model),
+        ).fetchone()
+        return row is not None
+
+    def _upsert_vector(
+        self, conn: psycopg.Connection, content_hash: str, vector: np.ndarray, model: str,
+        now: str, source_id: str,
+    ) -> None:
+        # Delete-and-insert (a new id), as store/embeddings.upsert does.
+        conn.execute("DELETE FROM embeddings WHERE content_hash = %s", (content_hash,))
+        conn.execute(
+            "INSERT INTO embeddings (content_hash, vector, dimensions, model, source_type,"
+            " source_id, created_at) VALUES (%s, %s::vector, %s, %s, 'memory', %s, %s)",
+            (content_hash, vectors.literal(vector), int(np.asarray(vector).shape[-1]), model,
+             source_id, now),
+        )
+
+    def _ensure_index(self, dimensions: int) -> None:
+        if dimensions in self._indexed:
+            return
+        with self._conn() as conn:
+            vectors.ensure_index(conn, dimensions)
+        self._indexed.add(dimensions)
+
+    # -- search -----------------------------------------------------------------------------
+    def lexical_search(
+        self, text: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        with self._conn() as conn:
+            return lexical.search(conn, text, filters, limit)
+
+    def vector_search(
+        self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        with self._conn() as conn:
+            return vectors.search(conn, query, model=model, filters=filters, limit=limit)
+
+    # -- jobs -------------------------------------------------------------------------------
+    def enqueue(
+        self, job_type: str, *, now: str, memory_id: str | None = None,
+        document_id: str | None = None, payload: dict[str, Any] | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> str | None:
+        with self._conn() as conn:
+            return pg_jobs.enqueue(conn, job_type, now=now, memory_id=memory_id,
+                                   document_id=document_id, payload=payload,
+                                   max_attempts=max_attempts)
+
+    def lease(self, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
+        with self._conn() as conn:
+            return pg_jobs.lease(conn, now, job_types=job_types)
+
+    def complete(self, job_id: str, now: str, result: dict[str, Any] | None = None) -> bool:
+        with self._conn() as conn:
+            return pg_jobs.complete(conn, job_id, now, result)
+
+    def fail(self, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0) -> str:
+        with self._conn() as conn:
+            return pg_jobs.fail(conn, job_id, error, now, retry_delay_ms=retry_delay_ms)
+
+    def reap_stale_leases(self, now: str, lease_timeout_ms: int) -> int:
+        with self._conn() as conn:
+            return pg_jobs.reap_stale_leases(conn, now, lease_timeout_ms)
+
+    def get_job(self, job_id: str) -> Job | None:
+        with self._conn() as conn:
+            return pg_jobs.get(conn, job_id)
+
+    # -- tokens -----------------------------------------------------------------------------
+    def insert_token(self, row: TokenRow) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (row.id, row.name, row.role, dumps(list(row.permissions)), row.scope_project,
+                 row.scope_agent, row.key_hash, row.created_at, row.expires_at, row.revoked_at,
+                 row.last_used_at),
+            )
+
+    def get_token(self, token_id: str) -> TokenRow | None:
+        with self._conn() as conn:
+            found = conn.execute(
+                f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE id = %s", (token_id,)
+            ).fetchone()
+        return _row(found) if found else None
+
+    def revoke_token(self, token_id: str, now: str) -> bool:
+        with self._conn() as conn:
+            cursor = conn.execute(
+                "UPDATE tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL"
+                " AND role != 'login'",
+                (now, token_id),
+            )
+            return cursor.rowcount > 0
+
+    def signing_key(self) -> bytes:
+        """The shared key: the first caller's random bytes win (ON CONFLICT DO NOTHING), every
+        later caller, in any daemon, reads those."""
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO signing_keys (name, secret, created_at) VALUES (%s, %s, %s)"
+                " ON CONFLICT (name) DO NOTHING",
+                (SIGNING_KEY_NAME, secrets.token_bytes(SECRET_BYTES), utc_now()),
+            )
+            row = conn.execute(
+                "SELECT secret FROM signing_keys WHERE name = %s", (SIGNING_KEY_NAME,)
+            ).fetchone()
+        assert row is not None
+        return bytes(row[0])
+
+    def close(self) -> None:
+        self.pool.close()

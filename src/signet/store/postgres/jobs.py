@@ -1,0 +1,128 @@
+"""The job queue on PostgreSQL: store/jobs.py's lifecycle, safe across several daemons.
+
+Same states and rules as the SQLite queue (pending -> leased -> completed, or back to pending
+until the last attempt, then dead). What SQLite's single writer guaranteed is explicit here:
+- lease: `SELECT ... FOR UPDATE SKIP LOCKED` picks the oldest claimable row that no other
+  transaction holds, and the UPDATE claims it in the same statement, so two daemons' workers
+  never claim one job and never wait on each other;
+- enqueue: a unique partial index over (type, target) among live jobs plus
+  `ON CONFLICT DO NOTHING` drops a duplicate even when two daemons enqueue at the same moment.
+Timestamps are text in `format_ts` form, compared as text as on SQLite.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from signet.errors import InvalidInput
+from signet.store.jobs import (
+    DEFAULT_MAX_ATTEMPTS,
+    MAX_ERROR_CHARS,
+    Job,
+    _check_type,
+    _job,
+    _shift,
+    _ts,
+)
+from signet.types import dumps
+
+_COLUMNS = (
+    "id, memory_id, job_type, status, payload, result, attempts, max_attempts, leased_at,"
+    " completed_at, failed_at, error, document_id, created_at, updated_at, run_after"
+)
+
+
+def enqueue(
+    conn: psycopg.Connection, job_type: str, *, now: str, memory_id: str | None = None,
+    document_id: str | None = None, payload: dict[str, Any] | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> str | None:
+    _check_type(job_type)
+    if max_attempts < 1:
+        raise InvalidInput(f"max_attempts must be at least 1, got {max_attempts}")
+    now, job_id = _ts(now), uuid.uuid4().hex
+    cursor = conn.execute(
+        "INSERT INTO memory_jobs (id, memory_id, job_type, status, payload, attempts,"
+        " max_attempts, document_id, created_at, updated_at)"
+        " VALUES (%s, %s, %s, 'pending', %s, 0, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        (job_id, memory_id, job_type, dumps(payload) if payload is not None else None,
+         max_attempts, document_id, now, now),
+    )
+    return job_id if cursor.rowcount == 1 else None
+
+
+def lease(
+    conn: psycopg.Connection, now: str, *, job_types: Sequence[str] | None = None
+) -> Job | None:
+    params: dict[str, Any] = {"now": _ts(now)}
+    type_clause = ""
+    if job_types is not None:
+        if not job_types:
+            return None
+        for job_type in job_types:
+            _check_type(job_type)
+        params["types"] = list(job_types)
+        type_clause = " AND job_type = ANY(%(types)s)"
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(
+            "UPDATE memory_jobs SET status = 'leased', attempts = attempts + 1,"
+            " leased_at = %(now)s, updated_at = %(now)s"
+            " WHERE id = (SELECT id FROM memory_jobs WHERE status = 'pending'"
+            " AND attempts < max_attempts AND (run_after IS NULL OR run_after <= %(now)s)"
+            f"{type_clause} ORDER BY created_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED)"
+            f" RETURNING {_COLUMNS}",
+            params,
+        ).fetchone()
+    return _job(row) if row else None  # type: ignore[arg-type]
+
+
+def complete(
+    conn: psycopg.Connection, job_id: str, now: str, result: dict[str, Any] | None = None
+) -> bool:
+    now = _ts(now)
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET status = 'completed', completed_at = %s, updated_at = %s,"
+        " result = %s, run_after = NULL WHERE id = %s AND status = 'leased'",
+        (now, now, dumps(result) if result is not None else None, job_id),
+    )
+    return cursor.rowcount == 1
+
+
+def fail(
+    conn: psycopg.Connection, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0
+) -> str:
+    now = _ts(now)
+    run_after = _shift(now, retry_delay_ms) if retry_delay_ms > 0 else None
+    row = conn.execute(
+        "UPDATE memory_jobs SET"
+        " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
+        " run_after = CASE WHEN attempts < max_attempts THEN %s ELSE NULL END,"
+        " leased_at = NULL, failed_at = %s, error = %s, updated_at = %s"
+        " WHERE id = %s AND status = 'leased' RETURNING status",
+        (run_after, now, error[:MAX_ERROR_CHARS], now, job_id),
+    ).fetchone()
+    return str(row[0]) if row else ""
+
+
+def reap_stale_leases(conn: psycopg.Connection, now: str, lease_timeout_ms: int) -> int:
+    now = _ts(now)
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET"
+        " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
+        " failed_at = CASE WHEN attempts < max_attempts THEN failed_at ELSE %s END,"
+        " leased_at = NULL, error = 'lease expired', updated_at = %s"
+        " WHERE status = 'leased' AND leased_at < %s",
+        (now, now, _shift(now, -lease_timeout_ms)),
+    )
+    return cursor.rowcount
+
+
+def get(conn: psycopg.Connection, job_id: str) -> Job | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_COLUMNS} FROM memory_jobs WHERE id = %s", (job_id,)).fetchone()
+    return _job(row) if row else None  # type: ignore[arg-type]

@@ -1,0 +1,105 @@
+"""Numbered migrations for the PostgreSQL store, with the SQLite side's discipline.
+
+The files live in `store/postgres/migrations/NNN_name.sql` (their own numbering: the two
+schemas differ in dialect, not in meaning). Each runs once, in its own transaction with its
+row in `schema_migrations` (version, name, sha256 of the text); a file edited after it was
+applied is refused (`MigrationTampered`), and a database that has a newer version than this
+Signet knows is refused too (`SchemaTooNew`), exactly as store/migrate.py does.
+
+Several daemons may start at once against one database: the whole check-and-apply runs under
+a session advisory lock, so exactly one applies a migration and the others then see it done.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from importlib import resources
+
+import psycopg
+
+from signet.errors import MigrationTampered, SchemaTooNew
+from signet.store.migrate import Migration
+from signet.types import utc_now
+
+_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+# pg_advisory_lock key: any constant unique to "Signet migrations" (the bytes of 'sgnt-mig').
+MIGRATION_LOCK = 0x73676E742D6D6967
+
+_BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    checksum   text NOT NULL,
+    applied_at text NOT NULL,
+    duration_ms double precision NOT NULL DEFAULT 0
+)
+"""
+
+
+def bundled_migrations() -> list[Migration]:
+    folder = resources.files("signet.store.postgres") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        match = _NAME.match(entry.name)
+        if match:
+            found.append(Migration(int(match.group(1)), match.group(2), entry.read_text("utf-8")))
+    return sorted(found, key=lambda m: m.version)
+
+
+def migrate(conn: psycopg.Connection, migrations: list[Migration] | None = None) -> list[int]:
+    """Apply every pending migration in order under the advisory lock; return those applied.
+    `conn` must be in autocommit mode (each migration opens its own transaction)."""
+    migrations = migrations if migrations is not None else bundled_migrations()
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        conn.execute(_BOOTSTRAP)
+        done = applied(conn)
+        _verify(done, migrations)
+        ran = []
+        for migration in migrations:
+            if migration.version not in done:
+                _apply(conn, migration)
+                ran.append(migration.version)
+        return ran
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+
+def applied(conn: psycopg.Connection) -> dict[int, str]:
+    rows = conn.execute("SELECT version, checksum FROM schema_migrations").fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}
+
+
+def _verify(done: dict[int, str], migrations: list[Migration]) -> None:
+    known = {m.version: m for m in migrations}
+    latest = max(known, default=0)
+    for version, checksum in sorted(done.items()):
+        migration = known.get(version)
+        if migration is None:
+            if version > latest:
+                raise SchemaTooNew(
+                    f"PostgreSQL store has migration {version}, newer than this Signet knows "
+                    f"(latest {latest}); upgrade Signet"
+                )
+            continue
+        if migration.checksum != checksum:
+            raise MigrationTampered(
+                f"postgres migration {version:03d}_{migration.name}.sql changed after it was"
+                f" applied (recorded checksum {checksum[:12]}, file {migration.checksum[:12]});"
+                " migrations are never edited: restore the file and add a new migration"
+            )
+
+
+def _apply(conn: psycopg.Connection, migration: Migration) -> None:
+    started = time.perf_counter()
+    with conn.transaction():
+        # One execute with the whole script: PostgreSQL runs the statements in order, and DDL
+        # is transactional, so a failure leaves nothing half-applied.
+        conn.execute(migration.sql.encode("utf-8"))
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at, duration_ms)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (migration.version, migration.name, migration.checksum, utc_now(),
+             (time.perf_counter() - started) * 1000),
+        )

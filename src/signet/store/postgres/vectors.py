@@ -1,0 +1,77 @@
+"""Vector search on PostgreSQL with pgvector: an HNSW shortlist, rescored exactly.
+
+Vectors are stored at full precision (`vector`). The HNSW index is built over a `halfvec`
+cast of the column (half the size, so more of it stays in RAM) and only for one dimension
+count, since an index needs a fixed one: `ensure_index` creates it on first use for the
+embedder's dimensions, under an advisory lock so two daemons do not build it twice.
+
+A search takes a shortlist of SHORTLIST_FACTOR x k candidates from the index (iterative
+scan on, so filters that drop most rows still fill it), then rescores the shortlist with the
+exact full-precision cosine distance and keeps the best k: the index only proposes, the
+ranking is exact. Filters and scope are part of the same statement. A small table may be
+scanned exactly by the planner instead; the answer is the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import psycopg
+
+from signet.store.postgres.filters import filter_sql
+from signet.types import MemoryFilters
+
+SHORTLIST_FACTOR = 4
+MIN_SHORTLIST = 40
+# pg_advisory_lock key for index builds (the bytes of 'sgnt-vec').
+INDEX_LOCK = 0x73676E742D766563
+MAX_HALFVEC_DIMENSIONS = 4000
+
+
+def literal(vector: np.ndarray) -> str:
+    """pgvector's text form, '[x1,x2,...]' (float32 values, repr-exact)."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def ensure_index(conn: psycopg.Connection, dimensions: int) -> None:
+    """The HNSW index for `dimensions`, created once per database (autocommit connection)."""
+    dimensions = int(dimensions)
+    if not 0 < dimensions <= MAX_HALFVEC_DIMENSIONS:
+        return  # beyond halfvec's HNSW limit the search stays exact (a scan)
+    name = f"embeddings_hnsw_{dimensions}"
+    exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+    if exists and exists[0]:
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (INDEX_LOCK,))
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON embeddings USING hnsw"
+            f" ((vector::halfvec({dimensions})) halfvec_cosine_ops) WHERE dimensions = {dimensions}"
+        )
+
+
+def search(
+    conn: psycopg.Connection, query: np.ndarray, *, model: str, filters: MemoryFilters,
+    limit: int,
+) -> list[tuple[str, float]]:
+    if limit <= 0:
+        return []
+    dims = int(np.asarray(query).shape[-1])
+    where, params = filter_sql(filters)
+    shortlist = max(MIN_SHORTLIST, SHORTLIST_FACTOR * limit)
+    text = literal(query)
+    with conn.transaction():
+        conn.execute(f"SET LOCAL hnsw.ef_search = {min(shortlist, 1000)}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(
+            "WITH shortlist AS ("
+            " SELECT e.content_hash, e.vector FROM embeddings e"
+            f" WHERE e.dimensions = {dims} AND e.model = %s AND NOT e.stale"
+            f" AND EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash"
+            f" AND {where})"
+            f" ORDER BY e.vector::halfvec({dims}) <=> %s::halfvec({dims}) LIMIT %s)"
+            " SELECT m.id, 1 - (s.vector <=> %s::vector) AS score FROM shortlist s"
+            f" JOIN memories m ON m.content_hash = s.content_hash AND {where}"
+            " ORDER BY score DESC, m.id LIMIT %s",
+            [model, *params, text, shortlist, text, *params, limit],
+        ).fetchall()
+    return [(str(r[0]), float(r[1])) for r in rows]

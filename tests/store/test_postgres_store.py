@@ -1,0 +1,133 @@
+"""What only the PostgreSQL backend has to prove: its migrations' discipline under several
+starting daemons, the job lease across processes, the HNSW index, and refusals by name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+from signet.config import StoreConfig
+from signet.errors import MigrationTampered, SchemaTooNew
+from signet.store.backend import NotOnBackend, refuse_unported
+from signet.store.postgres import migrate
+from signet.store.postgres.core import PgCore
+from signet.types import MemoryFilters
+
+T0 = "2026-11-29T12:00:00.000Z"
+
+
+def test_migrations_apply_once_and_refuse_an_edited_file(pg_url: str) -> None:
+    bundled = migrate.bundled_migrations()
+    assert [m.version for m in bundled] == sorted(m.version for m in bundled) and bundled
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert migrate.migrate(conn) == [m.version for m in bundled]
+        assert migrate.migrate(conn) == []
+        assert conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")\
+            .fetchone() is not None
+        edited = [replace(bundled[0], sql=bundled[0].sql + "\n-- edited\n"), *bundled[1:]]
+        with pytest.raises(MigrationTampered, match="001_core"):
+            migrate.migrate(conn, edited)
+        with pytest.raises(SchemaTooNew):
+            migrate.migrate(conn, [])
+
+
+def test_daemons_starting_at_once_migrate_once(pg_url: str) -> None:
+    opened: list[PgCore] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            opened.append(PgCore.open(pg_url, max_size=2))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for core in opened:
+        core.close()
+    assert errors == [] and len(opened) == 4
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT version, count(*) FROM schema_migrations GROUP BY version")
+        assert all(count == 1 for _, count in rows.fetchall())
+
+
+_WORKER = """
+import json, sys
+from signet.store.postgres.core import PgCore
+core = PgCore.open(sys.argv[1], max_size=1)
+done = []
+while (job := core.lease("2026-11-29T12:00:01.000Z")) is not None:
+    core.complete(job.id, "2026-11-29T12:00:01.000Z")
+    done.append(job.id)
+core.close()
+print(json.dumps(done))
+"""
+
+
+def test_each_job_is_leased_once_across_processes(pg_url: str, tmp_path: Path) -> None:
+    core = PgCore.open(pg_url)
+    try:
+        ids = {core.enqueue("summary", now=T0) for _ in range(60)}
+    finally:
+        core.close()
+    script = tmp_path / "worker.py"
+    script.write_text(_WORKER)
+    workers = [
+        subprocess.Popen([sys.executable, str(script), pg_url], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    claimed = [json.loads(w.communicate(timeout=60)[0]) for w in workers]
+    flat = [job for batch in claimed for job in batch]
+    assert sorted(flat) == sorted(ids) and len(flat) == len(set(flat)) == 60
+
+
+def test_vector_search_has_an_hnsw_index_and_rescores_exactly(pg_url: str) -> None:
+    from signet.normalize import normalize_content
+    from signet.types import Actor, NewMemory
+
+    core = PgCore.open(pg_url)
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    try:
+        for i, vector in enumerate(vectors):
+            norm = normalize_content(f"memory number {i}")
+            core.insert_memory(NewMemory(content=f"memory number {i}"), storage=norm.storage,
+                               normalized=norm.normalized, content_hash=norm.content_hash,
+                               actor=Actor(), now=T0, vector=vector, model="m")
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT to_regclass('embeddings_hnsw_16')").fetchone() != (None,)
+        query = vectors[3] + 0.05 * vectors[4]
+        query /= np.linalg.norm(query)
+        found = core.vector_search(query, model="m", filters=MemoryFilters(), limit=5)
+        exact = np.argsort(-(vectors @ query), kind="stable")[:5]
+        by_content = {core.get_memory(m).content: s for m, s in found}  # type: ignore[union-attr]
+        assert list(by_content) == [f"memory number {i}" for i in exact]
+        for i in exact:
+            assert by_content[f"memory number {i}"] == pytest.approx(float(vectors[i] @ query),
+                                                                     abs=1e-6)
+    finally:
+        core.close()
+
+
+def test_features_not_on_postgres_are_refused_by_name(pg_url: str) -> None:
+    core = PgCore.open(pg_url)
+    try:
+        with pytest.raises(NotOnBackend, match="community filter .* postgres"):
+            core.lexical_search("anything", MemoryFilters(community="c1"), 5)
+    finally:
+        core.close()
+    with pytest.raises(NotOnBackend, match="knowledge graph.*ported so far: memories"):
+        refuse_unported(StoreConfig(backend="postgres", url=pg_url))
+    refuse_unported(StoreConfig())  # sqlite: everything is there
