@@ -130,7 +130,9 @@ class SignetApp:
         chosen_llm = _configured_llm(config, telemetry.record_llm) if llm == "config" else llm
         store = Store.open(config.db_path)
         assert not isinstance(chosen, str)
-        vectors = VectorSearch(chosen.model, chosen.dimensions) if chosen else None
+        vectors = (
+            VectorSearch(chosen.model, chosen.dimensions, config.embedding.index) if chosen else None
+        )
         recaller = Recaller(store, config.search, chosen, vectors)
         if chosen is not None:
             search = config.search

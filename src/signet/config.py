@@ -247,6 +247,11 @@ class EmbeddingConfig:
     api_key: str = opt(
         "", "The API key as secret:NAME (the secret store, resolved at start); wins over api_key_env."
     )
+    index: Literal["quantized", "exact"] = opt(
+        "quantized", "Vector search in RAM: quantized (int8 rows, a quarter of the memory, "
+        "shortlist rescored exactly from the stored float32 vectors) or exact (the float32 "
+        "matrix); both return the exact top k."
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,11 @@ from signet.errors import InvalidInput, StoreError
 from signet.store.vector_index import (
     VEC0_MAX_K,
     NumpyIndex,
+    QuantizedIndex,
     Vec0Index,
     VectorIndex,
     load_vec_extension,
+    quantize,
 )
 
 DIM = 16
@@ -188,6 +190,88 @@ class TestVec0Index(IndexContract):
             conn.enable_load_extension(False)
             conn.enable_load_extension = None  # type: ignore[method-assign]
         assert load_vec_extension(conn) is False
+
+
+class StoredVectors:
+    """The source of truth a quantized index rescores from (the embeddings table in the app):
+    every vector added, by id, and how many rows each rescoring read."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, np.ndarray] = {}
+        self.read: list[int] = []
+
+    def exact_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        kept = [int(i) for i in ids if int(i) in self.rows]
+        self.read.append(len(kept))
+        matrix = np.array([self.rows[i] for i in kept], dtype=np.float32).reshape(len(kept), -1)
+        return np.asarray(kept, dtype=np.int64), matrix
+
+
+class StoredQuantized(QuantizedIndex):
+    """A quantized index whose adds also reach its stored vectors (as a write reaches the
+    embeddings table before the index), so it can be held to the contract on its own."""
+
+    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+        self.stored = StoredVectors()
+        super().__init__(dimensions, self.stored.exact_rows, capacity)
+
+    def add(self, ids, vectors) -> None:  # type: ignore[no-untyped-def]
+        super().add(ids, vectors)
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
+        for id_, row in zip(ids, rows, strict=True):
+            self.stored.rows[int(id_)] = row
+
+
+class TestQuantizedIndex(IndexContract):
+    @pytest.fixture
+    def make(self) -> MakeIndex:
+        return lambda dim: StoredQuantized(dim, capacity=2)
+
+    def test_int8_codes_reconstruct_each_row_within_its_recorded_error(self) -> None:
+        rows = random_unit(200, 384, seed=4)
+        codes, scale, error = quantize(rows)
+        assert codes.dtype == np.int8 and np.abs(codes).max() == 127
+        rebuilt = scale[:, None] * codes.astype(np.float32)
+        assert np.allclose(np.linalg.norm(rows - rebuilt, axis=1), error, atol=1e-6)
+        assert error.max() < 0.02  # a 384-wide unit row loses about 1% of its length
+
+    def test_top_k_equals_the_float32_matrix_and_reads_only_a_shortlist(self) -> None:
+        n, dim = 20_000, 384
+        # Clustered vectors, as sentence embeddings are: many near-ties around the k-th score.
+        centres = random_unit(40, dim, seed=8)
+        noise = np.random.default_rng(9).standard_normal((n, dim)).astype(np.float32)
+        vectors = unit(centres[np.arange(n) % 40] + 0.6 * unit(noise))
+        ids = list(range(1, n + 1))
+        exact, quantized = NumpyIndex(dim), StoredQuantized(dim)
+        for index in (exact, quantized):
+            index.add(ids, vectors)
+            index.remove(ids[::11])
+        queries = unit(centres[:8] + 0.5 * random_unit(8, dim, seed=10))
+        for k in (1, 10, 100):
+            for q in queries:
+                quantized.stored.read.clear()
+                assert_same_hits(quantized.search(q, k), exact.search(q, k))
+                assert sum(quantized.stored.read) < n // 10
+
+    def test_the_shortlist_widens_until_the_bound_proves_the_top_k(self) -> None:
+        # Identical estimates everywhere (every row quantizes alike) force the widening: only
+        # the exact scores tell the rows apart, and the answer must still be exact.
+        dim = 16
+        base = axis(0) * 0.9 + axis(1) * 0.1
+        rng = np.random.default_rng(12)
+        vectors = unit(base + 1e-4 * rng.standard_normal((500, dim)).astype(np.float32))
+        index, exact = StoredQuantized(dim), NumpyIndex(dim)
+        for each in (index, exact):
+            each.add(list(range(500)), vectors)
+        query = unit(vectors[123] + 1e-5)
+        assert_same_hits(index.search(query, 5), exact.search(query, 5))
+        assert len(index.stored.read) > 1 and index.stored.read[-1] > index.stored.read[0]
+
+    def test_a_vector_gone_from_the_store_is_never_returned(self) -> None:
+        index = StoredQuantized(DIM)
+        index.add([1, 2, 3], np.stack([axis(0), unit(axis(0) + axis(1)), axis(2)]))
+        del index.stored.rows[1]  # deleted in the table, not yet synced into the index
+        assert [i for i, _ in index.search(axis(0), k=2)] == [2, 3]
 
 
 class TestBackendsAgree:

@@ -1,7 +1,9 @@
 """The semantic channel's index: vectors from the embeddings table, searched exactly in RAM.
 
-Float32 BLOBs in SQLite are the source of truth; `VectorSearch` keeps a `NumpyIndex` (or
-sqlite-vec's vec0, both exact) in step with the table. Before each search it compares the
+Float32 BLOBs in SQLite are the source of truth; `VectorSearch` keeps a `QuantizedIndex` (int8
+rows, rescored exactly from the table's float32 vectors: `embedding.index: quantized`, the
+default) or a `NumpyIndex` (the float32 matrix: `exact`) in step with the table; both return
+the exact top k. Before each search it compares the
 table's change marker (max id, row count) with the one it last loaded: new rows are appended
 incrementally; any other change (a replaced or deleted vector, a model switch) triggers a full
 reload. That keeps every process that reads the database (daemon, CLI, benchmarks) correct
@@ -12,22 +14,39 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
 from signet.store import embeddings as emb_sql
 from signet.store.connection import Connection
-from signet.store.vector_index import NumpyIndex, VectorIndex
+from signet.store.vector_index import NumpyIndex, QuantizedIndex, VectorIndex
+
+IndexKind = Literal["quantized", "exact"]
+# Vectors read from the table per step while (re)loading: bounds the transient float32 copy
+# (a 50k step held 77 MB of blobs and as much again as a matrix at 384 dimensions).
+LOAD_STEP = 8192
 
 
 class VectorSearch:
-    def __init__(self, model: str, dimensions: int) -> None:
+    def __init__(self, model: str, dimensions: int, index: IndexKind = "quantized") -> None:
         self.model = model
         self.dimensions = dimensions
-        self._index: VectorIndex = NumpyIndex(dimensions)
+        self.kind = index
+        # The reading thread's connection, for the quantized index's exact rescoring.
+        self._local = threading.local()
+        self._index: VectorIndex = self._new_index()
         self._loaded_max = 0
         self._marker: tuple[int, int] = (0, 0)
         self._lock = threading.Lock()
+
+    def _new_index(self) -> VectorIndex:
+        if self.kind == "exact":
+            return NumpyIndex(self.dimensions)
+        return QuantizedIndex(self.dimensions, self._exact_rows)
+
+    def _exact_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return emb_sql.vectors_by_id(self._local.conn, ids.tolist(), self.dimensions)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -40,7 +59,7 @@ class VectorSearch:
             if marker == self._marker:
                 return
             if marker[0] < self._marker[0] or marker[1] != self._marker[1] + self._count_new(conn):
-                self._index = NumpyIndex(self.dimensions)
+                self._index = self._new_index()
                 self._loaded_max = 0
             self._load_new(conn)
             self._marker = marker
@@ -53,7 +72,9 @@ class VectorSearch:
 
     def _load_new(self, conn: Connection) -> None:
         while True:
-            ids, matrix = emb_sql.load_since(conn, self.model, self.dimensions, self._loaded_max)
+            ids, matrix = emb_sql.load_since(
+                conn, self.model, self.dimensions, self._loaded_max, LOAD_STEP
+            )
             if not ids:
                 return
             self._index.add(ids, matrix)
@@ -71,6 +92,7 @@ class VectorSearch:
         self.sync(conn)
         if k <= 0 or len(self._index) == 0:
             return []
+        self._local.conn = conn
         hits = self._index.search(query.astype(np.float32), k)
         owners = emb_sql.memory_ids_for(conn, [emb_id for emb_id, _ in hits])
         results: list[tuple[str, float]] = []

@@ -70,6 +70,27 @@ def load_since(
     return ids, matrix
 
 
+def vectors_by_id(
+    conn: Connection, ids: Sequence[int], dimensions: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ids found, their float32 vectors as rows): the exact vectors a quantized index
+    rescores its shortlist with; ids no longer stored are left out."""
+    found: list[int] = []
+    blobs: list[bytes] = []
+    for start in range(0, len(ids), 500):
+        chunk = [int(i) for i in ids[start : start + 500]]
+        rows = conn.execute(
+            f"SELECT id, vector FROM embeddings WHERE id IN ({','.join('?' * len(chunk))})"
+            " AND dimensions = ?",
+            [*chunk, dimensions],
+        ).fetchall()
+        for emb_id, blob in rows:
+            found.append(int(emb_id))
+            blobs.append(blob)
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(found), dimensions)
+    return np.asarray(found, dtype=np.int64), matrix
+
+
 def change_marker(conn: Connection) -> tuple[int, int]:
     """(max id, row count): changes whenever vectors are added, replaced or removed."""
     row = conn.execute("SELECT coalesce(max(id), 0), count(*) FROM embeddings").fetchone()
