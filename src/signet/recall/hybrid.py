@@ -60,6 +60,12 @@ REHEARSAL_FULL = 20
 # with context); at equal weight it pulled hybrid below BM25 alone (73.8), at 0.3 hybrid beat
 # both (79.9 LoCoMo cat1-4; MemAware easy/medium/hard 60.4/46.7/11.0 vs BM25 59.4/41.9/9.2).
 SEMANTIC_WEIGHT = 0.3
+# The dense channel embeds at most the query's last this many words. The bundled MiniLM reads
+# 256 word pieces and cuts the rest from the *end*; an agent's prompt (the conversation so far,
+# the question last) runs past that (365 pieces for the median LoCoMo long query), so the
+# question itself was never embedded, only the oldest turns. English chat text takes 1.33 word
+# pieces per word (1.42 at the 95th percentile), so 160 words fit the window.
+QUERY_EMBED_WORDS = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +291,7 @@ class Recaller:
             return None
         mark = time.perf_counter()
         try:
-            vector = self._embed_query(query.query)
+            vector = self._embed_query(_tail(query.query, QUERY_EMBED_WORDS))
         except ProviderError:
             degraded.append("semantic")
             return None
@@ -516,6 +522,12 @@ def _with_score(hit: RecallHit, score: float) -> RecallHit:
     if score == hit.score:
         return hit
     return replace(hit, score=score, adjustments=(*hit.adjustments, "crowding"))
+
+
+def _tail(text: str, words: int) -> str:
+    """The last `words` words of `text` (all of it when shorter): a query's newest words."""
+    parts = text.split()
+    return text if len(parts) <= words else " ".join(parts[-words:])
 
 
 def _has_filters(query: RecallQuery) -> bool:
