@@ -5,11 +5,16 @@ open and stops them before the store is checkpointed and closed. The loop itself
 a failing tick logged and skipped) is `signet.workers.loop.WorkerLoop`; this module owns its
 thread and its controls:
 
-- concurrency is bounded by construction: one thread runs one tick at a time, so at most one
-  job per worker type is in flight and LLM and embedding calls never run on the event loop;
+- two threads, each a `WorkerLoop` running one tick at a time: the embed worker alone in one,
+  every other worker in the other. Writes do not embed (`embedding.write_path: deferred`): a
+  new memory's vector comes from the embed worker, so its freshness must not wait behind an
+  extraction's LLM call of several seconds; and the embedding runs in onnxruntime with the GIL
+  released, beside the request threads. At most one job per worker type is in flight, and LLM
+  and embedding calls never run on the event loop;
 - `pause`/`resume` stop and restart ticking (a tick already running finishes);
-- `nudge` wakes the loop from its idle sleep at once (the loop sleeps on an event of ours
+- `nudge` wakes the loops from their idle sleep at once (a loop sleeps on an event of ours
   rather than on the stop event, so both stopping and nudging cut the sleep short);
+  `nudge_embed` wakes only the embed loop: the write path calls it after a deferred write;
 - `stop` is the graceful shutdown: stop leasing (pause every worker, so even the rest of the
   current round leases nothing), give a running tick `timeout_s` to finish, then hand every job
   still leased back to pending with its attempt (`jobs.release_leases`): a job interrupted by a
@@ -24,16 +29,20 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from signet.app import SignetApp
 from signet.store import jobs
 from signet.types import utc_now
-from signet.workers.loop import WorkerLoop
+from signet.workers.loop import Worker, WorkerLoop
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 5.0
+
+
+EMBED = "embed"
 
 
 class BackgroundWorkers:
@@ -41,42 +50,50 @@ class BackgroundWorkers:
         self.app = app
         poll_s = app.config.pipeline.worker_poll_ms / 1000
         self._stop = threading.Event()
-        self._wake = threading.Event()
-        self.loop = WorkerLoop(app.workers(), idle_sleep_s=poll_s, sleep=self._sleep)
-        self._thread = threading.Thread(
-            target=self.loop.run, args=(self._stop,), name="signet-workers", daemon=True
-        )
+        workers = app.workers()
+        groups = [[w for w in workers if w.name != EMBED], [w for w in workers if w.name == EMBED]]
+        self._lanes = [_Lane(group, poll_s, self._stop) for group in groups if group]
         self._paused = False
 
     def start(self) -> None:
-        self._thread.start()
-
-    def _sleep(self, _stop: threading.Event, seconds: float) -> None:
-        self._wake.wait(seconds)
-        self._wake.clear()
+        for lane in self._lanes:
+            lane.thread.start()
 
     # --- controls ----------------------------------------------------------------------------
 
     def pause(self) -> None:
         self._paused = True
-        self.loop.pause()
+        for lane in self._lanes:
+            lane.loop.pause()
 
     def resume(self) -> None:
         self._paused = False
-        self.loop.resume()
-        self._wake.set()
+        for lane in self._lanes:
+            lane.loop.resume()
+            lane.wake.set()
 
     def nudge(self) -> None:
-        """Wake the loop now: jobs enqueued a moment ago are picked up without the idle wait."""
-        self._wake.set()
+        """Wake the loops now: jobs enqueued a moment ago are picked up without the idle wait."""
+        for lane in self._lanes:
+            lane.wake.set()
+
+    def nudge_embed(self) -> None:
+        """Wake the embed worker now: a memory was written without its vector."""
+        for lane in self._lanes:
+            if any(w.name == EMBED for w in lane.loop.workers):
+                lane.wake.set()
 
     def status(self) -> dict[str, Any]:
+        states: dict[str, Any] = {}
+        for lane in self._lanes:
+            states.update(lane.loop.state())
         return {
-            "running": self._thread.is_alive() and not self._stop.is_set(),
+            "running": any(lane.thread.is_alive() for lane in self._lanes)
+            and not self._stop.is_set(),
             "paused": self._paused,
             "poll_ms": self.app.config.pipeline.worker_poll_ms,
-            "concurrency": 1,
-            "workers": self.loop.state(),
+            "concurrency": len(self._lanes),
+            "workers": states,
         }
 
     # --- shutdown ------------------------------------------------------------------------------
@@ -84,13 +101,17 @@ class BackgroundWorkers:
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> int:
         """Stop leasing, let a running tick finish (up to `timeout_s`), release what is still
         leased; returns how many jobs were released."""
-        self.loop.pause()
+        for lane in self._lanes:
+            lane.loop.pause()
         self._stop.set()
-        self._wake.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout_s)
-        if self._thread.is_alive():
-            log.warning("a worker tick still runs after %.0f s; releasing its job", timeout_s)
+        deadline = time.monotonic() + timeout_s
+        for lane in self._lanes:
+            lane.wake.set()
+            if lane.thread.is_alive():
+                lane.thread.join(max(0.0, deadline - time.monotonic()))
+            if lane.thread.is_alive():
+                log.warning("a %s tick still runs after %.0f s; releasing its job",
+                            lane.thread.name, timeout_s)
         return self._release_leases()
 
     def _release_leases(self) -> int:
@@ -103,3 +124,17 @@ class BackgroundWorkers:
         if released:
             log.info("released %d leased job(s) back to the queue", released)
         return released
+
+
+class _Lane:
+    """One worker loop on its own daemon thread, sleeping on its own wake event."""
+
+    def __init__(self, workers: list[Worker], poll_s: float, stop: threading.Event) -> None:
+        self.wake = threading.Event()
+        self.loop = WorkerLoop(workers, idle_sleep_s=poll_s, sleep=self._sleep)
+        name = "signet-embed" if [w.name for w in workers] == [EMBED] else "signet-workers"
+        self.thread = threading.Thread(target=self.loop.run, args=(stop,), name=name, daemon=True)
+
+    def _sleep(self, _stop: threading.Event, seconds: float) -> None:
+        self.wake.wait(seconds)
+        self.wake.clear()

@@ -149,6 +149,11 @@ def _open_session(path: Path, threads: int) -> Any:
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Basic graph optimisations (constant folding: the int8 weights are dequantised once at
+    # load; redundant nodes removed), not the extended/layout ones ORT applies by default: on
+    # this model those ran 10-13% slower per text (CPU time, 1 thread, 600 synthetic memories:
+    # 164 texts/s basic, 145 all, 131 none) for vectors equal to within cosine 0.9999998.
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.log_severity_level = 3  # errors only; ORT's warnings are not the user's concern
     try:
         return ort.InferenceSession(
