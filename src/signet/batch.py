@@ -14,9 +14,9 @@ similarity, which would sweep in memories that merely resemble it; filters alone
 listing. At most MAX_BATCH memories
 are matched; more ids is an error, a broader query is reported as `capped`.
 
-Each memory is then forgotten or modified through `SignetApp.forget` / `modify`, each in its own
-transaction with its own history row, and reported per item: one pinned or missing memory does
-not stop the others.
+Each memory is then forgotten or modified through the memory service's `forget` / `modify`
+(services/memory.py), each in its own transaction with its own history row, and reported per
+item: one pinned or missing memory does not stop the others.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from signet.store import fts as fts_sql
 from signet.types import Actor, Memory, MemoryFilters, MemoryScope
 
 if TYPE_CHECKING:
-    from signet.app import SignetApp
+    from signet.services.memory import MemoryService
 
 __all__ = ["CONFIRM_TTL_S", "MAX_BATCH", "forget_batch", "modify_batch"]
 
@@ -41,7 +41,8 @@ CONFIRM_TTL_S = 600
 
 
 def forget_batch(
-    app: SignetApp,
+    memories: MemoryService,
+    key: bytes,
     *,
     ids: Sequence[str] | None = None,
     query: str | None = None,
@@ -54,26 +55,26 @@ def forget_batch(
     scope: MemoryScope | None = None,
 ) -> dict[str, Any]:
     """`filters` arrive already narrowed to `scope` (SignetApp.forget_batch); ids outside the
-    scope count as missing, exactly like unknown ones."""
+    scope count as missing, exactly like unknown ones. `key` signs the confirm token."""
     if mode not in ("preview", "execute"):
         raise InvalidInput("mode must be preview or execute")
-    matched, missing, capped = _match(app, ids, query, filters, scope)
+    matched, missing, capped = _match(memories, ids, query, filters, scope)
     matched_ids = [m.id for m in matched]
     if mode == "preview":
         return {
             "mode": "preview", "count": len(matched), "capped": capped,
             "memories": [m.to_dict() for m in matched], "missing": missing,
             "pinned": [m.id for m in matched if m.pinned],
-            "confirm_token": _token(app.batch_key, matched_ids, force, time.time()),
+            "confirm_token": _token(key, matched_ids, force, time.time()),
         }
-    app._check_mutable()
-    _check_token(app.batch_key, confirm_token, matched_ids, force)
-    results = [_forget_one(app, memory_id, force, reason, actor, scope) for memory_id in matched_ids]
+    memories.check_mutable()
+    _check_token(key, confirm_token, matched_ids, force)
+    results = [_forget_one(memories, memory_id, force, reason, actor, scope) for memory_id in matched_ids]
     return _outcome("execute", results, missing=missing)
 
 
 def modify_batch(
-    app: SignetApp, items: Sequence[dict[str, Any]], *, reason: str | None = None,
+    memories: MemoryService, items: Sequence[dict[str, Any]], *, reason: str | None = None,
     actor: Actor = Actor(), scope: MemoryScope | None = None,
 ) -> dict[str, Any]:
     """items: [{id, changes: {...}, version?, reason?}]; each applied on its own."""
@@ -81,12 +82,12 @@ def modify_batch(
         raise InvalidInput("items: at least one item is required")
     if len(items) > MAX_BATCH:
         raise InvalidInput(f"items: at most {MAX_BATCH} per batch, got {len(items)}")
-    app._check_mutable()
+    memories.check_mutable()
     results = []
     for item in items:
         memory_id = str(item["id"])
         try:
-            memory = app.modify(
+            memory = memories.modify(
                 memory_id, dict(item.get("changes") or {}), actor=actor,
                 expected_version=item.get("version"), reason=item.get("reason") or reason,
                 scope=scope,
@@ -102,17 +103,17 @@ def modify_batch(
 
 
 def _match(
-    app: SignetApp, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters,
+    memories: MemoryService, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters,
     scope: MemoryScope | None,
 ) -> tuple[list[Memory], list[str], bool]:
     """(live memories matched, ids not found or already deleted, whether the match was capped)."""
     if ids is not None and query is not None:
         raise InvalidInput("give ids or a query, not both")
     if ids is not None:
-        return _by_ids(app, ids, scope)
+        return _by_ids(memories, ids, scope)
     if query is not None and query.strip():
-        ids = fts_sql.match_all(app.store.reader(), query, filters, MAX_BATCH + 1)
-        memories = [app.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
+        ids = fts_sql.match_all(memories.store.reader(), query, filters, MAX_BATCH + 1)
+        memories = [memories.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
         return memories, [], len(ids) > MAX_BATCH
     # Filters that only restate the caller's scope select everything it can see: refused.
     # (`isolated` only says how a scoped caller's recall ranks; it selects nothing.)
@@ -122,12 +123,12 @@ def _match(
     )
     if filters == nothing:
         raise InvalidInput("give ids, a query or at least one filter (refusing to match everything)")
-    page = app.list(filters, limit=MAX_BATCH, scope=scope)
+    page = memories.list(filters, limit=MAX_BATCH, scope=scope)
     return list(page.items), [], page.total > MAX_BATCH
 
 
 def _by_ids(
-    app: SignetApp, ids: Sequence[str], scope: MemoryScope | None
+    memories: MemoryService, ids: Sequence[str], scope: MemoryScope | None
 ) -> tuple[list[Memory], list[str], bool]:
     unique = list(dict.fromkeys(str(i) for i in ids))
     if not unique:
@@ -138,7 +139,7 @@ def _by_ids(
     missing: list[str] = []
     for memory_id in unique:
         try:
-            memory = app.get(memory_id, scope=scope)
+            memory = memories.get(memory_id, scope=scope)
         except NotFound:
             missing.append(memory_id)
             continue
@@ -181,11 +182,11 @@ def _check_token(key: bytes, token: str | None, ids: Sequence[str], force: bool)
 
 
 def _forget_one(
-    app: SignetApp, memory_id: str, force: bool, reason: str | None, actor: Actor,
+    memories: MemoryService, memory_id: str, force: bool, reason: str | None, actor: Actor,
     scope: MemoryScope | None,
 ) -> dict[str, Any]:
     try:
-        memory = app.forget(memory_id, actor=actor, force=force, reason=reason, scope=scope)
+        memory = memories.forget(memory_id, actor=actor, force=force, reason=reason, scope=scope)
     except SignetError as exc:
         return _failed(memory_id, exc)
     return {"id": memory_id, "ok": True, "memory": memory.to_dict()}

@@ -11,7 +11,7 @@ the source of truth; the database follows it:
   memory (a new version, history kept); a removed folder forgets it (a tombstone, recoverable)
   and drops the row. A SKILL.md that does not parse is reported and leaves its skill as it was.
 - use is recorded: positive feedback on a skill's memory counts a use (`use_count`,
-  `last_used_at`; see `SignetApp.feedback`);
+  `last_used_at`; see `MemoryService.feedback`);
 - decay: each reconcile sets a skill memory's importance to `decay_rate ** days` since its last
   use (or install), which recall folds into the ranking; a skill used again is back at 1.
   Decay only reorders: nothing is ever deleted because it went unused.
@@ -42,10 +42,10 @@ from signet.store import skills as skills_sql
 from signet.types import Actor, format_ts, parse_ts
 
 if TYPE_CHECKING:
-    from signet.app import SignetApp
+    from signet.services.memory import MemoryService
 
 __all__ = [
-    "Skill", "changed", "install", "list_skills", "parse_skill", "reconcile", "record_use", "remove", "show",
+    "Skill", "changed", "install", "list_skills", "parse_skill", "reconcile", "remove", "show",
 ]
 
 log = logging.getLogger(__name__)
@@ -120,8 +120,8 @@ def _field(
 # --- reconciling ------------------------------------------------------------------------------
 
 
-def skills_dir(app: SignetApp) -> Path:
-    return app.config.workspace / "skills"
+def skills_dir(memories: MemoryService) -> Path:
+    return memories.config.workspace / "skills"
 
 
 def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
@@ -144,26 +144,26 @@ def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
     return found, errors
 
 
-def reconcile(app: SignetApp, now: datetime) -> dict[str, Any]:
+def reconcile(memories: MemoryService, now: datetime) -> dict[str, Any]:
     """Bring `skill_meta` and the skill memories in step with the folders; apply decay."""
-    if app.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
+    if memories.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
         return {"added": [], "changed": [], "removed": [], "decayed": 0,
                 "errors": ["skills not reconciled: mutations are frozen (mutationsFrozen)"]}
-    found, errors = scan(skills_dir(app))
-    conn = app.store.reader()
+    found, errors = scan(skills_dir(memories))
+    conn = memories.store.reader()
     known = {m.skill_name: m for m in skills_sql.list_meta(conn, AGENT_ID)}
     report: dict[str, Any] = {"added": [], "changed": [], "removed": [],
                               "errors": list(errors.values())}
     for name, skill in found.items():
-        outcome = _index(app, skill, now)
+        outcome = _index(memories, skill, now)
         if outcome:
             report[outcome].append(name)
     for name, meta in known.items():
         # A folder whose SKILL.md no longer parses keeps its skill until it is fixed or removed.
         if name not in found and meta.filesystem_path not in errors:
-            _unindex(app, name)
+            _unindex(memories, name)
             report["removed"].append(name)
-    report["decayed"] = _decay(app, now)
+    report["decayed"] = _decay(memories, now)
     if report["added"] or report["changed"] or report["removed"] or errors:
         log.info("skills reconciled: %s", {k: v for k, v in report.items() if v})
     return report
@@ -174,40 +174,40 @@ def changed(report: dict[str, Any]) -> bool:
     return bool(report["added"] or report["changed"] or report["removed"] or report["decayed"])
 
 
-def _index(app: SignetApp, skill: Skill, now: datetime) -> str | None:
-    text = skill.memory_text(app.config.memory.max_content_chars)
-    existing = skills_sql.skill_memory(app.store.reader(), skill.name, AGENT_ID)
+def _index(memories: MemoryService, skill: Skill, now: datetime) -> str | None:
+    text = skill.memory_text(memories.config.memory.max_content_chars)
+    existing = skills_sql.skill_memory(memories.store.reader(), skill.name, AGENT_ID)
     tags = ["skill", skill.name] + ([skill.role] if skill.role else [])
     outcome = None
     if existing is None:
-        app.remember(
+        memories.remember(
             text, actor=ACTOR, type="procedural", source_type=skills_sql.SOURCE_TYPE,
             source_id=skills_sql.source_id(skill.name), tags=tuple(tags), importance=1.0,
         )
         outcome = "added"
     elif existing.content != normalize_content(text).storage:
-        app.modify(existing.id, {"content": text, "tags": tags}, actor=ACTOR,
+        memories.modify(existing.id, {"content": text, "tags": tags}, actor=ACTOR,
                    reason=f"{skill.folder / SKILL_FILE} changed")
         outcome = "changed"
-    with app.store.write_tx() as conn:
+    with memories.store.write_tx() as conn:
         skills_sql.upsert_meta(
             conn, name=skill.name, agent_id=AGENT_ID, path=str(skill.folder), role=skill.role,
-            decay_rate=app.config.skills.decay_rate, now=format_ts(now),
+            decay_rate=memories.config.skills.decay_rate, now=format_ts(now),
         )
     return outcome
 
 
-def _unindex(app: SignetApp, name: str) -> None:
-    memory = skills_sql.skill_memory(app.store.reader(), name, AGENT_ID)
+def _unindex(memories: MemoryService, name: str) -> None:
+    memory = skills_sql.skill_memory(memories.store.reader(), name, AGENT_ID)
     if memory is not None:
-        app.forget(memory.id, actor=ACTOR, force=True, reason=f"skill {name} removed")
-    with app.store.write_tx() as conn:
+        memories.forget(memory.id, actor=ACTOR, force=True, reason=f"skill {name} removed")
+    with memories.store.write_tx() as conn:
         skills_sql.delete_meta(conn, name, AGENT_ID)
 
 
-def _decay(app: SignetApp, now: datetime) -> int:
+def _decay(memories: MemoryService, now: datetime) -> int:
     """Set each skill memory's importance from its idle days; returns how many moved."""
-    conn = app.store.reader()
+    conn = memories.store.reader()
     moves = []
     for meta in skills_sql.list_meta(conn, AGENT_ID):
         memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
@@ -217,7 +217,7 @@ def _decay(app: SignetApp, now: datetime) -> int:
         if abs(wanted - memory.importance) >= 0.0001:
             moves.append((memory.id, wanted))
     if moves:
-        with app.store.write_tx() as wconn:
+        with memories.store.write_tx() as wconn:
             for memory_id, importance in moves:
                 skills_sql.set_importance(wconn, memory_id, importance)
     return len(moves)
@@ -230,18 +230,11 @@ def _importance(meta: skills_sql.SkillMeta, now: datetime) -> float:
     return max(MIN_IMPORTANCE, float(meta.decay_rate) ** days)
 
 
-def record_use(conn: Any, memory_id: str, now: str) -> None:
-    """Inside the feedback transaction: if `memory_id` indexes a skill, count a use and put
-    its importance back to 1 (the next reconcile decays it from `now` again)."""
-    if skills_sql.record_use_for_memory(conn, memory_id, now) is not None:
-        skills_sql.set_importance(conn, memory_id, 1.0)
-
-
 # --- the commands' operations -----------------------------------------------------------------
 
 
-def list_skills(app: SignetApp) -> list[dict[str, Any]]:
-    conn = app.store.reader()
+def list_skills(memories: MemoryService) -> list[dict[str, Any]]:
+    conn = memories.store.reader()
     out = []
     for meta in skills_sql.list_meta(conn, AGENT_ID):
         memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
@@ -255,17 +248,17 @@ def list_skills(app: SignetApp) -> list[dict[str, Any]]:
     return out
 
 
-def show(app: SignetApp, name: str) -> dict[str, Any]:
-    entry = next((s for s in list_skills(app) if s["name"] == name), None)
+def show(memories: MemoryService, name: str) -> dict[str, Any]:
+    entry = next((s for s in list_skills(memories) if s["name"] == name), None)
     if entry is None:
         raise NotFound(f"no skill named {name!r}")
     skill = parse_skill(Path(entry["path"]))
     return {**entry, "description": skill.description, "instructions": skill.instructions}
 
 
-def install(app: SignetApp, source: Path, now: datetime, *, force: bool = False) -> dict[str, Any]:
+def install(memories: MemoryService, source: Path, now: datetime, *, force: bool = False) -> dict[str, Any]:
     """Copy a skill folder, or unpack a local archive, into skills/<name>/; then reconcile."""
-    root = skills_dir(app)
+    root = skills_dir(memories)
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root, prefix=".install-") as tmp:
         staged = _stage(Path(source), Path(tmp))
@@ -277,16 +270,16 @@ def install(app: SignetApp, source: Path, now: datetime, *, force: bool = False)
                                " pass --force to replace it")
             shutil.rmtree(target)
         staged.rename(target)
-    report = reconcile(app, now)
+    report = reconcile(memories, now)
     return {"installed": skill.name, "path": str(target), "reconcile": report}
 
 
-def remove(app: SignetApp, name: str, now: datetime) -> dict[str, Any]:
-    found, _errors = scan(skills_dir(app))
+def remove(memories: MemoryService, name: str, now: datetime) -> dict[str, Any]:
+    found, _errors = scan(skills_dir(memories))
     if name not in found:
-        raise NotFound(f"no skill named {name!r} under {skills_dir(app)}")
+        raise NotFound(f"no skill named {name!r} under {skills_dir(memories)}")
     shutil.rmtree(found[name].folder)
-    return {"removed": name, "reconcile": reconcile(app, now)}
+    return {"removed": name, "reconcile": reconcile(memories, now)}
 
 
 def _stage(source: Path, tmp: Path) -> Path:

@@ -3,7 +3,7 @@ memory_feedback, proxied here by `signet mcp` when the daemon runs).
 
 Body `{memory_id, feedback: "positive"|"negative"|"correction", correction_text?, session_id?}`
 -> the recorded row `{id, memory_id, session_id, feedback_type, correction_text, actor,
-agent_id, created_at}`. The values are checked by `SignetApp.feedback`, as for every adapter.
+agent_id, created_at}`. The values are checked by `MemoryService.feedback`, as for every adapter.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ PERMANENT = (InvalidInput, Forbidden, NotFound)
 
 
 class ChunkWriter(Protocol):
-    """The app's write path (app.py): the same validation, dedup, history and jobs as remember."""
+    """The memory service's write path (services/memory.py): the same validation, dedup,
+    history and jobs as remember."""
 
     def prepare_memories(
         self, items: Sequence[dict[str, Any]], *, actor: Actor, prefixes: bool = True

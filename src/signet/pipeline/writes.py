@@ -5,7 +5,7 @@ split in two so that no LLM or embedding call ever runs inside a write transacti
 
 1. `plan_proposal` (no transaction): decide what would happen to one proposal under the flags,
    run the contradiction check (its slow path may call the LLM) and prepare new content
-   (normalise, hash, embed) through the app's own write path.
+   (normalise, hash, embed) through the memory service's write path (services/memory.py).
 2. `apply_plan` (inside the caller's write transaction): re-read the target, archive it to the
    cold tier, apply, and record the proposal in memory_history as event "none" on the source
    memory, with the proposal and its outcome in the metadata (the "shadow decision").
@@ -96,7 +96,7 @@ class PreparedMemory:
 
 
 class MemoryWriter(Protocol):
-    """The app's write path, in its two halves (the app implements it)."""
+    """The one write path of a memory, in its two halves (services/memory.py implements it)."""
 
     def prepare_memory(self, content: str, *, actor: Actor, **fields: Any) -> PreparedMemory:
         """Validate, normalise and embed: no write transaction may be open."""

@@ -7,7 +7,7 @@ A tick reaps stale summary leases (at most once a minute), leases the oldest pen
    job completes (the transcript stays). Otherwise it summarises (the LLM's summary, or the
    deterministic extractive one, lineage/summarize.py), writes the immutable markdown artifact
    (`memory/sessions/<date>-<session>--summary.md`, written whole or not at all) and prepares the
-   summary memory through the app's write path (embedded here, not under the lock).
+   summary memory through the memory service's write path (embedded here, not under the lock).
 2. one write transaction: the artifact's index row, the summary memory (type "summary",
    source_type "session", source_id and session_id the session's id, so the pipeline's
    extraction, decisions and controlled writes cite the session), the session's status and the
