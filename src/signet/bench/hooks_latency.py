@@ -61,6 +61,7 @@ def run_hooks(
             _CPU_MS.clear()
             samples = [_hook(command, env, _payload(i, p)) for i, p in enumerate(prompts)]
             cpu = list(_CPU_MS)
+            gave_up = _gave_up(workspace)
         finally:
             daemon.stop()
         down = [_hook(command, env, _payload(i, p)) for i, p in enumerate(prompts[: min(runs, 10)])]
@@ -74,6 +75,8 @@ def run_hooks(
         "meets_target": percentile(times, 95) <= TARGET_P95_MS,
         "cpu_p50_ms": round(percentile(cpu, 50), 1), "cpu_p95_ms": round(percentile(cpu, 95), 1),
         "injected": sum(1 for _, out in samples if out),
+        # Hooks past their time budget (they printed nothing): a loaded machine shows here.
+        "over_budget": gave_up,
         "daemon_down": {"p50_ms": round(percentile([ms for ms, _ in down], 50), 1),
                         "p95_ms": round(percentile([ms for ms, _ in down], 95), 1),
                         "printed": sum(1 for _, out in down if out)},
@@ -109,6 +112,15 @@ def _hook(argv: list[str], env: dict[str, str], payload: dict[str, str]) -> tupl
 _CPU_MS: list[float] = []
 
 
+def _gave_up(workspace: Path) -> int:
+    """How many hooks logged that they gave up at their budget (hooks/runner.py)."""
+    try:
+        lines = (workspace / ".daemon" / "logs" / "hooks.log").read_text("utf-8").splitlines()
+    except OSError:
+        return 0
+    return sum(1 for line in lines if " gave up after " in line)
+
+
 def _children_cpu() -> float:
     """CPU seconds (user + system) of this process's finished children: what one hook process
     costs whatever the machine's load, next to its wall time, which the load stretches."""
@@ -123,7 +135,7 @@ def format_hooks(result: dict[str, Any]) -> str:
         f"{result['command']} ({result['memories']} memories, {result['embedder']} embeddings)",
         f"p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms (target {result['target_p95_ms']:g}),"
         f" max {result['max_ms']} ms; CPU p50 {result['cpu_p50_ms']} ms, p95 {result['cpu_p95_ms']} ms;"
-        f" {result['injected']}/{result['runs']} injected",
+        f" {result['injected']}/{result['runs']} injected, {result['over_budget']} over budget",
         f"daemon down: p50 {down['p50_ms']} ms, p95 {down['p95_ms']} ms, printed {down['printed']}",
         f"(load {load})",
     ])
