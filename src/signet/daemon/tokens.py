@@ -34,7 +34,7 @@ from signet.config import Config
 from signet.errors import ConfigError, InvalidInput, NotFound, Unauthorized
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
-from signet.store.signing_key import file_key
+from signet.store.signing_key import file_key, workspace_key_path
 from signet.store.tokens import LOGIN_ROLE, TokenRow
 from signet.types import format_ts, utc_now
 
@@ -90,7 +90,7 @@ class IssuedToken:
 
 
 def secret_path(workspace: Path) -> Path:
-    return Path(workspace) / ".secrets" / "auth.key"
+    return workspace_key_path(workspace)
 
 
 def load_secret(workspace: Path) -> bytes:

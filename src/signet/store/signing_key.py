@@ -16,6 +16,11 @@ from signet.errors import ConfigError
 SECRET_BYTES = 32
 
 
+def workspace_key_path(workspace: Path) -> Path:
+    """Where a workspace keeps its signing key."""
+    return Path(workspace) / ".secrets" / "auth.key"
+
+
 def file_key(path: Path) -> bytes:
     """The key in `path`, created (0600, in a 0700 directory) when missing."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -1,0 +1,256 @@
+"""Copy a SQLite workspace's core tables into a PostgreSQL store, then verify the copy.
+
+What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
+history, vectors, the job queue, tokens and the token signing key. Every other table that
+holds rows is named in the report as left behind, never dropped silently.
+
+Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid), each batch its
+own PostgreSQL transaction, inserted with `ON CONFLICT DO NOTHING`; a run that was stopped is
+simply run again and skips what already arrived. Verified: for every table the row count and a
+SHA-256 over each row's fingerprint (sorted by key) must be equal on both sides; a row changed
+in SQLite after an earlier partial run is not overwritten and shows up here as a mismatch.
+Copy with the daemon stopped (or `signet backup` first and copy the backup).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from signet.store.connection import Connection, connect
+from signet.store.postgres.vectors import literal
+from signet.types import utc_now
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TableCopy:
+    """One table: the columns copied, how a row becomes PostgreSQL parameters, and its
+    fingerprint (the same text computed from either side)."""
+
+    name: str
+    columns: tuple[str, ...]
+    casts: dict[str, str] = field(default_factory=dict)  # column -> SQL cast on insert
+    fingerprint_sql: tuple[str, str] = ("", "")  # (sqlite select, postgres select)
+
+
+_MEMORY_COLUMNS = (
+    "id", "content", "type", "category", "content_hash", "normalized_content", "confidence",
+    "importance", "source_id", "source_type", "tags", "who", "why", "project", "agent_id",
+    "session_id", "created_at", "updated_at", "event_at", "is_deleted", "deleted_at",
+    "extraction_status", "embedding_model", "extraction_model", "update_count", "version",
+    "last_accessed", "access_count", "pinned", "hints",
+)
+
+TABLES: tuple[TableCopy, ...] = (
+    TableCopy(
+        "memories", _MEMORY_COLUMNS,
+        casts={"tags": "jsonb", "is_deleted": "boolean", "pinned": "boolean"},
+        fingerprint_sql=(
+            "SELECT id, version, is_deleted, content FROM memories",
+            "SELECT id, version, is_deleted::int, content FROM memories",
+        ),
+    ),
+    TableCopy(
+        "memory_history",
+        ("id", "memory_id", "event", "old_content", "new_content", "changed_by", "reason",
+         "metadata", "actor_type", "session_id", "request_id", "created_at", "token_id"),
+        fingerprint_sql=(
+            "SELECT id, memory_id, event, new_content FROM memory_history",
+            "SELECT id, memory_id, event, new_content FROM memory_history",
+        ),
+    ),
+    TableCopy(
+        "embeddings",
+        ("content_hash", "vector", "dimensions", "model", "source_type", "source_id",
+         "created_at", "stale"),
+        casts={"vector": "vector", "stale": "boolean"},
+        fingerprint_sql=(
+            "SELECT content_hash, model, stale, vector FROM embeddings",
+            "SELECT content_hash, model, stale::int, vector::text FROM embeddings",
+        ),
+    ),
+    TableCopy(
+        "memory_jobs",
+        ("id", "memory_id", "job_type", "status", "payload", "result", "attempts",
+         "max_attempts", "leased_at", "completed_at", "failed_at", "error", "document_id",
+         "created_at", "updated_at", "run_after"),
+        fingerprint_sql=(
+            "SELECT id, status, attempts, job_type FROM memory_jobs",
+            "SELECT id, status, attempts, job_type FROM memory_jobs",
+        ),
+    ),
+    TableCopy(
+        "tokens",
+        ("id", "name", "role", "permissions", "scope_project", "scope_agent", "key_hash",
+         "created_at", "expires_at", "revoked_at", "last_used_at"),
+        fingerprint_sql=(
+            "SELECT id, key_hash, revoked_at, role FROM tokens",
+            "SELECT id, key_hash, revoked_at, role FROM tokens",
+        ),
+    ),
+)
+# SQLite bookkeeping and derived tables that are not state to carry over.
+_NOT_STATE = frozenset({
+    "schema_migrations", "schema_migrations_audit", "sqlite_sequence", "memories_fts_vocab",
+})
+
+
+@dataclass
+class CopyReport:
+    copied: dict[str, int] = field(default_factory=dict)  # rows inserted by this run
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # (sqlite, postgres)
+    mismatched: list[str] = field(default_factory=list)
+    left_behind: dict[str, int] = field(default_factory=dict)
+    signing_key: str = "absent"  # same (copied or already equal) | differs | absent
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatched and self.signing_key != "differs"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "copied": self.copied,
+            "counts": {k: {"sqlite": a, "postgres": b} for k, (a, b) in self.counts.items()},
+            "mismatched": self.mismatched, "left_behind": self.left_behind,
+            "signing_key": self.signing_key,
+        }
+
+
+def copy_to_postgres(
+    sqlite_path: Path, pg: psycopg.Connection, *, key_path: Path | None = None,
+    batch: int = 1000, progress: Progress | None = None,
+) -> CopyReport:
+    """Copy and verify; `pg` is an autocommit connection to a migrated PostgreSQL store."""
+    report = CopyReport()
+    source = connect(sqlite_path, read_only=True)
+    try:
+        for table in TABLES:
+            report.copied[table.name] = _copy_table(source, pg, table, batch, progress)
+        for table in TABLES:
+            vector = 3 if table.name == "embeddings" else None  # the vector's position
+            ours = _digest(source, table.fingerprint_sql[0], vector, from_sqlite=True)
+            theirs = _digest(pg, table.fingerprint_sql[1], vector, from_sqlite=False)
+            report.counts[table.name] = (ours[0], theirs[0])
+            if ours != theirs:
+                report.mismatched.append(table.name)
+        report.left_behind = _left_behind(source)
+    finally:
+        source.close()
+    report.signing_key = _copy_key(pg, key_path)
+    return report
+
+
+def _copy_table(
+    source: Connection, pg: psycopg.Connection, table: TableCopy, batch: int,
+    progress: Progress | None,
+) -> int:
+    total = int(source.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0])
+    values = ", ".join(
+        f"%s::{table.casts[c]}" if c in table.casts else "%s" for c in table.columns
+    )
+    insert = (
+        f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES ({values})"
+        " ON CONFLICT DO NOTHING"
+    )
+    inserted = done = 0
+    last = 0
+    while True:
+        rows = source.execute(
+            f"SELECT rowid, {', '.join(table.columns)} FROM {table.name} WHERE rowid > ?"
+            " ORDER BY rowid LIMIT ?",
+            (last, batch),
+        ).fetchall()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        params = [_params(table, tuple(row)[1:]) for row in rows]
+        with pg.transaction(), pg.cursor() as cur:
+            cur.executemany(insert, params)
+            inserted += max(cur.rowcount, 0)
+        done += len(rows)
+        if progress is not None:
+            progress(table.name, done, total)
+    return inserted
+
+
+def _params(table: TableCopy, row: tuple[Any, ...]) -> list[Any]:
+    out = list(row)
+    for i, column in enumerate(table.columns):
+        if column == "vector":
+            out[i] = literal(np.frombuffer(row[i], dtype="<f4"))
+        elif table.casts.get(column) == "boolean" and out[i] is not None:
+            out[i] = bool(out[i])
+    return out
+
+
+def _digest(
+    conn: Any, sql: str, vector: int | None, *, from_sqlite: bool
+) -> tuple[int, str]:
+    """(rows, sha256 over the sorted fingerprints); a vector (column `vector`) hashes as its
+    float32 bytes, read from SQLite's BLOB or parsed from pgvector's text form."""
+    lines = sorted(_fingerprint(row, vector, from_sqlite) for row in _rows(conn, sql))
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line)
+    return len(lines), digest.hexdigest()
+
+
+def _rows(conn: Any, sql: str) -> Iterator[tuple[Any, ...]]:
+    cursor = conn.execute(sql)
+    while chunk := cursor.fetchmany(5000):
+        yield from (tuple(r) for r in chunk)
+
+
+def _fingerprint(row: Iterable[Any], vector: int | None, from_sqlite: bool) -> bytes:
+    parts = []
+    for i, value in enumerate(row):
+        if i == vector:
+            value = bytes(value).hex() if from_sqlite else _vector_hex(str(value))
+        parts.append("\x00" if value is None else str(value))
+    return ("\x1f".join(parts) + "\x1e").encode("utf-8")
+
+
+def _vector_hex(text: str) -> str:
+    """pgvector's text form back to the float32 bytes (hex) the SQLite BLOB holds."""
+    values = np.array([float(x) for x in text.strip("[]").split(",")], dtype="<f4")
+    return values.tobytes().hex()
+
+
+def _left_behind(source: Connection) -> dict[str, int]:
+    copied = {t.name for t in TABLES}
+    names = [
+        r[0] for r in source.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            " AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+        )
+    ]
+    out = {}
+    for name in sorted(names):
+        if name in copied or name in _NOT_STATE or "_fts" in name or name.endswith("_config"):
+            continue
+        rows = int(source.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0])
+        if rows:
+            out[name] = rows
+    return out
+
+
+def _copy_key(pg: psycopg.Connection, key_path: Path | None) -> str:
+    """The workspace's signing key becomes the store's, so tokens it issued keep working."""
+    if key_path is None or not key_path.is_file():
+        return "absent"
+    key = key_path.read_bytes()
+    pg.execute(
+        "INSERT INTO signing_keys (name, secret, created_at) VALUES ('auth', %s, %s)"
+        " ON CONFLICT (name) DO NOTHING",
+        (key, utc_now()),
+    )
+    row = pg.execute("SELECT secret FROM signing_keys WHERE name = 'auth'").fetchone()
+    return "same" if row is not None and bytes(row[0]) == key else "differs"
