@@ -131,7 +131,8 @@ class SignetApp:
         vectors = (
             VectorSearch(chosen.model, chosen.dimensions, config.embedding.index) if chosen else None
         )
-        recaller = Recaller(store, config.search, chosen, vectors)
+        clock = clock or SystemClock()
+        recaller = Recaller(store, config.search, chosen, vectors, clock=clock)
         if chosen is not None:
             search = config.search
             recaller.guard = ProviderGuard(
@@ -139,7 +140,7 @@ class SignetApp:
                 failures=search.embed_breaker_failures,
                 cooldown_s=search.embed_breaker_cooldown_ms / 1000,
             )
-        app = cls(config, store, chosen, recaller, vectors, clock=clock or SystemClock())
+        app = cls(config, store, chosen, recaller, vectors, clock=clock)
         app.telemetry = telemetry
         app.graph = KnowledgeGraph.attach(
             store, config.pipeline, recaller, chosen.model if chosen else None
@@ -148,16 +149,16 @@ class SignetApp:
             config, store, chosen, vectors, app.graph, recaller.accesses, app.clock
         )
         app.projection = ProjectionService(
-            store, chosen.model if chosen else None, chosen.dimensions if chosen else None
+            store, chosen.model if chosen else None, chosen.dimensions if chosen else None, clock
         )
         app.documents = DocumentService(
             store, config.documents, max_attempts=config.pipeline.max_attempts,
-            frozen=config.pipeline.mutations_frozen,
+            frozen=config.pipeline.mutations_frozen, clock=clock,
         )
         app.connectors = FolderConnectors(store, app.documents)
         app.llm = chosen_llm  # type: ignore[assignment]
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
-        app.sessions = Sessions(config, store)
+        app.sessions = Sessions(config, store, clock)
         recaller.transcripts = app.sessions.excerpts
         if app._search_qa_on():
             with store.write_tx() as conn:
@@ -385,7 +386,7 @@ class SignetApp:
         """Run the workers (all, or those named in `only`) until none has work; return the
         ticks that did work."""
         chosen = [w for w in self.workers() if only is None or w.name in only]
-        return WorkerLoop(chosen).run_until_idle(max_rounds)
+        return WorkerLoop(chosen, clock=self.clock).run_until_idle(max_rounds)
 
     def run_retention(self, *, dry_run: bool = False, now: datetime | None = None) -> RetentionReport:
         """One retention sweep now (workers/retention_worker.py); `dry_run` only counts."""

@@ -41,7 +41,7 @@ CONFIRM_TTL_S = 600
 
 
 def forget_batch(
-    memories: MemoryService,
+    service: MemoryService,
     key: bytes,
     *,
     ids: Sequence[str] | None = None,
@@ -58,7 +58,7 @@ def forget_batch(
     scope count as missing, exactly like unknown ones. `key` signs the confirm token."""
     if mode not in ("preview", "execute"):
         raise InvalidInput("mode must be preview or execute")
-    matched, missing, capped = _match(memories, ids, query, filters, scope)
+    matched, missing, capped = _match(service, ids, query, filters, scope)
     matched_ids = [m.id for m in matched]
     if mode == "preview":
         return {
@@ -67,14 +67,14 @@ def forget_batch(
             "pinned": [m.id for m in matched if m.pinned],
             "confirm_token": _token(key, matched_ids, force, time.time()),
         }
-    memories.check_mutable()
+    service.check_mutable()
     _check_token(key, confirm_token, matched_ids, force)
-    results = [_forget_one(memories, memory_id, force, reason, actor, scope) for memory_id in matched_ids]
+    results = [_forget_one(service, memory_id, force, reason, actor, scope) for memory_id in matched_ids]
     return _outcome("execute", results, missing=missing)
 
 
 def modify_batch(
-    memories: MemoryService, items: Sequence[dict[str, Any]], *, reason: str | None = None,
+    service: MemoryService, items: Sequence[dict[str, Any]], *, reason: str | None = None,
     actor: Actor = Actor(), scope: MemoryScope | None = None,
 ) -> dict[str, Any]:
     """items: [{id, changes: {...}, version?, reason?}]; each applied on its own."""
@@ -82,12 +82,12 @@ def modify_batch(
         raise InvalidInput("items: at least one item is required")
     if len(items) > MAX_BATCH:
         raise InvalidInput(f"items: at most {MAX_BATCH} per batch, got {len(items)}")
-    memories.check_mutable()
+    service.check_mutable()
     results = []
     for item in items:
         memory_id = str(item["id"])
         try:
-            memory = memories.modify(
+            memory = service.modify(
                 memory_id, dict(item.get("changes") or {}), actor=actor,
                 expected_version=item.get("version"), reason=item.get("reason") or reason,
                 scope=scope,
@@ -103,17 +103,17 @@ def modify_batch(
 
 
 def _match(
-    memories: MemoryService, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters,
+    service: MemoryService, ids: Sequence[str] | None, query: str | None, filters: MemoryFilters,
     scope: MemoryScope | None,
 ) -> tuple[list[Memory], list[str], bool]:
     """(live memories matched, ids not found or already deleted, whether the match was capped)."""
     if ids is not None and query is not None:
         raise InvalidInput("give ids or a query, not both")
     if ids is not None:
-        return _by_ids(memories, ids, scope)
+        return _by_ids(service, ids, scope)
     if query is not None and query.strip():
-        ids = fts_sql.match_all(memories.store.reader(), query, filters, MAX_BATCH + 1)
-        memories = [memories.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
+        ids = fts_sql.match_all(service.store.reader(), query, filters, MAX_BATCH + 1)
+        memories = [service.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
         return memories, [], len(ids) > MAX_BATCH
     # Filters that only restate the caller's scope select everything it can see: refused.
     # (`isolated` only says how a scoped caller's recall ranks; it selects nothing.)
@@ -123,12 +123,12 @@ def _match(
     )
     if filters == nothing:
         raise InvalidInput("give ids, a query or at least one filter (refusing to match everything)")
-    page = memories.list(filters, limit=MAX_BATCH, scope=scope)
+    page = service.list(filters, limit=MAX_BATCH, scope=scope)
     return list(page.items), [], page.total > MAX_BATCH
 
 
 def _by_ids(
-    memories: MemoryService, ids: Sequence[str], scope: MemoryScope | None
+    service: MemoryService, ids: Sequence[str], scope: MemoryScope | None
 ) -> tuple[list[Memory], list[str], bool]:
     unique = list(dict.fromkeys(str(i) for i in ids))
     if not unique:
@@ -139,7 +139,7 @@ def _by_ids(
     missing: list[str] = []
     for memory_id in unique:
         try:
-            memory = memories.get(memory_id, scope=scope)
+            memory = service.get(memory_id, scope=scope)
         except NotFound:
             missing.append(memory_id)
             continue
@@ -182,11 +182,11 @@ def _check_token(key: bytes, token: str | None, ids: Sequence[str], force: bool)
 
 
 def _forget_one(
-    memories: MemoryService, memory_id: str, force: bool, reason: str | None, actor: Actor,
+    service: MemoryService, memory_id: str, force: bool, reason: str | None, actor: Actor,
     scope: MemoryScope | None,
 ) -> dict[str, Any]:
     try:
-        memory = memories.forget(memory_id, actor=actor, force=force, reason=reason, scope=scope)
+        memory = service.forget(memory_id, actor=actor, force=force, reason=reason, scope=scope)
     except SignetError as exc:
         return _failed(memory_id, exc)
     return {"id": memory_id, "ok": True, "memory": memory.to_dict()}

@@ -24,13 +24,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from signet.clock import stamp
 from signet.errors import Conflict, InvalidInput, ProviderError
 from signet.store import embeddings as emb_sql
 from signet.store import fts as fts_sql
 from signet.store import health as health_sql
 from signet.store import jobs as jobs_sql
 from signet.store import sessions as sessions_sql
-from signet.types import format_ts, utc_now
+from signet.types import format_ts
 
 if TYPE_CHECKING:
     from signet.providers.llm import LLM
@@ -57,10 +58,10 @@ HEALTH_TEXT = "signet embedding health check"
 
 
 def pipeline_queue(
-    memory: MemoryService, llm: LLM | None, errors_limit: int = 10
+    service: MemoryService, llm: LLM | None, errors_limit: int = 10
 ) -> dict[str, Any]:
-    conn = memory.store.reader()
-    cfg = memory.config.pipeline
+    conn = service.store.reader()
+    cfg = service.config.pipeline
     return {
         "enabled": cfg.enabled,
         "shadow_mode": cfg.shadow_mode,
@@ -77,19 +78,19 @@ def pipeline_queue(
     }
 
 
-def release_stale_leases(memory: MemoryService, older_than_ms: int | None = None) -> dict[str, Any]:
+def release_stale_leases(service: MemoryService, older_than_ms: int | None = None) -> dict[str, Any]:
     """Leases older than `older_than_ms` (default: the configured lease timeout) go back to the
     queue, or dead on their last attempt; returns how many."""
-    age = memory.config.pipeline.lease_timeout_ms if older_than_ms is None else older_than_ms
+    age = service.config.pipeline.lease_timeout_ms if older_than_ms is None else older_than_ms
     if age < 0:
         raise InvalidInput("older_than_ms must not be negative")
-    with memory.store.write_tx() as conn:
-        released = jobs_sql.reap_stale_leases(conn, utc_now(), age)
+    with service.store.write_tx() as conn:
+        released = jobs_sql.reap_stale_leases(conn, stamp(service.clock), age)
     return {"released": released, "older_than_ms": age}
 
 
-def fts_check(memory: MemoryService) -> dict[str, Any]:
-    conn = memory.store.reader()
+def fts_check(service: MemoryService) -> dict[str, Any]:
+    conn = service.store.reader()
     # An external-content FTS5 table counts its content table's rows; the _docsize shadow
     # table holds one row per document the index really holds.
     counts = {"memories": int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])}
@@ -100,33 +101,33 @@ def fts_check(memory: MemoryService) -> dict[str, Any]:
             "rows": counts}
 
 
-def fts_rebuild(memory: MemoryService) -> dict[str, Any]:
-    memory.check_mutable()
+def fts_rebuild(service: MemoryService) -> dict[str, Any]:
+    service.check_mutable()
     started = time.perf_counter()
-    with memory.store.write_tx() as conn:
+    with service.store.write_tx() as conn:
         fts_sql.rebuild(conn)
     took = round((time.perf_counter() - started) * 1000, 3)
-    return {"rebuilt": list(fts_sql.TABLES), "ms": took, "check": fts_check(memory)}
+    return {"rebuilt": list(fts_sql.TABLES), "ms": took, "check": fts_check(service)}
 
 
-def re_embed(memory: MemoryService, limit: int = MAX_REEMBED) -> dict[str, Any]:
-    if memory.embedder is None:
+def re_embed(service: MemoryService, limit: int = MAX_REEMBED) -> dict[str, Any]:
+    if service.embedder is None:
         raise Conflict("no embedding provider is configured (embedding.provider: none)",
                        code="no_embedder")
-    memory.check_mutable()
-    now = utc_now()
-    with memory.store.write_tx() as conn:
-        ids = emb_sql.missing_memory_ids(conn, memory.embedder.model, max(1, limit))
+    service.check_mutable()
+    now = stamp(service.clock)
+    with service.store.write_tx() as conn:
+        ids = emb_sql.missing_memory_ids(conn, service.embedder.model, max(1, limit))
         enqueued = sum(
             1 for memory_id in ids if jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now)
         )
     return {"missing": len(ids), "enqueued": enqueued, "already_queued": len(ids) - enqueued,
-            "model": memory.embedder.model}
+            "model": service.embedder.model}
 
 
-def embeddings_status(memory: MemoryService) -> dict[str, Any]:
-    conn = memory.store.reader()
-    embedder = memory.embedder
+def embeddings_status(service: MemoryService) -> dict[str, Any]:
+    conn = service.store.reader()
+    embedder = service.embedder
     queue = jobs_sql.depths(conn).get("embed", {})
     return {
         "provider": embedder.name if embedder else "none",
@@ -137,9 +138,9 @@ def embeddings_status(memory: MemoryService) -> dict[str, Any]:
     }
 
 
-def embeddings_health(memory: MemoryService) -> dict[str, Any]:
+def embeddings_health(service: MemoryService) -> dict[str, Any]:
     """One tiny embedding call, timed; `ok` false with the error code when it fails."""
-    embedder = memory.embedder
+    embedder = service.embedder
     if embedder is None:
         return {"ok": True, "provider": "none", "model": None, "latency_ms": None,
                 "detail": "no embedding provider configured; recall is keyword-only"}
@@ -174,11 +175,11 @@ def _ms(started: float) -> float:
 MIB = 1024 * 1024
 
 
-def check_health(memory: MemoryService, now: datetime) -> dict[str, dict[str, Any]]:
+def check_health(service: MemoryService, now: datetime) -> dict[str, dict[str, Any]]:
     """Every health check: name -> {ok, counts...}."""
-    conn = memory.store.reader()
+    conn = service.store.reader()
     fts = health_sql.fts_counts(conn)
-    stale_before = format_ts(now - timedelta(milliseconds=memory.config.pipeline.lease_timeout_ms))
+    stale_before = format_ts(now - timedelta(milliseconds=service.config.pipeline.lease_timeout_ms))
     jobs = health_sql.job_counts(conn, stale_before)
     graph = health_sql.graph_counts(conn)
     sources = health_sql.source_drift(conn)
@@ -187,11 +188,11 @@ def check_health(memory: MemoryService, now: datetime) -> dict[str, dict[str, An
         "jobs": {"ok": jobs["dead"] == 0 and jobs["stuck"] == 0, **jobs},
         "graph": {"ok": not any(graph.values()), **graph},
         "sources": {"ok": _sources_ok(sources), **sources},
-        "storage": _storage(memory),
+        "storage": _storage(service),
     }
-    if memory.embedder is not None:
-        audit = emb_sql.audit(conn, memory.embedder.model)
-        checks["embeddings"] = {"ok": audit["missing"] == 0, "model": memory.embedder.model, **audit}
+    if service.embedder is not None:
+        audit = emb_sql.audit(conn, service.embedder.model)
+        checks["embeddings"] = {"ok": audit["missing"] == 0, "model": service.embedder.model, **audit}
     return checks
 
 
@@ -200,24 +201,24 @@ def _sources_ok(s: dict[str, int]) -> bool:
             and s["index_rows"] == s["ranked_sources"])
 
 
-def _storage(memory: MemoryService) -> dict[str, Any]:
-    db = Path(memory.config.db_path)
+def _storage(service: MemoryService) -> dict[str, Any]:
+    db = Path(service.config.db_path)
     wal = db.with_name(db.name + "-wal")
     db_bytes = db.stat().st_size if db.exists() else 0
     wal_bytes = wal.stat().st_size if wal.exists() else 0
-    limit = memory.config.pipeline.autonomous.wal_checkpoint_mb * MIB
+    limit = service.config.pipeline.autonomous.wal_checkpoint_mb * MIB
     return {"ok": wal_bytes <= limit, "db_bytes": db_bytes, "wal_bytes": wal_bytes,
             "wal_limit_bytes": limit}
 
 
 def run_maintenance(
-    memory: MemoryService, *, execute: bool, now: datetime, trigger: str = "manual"
+    service: MemoryService, *, execute: bool, now: datetime, trigger: str = "manual"
 ) -> dict[str, Any]:
     """One run: check, repair what failed (execute mode, unless frozen), record, log."""
-    auto = memory.config.pipeline.autonomous
-    frozen = auto.frozen or memory.config.pipeline.mutations_frozen
+    auto = service.config.pipeline.autonomous
+    frozen = auto.frozen or service.config.pipeline.mutations_frozen
     started = format_ts(now)
-    before = check_health(memory, now)
+    before = check_health(service, now)
     failing = [name for name, check in before.items() if not check["ok"]]
     actions: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -226,8 +227,8 @@ def run_maintenance(
             if frozen:
                 skipped.append(name)
             elif (repair := _REPAIRS.get(name)) is not None:
-                actions.extend(repair(memory, before[name], now))
-    after = check_health(memory, now) if actions else before
+                actions.extend(repair(service, before[name], now))
+    after = check_health(service, now) if actions else before
     report = {
         "mode": "execute" if execute else "observe", "trigger": trigger, "frozen": frozen,
         "at": started, "ok": all(c["ok"] for c in after.values()), "problems": failing,
@@ -235,10 +236,10 @@ def run_maintenance(
         "after": after if actions else None,
     }
     report["id"] = None
-    if not memory.config.pipeline.mutations_frozen:  # reads only: reported and logged, not stored
-        with memory.store.write_tx() as conn:
+    if not service.config.pipeline.mutations_frozen:  # reads only: reported and logged, not stored
+        with service.store.write_tx() as conn:
             report["id"] = health_sql.record_run(
-                conn, started_at=started, finished_at=utc_now(), mode=report["mode"],
+                conn, started_at=started, finished_at=stamp(service.clock), mode=report["mode"],
                 trigger=trigger, report=report, actions=actions,
             )
     _log_run(report)
@@ -257,15 +258,15 @@ def _log_run(report: dict[str, Any]) -> None:
     )
 
 
-def maintenance_report(memory: MemoryService, now: datetime, *, runs: int = 5) -> dict[str, Any]:
+def maintenance_report(service: MemoryService, now: datetime, *, runs: int = 5) -> dict[str, Any]:
     """The configuration, the health now (read only, nothing recorded), recent runs and
     actions: what `/api/repair/report` answers."""
-    auto = memory.config.pipeline.autonomous
-    conn = memory.store.reader()
-    current = check_health(memory, now)
+    auto = service.config.pipeline.autonomous
+    conn = service.store.reader()
+    current = check_health(service, now)
     return {
         "enabled": auto.enabled, "mode": auto.maintenance_mode,
-        "frozen": auto.frozen or memory.config.pipeline.mutations_frozen,
+        "frozen": auto.frozen or service.config.pipeline.mutations_frozen,
         "interval_ms": auto.interval_ms,
         "ok": all(c["ok"] for c in current.values()),
         "problems": [name for name, c in current.items() if not c["ok"]],
@@ -275,20 +276,20 @@ def maintenance_report(memory: MemoryService, now: datetime, *, runs: int = 5) -
     }
 
 
-def status_summary(memory: MemoryService) -> dict[str, Any]:
+def status_summary(service: MemoryService) -> dict[str, Any]:
     """For `signet status`: the settings and the last recorded run, in brief (no checks run)."""
-    auto = memory.config.pipeline.autonomous
-    last = health_sql.latest_runs(memory.store.reader(), 1)
+    auto = service.config.pipeline.autonomous
+    last = health_sql.latest_runs(service.store.reader(), 1)
     brief = None
     if last:
         r = last[0]["report"]
         brief = {"at": r["at"], "mode": r["mode"], "trigger": r["trigger"], "ok": r["ok"],
                  "problems": r["problems"], "actions": len(r["actions"]), "skipped": r["skipped"]}
     return {"enabled": auto.enabled, "mode": auto.maintenance_mode,
-            "frozen": auto.frozen or memory.config.pipeline.mutations_frozen, "last_run": brief}
+            "frozen": auto.frozen or service.config.pipeline.mutations_frozen, "last_run": brief}
 
 
-# --- repairs: each (memory, failing check, now) -> the actions taken ------------------------------
+# --- repairs: each (service, failing check, now) -> the actions taken ------------------------------
 
 
 Repair = Callable[["MemoryService", dict[str, Any], datetime], list[dict[str, Any]]]
@@ -298,23 +299,23 @@ def _action(now: datetime, name: str, **changed: Any) -> dict[str, Any]:
     return {"at": format_ts(now), "action": name, "changed": changed}
 
 
-def _repair_fts(memory: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    with memory.store.write_tx() as conn:
+def _repair_fts(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    with service.store.write_tx() as conn:
         fts_sql.rebuild(conn)
-    counts = health_sql.fts_counts(memory.store.reader())
+    counts = health_sql.fts_counts(service.store.reader())
     before = {k: v for k, v in check.items() if k != "ok"}
     return [_action(now, "rebuild_fts", tables=list(fts_sql.TABLES), before=before, after=counts)]
 
 
-def _repair_jobs(memory: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    limit = memory.config.pipeline.autonomous.max_repairs_per_run
+def _repair_jobs(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    limit = service.config.pipeline.autonomous.max_repairs_per_run
     at = format_ts(now)
     out = []
     if check["stuck"]:
-        with memory.store.write_tx() as conn:
-            released = jobs_sql.reap_stale_leases(conn, at, memory.config.pipeline.lease_timeout_ms)
+        with service.store.write_tx() as conn:
+            released = jobs_sql.reap_stale_leases(conn, at, service.config.pipeline.lease_timeout_ms)
         out.append(_action(now, "release_stale_leases", released=released))
-    with memory.store.write_tx() as conn:
+    with service.store.write_tx() as conn:
         ids = health_sql.dead_jobs_never_requeued(conn, limit)
         requeued = jobs_sql.requeue_dead(conn, at, job_ids=ids) if ids else 0
         health_sql.mark_requeued(conn, ids, at)
@@ -324,22 +325,22 @@ def _repair_jobs(memory: MemoryService, check: dict[str, Any], now: datetime) ->
 
 
 def _repair_embeddings(
-    memory: MemoryService, check: dict[str, Any], now: datetime
+    service: MemoryService, check: dict[str, Any], now: datetime
 ) -> list[dict[str, Any]]:
-    assert memory.embedder is not None
-    limit = memory.config.pipeline.autonomous.max_repairs_per_run
+    assert service.embedder is not None
+    limit = service.config.pipeline.autonomous.max_repairs_per_run
     at = format_ts(now)
-    with memory.store.write_tx() as conn:
-        ids = emb_sql.missing_memory_ids(conn, memory.embedder.model, limit)
+    with service.store.write_tx() as conn:
+        ids = emb_sql.missing_memory_ids(conn, service.embedder.model, limit)
         enqueued = sum(1 for i in ids if jobs_sql.enqueue(conn, "embed", memory_id=i, now=at))
     return [_action(now, "backfill_embeddings", missing=check["missing"], enqueued=enqueued,
-                    model=memory.embedder.model)]
+                    model=service.embedder.model)]
 
 
-def _repair_graph(memory: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    limit = memory.config.pipeline.autonomous.max_repairs_per_run
+def _repair_graph(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    limit = service.config.pipeline.autonomous.max_repairs_per_run
     out = []
-    with memory.store.write_tx() as conn:
+    with service.store.write_tx() as conn:
         mentions = health_sql.delete_orphan_mentions(conn, limit) if check["orphan_mentions"] else 0
         entities = health_sql.delete_orphan_entities(conn, limit) if check["orphan_entities"] else []
     if mentions:
@@ -349,15 +350,15 @@ def _repair_graph(memory: MemoryService, check: dict[str, Any], now: datetime) -
     return out
 
 
-def _repair_sources(memory: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    with memory.store.write_tx() as conn:  # the writer's flush at commit re-indexes them
+def _repair_sources(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    with service.store.write_tx() as conn:  # the writer's flush at commit re-indexes them
         marked = health_sql.reindex_sources(conn)
     return [_action(now, "reindex_sources", sources=marked)]
 
 
-def _repair_storage(memory: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    memory.store.checkpoint()
-    after = _storage(memory)["wal_bytes"]
+def _repair_storage(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    service.store.checkpoint()
+    after = _storage(service)["wal_bytes"]
     return [_action(now, "checkpoint_wal", wal_bytes_before=check["wal_bytes"], wal_bytes_after=after)]
 
 

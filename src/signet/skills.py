@@ -120,8 +120,8 @@ def _field(
 # --- reconciling ------------------------------------------------------------------------------
 
 
-def skills_dir(memories: MemoryService) -> Path:
-    return memories.config.workspace / "skills"
+def skills_dir(service: MemoryService) -> Path:
+    return service.config.workspace / "skills"
 
 
 def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
@@ -144,26 +144,26 @@ def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
     return found, errors
 
 
-def reconcile(memories: MemoryService, now: datetime) -> dict[str, Any]:
+def reconcile(service: MemoryService, now: datetime) -> dict[str, Any]:
     """Bring `skill_meta` and the skill memories in step with the folders; apply decay."""
-    if memories.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
+    if service.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
         return {"added": [], "changed": [], "removed": [], "decayed": 0,
                 "errors": ["skills not reconciled: mutations are frozen (mutationsFrozen)"]}
-    found, errors = scan(skills_dir(memories))
-    conn = memories.store.reader()
+    found, errors = scan(skills_dir(service))
+    conn = service.store.reader()
     known = {m.skill_name: m for m in skills_sql.list_meta(conn, AGENT_ID)}
     report: dict[str, Any] = {"added": [], "changed": [], "removed": [],
                               "errors": list(errors.values())}
     for name, skill in found.items():
-        outcome = _index(memories, skill, now)
+        outcome = _index(service, skill, now)
         if outcome:
             report[outcome].append(name)
     for name, meta in known.items():
         # A folder whose SKILL.md no longer parses keeps its skill until it is fixed or removed.
         if name not in found and meta.filesystem_path not in errors:
-            _unindex(memories, name)
+            _unindex(service, name)
             report["removed"].append(name)
-    report["decayed"] = _decay(memories, now)
+    report["decayed"] = _decay(service, now)
     if report["added"] or report["changed"] or report["removed"] or errors:
         log.info("skills reconciled: %s", {k: v for k, v in report.items() if v})
     return report
@@ -174,40 +174,40 @@ def changed(report: dict[str, Any]) -> bool:
     return bool(report["added"] or report["changed"] or report["removed"] or report["decayed"])
 
 
-def _index(memories: MemoryService, skill: Skill, now: datetime) -> str | None:
-    text = skill.memory_text(memories.config.memory.max_content_chars)
-    existing = skills_sql.skill_memory(memories.store.reader(), skill.name, AGENT_ID)
+def _index(service: MemoryService, skill: Skill, now: datetime) -> str | None:
+    text = skill.memory_text(service.config.memory.max_content_chars)
+    existing = skills_sql.skill_memory(service.store.reader(), skill.name, AGENT_ID)
     tags = ["skill", skill.name] + ([skill.role] if skill.role else [])
     outcome = None
     if existing is None:
-        memories.remember(
+        service.remember(
             text, actor=ACTOR, type="procedural", source_type=skills_sql.SOURCE_TYPE,
             source_id=skills_sql.source_id(skill.name), tags=tuple(tags), importance=1.0,
         )
         outcome = "added"
     elif existing.content != normalize_content(text).storage:
-        memories.modify(existing.id, {"content": text, "tags": tags}, actor=ACTOR,
+        service.modify(existing.id, {"content": text, "tags": tags}, actor=ACTOR,
                    reason=f"{skill.folder / SKILL_FILE} changed")
         outcome = "changed"
-    with memories.store.write_tx() as conn:
+    with service.store.write_tx() as conn:
         skills_sql.upsert_meta(
             conn, name=skill.name, agent_id=AGENT_ID, path=str(skill.folder), role=skill.role,
-            decay_rate=memories.config.skills.decay_rate, now=format_ts(now),
+            decay_rate=service.config.skills.decay_rate, now=format_ts(now),
         )
     return outcome
 
 
-def _unindex(memories: MemoryService, name: str) -> None:
-    memory = skills_sql.skill_memory(memories.store.reader(), name, AGENT_ID)
+def _unindex(service: MemoryService, name: str) -> None:
+    memory = skills_sql.skill_memory(service.store.reader(), name, AGENT_ID)
     if memory is not None:
-        memories.forget(memory.id, actor=ACTOR, force=True, reason=f"skill {name} removed")
-    with memories.store.write_tx() as conn:
+        service.forget(memory.id, actor=ACTOR, force=True, reason=f"skill {name} removed")
+    with service.store.write_tx() as conn:
         skills_sql.delete_meta(conn, name, AGENT_ID)
 
 
-def _decay(memories: MemoryService, now: datetime) -> int:
+def _decay(service: MemoryService, now: datetime) -> int:
     """Set each skill memory's importance from its idle days; returns how many moved."""
-    conn = memories.store.reader()
+    conn = service.store.reader()
     moves = []
     for meta in skills_sql.list_meta(conn, AGENT_ID):
         memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
@@ -217,7 +217,7 @@ def _decay(memories: MemoryService, now: datetime) -> int:
         if abs(wanted - memory.importance) >= 0.0001:
             moves.append((memory.id, wanted))
     if moves:
-        with memories.store.write_tx() as wconn:
+        with service.store.write_tx() as wconn:
             for memory_id, importance in moves:
                 skills_sql.set_importance(wconn, memory_id, importance)
     return len(moves)
@@ -233,8 +233,8 @@ def _importance(meta: skills_sql.SkillMeta, now: datetime) -> float:
 # --- the commands' operations -----------------------------------------------------------------
 
 
-def list_skills(memories: MemoryService) -> list[dict[str, Any]]:
-    conn = memories.store.reader()
+def list_skills(service: MemoryService) -> list[dict[str, Any]]:
+    conn = service.store.reader()
     out = []
     for meta in skills_sql.list_meta(conn, AGENT_ID):
         memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
@@ -248,17 +248,17 @@ def list_skills(memories: MemoryService) -> list[dict[str, Any]]:
     return out
 
 
-def show(memories: MemoryService, name: str) -> dict[str, Any]:
-    entry = next((s for s in list_skills(memories) if s["name"] == name), None)
+def show(service: MemoryService, name: str) -> dict[str, Any]:
+    entry = next((s for s in list_skills(service) if s["name"] == name), None)
     if entry is None:
         raise NotFound(f"no skill named {name!r}")
     skill = parse_skill(Path(entry["path"]))
     return {**entry, "description": skill.description, "instructions": skill.instructions}
 
 
-def install(memories: MemoryService, source: Path, now: datetime, *, force: bool = False) -> dict[str, Any]:
+def install(service: MemoryService, source: Path, now: datetime, *, force: bool = False) -> dict[str, Any]:
     """Copy a skill folder, or unpack a local archive, into skills/<name>/; then reconcile."""
-    root = skills_dir(memories)
+    root = skills_dir(service)
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root, prefix=".install-") as tmp:
         staged = _stage(Path(source), Path(tmp))
@@ -270,16 +270,16 @@ def install(memories: MemoryService, source: Path, now: datetime, *, force: bool
                                " pass --force to replace it")
             shutil.rmtree(target)
         staged.rename(target)
-    report = reconcile(memories, now)
+    report = reconcile(service, now)
     return {"installed": skill.name, "path": str(target), "reconcile": report}
 
 
-def remove(memories: MemoryService, name: str, now: datetime) -> dict[str, Any]:
-    found, _errors = scan(skills_dir(memories))
+def remove(service: MemoryService, name: str, now: datetime) -> dict[str, Any]:
+    found, _errors = scan(skills_dir(service))
     if name not in found:
-        raise NotFound(f"no skill named {name!r} under {skills_dir(memories)}")
+        raise NotFound(f"no skill named {name!r} under {skills_dir(service)}")
     shutil.rmtree(found[name].folder)
-    return {"removed": name, "reconcile": reconcile(memories, now)}
+    return {"removed": name, "reconcile": reconcile(service, now)}
 
 
 def _stage(source: Path, tmp: Path) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from signet.app import SignetApp
+from signet.clock import ManualClock
 from signet.config import Config
 from signet.errors import Conflict, Frozen, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
@@ -137,17 +138,16 @@ def test_forget_needs_force_for_pinned_and_recover_restores(app: SignetApp) -> N
 
 
 def test_recover_outside_the_tombstone_window_is_refused(config: Config) -> None:
-    tight = dataclasses.replace(
-        config, retention=dataclasses.replace(config.retention, tombstone_retention_ms=1)
-    )
-    with SignetApp.open(tight, embedder=None) as app:
-        memory_id = app.remember("short lived").id
-        app.forget(memory_id)
-        import time
-
-        time.sleep(0.01)
+    clock = ManualClock()  # tombstones are kept 30 days (retention.tombstone_retention_ms)
+    with SignetApp.open(config, embedder=None, clock=clock) as app:
+        kept, lost = app.remember("kept a while").id, app.remember("short lived").id
+        app.forget(kept)
+        app.forget(lost)
+        clock.advance(days=29, hours=23)
+        assert not app.recover(kept).is_deleted
+        clock.advance(hours=2)
         with pytest.raises(Conflict, match="recovery window"):
-            app.recover(memory_id)
+            app.recover(lost)
 
 
 def test_unknown_ids_are_not_found(app: SignetApp) -> None:

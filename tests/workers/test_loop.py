@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from signet.clock import ManualClock
 from signet.store import jobs
 from signet.store.db import Store
 from signet.types import format_ts
@@ -44,14 +45,6 @@ class Broken:
     def tick(self, now: datetime) -> bool:
         self.calls += 1
         raise RuntimeError(f"provider down #{self.calls}")
-
-
-class FakeClock:
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 # --- back-off -------------------------------------------------------------------------------
@@ -117,7 +110,7 @@ def test_a_success_resets_consecutive_failures() -> None:
 
 def test_run_until_idle_ticks_until_no_worker_has_work() -> None:
     a, b = Countdown("a", 5), Countdown("b", 2)
-    loop = WorkerLoop([a, b, Broken()], clock=FakeClock())
+    loop = WorkerLoop([a, b, Broken()], clock=ManualClock(T0))
     assert loop.run_until_idle() == 7
     assert (a.budget, b.budget) == (0, 0)
     assert len(a.seen) == 6  # five rounds with work, one that found none
@@ -125,13 +118,13 @@ def test_run_until_idle_ticks_until_no_worker_has_work() -> None:
 
 def test_run_until_idle_stops_at_max_ticks() -> None:
     endless = Countdown("endless", 10**9)
-    loop = WorkerLoop([endless], clock=FakeClock())
+    loop = WorkerLoop([endless], clock=ManualClock(T0))
     assert loop.run_until_idle(max_ticks=50) == 50
 
 
 def test_a_paused_loop_ticks_nothing_until_resumed() -> None:
     a, b = Countdown("a", 5), Countdown("b", 5)
-    loop = WorkerLoop([a, b], clock=FakeClock())
+    loop = WorkerLoop([a, b], clock=ManualClock(T0))
     loop.pause()
     assert loop.run_once(T0) is False and a.seen == b.seen == []
     assert all(s["paused"] for s in loop.state().values())
@@ -171,14 +164,14 @@ def test_run_stops_promptly_when_the_event_is_set() -> None:
 
 
 def test_run_sleeps_when_idle_and_backs_off_a_failing_worker() -> None:
-    clock = FakeClock()
+    clock = ManualClock(T0)
     broken, idle = Broken(), Countdown("idle", 2)
     sleeps: list[float] = []
     stop = threading.Event()
 
     def fake_sleep(event: threading.Event, seconds: float) -> None:
         sleeps.append(seconds)
-        clock.now += timedelta(seconds=seconds)
+        clock.advance(seconds=seconds)
         if len(sleeps) >= 8:
             event.set()
 

@@ -26,12 +26,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from signet.clock import stamp
 from signet.documents.extract import EXTENSIONS
 from signet.documents.service import DocumentService, local_path
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound, SignetError
 from signet.store import documents as doc_sql
 from signet.store.db import Store
-from signet.types import Actor, MemoryScope, utc_now
+from signet.types import Actor, MemoryScope
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class FolderConnectors:
             connector_id = doc_sql.insert_connector(
                 conn, provider=PROVIDER, display_name=name or folder.name,
                 config={"path": str(folder)}, agent_id=actor.agent_id, project=project,
-                now=utc_now(),
+                now=stamp(self.documents.clock),
             )
         return self.get(connector_id)
 
@@ -186,7 +187,7 @@ class FolderConnectors:
     def _state(self, connector_id: str, status: str, *, error: str | None = None,
                cursor: dict[str, Any] | None = None, synced: bool = False) -> None:
         with self.store.write_tx() as conn:
-            doc_sql.set_connector_state(conn, connector_id, status=status, now=utc_now(),
+            doc_sql.set_connector_state(conn, connector_id, status=status, now=stamp(self.documents.clock),
                                         last_error=error, cursor=cursor, synced=synced)
 
 

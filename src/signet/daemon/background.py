@@ -33,8 +33,8 @@ import time
 from typing import Any
 
 from signet.app import SignetApp
+from signet.clock import Clock, stamp
 from signet.store import jobs
-from signet.types import utc_now
 from signet.workers.loop import Worker, WorkerLoop
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class BackgroundWorkers:
         self._stop = threading.Event()
         workers = app.workers()
         groups = [[w for w in workers if w.name != EMBED], [w for w in workers if w.name == EMBED]]
-        self._lanes = [_Lane(group, poll_s, self._stop) for group in groups if group]
+        self._lanes = [_Lane(group, poll_s, self._stop, app.clock) for group in groups if group]
         self._paused = False
 
     def start(self) -> None:
@@ -117,7 +117,7 @@ class BackgroundWorkers:
     def _release_leases(self) -> int:
         try:
             with self.app.store.write_tx() as conn:
-                released = jobs.release_leases(conn, utc_now())
+                released = jobs.release_leases(conn, stamp(self.app.clock))
         except Exception:  # noqa: BLE001 - shutdown goes on; the reaper recovers them later
             log.exception("could not release leased jobs at shutdown")
             return 0
@@ -129,9 +129,11 @@ class BackgroundWorkers:
 class _Lane:
     """One worker loop on its own daemon thread, sleeping on its own wake event."""
 
-    def __init__(self, workers: list[Worker], poll_s: float, stop: threading.Event) -> None:
+    def __init__(
+        self, workers: list[Worker], poll_s: float, stop: threading.Event, clock: Clock
+    ) -> None:
         self.wake = threading.Event()
-        self.loop = WorkerLoop(workers, idle_sleep_s=poll_s, sleep=self._sleep)
+        self.loop = WorkerLoop(workers, idle_sleep_s=poll_s, clock=clock, sleep=self._sleep)
         name = "signet-embed" if [w.name for w in workers] == [EMBED] else "signet-workers"
         self.thread = threading.Thread(target=self.loop.run, args=(stop,), name=name, daemon=True)
 

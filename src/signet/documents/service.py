@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.config import DocumentsConfig
 from signet.documents.fetch import parse_url
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
@@ -28,7 +29,7 @@ from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store.db import Store
-from signet.types import Actor, MemoryScope, utc_now
+from signet.types import Actor, MemoryScope
 
 MAX_TITLE = 500
 
@@ -44,9 +45,11 @@ class Registered:
 
 class DocumentService:
     def __init__(
-        self, store: Store, cfg: DocumentsConfig, *, max_attempts: int = 3, frozen: bool = False
+        self, store: Store, cfg: DocumentsConfig, *, max_attempts: int = 3, frozen: bool = False,
+        clock: Clock | None = None,
     ) -> None:
         self.store = store
+        self.clock = clock or SystemClock()
         self.cfg = cfg
         self.max_attempts = max_attempts
         self.frozen = frozen
@@ -113,7 +116,7 @@ class DocumentService:
         agent_id, project = _placed(actor, project, scope)
         title = _title(title)
         metadata = {"source_sha256": digest} if digest else {}
-        now = utc_now()
+        now = stamp(self.clock)
         with self.store.write_tx() as conn:
             known = doc_sql.find_by_source(conn, source_key, agent_id, project)
             if known is not None and digest is not None and known.status == "done" \
@@ -171,7 +174,7 @@ class DocumentService:
         the tombstone window) and remove the document."""
         if self.frozen:
             raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
-        now = utc_now()
+        now = stamp(self.clock)
         with self.store.write_tx() as conn:
             if doc_sql.get(conn, doc_id, scope) is None:
                 raise NotFound(f"document {doc_id} not found")

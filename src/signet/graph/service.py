@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.config import PipelineConfig
 from signet.errors import Frozen, InvalidInput, NotFound
 from signet.graph import communities as community_detection
@@ -27,7 +28,7 @@ from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.store.graph import canonical
 from signet.store.prefixes import resolve_prefix
-from signet.types import Actor, RecallHit, utc_now
+from signet.types import Actor, RecallHit
 
 __all__ = ["KnowledgeGraph"]
 
@@ -43,6 +44,7 @@ class KnowledgeGraph:
     traversal: TraversalChannel
     boost: GraphBoostChannel
     hubs: HubIndex = field(default_factory=HubIndex)
+    clock: Clock = field(default_factory=SystemClock)
 
     @classmethod
     def attach(
@@ -52,6 +54,7 @@ class KnowledgeGraph:
             store, config,
             TraversalChannel(config.graph, config.traversal, embedder_model),
             GraphBoostChannel(config.graph, config.traversal),
+            clock=recaller.clock,
         )
         recaller.channels.extend([graph.traversal, graph.boost])
         recaller.channel_weights[graph.boost.name] = BOOST_WEIGHT
@@ -153,7 +156,7 @@ class KnowledgeGraph:
             know_sql.set_pin(
                 conn, entity_id, agent_id=found["agent_id"],
                 pin_type="suppress" if suppress else "pin", weight=weight, reason=reason,
-                pinned_by=actor.name, now=utc_now(),
+                pinned_by=actor.name, now=stamp(self.clock),
             )
             return views.get_entity(conn, entity_id) or found
 
@@ -174,7 +177,7 @@ class KnowledgeGraph:
         names = views.entity_names(conn, sorted({n for e in edges for n in e[:2]}))
         found = community_detection.detect(edges, names)
         with self.store.write_tx() as wconn:
-            views.replace_communities(wconn, agent_id, [c.to_row() for c in found], utc_now())
+            views.replace_communities(wconn, agent_id, [c.to_row() for c in found], stamp(self.clock))
         return self.communities(agent_id)
 
     def _check_mutable(self) -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from signet.clock import stamp
 from signet.injection.request import HookRequest
 from signet.store import injections as inj_sql
-from signet.types import Memory, utc_now
+from signet.types import Memory
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
@@ -30,7 +31,7 @@ def remember_injected(
     if not request.session_id or not memory_ids or app.config.pipeline.mutations_frozen:
         return
     with app.store.write_tx() as conn:
-        inj_sql.record(conn, request.session_id, memory_ids, event, utc_now())
+        inj_sql.record(conn, request.session_id, memory_ids, event, stamp(app.clock))
 
 
 def start_over(app: SignetApp, request: HookRequest) -> None:

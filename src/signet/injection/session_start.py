@@ -24,7 +24,7 @@ from signet.injection.request import HookRequest
 from signet.injection.result import Injection
 from signet.injection.warm import warm_up
 from signet.store import injections as inj_sql
-from signet.types import Memory, parse_ts, utc_now
+from signet.types import Memory, parse_ts
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
@@ -85,7 +85,7 @@ def _memories(app: SignetApp, block: ContextBlock, request: HookRequest) -> list
     candidates = fresh_only(app, request, candidates)
     if not candidates or block.left < 20:
         return []
-    now = parse_ts(utc_now())
+    now = app.clock.now()
     decay = app.config.search.decay_rate
     ranked = sorted(candidates, key=lambda m: _rank(m, project, now, decay), reverse=True)
     title = f"## Memories ({project} first)" if project else "## Memories"

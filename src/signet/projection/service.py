@@ -19,10 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.projection.layout import HALF_RANGE, layout
 from signet.store import projection as proj_sql
 from signet.store.db import Store
-from signet.types import MemoryScope, utc_now
+from signet.types import MemoryScope
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,12 @@ def scope_key(scope: MemoryScope | None) -> str:
 
 
 class ProjectionService:
-    def __init__(self, store: Store, model: str | None, vector_dims: int | None) -> None:
+    def __init__(
+        self, store: Store, model: str | None, vector_dims: int | None,
+        clock: Clock | None = None,
+    ) -> None:
         self.store = store
+        self.clock = clock or SystemClock()
         self.model = model
         self.vector_dims = vector_dims
         self._running: dict[tuple[int, str], threading.Thread] = {}
@@ -54,7 +59,7 @@ class ProjectionService:
     def get(self, dimensions: int, scope: MemoryScope | None = None) -> dict[str, Any] | Pending:
         """The cached projection when current, else Pending (and a computation under way)."""
         if self.model is None or self.vector_dims is None:
-            return _result([], {}, dimensions, 0, "none", None, reason="no embedding provider")
+            return _result([], {}, dimensions, 0, "none", None, stamp(self.clock), reason="no embedding provider")
         key = (dimensions, scope_key(scope))
         conn = self.store.reader()
         count = proj_sql.count_embedded(conn, self.model, scope)
@@ -62,7 +67,7 @@ class ProjectionService:
         if cached is not None and cached[0] == count:
             return cached[1]
         if count == 0:
-            return _result([], {}, dimensions, 0, "none", self.model)
+            return _result([], {}, dimensions, 0, "none", self.model, stamp(self.clock))
         self._start(key, scope)
         return Pending(RETRY_AFTER_MS, count)
 
@@ -77,12 +82,12 @@ class ProjectionService:
             self.store.reader(), self.model, self.vector_dims, scope
         )
         if not points.ids:
-            return _result([], {}, dimensions, 0, "none", self.model)
+            return _result([], {}, dimensions, 0, "none", self.model, stamp(self.clock))
         placed = layout(points.matrix, dimensions, use_umap=use_umap)
         result = _result(
             [_node(i, m, c) for i, m, c in zip(points.ids, points.meta, placed.coords, strict=True)],
             {"n_neighbors": placed.n_neighbors, "knn": placed.knn},
-            dimensions, len(points.ids), placed.method, self.model,
+            dimensions, len(points.ids), placed.method, self.model, stamp(self.clock),
             compute_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         with self.store.write_tx() as conn:
@@ -129,10 +134,10 @@ def _node(memory_id: str, meta: dict[str, Any], coords: Any) -> dict[str, Any]:
 
 def _result(
     nodes: list[dict[str, Any]], graph: dict[str, Any], dimensions: int, count: int,
-    method: str, model: str | None, **extra: Any,
+    method: str, model: str | None, now: str, **extra: Any,
 ) -> dict[str, Any]:
     return {
         "nodes": nodes, "dimensions": dimensions, "count": count, "method": method,
         "fallback": method == "pca", "model": model, "range": [-HALF_RANGE, HALF_RANGE],
-        **graph, "cached_at": utc_now(), **extra,
+        **graph, "cached_at": now, **extra,
     }

@@ -29,11 +29,12 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 import numpy as np
 
+from signet.clock import Clock, SystemClock
 from signet.config import SearchConfig
 from signet.errors import InvalidInput, ProviderError
 from signet.providers.embedder import Embedder
@@ -128,11 +129,13 @@ class Recaller:
     # The query embedding's deadline and circuit breaker (providers/guard.py): a hung embedder
     # costs a recall at most the budget, then none while the breaker is open.
     guard: ProviderGuard | None = None
+    # The time decay is measured to and accesses are stamped with (signet/clock.py).
+    clock: Clock = field(default_factory=SystemClock)
     # Accesses (`touch`) go to the deferred recorder, written in batches by the one writer.
     accesses: AccessRecorder = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.accesses = AccessRecorder(self.store)
+        self.accesses = AccessRecorder(self.store, clock=self.clock)
         if self.query_embeddings is None and self.embedder is not None:
             self.query_embeddings = QueryEmbeddings(
                 self.embedder, cache_size=self.config.query_cache_size
@@ -400,7 +403,7 @@ class Recaller:
         cosines = self._cosines(conn, found, live, evidence_of)
         rate = model(with_cosine=found.vector is not None)
         min_score = self.config.min_score if query.min_score is None else query.min_score
-        now = datetime.now(UTC)
+        now = self.clock.now()
         staged: list[scoring.Staged] = []
         for memory_id in live:
             memory = memories[memory_id]

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.errors import InvalidInput
 from signet.lineage.files import read_messages, safe_name, write_atomic, write_messages
 from signet.lineage.formats import Message, Parsed, parse
 from signet.store import sessions as sessions_sql
 from signet.store.db import Store
 from signet.store.sessions import SessionRow
-from signet.types import utc_now
 
 __all__ = ["ImportResult", "Importer", "render"]
 
@@ -71,6 +71,7 @@ class Importer:
     store: Store
     workspace: Path
     max_attempts: int = 3
+    clock: Clock = field(default_factory=SystemClock)
 
     def run(
         self, *, harness: str, text: str, session_id: str | None, project: str | None,
@@ -93,7 +94,7 @@ class Importer:
         self, key: str, sid: str, harness: str, project: str | None, agent_id: str,
         parsed: Parsed, text: str, raw_hash: str, ended: bool,
     ) -> SessionRow:
-        now = utc_now()
+        now = stamp(self.clock)
         stem = f"{safe_name(sid)}--{key[3:11]}"
         path = Path("memory") / "transcripts" / safe_name(harness) / f"{stem}.jsonl"
         raw_path = path.parent / "raw" / f"{stem}.orig"
@@ -128,11 +129,11 @@ class Importer:
         self._replace_raw(existing, text)
         merged = stored + new[common:]
         write_messages(self.workspace / (existing.path or ""), merged)
-        last = parsed.last_at or utc_now()
+        last = parsed.last_at or stamp(self.clock)
         row = replace(
             existing, content=render(merged), raw_hash=raw_hash, content_hash=_digest(merged),
             message_count=len(merged), last_event_at=max(last, existing.last_event_at or last),
-            ended_at=last if ended else None, updated_at=utc_now(),
+            ended_at=last if ended else None, updated_at=stamp(self.clock),
         )
         return self._commit(row, existing, status, len(new) - common, ended)
 
@@ -159,7 +160,7 @@ class Importer:
     def _commit(
         self, row: SessionRow, before: SessionRow | None, status: str, added: int, ended: bool
     ) -> ImportResult:
-        now = utc_now()
+        now = stamp(self.clock)
         job = None
         with self.store.write_tx() as conn:
             if before is None:

@@ -16,10 +16,11 @@ Every call takes the caller's scope; anything outside it is "not found".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.errors import NotFound
 from signet.lineage.artifacts import artifact_id, parse
 from signet.store import artifacts as art_sql
@@ -29,7 +30,7 @@ from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
 from signet.store.db import Store
 from signet.store.sessions import SessionRow
-from signet.types import MemoryScope, utc_now
+from signet.types import MemoryScope
 from signet.workers.summary_worker import row_of
 
 __all__ = ["Lineage"]
@@ -41,11 +42,12 @@ MAX_WALK = 200
 class Lineage:
     store: Store
     workspace: Path
+    clock: Clock = field(default_factory=SystemClock)
 
     # -- re-index ---------------------------------------------------------------------------
 
     def reindex(self) -> dict[str, Any]:
-        now = utc_now()
+        now = stamp(self.clock)
         tombs = art_sql.tombstoned(self.store.reader())
         rows: dict[tuple[str, str], ArtifactRow] = {}
         errors: list[str] = []
@@ -95,7 +97,7 @@ class Lineage:
                 art_sql.delete(wconn, session.agent_id, path)
             sessions_sql.delete(wconn, session.session_key)
             art_sql.tombstone(wconn, session.agent_id, session.session_key, paths + transcript,
-                              reason, utc_now())
+                              reason, stamp(self.clock))
         for path in paths + transcript:
             (self.workspace / path).unlink(missing_ok=True)
         return {"session_id": session.session_id, "removed_paths": paths + transcript}

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from signet.clock import Clock, SystemClock
 from signet.config import Config
 from signet.errors import Forbidden, InvalidInput, NotFound
 from signet.lineage.excerpt import excerpt
@@ -43,6 +44,7 @@ __all__ = ["Sessions"]
 class Sessions:
     config: Config
     store: Store
+    clock: Clock = field(default_factory=SystemClock)
     head: HeadSynthesis = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -74,7 +76,9 @@ class Sessions:
             project = scope.project or project
             agent_id = scope.agent_id or agent_id
         text = self._read(path) if path is not None else _text(content, self.config)
-        importer = Importer(self.store, self.workspace, self.config.pipeline.max_attempts)
+        importer = Importer(
+            self.store, self.workspace, self.config.pipeline.max_attempts, self.clock
+        )
         return importer.run(
             harness=harness, text=text, session_id=session_id, project=project,
             agent_id=agent_id, ended=ended,
@@ -183,7 +187,7 @@ class Sessions:
 
     @property
     def lineage(self) -> Lineage:
-        return Lineage(self.store, self.workspace)
+        return Lineage(self.store, self.workspace, self.clock)
 
     def excerpts(self, conn: Connection, memories: Sequence[Memory]) -> dict[str, str]:
         """Memory id -> the transcript around it, for memories that came from a session (their

@@ -27,9 +27,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.store import memories as mem_sql
 from signet.store.db import Store
-from signet.types import utc_now
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,11 @@ class _Pending:
 
 class AccessRecorder:
     def __init__(
-        self, store: Store, *, interval_s: float = FLUSH_INTERVAL_S, max_pending: int = MAX_PENDING
+        self, store: Store, *, interval_s: float = FLUSH_INTERVAL_S, max_pending: int = MAX_PENDING,
+        clock: Clock | None = None,
     ) -> None:
         self.store = store
+        self.clock = clock or SystemClock()  # the time an access is stamped with
         self.interval_s = interval_s
         self.max_pending = max_pending
         self.dropped = 0
@@ -61,7 +63,7 @@ class AccessRecorder:
 
     def record(self, ids: Iterable[str], at: str | None = None) -> None:
         """Count one access of each memory in `ids` (at `at`, default now), to be written soon."""
-        at = at or utc_now()
+        at = at or stamp(self.clock)
         with self._cond:
             if self._closed:
                 return

@@ -22,16 +22,16 @@ import random
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from signet.clock import Clock, SystemClock
 from signet.store import jobs
 from signet.store.db import Store
 from signet.types import format_ts
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
 Sleep = Callable[[threading.Event, float], None]
 
 
@@ -41,10 +41,6 @@ class Worker(Protocol):
     def tick(self, now: datetime) -> bool:
         """Do at most one unit of work; return whether any was done."""
         ...
-
-
-def _utc_clock() -> datetime:
-    return datetime.now(UTC)
 
 
 def _wait(stop: threading.Event, seconds: float) -> None:
@@ -88,7 +84,7 @@ class WorkerLoop:
         workers: Sequence[Worker],
         *,
         idle_sleep_s: float = 2.0,
-        clock: Clock = _utc_clock,
+        clock: Clock | None = None,
         sleep: Sleep = _wait,
         backoff: Backoff | None = None,
     ) -> None:
@@ -97,7 +93,7 @@ class WorkerLoop:
             raise ValueError(f"worker names must be unique: {names}")
         self.workers = tuple(workers)
         self.idle_sleep_s = idle_sleep_s
-        self.clock = clock
+        self.clock = clock or SystemClock()
         self.sleep = sleep
         self.backoff = backoff or Backoff()
         self._stats = {w.name: _Stats() for w in self.workers}
@@ -108,7 +104,7 @@ class WorkerLoop:
 
     def run_once(self, now: datetime | None = None) -> bool:
         """Tick every unpaused worker once (ignoring back-off); return whether any did work."""
-        now = now or self.clock()
+        now = now or self.clock.now()
         return self._round(now, respect_backoff=False)
 
     def _round(self, now: datetime, *, respect_backoff: bool) -> bool:
@@ -156,8 +152,8 @@ class WorkerLoop:
     def run(self, stop: threading.Event) -> None:
         """Tick until `stop` is set: straight on while there is work, else sleep a while."""
         while not stop.is_set():
-            if not self._round(self.clock(), respect_backoff=True) and not stop.is_set():
-                self.sleep(stop, self._idle_delay(self.clock()))
+            if not self._round(self.clock.now(), respect_backoff=True) and not stop.is_set():
+                self.sleep(stop, self._idle_delay(self.clock.now()))
 
     def _idle_delay(self, now: datetime) -> float:
         # Sleep the idle interval, but wake early when a backed-off worker becomes due.
@@ -171,7 +167,7 @@ class WorkerLoop:
         """Run rounds until one does no work (or `max_ticks` rounds); return ticks that did work."""
         before = self._work_done()
         for _ in range(max_ticks):
-            if not self.run_once(self.clock()):
+            if not self.run_once(self.clock.now()):
                 break
         return self._work_done() - before
 
