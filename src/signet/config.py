@@ -397,14 +397,22 @@ class HooksConfig:
         120, "Longest one injected memory may be, in tokens (longer ones are cut and marked).", ge=8
     )
     prompt_max_memories: int = opt(6, "Most memories injected for one prompt.", ge=0)
+    min_similarity: float = opt(
+        # Chosen by `signet bench memaware --inject` for the bundled all-MiniLM-L6-v2 (cosines
+        # of another embedder have another scale: measure again): the lowest threshold whose
+        # false injection rate on the negatives is <= 10% on the MemAware development split,
+        # checked on LoCoMo and on held-out halves (docs/benchmarks.md, "What the prompt hook
+        # injects").
+        0.38,
+        "Relevance gate of prompt-submit: inject recalled memories only when the mean cosine of"
+        " the prompt's three nearest recalled memories reaches this (-1 to 1); then recall's"
+        " first hits go in, within the budget.",
+        ge=-1, le=1,
+    )
     min_relevance: float = opt(
-        # Chosen by `signet bench memaware --inject` (docs/benchmarks.md, "Injection"): the
-        # lowest threshold whose false injection rate on the negatives is <= 10%. Memories then
-        # go in above recall's agent floor (recall/confidence.py AGENT_MIN_CONFIDENCE).
         0.2,
-        "Relevance gate of prompt-submit: inject only when the prompt's best recalled memory"
-        " has a calibrated confidence of at least this (0-1); then every hit above the agent"
-        " floor goes in, in recall's order.",
+        "Relevance gate of prompt-submit without vectors (keyword mode, embedder down): inject"
+        " only when the best recalled memory's calibrated confidence reaches this (0-1).",
         ge=0, le=1,
     )
     capture_remember: bool = opt(

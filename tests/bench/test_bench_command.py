@@ -101,8 +101,8 @@ def test_bench_memaware_inject_scores_what_the_prompt_hook_injects(tmp_path: Pat
         "--mode", "hybrid", "--inject", "--negatives", str(negatives), "--thresholds", "0,0.99",
     )
     inject = data["inject"]
-    assert inject["min_relevance"] == 0.2  # the headline is the configured gate
-    assert set(inject["sweep"]) == {"0", "0.2", "0.99"}
+    assert inject["min_similarity"] == 0.38  # the headline is the configured gate
+    assert set(inject["sweep"]) == {"0", "0.38", "0.99"}
     open_gate = inject["sweep"]["0"]
     assert open_gate["easy"]["n"] == 1 and open_gate["easy"]["context_hit"] == 1.0
     assert open_gate["easy"]["injection_rate"] == 1.0 and 0 < open_gate["easy"]["mean_tokens"] <= 800

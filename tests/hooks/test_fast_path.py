@@ -57,13 +57,13 @@ def test_cached_settings_spare_the_configuration_and_follow_agent_yaml(tmp_path:
         server.bind(("127.0.0.1", 0))
         server.listen(1)
         port = server.getsockname()[1]
-        (tmp_path / "agent.yaml").write_text(f"port: {port}\nhooks:\n  prompt_submit_timeout_ms: 300\n")
+        (tmp_path / "agent.yaml").write_text(f"port: {port}\nhooks:\n  prompt_submit_timeout_ms: 2000\n")
         assert "signet.config" in _hook_imports(tmp_path, env)
         server.settimeout(5)
         conn, _ = server.accept()  # the hook connected to the port agent.yaml now names
         conn.close()
     cached = json.loads((tmp_path / ".daemon" / CACHE_NAME).read_text())
-    assert (cached["port"], cached["budgets_ms"]["user-prompt-submit"]) == (port, 300)
+    assert (cached["port"], cached["budgets_ms"]["user-prompt-submit"]) == (port, 2000)
     # So is the environment: SIGNET_PORT overrides the file, as for every command.
     assert "signet.config" in _hook_imports(tmp_path, {**env, "SIGNET_PORT": "9"})
 

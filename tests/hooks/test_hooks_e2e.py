@@ -117,6 +117,30 @@ def test_a_hung_daemon_costs_the_hook_its_budget_and_no_more(tmp_path: Path) -> 
     assert "user-prompt-submit claude-code" in line and ("300 ms" in line or "timed out" in line)
 
 
+def test_a_payload_that_never_ends_costs_the_budget_and_exits_0(tmp_path: Path) -> None:
+    """A harness that never closes the hook's stdin: the hook gives up at its budget and exits
+    0 with nothing printed, although its reader is still blocked (a normal interpreter exit
+    would abort on the stdin lock that reader holds)."""
+    workspace = make_workspace(tmp_path / "ws", "hooks:\n  prompt_submit_timeout_ms: 300\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "signet", "hook", "user-prompt-submit", "--harness", "claude-code"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=daemon_env(workspace, free_port()),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"prompt": "hel')  # and never more, never closed
+    proc.stdin.flush()
+    try:
+        code = proc.wait(timeout=60)  # it exits by itself: its output is far below a pipe's size
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert proc.stdout is not None and proc.stderr is not None
+    assert (code, proc.stdout.read(), proc.stderr.read()) == (0, b"", b"")
+    line = (workspace / ".daemon" / "logs" / "hooks.log").read_text().strip()
+    assert "gave up after its 300 ms budget" in line
+
+
 @pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'{"prompt": 42}'])
 def test_a_bad_payload_prints_nothing_and_exits_0(tmp_path: Path, raw: bytes) -> None:
     workspace = make_workspace(tmp_path / "ws")

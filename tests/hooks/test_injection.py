@@ -74,21 +74,40 @@ def test_a_preview_writes_nothing(tmp_path: Path) -> None:
     assert memory in real.memories
 
 
-def test_the_gate_is_per_prompt_and_then_the_ranking_above_the_agent_floor_decides(
+def test_the_gate_reads_the_prompts_nearest_memories_then_recalls_ranking_decides(
     tmp_path: Path,
 ) -> None:
-    """Recall's calibrated confidence with the hash embedder: the exact text scores 0.60, a
-    sibling memory sharing three words 0.08, an unrelated one 0.02 (below the agent floor,
-    0.05); the two-word prompt's best hit scores 0.43."""
+    """With the hash embedder the exact text's three nearest memories have cosines 1.0, 0.58
+    and 0.17 (mean 0.58); the two-word prompt's two hits 0.45 and 0.52 (mean 0.49); a question
+    about nothing stored one hit at 0.26. Past the gate recall's ranking decides, with no
+    per-hit floor: the unrelated memory (confidence 0.02) goes in too, last."""
     text = "the staging database password rotates every month"
     sibling = "the staging database backups run every night"
-    with open_app(tmp_path, min_relevance=0.55) as app:
+    with open_app(tmp_path, min_similarity=0.55) as app:
         memory, near = app.remember(text).id, app.remember(sibling).id
         far = app.remember("cats sleep most of the afternoon").id
         exact = injection.handle(app, "user-prompt-submit", {"prompt": text})
         loose = injection.handle(app, "user-prompt-submit", {"prompt": "staging database"})
-    assert list(exact.memories) == [memory, near] and far not in exact.memories
-    assert loose.context == "" and loose.memories == ()  # its best hit is below the gate
+        other = injection.handle(app, "user-prompt-submit",
+                                 {"prompt": "how do I center a div with css grid"})
+    assert list(exact.memories) == [memory, near, far]
+    assert loose.context == "" and loose.memories == ()  # its nearest memories are not near enough
+    assert other.context == "" and other.memories == ()
+
+
+def test_without_vectors_the_gate_is_the_best_hits_confidence(tmp_path: Path) -> None:
+    """Keyword recall carries no cosine: the best hit's calibrated confidence gates (the exact
+    text holds every informative word of the prompt: 0.38 with the keyword-only model)."""
+    text = "the staging database password rotates every month"
+    init_workspace(tmp_path / "ws")
+    cfg = Config.default(tmp_path / "ws")
+    for gate, injected in ((0.3, True), (0.5, False)):
+        config = cfg.replace(hooks=dataclasses.replace(cfg.hooks, min_relevance=gate, min_similarity=1.0))
+        with SignetApp.open(config, embedder=None) as app:
+            if not app.list().total:
+                app.remember(text)
+            result = injection.handle(app, "user-prompt-submit", {"prompt": text})
+        assert bool(result.memories) is injected, gate
 
 
 def test_remember_requests_are_stored_and_questions_are_not() -> None:
@@ -122,7 +141,7 @@ def test_a_malformed_request_is_refused_naming_the_problem(tmp_path: Path, bad: 
 
 
 def test_an_entity_named_by_its_alias_brings_its_current_attributes(tmp_path: Path) -> None:
-    with open_app(tmp_path, min_relevance=1.0) as app:  # the gate shuts recall out: entity only
+    with open_app(tmp_path, min_similarity=1.0) as app:  # the gate shuts recall out: entity only
         app.remember("Maintenance notes for the car", graph={
             "entities": [{"name": "Ford Mustang", "aliases": ["my car"]}],
             "attributes": [

@@ -53,3 +53,16 @@ def test_each_model_has_its_own_file(tmp_path: Path) -> None:
     small, wide = CachedEmbedder(Counting(8), tmp_path), CachedEmbedder(Counting(16), tmp_path)
     small.embed(["same text"])
     assert wide.embed(["same text"]).shape == (1, 16) and small.path != wide.path
+
+
+def test_an_empty_cache_is_still_an_embedder_for_the_app(tmp_path: Path) -> None:
+    from signet.app import SignetApp
+    from signet.config import Config
+    from signet.types import RecallQuery
+
+    cache = CachedEmbedder(HashEmbedder(16), tmp_path / "cache")
+    assert len(cache) == 0 and bool(cache)
+    with SignetApp.open(Config.default(tmp_path / "ws"), embedder=cache) as app:
+        app.remember("the staging database password rotates every month")
+        hit = app.recall(RecallQuery("staging database password", mode="vector")).hits[0]
+    assert hit.evidence.semantic is not None and hit.evidence.cosine is not None

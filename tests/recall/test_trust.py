@@ -89,8 +89,9 @@ def test_positive_feedback_is_an_access_and_negative_is_not(lexical_app: SignetA
 
 
 def test_the_hooks_prompt_gate_is_at_least_the_agent_floor() -> None:
-    """The prompt hook injects only when the prompt's best hit reaches hooks.min_relevance
-    (chosen by `signet bench memaware --inject`), then the hits above the agent floor."""
+    """Without vectors the prompt hook injects only when the prompt's best hit's confidence
+    reaches hooks.min_relevance, a gate never below the agent floor (with vectors it reads
+    the prompt's nearest cosines, hooks.min_similarity: signet/injection/prompt_submit.py)."""
     from signet.config import HooksConfig
     from signet.recall.confidence import AGENT_MIN_CONFIDENCE, agent_min_confidence
 

@@ -6,8 +6,9 @@ Per tier: **context hit** (the injected block holds a memory from a gold session
 injected tokens (bundled tokenizer, over every request, an empty injection counting 0) and the
 injection rate (requests that injected anything). With a file of negatives (prompts about
 nothing stored), the **false injection rate**: the fraction of those that injected anything.
-`thresholds` re-runs the same requests at other gate thresholds (the calibration sweep the
-default was chosen from); the figures at the configured threshold are the headline.
+`thresholds` re-runs the same requests at other thresholds of the gate
+(hooks.min_similarity: the calibration sweep the default was chosen from); the figures at the
+configured threshold are the headline.
 """
 
 from __future__ import annotations
@@ -54,14 +55,14 @@ class InjectionBench:
     _configured: float | None = None
 
     def __call__(self, app: SignetApp, questions: Sequence[BenchQuestion], keys_of: dict[str, list[str]]) -> None:
-        configured = app.config.hooks.min_relevance
+        configured = app.config.hooks.min_similarity
         self._configured = configured
         self._questions.extend(questions)
         original = app.config
         try:
             for threshold in dict.fromkeys([configured, *self.thresholds]):
                 app.config = dataclasses.replace(
-                    original, hooks=dataclasses.replace(original.hooks, min_relevance=threshold)
+                    original, hooks=dataclasses.replace(original.hooks, min_similarity=threshold)
                 )
                 self._run(app, questions, keys_of, threshold)
         finally:
@@ -94,7 +95,7 @@ class InjectionBench:
 
     def _figures(self, threshold: float) -> dict[str, Any]:
         hits, used = self._hits[threshold], self._tokens[threshold]
-        out: dict[str, Any] = {"min_relevance": threshold}
+        out: dict[str, Any] = {"min_similarity": threshold}
         for group, qids in memaware_groups(self._questions).items():
             if group == MEMAWARE_ALL or not qids:
                 continue

@@ -95,7 +95,7 @@ def locomo(
               help="With --inject: a JSON list of prompts about nothing stored (false injection"
                    " rate). Default: the bundled bench/negatives.json.")
 @click.option("--thresholds", default="",
-              help="With --inject: other relevance-gate thresholds to sweep, a comma list.")
+              help="With --inject: other thresholds of the relevance gate (hooks.min_similarity) to sweep, a comma list.")
 @click.option("--sessions-as-transcripts", "as_transcripts", is_flag=True,
               help="Also import each session as a transcript (summaries, gate, MEMORY.md) and"
                    " compare windows, transcripts and both.")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from signet.hooks.runner import EVENTS, HARNESSES, run
+from signet.hooks.runner import EVENTS, HARNESSES, exit_now_if_abandoned, run
 
 __all__ = ["hook"]
 
@@ -38,3 +38,4 @@ def hook(ctx: click.Context, event: str, harness: str) -> None:
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
+    exit_now_if_abandoned()

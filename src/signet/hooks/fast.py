@@ -39,10 +39,11 @@ def parse(argv: list[str]) -> tuple[str | None, str, str] | None:
 
 
 def run_fast(workspace: str | None, event: str, harness: str) -> int:
-    from signet.hooks.runner import run
+    from signet.hooks.runner import exit_now_if_abandoned, run
 
     out = run(event, harness, sys.stdin.buffer, workspace=workspace, env=os.environ)
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
+    exit_now_if_abandoned()
     return 0

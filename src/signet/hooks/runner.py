@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # typing and pathlib cost a hook process imports it does not 
     from pathlib import Path
     from typing import Any, BinaryIO
 
-__all__ = ["EVENTS", "HARNESSES", "LOG_NAME", "run"]
+__all__ = ["EVENTS", "HARNESSES", "LOG_NAME", "exit_now_if_abandoned", "run"]
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
 HARNESSES = ("claude-code", "codex", "opencode", "generic")
@@ -67,6 +68,23 @@ def run(
         _log(cfg.log_dir, event, harness, _describe(outcome["error"]))
         return ""
     return str(outcome.get("out", ""))
+
+
+def exit_now_if_abandoned() -> None:
+    """End the process at once (exit 0) when a hook worker is still running past its budget.
+
+    A normal exit finalises the interpreter, which closes stdin and stdout: with the worker
+    still inside `stdin.read()` that close cannot take the stream's lock, and CPython aborts
+    the process (SIGABRT, "could not acquire lock ... at interpreter shutdown"); the harness
+    would see a crash instead of an empty answer. Output is flushed first; nothing else in a
+    hook process needs an orderly shutdown."""
+    if any(t.name == "signet-hook" and t.is_alive() for t in threading.enumerate()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(0)
 
 
 def _ask(cfg: HookSettings, event: str, harness: str, stdin: BinaryIO, deadline: float) -> str:

@@ -5,14 +5,21 @@ Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
 1. Entity context: the current attributes of known entities named in the prompt
    (entity_context.py).
 2. Implicit recall of the prompt through the one Recaller (the configured default mode, no
-   access touch: an injection is not the agent asking), behind the relevance gate: a memory is
-   injected only when the prompt is about something stored: the best hit's calibrated
-   confidence (recall/confidence.py: the query's informative words the memory holds and its
-   cosine to the prompt, mapped to the probability of being a true answer) reaches
-   hooks.min_relevance; then the hits above the agent floor go in, in recall's order. Recall's
-   fused score cannot gate: it ranks, and the best hit of a prompt about nothing stored scores
-   like the best of a related one. The threshold was chosen from the injection benchmark (docs/benchmarks.md): MemAware's
-   requests against prompts about nothing stored. Memories this session already has are skipped (the ledger).
+   access touch: an injection is not the agent asking), behind the relevance gate, which asks
+   one question of the prompt as a whole: is it about something stored? (`relevant`). The
+   evidence is how close in meaning the prompt's nearest memories are: the mean cosine of its
+   SIMILAR_NEIGHBOURS closest recalled memories must reach hooks.min_similarity (one close
+   memory can be luck; several close ones are a subject the store holds). Without vectors
+   (keyword mode, the embedder down) it falls back to the best hit's calibrated confidence
+   (recall/confidence.py) against hooks.min_relevance. Once the prompt passes, recall's own
+   ranking decides what goes in: its first hits, as many as the budget and
+   hooks.prompt_max_memories allow, with no per-hit floor. Both benchmarks showed why
+   (docs/benchmarks.md, "What the prompt hook injects"): the per-hit confidence says whether a
+   hit holds the prompt's words, and MemAware's requests are paraphrases that share none, and
+   LoCoMo's answers are often found through the question turn before them; gating on it kept
+   most true answers out, and so did a per-hit confidence floor after the gate. Recall's fused
+   score cannot gate either: it ranks, and the best hit of a prompt about nothing stored scores
+   like the best of a related one. Memories this session already has are skipped (the ledger).
 3. Capture: "remember that ..." requests become memories (capture.py).
 """
 
@@ -27,15 +34,15 @@ from signet.injection.ledger import fresh_only, remember_injected
 from signet.injection.memory_lines import add_memories
 from signet.injection.request import HookRequest
 from signet.injection.result import Injection
-from signet.recall.confidence import agent_min_confidence
 from signet.types import RecallHit, RecallQuery
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["gated_hits", "prompt_submit"]
+__all__ = ["SIMILAR_NEIGHBOURS", "gated_hits", "prompt_submit", "relevant"]
 
 RECALL_DEPTH = 3  # recall asks this many times the memories it may inject
+SIMILAR_NEIGHBOURS = 3  # the gate reads the mean cosine of the prompt's this many nearest hits
 
 
 def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) -> Injection:
@@ -63,22 +70,29 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
 
 
 def gated_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
-    """Recall's hits for `prompt` when the prompt clears the gate, best first; else none.
-
-    The gate is per prompt: is anything stored relevant? Its best hit's calibrated confidence
-    must reach hooks.min_relevance. Which memories then go in is recall's ranking above the
-    agent floor (recall/confidence.py AGENT_MIN_CONFIDENCE). Gating each hit at the prompt
-    threshold instead kept most true answers out (they sit below the best hit's confidence)."""
+    """Recall's hits for `prompt`, best first, when the prompt clears the gate; else none."""
     cfg = app.config.hooks
     if cfg.prompt_max_memories == 0:
         return []
-    floor = min(agent_min_confidence(), cfg.min_relevance)
     query = RecallQuery(
         prompt[: app.config.search.max_query_chars],
         limit=min(cfg.prompt_max_memories * RECALL_DEPTH, app.config.search.max_limit),
-        mode=app.config.search.default_mode, touch=False, min_confidence=floor,
+        mode=app.config.search.default_mode, touch=False,
     )
-    hits = [h for h in app.recall(query, route="hook").hits if h.confidence >= floor]
-    if not hits or max(h.confidence for h in hits) < cfg.min_relevance:
-        return []
-    return hits
+    hits = list(app.recall(query, route="hook").hits)
+    return hits if relevant(hits, cfg.min_similarity, cfg.min_relevance) else []
+
+
+def relevant(hits: list[RecallHit], min_similarity: float, min_relevance: float) -> bool:
+    """Whether the prompt these hits answer is about something stored.
+
+    With vectors: the mean cosine of its SIMILAR_NEIGHBOURS nearest hits (fewer when the store
+    holds fewer; a hit without a vector counts 0) reaches `min_similarity`. Without (no hit
+    carries a cosine): the best calibrated confidence reaches `min_relevance`."""
+    if not hits:
+        return False
+    cosines = [h.evidence.cosine for h in hits]
+    if all(c is None for c in cosines):
+        return max(h.confidence for h in hits) >= min_relevance
+    nearest = sorted((c or 0.0 for c in cosines), reverse=True)[:SIMILAR_NEIGHBOURS]
+    return sum(nearest) / len(nearest) >= min_similarity

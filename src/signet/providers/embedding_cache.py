@@ -56,6 +56,12 @@ class CachedEmbedder:
     def __len__(self) -> int:
         return len(self._loaded())
 
+    def __bool__(self) -> bool:
+        # An embedder whatever its cache holds: without this, `__len__` made an empty cache
+        # falsy, and `VectorSearch(...) if embedder else None` opened an app without vector
+        # search (a bench's first run on a fresh cache was keyword-only, silently).
+        return True
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
         with self._lock:
