@@ -110,6 +110,26 @@ def test_bench_memaware_inject_scores_what_the_prompt_hook_injects(tmp_path: Pat
     assert strict["easy"]["context_hit"] == 0.0 and strict["easy"]["mean_tokens"] == 0.0
     assert strict["negatives"] == {"n": 1, "false_injection_rate": 0.0}
     assert data["hybrid"]["easy"]["Hit@1"] == 1.0  # one ingest serves both
+    # Held out: the rule picks a threshold on one half, the other half is reported at it.
+    assert [h["chosen_on_half"] for h in inject["held_out"]] == [0, 1]
+    assert all(h["split"] == "question" for h in inject["held_out"])
+
+
+def test_bench_locomo_inject_scores_what_the_prompt_hook_injects(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(LOCOMO))
+    negatives = tmp_path / "negatives.json"
+    negatives.write_text(json.dumps(["How do I reverse a linked list in Rust?"]))
+    data = run_bench(tmp_path, "locomo", "--file", str(path), "--mode", "hybrid", "--inject",
+                     "--negatives", str(negatives), "--thresholds", "0,0.99")
+    inject = data["inject"]
+    assert inject["min_similarity"] == 0.38 and set(inject["sweep"]) == {"0", "0.38", "0.99"}
+    open_gate, strict = inject["sweep"]["0"], inject["sweep"]["0.99"]
+    # Three turns: an open gate injects all of them, so every evidence turn is in.
+    assert open_gate["cat1-4"]["n"] == 2 and open_gate["cat1-4"]["context_hit"] == 1.0
+    assert open_gate["adversarial"]["context_hit"] == 1.0
+    assert strict["cat1-4"]["injection_rate"] == 0.0
+    assert strict["negatives"] == {"n": 1, "false_injection_rate": 0.0}
 
 
 def test_bench_memaware_refuses_a_negatives_file_that_is_not_a_list(tmp_path: Path) -> None:

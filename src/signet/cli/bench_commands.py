@@ -62,23 +62,42 @@ def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
               "(the conversation so far, as an agent's prompt holds it).")
 @click.option("--turns", type=int, default=10, show_default=True,
               help="Dialogue turns before each question with --long-queries.")
+@click.option("--inject", is_flag=True,
+              help="Also pass every question through the user-prompt-submit hook's code: context"
+                   " hit (an evidence turn injected), mean injected tokens and injection rate per"
+                   " category.")
+@click.option("--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --inject: a JSON list of prompts about nothing stored, asked in every"
+                   " conversation's store. Default: the bundled bench/negatives.json.")
+@click.option("--thresholds", default="",
+              help="With --inject: other thresholds of the relevance gate (hooks.min_similarity)"
+                   " to sweep, a comma list.")
 @_cache
 @_no_cache
 @_json
 @click.pass_context
 def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
-    turns: int, cache: Path | None, no_cache: bool, as_json: bool,
+    turns: int, inject: bool, negatives: Path | None, thresholds: str, cache: Path | None,
+    no_cache: bool, as_json: bool,
 ) -> None:
-    """LoCoMo: one store per conversation, each turn a memory; Hit@k per category."""
+    """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
+    --inject, what the prompt hook injects)."""
     _setup_threads()
     if turns < 1:
         raise click.BadParameter("at least one turn", param_hint="--turns")
+    from signet.bench.metrics import locomo_groups
+
+    injector = _injection_bench(negatives, thresholds, locomo_groups) if inject else None
     result = retrieval.run_locomo(
         path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
+        after_ask=injector,
     )
-    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms))
+    if injector is not None:
+        result.extra["inject"] = injector.result()
+    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms)
+          + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
 
 @bench.command()
@@ -134,7 +153,7 @@ def memaware(
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
 
-def _injection_bench(negatives: Path | None, thresholds: str) -> Any:
+def _injection_bench(negatives: Path | None, thresholds: str, groups: Any = None) -> Any:
     from importlib import resources
 
     from signet.bench.injection import InjectionBench, load_negatives
@@ -148,7 +167,10 @@ def _injection_bench(negatives: Path | None, thresholds: str) -> Any:
         sweep = [float(t) for t in thresholds.split(",") if t.strip()]
     except ValueError as exc:
         raise click.BadParameter("a comma list of numbers", param_hint="--thresholds") from exc
-    return InjectionBench(negatives=prompts, thresholds=sweep, progress=_progress)
+    bench = InjectionBench(negatives=prompts, thresholds=sweep, progress=_progress)
+    if groups is not None:
+        bench.groups = groups
+    return bench
 
 
 @bench.command()
