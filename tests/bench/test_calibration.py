@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import random
 
-from signet.bench.calibration import Row, fit, negatives, tradeoff
+from signet.bench.calibration import Row, fit, heldout, negatives, tradeoff
 from signet.recall.confidence import Model
 
 
@@ -37,3 +37,24 @@ def test_tradeoff_counts_gold_dropped_and_noise_removed() -> None:
 def test_the_shared_negatives_are_package_data() -> None:
     queries = negatives()
     assert len(queries) >= 60 and all(isinstance(q, str) and q.strip() for q in queries)
+
+
+def test_heldout_fits_on_one_part_and_measures_on_another() -> None:
+    """The floor comes from the training part's noise; the held-out part's numbers are its
+    own: here the second benchmark's noise sits higher, so the floor removes less of it."""
+    rng = random.Random(11)
+    rows = []
+    for bench, noise_height in (("locomo", 0.1), ("memaware", 0.5)):
+        for i in range(400):
+            group = f"conv-{i % 2}" if bench == "locomo" else ""
+            rows.append(Row(bench, "m", f"q{i}", 0.8 + 0.2 * rng.random(), 0.8, 1, group))
+            rows.append(Row(bench, "m", f"neg{i}", noise_height * rng.random(), 0.0, 0, group))
+    out = heldout(rows, with_cosine=True, targets=(0.95,))
+    splits = {h["split"]: h for h in out}
+    assert set(splits) == {"locomo -> memaware", "memaware -> locomo",
+                           "locomo: others -> conv-0", "locomo: others -> conv-1"}
+    forward = splits["locomo -> memaware"]
+    assert forward["fit_noise_removed"] >= 0.95 and forward["fit_gold_dropped"] == 0.0
+    assert forward["noise_removed"] < 0.5  # MemAware's higher noise mostly passes
+    assert splits["memaware -> locomo"]["noise_removed"] == 1.0
+    assert splits["locomo: others -> conv-1"]["noise_removed"] >= 0.9
