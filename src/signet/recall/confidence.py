@@ -30,8 +30,9 @@ conversation context that lifted it, and the memory's length.
 `signet bench confidence` refits the coefficients and prints the floor's trade-off
 (docs/benchmarks.md).
 
-`AGENT_MIN_CONFIDENCE` is the floor agent-facing surfaces (MCP memory_search, the harness hooks)
-apply by default, so an agent is not handed noise; people's surfaces (CLI, HTTP) show everything
+`AGENT_MIN_CONFIDENCE` is the floor agent-facing surfaces (MCP memory_search) apply by default,
+so an agent is not handed noise (the prompt hook gates on cosines, and on this confidence only
+without vectors: hooks.min_relevance); people's surfaces (CLI, HTTP) show everything
 unless asked (`min_confidence`). This module imports nothing heavy: hooks may import it.
 """
 
