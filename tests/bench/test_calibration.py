@@ -7,6 +7,7 @@ import math
 import random
 
 from signet.bench.calibration import Row, fit, heldout, negatives, tradeoff
+from signet.bench.confidence_features import compare
 from signet.recall.confidence import Model
 
 
@@ -58,3 +59,24 @@ def test_heldout_fits_on_one_part_and_measures_on_another() -> None:
     assert forward["noise_removed"] < 0.5  # MemAware's higher noise mostly passes
     assert splits["memaware -> locomo"]["noise_removed"] == 1.0
     assert splits["locomo: others -> conv-1"]["noise_removed"] >= 0.9
+
+
+def test_a_candidate_feature_is_judged_on_data_it_was_not_fitted_on() -> None:
+    """A feature that truly marks the answers lowers the held-out gold dropped; `rank`, which
+    the noise shares with the answers here, does not."""
+    rng = random.Random(5)
+    rows = []
+    for bench in ("locomo", "memaware"):
+        for i in range(600):
+            group = f"conv-{i % 3}" if bench == "locomo" else ""
+            marked = rng.random() < 0.8
+            cov = 0.3 + 0.4 * rng.random()
+            rows.append(Row(bench, "m", f"q{i}", 0.0, cov, 1, group,
+                            {"context": float(marked), "rank": 0.0}))
+            rows.append(Row(bench, "m", f"neg{i}", 0.0, 0.3 + 0.4 * rng.random(), 0, group,
+                            {"context": 0.0, "rank": 0.0}))
+    table = {f["features"]: f for f in compare(rows, with_cosine=False)}
+    base, context = table["base"], table["+context"]
+    assert context["locomo_memaware"][0] < base["locomo_memaware"][0] - 0.3
+    assert context["by_conversation"] < base["by_conversation"] - 0.3
+    assert table["+rank"]["memaware_locomo"][0] >= base["memaware_locomo"][0] - 0.05

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from signet.bench import retrieval
+from signet.bench.confidence_features import candidate_features, compare
 from signet.bench.datasets import BenchQuestion
 from signet.recall.confidence import Model, model
 from signet.types import RecallResponse
@@ -58,6 +59,8 @@ class Row:
     coverage: float
     label: int
     group: str = ""  # the store asked (a LoCoMo conversation); negatives carry their store's
+    # Candidate features the shipped model does not read (bench/confidence_features.py).
+    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,13 +80,15 @@ class Collector:
         if question is None:
             self._negative += 1
             qid = None
-        for hit in response.hits[:TOP]:
+        top = response.hits[:TOP]
+        for rank, hit in enumerate(top):
             gold = question.gold if question is not None else frozenset()
             label = int(any(k in gold for k in keys_of.get(hit.memory.id, [])))
             e = hit.evidence
             self.rows.append(
                 Row(self.benchmark, mode, qid or f"neg{self._negative}", e.cosine or 0.0,
-                    e.coverage or 0.0, label if qid else 0, self._group)
+                    e.coverage or 0.0, label if qid else 0, self._group,
+                    candidate_features(hit, rank, top))
             )
 
 
@@ -227,6 +232,10 @@ def run(
             modes[1]: heldout(vector_rows, with_cosine=True),
             modes[0]: heldout(keyword_rows, with_cosine=False),
         },
+        "features": {
+            modes[1]: compare(vector_rows, with_cosine=True),
+            modes[0]: compare(keyword_rows, with_cosine=False),
+        },
     }
 
 
@@ -261,5 +270,19 @@ def format_tradeoff(data: dict[str, Any]) -> str:
                 f"| {mode} | {h['split']} | {100 * h['target']:.0f} | {h['floor']:.3f} | "
                 f"{100 * h['fit_gold_dropped']:.1f} | {100 * h['fit_noise_removed']:.1f} | "
                 f"{100 * h['gold_dropped']:.1f} | {100 * h['noise_removed']:.1f} |"
+            )
+    lines += [
+        "candidate features (model refitted with them; floor removing 99% of the training "
+        "part's noise): gold dropped % / noise removed % held out",
+        "| mode | features | locomo -> memaware | memaware -> locomo | locomo by conversation "
+        "(gold dropped %) |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for mode, table in data.get("features", {}).items():
+        for f in table:
+            lines.append(
+                f"| {mode} | {f['features']} | {100 * f['locomo_memaware'][0]:.1f} / "
+                f"{100 * f['locomo_memaware'][1]:.1f} | {100 * f['memaware_locomo'][0]:.1f} / "
+                f"{100 * f['memaware_locomo'][1]:.1f} | {100 * f['by_conversation']:.1f} |"
             )
     return "\n".join(lines)
