@@ -10,6 +10,7 @@ A memory is written, read, edited and forgotten by the memory service (services/
 
 from __future__ import annotations
 
+import builtins
 import logging
 import secrets
 import time
@@ -84,8 +85,8 @@ class _ViaMemory(Generic[P, R]):
 
     def __get__(self, app: SignetApp | None, owner: type | None = None) -> Callable[P, R]:
         if app is None:  # looked up on the class: the service's own function
-            return getattr(MemoryService, self.name)  # type: ignore[no-any-return]
-        return getattr(app.memory, self.name)  # type: ignore[no-any-return]
+            return getattr(MemoryService, self.name)
+        return getattr(app.memory, self.name)
 
 
 @dataclass
@@ -314,7 +315,7 @@ class SignetApp:
         transcripts)."""
         return self.sessions.lineage.lineage(ref, scope)
 
-    def workers(self) -> list[Worker]:
+    def workers(self) -> builtins.list[Worker]:
         """The background workers over this app's store and providers (built once)."""
         if self._workers is None:
             cfg = self.config.pipeline
@@ -394,7 +395,7 @@ class SignetApp:
             self.memory.check_mutable()
         return sweep(self.store, self.config.retention, now or self.clock.now(), dry_run=dry_run)
 
-    def review_queue(self, status: str | None = "pending", *, limit: int = 100) -> list[ReviewItem]:
+    def review_queue(self, status: str | None = "pending", *, limit: int = 100) -> builtins.list[ReviewItem]:
         return review_sql.list_items(self.store.reader(), status, limit=limit)
 
     def resolve_review(self, review_id: str, approve: bool, actor: Actor = Actor()) -> ReviewItem:
@@ -409,7 +410,7 @@ class SignetApp:
     def jobs(
         self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
         offset: int = 0,
-    ) -> list[Job]:
+    ) -> builtins.list[Job]:
         return jobs_sql.list_jobs(
             self.store.reader(), status=status, job_type=job_type, limit=limit, offset=offset
         )
@@ -490,7 +491,7 @@ class SignetApp:
         """Bring skill_meta and the skill memories in step with skills/ (skills.py)."""
         return skills.reconcile(self.memory, now or self.clock.now())
 
-    def list_skills(self) -> list[dict[str, Any]]:
+    def list_skills(self) -> builtins.list[dict[str, Any]]:
         return skills.list_skills(self.memory)
 
     def show_skill(self, name: str) -> dict[str, Any]:

@@ -636,7 +636,7 @@ def _section(cls: type, path: tuple[str, ...], camel: bool) -> _Section:
     for f in dataclasses.fields(cls):
         key = _camel(f.name) if camel else f.name
         hint = hints[f.name]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             children[key] = _section(hint, (*path, f.name), camel)
         else:
             children[key] = _Leaf((*path, f.name), hint, f.metadata, f.default)
@@ -658,7 +658,7 @@ def _schema() -> _Section:
             assert isinstance(child, _Section)
             parent = child
         hint = hints[f.name]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             parent.children[key] = _section(hint, (f.name,), f.name in _CAMEL_SECTIONS)
         else:
             parent.children[key] = _Leaf((f.name,), hint, f.metadata, f.default)

@@ -239,7 +239,7 @@ def run_maintenance(
     if not service.config.pipeline.mutations_frozen:  # reads only: reported and logged, not stored
         with service.store.write_tx() as conn:
             report["id"] = health_sql.record_run(
-                conn, started_at=started, finished_at=stamp(service.clock), mode=report["mode"],
+                conn, started_at=started, finished_at=stamp(service.clock), mode=str(report["mode"]),
                 trigger=trigger, report=report, actions=actions,
             )
     _log_run(report)

@@ -23,6 +23,7 @@ Progress goes to stderr; the result is a dict (`--json`) or a short table.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import statistics
 import subprocess
@@ -210,8 +211,8 @@ def _first_loads(browser: Any, daemon: Daemon, workspace: Path, runs: int) -> di
         context = browser.new_context(viewport=VIEWPORT)  # a fresh profile: an empty cache
         try:
             page = context.new_page()
-            cold.append(_timed_load(page, lambda p=page, u=link: p.goto(u)))
-            warm.append(_timed_load(page, lambda p=page: p.reload()))
+            cold.append(_timed_load(page, functools.partial(page.goto, link)))
+            warm.append(_timed_load(page, page.reload))
         finally:
             context.close()
     return {"cold": _summary(cold), "warm": _summary(warm)}

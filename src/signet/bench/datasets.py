@@ -25,7 +25,7 @@ from typing import Any, Literal
 from signet.errors import InvalidInput
 
 Unit = Literal["session", "window", "message"]
-UNITS: tuple[str, ...] = ("session", "window", "message")
+UNITS: tuple[Unit, ...] = ("session", "window", "message")
 
 # LoCoMo's numeric category ids, in the order the benchmark's papers report them.
 LOCOMO_CATEGORIES: dict[int, str] = {

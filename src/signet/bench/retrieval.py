@@ -136,7 +136,9 @@ def run(
                 asked = [q for q in questions if q.group == group]
                 for mode in modes:
                     _ask(app, asked, mode, keys_of, depth, ranked[mode], latencies[mode], observe)
-                    for text in negatives if observe else ():
+                    if observe is None:
+                        continue
+                    for text in negatives:
                         query = RecallQuery(text, limit=depth, mode=MODE_TO_RECALL[mode])  # type: ignore[arg-type]
                         observe(None, mode, app.recall(query), keys_of)
                 if after_ask is not None:

@@ -62,7 +62,12 @@ def sync(state: CliState, connector_id: str | None) -> None:
     with open_app(state, providers=True, existing=True) as app:
         ids = [connector_id] if connector_id else [c["id"] for c in app.connectors.list()]
         data = {"synced": [_sync(app, i) for i in ids]}
-    state.show(data, lambda d: [click.echo(f"{r['connector_id']}: {_line(r)}") for r in d["synced"]])
+    state.show(data, _print_synced)
+
+
+def _print_synced(data: dict[str, Any]) -> None:
+    for report in data["synced"]:
+        click.echo(f"{report['connector_id']}: {_line(report)}")
 
 
 @connector.command(name="remove")

@@ -104,7 +104,12 @@ def stats(state: CliState) -> None:
     """Counts of entities, edges, aspects, attributes, communities and pins."""
     with open_app(state) as app:
         data = app.graph.stats()
-    state.show(data, lambda d: [click.echo(f"{k}: {v}") for k, v in d.items()])
+    state.show(data, _print_stats)
+
+
+def _print_stats(data: dict[str, Any]) -> None:
+    for key, value in data.items():
+        click.echo(f"{key}: {value}")
 
 
 COMMANDS = [graph]

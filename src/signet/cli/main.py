@@ -90,7 +90,8 @@ class JsonFailure(click.ClickException):
     def __init__(self, message: str, code: str, exit_code: int) -> None:
         super().__init__(message)
         self.code = code
-        self.exit_code = exit_code
+        # click types exit_code as a class constant; this one keeps the failure's own code.
+        self.exit_code = exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
         click.echo(json.dumps({"error": self.message, "code": self.code}), err=True)
@@ -121,7 +122,8 @@ class SignetGroup(click.Group):
     def _short_help(self, name: str, limit: int) -> str:
         if name in self.commands:
             return self.commands[name].get_short_help_str(limit)
-        return click.utils.make_default_short_help(COMMANDS[name][1], limit)
+        # The listing's one-line help, as click makes it, without importing the command.
+        return click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Seen before any parsing, so a usage error in the command's own arguments (raised

@@ -285,7 +285,8 @@ def _pipeline_line(pipeline: JSON) -> str:
     if pipeline.get("mutationsFrozen"):
         parts.append("mutations frozen")
     if pipeline.get("enabled") and pipeline.get("extraction"):
-        parts.append(EXTRACTION_LINES.get(pipeline["extraction"], pipeline["extraction"]))
+        extraction = str(pipeline["extraction"])
+        parts.append(EXTRACTION_LINES.get(extraction, extraction))
     return ", ".join(parts)
 
 

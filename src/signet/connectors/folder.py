@@ -20,6 +20,7 @@ demand (`signet connector sync`, `POST /api/connectors/{id}/sync`) and every
 
 from __future__ import annotations
 
+import builtins
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -102,7 +103,7 @@ class FolderConnectors:
     def _health(self, conn: Any, connector: doc_sql.Connector) -> dict[str, Any]:
         return {**connector.to_dict(), "documents": doc_sql.document_counts(conn, connector.id)}
 
-    def sync_all(self) -> list[SyncReport]:
+    def sync_all(self) -> builtins.list[SyncReport]:
         return [self.sync(c.id) for c in doc_sql.list_connectors(self.store.reader())]
 
     def sync(self, connector_id: str, scope: MemoryScope | None = None) -> SyncReport:

@@ -32,7 +32,7 @@ import time
 from http.cookies import CookieError, SimpleCookie
 
 import anyio.to_thread
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import TokenAuthority
@@ -132,7 +132,7 @@ class Cors:
             await send({"type": "http.response.body", "body": b""})
             return
 
-        async def send_with_cors(message: dict) -> None:  # type: ignore[type-arg]
+        async def send_with_cors(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [*message.get("headers", []), *cors,
                            (b"access-control-expose-headers", EXPOSE_HEADERS.encode())]

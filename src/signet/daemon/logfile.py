@@ -86,10 +86,13 @@ class DailyFileHandler(logging.Handler):
         return self._stream
 
     def close(self) -> None:
-        with self.lock:
+        self.acquire()
+        try:
             if self._stream is not None:
                 self._stream.close()
                 self._stream = None
+        finally:
+            self.release()
         super().close()
 
 

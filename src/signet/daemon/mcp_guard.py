@@ -119,8 +119,8 @@ class ScopedAppBackend(AppBackend):
     """`AppBackend` whose calls honour the scope of the token that made the MCP request, and
     record its id in history."""
 
-    @property  # type: ignore[override]
-    def actor(self) -> Actor:
+    @property
+    def actor(self) -> Actor:  # type: ignore[override]  # a class attribute in AppBackend
         return dataclasses.replace(AppBackend.actor, token_id=_token.get())
 
     def _open(self, *, embedder: bool) -> SignetApp:

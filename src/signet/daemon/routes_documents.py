@@ -50,14 +50,16 @@ def ingest(
     if len(given) != 1:
         raise InvalidInput("send exactly one of content, url or path")
     scope = memory_scope(principal)
-    common = {"title": body.title, "actor": actor, "project": body.project, "scope": scope}
+    docs, title, project = app.documents, body.title, body.project
     if body.content is not None:
-        registered = app.documents.ingest_text(body.content, **common)
+        registered = docs.ingest_text(
+            body.content, title=title, actor=actor, project=project, scope=scope
+        )
     elif body.url is not None:
-        registered = app.documents.ingest_url(body.url, **common)
+        registered = docs.ingest_url(body.url, title=title, actor=actor, project=project, scope=scope)
     else:
         _local_files_allowed(principal)
-        registered = app.documents.ingest_file(body.path, **common)
+        registered = docs.ingest_file(body.path, title=title, actor=actor, project=project, scope=scope)
     workers = getattr(request.app.state, "workers", None)
     if workers is not None and registered.outcome != "unchanged":
         workers.nudge()  # start extracting now, not after the workers' idle wait

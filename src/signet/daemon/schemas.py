@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from types import GenericAlias
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
@@ -32,7 +33,7 @@ def _model_of(cls: type, name: str) -> type[BaseModel]:
         hint = hints[f.name]
         # to_dict() turns tuples into lists; JSON Schema has arrays either way.
         if typing.get_origin(hint) is tuple:
-            hint = list[typing.get_args(hint)[0]]
+            hint = GenericAlias(list, typing.get_args(hint)[:1])
         fields[f.name] = (hint, ...)
     return create_model(name, __config__=_OUT, **fields)
 

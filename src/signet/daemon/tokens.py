@@ -120,15 +120,16 @@ class TokenAuthority:
         now = datetime.now(UTC)
         expires = now + ttl if ttl is not None else None
         token_id = "tok_" + secrets.token_hex(8)
-        payload = {
-            "id": token_id, "role": role, "perms": sorted(perms), "proj": _blank(project),
-            "agent": _blank(agent), "iat": int(now.timestamp()),
+        scope_project, scope_agent = _blank(project), _blank(agent)
+        payload: dict[str, object] = {
+            "id": token_id, "role": role, "perms": sorted(perms), "proj": scope_project,
+            "agent": scope_agent, "iat": int(now.timestamp()),
             "exp": int(expires.timestamp()) if expires else None,
         }
         token = self._sign(payload)
         row = TokenRow(
             id=token_id, name=(name or role)[:100], role=role, permissions=tuple(sorted(perms)),
-            scope_project=payload["proj"], scope_agent=payload["agent"], key_hash=_hash(token),
+            scope_project=scope_project, scope_agent=scope_agent, key_hash=_hash(token),
             created_at=format_ts(now), expires_at=format_ts(expires) if expires else None,
             revoked_at=None, last_used_at=None,
         )

@@ -51,7 +51,10 @@ def post(
     try:
         # An ASCII address goes as bytes: a str would load the idna codec to resolve it.
         address = host.encode("ascii") if host.isascii() else host
-        with socket.create_connection((address, port), timeout=timeout_s) as sock:
+        # (typeshed says str; CPython takes bytes, and that skips the codec.)
+        with socket.create_connection(
+            (address, port), timeout=timeout_s  # type: ignore[arg-type]
+        ) as sock:
             sock.sendall(request)
             raw = _read_all(sock, deadline)
     except OSError as exc:

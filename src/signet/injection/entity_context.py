@@ -10,7 +10,7 @@ skip them. Per entity: its strongest aspects and their most confident attributes
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from signet.injection.budget import ContextBlock
 from signet.store import graph_views as views
@@ -66,7 +66,7 @@ def add_entity_context(app: SignetApp, block: ContextBlock, entity_ids: list[str
     return added
 
 
-def _attribute_lines(aspects: list[dict]) -> list[str]:  # type: ignore[type-arg]
+def _attribute_lines(aspects: list[dict[str, Any]]) -> list[str]:
     lines = []
     for aspect in aspects[:MAX_ASPECTS]:
         attributes = [

@@ -204,7 +204,8 @@ def _opencode(records: Iterable[Any], parsed: Parsed) -> None:
             parsed.session_id = _str(info.get("id"))
             parsed.cwd = _str(info.get("directory"))
             continue
-        info = record.get("info") if isinstance(record.get("info"), dict) else record
+        nested = record.get("info")
+        info = nested if isinstance(nested, dict) else record
         role = info.get("role")
         parsed.session_id = parsed.session_id or _str(info.get("sessionID"))
         parts = record.get("parts")
@@ -237,9 +238,9 @@ def _generic(text: str, parsed: Parsed) -> None:
             if not isinstance(record, dict):
                 raise InvalidInput(f"message {index} is not a JSON object")
             parsed.records += 1
-            role = _role(record.get("role") or record.get("speaker") or record.get("author"))
+            speaker = _role(record.get("role") or record.get("speaker") or record.get("author"))
             body = record.get("content", record.get("text"))
-            parsed.add(role, _blocks_text(body, ("text",)), record.get("timestamp") or record.get("ts"))
+            parsed.add(speaker, _blocks_text(body, ("text",)), record.get("timestamp") or record.get("ts"))
         return
     role: str | None = None
     lines: list[str] = []

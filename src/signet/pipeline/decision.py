@@ -137,7 +137,8 @@ def parse_decision(text: str, fact: ExtractedFact, candidates: Sequence[Candidat
     action = _action(data.get("action"))
     target = _target(data)
     confidence = _confidence(data.get("confidence"))
-    reason = data.get("reason") if isinstance(data.get("reason"), str) else ""
+    given = data.get("reason")
+    reason = given if isinstance(given, str) else ""
     ids = {c.id for c in candidates}
     if action in ("update", "delete"):
         rejected = _target_problem(target, ids)

@@ -138,7 +138,7 @@ def _first_failure(body: str) -> str:
         json.loads(repaired, strict=False)
     except _Unrepairable as err:
         return str(err)
-    except ValueError as err:
+    except json.JSONDecodeError as err:
         return f"invalid JSON: {err.msg}"
     return "no usable value"
 

@@ -85,10 +85,14 @@ class CompletingLLM(Protocol):
 
 @runtime_checkable
 class LLM(CompletingLLM, Protocol):
-    """A configured provider: `complete`, plus the names its usage is reported under."""
+    """A configured provider: `complete`, plus the names its usage is reported under (read
+    only: a provider's name is its class's, its model an instance's)."""
 
-    name: str
-    model: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
 
 class RateLimiter:

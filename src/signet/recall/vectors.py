@@ -120,4 +120,4 @@ class VectorSearch:
             wanted *= 4
 
     def embedded_ids(self, ids: Sequence[int]) -> list[int]:
-        return [i for i in ids if i in self._index]  # type: ignore[operator]
+        return [i for i in ids if i in self._index]

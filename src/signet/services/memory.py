@@ -17,6 +17,7 @@ from the clock it is given.
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -320,7 +321,7 @@ class MemoryService:
         items, total = mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
         return Page(tuple(items), total, limit, offset)
 
-    def history(self, memory_id: str, *, scope: MemoryScope | None = None) -> list[HistoryEvent]:
+    def history(self, memory_id: str, *, scope: MemoryScope | None = None) -> builtins.list[HistoryEvent]:
         memory = self.get(memory_id, scope=scope)
         return history_sql.for_memory(self.store.reader(), memory.id)
 

@@ -16,6 +16,7 @@ holder.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -137,7 +138,7 @@ class Sessions:
         data["messages"] = [m.to_dict() for m in self.messages(row)]
         return data
 
-    def messages(self, row: SessionRow) -> list[Message]:
+    def messages(self, row: SessionRow) -> builtins.list[Message]:
         found = read_messages(self.workspace / (row.path or ""), row.message_count)
         if found is None or len(found) < row.message_count:
             return parse("generic", row.content).messages if row.content.strip() else []

@@ -10,16 +10,22 @@ process crash (`kill -9`): a committed transaction is in the WAL file before COM
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
 from signet.errors import StoreError
 
-Connection = sqlite3.Connection
-IntegrityError = sqlite3.IntegrityError
-OperationalError = sqlite3.OperationalError
-DatabaseError = sqlite3.DatabaseError
-Row = sqlite3.Row
+if TYPE_CHECKING:
+    # sqlean ships no type information; its classes are the stdlib's DB-API, so the type
+    # checker reads the stdlib's stubs for them.
+    from sqlite3 import Connection, DatabaseError, IntegrityError, OperationalError, Row
+else:
+    Connection = sqlite3.Connection
+    IntegrityError = sqlite3.IntegrityError
+    OperationalError = sqlite3.OperationalError
+    DatabaseError = sqlite3.DatabaseError
+    Row = sqlite3.Row
 
 
 def connect(path: Path, *, busy_timeout_ms: int = 5000, read_only: bool = False) -> Connection:

@@ -54,7 +54,8 @@ def resolve_prefix(
 def _ids_with_prefix(
     conn: Connection, table: str, prefix: str, scope: MemoryScope | None
 ) -> list[str]:
-    where, params = "id >= ? AND id < ?", [prefix, prefix + "~"]
+    where = "id >= ? AND id < ?"
+    params: list[str | None] = [prefix, prefix + "~"]
     if scope is not None and table == "memories":
         where += " AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR project = ?)"
         params += [scope.agent_id, scope.agent_id, scope.project, scope.project]

@@ -75,7 +75,7 @@ def gather(
     key = (marker, tuple(tokens), filters, table)
     cached = getattr(_memo, "last", None)
     if cached is not None and cached[0] == key:
-        return cached[1]  # type: ignore[no-any-return]
+        return cached[1]
     index = _gather(conn, tokens, filters, table)
     _memo.last = (key, index)
     return index

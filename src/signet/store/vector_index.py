@@ -25,10 +25,11 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import simsimd
+from numpy.typing import NDArray
 
 from signet.errors import InvalidInput, StoreError
 
@@ -265,14 +266,10 @@ class QuantizedIndex:
         n = self._n
         codes = np.zeros((capacity, self.dimensions), dtype=np.int8)
         codes[:n] = self._codes[:n]
-        grown = []
-        for old, dtype in ((self._scale, np.float32), (self._error, np.float32),
-                           (self._ids, np.int64)):
-            new = np.zeros(capacity, dtype=dtype)
-            new[:n] = old[:n]
-            grown.append(new)
         self._codes = codes
-        self._scale, self._error, self._ids = grown
+        self._scale = _grown(self._scale, capacity, n)
+        self._error = _grown(self._error, capacity, n)
+        self._ids = _grown(self._ids, capacity, n)
 
     def remove(self, ids: Sequence[int]) -> None:
         with self._lock:
@@ -461,3 +458,13 @@ class Vec0Index:
 
 def _ranked(hits: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
     return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
+
+
+G = TypeVar("G", bound=np.generic)
+
+
+def _grown(old: NDArray[G], capacity: int, n: int) -> NDArray[G]:
+    """`old` in a zeroed array of `capacity` rows, its first `n` kept."""
+    new = np.zeros_like(old, shape=capacity)
+    new[:n] = old[:n]
+    return new

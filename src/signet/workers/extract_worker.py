@@ -119,7 +119,8 @@ class ExtractWorker:
             if fact.confidence < self.flags.min_confidence:
                 # The write gate refuses it whatever the decision: no search (a query
                 # embedding and a recall per fact) for a proposal that is only recorded.
-                candidates, targets = [], {}
+                candidates: list[Candidate] = []
+                targets: dict[str, Memory] = {}
             else:
                 candidates, targets = self._candidates(source, fact.content)
             proposal = decide(self.llm, fact, candidates)
