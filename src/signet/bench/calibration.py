@@ -179,12 +179,12 @@ def heldout(rows: Sequence[Row], with_cosine: bool, targets: Sequence[float] = (
         splits.append((f"locomo: others -> {group}", [r for r in locomo if r.group != group],
                        [r for r in locomo if r.group == group]))
     out = []
-    for name, train, test in splits:
-        rate = fit(train, with_cosine)
+    for name, fitted, held in splits:
+        rate = fit(fitted, with_cosine)
         for target in targets:
-            floor = _floor_for(train, rate, target)
-            fit_gold, fit_noise = _dropped(train, rate, floor)
-            gold, noise = _dropped(test, rate, floor)
+            floor = _floor_for(fitted, rate, target)
+            fit_gold, fit_noise = _dropped(fitted, rate, floor)
+            gold, noise = _dropped(held, rate, floor)
             out.append({"split": name, "target": target, "floor": floor, "fit_gold_dropped":
                         fit_gold, "fit_noise_removed": fit_noise, "gold_dropped": gold,
                         "noise_removed": noise})
