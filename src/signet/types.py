@@ -116,6 +116,15 @@ class NewMemory:
     session_id: str | None = None
 
 
+# What `modify` may change (the PATCH body, a batch item's changes), and which of those a
+# change may clear to null. The one list: the HTTP bodies and the checks follow it
+# (tests/test_memory_fields.py).
+MODIFIABLE_FIELDS: tuple[str, ...] = (
+    "content", "type", "tags", "importance", "pinned", "category", "who", "why", "project",
+)
+NULLABLE_FIELDS: tuple[str, ...] = ("category", "who", "why", "project")
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryFilters:
     """Filters shared by list and recall. `None` means "no constraint"."""

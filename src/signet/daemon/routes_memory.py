@@ -33,13 +33,13 @@ from signet.daemon.schemas import (
     RememberOut,
 )
 from signet.errors import InvalidInput
-from signet.types import Actor, MemoryFilters, RecallQuery, parse_ts
+from signet.types import NULLABLE_FIELDS, Actor, MemoryFilters, RecallQuery, parse_ts
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 404, 409, 413, 500, 502, 503)
 }
 # Fields PATCH may set to null (clearing them); the others must hold a value when sent.
-NULLABLE = frozenset({"category", "who", "why", "project"})
+NULLABLE = frozenset(NULLABLE_FIELDS)
 
 router = APIRouter(prefix="/api", responses=ERRORS)
 

@@ -26,9 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from signet.batch import MAX_BATCH
 from signet.daemon.auth import Caller, memory_scope, require, unscoped
 from signet.daemon.dependencies import App, CallerActor
-from signet.daemon.schemas import ErrorOut, FiltersBody, MemoryOut, Tags, _Body
+from signet.daemon.schemas import Changes, ErrorOut, FiltersBody, MemoryOut, _Body
 from signet.errors import InvalidInput
-from signet.types import MemoryFilters, parse_ts
+from signet.types import NULLABLE_FIELDS, MemoryFilters, parse_ts
 
 __all__ = ["router"]
 
@@ -36,7 +36,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 429, 503)
 }
 _OUT = ConfigDict(extra="allow")
-NULLABLE = frozenset({"category", "who", "why", "project"})
+NULLABLE = frozenset(NULLABLE_FIELDS)
 
 router = APIRouter(prefix="/api/memory", responses=ERRORS)
 
@@ -61,18 +61,6 @@ class ForgetBody(_Body):
     confirm_token: str | None = Field(None, max_length=200, description="From the preview.")
     force: bool = Field(False, description="Forget pinned memories too.")
     reason: str | None = Field(None, max_length=1000)
-
-
-class Changes(_Body):
-    content: str | None = None
-    type: str | None = None
-    tags: Tags = None
-    importance: float | None = None
-    pinned: bool | None = None
-    category: str | None = None
-    who: str | None = None
-    why: str | None = None
-    project: str | None = None
 
 
 class ModifyItem(_Body):

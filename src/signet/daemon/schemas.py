@@ -139,8 +139,9 @@ class RecallBody(_Body):
     expand: bool = False
 
 
-class PatchBody(_Body):
-    """Only the fields sent change; `who`, `why`, `project` and `category` may be null."""
+class Changes(_Body):
+    """What `modify` may change (types.MODIFIABLE_FIELDS); only the fields sent change, and
+    those in types.NULLABLE_FIELDS (`who`, `why`, `project`, `category`) may be null."""
 
     content: str | None = None
     type: str | None = None
@@ -151,6 +152,11 @@ class PatchBody(_Body):
     who: str | None = None
     why: str | None = None
     project: str | None = None
+
+
+class PatchBody(Changes):
+    """A PATCH of one memory: its changes, with the version expected and a reason."""
+
     version: int | None = Field(None, description="Expected current version; 409 if it differs.")
     reason: str | None = None
 

@@ -43,7 +43,7 @@ from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.store.jobs import Job
 from signet.types import Actor, RememberResult, format_ts
-from signet.workers.leasing import LostLease, complete_job, owns, run_one
+from signet.workers.leasing import JobRunner, LostLease, complete_job, owns
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +79,12 @@ class DocumentWorker:
         self.max_file_bytes = max_file_bytes
         self.frozen = frozen
         self.transport = transport
+        self.jobs = JobRunner(store, "document_ingest", self._work)
 
     def tick(self, now: datetime) -> bool:
         if self.frozen:
             return False
-        did_work, _pause = run_one(self.store, "document_ingest", now, self._work)
-        return did_work
+        return self.jobs.tick(now)
 
     # -- one document -----------------------------------------------------------------------
 

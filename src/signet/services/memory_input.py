@@ -16,7 +16,7 @@ from typing import Any
 from signet.config import MemoryConfig
 from signet.errors import InvalidInput
 from signet.normalize import NormalizedContent, normalize_content
-from signet.types import MEMORY_TYPES, Actor, Memory, NewMemory, dumps, parse_ts
+from signet.types import MEMORY_TYPES, MODIFIABLE_FIELDS, Actor, Memory, NewMemory, dumps, parse_ts
 
 __all__ = [
     "MODIFIABLE", "changed_columns", "check_modifiable", "check_text", "check_ts", "new_memory", "optional_str",
@@ -25,7 +25,7 @@ __all__ = [
 
 _CRITICAL = re.compile(r"^\s*critical:\s*", re.IGNORECASE)
 _TAG_PREFIX = re.compile(r"^\s*\[([^\]\n]{1,500})\]:\s*")
-MODIFIABLE = ("content", "type", "tags", "importance", "pinned", "category", "who", "why", "project")
+MODIFIABLE = MODIFIABLE_FIELDS
 
 
 def new_memory(

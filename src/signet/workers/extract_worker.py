@@ -41,7 +41,7 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import Memory, MemoryFilters, RecallQuery, format_ts
-from signet.workers.leasing import complete_job, run_one
+from signet.workers.leasing import JobRunner, complete_job
 
 log = logging.getLogger(__name__)
 
@@ -80,21 +80,15 @@ class ExtractWorker:
         self.llm = llm
         self.llm_model = llm_model or (RULES_MODEL if llm is None else "llm")
         self.embedder_model = embedder_model
-        self.retry_base_ms = retry_base_ms
-        self.paused_until: datetime | None = None
+        self.jobs = JobRunner(
+            store, "extract", self._run, retry_base_ms=retry_base_ms,
+            on_dead=lambda conn, job: self._mark(conn, job, "failed"),
+        )
 
     def tick(self, now: datetime) -> bool:
         if self.config.mutations_frozen or not self.config.enabled:
             return False
-        if self.paused_until is not None and now < self.paused_until:
-            return False  # the LLM's rate limit: nothing to do until it refills
-        did_work, pause = run_one(
-            self.store, "extract", now, self._run, retry_base_ms=self.retry_base_ms,
-            on_dead=lambda conn, job: self._mark(conn, job, "failed"),
-        )
-        if pause is not None:
-            self.paused_until = pause  # the LLM's rate limit: wait for it to refill
-        return did_work
+        return self.jobs.tick(now)
 
     # -- the three phases ------------------------------------------------------------------
 

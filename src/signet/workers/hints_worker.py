@@ -32,7 +32,7 @@ from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
 from signet.types import Memory
-from signet.workers.leasing import complete_job, run_one
+from signet.workers.leasing import JobRunner, complete_job
 
 log = logging.getLogger(__name__)
 
@@ -59,20 +59,12 @@ class HintsWorker:
         self.embedder = embedder
         self.vocabulary = vocabulary
         self.vocabulary_terms = vocabulary_terms
-        self.retry_base_ms = retry_base_ms
-        self.paused_until: datetime | None = None
+        self.jobs = JobRunner(store, "hints", self._run, retry_base_ms=retry_base_ms)
 
     def tick(self, now: datetime) -> bool:
         if self.config.mutations_frozen or not self.config.enabled:
             return False
-        if self.paused_until is not None and now < self.paused_until:
-            return False  # the LLM's rate limit: nothing to do until it refills
-        did_work, pause = run_one(
-            self.store, "hints", now, self._run, retry_base_ms=self.retry_base_ms,
-        )
-        if pause is not None:
-            self.paused_until = pause  # the LLM's rate limit: wait for it to refill
-        return did_work
+        return self.jobs.tick(now)
 
     def _run(self, job: jobs.Job, now: datetime) -> None:
         memory = mem_sql.get(self.store.reader(), job.memory_id or "")

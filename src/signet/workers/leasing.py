@@ -112,6 +112,35 @@ def run_one(
     return True, None
 
 
+class JobRunner:
+    """The skeleton every worker over `memory_jobs` shares: one job of `job_type` per tick
+    through `run_one`, and no tick while a rate-limited provider refills. The worker keeps its
+    own gate (frozen, disabled) and its `work`; this keeps the lease, the failure and the pause."""
+
+    def __init__(
+        self, store: Store, job_type: str, work: Callable[[jobs.Job, datetime], None], *,
+        retry_base_ms: int = RETRY_BASE_MS,
+        on_dead: Callable[[Connection, jobs.Job], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.job_type = job_type
+        self.work = work
+        self.retry_base_ms = retry_base_ms
+        self.on_dead = on_dead
+        self.paused_until: datetime | None = None
+
+    def tick(self, now: datetime) -> bool:
+        if self.paused_until is not None and now < self.paused_until:
+            return False  # the provider's rate limit: nothing to do until it refills
+        did_work, pause = run_one(
+            self.store, self.job_type, now, self.work, retry_base_ms=self.retry_base_ms,
+            on_dead=self.on_dead,
+        )
+        if pause is not None:
+            self.paused_until = pause
+        return did_work
+
+
 class LostLease(RuntimeError):
     """The job is no longer ours to end: the reaper gave it back and another worker took it."""
 
