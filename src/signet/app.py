@@ -4,7 +4,7 @@ benchmarks) calls.
 
 A memory is written, read, edited and forgotten by the memory service (services/memory.py):
 `app.memory`; the app's `remember`, `get`, `modify`, ... are that service's own methods
-(`_ViaMemory`), so there is one write path whoever calls. Time comes from one clock
+(`_Delegate`), so there is one write path whoever calls. Time comes from one clock
 (signet/clock.py) chosen here and handed down.
 """
 
@@ -27,27 +27,27 @@ from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.fetch import FetchPolicy
 from signet.documents.service import DocumentService
 from signet.documents.worker import DocumentWorker
-from signet.errors import InvalidInput, NotFound
+from signet.errors import NotFound
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
 from signet.pipeline.rule_extractor import extraction_mode
 from signet.pipeline.writes import resolve_review
 from signet.projection.service import ProjectionService
-from signet.providers.embedder import Embedder, make_embedder
+from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
-from signet.providers.llm import LLM, make_llm
+from signet.providers.llm import LLM
 from signet.recall.hybrid import Recaller
 from signet.recall.vectors import VectorSearch
 from signet.secret_store import SecretStore
 from signet.services.memory import MemoryService
-from signet.services.memory_input import check_ts
+from signet.services.providers import configured_embedder, configured_llm
 from signet.services.scope import scoped_filters
+from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
 from signet.store import embeddings as emb_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import review as review_sql
-from signet.store import search_telemetry as qa_sql
 from signet.store.backend import refuse_unported
 from signet.store.db import Store
 from signet.store.jobs import Job
@@ -71,22 +71,25 @@ from signet.workers.summary_worker import SummaryWorker
 
 log = logging.getLogger(__name__)
 
+S = TypeVar("S")
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class _ViaMemory(Generic[P, R]):
-    """An app attribute that is the memory service's method of the same name, with its
-    signature: `app.remember(...)` is `app.memory.remember(...)`."""
+class _Delegate(Generic[S, P, R]):
+    """An app attribute that is a service's method, with its signature:
+    `remember = _Delegate("memory", MemoryService.remember)` makes `app.remember(...)` be
+    `app.memory.remember(...)`."""
 
-    def __init__(self, method: Callable[Concatenate[MemoryService, P], R]) -> None:
-        self.name = method.__name__
+    def __init__(self, service: str, method: Callable[Concatenate[S, P], R]) -> None:
+        self.service = service
+        self.method = method
         self.__doc__ = method.__doc__
 
     def __get__(self, app: SignetApp | None, owner: type | None = None) -> Callable[P, R]:
         if app is None:  # looked up on the class: the service's own function
-            return getattr(MemoryService, self.name)
-        return getattr(app.memory, self.name)
+            return self.method  # type: ignore[return-value]
+        return getattr(getattr(app, self.service), self.method.__name__)
 
 
 @dataclass
@@ -104,6 +107,7 @@ class SignetApp:
     documents: DocumentService = field(init=False, repr=False)
     connectors: FolderConnectors = field(init=False, repr=False)
     memory: MemoryService = field(init=False, repr=False)
+    ledger: SearchLedger = field(init=False, repr=False)
     clock: Clock = field(default_factory=SystemClock, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
@@ -125,8 +129,8 @@ class SignetApp:
         telemetry = Telemetry(
             enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
         )
-        chosen = _configured_embedder(config) if embedder == "config" else embedder
-        chosen_llm = _configured_llm(config, telemetry.record_llm) if llm == "config" else llm
+        chosen = configured_embedder(config) if embedder == "config" else embedder
+        chosen_llm = configured_llm(config, telemetry.record_llm) if llm == "config" else llm
         store = Store.open(config.db_path)
         assert not isinstance(chosen, str)
         vectors = (
@@ -161,28 +165,27 @@ class SignetApp:
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
         app.sessions = Sessions(config, store, clock)
         recaller.transcripts = app.sessions.excerpts
-        if app._search_qa_on():
-            with store.write_tx() as conn:
-                qa_sql.ensure(conn)
+        app.ledger = SearchLedger(config, store, clock)
+        app.ledger.ensure()
         if chosen is not None:
             app._mark_stale_vectors()
         return app
 
     # -- memories: the memory service's operations (services/memory.py) -------------------
 
-    remember = _ViaMemory(MemoryService.remember)
-    remember_many = _ViaMemory(MemoryService.remember_many)
-    prepare_memories = _ViaMemory(MemoryService.prepare_memories)
-    prepare_memory = _ViaMemory(MemoryService.prepare_memory)
-    write_prepared = _ViaMemory(MemoryService.write_prepared)
-    apply_graph = _ViaMemory(MemoryService.apply_graph)
-    get = _ViaMemory(MemoryService.get)
-    list = _ViaMemory(MemoryService.list)
-    history = _ViaMemory(MemoryService.history)
-    modify = _ViaMemory(MemoryService.modify)
-    forget = _ViaMemory(MemoryService.forget)
-    recover = _ViaMemory(MemoryService.recover)
-    feedback = _ViaMemory(MemoryService.feedback)
+    remember = _Delegate("memory", MemoryService.remember)
+    remember_many = _Delegate("memory", MemoryService.remember_many)
+    prepare_memories = _Delegate("memory", MemoryService.prepare_memories)
+    prepare_memory = _Delegate("memory", MemoryService.prepare_memory)
+    write_prepared = _Delegate("memory", MemoryService.write_prepared)
+    apply_graph = _Delegate("memory", MemoryService.apply_graph)
+    get = _Delegate("memory", MemoryService.get)
+    list = _Delegate("memory", MemoryService.list)
+    history = _Delegate("memory", MemoryService.history)
+    modify = _Delegate("memory", MemoryService.modify)
+    forget = _Delegate("memory", MemoryService.forget)
+    recover = _Delegate("memory", MemoryService.recover)
+    feedback = _Delegate("memory", MemoryService.feedback)
 
     def flush_accesses(self) -> int:
         """Write the accesses recorded so far now (tests, benchmarks, before a report)."""
@@ -224,45 +227,10 @@ class SignetApp:
             query = replace(query, touch=False)
         started = time.perf_counter()
         response = self.recaller.recall(query)
-        if self._search_qa_on():
-            self._record_search(query, response, actor or Actor(), route, started)
+        self.ledger.record(query, response, actor or Actor(), route, started)
         return response
 
-    def _search_qa_on(self) -> bool:
-        return self.config.pipeline.telemetry.memory_search_qa_enabled
-
-    def _record_search(
-        self, query: RecallQuery, response: RecallResponse, actor: Actor, route: str,
-        started: float,
-    ) -> None:
-        # After the recall, outside its timing; a failed ledger write never fails the recall.
-        entry = search_ledger_entry(query, response, actor, route, started)
-        try:
-            with self.store.write_tx() as conn:
-                qa_sql.record(conn, entry, stamp(self.clock))
-        except Exception:  # noqa: BLE001 - the ledger is a diagnostic, never a reason to fail
-            log.exception("recall QA ledger write failed")
-
-    def search_ledger(
-        self, *, agent_id: str | None = None, project: str | None = None,
-        since: str | None = None, no_hits: bool | None = None, limit: int = 100, offset: int = 0,
-    ) -> dict[str, Any]:
-        """The recall QA ledger, newest first; `agent_id` and `project` (a caller's scope)
-        restrict it in SQL, None means every agent or project."""
-        if not self._search_qa_on():
-            raise NotFound(
-                "the recall QA ledger is off (memory.pipelineV2.telemetry.memorySearchQaEnabled)",
-                code="search_qa_disabled",
-            )
-        if not 1 <= limit <= 10_000 or offset < 0:
-            raise InvalidInput("limit must be between 1 and 10000 and offset not negative")
-        if since is not None:
-            check_ts(since, "since")
-        rows, total = qa_sql.list_rows(
-            self.store.reader(), agent_id=agent_id, project=project, since=since,
-            no_hits=no_hits, limit=limit, offset=offset,
-        )
-        return {"items": rows, "total": total, "limit": limit, "offset": offset}
+    search_ledger = _Delegate("ledger", SearchLedger.page)
 
     # -- sessions and lineage (signet/sessions): thin, so a scoped facade can pass its scope -
 
@@ -542,78 +510,3 @@ class SignetApp:
                              self.config.pipeline.min_fact_confidence_for_write)},
             "maintenance": maintenance.status_summary(self.memory),
         }
-
-
-
-def _api_key(config: Config, section: str) -> str:
-    """The section's API key: `api_key` (secret:NAME, resolved from the secret store now, at
-    start) or else the environment variable `api_key_env` names. Never logged."""
-    import os
-
-    chosen = getattr(config, section)
-    if chosen.api_key:
-        return SecretStore(config.workspace).resolve(chosen.api_key, f"{section}.api_key")
-    return os.environ.get(chosen.api_key_env, "") if chosen.api_key_env else ""
-
-
-def configured_embedder(config: Config) -> Embedder | None:
-    """The embedder `config` names (None for provider none); the benchmarks wrap it in a cache."""
-    return _configured_embedder(config)
-
-
-def _configured_embedder(config: Config) -> Embedder | None:
-    e = config.embedding
-    return make_embedder(
-        e.provider, model=e.model, dimensions=e.dimensions, base_url=e.base_url,
-        api_key=_api_key(config, "embedding") if e.provider in ("ollama", "openai") else "",
-        timeout_s=e.timeout_ms / 1000, batch_size=e.batch_size, threads=e.threads,
-    )
-
-
-def _configured_llm(config: Config, usage_sink: Any = None) -> LLM | None:
-    c = config.llm
-    return make_llm(
-        c.provider, model=c.model, base_url=c.base_url, timeout_ms=c.timeout_ms,
-        api_key=_api_key(config, "llm") if c.provider != "none" else "",
-        command=c.command, max_calls_per_hour=c.max_calls_per_hour, burst=c.burst,
-        max_tokens=c.max_tokens, usage_sink=usage_sink,
-    )
-
-
-def search_ledger_entry(
-    query: RecallQuery, response: RecallResponse, actor: Actor, route: str, started: float
-) -> dict[str, Any]:
-    """One recall QA ledger row: the query, its filters, what came back and how fast."""
-    from signet.store.fts import query_tokens
-
-    filters = {k: v for k, v in vars_of(query.filters).items() if v not in (None, (), False)}
-    hits = response.hits
-    channels: dict[str, int] = {}
-    for hit in hits:
-        for name, value in vars_of(hit.evidence).items():
-            if value is not None:
-                channels[name] = channels.get(name, 0) + 1
-    return {
-        "route": route, "agent_id": actor.agent_id, "session_key": actor.session_id,
-        "project": query.filters.project, "query": query.query,
-        "keyword_query": " ".join(query_tokens(query.query)) or None,
-        "filters_json": filters, "method": response.method, "result_count": len(hits),
-        "top_score": round(hits[0].score, 6) if hits else None, "no_hits": not hits,
-        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-        "timings_json": response.timings_ms,
-        "results_json": [
-            {"id": h.memory.id, "score": round(h.score, 6), "type": h.memory.type,
-             "content": h.memory.content[: qa_sql.SNAPSHOT_CHARS]}
-            for h in hits
-        ],
-        "sources_json": channels,
-    }
-
-
-def vars_of(value: Any) -> dict[str, Any]:
-    """A slotted dataclass's fields as a dict (tuples kept as lists for JSON)."""
-    return {
-        name: list(v) if isinstance(v := getattr(value, name), tuple) else v
-        for name in value.__dataclass_fields__
-    }
-

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from signet.app import SignetApp, configured_embedder
+from signet.app import SignetApp
 from signet.bench.datasets import (
     BenchDoc,
     BenchQuestion,
@@ -32,6 +32,7 @@ from signet.errors import InvalidInput
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
 from signet.providers.embedding_cache import CachedEmbedder
+from signet.services.providers import configured_embedder
 from signet.types import RecallQuery, RecallResponse
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import WorkerLoop

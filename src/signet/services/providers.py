@@ -1,0 +1,46 @@
+"""The providers a Config names, built at the composition root (app.py, the benchmarks).
+
+API keys are resolved here and only here: `api_key` (a `secret:NAME` reference, read from the
+workspace's secret store now, at start) or else the environment variable `api_key_env` names.
+Nothing below reads the environment; the provider holds the plaintext and no log shows it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from signet.config import Config
+from signet.providers.embedder import Embedder, make_embedder
+from signet.providers.llm import LLM, make_llm
+from signet.secret_store import SecretStore
+
+__all__ = ["configured_embedder", "configured_llm"]
+
+
+def configured_embedder(config: Config) -> Embedder | None:
+    """The embedder `config` names (None for provider none); the benchmarks wrap it in a cache."""
+    e = config.embedding
+    return make_embedder(
+        e.provider, model=e.model, dimensions=e.dimensions, base_url=e.base_url,
+        api_key=_api_key(config, "embedding") if e.provider in ("ollama", "openai") else "",
+        timeout_s=e.timeout_ms / 1000, batch_size=e.batch_size, threads=e.threads,
+    )
+
+
+def configured_llm(config: Config, usage_sink: Any = None) -> LLM | None:
+    """The LLM `config` names (None for provider none), reporting its usage to `usage_sink`."""
+    c = config.llm
+    return make_llm(
+        c.provider, model=c.model, base_url=c.base_url, timeout_ms=c.timeout_ms,
+        api_key=_api_key(config, "llm") if c.provider != "none" else "",
+        command=c.command, max_calls_per_hour=c.max_calls_per_hour, burst=c.burst,
+        max_tokens=c.max_tokens, usage_sink=usage_sink,
+    )
+
+
+def _api_key(config: Config, section: str) -> str:
+    chosen = getattr(config, section)
+    if chosen.api_key:
+        return SecretStore(config.workspace).resolve(chosen.api_key, f"{section}.api_key")
+    return os.environ.get(chosen.api_key_env, "") if chosen.api_key_env else ""
