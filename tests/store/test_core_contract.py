@@ -9,6 +9,7 @@ the same database) - what a second daemon would hold.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -250,9 +251,30 @@ def test_tokens_and_a_shared_signing_key(opener: Callable[[], CoreStore]) -> Non
     assert not one.revoke_token("tok_1", T1)
     revoked = one.get_token("tok_1")
     assert revoked is not None and revoked.revoked_at == T1
+    two.touch_token("tok_1", T9)
+    assert [t.last_used_at for t in one.list_tokens()] == [T9]
+    assert one.list_tokens(include_revoked=False) == []
     key = one.signing_key()
     assert len(key) == 32 and two.signing_key() == key
     assert opener().signing_key() == key
+
+
+def test_a_login_code_works_once_from_any_handle(opener: Callable[[], CoreStore]) -> None:
+    one, two = opener(), opener()
+    code = TokenRow(
+        id="login_1", name="login-link", role="login", permissions=(), scope_project=None,
+        scope_agent=None, key_hash="c" * 64, created_at=T0, expires_at=T9, revoked_at=None,
+        last_used_at=None,
+    )
+    one.add_login_code(code, T0)
+    assert one.list_tokens() == []  # login codes are not API tokens
+    assert two.consume_login_code("c" * 64, "2026-11-29T14:00:00.000Z") is None  # expired
+    found = two.consume_login_code("c" * 64, T1)
+    assert found is not None and found.id == "login_1"
+    assert one.consume_login_code("c" * 64, T1) is None
+    # The next code purges the spent one.
+    one.add_login_code(replace(code, id="login_2", key_hash="d" * 64), T1)
+    assert one.get_token("login_1") is None and one.get_token("login_2") is not None
 
 
 def test_a_write_through_one_handle_is_read_through_another(

@@ -307,6 +307,30 @@ def sessions(
     _emit(ctx, as_json, data)
 
 
+@bench.command(name="store")
+@click.option("--n", "n", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option("--queries", type=click.IntRange(min=1), default=200, show_default=True)
+@click.option("--backend", "backends", default="sqlite,postgres", show_default=True,
+              help="Backends to run, a comma list (sqlite, postgres), in one run side by side.")
+@click.option("--store-url", default=None, metavar="URL",
+              help="An empty PostgreSQL database for the postgres leg (default: $SIGNET_STORE_URL).")
+@_json
+@click.pass_context
+def store_bench(
+    ctx: click.Context, n: int, queries: int, backends: str, store_url: str | None, as_json: bool
+) -> None:
+    """The core store operations per backend: ingest/s, lexical and vector search p50/p95,
+    size, and the top-10 overlap between backends (real local embeddings, not timed)."""
+    _setup_threads()
+    from signet.bench import store_bench as bench_store
+
+    url = store_url or os.environ.get("SIGNET_STORE_URL", "")
+    chosen = [b.strip() for b in backends.split(",") if b.strip()]
+    result = bench_store.run_store_bench(n, queries=queries, backends=chosen, url=url,
+                                         progress=_progress)
+    _emit(ctx, as_json, result, bench_store.format_store(result))
+
+
 @bench.command(name="cli")
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
               help="Processes timed per command.")

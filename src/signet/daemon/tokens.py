@@ -32,7 +32,7 @@ from pathlib import Path
 
 from signet.config import Config
 from signet.errors import ConfigError, InvalidInput, NotFound, Unauthorized
-from signet.store import tokens as tokens_sql
+from signet.store.backend import CoreStore, SqliteCore
 from signet.store.db import Store
 from signet.store.signing_key import file_key, workspace_key_path
 from signet.store.tokens import LOGIN_ROLE, TokenRow
@@ -99,15 +99,23 @@ def load_secret(workspace: Path) -> bytes:
 
 
 class TokenAuthority:
-    """Issues and checks tokens for one workspace's store and secret."""
+    """Issues and checks tokens for one workspace's store and secret.
 
-    def __init__(self, store: Store, secret: bytes) -> None:
-        self.store = store
+    The rows go through the store seam (store/backend.py): on SQLite the workspace's Store and
+    its key file; `for_core` takes any CoreStore, whose signing key is then shared by every
+    process that opens it (PostgreSQL: every daemon on the database)."""
+
+    def __init__(self, store: Store | CoreStore, secret: bytes) -> None:
+        self.rows: CoreStore = SqliteCore(store) if isinstance(store, Store) else store
         self._secret = secret
 
     @classmethod
     def for_workspace(cls, config: Config, store: Store) -> TokenAuthority:
         return cls(store, load_secret(config.workspace))
+
+    @classmethod
+    def for_core(cls, core: CoreStore) -> TokenAuthority:
+        return cls(core, core.signing_key())
 
     # -- issue ------------------------------------------------------------------------------
 
@@ -133,8 +141,7 @@ class TokenAuthority:
             created_at=format_ts(now), expires_at=format_ts(expires) if expires else None,
             revoked_at=None, last_used_at=None,
         )
-        with self.store.write_tx() as conn:
-            tokens_sql.insert(conn, row)
+        self.rows.insert_token(row)
         return IssuedToken(token, row)
 
     def _sign(self, payload: dict[str, object]) -> str:
@@ -152,7 +159,7 @@ class TokenAuthority:
         exp = payload.get("exp")
         if isinstance(exp, int) and exp <= time.time():
             raise Unauthorized("token expired")
-        row = tokens_sql.get(self.store.reader(), str(payload.get("id")))
+        row = self.rows.get_token(str(payload.get("id")))
         if row is None or not hmac.compare_digest(row.key_hash, _hash(token)):
             raise Unauthorized("invalid token")
         if row.revoked_at is not None:
@@ -192,18 +199,16 @@ class TokenAuthority:
 
     def touch(self, token_id: str) -> None:
         """Record use (callers throttle this: it is a write)."""
-        with self.store.write_tx() as conn:
-            tokens_sql.touch(conn, token_id, utc_now())
+        self.rows.touch_token(token_id, utc_now())
 
     # -- manage -----------------------------------------------------------------------------
 
     def list(self, *, include_revoked: bool = True) -> list[TokenRow]:
-        return tokens_sql.list_tokens(self.store.reader(), include_revoked=include_revoked)
+        return self.rows.list_tokens(include_revoked=include_revoked)
 
     def revoke(self, token_id: str) -> None:
-        with self.store.write_tx() as conn:
-            if not tokens_sql.revoke(conn, token_id, utc_now()):
-                raise NotFound(f"no live token {token_id}")
+        if not self.rows.revoke_token(token_id, utc_now()):
+            raise NotFound(f"no live token {token_id}")
 
     # -- one-time login codes ---------------------------------------------------------------
 
@@ -217,9 +222,7 @@ class TokenAuthority:
             created_at=format_ts(now), expires_at=format_ts(now + LOGIN_CODE_TTL),
             revoked_at=None, last_used_at=None,
         )
-        with self.store.write_tx() as conn:
-            tokens_sql.purge_login_codes(conn, format_ts(now))
-            tokens_sql.insert(conn, row)
+        self.rows.add_login_code(row, format_ts(now))
         return code
 
     def exchange(self, code: str) -> IssuedToken:
@@ -227,8 +230,7 @@ class TokenAuthority:
         unknown, used or expired."""
         if not code or len(code) > 200:
             raise Unauthorized("invalid or expired login code")
-        with self.store.write_tx() as conn:
-            found = tokens_sql.consume_login_code(conn, _hash(code), utc_now())
+        found = self.rows.consume_login_code(_hash(code), utc_now())
         if found is None:
             raise Unauthorized("invalid or expired login code")
         return self.issue(role="admin", name="dashboard", ttl=DASHBOARD_TOKEN_TTL)
@@ -266,7 +268,7 @@ def _good_for_a_while(authority: TokenAuthority, token: str) -> bool:
         principal = authority.verify(token)
     except Unauthorized:
         return False
-    row = tokens_sql.get(authority.store.reader(), principal.token_id)
+    row = authority.rows.get_token(principal.token_id)
     if row is None or principal.role != "admin":
         return False
     if row.expires_at is None:

@@ -148,9 +148,27 @@ class CoreStore(Protocol):
 
     def revoke_token(self, token_id: str, now: str) -> bool: ...
 
+    def touch_token(self, token_id: str, now: str) -> None: ...
+
+    def list_tokens(self, *, include_revoked: bool = True) -> list[TokenRow]:
+        """Every API token (login codes left out), oldest first."""
+        ...
+
+    def add_login_code(self, row: TokenRow, now: str) -> None:
+        """Store a login code, purging spent and expired ones in the same transaction."""
+        ...
+
+    def consume_login_code(self, key_hash: str, now: str) -> TokenRow | None:
+        """The live login code with this hash, revoked by this call: it works exactly once."""
+        ...
+
     def signing_key(self) -> bytes:
         """The secret that signs API tokens, created on first use, the same for every process
         that opens this store."""
+        ...
+
+    def size_bytes(self) -> int:
+        """The store's size on disk (the database file with its WAL; the PostgreSQL database)."""
         ...
 
     def close(self) -> None: ...
@@ -188,9 +206,9 @@ class SqliteCore:
 
     backend = "sqlite"
 
-    def __init__(self, store: Store, key_path: Path) -> None:
+    def __init__(self, store: Store, key_path: Path | None = None) -> None:
         self.store = store
-        self.key_path = Path(key_path)
+        self.key_path = key_path
 
     # -- memories and history ---------------------------------------------------------------
     def insert_memory(
@@ -350,8 +368,30 @@ class SqliteCore:
         with self.store.write_tx() as conn:
             return tokens_sql.revoke(conn, token_id, now)
 
+    def touch_token(self, token_id: str, now: str) -> None:
+        with self.store.write_tx() as conn:
+            tokens_sql.touch(conn, token_id, now)
+
+    def list_tokens(self, *, include_revoked: bool = True) -> list[TokenRow]:
+        return tokens_sql.list_tokens(self.store.reader(), include_revoked=include_revoked)
+
+    def add_login_code(self, row: TokenRow, now: str) -> None:
+        with self.store.write_tx() as conn:
+            tokens_sql.purge_login_codes(conn, now)
+            tokens_sql.insert(conn, row)
+
+    def consume_login_code(self, key_hash: str, now: str) -> TokenRow | None:
+        with self.store.write_tx() as conn:
+            return tokens_sql.consume_login_code(conn, key_hash, now)
+
     def signing_key(self) -> bytes:
+        if self.key_path is None:
+            raise StoreError("this store was opened without its signing-key file")
         return file_key(self.key_path)
+
+    def size_bytes(self) -> int:
+        self.store.checkpoint()
+        return sum(p.stat().st_size for p in self.store.path.parent.glob(self.store.path.name + "*"))
 
     def close(self) -> None:
         self.store.close()

@@ -16,6 +16,7 @@ import json
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
 from signet.store.postgres.filters import filter_sql, scope_sql
 from signet.store.signing_key import SECRET_BYTES
-from signet.store.tokens import TokenRow, _row
+from signet.store.tokens import LOGIN_ROLE, TokenRow, _row
 from signet.types import (
     Actor,
     HistoryEvent,
@@ -330,12 +331,15 @@ class PgCore:
     # -- tokens -----------------------------------------------------------------------------
     def insert_token(self, row: TokenRow) -> None:
         with self._conn() as conn:
-            conn.execute(
-                f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (row.id, row.name, row.role, dumps(list(row.permissions)), row.scope_project,
-                 row.scope_agent, row.key_hash, row.created_at, row.expires_at, row.revoked_at,
-                 row.last_used_at),
-            )
+            self._insert_token(conn, row)
+
+    def _insert_token(self, conn: psycopg.Connection, row: TokenRow) -> None:
+        conn.execute(
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (row.id, row.name, row.role, dumps(list(row.permissions)), row.scope_project,
+             row.scope_agent, row.key_hash, row.created_at, row.expires_at, row.revoked_at,
+             row.last_used_at),
+        )
 
     def get_token(self, token_id: str) -> TokenRow | None:
         with self._conn() as conn:
@@ -353,6 +357,41 @@ class PgCore:
             )
             return cursor.rowcount > 0
 
+    def touch_token(self, token_id: str, now: str) -> None:
+        with self._conn() as conn:
+            conn.execute("UPDATE tokens SET last_used_at = %s WHERE id = %s", (now, token_id))
+
+    def list_tokens(self, *, include_revoked: bool = True) -> list[TokenRow]:
+        where = "role != %s" + ("" if include_revoked else " AND revoked_at IS NULL")
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE {where} ORDER BY created_at, id",
+                (LOGIN_ROLE,),
+            ).fetchall()
+        return [_row(r) for r in rows]
+
+    def add_login_code(self, row: TokenRow, now: str) -> None:
+        with self._conn() as conn, conn.transaction():
+            conn.execute(
+                "DELETE FROM tokens WHERE role = %s AND (revoked_at IS NOT NULL OR expires_at <= %s)",
+                (LOGIN_ROLE, now),
+            )
+            self._insert_token(conn, row)
+
+    def consume_login_code(self, key_hash: str, now: str) -> TokenRow | None:
+        # One statement: two daemons exchanging the same code cannot both win.
+        with self._conn() as conn:
+            found = conn.execute(
+                "UPDATE tokens SET revoked_at = %s, last_used_at = %s WHERE key_hash = %s"
+                " AND role = %s AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > %s)"
+                f" RETURNING {_TOKEN_COLUMNS}",
+                (now, now, key_hash, LOGIN_ROLE, now),
+            ).fetchone()
+        if found is None:
+            return None
+        # The row as it was before this call consumed it (as the SQLite side returns it).
+        return replace(_row(found), revoked_at=None, last_used_at=None)
+
     def signing_key(self) -> bytes:
         """The shared key: the first caller's random bytes win (ON CONFLICT DO NOTHING), every
         later caller, in any daemon, reads those."""
@@ -367,6 +406,11 @@ class PgCore:
             ).fetchone()
         assert row is not None
         return bytes(row[0])
+
+    def size_bytes(self) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        return int(row[0]) if row else 0
 
     def close(self) -> None:
         self.pool.close()

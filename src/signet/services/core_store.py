@@ -1,0 +1,18 @@
+"""The configured backend's core store for callers above the store layer (benchmarks, tools).
+
+A thin door: adapters never import the store, so they ask here for `store.backend.open_core`
+with the workspace's database file and signing-key file filled in.
+"""
+
+from __future__ import annotations
+
+from signet.config import Config
+from signet.store.backend import CoreStore, open_core
+from signet.store.signing_key import workspace_key_path
+
+__all__ = ["CoreStore", "open_core_store"]
+
+
+def open_core_store(config: Config) -> CoreStore:
+    return open_core(config.store, sqlite_path=config.db_path,
+                     key_path=workspace_key_path(config.workspace))
