@@ -128,6 +128,6 @@ def test_features_not_on_postgres_are_refused_by_name(pg_url: str) -> None:
             core.lexical_search("anything", MemoryFilters(community="c1"), 5)
     finally:
         core.close()
-    with pytest.raises(NotOnBackend, match="knowledge graph.*ported so far: memories"):
+    with pytest.raises(NotOnBackend, match="do not run on the postgres.*knowledge graph.*ported so far: memories"):
         refuse_unported(StoreConfig(backend="postgres", url=pg_url))
     refuse_unported(StoreConfig())  # sqlite: everything is there

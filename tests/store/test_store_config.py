@@ -51,7 +51,29 @@ def test_an_unknown_backend_is_an_error(tmp_path: Path) -> None:
 def test_the_app_refuses_a_postgres_store_by_name_before_opening_anything(tmp_path: Path) -> None:
     config = _load(tmp_path, "store:\n  backend: postgres\n",
                    {"SIGNET_STORE_URL": "postgresql://nobody@127.0.0.1:1/none"})
-    with pytest.raises(NotOnBackend, match="on the postgres store backend") as caught:
+    with pytest.raises(NotOnBackend, match="daemon, CLI and MCP server do not run on the postgres store backend") as caught:
         SignetApp.open(config, embedder=None, llm=None)
     assert caught.value.details["backend"] == "postgres"
     assert not config.db_path.exists()
+
+
+def test_daemon_start_on_postgres_fails_naming_what_is_missing(tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "agent.yaml").write_text("store:\n  backend: postgres\n")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "HOME": str(tmp_path),
+           "SIGNET_PORT": str(port), "SIGNET_STORE_URL": "postgresql://nobody@127.0.0.1:1/x"}
+    done = subprocess.run([sys.executable, "-m", "signet", "daemon", "start"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "do not run on the postgres store backend yet" in done.stderr
+    assert "knowledge graph" in done.stderr
+    assert not (workspace / "memory" / "memories.db").exists()

@@ -45,7 +45,7 @@ PORTED = (
     "tokens + signing key",
 )
 NOT_PORTED = (
-    "the daemon/CLI/MCP composition (SignetApp)", "hybrid recall ranking", "knowledge graph",
+    "hybrid recall ranking", "knowledge graph",
     "documents and connectors", "sessions and transcripts", "cold tier and retention",
     "telemetry", "skills", "portable export", "hint search",
 )
@@ -56,9 +56,9 @@ class NotOnBackend(StoreError):
 
     code = "not_on_backend"
 
-    def __init__(self, feature: str, backend: str) -> None:
+    def __init__(self, feature: str, backend: str, *, message: str | None = None) -> None:
         super().__init__(
-            f"{feature} is not available on the {backend} store backend yet"
+            message or f"{feature} is not available on the {backend} store backend yet"
             " (docs/deploy.md, \"PostgreSQL\", lists what is)",
             details={"feature": feature, "backend": backend},
         )
@@ -197,7 +197,11 @@ def refuse_unported(config: StoreConfig) -> None:
     if config.backend == "sqlite":
         return
     raise NotOnBackend(
-        f"{', '.join(NOT_PORTED)} (ported so far: {', '.join(PORTED)})", config.backend
+        "the daemon, CLI and MCP server", config.backend,
+        message=f"store.backend {config.backend}: the daemon, CLI and MCP server do not run on"
+        f" the {config.backend} store backend yet; they also need {', '.join(NOT_PORTED)},"
+        f" which are not ported (ported so far: {', '.join(PORTED)}; docs/deploy.md,"
+        " \"PostgreSQL\")",
     )
 
 
