@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -57,9 +57,10 @@ def run_store_bench(
     result: dict[str, Any] = {"n": n, "queries": len(asked), "model": embedder.model}
     tops: dict[str, dict[str, list[list[str]]]] = {}
     for backend in backends:
+        kind: Literal["sqlite", "postgres"] = "postgres" if backend == "postgres" else "sqlite"
         with tempfile.TemporaryDirectory(prefix="signet-bench-store-") as tmp:
             config = Config.default(Path(tmp))
-            config = dataclasses.replace(config, store=StoreConfig(backend=backend, url=url))
+            config = dataclasses.replace(config, store=StoreConfig(backend=kind, url=url))
             core = open_core_store(config)
             try:
                 leg, tops[backend] = _leg(core, corpus, vectors, asked, query_vectors,
