@@ -40,8 +40,10 @@ def test_scale_bench_builds_the_graph_and_reports_traversal_timings(tmp_path: Pa
     assert 0 < data["traversal_answered"] <= data["queries"] == 20
     overhead = data["recall_full_ms"]["p95"] - data["recall_hybrid_ms"]["p95"]
     assert data["traversal_overhead_ms"] == round(overhead, 3)
+    assert data["recall_full_cpu_ms"]["p95"] > 0 and data["recall_hybrid_cpu_ms"]["p50"] > 0
     text = perf.format_recall(data)
     assert "traversal stage (full)" in text and "traversal overhead" in text
+    assert "(CPU p50 " in text
 
 
 def test_without_entities_there_is_no_graph(tmp_path: Path) -> None:

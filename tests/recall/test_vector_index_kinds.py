@@ -60,3 +60,21 @@ def test_an_unknown_index_kind_is_refused_naming_the_key(tmp_path: Path) -> None
     (tmp_path / "ws" / "agent.yaml").write_text("embedding:\n  index: hnsw\n")
     with pytest.raises(ConfigError, match="embedding.index"):
         Config.load(workspace=tmp_path / "ws")
+
+
+def test_the_change_marker_is_read_again_only_after_a_commit(tmp_path: Path) -> None:
+    config = Config.default(tmp_path / "ws")
+    with _open(config, "quantized") as app:
+        app.remember_many([{"content": f"note {i} about the {TOPICS[i % 8]}"} for i in range(50)])
+        statements: list[str] = []
+        app.store.reader().set_trace_callback(statements.append)
+
+        def marker_reads() -> int:
+            return sum("max(id), 0), count(*) FROM embeddings" in s for s in statements)
+
+        for topic in TOPICS[:3]:
+            _semantic(app, topic)
+        assert marker_reads() == 1
+        added = app.remember("a kayak trip down the fjord at dawn").id
+        assert _semantic(app, "kayak trip down the fjord at dawn")[0][0] == added
+        assert marker_reads() == 2
