@@ -403,7 +403,7 @@ class HooksConfig:
         # false injection rate on the negatives is <= 10% on the MemAware development split,
         # checked on LoCoMo and on held-out halves (docs/benchmarks.md, "What the prompt hook
         # injects").
-        0.38,
+        0.36,
         "Relevance gate of prompt-submit: inject recalled memories only when the mean cosine of"
         " the prompt's three nearest recalled memories reaches this (-1 to 1); then recall's"
         " first hits go in, within the budget.",

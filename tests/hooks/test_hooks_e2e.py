@@ -105,15 +105,26 @@ def test_a_hung_daemon_costs_the_hook_its_budget_and_no_more(tmp_path: Path) -> 
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     accepted: list[socket.socket] = []
-    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+
+    def accept_all() -> None:
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept_all, daemon=True).start()
     env = daemon_env(workspace, listener.getsockname()[1])
     try:
+        # The first hook of a workspace loads the configuration inside its budget (then caches
+        # what it needs): on a loaded machine that alone can use 300 ms. The second is timed.
+        run_hook("user-prompt-submit", {"session_id": "s", "prompt": "warm"}, env)
         hung = run_hook("user-prompt-submit", {"session_id": "s", "prompt": "hello there"}, env)
     finally:
         listener.close()
     assert (hung.code, hung.stdout) == (0, "")
     assert accepted, "the hook never reached the daemon"
-    line = (workspace / ".daemon" / "logs" / "hooks.log").read_text().strip()
+    line = (workspace / ".daemon" / "logs" / "hooks.log").read_text().strip().splitlines()[-1]
     assert "user-prompt-submit claude-code" in line and ("300 ms" in line or "timed out" in line)
 
 
