@@ -1,5 +1,101 @@
-"""Shared test set-up.
+"""Shared test set-up: the one test kit.
 
 This file sits in tests/, which has no __init__.py, so pytest puts tests/ on sys.path: the
-shared fakes import as `from fakes.llm_server import FakeLLMServer, Reply`.
+shared fakes import as `from fakes.llm_server import FakeLLMServer, Reply` (a scripted LLM in
+`fakes/scripted_llm.py`, the loopback LLM and embedding servers beside it).
+
+The fixtures every folder shares:
+- `config`: a default Config on a workspace in tmp_path;
+- `app`: a SignetApp opened on it with the deterministic hash embedder and no LLM;
+- `lexical_app`: the same with no embedder (only the lexical channels);
+- `serve(**config_sections)`: a real daemon app under uvicorn on a free loopback port, spoken to
+  over real HTTP with the install's admin token; everything stops at teardown.
 """
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from signet.app import SignetApp
+from signet.config import Config
+from signet.providers.hash_embedder import HashEmbedder
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    return Config.default(tmp_path / "ws")
+
+
+@pytest.fixture
+def app(config: Config) -> Iterator[SignetApp]:
+    signet = SignetApp.open(config, embedder=HashEmbedder(64), llm=None)
+    yield signet
+    signet.close()
+
+
+@pytest.fixture
+def lexical_app(config: Config) -> Iterator[SignetApp]:
+    """No embedder: only the lexical channels."""
+    signet = SignetApp.open(config, embedder=None, llm=None)
+    yield signet
+    signet.close()
+
+
+@dataclass
+class Served:
+    cfg: Config
+    app: SignetApp
+    api: FastAPI
+    client: httpx.Client
+    url: str
+    token: str = ""  # the admin token in cfg.token_path; `client` sends it
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
+    """serve(**config_sections) -> a running server; everything stops at teardown."""
+    from auth_tokens import auth, install_token
+    from signet.daemon.server import bind_socket, create_app, make_server
+
+    stops: list[Callable[[], None]] = []
+
+    def start(**sections: Any) -> Served:
+        cfg = Config.default(tmp_path / f"ws{len(stops)}").replace(**sections)
+        app = SignetApp.open(cfg, embedder=HashEmbedder(64))
+        api = create_app(app)
+        sock = bind_socket("127.0.0.1", 0)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        server = make_server(api)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.started, "uvicorn did not start"
+        token = install_token(cfg, app)
+        client = httpx.Client(base_url=url, timeout=30, headers=auth(token))
+
+        def stop() -> None:
+            client.close()
+            server.should_exit = True
+            thread.join(10)
+            sock.close()
+            app.close()
+
+        stops.append(stop)
+        return Served(cfg, app, api, client, url, token)
+
+    yield start
+    for stop in stops:
+        stop()
