@@ -119,6 +119,16 @@ def test_init_path_option_chooses_another_directory(cli: Cli, tmp_path: Path) ->
 # --- the life of one memory -----------------------------------------------------------------
 
 
+def test_an_in_process_get_is_an_access_written_before_the_process_exits(ready: Cli) -> None:
+    """No daemon: `signet get` opens the store itself; the access it records off the read path
+    is written when the app closes, so the next process sees it (a list is no access)."""
+    memory_id = ready.json("remember", "The deploy key lives in the vault")["id"]
+    assert ready.json("get", memory_id)["access_count"] == 0
+    ready.json("get", memory_id)
+    (item,) = ready.json("list")["items"]
+    assert item["access_count"] == 2 and item["last_accessed"] is not None
+
+
 def test_a_memory_goes_through_remember_get_list_recall_modify_forget_recover(ready: Cli) -> None:
     cli = ready
     made = cli.json(
