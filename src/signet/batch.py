@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -65,10 +64,10 @@ def forget_batch(
             "mode": "preview", "count": len(matched), "capped": capped,
             "memories": [m.to_dict() for m in matched], "missing": missing,
             "pinned": [m.id for m in matched if m.pinned],
-            "confirm_token": _token(key, matched_ids, force, time.time()),
+            "confirm_token": _token(key, matched_ids, force, service.clock.now().timestamp()),
         }
     service.check_mutable()
-    _check_token(key, confirm_token, matched_ids, force)
+    _check_token(key, confirm_token, matched_ids, force, service.clock.now().timestamp())
     results = [_forget_one(service, memory_id, force, reason, actor, scope) for memory_id in matched_ids]
     return _outcome("execute", results, missing=missing)
 
@@ -163,7 +162,9 @@ def _mac(key: bytes, ids: Sequence[str], force: bool, stamp: str) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()[:40]
 
 
-def _check_token(key: bytes, token: str | None, ids: Sequence[str], force: bool) -> None:
+def _check_token(
+    key: bytes, token: str | None, ids: Sequence[str], force: bool, now: float
+) -> None:
     if not token:
         raise InvalidInput("confirm_token: required for execute (run a preview first)")
     stamp, _, mac = token.partition(".")
@@ -173,7 +174,7 @@ def _check_token(key: bytes, token: str | None, ids: Sequence[str], force: bool)
             " since the preview, force differs, or the token is not from this daemon);"
             " preview again", code="confirm_mismatch",
         )
-    if time.time() - int(stamp) > CONFIRM_TTL_S:
+    if now - int(stamp) > CONFIRM_TTL_S:
         raise Conflict(f"confirm_token expired (valid {CONFIRM_TTL_S} s); preview again",
                        code="confirm_expired")
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from signet import batch
+from signet.app import SignetApp
+from signet.clock import ManualClock
 from signet.errors import Conflict, InvalidInput
 from signet.types import Actor, MemoryFilters
 
@@ -50,14 +52,19 @@ def test_a_token_is_bound_to_force_and_cannot_be_forged(app) -> None:
         app.forget_batch(ids=ids, mode="execute", confirm_token=f"{stamp}.{'0' * 40}")
 
 
-def test_an_expired_token_is_refused(app, monkeypatch) -> None:
-    ids = _remember(app, "short lived")
-    preview = app.forget_batch(ids=ids)
-    real = batch.time.time
-    monkeypatch.setattr(batch.time, "time", lambda: real() + batch.CONFIRM_TTL_S + 5)
-    with pytest.raises(Conflict) as err:
-        app.forget_batch(ids=ids, mode="execute", confirm_token=preview["confirm_token"])
-    assert err.value.code == "confirm_expired"
+def test_an_expired_token_is_refused(config) -> None:
+    clock = ManualClock()
+    with SignetApp.open(config, embedder=None, llm=None, clock=clock) as app:
+        ids = _remember(app, "short lived", "kept a little")
+        late, in_time = app.forget_batch(ids=ids[:1]), app.forget_batch(ids=ids[1:])
+        clock.advance(seconds=batch.CONFIRM_TTL_S - 1)
+        done = app.forget_batch(ids=ids[1:], mode="execute", confirm_token=in_time["confirm_token"])
+        assert done["succeeded"] == 1
+        clock.advance(seconds=5)
+        with pytest.raises(Conflict) as err:
+            app.forget_batch(ids=ids[:1], mode="execute", confirm_token=late["confirm_token"])
+        assert err.value.code == "confirm_expired"
+        assert not app.get(ids[0]).is_deleted
 
 
 def test_pinned_and_missing_memories_are_reported_per_item(app) -> None:

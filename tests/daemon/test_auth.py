@@ -22,12 +22,14 @@ from fastapi.routing import APIRoute
 
 from auth_tokens import auth, authority, issue, mcp_http
 from mcp import Client
+from signet.app import SignetApp
+from signet.clock import ManualClock, stamp
 from signet.config import AuthConfig, Config, NetworkConfig
 from signet.daemon.auth import PERMISSION_ATTR, PERMISSIONS
 from signet.daemon.guards import Authenticate, HostGuard, is_public
 from signet.daemon.mcp_guard import TOOL_PERMISSIONS
 from signet.daemon.tokens import TokenAuthority, refuse_open_bind
-from signet.errors import ConfigError, NotFound
+from signet.errors import ConfigError, NotFound, Unauthorized
 from signet.store.db import Store
 
 REMEMBER = "/api/memory/remember"
@@ -128,6 +130,20 @@ def test_a_token_whose_payload_was_changed_is_401(serve) -> None:
     forged = f"{prefix}.{admin.split('.')[1]}.{signature}"  # an admin payload, a readonly MAC
     assert_error(httpx.get(f"{s.url}/api/status", headers=auth(forged)), 401, "unauthorized")
     assert httpx.get(f"{s.url}/api/status", headers=auth(token)).status_code == 200
+
+
+def test_a_token_expires_when_the_clock_passes_its_ttl(tmp_path) -> None:
+    clock = ManualClock()
+    cfg = Config.default(tmp_path / "ws")
+    with SignetApp.open(cfg, embedder=None, llm=None, clock=clock) as app:
+        tokens = TokenAuthority.for_workspace(cfg, app.store, app.clock)
+        issued = tokens.issue(role="agent", ttl=timedelta(hours=1))
+        assert issued.row.created_at == stamp(clock)
+        clock.advance(minutes=59)
+        assert tokens.verify(issued.token).role == "agent"
+        clock.advance(minutes=2)
+        with pytest.raises(Unauthorized, match="expired"):
+            tokens.verify(issued.token)
 
 
 def test_an_expired_token_is_401(serve) -> None:

@@ -25,18 +25,18 @@ import ipaddress
 import json
 import os
 import secrets
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
+from signet.clock import Clock, SystemClock, stamp
 from signet.config import Config
 from signet.errors import ConfigError, InvalidInput, NotFound, Unauthorized
 from signet.store.backend import CoreStore, SqliteCore
 from signet.store.db import Store
 from signet.store.signing_key import file_key, workspace_key_path
 from signet.store.tokens import LOGIN_ROLE, TokenRow
-from signet.types import format_ts, utc_now
+from signet.types import format_ts, parse_ts
 
 __all__ = [
     "PERMISSIONS", "ROLES", "IssuedToken", "auth_headers", "Principal", "TokenAuthority", "ensure_install_token",
@@ -105,17 +105,22 @@ class TokenAuthority:
     its key file; `for_core` takes any CoreStore, whose signing key is then shared by every
     process that opens it (PostgreSQL: every daemon on the database)."""
 
-    def __init__(self, store: Store | CoreStore, secret: bytes) -> None:
+    def __init__(
+        self, store: Store | CoreStore, secret: bytes, clock: Clock | None = None
+    ) -> None:
         self.rows: CoreStore = SqliteCore(store) if isinstance(store, Store) else store
         self._secret = secret
+        self.clock = clock or SystemClock()  # issue times, expiry, last use
 
     @classmethod
-    def for_workspace(cls, config: Config, store: Store) -> TokenAuthority:
-        return cls(store, load_secret(config.workspace))
+    def for_workspace(
+        cls, config: Config, store: Store, clock: Clock | None = None
+    ) -> TokenAuthority:
+        return cls(store, load_secret(config.workspace), clock)
 
     @classmethod
-    def for_core(cls, core: CoreStore) -> TokenAuthority:
-        return cls(core, core.signing_key())
+    def for_core(cls, core: CoreStore, clock: Clock | None = None) -> TokenAuthority:
+        return cls(core, core.signing_key(), clock)
 
     # -- issue ------------------------------------------------------------------------------
 
@@ -125,7 +130,7 @@ class TokenAuthority:
     ) -> IssuedToken:
         """A new signed token; `permissions` narrows the role's set (never widens it)."""
         perms = _permissions(role, permissions)
-        now = datetime.now(UTC)
+        now = self.clock.now()
         expires = now + ttl if ttl is not None else None
         token_id = "tok_" + secrets.token_hex(8)
         scope_project, scope_agent = _blank(project), _blank(agent)
@@ -157,7 +162,7 @@ class TokenAuthority:
         check failed beyond expired/revoked) when it is not valid now."""
         payload = self._payload(token)
         exp = payload.get("exp")
-        if isinstance(exp, int) and exp <= time.time():
+        if isinstance(exp, int) and exp <= self.clock.now().timestamp():
             raise Unauthorized("token expired")
         row = self.rows.get_token(str(payload.get("id")))
         if row is None or not hmac.compare_digest(row.key_hash, _hash(token)):
@@ -199,7 +204,7 @@ class TokenAuthority:
 
     def touch(self, token_id: str) -> None:
         """Record use (callers throttle this: it is a write)."""
-        self.rows.touch_token(token_id, utc_now())
+        self.rows.touch_token(token_id, stamp(self.clock))
 
     # -- manage -----------------------------------------------------------------------------
 
@@ -207,7 +212,7 @@ class TokenAuthority:
         return self.rows.list_tokens(include_revoked=include_revoked)
 
     def revoke(self, token_id: str) -> None:
-        if not self.rows.revoke_token(token_id, utc_now()):
+        if not self.rows.revoke_token(token_id, stamp(self.clock)):
             raise NotFound(f"no live token {token_id}")
 
     # -- one-time login codes ---------------------------------------------------------------
@@ -215,7 +220,7 @@ class TokenAuthority:
     def login_code(self) -> str:
         """A single-use code, valid for five minutes, that `exchange` turns into a token."""
         code = secrets.token_urlsafe(32)
-        now = datetime.now(UTC)
+        now = self.clock.now()
         row = TokenRow(
             id="login_" + secrets.token_hex(8), name="login-link", role=LOGIN_ROLE,
             permissions=(), scope_project=None, scope_agent=None, key_hash=_hash(code),
@@ -230,7 +235,7 @@ class TokenAuthority:
         unknown, used or expired."""
         if not code or len(code) > 200:
             raise Unauthorized("invalid or expired login code")
-        found = self.rows.consume_login_code(_hash(code), utc_now())
+        found = self.rows.consume_login_code(_hash(code), stamp(self.clock))
         if found is None:
             raise Unauthorized("invalid or expired login code")
         return self.issue(role="admin", name="dashboard", ttl=DASHBOARD_TOKEN_TTL)
@@ -273,7 +278,7 @@ def _good_for_a_while(authority: TokenAuthority, token: str) -> bool:
         return False
     if row.expires_at is None:
         return True
-    left = datetime.fromisoformat(row.expires_at.replace("Z", "+00:00")) - datetime.now(UTC)
+    left = parse_ts(row.expires_at) - authority.clock.now()
     return left > RENEW_BEFORE
 
 
