@@ -213,6 +213,7 @@ class SqliteCore:
     def __init__(self, store: Store, key_path: Path | None = None) -> None:
         self.store = store
         self.key_path = key_path
+        self._vectors: tuple[tuple[str, int, tuple[int, int]], NumpyIndex] | None = None
 
     # -- memories and history ---------------------------------------------------------------
     def insert_memory(
@@ -314,22 +315,43 @@ class SqliteCore:
     def vector_search(
         self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int
     ) -> list[tuple[str, float]]:
-        # Exact over every current vector (recall keeps a cached index; this is the reference).
+        """Exact, over an in-RAM index of every current vector of `model`. The index is
+        rebuilt whenever the table's change marker (max id, row count) moves, checked on every
+        search, so another process's writes are seen (recall/vectors.py keeps its own,
+        incrementally synced index; this one is the contract's reference)."""
+        if limit <= 0:
+            return []
         conn = self.store.reader()
         dimensions = int(np.asarray(query).shape[-1])
-        ids, matrix = emb_sql.load_since(conn, model, dimensions, 0, limit=10_000_000)
-        if not ids or limit <= 0:
+        index = self._vector_index(conn, model, dimensions)
+        if not len(index):
             return []
+        want = max(limit * 4, 40)
+        while True:
+            hits = index.search(np.asarray(query, dtype=np.float32), want)
+            owners = emb_sql.memory_ids_for(conn, [e for e, _ in hits])
+            allowed = mem_sql.allowed_ids(conn, [m for ms in owners.values() for m in ms], filters)
+            found = [(m, score) for e, score in hits
+                     for m in sorted(owners.get(e, [])) if m in allowed]
+            if len(found) >= limit or len(hits) < want:
+                return found[:limit]
+            want *= 4  # the filters dropped too many: widen the exact scan
+
+    def _vector_index(self, conn: Any, model: str, dimensions: int) -> NumpyIndex:
+        marker = (model, dimensions, emb_sql.change_marker(conn))
+        cached = self._vectors
+        if cached is not None and cached[0] == marker:
+            return cached[1]
         index = NumpyIndex(dimensions)
-        index.add(ids, matrix)
-        owners = emb_sql.memory_ids_for(conn, ids)
-        allowed = mem_sql.allowed_ids(conn, [m for ms in owners.values() for m in ms], filters)
-        found: list[tuple[str, float]] = []
-        for emb_id, score in index.search(np.asarray(query, dtype=np.float32), len(ids)):
-            found.extend((m, score) for m in sorted(owners.get(emb_id, [])) if m in allowed)
-            if len(found) >= limit:
+        after = 0
+        while True:
+            ids, matrix = emb_sql.load_since(conn, model, dimensions, after)
+            if not ids:
                 break
-        return found[:limit]
+            index.add(ids, matrix)
+            after = ids[-1]
+        self._vectors = (marker, index)
+        return index
 
     # -- jobs -------------------------------------------------------------------------------
     def enqueue(

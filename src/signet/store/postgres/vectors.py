@@ -5,7 +5,8 @@ cast of the column (half the size, so more of it stays in RAM) and only for one 
 count, since an index needs a fixed one: `ensure_index` creates it on first use for the
 embedder's dimensions, under an advisory lock so two daemons do not build it twice.
 
-A search takes a shortlist of SHORTLIST_FACTOR x k candidates from the index (iterative
+A search takes a shortlist of SHORTLIST_FACTOR x k candidates (at least MIN_SHORTLIST) from
+the index (iterative
 scan on, so filters that drop most rows still fill it), then rescores the shortlist with the
 exact full-precision cosine distance and keeps the best k: the index only proposes, the
 ranking is exact. Filters and scope are part of the same statement. A small table may be
@@ -20,8 +21,8 @@ import psycopg
 from signet.store.postgres.filters import filter_sql
 from signet.types import MemoryFilters
 
-SHORTLIST_FACTOR = 4
-MIN_SHORTLIST = 40
+SHORTLIST_FACTOR = 10
+MIN_SHORTLIST = 100
 # pg_advisory_lock key for index builds (the bytes of 'sgnt-vec').
 INDEX_LOCK = 0x73676E742D766563
 MAX_HALFVEC_DIMENSIONS = 4000
@@ -60,7 +61,9 @@ def search(
     shortlist = max(MIN_SHORTLIST, SHORTLIST_FACTOR * limit)
     text = literal(query)
     with conn.transaction():
-        conn.execute(f"SET LOCAL hnsw.ef_search = {min(shortlist, 1000)}")
+        # ef_search at twice the shortlist: HNSW's recall of the true top k grows with the
+        # candidates it keeps (docs/benchmarks.md, "Store backends", measures the overlap).
+        conn.execute(f"SET LOCAL hnsw.ef_search = {min(2 * shortlist, 1000)}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(
             "WITH shortlist AS ("
