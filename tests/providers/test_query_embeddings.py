@@ -119,3 +119,23 @@ def test_recall_reuses_the_vector_of_a_query_asked_before(tmp_path: Path) -> Non
         assert query_calls == [["dark mode editor"]]
         assert app.recaller.query_embeddings is not None
         assert app.recaller.query_embeddings.stats.hits == 1
+
+
+class ShortEmbedder(RecordingEmbedder):
+    """Answers a batch with one vector too few (a broken provider or plugin) while `short`."""
+
+    short = True
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = super().embed(texts)
+        return vectors[: len(texts) - 1] if self.short else vectors
+
+
+def test_a_provider_answering_too_few_vectors_fails_its_waiters_and_the_batcher_lives_on() -> None:
+    embedder = ShortEmbedder()
+    queries = QueryEmbeddings(embedder)
+    with pytest.raises(ProviderError, match="1 texts gave vectors of shape"):
+        queries.submit("lost query").result(10)
+    embedder.short = False  # the provider recovers; the batcher must still be there
+    assert queries.submit("next query").result(10).shape == (16,)
+    queries.close()

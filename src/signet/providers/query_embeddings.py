@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from signet.errors import ProviderError
 from signet.providers.embedder import Embedder
 
 __all__ = ["QueryEmbeddings", "normalize_query"]
@@ -160,6 +161,13 @@ class QueryEmbeddings:
         texts = [key[1] for key, _ in batch]
         try:
             vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            if vectors.ndim != 2 or len(vectors) != len(texts):
+                # Checked here: an IndexError in _settle would end this thread, and every
+                # later query would wait on a batcher that is gone.
+                raise ProviderError(
+                    f"{self.embedder.model}: {len(texts)} texts gave vectors of shape"
+                    f" {vectors.shape}"
+                )
         except Exception as exc:  # noqa: BLE001 - every waiter gets the provider's error
             self._settle(batch, None, exc)
             return
