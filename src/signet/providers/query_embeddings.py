@@ -109,7 +109,9 @@ class QueryEmbeddings:
             future: Future[np.ndarray] = Future()
             self._inflight[key] = future
             self._start()
-        self._queue.put((key, future))
+            # Queued under the lock: close() cannot slip its stop marker in between, which
+            # would leave this future behind the marker, never answered.
+            self._queue.put((key, future))
         return future
 
     def __len__(self) -> int:
