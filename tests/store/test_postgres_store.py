@@ -131,3 +131,21 @@ def test_features_not_on_postgres_are_refused_by_name(pg_url: str) -> None:
     with pytest.raises(NotOnBackend, match="do not run on the postgres.*knowledge graph.*ported so far: memories"):
         refuse_unported(StoreConfig(backend="postgres", url=pg_url))
     refuse_unported(StoreConfig())  # sqlite: everything is there
+
+
+def test_an_unreachable_or_wrong_server_is_a_clear_error_without_the_password(
+    pg_server: object,
+) -> None:
+    import socket
+
+    from signet.errors import StoreError
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket closes
+    with pytest.raises(StoreError, match=f"127.0.0.1:{port}.*refused") as caught:
+        PgCore.open(f"postgresql://signet:s3cret@127.0.0.1:{port}/team")
+    assert "s3cret" not in str(caught.value) and "signet:***@" in str(caught.value)
+    missing = pg_server.get_uri("no_such_database")  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match='database "no_such_database" does not exist'):
+        PgCore.open(missing)

@@ -13,6 +13,7 @@ the same transaction. Scope is a WHERE clause of the statement that reads the ro
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -52,6 +53,13 @@ _TOKEN_COLUMNS = (
     " expires_at, revoked_at, last_used_at"
 )
 SIGNING_KEY_NAME = "auth"
+CONNECT_TIMEOUT_S = 10
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    return re.sub(r"(://[^:@/?#]*):[^@/?#]*@", r"\1:***@", re.sub(
+        r"(password=)[^&\s]*", r"\1***", url, flags=re.IGNORECASE))
 
 
 class PgCore:
@@ -63,21 +71,30 @@ class PgCore:
 
     @classmethod
     def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PgCore:
-        """Connect, migrate under the advisory lock, and return the store."""
+        """Connect, migrate under the advisory lock, and return the store; StoreError naming
+        the server (never the password) and the cause when it cannot."""
+        where = redact(url)
+        try:
+            # One plain connection first: its error says why (refused, unknown database, bad
+            # password), where a pool that never fills only says that it timed out.
+            with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+                migrate.migrate(conn)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"cannot open the PostgreSQL store {where}: {exc}; a superuser must run"
+                " CREATE EXTENSION vector in that database once (docs/deploy.md)"
+            ) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the PostgreSQL store {where}: {exc}") from exc
         pool = ConnectionPool(
-            url, min_size=min_size, max_size=max_size, kwargs={"autocommit": True}, open=False,
-            name="signet-store",
+            url, min_size=min_size, max_size=max_size, open=False, name="signet-store",
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
         )
         try:
-            pool.open(wait=True, timeout=30)
-            with pool.connection() as conn:
-                migrate.migrate(conn)
-        except psycopg.Error as exc:
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 3)
+        except BaseException as exc:
             pool.close()
-            raise StoreError(f"cannot open the PostgreSQL store: {exc}") from exc
-        except BaseException:
-            pool.close()
-            raise
+            raise StoreError(f"cannot open the PostgreSQL store {where}: {exc}") from exc
         return cls(pool)
 
     @contextmanager
