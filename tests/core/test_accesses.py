@@ -137,3 +137,22 @@ def test_a_got_memory_gets_the_rehearsal_boost_and_its_decay_clock_reset(app: Si
     assert after[old].score > after[twin].score
     assert after[twin].score == pytest.approx(before[twin].score)
 
+
+
+def test_a_full_buffer_is_written_at_once_and_what_it_dropped_is_logged(
+    app: SignetApp, caplog: pytest.LogCaptureFixture
+) -> None:
+    ids = [app.remember(f"Service {n} is owned by team {n}").id for n in range(3)]
+    recorder = AccessRecorder(app.store, interval_s=3600, max_pending=2)
+    try:
+        with caplog.at_level("WARNING", logger="signet.store.accesses"):
+            recorder.record(ids)  # the third does not fit
+            deadline = time.monotonic() + 20  # a real thread: wait for it, not for the hour
+            while app.get(ids[0]).access_count == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert recorder.pending() == {}, "a full buffer waited for the interval"
+            assert recorder.dropped == 1
+            assert [app.get(i).access_count for i in ids] == [1, 1, 0]
+            assert "1 accesses not counted" in caplog.text
+    finally:
+        recorder.close()

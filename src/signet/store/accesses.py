@@ -15,8 +15,9 @@ remember and pipeline write), so a read only *records* its accesses here:
 
 A flush that fails (the database busy past its timeout, a full disk) keeps the accesses for the
 next one. What kill -9 can lose is the last interval's counters, never a memory. When the buffer
-already holds `max_pending` distinct memories the flusher is woken and further new memories'
-accesses are counted in `dropped` rather than grown without bound.
+already holds `max_pending` distinct memories the flusher writes it at once, and further new
+memories' accesses meanwhile are counted in `dropped` (and logged at the next flush) rather than
+grown without bound.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class AccessRecorder:
         self.interval_s = interval_s
         self.max_pending = max_pending
         self.dropped = 0
+        self._dropped_reported = 0  # the part of `dropped` already logged
         self._pending: dict[str, _Pending] = {}
         self._cond = threading.Condition()
         self._closed = False
@@ -89,6 +91,10 @@ class AccessRecorder:
         with self._flushing:
             with self._cond:
                 batch, self._pending = self._pending, {}
+                dropped, self._dropped_reported = self.dropped - self._dropped_reported, self.dropped
+            if dropped:
+                log.warning("%d accesses not counted: more than %d memories were waiting to be"
+                            " written", dropped, self.max_pending)
             if not batch:
                 return 0
             rows = [(memory_id, e.count, e.last) for memory_id, e in batch.items()]
@@ -134,16 +140,19 @@ class AccessRecorder:
                 self.flush()
             except Exception:  # noqa: BLE001 - kept for the next flush; reads never see this
                 log.exception("could not write recorded accesses; retrying later")
-                if not self._sleep(self.interval_s):
+                if not self._sleep(self.interval_s, early_when_full=False):
                     return
 
-    def _sleep(self, seconds: float) -> bool:
-        """Wait `seconds` (records arriving meanwhile do not cut it short); False when closed."""
+    def _sleep(self, seconds: float, *, early_when_full: bool = True) -> bool:
+        """Wait `seconds` (records arriving meanwhile do not cut it short unless they fill the
+        buffer: then waiting would drop accesses); False when closed. After a failed write
+        the wait is whole, so a full buffer on a full disk is not retried in a tight loop."""
         deadline = time.monotonic() + seconds
         with self._cond:
             while not self._closed:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                full = early_when_full and len(self._pending) >= self.max_pending
+                if remaining <= 0 or full:
                     return True
                 self._cond.wait(remaining)
         return False
