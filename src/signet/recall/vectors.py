@@ -61,7 +61,7 @@ class VectorSearch:
         # The marker query counts the table (4-5 ms of CPU at 100k rows); it is skipped when
         # this connection has seen no commit since it last found the index in step: SQLite's
         # data_version moves with every other connection's commit, total_changes with its own.
-        seen = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        seen = emb_sql.commits_seen(conn)
         known = self._seen.get(id(conn))
         if known is not None and known[0] is conn and known[1:] == (seen, self._marker):
             return
@@ -76,17 +76,12 @@ class VectorSearch:
         self._seen[id(conn)] = (conn, seen, marker)
 
     def _catch_up(self, conn: Connection, marker: tuple[int, int]) -> None:
-        if marker[0] < self._marker[0] or marker[1] != self._marker[1] + self._count_new(conn):
+        max_id, count = self._marker
+        if marker[0] < max_id or marker[1] != count + emb_sql.count_since(conn, max_id):
             self._index = self._new_index()
             self._loaded_max = 0
         self._load_new(conn)
         self._marker = marker
-
-    def _count_new(self, conn: Connection) -> int:
-        row = conn.execute(
-            "SELECT count(*) FROM embeddings WHERE id > ?", (self._marker[0],)
-        ).fetchone()
-        return int(row[0])
 
     def _load_new(self, conn: Connection) -> None:
         while True:

@@ -97,6 +97,19 @@ def change_marker(conn: Connection) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
+def commits_seen(conn: Connection) -> tuple[int, int]:
+    """What this connection has seen committed: (data_version, total_changes). SQLite moves
+    data_version with every other connection's commit and total_changes with its own, so an
+    unchanged pair means the tables read the same as last time (no table is scanned)."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
+
+
+def count_since(conn: Connection, after_id: int) -> int:
+    """How many vectors have an id above `after_id` (rows appended since a load)."""
+    row = conn.execute("SELECT count(*) FROM embeddings WHERE id > ?", (after_id,)).fetchone()
+    return int(row[0])
+
+
 def memory_ids_for(conn: Connection, embedding_ids: Sequence[int]) -> dict[int, list[str]]:
     """Live memory ids per embedding id (several memories never share a live hash, but a
     deleted and a live one may)."""
