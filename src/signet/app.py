@@ -45,6 +45,7 @@ from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
 from signet.store import embeddings as emb_sql
+from signet.store import feedback as feedback_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import review as review_sql
@@ -70,6 +71,11 @@ from signet.workers.scheduled import ScheduledWorker
 from signet.workers.summary_worker import SummaryWorker
 
 log = logging.getLogger(__name__)
+
+# The vocabularies a caller may name, for the adapters' schemas (adapters do not read the store).
+JOB_TYPES = jobs_sql.JOB_TYPES
+JOB_STATUSES = jobs_sql.JOB_STATUSES
+FEEDBACK_TYPES = feedback_sql.FEEDBACK_TYPES
 
 S = TypeVar("S")
 P = ParamSpec("P")

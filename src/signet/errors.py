@@ -34,6 +34,13 @@ class InvalidInput(SignetError):
     code = "invalid_input"
 
 
+class Unprocessable(InvalidInput):
+    """Well-formed input whose content cannot be used (a transcript holding no conversation):
+    what no schema can say in advance. HTTP 422."""
+
+    code = "unprocessable"
+
+
 class NotFound(SignetError):
     code = "not_found"
 
@@ -107,6 +114,7 @@ class BadResponse(ProviderError):
 
 HTTP_STATUS: dict[type[SignetError], int] = {
     InvalidInput: 400,
+    Unprocessable: 422,
     Unauthorized: 401,
     Forbidden: 403,
     NotFound: 404,

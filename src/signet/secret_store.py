@@ -41,7 +41,9 @@ SECRET_PREFIX = "secret:"
 KEY_BYTES = 32
 NONCE_BYTES = 12
 MAX_VALUE_BYTES = 64 * 1024
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
+# A name, as the API's schema states it ((?!\n)$: the end, not before a final newline).
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}(?!\n)$"
+_NAME = re.compile(NAME_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)

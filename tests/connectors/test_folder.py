@@ -81,7 +81,7 @@ def test_a_missing_folder_puts_the_connector_in_error(app: SignetApp, vault: Pat
         app.connectors.sync(added["id"])
     health = app.connectors.get(added["id"])
     assert health["status"] == "error" and "folder is gone" in health["last_error"]
-    with pytest.raises(InvalidInput, match="no such folder"):
+    with pytest.raises(NotFound, match="no such folder"):
         app.connectors.add(vault)
 
 

@@ -442,7 +442,7 @@ def test_a_login_code_exchanges_once_for_a_working_token(serve) -> None:
     token = first.json()["token"]
     assert httpx.get(f"{s.url}/api/status", headers=auth(token)).status_code == 200
     assert_error(httpx.get(f"{s.url}/auth/login", params={"code": code}), 401, "unauthorized")
-    assert_error(httpx.post(f"{s.url}/auth/login", params={"code": "guess"}), 401, "unauthorized")
+    assert_error(httpx.post(f"{s.url}/auth/login", json={"code": "guess"}), 401, "unauthorized")
     posted = httpx.post(f"{s.url}/auth/login", json={"code": authority(s.app).login_code()})
     assert posted.status_code == 200 and posted.json()["role"] == "admin"
     assert_error(httpx.post(f"{s.url}/auth/login", json={}), 400, "invalid_input")

@@ -122,7 +122,7 @@ def test_connectors_over_http_report_health_and_keep_to_their_scope(serve, tmp_p
     assert scoped.post(f"/api/connectors/{cid}/sync").status_code == 404
     assert scoped.post("/api/connectors", json={"path": str(vault)}).status_code == 403
     scoped.close()
-    assert s.client.post("/api/connectors", json={"path": str(tmp_path / "nope")}).status_code == 400
+    assert s.client.post("/api/connectors", json={"path": str(tmp_path / "nope")}).status_code == 404
     gone = s.client.delete(f"/api/connectors/{cid}")
     assert gone.status_code == 200 and gone.json()["forgotten"] == 1
     assert s.client.get(f"/api/connectors/{cid}").status_code == 404

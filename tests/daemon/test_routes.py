@@ -365,7 +365,7 @@ def test_list_shows_deleted_memories_only_when_asked(serve) -> None:
     ({"limit": 0}, "limit"), ({"limit": 5000}, "limit"), ({"offset": -1}, "offset"),
     ({"limit": "lots"}, "limit"), ({"pinned": "maybe"}, "pinned"),
     ({"include_deleted": "2"}, "include_deleted"), ({"since": "yesterday"}, "since"),
-    ({"offset": 10**30}, "out of range"),
+    ({"offset": 10**30}, "less than or equal to"),
 ])
 def test_bad_list_parameters_are_a_400(serve, params, word) -> None:
     reply = serve().client.get("/api/memories", params=params)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -221,3 +222,84 @@ def test_every_mode_answers_as_if_the_other_scope_did_not_exist(serve) -> None:
     for mine, theirs in ((P, Q), ({"agent": "a"}, {"agent": "b"}),
                          ({"agent": "a", "project": "p"}, {"agent": "a", "project": "q"})):
         assert_unmoved(serve, write, queries, mine=mine, theirs=theirs)
+
+
+# --- sessions, documents, threads and lineage ------------------------------------------------
+
+HERON = "User: the staging cluster is called Heron\nAssistant: Heron, noted.\n"
+OSPREY = ("User: the staging cluster Heron moves to Osprey\nAssistant: Osprey it is.\n"
+          "User: and Heron is retired\nAssistant: noted.\n")
+
+
+def scrub(value: Any, ids: dict[str, str]) -> Any:
+    """A reply as a caller compares it: clocks (`*_at`, timings) left out, generated ids named
+    by role (the same probe gets a different random id in each daemon)."""
+    if isinstance(value, dict):
+        return {k: scrub(v, ids) for k, v in sorted(value.items())
+                if not k.endswith("_at") and k not in ("timings", "ms", "compute_ms")}
+    if isinstance(value, list):
+        return [scrub(v, ids) for v in value]
+    if isinstance(value, str):
+        for real, role in ids.items():
+            value = value.replace(real, role)
+        return re.sub(r"\b[0-9a-f]{32}\b", "<generated id>", value)  # a job's, a memory's
+    return value
+
+
+def session_probes(serve: Any, plant: bool, mine: dict[str, str], theirs: dict[str, str]) -> list[Any]:
+    """What a caller scoped to `mine` sees of sessions, documents, threads and lineage, in a
+    daemon where `theirs` holds sessions and a document (plant) or nothing."""
+    s = serve()
+    me, other = auth(issue(s.app, "agent", **mine)), auth(issue(s.app, "agent", **theirs))
+    ids = {"0" * 32: "<their document>"}
+    if plant:  # written first: the caller's own writes come after, under the same session id
+        for sid, text in (("shared", OSPREY), ("s-theirs", OSPREY)):
+            reply = httpx.post(f"{s.url}/api/sessions/{sid}/transcript", headers=other,
+                               json={"harness": "generic", "content": text})
+            assert reply.status_code == 201, reply.text
+        doc = httpx.post(f"{s.url}/api/documents", headers=other,
+                         json={"content": "Heron and Osprey runbook", "title": "runbook"})
+        assert doc.status_code == 202, doc.text
+        ids = {doc.json()["id"]: "<their document>"}
+    their_doc = next(iter(ids))
+    seen: list[Any] = []
+
+    def ask(method: str, path: str, **kwargs: Any) -> None:
+        reply = httpx.request(method, f"{s.url}{path}", headers=me, **kwargs)
+        body = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else reply.text
+        seen.append((method, path.replace(their_doc, "<their document>"), reply.status_code,
+                     scrub(body, ids)))
+
+    for sid in ("shared", "mine"):
+        ask("POST", f"/api/sessions/{sid}/transcript", json={"harness": "generic", "content": HERON})
+    ask("GET", "/api/sessions")
+    for q in ("Heron", "Osprey", "retired"):
+        ask("GET", "/api/sessions/search", params={"q": q})
+    for sid in ("shared", "s-theirs", "never-existed"):
+        ask("GET", f"/api/sessions/{sid}")
+        ask("GET", f"/api/lineage/{sid}")
+    ask("GET", "/api/threads")
+    ask("GET", "/api/documents")
+    ask("GET", f"/api/documents/{their_doc}")
+    ask("DELETE", f"/api/documents/{their_doc}")
+    ask("DELETE", "/api/sessions/s-theirs", params={"reason": "probe"})
+    ask("DELETE", "/api/sessions/never-existed", params={"reason": "probe"})
+    ask("POST", "/api/memory/recall", json={"query": "Heron Osprey runbook", "limit": 20})
+    if plant:  # and the probes changed nothing of theirs
+        assert httpx.get(f"{s.url}/api/sessions", headers=other).json()["total"] == 2
+        assert httpx.get(f"{s.url}/api/documents/{their_doc}", headers=other).status_code == 200
+    return seen
+
+
+def test_sessions_documents_and_lineage_of_another_scope_are_as_if_absent(serve) -> None:
+    for mine, theirs in ((P, Q), ({"agent": "a"}, {"agent": "b"}),
+                         ({"agent": "a", "project": "p"}, {"agent": "a", "project": "q"})):
+        alone = session_probes(serve, False, mine, theirs)
+        planted = session_probes(serve, True, mine, theirs)
+        for a, b in zip(alone, planted, strict=True):
+            assert same(a, b), f"{mine} vs {theirs}:\n without the other scope: {a}\n with it: {b}"
+        statuses = {(m, p): code for m, p, code, _ in planted}
+        assert statuses[("POST", "/api/sessions/shared/transcript")] == 201  # a session of its own
+        assert statuses[("GET", "/api/sessions/s-theirs")] == 404
+        assert statuses[("DELETE", "/api/sessions/s-theirs")] == 404
+        assert statuses[("GET", "/api/documents/<their document>")] == 404

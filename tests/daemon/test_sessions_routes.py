@@ -36,16 +36,19 @@ def test_a_path_import_reads_the_harness_file(serve, tmp_path: Path) -> None:
     assert reply.status_code == 201 and reply.json()["session"]["message_count"] == 4
 
 
-def test_bad_imports_get_a_clear_400_and_unknown_sessions_404(serve) -> None:
+def test_bad_imports_get_a_clear_4xx_and_unknown_sessions_404(serve) -> None:
     s = serve()
     bad = s.client.post("/api/sessions/x/transcript",
                         json={"harness": "claude-code", "content": "{not json\n{}\n"})
-    assert bad.status_code == 400 and "line 1 is not valid JSON" in bad.json()["error"]
+    # Well-formed JSON holding no transcript: 422 `unprocessable`, naming the line.
+    assert bad.status_code == 422 and "line 1 is not valid JSON" in bad.json()["error"]
+    assert bad.json()["code"] == "unprocessable"
     both = s.client.post("/api/sessions/x/transcript",
                          json={"harness": "generic", "content": "User: hi", "path": "/tmp/x"})
     assert both.status_code == 400 and "exactly one" in both.json()["error"]
     unknown = s.client.post("/api/sessions/x/transcript", json={"harness": "vim", "content": "User: hi"})
-    assert unknown.status_code == 400 and "unknown harness" in unknown.json()["error"]
+    assert unknown.status_code == 400 and "harness" in unknown.json()["error"]
+    assert "claude-code" in unknown.json()["error"]  # the accepted ones are named
     assert s.client.get("/api/sessions/nope").status_code == 404
     assert s.client.get("/api/sessions").json()["total"] == 0
 

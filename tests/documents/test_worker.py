@@ -13,7 +13,7 @@ import pytest
 
 from signet.app import SignetApp
 from signet.config import Config, PipelineConfig
-from signet.errors import Forbidden, InvalidInput
+from signet.errors import Forbidden, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
 from signet.types import MemoryScope, RecallQuery
 
@@ -128,7 +128,7 @@ def test_bad_documents_fail_at_once_naming_the_problem(app: SignetApp, tmp_path:
     doc = app.documents.get(doc_id)
     assert doc["status"] == "failed" and "not UTF-8" in doc["error"] and doc["chunks"] == []
     assert [j.status for j in app.jobs(job_type="document_ingest")] == ["completed"]
-    with pytest.raises(InvalidInput, match="no such file"):
+    with pytest.raises(NotFound, match="no such file"):
         app.documents.ingest_file(tmp_path / "missing.md")
     with pytest.raises(InvalidInput, match="non-empty"):
         app.documents.ingest_text("   ")

@@ -118,7 +118,7 @@ def test_a_path_import_reads_the_file_and_refuses_what_is_not_there(app: SignetA
     file.write_text(claude_code(TURNS), "utf-8")
     result = app.import_transcript(harness="claude-code", path=str(file))
     assert result["session"]["message_count"] == 2
-    with pytest.raises(InvalidInput, match="no such file"):
+    with pytest.raises(NotFound, match="no such file"):
         app.import_transcript(harness="claude-code", path=str(tmp_path / "missing.jsonl"))
     with pytest.raises(InvalidInput, match="exactly one of path or content"):
         app.import_transcript(harness="claude-code", path=str(file), content="x")

@@ -29,7 +29,7 @@ from typing import Any
 
 from signet.clock import stamp
 from signet.documents.extract import EXTENSIONS
-from signet.documents.service import DocumentService, local_path
+from signet.documents.service import DocumentService, is_folder, local_path
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound, SignetError
 from signet.store import documents as doc_sql
 from signet.store.db import Store
@@ -79,8 +79,8 @@ class FolderConnectors:
             raise Forbidden("a scoped token may not connect a local folder")
         self._check_mutable()
         folder = local_path(path)
-        if not folder.is_dir():
-            raise InvalidInput(f"no such folder: {folder}")
+        if not is_folder(folder):  # a well-formed path that names no folder: not found
+            raise NotFound(f"no such folder: {folder}")
         with self.store.write_tx() as conn:
             connector_id = doc_sql.insert_connector(
                 conn, provider=PROVIDER, display_name=name or folder.name,

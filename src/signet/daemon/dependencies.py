@@ -1,4 +1,5 @@
-"""What every route receives: the opened SignetApp and the Actor the headers describe.
+"""What every route receives: the opened SignetApp and the Actor the headers describe, and
+what every documented route checks first: that its query string names only parameters it takes.
 
 Both are `async` so FastAPI resolves them on the event loop instead of paying a thread hop;
 the routes themselves are plain `def`s, which FastAPI runs in its thread pool because every
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 
 from signet.app import SignetApp
 from signet.daemon.tokens import Principal
@@ -59,3 +62,36 @@ def _clean(value: str | None) -> str | None:
 
 App = Annotated[SignetApp, Depends(_signet_app)]
 CallerActor = Annotated[Actor, Depends(_actor)]
+
+
+async def known_query_only(request: Request) -> None:
+    """400 naming any query parameter the route does not take (`?limt=5` must not silently
+    mean the default limit). Installed once for the whole app (server.create_app); applies to
+    the routes /openapi.json documents, where the parameters a route takes are its declared
+    ones. Pages and mounts (the dashboard shell, /mcp) keep their own query strings."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or not route.include_in_schema:
+        return
+    unknown = sorted(set(request.query_params) - _query_names(route))
+    if unknown:
+        accepted = ", ".join(sorted(_query_names(route))) or "none"
+        raise InvalidInput(
+            f"unknown query parameter(s) {', '.join(map(repr, unknown))} (accepted: {accepted})",
+            details={"unknown_parameters": unknown},
+        )
+
+
+def _query_names(route: APIRoute) -> frozenset[str]:
+    """The query parameters of the route and of its dependencies (computed once, kept on it)."""
+    names: frozenset[str] | None = getattr(route, "_signet_query_names", None)
+    if names is None:
+        names = frozenset(_declared(route.dependant))
+        route._signet_query_names = names  # type: ignore[attr-defined]
+    return names
+
+
+def _declared(dependant: Dependant) -> set[str]:
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _declared(sub)
+    return names

@@ -3,7 +3,9 @@
 - `SignetError` subclasses: status from `signet.errors.http_status` (the one table).
 - Request validation (malformed JSON, a wrong type, a missing field): 400 `invalid_input`,
   with a message naming the field, instead of FastAPI's default 422 shape.
-- Routing errors (unknown path, wrong method): 404 `not_found`, 405 `method_not_allowed`.
+- Routing errors (unknown path, wrong method): 404 `not_found`, 405 `method_not_allowed` with
+  `Allow` listing every method of the resource (not only those of the first route whose path
+  matched, which is what the router knows).
 - An integer too large for SQLite's 64 bits: 400 `invalid_input`.
 - A SQLite error that escaped the store (a database turned read-only or locked under us): 503
   `store_error`, since the request was fine and the storage was not.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from signet.daemon.schemas import NOT_BLANK
 from signet.errors import RateLimited, SignetError, http_status
 from signet.store.connection import DatabaseError
 
@@ -70,9 +74,36 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         message = str(exc.detail)
     code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
     response = error_response(exc.status_code, message, code)
-    for name, value in (exc.headers or {}).items():  # 405 names the methods it allows (Allow)
+    for name, value in (exc.headers or {}).items():
         response.headers[name] = value
+    if exc.status_code == 405:
+        response.headers["Allow"] = allowed_methods(request, response.headers.get("Allow", ""))
     return response
+
+
+def allowed_methods(request: Request, fallback: str) -> str:
+    """The methods of the resource at the request's path, as /openapi.json documents them: those
+    of the most specific path template that matches (a literal `/api/memory/feedback` over
+    `/api/memory/{memory_id}`). `fallback` (the router's own Allow) for undocumented paths."""
+    path = request.scope.get("path", "")
+    paths: dict[str, dict[str, Any]] = request.app.openapi().get("paths", {})
+    matching = [t for t in paths if _template(t).fullmatch(path)]
+    if not matching:
+        return fallback
+    fewest = min(t.count("{") for t in matching)
+    methods = {m.upper() for t in matching if t.count("{") == fewest for m in paths[t]
+               if m.upper() in _METHOD_ORDER}
+    return ", ".join(sorted(methods, key=_METHOD_ORDER.index)) or fallback
+
+
+_METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _template(path: str) -> re.Pattern[str]:
+    return re.compile("/".join(
+        "[^/]+" if part.startswith("{") and part.endswith("}") else re.escape(part)
+        for part in path.split("/")
+    ))
 
 
 async def _database_error(request: Request, exc: Exception) -> JSONResponse:
@@ -83,6 +114,34 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
 async def _overflow_error(_request: Request, exc: Exception) -> JSONResponse:
     # A well-formed integer too big for SQLite (an offset of 10**30): the caller's mistake.
     return error_response(400, f"a number in the request is out of range: {exc}", "invalid_input")
+
+
+# A union member's tag in a pydantic error location: a class name, or a type like `list[str]`,
+# `constrained-str`, `function-after[...]` (field names here are snake_case).
+_UNION_TAG = re.compile(r"^[A-Z]|[\[\]-]|^(str|int|float|bool|list|dict|none)$")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plain(error: Any) -> str:
+    """pydantic's message, said in the API's words where it would quote a pattern or miss
+    that null was sent."""
+    kind, ctx = error.get("type", ""), error.get("ctx") or {}
+    if kind == "value_error":
+        return str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    if kind.endswith("_type") and "input" in error and error["input"] is None:
+        return "must not be null"
+    if (kind == "string_too_short" and ctx.get("min_length") == 1) or (
+        kind == "string_pattern_mismatch" and ctx.get("pattern") == NOT_BLANK
+    ):
+        return "is empty (or only whitespace)"
+    return str(error.get("msg", "invalid"))
 
 
 def validation_message(errors: Sequence[Any]) -> str:
@@ -96,8 +155,20 @@ def validation_message(errors: Sequence[Any]) -> str:
         loc = [str(p) for p in error.get("loc", ())]
         if loc and loc[0] in _SOURCES:
             loc = loc[1:]
+        loc = [p for p in loc if not _UNION_TAG.search(p)]  # which branch of a union was tried
+        message = _plain(error)
+        if error.get("type") == "value_error" and not loc:  # a rule over the whole body
+            parts.append(message)
+            continue
+        if error.get("type") == "string_unicode" or not _encodable(".".join(loc)):
+            message = "not valid Unicode text (holds a lone surrogate)"
+            loc = [p if _encodable(p) else "(a field name)" for p in loc]
+        if error.get("type") == "extra_forbidden":
+            message = "unknown field (not in the request schema)"
         if loc:
-            parts.append(f"{'.'.join(loc)}: {error.get('msg', 'invalid')}")
+            line = f"{'.'.join(loc)}: {message}"
+            if line not in parts:
+                parts.append(line)
         elif error.get("type") == "missing":
             parts.append("a JSON request body is required")
         else:

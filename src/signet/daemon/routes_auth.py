@@ -15,7 +15,6 @@ from pydantic import Field
 
 from signet.daemon.schemas import ErrorOut, _Body
 from signet.daemon.tokens import TokenAuthority
-from signet.errors import InvalidInput
 
 __all__ = ["router"]
 
@@ -32,14 +31,10 @@ class LoginBody(_Body):
 
 
 @router.post("/auth/login")
-def login_post(
-    request: Request, code: str | None = None, body: LoginBody | None = None
-) -> JSONResponse:
-    """The same exchange, with the code in the query or a JSON body `{"code": ...}`."""
-    given = code if code is not None else (body.code if body is not None else None)
-    if given is None:
-        raise InvalidInput("code: a login code is required (query or JSON body)")
-    return _exchange(request, given)
+def login_post(request: Request, body: LoginBody) -> JSONResponse:
+    """The same exchange, with the code in a JSON body `{"code": ...}` (kept out of URLs and
+    their logs; GET takes it in the query for the link)."""
+    return _exchange(request, body.code)
 
 
 def _exchange(request: Request, code: str) -> JSONResponse:

@@ -33,7 +33,8 @@ Connectors = Annotated[Principal, Depends(require("connectors"))]
 
 
 class ConnectorBody(_Body):
-    path: str = Field(max_length=4000, description="The folder to keep in sync.")
+    path: str = Field(max_length=4000, pattern=r"^[^\x00]*\S[^\x00]*$",
+                      description="The folder to keep in sync.")
     name: str | None = Field(None, max_length=200)
     project: str | None = None
 

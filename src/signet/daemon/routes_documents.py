@@ -14,15 +14,16 @@ The status walks queued -> extracting -> chunking -> embedding -> indexing -> do
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
-from signet.daemon.schemas import ErrorOut, _Body
+from signet.daemon.schemas import MAX_SQL_INT, NOT_BLANK, ErrorOut, _Body, optional
+from signet.documents.service import STATUSES
 from signet.errors import Forbidden, InvalidInput
 
 __all__ = ["router"]
@@ -35,9 +36,18 @@ Documents = Annotated[Principal, Depends(require("documents"))]
 
 
 class DocumentBody(_Body):
-    content: str | None = Field(None, description="The document's text (markdown or plain).")
-    url: str | None = Field(None, max_length=4000, description="An http(s) URL to fetch.")
-    path: str | None = Field(None, max_length=4000, description="A local file (unscoped tokens).")
+    """Exactly one of content, url or path."""
+
+    model_config = ConfigDict(json_schema_extra={
+        "oneOf": [{"required": ["content"]}, {"required": ["url"]}, {"required": ["path"]}],
+    })
+    content: str = optional(pattern=NOT_BLANK, description="The document's text (markdown or plain).")
+    # No pattern: the fetcher's own checks name the problem (403 for a scheme other than
+    # http(s), 400 for a URL that does not parse), and 403 while documents.url_fetch_enabled
+    # is off, whatever the URL.
+    url: str = optional(max_length=4000, description="An http(s) URL to fetch.")
+    path: str = optional(max_length=4000, pattern=r"^[^\x00]*\S[^\x00]*$",
+                         description="A local file (unscoped tokens).")
     title: str | None = Field(None, max_length=500)
     project: str | None = None
 
@@ -76,8 +86,8 @@ def _local_files_allowed(principal: Principal) -> None:
 
 @router.get("")
 def list_documents(
-    app: App, principal: Documents, status: str | None = None,
-    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    app: App, principal: Documents, status: Literal[STATUSES] | None = None,  # type: ignore[valid-type]
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_SQL_INT),
 ) -> JSONResponse:
     return JSONResponse(app.documents.list(memory_scope(principal), status=status, limit=limit,
                                            offset=offset))

@@ -8,15 +8,16 @@ agent_id, created_at}`. The values are checked by `MemoryService.feedback`, as f
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from signet.app import FEEDBACK_TYPES
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
-from signet.daemon.schemas import ErrorOut, _Body
+from signet.daemon.schemas import NOT_BLANK, ErrorOut, _Body, config_bound
 
 __all__ = ["router"]
 
@@ -26,9 +27,19 @@ router = APIRouter(prefix="/api", responses=ERRORS)
 
 
 class FeedbackBody(_Body):
+    """A correction carries its correction_text (not blank); the others may."""
+
+    model_config = ConfigDict(json_schema_extra={
+        "if": {"properties": {"feedback": {"const": "correction"}}},
+        "then": {"required": ["correction_text"],
+                 "properties": {"correction_text": {"type": "string", "pattern": NOT_BLANK}}},
+    })
     memory_id: str
-    feedback: str = Field(description="positive, negative or correction.")
-    correction_text: str | None = Field(None, description="What is right; needed for a correction.")
+    feedback: Literal[FEEDBACK_TYPES]  # type: ignore[valid-type]
+    correction_text: str | None = Field(
+        None, description="What is right; needed for a correction.",
+        json_schema_extra=config_bound("content"),
+    )
     session_id: str | None = Field(None, description="Default: the X-Signet-Session header.")
 
 

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App, CallerActor
-from signet.daemon.schemas import ErrorOut, _Body
+from signet.daemon.schemas import MAX_SQL_INT, ErrorOut, GraphBody, _Body
 
 __all__ = ["router"]
 
@@ -41,14 +41,14 @@ class PinBody(_Body):
 
 
 class ApplyBody(_Body):
-    graph: dict[str, Any] = Field(description="entities, aspects, attributes, dependencies, relations.")
+    graph: GraphBody = Field(description="entities, aspects, attributes, dependencies, relations.")
     memory_id: str | None = Field(None, description="The memory the payload describes.")
 
 
 @router.get("/entities", dependencies=READS)
 def entities(
     app: App, actor: CallerActor, q: str | None = None,
-    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_SQL_INT),
 ) -> JSONResponse:
     return JSONResponse(
         app.graph.entities(agent_id=actor.agent_id, search=q, limit=limit, offset=offset)
@@ -93,4 +93,4 @@ def stats(app: App, actor: CallerActor) -> JSONResponse:
 
 @router.post("/apply", dependencies=[Depends(require("remember"))])
 def apply(body: ApplyBody, app: App, actor: CallerActor) -> JSONResponse:
-    return JSONResponse(app.apply_graph(body.graph, memory_id=body.memory_id, actor=actor))
+    return JSONResponse(app.apply_graph(body.graph.payload(), memory_id=body.memory_id, actor=actor))

@@ -18,29 +18,31 @@ from signet.app import SignetApp
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import (
+    MAX_SQL_INT,
+    NOT_BLANK,
     ErrorOut,
     FiltersBody,
     HistoryOut,
+    IsoTime,
     MemoryOut,
     PageOut,
     PatchBody,
     RecallBody,
     RecallFiltersBody,
+    RecallLimit,
     RecallMode,
     RecallOut,
     RecoverBody,
     RememberBody,
     RememberOut,
+    Unit,
 )
 from signet.errors import InvalidInput
-from signet.types import NULLABLE_FIELDS, Actor, MemoryFilters, RecallQuery, parse_ts
+from signet.types import Actor, MemoryFilters, RecallQuery, parse_ts
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 404, 409, 413, 500, 502, 503)
 }
-# Fields PATCH may set to null (clearing them); the others must hold a value when sent.
-NULLABLE = frozenset(NULLABLE_FIELDS)
-
 router = APIRouter(prefix="/api", responses=ERRORS)
 
 # The caller, admitted only with the named permission (daemon/auth.py); its scope goes to the app.
@@ -57,7 +59,8 @@ def remember(
 ) -> JSONResponse:
     fields = body.model_dump(exclude={"content", "idempotency_key", "graph"}, exclude_none=True)
     result = app.remember(
-        body.content, actor=actor, idempotency_key=body.idempotency_key, graph=body.graph,
+        body.content, actor=actor, idempotency_key=body.idempotency_key,
+        graph=body.graph.payload() if body.graph is not None else None,
         scope=memory_scope(principal), **fields,
     )
     return JSONResponse({
@@ -94,21 +97,21 @@ def search(
     principal: Recalls,
     actor: CallerActor,
     q: str,
-    limit: int | None = None,
+    limit: Annotated[RecallLimit | None, Query(description="Default: search.default_limit.")] = None,
     mode: RecallMode | None = Query(None, description="Default: search.default_mode (full)."),
     type: str | None = None,
     tags: str | None = Query(None, description="Comma-separated."),
     who: str | None = None,
     project: str | None = None,
-    since: str | None = Query(None, min_length=1, description="ISO-8601 date or date-time."),
-    until: str | None = Query(None, min_length=1, description="ISO-8601 date or date-time."),
+    since: IsoTime | None = None,
+    until: IsoTime | None = None,
     pinned: bool | None = None,
     importance_min: float | None = None,
-    community: str | None = Query(None, description="A community id or name."),
+    community: str | None = Query(None, pattern=NOT_BLANK, description="A community id or name."),
     agent: str | None = Query(None, max_length=200, description="An agent id."),
-    min_confidence: float | None = Query(
-        None, ge=0, le=1, description="Drop results whose confidence is below this (0-1)."
-    ),
+    min_confidence: Annotated[
+        Unit | None, Query(description="Drop results whose confidence is below this (0-1).")
+    ] = None,
 ) -> JSONResponse:
     filters = RecallFiltersBody(
         type=type, tags=tags, who=who, project=project, since=since, until=until,
@@ -125,15 +128,15 @@ def list_memories(
     app: App,
     principal: Recalls,
     limit: int = Query(50, ge=1, le=1000),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_SQL_INT),
     type: str | None = None,
     tags: str | None = Query(None, description="Comma-separated."),
     who: str | None = None,
     project: str | None = None,
-    since: str | None = Query(None, min_length=1, description="ISO-8601 date or date-time."),
-    until: str | None = Query(None, min_length=1, description="ISO-8601 date or date-time."),
+    since: IsoTime | None = None,
+    until: IsoTime | None = None,
     pinned: bool | None = None,
-    community: str | None = Query(None, description="A community id or name."),
+    community: str | None = Query(None, pattern=NOT_BLANK, description="A community id or name."),
     agent: str | None = Query(None, max_length=200, description="An agent id."),
     include_deleted: bool = False,
 ) -> JSONResponse:
@@ -160,10 +163,8 @@ def get_memory(memory_id: str, app: App, principal: Recalls) -> JSONResponse:
 def modify(
     memory_id: str, body: PatchBody, app: App, actor: CallerActor, principal: Modifies
 ) -> JSONResponse:
+    # Only what was sent; the schema has already refused null where a value is needed.
     changes = body.model_dump(exclude_unset=True, exclude={"version", "reason"})
-    nulls = sorted(k for k, v in changes.items() if v is None and k not in NULLABLE)
-    if nulls:
-        raise InvalidInput(f"{', '.join(nulls)}: must not be null")
     memory = app.modify(
         memory_id, changes, actor=actor, expected_version=body.version, reason=body.reason,
         scope=memory_scope(principal),

@@ -21,14 +21,25 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from signet.batch import MAX_BATCH
 from signet.daemon.auth import Caller, memory_scope, require, unscoped
 from signet.daemon.dependencies import App, CallerActor
-from signet.daemon.schemas import Changes, ErrorOut, FiltersBody, MemoryOut, _Body
+from signet.daemon.schemas import (
+    NOT_BLANK,
+    Changes,
+    ErrorOut,
+    Int,
+    IsoTime,
+    MemoryOut,
+    _Body,
+    config_bound,
+    optional,
+    split_commas,
+)
 from signet.errors import InvalidInput
-from signet.types import NULLABLE_FIELDS, MemoryFilters, parse_ts
+from signet.types import MemoryFilters, parse_ts
 
 __all__ = ["router"]
 
@@ -36,7 +47,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 429, 503)
 }
 _OUT = ConfigDict(extra="allow")
-NULLABLE = frozenset(NULLABLE_FIELDS)
 
 router = APIRouter(prefix="/api/memory", responses=ERRORS)
 
@@ -44,21 +54,49 @@ router = APIRouter(prefix="/api/memory", responses=ERRORS)
 # --- schemas ---------------------------------------------------------------------------------
 
 
-class ForgetFiltersBody(FiltersBody):
-    # A filter this route does not know must not be dropped silently: the batch would then
-    # sweep wider than the caller asked. Refused, naming the field.
-    model_config = ConfigDict(extra="forbid")
+ForgetTags = Annotated[
+    Annotated[list[str], Field(min_length=1, json_schema_extra=config_bound("tags_list"))]
+    | Annotated[str, Field(json_schema_extra=config_bound("tags_text"))],
+    AfterValidator(split_commas),
+]
+
+
+class ForgetFiltersBody(_Body):
+    """Filters that select what to forget: at least one, none null (a filter this route does
+    not know is refused, naming it: the batch must never sweep wider than the caller asked)."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+    type: str = optional()
+    tags: ForgetTags = optional(description="A non-empty list, or one comma-separated string.")
+    who: str = optional()
+    project: str = optional()
+    since: IsoTime = optional()
+    until: IsoTime = optional()
+    pinned: bool = optional()
+    importance_min: float = optional()
+
+    @model_validator(mode="after")
+    def _some_filter(self) -> ForgetFiltersBody:
+        if not self.model_fields_set:
+            raise ValueError("give at least one filter, or leave filters out")
+        return self
 
 
 class ForgetBody(_Body):
-    model_config = ConfigDict(extra="forbid")
-    ids: list[str] | None = Field(None, max_length=MAX_BATCH, description="The memories, by id.")
-    query: str | None = Field(None, description="Or: memories holding these words (keyword match).")
-    filters: ForgetFiltersBody | None = Field(
-        None, description="Narrow the query, or match by these alone."
-    )
+    """ids, or a query, or filters alone (never ids and a query); `execute` needs the
+    preview's confirm_token."""
+
+    model_config = ConfigDict(json_schema_extra={
+        "anyOf": [{"required": ["ids"]}, {"required": ["query"]}, {"required": ["filters"]}],
+        "not": {"required": ["ids", "query"]},
+        "if": {"properties": {"mode": {"const": "execute"}}, "required": ["mode"]},
+        "then": {"required": ["confirm_token"]},
+    })
+    ids: list[str] = optional(min_length=1, max_length=MAX_BATCH, description="The memories, by id.")
+    query: str = optional(pattern=NOT_BLANK, description="Or: memories holding these words.")
+    filters: ForgetFiltersBody = optional(description="Narrow the query, or match by these alone.")
     mode: Literal["preview", "execute"] = "preview"
-    confirm_token: str | None = Field(None, max_length=200, description="From the preview.")
+    confirm_token: str = optional(min_length=1, max_length=200, description="From the preview.")
     force: bool = Field(False, description="Forget pinned memories too.")
     reason: str | None = Field(None, max_length=1000)
 
@@ -66,7 +104,7 @@ class ForgetBody(_Body):
 class ModifyItem(_Body):
     id: str
     changes: Changes
-    version: int | None = Field(None, description="Expected current version.")
+    version: Int | None = Field(None, description="Expected current version.")
     reason: str | None = None
 
 
@@ -175,14 +213,11 @@ def reject(review_id: str, app: App, actor: CallerActor) -> JSONResponse:
 
 
 def _item(item: ModifyItem) -> dict[str, Any]:
-    changes = item.changes.model_dump(exclude_unset=True)
-    nulls = sorted(k for k, v in changes.items() if v is None and k not in NULLABLE)
-    if nulls:
-        raise InvalidInput(f"items: {item.id}: {', '.join(nulls)} must not be null")
+    changes = item.changes.model_dump(exclude_unset=True)  # null refused by the schema
     return {"id": item.id, "changes": changes, "version": item.version, "reason": item.reason}
 
 
-def _filters(body: FiltersBody | None) -> MemoryFilters:
+def _filters(body: ForgetFiltersBody | None) -> MemoryFilters:
     if body is None:
         return MemoryFilters()
     for name in ("since", "until"):

@@ -15,12 +15,13 @@ says so (`running: false`), and the controls answer 409 `no_workers`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
+from signet.app import JOB_STATUSES, JOB_TYPES
 from signet.daemon.auth import require, unscoped
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.dependencies import App
@@ -69,7 +70,8 @@ def status(request: Request, app: App) -> JSONResponse:
 @router.get("/jobs", dependencies=[Depends(require("diagnostics"))],
             responses={400: {"model": ErrorOut}})
 def jobs(
-    app: App, status: str | None = None, type: str | None = None,
+    app: App, status: Literal[JOB_STATUSES] | None = None,  # type: ignore[valid-type]
+    type: Literal[JOB_TYPES] | None = None,  # type: ignore[valid-type]
     limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0, le=10**9),
 ) -> JSONResponse:
     found = app.jobs(status=status, job_type=type, limit=limit, offset=offset)

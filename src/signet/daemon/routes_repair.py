@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
-from signet.daemon.schemas import ErrorOut, _Body
+from signet.daemon.schemas import ErrorOut, _Body, integer
 
 __all__ = ["router"]
 
@@ -45,8 +45,8 @@ class RequeueBody(_Body):
 
 
 class ReleaseBody(_Body):
-    older_than_ms: int | None = Field(
-        None, ge=0, le=10**12, description="Lease age; default the configured lease timeout."
+    older_than_ms: integer(ge=0, le=10**12) | None = Field(  # type: ignore[valid-type]
+        None, description="Lease age; default the configured lease timeout."
     )
 
 

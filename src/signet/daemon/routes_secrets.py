@@ -20,7 +20,7 @@ from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
 from signet.errors import NotFound
-from signet.secret_store import MAX_VALUE_BYTES
+from signet.secret_store import MAX_VALUE_BYTES, NAME_PATTERN
 from signet.types import utc_now
 
 __all__ = ["router"]
@@ -32,7 +32,11 @@ router = APIRouter(
     prefix="/api/secrets", responses=ERRORS,
     dependencies=[Depends(unscoped), Depends(require("admin"))],
 )
-SecretName = Annotated[str, Path(max_length=128, description="Letters, digits, '_', '.', '-'.")]
+# The name is checked by the secret store (400 naming the rule); the schema states the rule.
+SecretName = Annotated[str, Path(
+    json_schema_extra={"pattern": NAME_PATTERN},
+    description="Letters, digits, '_', '.', '-'; a letter or '_' first; at most 128.",
+)]
 
 
 class SecretBody(_Body):

@@ -12,15 +12,15 @@ Each handler makes one app call with the caller's scope; errors map in daemon/er
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
-from signet.daemon.schemas import ErrorOut, _Body
+from signet.daemon.schemas import MAX_SQL_INT, NOT_BLANK, ErrorOut, _Body, optional
 
 __all__ = ["router"]
 
@@ -30,19 +30,27 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 router = APIRouter(prefix="/api/sessions", responses=ERRORS)
 Remembers = Annotated[Principal, Depends(require("remember"))]
 Recalls = Annotated[Principal, Depends(require("recall"))]
+# A session id names a session: not blank, at most 200 characters (sessions/importer.py).
+SessionId = Annotated[str, Path(max_length=200, pattern=NOT_BLANK)]
 
 
 class TranscriptBody(_Body):
-    harness: str = Field(description="claude-code, codex, opencode or generic.")
-    path: str | None = Field(None, description="A transcript file the daemon reads (unscoped tokens).")
-    content: str | None = Field(None, description="The transcript's text.")
-    project: str | None = Field(None, max_length=500)
+    """Exactly one of path or content."""
+
+    model_config = ConfigDict(json_schema_extra={
+        "oneOf": [{"required": ["path"]}, {"required": ["content"]}],
+    })
+    harness: Literal["claude-code", "codex", "opencode", "generic"]
+    path: str = optional(pattern=NOT_BLANK,
+                         description="A transcript file the daemon reads (unscoped tokens).")
+    content: str = optional(pattern=NOT_BLANK, description="The transcript's text.")
+    project: str = optional(max_length=500, pattern=NOT_BLANK)
     ended: bool = Field(True, description="The session has ended: close it and queue its summary.")
 
 
 @router.post("/{session_id}/transcript")
 def import_transcript(
-    session_id: str, body: TranscriptBody, app: App, actor: CallerActor, principal: Remembers
+    session_id: SessionId, body: TranscriptBody, app: App, actor: CallerActor, principal: Remembers
 ) -> JSONResponse:
     result = app.import_transcript(
         scope=memory_scope(principal), actor=actor, session_id=session_id,
@@ -54,7 +62,7 @@ def import_transcript(
 @router.get("")
 def sessions(
     app: App, principal: Recalls, project: str | None = None, harness: str | None = None,
-    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0, le=MAX_SQL_INT),
 ) -> JSONResponse:
     return JSONResponse(app.session_list(
         scope=memory_scope(principal), project=project, harness=harness, limit=limit,

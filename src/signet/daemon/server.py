@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 
 import uvicorn
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 import signet
 from signet import dashboard
@@ -53,8 +53,10 @@ from signet.daemon import (
     routes_telemetry,
     security,
 )
+from signet.daemon import openapi as openapi_doc
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.connections import guarded_h11
+from signet.daemon.dependencies import known_query_only
 from signet.daemon.mcp_guard import McpSessionCap, ScopedAppBackend
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.daemon.network import check_network_mode
@@ -77,6 +79,7 @@ def create_app(app: SignetApp) -> FastAPI:
         description="Local-first long-term memory for AI agents.",
         docs_url=None,  # the Swagger page loads scripts from a CDN: routes_docs serves /docs
         redoc_url=None,
+        dependencies=[Depends(known_query_only)],  # an unknown query parameter is a 400
     )
     api.state.signet = app
     api.state.started_at = time.time()
@@ -98,13 +101,16 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_dashboard.router)  # /app/login before the page shell's /app/...
     dashboard.install(api)  # the web app's shell and static files (signet/dashboard)
     mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
-    api.add_middleware(McpSessionCap, api=api, per_token=app.config.auth.mcp_sessions_per_token)
+    api.add_middleware(McpSessionCap, api=api, per_token=app.config.auth.mcp_sessions_per_token,
+                       idle_s=app.config.auth.mcp_session_idle_s)
     # Inside the guards: a body is read only once Host and token have passed, so a caller
     # without a token cannot make the daemon buffer a megabyte per connection.
     api.add_middleware(BodyLimit)
     security.install(api, app)  # tokens, permissions, Host/Origin guards (docs/security.md)
     api.add_middleware(RequestTelemetry, telemetry=app.telemetry)  # latency and errors per route
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
+    openapi_doc.install(api, app.config)  # the document states the configured bounds
+    api.openapi()  # built now, from this configuration: a bad schema fails the start
     return api
 
 

@@ -32,6 +32,7 @@ from signet.store.db import Store
 from signet.types import Actor, MemoryScope
 
 MAX_TITLE = 500
+STATUSES = doc_sql.STATUSES  # the walk of a document, for the adapters' schemas
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +79,8 @@ class DocumentService:
         if scope is not None and (scope.agent_id or scope.project):
             raise Forbidden("a scoped token may not ingest local files; send the content instead")
         file = local_path(path)
-        if not file.is_file():
-            raise InvalidInput(f"no such file: {file}")
+        if not _is_file(file):  # a well-formed path that names nothing: not found, not bad input
+            raise NotFound(f"no such file: {file}")
         self._check_size(file.stat().st_size, f"file {file}")
         try:
             digest = hashlib.sha256(file.read_bytes()).hexdigest()
@@ -207,6 +208,20 @@ def local_path(path: Any) -> Path:
         return Path(path).expanduser().resolve()
     except (OSError, ValueError, RuntimeError) as exc:
         raise InvalidInput(f"not a usable path: {str(path)[:200]!r} ({exc})") from exc
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long for the file system names no file
+        return False
+
+
+def is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long for the file system names no folder
+        return False
 
 
 def _placed(actor: Actor, project: str | None, scope: MemoryScope | None) -> tuple[str, str | None]:

@@ -205,7 +205,9 @@ def _text(value: Any, where: str, limit: int) -> str:
 
 def _name(value: Any, where: str) -> str:
     text = _text(value, where, MAX_NAME)
-    if not graph_sql.canonical(text):
+    # A letter or digit as sent (what the API's schema says: [^\W_]), and one left once
+    # canonicalised (a possessive alone, "'s", leaves none).
+    if not any(ch.isalnum() for ch in text) or not graph_sql.canonical(text):
         raise InvalidInput(f"graph.{where} {text!r} has no letters or digits")
     return text
 

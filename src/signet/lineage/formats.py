@@ -18,7 +18,8 @@ JSONL (seed 002 "Lossless transcripts").
 - generic: JSONL or a JSON array (or {"messages": [...]}) of {"role", "content" or "text"}, or
   plain text with "User:" / "Assistant:" line prefixes.
 
-A malformed record is refused naming its line, except a truncated last line: harnesses append
+A malformed record, or a text with no message, is refused naming the problem (Unprocessable:
+HTTP 422, the request was well formed), except a truncated last line: harnesses append
 while we read, and the next (longer) import brings that record whole.
 """
 
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from signet.errors import InvalidInput
+from signet.errors import InvalidInput, Unprocessable
 
 __all__ = ["HARNESSES", "Message", "Parsed", "parse"]
 
@@ -92,7 +93,7 @@ def parse(harness: str, text: str) -> Parsed:
     else:
         _generic(text, parsed)
     if not parsed.messages:
-        raise InvalidInput(f"no user or assistant messages found in this {harness} transcript")
+        raise Unprocessable(f"no user or assistant messages found in this {harness} transcript")
     return parsed
 
 
@@ -108,9 +109,9 @@ def _records(text: str) -> Iterator[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             if number - 1 == last and not text.endswith("\n"):
                 return  # being written: the next import reads it whole
-            raise InvalidInput(f"line {number} is not valid JSON: {exc.msg}") from None
+            raise Unprocessable(f"line {number} is not valid JSON: {exc.msg}") from None
         if not isinstance(record, dict):
-            raise InvalidInput(f"line {number} is not a JSON object")
+            raise Unprocessable(f"line {number} is not a JSON object")
         yield record
 
 
@@ -197,7 +198,7 @@ def _codex_message(item: dict[str, Any], ts: Any, parsed: Parsed) -> None:
 def _opencode(records: Iterable[Any], parsed: Parsed) -> None:
     for index, record in enumerate(records, 1):
         if not isinstance(record, dict):
-            raise InvalidInput(f"message {index} is not a JSON object")
+            raise Unprocessable(f"message {index} is not a JSON object")
         parsed.records += 1
         if "__info__" in record:
             info = record["__info__"]
@@ -236,7 +237,7 @@ def _generic(text: str, parsed: Parsed) -> None:
     if stripped.startswith(("{", "[")):
         for index, record in enumerate(_whole_or_records(text), 1):
             if not isinstance(record, dict):
-                raise InvalidInput(f"message {index} is not a JSON object")
+                raise Unprocessable(f"message {index} is not a JSON object")
             parsed.records += 1
             speaker = _role(record.get("role") or record.get("speaker") or record.get("author"))
             body = record.get("content", record.get("text"))

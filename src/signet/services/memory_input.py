@@ -128,6 +128,8 @@ def _clean_tags(tags: Sequence[Any], max_tags: int) -> tuple[str, ...]:
         tags = [t for t in tags.split(",")]
     if not isinstance(tags, list | tuple):
         raise InvalidInput("tags must be a list of strings")
+    if len(tags) > max_tags:  # counted as sent (blank and repeated ones too): the API says so
+        raise InvalidInput(f"at most {max_tags} tags")
     cleaned: list[str] = []
     for tag in tags:
         if not isinstance(tag, str):
@@ -135,8 +137,6 @@ def _clean_tags(tags: Sequence[Any], max_tags: int) -> tuple[str, ...]:
         tag = tag.strip()
         if tag and tag not in cleaned:
             cleaned.append(tag[:100])
-    if len(cleaned) > max_tags:
-        raise InvalidInput(f"at most {max_tags} tags")
     return tuple(cleaned)
 
 

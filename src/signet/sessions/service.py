@@ -89,8 +89,12 @@ class Sessions:
         if not isinstance(path, str) or not path.strip():
             raise InvalidInput("path must be a non-empty string")
         file = Path(path).expanduser()
-        if not file.is_file():
-            raise InvalidInput(f"{path}: no such file")
+        try:
+            found = file.is_file()
+        except OSError:  # a name too long for the file system names no file
+            found = False
+        if not found:  # a well-formed path that names nothing: not found, not bad input
+            raise NotFound(f"{path}: no such file")
         limit = self.config.sessions.max_transcript_bytes
         size = file.stat().st_size
         if size > limit:

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from signet.store import slice_bm25
 from signet.store.connection import Connection, Row
-from signet.store.fts import match_expression
+from signet.store.fts import match_expression, query_tokens
 from signet.types import format_ts, parse_ts
 
 MAX_ERROR_CHARS = 2000
@@ -132,14 +133,34 @@ def list_page(
 def search(
     conn: Connection, query: str, *, agent_id: str | None, project: str | None, limit: int
 ) -> list[tuple[SessionRow, float, str]]:
-    """Sessions whose cleaned text matches `query` (BM25, best first) with a short snippet."""
+    """Sessions whose cleaned text matches `query` (BM25, best first) with a short snippet.
+
+    An unscoped caller's slice is the whole table: FTS5's own bm25(). A scoped caller's scores
+    use its slice's statistics (store/slice_bm25.py): with FTS5's, another scope's sessions
+    holding a query word would lower the word's weight here, and the score of one's own session
+    would tell that some other session holds it."""
     expression = match_expression(query)
     if expression is None:
         return []
-    where, args = _scope_sql(agent_id, project, table="t")
+    if agent_id is None and project is None:
+        return _matches(conn, expression, "bm25(session_transcripts_fts)", "1", (), limit)
+    scores = _slice_scores(conn, query, agent_id, project)
+    best = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))[:limit]
+    if not best:
+        return []
+    found = _matches(conn, expression, "0", "t.rowid IN (SELECT value FROM json_each(?))",
+                     (json.dumps(best),), len(best), rowids=True)
+    by_rowid = {rowid: (row, snip) for rowid, row, snip in found}
+    return [(by_rowid[r][0], scores[r], by_rowid[r][1]) for r in best if r in by_rowid]
+
+
+def _matches(
+    conn: Connection, expression: str, score: str, where: str, args: tuple[Any, ...],
+    limit: int, rowids: bool = False,
+) -> list[Any]:
     rows = conn.execute(
-        f"SELECT {', '.join('t.' + c for c in SessionRow.__dataclass_fields__)},"
-        " bm25(session_transcripts_fts) AS score,"
+        f"SELECT {', '.join('t.' + c for c in SessionRow.__dataclass_fields__)}, t.rowid AS rid,"
+        f" {score} AS score,"
         " snippet(session_transcripts_fts, 0, '[', ']', ' ... ', 16) AS snip"
         " FROM session_transcripts_fts JOIN session_transcripts t"
         " ON t.rowid = session_transcripts_fts.rowid"
@@ -147,7 +168,34 @@ def search(
         " ORDER BY score LIMIT ?",
         (expression, *args, limit),
     ).fetchall()
+    if rowids:
+        return [(int(r["rid"]), _row(r), r["snip"]) for r in rows]
     return [(_row(r), -float(r["score"]), r["snip"]) for r in rows]
+
+
+def _slice_scores(
+    conn: Connection, query: str, agent_id: str | None, project: str | None
+) -> dict[int, float]:
+    """rowid -> BM25 of the slice's sessions matching `query`, from the slice's statistics:
+    its row count, each word's rows in it, occurrences by highlight(), lengths by docsize."""
+    where, args = _scope_sql(agent_id, project, table="t")
+    docs = conn.execute(
+        f"SELECT COUNT(*) FROM session_transcripts t WHERE {where}", args
+    ).fetchone()[0]
+    freqs: dict[str, dict[int, float]] = {}
+    for token in query_tokens(query):
+        rows = conn.execute(
+            "SELECT t.rowid, highlight(session_transcripts_fts, 0, ?, ?)"
+            " FROM session_transcripts_fts JOIN session_transcripts t"
+            " ON t.rowid = session_transcripts_fts.rowid"
+            f" WHERE session_transcripts_fts MATCH ? AND {where}",
+            (slice_bm25.OPEN, slice_bm25.CLOSE, '"' + token.replace('"', '""') + '"', *args),
+        ).fetchall()
+        freqs[token] = {int(r[0]): float(slice_bm25.occurrences(r[1])) for r in rows}
+    ids = sorted({rowid for found in freqs.values() for rowid in found})
+    sizes = slice_bm25.sizes(conn, "session_transcripts_fts_docsize", ids)
+    lengths = {rowid: float(sizes.get(rowid, (0,))[0] or 1) for rowid in ids}
+    return slice_bm25.bm25(freqs, lengths, int(docs))
 
 
 def for_memories(

@@ -42,6 +42,7 @@ IDF_FLOOR = 1e-6
 COMMON_TERM_FRACTION = 0.25  # as store/fts.py
 MIN_DOCS_FOR_PRUNING = 200
 _OPEN, _CLOSE = "\ufdd0", "\ufdd1"  # Unicode noncharacters: never meant to appear in text
+OPEN, CLOSE = _OPEN, _CLOSE  # highlight()'s marks, for other slices (store/sessions.py)
 _SPAN = re.compile(f"{_OPEN}(.*?){_CLOSE}", re.S)
 _WORD = re.compile(r"[^\W_]+")
 
@@ -241,3 +242,9 @@ def _bm25(freqs: dict[str, dict[int, float]], lengths: dict[int, float], docs: i
             norm = K1 * (1 - B + B * lengths[doc] / average)
             scores[doc] = scores.get(doc, 0.0) + idf * f * (K1 + 1) / (f + norm)
     return scores
+
+
+# The formula's parts, for other FTS5 tables ranked per slice (store/sessions.py).
+occurrences = _occurrences
+sizes = _sizes
+bm25 = _bm25
