@@ -42,10 +42,10 @@ class DocumentBody(_Body):
         "oneOf": [{"required": ["content"]}, {"required": ["url"]}, {"required": ["path"]}],
     })
     content: str = optional(pattern=NOT_BLANK, description="The document's text (markdown or plain).")
-    # No pattern: the fetcher's own checks name the problem (403 for a scheme other than
-    # http(s), 400 for a URL that does not parse), and 403 while documents.url_fetch_enabled
-    # is off, whatever the URL.
-    url: str = optional(max_length=4000, description="An http(s) URL to fetch.")
+    # Not blank, and no more: the fetcher's own checks name the problem (403 for a scheme
+    # other than http(s), 400 for a URL that does not parse), and 403 while
+    # documents.url_fetch_enabled is off, whatever the URL.
+    url: str = optional(max_length=4000, pattern=NOT_BLANK, description="An http(s) URL to fetch.")
     path: str = optional(max_length=4000, pattern=r"^[^\x00]*\S[^\x00]*$",
                          description="A local file (unscoped tokens).")
     title: str | None = Field(None, max_length=500)
