@@ -78,20 +78,23 @@ class VectorSearch:
     def _catch_up(self, conn: Connection, marker: tuple[int, int]) -> None:
         max_id, count = self._marker
         if marker[0] < max_id or marker[1] != count + emb_sql.count_since(conn, max_id):
-            self._index = self._new_index()
-            self._loaded_max = 0
-        self._load_new(conn)
+            # A full reload is built aside and swapped in whole: searches meanwhile (threads
+            # whose sync found nothing to do) keep the old index, never a half-loaded one.
+            fresh = self._new_index()
+            loaded = self._load_new(conn, fresh, 0)
+            self._index, self._loaded_max = fresh, loaded
+        else:
+            self._loaded_max = self._load_new(conn, self._index, self._loaded_max)
         self._marker = marker
 
-    def _load_new(self, conn: Connection) -> None:
+    def _load_new(self, conn: Connection, index: VectorIndex, after_id: int) -> int:
+        """Add the vectors above `after_id` to `index`, a step at a time; the last id loaded."""
         while True:
-            ids, matrix = emb_sql.load_since(
-                conn, self.model, self.dimensions, self._loaded_max, LOAD_STEP
-            )
+            ids, matrix = emb_sql.load_since(conn, self.model, self.dimensions, after_id, LOAD_STEP)
             if not ids:
-                return
-            self._index.add(ids, matrix)
-            self._loaded_max = ids[-1]
+                return after_id
+            index.add(ids, matrix)
+            after_id = ids[-1]
 
     def add(self, embedding_id: int, vector: np.ndarray) -> None:
         """Add a vector just written by this process (saves the next sync a query)."""
