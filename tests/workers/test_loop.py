@@ -152,15 +152,15 @@ def test_run_stops_promptly_when_the_event_is_set() -> None:
     stop = threading.Event()
     thread = threading.Thread(target=loop.run, args=(stop,))
     thread.start()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while not idle.seen and time.monotonic() < deadline:
         time.sleep(0.005)
     assert idle.seen, "run() never ticked"
-    started = time.monotonic()
     stop.set()
-    thread.join(timeout=5)
+    # Well inside the 60 s idle sleep it is in, with room for a loaded machine (no timing
+    # bound tighter than that: the point is that setting the event cuts the sleep short).
+    thread.join(timeout=30)
     assert not thread.is_alive()
-    assert time.monotonic() - started < 1.0  # not the 60 s idle sleep
 
 
 def test_run_sleeps_when_idle_and_backs_off_a_failing_worker() -> None:
