@@ -19,7 +19,7 @@ from signet.services.store_copy import migrate_to_postgres
 from signet.store.backend import open_core
 from signet.store.db import Store
 from signet.store.signing_key import file_key, workspace_key_path
-from signet.types import MemoryFilters
+from signet.types import MemoryFilters, RecallQuery
 
 
 @pytest.fixture
@@ -101,3 +101,25 @@ def test_a_row_changed_after_the_copy_is_reported(workspace: Config, pg_url: str
 def test_the_url_must_be_postgres(workspace: Config) -> None:
     done = _cli(workspace, "store", "migrate", "--to", "mysql://x")
     assert done.returncode == 2 and "postgresql:// URL" in done.stderr
+
+
+def test_copy_back_into_a_new_workspace_round_trips(
+    workspace: Config, pg_url: str, tmp_path: Path
+) -> None:
+    assert _cli(workspace, "store", "migrate", "--to", pg_url).returncode == 0
+    other = Config.default(tmp_path / "other")
+    other.workspace.mkdir()
+    done = _cli(other, "store", "migrate", "--from", pg_url, "--batch", "4")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] and report["direction"] == "from" and report["signing_key"] == "same"
+    assert report["counts"]["memories"] == {"sqlite": 8, "postgres": 8}
+    assert report["copied"]["embeddings"] == 8
+    assert (workspace_key_path(other.workspace).read_bytes()
+            == workspace_key_path(workspace.workspace).read_bytes())
+    with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
+        found = app.recall(RecallQuery("cache shard", mode="keyword",
+                                       filters=MemoryFilters(project="core")))
+        assert len(found.hits) == 7
+    again = json.loads(_cli(other, "store", "migrate", "--from", pg_url).stdout)
+    assert again["ok"] and sum(again["copied"].values()) == 0  # resumable: nothing twice

@@ -67,7 +67,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("signet.cli.portable_commands:export", "Write a portable bundle (memories with history, graph, documents, sessions, identity files, config without secrets) to the folder PATH."),
     "import": ("signet.cli.portable_commands:import_", "Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."),
     "connector": ("signet.cli.connector_commands:connector", "Keep folders of notes (an Obsidian vault, say) in sync as documents."),
-    "store": ("signet.cli.store_commands:store", "Move the store between backends (SQLite -> PostgreSQL)."),
+    "store": ("signet.cli.store_commands:store", "Move the store between backends (SQLite <-> PostgreSQL)."),
     "backup": ("signet.cli.portable_commands:backup", "Copy the database consistently while the daemon runs (default: <workspace>/backups/memories-<time>.db)."),
 }
 

@@ -1,4 +1,5 @@
-"""`signet store migrate --to URL`: copy this workspace's SQLite store into PostgreSQL.
+"""`signet store migrate --to URL` / `--from URL`: copy this workspace's SQLite store into
+PostgreSQL, or a PostgreSQL store's core tables back into this workspace's SQLite.
 
 Runs in this process against the workspace's database (stop the daemon first, or copy a
 `signet backup`); progress per table goes to stderr, the verification report to stdout. Exits
@@ -23,29 +24,39 @@ __all__ = ["COMMANDS"]
 
 @click.group()
 def store() -> None:
-    """Move the store between backends (SQLite -> PostgreSQL)."""
+    """Move the store between backends (SQLite <-> PostgreSQL)."""
 
 
 @store.command(name="migrate")
 @click.option("--to", "url", default=None, metavar="URL",
-              help="postgresql://... (default: $SIGNET_STORE_URL).")
+              help="Copy into this postgresql://... (default: $SIGNET_STORE_URL).")
+@click.option("--from", "source", default=None, metavar="URL",
+              help="Copy from this postgresql://... into the workspace's SQLite instead.")
 @click.option("--batch", default=1000, show_default=True, type=click.IntRange(1, 100_000),
               help="Rows per transaction.")
 @json_option
 @click.pass_obj
-def migrate(state: CliState, url: str | None, batch: int) -> None:
+def migrate(state: CliState, url: str | None, source: str | None, batch: int) -> None:
     """Copy memories, history, vectors, jobs, tokens and the signing key; verify; resumable."""
-    from signet.services.store_copy import migrate_to_postgres
+    from signet.services.store_copy import migrate_to_postgres, migrate_to_sqlite
 
-    target = url or os.environ.get("SIGNET_STORE_URL", "")
+    if url and source:
+        raise click.UsageError("give --to or --from, not both")
+    target = source or url or os.environ.get("SIGNET_STORE_URL", "")
     if not target.startswith(("postgresql://", "postgres://")):
-        raise click.UsageError("--to needs a postgresql:// URL (or set SIGNET_STORE_URL)")
+        raise click.UsageError(
+            f"{'--from' if source else '--to'} needs a postgresql:// URL (or set SIGNET_STORE_URL)"
+        )
 
     def progress(table: str, done: int, total: int) -> None:
         click.echo(f"store migrate: {table} {done}/{total}", err=True)
 
-    report = migrate_to_postgres(state.existing_config(), target, batch=batch, progress=progress)
-    state.show(report.to_dict(), _print_report)
+    if source:
+        report = migrate_to_sqlite(state.config(), target, batch=batch, progress=progress)
+    else:
+        report = migrate_to_postgres(state.existing_config(), target, batch=batch,
+                                     progress=progress)
+    state.show({**report.to_dict(), "direction": "from" if source else "to"}, _print_report)
     if not report.ok:
         raise StoreError(
             "store migrate: the copy does not match"
@@ -56,7 +67,8 @@ def migrate(state: CliState, url: str | None, batch: int) -> None:
 
 
 def _print_report(data: dict[str, Any]) -> None:
-    table = Table(title="SQLite -> PostgreSQL" + (" (verified)" if data["ok"] else " (MISMATCH)"))
+    arrow = "PostgreSQL -> SQLite" if data["direction"] == "from" else "SQLite -> PostgreSQL"
+    table = Table(title=arrow + (" (verified)" if data["ok"] else " (MISMATCH)"))
     for column in ("table", "copied now", "sqlite rows", "postgres rows", "hash"):
         table.add_column(column)
     for name, counts in data["counts"].items():

@@ -1,4 +1,4 @@
-"""Copy a SQLite workspace's core tables into a PostgreSQL store, then verify the copy.
+"""Copy a SQLite workspace's core tables into a PostgreSQL store (and back), then verify.
 
 What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
 history, vectors, the job queue, tokens and the token signing key. Every other table that
@@ -10,11 +10,17 @@ simply run again and skips what already arrived. Verified: for every table the r
 SHA-256 over each row's fingerprint (sorted by key) must be equal on both sides; a row changed
 in SQLite after an earlier partial run is not overwritten and shows up here as a mismatch.
 Copy with the daemon stopped (or `signet backup` first and copy the backup).
+
+Back (`copy_to_sqlite`): the same tables from PostgreSQL into a workspace's SQLite store, in
+PostgreSQL insertion order, `INSERT OR IGNORE` in batches through the store's write
+transaction (so the FTS indexes follow), the same verification; the signing key becomes the
+workspace's key file unless one with another key is already there.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +30,7 @@ import numpy as np
 import psycopg
 
 from signet.store.connection import Connection, connect
+from signet.store.db import Store
 from signet.store.postgres.vectors import literal
 from signet.types import utc_now
 
@@ -37,6 +44,7 @@ class TableCopy:
 
     name: str
     columns: tuple[str, ...]
+    order: str = "seq"  # the PostgreSQL column that gives insertion order (for copying back)
     casts: dict[str, str] = field(default_factory=dict)  # column -> SQL cast on insert
     fingerprint_sql: tuple[str, str] = ("", "")  # (sqlite select, postgres select)
 
@@ -71,6 +79,7 @@ TABLES: tuple[TableCopy, ...] = (
         "embeddings",
         ("content_hash", "vector", "dimensions", "model", "source_type", "source_id",
          "created_at", "stale"),
+        order="id",
         casts={"vector": "vector", "stale": "boolean"},
         fingerprint_sql=(
             "SELECT content_hash, model, stale, vector FROM embeddings",
@@ -91,6 +100,7 @@ TABLES: tuple[TableCopy, ...] = (
         "tokens",
         ("id", "name", "role", "permissions", "scope_project", "scope_agent", "key_hash",
          "created_at", "expires_at", "revoked_at", "last_used_at"),
+        order="id",
         fingerprint_sql=(
             "SELECT id, key_hash, revoked_at, role FROM tokens",
             "SELECT id, key_hash, revoked_at, role FROM tokens",
@@ -254,3 +264,90 @@ def _copy_key(pg: psycopg.Connection, key_path: Path | None) -> str:
     )
     row = pg.execute("SELECT secret FROM signing_keys WHERE name = 'auth'").fetchone()
     return "same" if row is not None and bytes(row[0]) == key else "differs"
+
+
+def copy_to_sqlite(
+    pg: psycopg.Connection, store: Store, *, key_path: Path | None = None, batch: int = 1000,
+    progress: Progress | None = None,
+) -> CopyReport:
+    """The core tables of a PostgreSQL store into `store` (a workspace's SQLite), verified."""
+    report = CopyReport()
+    for table in TABLES:
+        report.copied[table.name] = _copy_back(pg, store, table, batch, progress)
+    for table in TABLES:
+        vector = 3 if table.name == "embeddings" else None
+        theirs = _digest(pg, table.fingerprint_sql[1], vector, from_sqlite=False)
+        ours = _digest(store.reader(), table.fingerprint_sql[0], vector, from_sqlite=True)
+        report.counts[table.name] = (ours[0], theirs[0])
+        if ours != theirs:
+            report.mismatched.append(table.name)
+    report.signing_key = _key_back(pg, key_path)
+    return report
+
+
+def _copy_back(
+    pg: psycopg.Connection, store: Store, table: TableCopy, batch: int,
+    progress: Progress | None,
+) -> int:
+    total = int(_one(pg, f"SELECT count(*) FROM {table.name}"))
+    wanted = ", ".join(_readable(table, c) for c in table.columns)
+    insert = (
+        f"INSERT OR IGNORE INTO {table.name} ({', '.join(table.columns)})"
+        f" VALUES ({', '.join('?' * len(table.columns))})"
+    )
+    inserted = done = 0
+    last: Any = None
+    while True:
+        after = "" if last is None else f" WHERE {table.order} > %s"
+        rows = pg.execute(
+            f"SELECT {table.order}, {wanted} FROM {table.name}{after}"
+            f" ORDER BY {table.order} LIMIT %s",
+            ([] if last is None else [last]) + [batch],
+        ).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        params = [_sqlite_params(table, tuple(row)[1:]) for row in rows]
+        with store.write_tx() as conn:
+            before = conn.total_changes
+            conn.executemany(insert, params)
+            inserted += conn.total_changes - before
+        done += len(rows)
+        if progress is not None:
+            progress(table.name, done, total)
+    return inserted
+
+
+def _readable(table: TableCopy, column: str) -> str:
+    cast = table.casts.get(column)
+    if cast in ("jsonb", "vector"):
+        return f"{column}::text"
+    if cast == "boolean":
+        return f"{column}::int"
+    return column
+
+
+def _sqlite_params(table: TableCopy, row: tuple[Any, ...]) -> list[Any]:
+    out = list(row)
+    for i, column in enumerate(table.columns):
+        if column == "vector":
+            out[i] = bytes.fromhex(_vector_hex(str(row[i])))
+    return out
+
+
+def _one(pg: psycopg.Connection, sql: str) -> Any:
+    row = pg.execute(sql).fetchone()
+    return row[0] if row else None
+
+
+def _key_back(pg: psycopg.Connection, key_path: Path | None) -> str:
+    row = pg.execute("SELECT secret FROM signing_keys WHERE name = 'auth'").fetchone()
+    if row is None or key_path is None:
+        return "absent"
+    key = bytes(row[0])
+    if not key_path.exists():
+        key_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+    return "same" if key_path.read_bytes() == key else "differs"
