@@ -5,7 +5,8 @@ shared fakes import as `from fakes.llm_server import FakeLLMServer, Reply` (a sc
 `fakes/scripted_llm.py`, the loopback LLM and embedding servers beside it).
 
 The fixtures every folder shares:
-- `config`: a default Config on a workspace in tmp_path;
+- `config`: a default Config on a workspace in tmp_path, embedding on the write path
+  (`write_paths.inline`: these tests read vectors right after writing);
 - `app`: a SignetApp opened on it with the deterministic hash embedder and no LLM;
 - `lexical_app`: the same with no embedder (only the lexical channels);
 - `serve(**config_sections)`: a real daemon app under uvicorn on a free loopback port, spoken to
@@ -27,6 +28,7 @@ import pytest
 from signet.app import SignetApp
 from signet.config import Config
 from signet.providers.hash_embedder import HashEmbedder
+from write_paths import inline
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -34,7 +36,9 @@ if TYPE_CHECKING:
 
 @pytest.fixture
 def config(tmp_path: Path) -> Config:
-    return Config.default(tmp_path / "ws")
+    # These tests read vectors right after writing: embedded on the write path (the deferred
+    # path has its own tests, tests/core/test_deferred_embedding.py).
+    return inline(Config.default(tmp_path / "ws"))
 
 
 @pytest.fixture
@@ -71,7 +75,9 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     stops: list[Callable[[], None]] = []
 
     def start(**sections: Any) -> Served:
-        cfg = Config.default(tmp_path / f"ws{len(stops)}").replace(**sections)
+        # No workers run in this server: writes embed on the write path (test_deferred_daemon.py
+        # has the daemon's deferred path with its embed worker).
+        cfg = inline(Config.default(tmp_path / f"ws{len(stops)}")).replace(**sections)
         app = SignetApp.open(cfg, embedder=HashEmbedder(64))
         api = create_app(app)
         sock = bind_socket("127.0.0.1", 0)

@@ -243,6 +243,11 @@ class EmbeddingConfig:
     api_key_env: str = opt("OPENAI_API_KEY", "Environment variable holding the API key.")
     batch_size: int = opt(32, "Texts embedded per call.", ge=1)
     threads: int = opt(1, "Threads for the local model.", ge=1)
+    write_path: Literal["deferred", "inline"] = opt(
+        "deferred", "deferred: remember returns after the raw write and the embed worker adds"
+        " the vector a moment later (found lexically meanwhile); inline: a local embedder"
+        " embeds before the write transaction, so remember returns with the vector stored.",
+    )
     timeout_ms: int = opt(30_000, "Timeout for one remote embedding call, in ms.", ge=1)
     api_key: str = opt(
         "", "The API key as secret:NAME (the secret store, resolved at start); wins over api_key_env."

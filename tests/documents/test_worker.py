@@ -16,6 +16,7 @@ from signet.config import Config, PipelineConfig
 from signet.errors import Forbidden, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
 from signet.types import MemoryScope, RecallQuery
+from write_paths import inline
 
 PARAS = [f"Section {i}. The ledger entry {i} records payment number {i} to vendor V{i}."
          for i in range(12)]
@@ -45,7 +46,7 @@ def probe() -> ProbeEmbedder:
 
 @pytest.fixture
 def app(tmp_path: Path, probe: ProbeEmbedder) -> Iterator[SignetApp]:
-    cfg = Config.default(tmp_path / "ws").replace(
+    cfg = inline(Config.default(tmp_path / "ws")).replace(
         pipeline=PipelineConfig(enabled=False, document_chunk_size=200, document_chunk_overlap=40))
     opened = SignetApp.open(cfg, embedder=probe, llm=None)
     probe.store = opened.store

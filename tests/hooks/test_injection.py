@@ -18,11 +18,12 @@ from signet.injection.budget import TRUNCATED
 from signet.injection.capture import requests_in
 from signet.providers.hash_embedder import HashEmbedder
 from signet.workspace import init_workspace
+from write_paths import inline
 
 
 def open_app(tmp_path: Path, **hooks: object) -> SignetApp:
     init_workspace(tmp_path / "ws")
-    cfg = Config.default(tmp_path / "ws")
+    cfg = inline(Config.default(tmp_path / "ws"))
     cfg = cfg.replace(hooks=dataclasses.replace(cfg.hooks, **hooks))
     return SignetApp.open(cfg, embedder=HashEmbedder(64))
 

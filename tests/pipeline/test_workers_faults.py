@@ -160,7 +160,8 @@ KILLER = textwrap.dedent(
     workspace, url, kill_at = sys.argv[1], sys.argv[2], sys.argv[3]
     config = Config.default(workspace)
     config = dataclasses.replace(config, pipeline=dataclasses.replace(
-        config.pipeline, hints=dataclasses.replace(config.pipeline.hints, enabled=False)))
+        config.pipeline, hints=dataclasses.replace(config.pipeline.hints, enabled=False)),
+        embedding=dataclasses.replace(config.embedding, write_path="inline"))
     llm = make_llm("ollama", model="m", base_url=url)
     app = SignetApp.open(config, embedder=HashEmbedder(64), llm=llm)
 

@@ -21,6 +21,7 @@ from signet.config import Config
 from signet.providers.hash_embedder import HashEmbedder
 from signet.providers.llm import LLM, make_llm
 from signet.store.connection import Connection
+from write_paths import inline
 
 EXTRACTION_MARK = "Extract the facts worth remembering"
 DECISION_MARK = "New fact ("
@@ -77,7 +78,7 @@ def pipeline_config(
     min_confidence: float = 0.7,
     hints: bool = True,
 ) -> Config:
-    config = Config.default(root)
+    config = inline(Config.default(root))  # the workers' own tests: vectors as they write
     pipeline = config.pipeline
     pipeline = dataclasses.replace(
         pipeline, enabled=enabled, shadow_mode=shadow, mutations_frozen=frozen,

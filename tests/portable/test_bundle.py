@@ -21,6 +21,7 @@ from signet.providers.embedder import Embedder, make_embedder
 from signet.providers.hash_embedder import HashEmbedder
 from signet.store.connection import connect
 from signet.types import RecallQuery
+from write_paths import inline
 
 PEOPLE = ["Ava", "Ben", "Chloe", "Dev", "Elif", "Farid", "Gina", "Hugo"]
 THINGS = ["tea", "chess", "rust", "gardens", "jazz", "sailing", "pottery", "ramen", "trains"]
@@ -28,7 +29,7 @@ VERBS = ["likes", "studies", "avoids", "writes about", "teaches", "collects"]
 
 
 def _open(root: Path, embedder: Embedder | None = None) -> SignetApp:
-    cfg = Config.default(root).replace(pipeline=PipelineConfig(enabled=False))
+    cfg = inline(Config.default(root)).replace(pipeline=PipelineConfig(enabled=False))
     return SignetApp.open(cfg, embedder=embedder or HashEmbedder(64), llm=None)
 
 

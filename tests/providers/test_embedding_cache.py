@@ -64,5 +64,6 @@ def test_an_empty_cache_is_still_an_embedder_for_the_app(tmp_path: Path) -> None
     assert len(cache) == 0 and bool(cache)
     with SignetApp.open(Config.default(tmp_path / "ws"), embedder=cache) as app:
         app.remember("the staging database password rotates every month")
+        app.run_pipeline_until_idle(only=["embed"])  # the vector, through the cache
         hit = app.recall(RecallQuery("staging database password", mode="vector")).hits[0]
     assert hit.evidence.semantic is not None and hit.evidence.cosine is not None

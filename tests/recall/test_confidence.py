@@ -30,6 +30,7 @@ def real_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SignetApp]:
     with SignetApp.open(Config.default(path)) as app:  # the bundled local model
         for text in NOTES:
             app.remember(text)
+        app.run_pipeline_until_idle(only=["embed"])  # the deferred vectors, in one batch
         yield app
 
 

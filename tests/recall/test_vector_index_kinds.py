@@ -13,6 +13,7 @@ from signet.app import SignetApp
 from signet.config import Config
 from signet.providers.hash_embedder import HashEmbedder
 from signet.types import RecallQuery
+from write_paths import inline
 
 TOPICS = ("kayak trip", "tax return", "garden roses", "rust compiler", "piano lesson",
           "car insurance", "birthday cake", "server outage")
@@ -29,7 +30,7 @@ def _semantic(app: SignetApp, text: str) -> list[tuple[str, float]]:
 
 
 def test_the_quantized_and_exact_indexes_rank_alike_and_follow_the_table(tmp_path: Path) -> None:
-    config = Config.default(tmp_path / "ws")
+    config = inline(Config.default(tmp_path / "ws"))
     assert config.embedding.index == "quantized"
     with _open(config, "quantized") as writer:
         writer.remember_many(
@@ -63,7 +64,7 @@ def test_an_unknown_index_kind_is_refused_naming_the_key(tmp_path: Path) -> None
 
 
 def test_the_change_marker_is_read_again_only_after_a_commit(tmp_path: Path) -> None:
-    config = Config.default(tmp_path / "ws")
+    config = inline(Config.default(tmp_path / "ws"))
     with _open(config, "quantized") as app:
         app.remember_many([{"content": f"note {i} about the {TOPICS[i % 8]}"} for i in range(50)])
         statements: list[str] = []

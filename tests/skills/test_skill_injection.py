@@ -11,6 +11,7 @@ from signet import injection
 from signet.app import SignetApp
 from signet.config import Config
 from signet.workspace import init_workspace
+from write_paths import inline
 
 SKILLS = {
     "deploy": ("deploy-fly", "Deploy the web application to Fly.io",
@@ -24,7 +25,7 @@ SKILLS = {
 
 def test_the_hook_injects_the_skill_the_prompt_needs_and_not_the_others(tmp_path: Path) -> None:
     init_workspace(tmp_path / "ws")
-    cfg = Config.default(tmp_path / "ws")
+    cfg = inline(Config.default(tmp_path / "ws"))
     cfg = cfg.replace(pipeline=dataclasses.replace(cfg.pipeline, enabled=False))
     for folder, (name, description, body) in SKILLS.items():
         path = cfg.workspace / "skills" / folder

@@ -18,6 +18,7 @@ from signet.store import cold as cold_sql
 from signet.store import jobs as jobs_sql
 from signet.types import RecallQuery, utc_now
 from signet.workers.retention_worker import STEPS, RetentionWorker
+from write_paths import inline
 
 DAY = timedelta(days=1)
 
@@ -28,7 +29,7 @@ def _count(app: SignetApp, sql: str, *params: object) -> int:
 
 @pytest.fixture
 def app(tmp_path: Path):
-    cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False))
+    cfg = inline(Config.default(tmp_path / "ws")).replace(pipeline=PipelineConfig(enabled=False))
     opened = SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
     yield opened
     opened.close()

@@ -140,7 +140,10 @@ def _seed_map(workspace: Path, n: int, progress: Callable[[str], None]) -> None:
     from signet.config import Config
 
     config = Config.load(workspace, {})
-    config = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, enabled=False))
+    config = dataclasses.replace(
+        config, pipeline=dataclasses.replace(config.pipeline, enabled=False),
+        embedding=dataclasses.replace(config.embedding, write_path="inline"),  # the map needs vectors
+    )
     corpus = synthetic_corpus(n)
     with SignetApp.open(config) as app:
         for start in range(0, n, 1000):

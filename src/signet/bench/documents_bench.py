@@ -16,6 +16,7 @@ UMAP when the `viz` extra is installed.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import tempfile
 import time
@@ -64,7 +65,9 @@ def bench_ingest(
         root = Path(tmp)
         size = write_notes(root / "notes", files)
         progress(f"wrote {files} notes ({size / 1e6:.1f} MB)")
-        cfg = Config.default(root / "ws").replace(pipeline=PipelineConfig(enabled=False))
+        cfg = Config.default(root / "ws")
+        cfg = cfg.replace(pipeline=PipelineConfig(enabled=False),
+                          embedding=dataclasses.replace(cfg.embedding, write_path="inline"))
         with SignetApp.open(cfg, embedder=embedder, llm=None) as app:
             started = time.perf_counter()
             for path in sorted((root / "notes").rglob("*.md")):

@@ -85,7 +85,10 @@ def run_hooks(
 
 def _fill(workspace: Path, corpus: list[str], progress: Callable[[str], None] | None) -> None:
     config = Config.load(workspace, {})
-    config = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, enabled=False))
+    config = dataclasses.replace(
+        config, pipeline=dataclasses.replace(config.pipeline, enabled=False),
+        embedding=dataclasses.replace(config.embedding, write_path="inline"),  # stored embedded
+    )
     with SignetApp.open(config) as app:
         for start in range(0, len(corpus), FILL_BATCH):
             app.remember_many([{"content": c} for c in corpus[start : start + FILL_BATCH]])

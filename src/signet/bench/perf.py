@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import random
 import resource
@@ -71,10 +72,12 @@ def synthetic_corpus(n: int, seed: int = 7, vocabulary: int = 20_000) -> list[st
     text, so posting lists have realistic lengths."""
     rng = random.Random(seed)
     words = _vocabulary(vocabulary, rng)
-    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    # Cumulative weights once: `choices(weights=...)` sums all 20,000 again on every call
+    # (minutes at 100k sentences); the draws, and so the corpus, are the same.
+    cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(words))))
     texts = []
     for i in range(n):
-        chosen = rng.choices(words, weights=weights, k=rng.randint(9, 24))
+        chosen = rng.choices(words, cum_weights=cumulative, k=rng.randint(9, 24))
         project = rng.choice(_PROJECTS)
         texts.append(f"{project} note {i}: " + " ".join(chosen) + f" ({rng.randint(1, 9999)})")
     return texts
@@ -103,10 +106,12 @@ def _peak_rss_mb() -> float:
 def _config(workspace: Path, hints: bool = False) -> Config:
     config = Config.default(workspace)
     # No query-vector cache: every mode asks each query in turn, and each recall's time must
-    # include its own query embedding, as a fresh question's does.
+    # include its own query embedding, as a fresh question's does. Ingest embeds as it
+    # writes (write_path inline); the deferred path's ingest is `signet bench embed-ingest`.
     return dataclasses.replace(
         config, pipeline=dataclasses.replace(config.pipeline, enabled=False),
         search=dataclasses.replace(config.search, query_cache_size=0),
+        embedding=dataclasses.replace(config.embedding, write_path="inline"),
     )
 
 

@@ -111,6 +111,10 @@ def run(
     with tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir) as tmp:
         for index, (group, group_docs) in enumerate(by_group.items()):
             config = (config_for or Config.default)(Path(tmp) / f"ws{index}")
+            # Recall quality over embedded memories: vectors are made as they are written.
+            config = config.replace(
+                embedding=dataclasses.replace(config.embedding, write_path="inline")
+            )
             if embedder == "config" and cache is not None:
                 embedder = _cached(config, cache)
             graph = "full" in modes

@@ -48,7 +48,10 @@ def _config(root: Path) -> Config:
     config = Config.default(root)
     pipeline = config.pipeline
     hints = dataclasses.replace(pipeline.hints, enabled=False)
-    return config.replace(pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints))
+    return config.replace(
+        pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints),
+        embedding=dataclasses.replace(config.embedding, write_path="inline"),  # stored embedded
+    )
 
 
 def run_memaware_transcripts(

@@ -171,6 +171,7 @@ def run(
         refuse_read_only(config.db_path)
         app = SignetApp.open(config)
         workers = BackgroundWorkers(app)
+        app.memory.on_deferred = workers.nudge_embed  # a write without its vector wakes it
         try:
             api = create_app(app)
             security.prepare(config, api)

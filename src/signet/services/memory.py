@@ -1,9 +1,14 @@
 """The memory service: the one write path of a memory, and its reads, edits and feedback.
 
 Write path of `remember`: validate and normalise (services/memory_input.py), apply the caller's
-scope (services/scope.py), embed *before* the write transaction (no embedding or LLM call ever
-runs while the write lock is held), then in one transaction insert the memory (the FTS trigger
-indexes it), store its vector, write history and enqueue the pipeline's jobs. A duplicate (same
+scope (services/scope.py), then in one transaction insert the memory (the FTS trigger indexes
+it, so keyword recall finds it at once), write history and enqueue the pipeline's jobs and an
+`embed` job. Writes never wait for the model (`embedding.write_path: deferred`, the default):
+the embed worker, on its own thread in the daemon and woken by `on_deferred` as the write
+returns, embeds what arrived meanwhile in one batch and stores the vectors. With `write_path:
+inline` (tests that need the vector at once, single-user set-ups) a local embedder embeds
+*before* the write transaction (no embedding or LLM call ever runs while the write lock is
+held) and the vector is stored in the same transaction. A duplicate (same
 content hash among live rows, even from a racing writer) is a dedup hit that returns the existing
 id and records `dedupedExistingId` in history. An idempotency key replays the first answer
 (services/idempotency.py).
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -84,6 +89,9 @@ class MemoryService:
     # Reads record accesses here, off the read path; the one writer writes them later.
     accesses: AccessRecorder
     clock: Clock
+    # Called after a write committed a memory without its vector (the daemon wakes its embed
+    # worker with it, so freshness does not wait for the worker's idle poll).
+    on_deferred: Callable[[], None] | None = None
 
     # -- remember ---------------------------------------------------------------------------
 
@@ -114,13 +122,13 @@ class MemoryService:
             return replay
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
         if payload is None or payload.is_empty():
-            return self._write_new(memory, norm, vector, actor, space)
+            return self._woken(self._write_new(memory, norm, vector, actor, space))
         # The memory and its graph commit together: a graph that fails leaves no memory behind
         # (a retry would otherwise dedup onto a memory that lacks its graph).
         with self.store.write_tx():
             result = self._write_new(memory, norm, vector, actor, space)
             self.apply_graph(payload, memory_id=result.id, actor=actor)
-        return result
+        return self._woken(result)
 
     def remember_many(
         self, items: Sequence[dict[str, Any]], *, actor: Actor = Actor()
@@ -158,7 +166,9 @@ class MemoryService:
 
     def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
         """Second half of `remember`: the same insert transaction (a savepoint when nested)."""
-        return self._write_new(prepared.memory, prepared.norm, prepared.vector, prepared.actor)
+        return self._woken(
+            self._write_new(prepared.memory, prepared.norm, prepared.vector, prepared.actor)
+        )
 
     def apply_graph(
         self, payload: Any, *, memory_id: str | None = None, actor: Actor = Actor()
@@ -251,14 +261,34 @@ class MemoryService:
             conn, content_hash, vector, model=self.embedder.model, now=now, source_id=memory_id
         )
 
-    # -- embedding, before any transaction --------------------------------------------------
+    def _woken(self, result: RememberResult) -> RememberResult:
+        """`result`, after waking the embed worker when its memory still lacks a vector (once
+        committed: inside a caller's transaction the worker could not see the job yet, and
+        finds it at its next poll)."""
+        if not result.embedded:
+            self._wake()
+        return result
+
+    def _wake(self) -> None:
+        if self.on_deferred is not None and not self.store.in_write_tx:
+            self.on_deferred()
+
+    # -- embedding, before any transaction (write_path: inline) -----------------------------
+
+    def _inline(self) -> bool:
+        """Whether writes embed before their transaction: the configured write path is inline
+        and the embedder is one that may run there (local, no network)."""
+        return (
+            self.embedder is not None and self.embedder.inline
+            and self.config.embedding.write_path == "inline"
+        )
 
     def _embed_for_write(
         self, text: str, content_hash: str, embed_inline: bool | None
     ) -> np.ndarray | None:
         if self.embedder is None:
             return None
-        inline = self.embedder.inline if embed_inline is None else embed_inline
+        inline = self._inline() if embed_inline is None else embed_inline
         if not inline:
             return None
         if emb_sql.has_current(self.store.reader(), content_hash, self.embedder.model):
@@ -271,7 +301,7 @@ class MemoryService:
             return None
 
     def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
-        if self.embedder is None or not self.embedder.inline:
+        if self.embedder is None or not self._inline():
             return [None] * len(texts)
         conn = self.store.reader()
         model = self.embedder.model
@@ -386,6 +416,8 @@ class MemoryService:
             updated = mem_sql.get(conn, memory_id)
         if emb_id is not None and vector is not None and self.vectors is not None:
             self.vectors.add(emb_id, vector)
+        if norm is not None and vector is None:
+            self._wake()  # new content without its vector yet
         assert updated is not None
         return updated
 
