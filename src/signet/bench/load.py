@@ -42,7 +42,7 @@ from signet.bench.metrics import percentile
 from signet.bench.perf import synthetic_corpus, synthetic_queries
 from signet.store.db import Store
 
-__all__ = ["Daemon", "run_load"]
+__all__ = ["Daemon", "drive", "run_load", "summarise"]
 
 REMEMBER = "/api/memory/remember"
 RECALL = "/api/memory/recall"
@@ -71,9 +71,11 @@ def run_load(
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
     fault: str = "none",
+    write_path: str = "deferred",
 ) -> dict[str, Any]:
     """One run per client count (two with `fault="hang"`: without and with a hung
-    provider); returns {"runs": [...]} with one result dict each."""
+    provider); returns {"runs": [...]} with one result dict each. `write_path` is the
+    daemon's `embedding.write_path` (inline: every remember waits for the model, as before)."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}")
     if fault not in FAULTS:
@@ -84,10 +86,12 @@ def run_load(
             if fault == "none":
                 if progress:
                     progress(f"load: {n} clients for {seconds:g} s ({embedder} embeddings)")
-                runs.append(_one_run(Path(tmp) / f"ws-{n}", n, seconds, embedder))
+                runs.append(_one_run(Path(tmp) / f"ws-{n}", n, seconds, embedder,
+                                     embedding_extra=f"  write_path: {write_path}\n"))
                 continue
             runs.extend(_fault_pair(Path(tmp), n, seconds, progress))
-    return {"embedder": embedder, "seconds": seconds, "fault": fault, "runs": runs}
+    return {"embedder": embedder, "write_path": write_path, "seconds": seconds, "fault": fault,
+            "runs": runs}
 
 
 def _fault_pair(
@@ -127,12 +131,19 @@ def _one_run(
     daemon = Daemon(workspace)
     try:
         headers = daemon.wait_ready()
-        logs = _drive(daemon.url, headers, clients, seconds, lists)
+        cpu = daemon.cpu_seconds()
+        logs = drive(daemon.url, headers, clients, seconds, lists)
+        cpu = daemon.cpu_seconds() - cpu
         peak_rss_mb = daemon.peak_rss_mb()
     finally:
         daemon.stop()
     acked = {k: v for log in logs for k, v in log.acked.items()}
-    return _report(clients, seconds, logs, _lost(workspace, acked), peak_rss_mb)
+    report = _report(clients, seconds, logs, _lost(workspace, acked), peak_rss_mb)
+    # The daemon's own CPU (every thread: requests, workers, the model) per request served:
+    # what a loaded machine's wall figures hide.
+    if report["requests"]:
+        report["daemon_cpu_ms_per_request"] = round(cpu * 1000 / report["requests"], 2)
+    return report
 
 
 class HangingServer:
@@ -164,7 +175,7 @@ class HangingServer:
             conn.close()
 
 
-def _drive(
+def drive(
     url: str, headers: dict[str, str], clients: int, seconds: float, lists: bool = False
 ) -> list[_ClientLog]:
     corpus = synthetic_corpus(2000, seed=clients)
@@ -235,6 +246,12 @@ def _lost(workspace: Path, acked: dict[str, str]) -> int:
 def _report(
     clients: int, seconds: float, logs: list[_ClientLog], lost: int, peak_rss_mb: float
 ) -> dict[str, Any]:
+    return {**summarise(clients, seconds, logs), "lost_writes": lost,
+            "peak_rss_mb": round(peak_rss_mb, 1)}
+
+
+def summarise(clients: int, seconds: float, logs: list[_ClientLog]) -> dict[str, Any]:
+    """Throughput, p50/p95 per operation, errors and acknowledged writes of one run."""
     per_op: dict[str, Any] = {}
     total = 0
     for op in ("remember", "recall", "list"):
@@ -252,8 +269,7 @@ def _report(
         "clients": clients, "seconds": seconds, "requests": total,
         "throughput_rps": round(total / seconds, 1), "operations": per_op,
         "errors": len(errors), "error_samples": sorted(set(errors))[:5],
-        "acknowledged_writes": sum(len(log.acked) for log in logs), "lost_writes": lost,
-        "peak_rss_mb": round(peak_rss_mb, 1),
+        "acknowledged_writes": sum(len(log.acked) for log in logs),
     }
 
 
@@ -306,6 +322,14 @@ class Daemon:
             pass
         return 0.0
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU the daemon process has used so far (0 where there is no /proc)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -326,7 +350,7 @@ def format_load(result: dict[str, Any]) -> str:
     """A small table: one row per client count."""
     lines = [f"{'clients':>7} {'fault':>5} {'req/s':>8} {'remember p50/p95 ms':>20}"
              f" {'recall p50/p95 ms':>18} {'list p50/p95 ms':>16} {'errors':>6} {'lost':>5}"
-             f" {'peak RSS MB':>11}"]
+             f" {'peak RSS MB':>11} {'CPU ms/req':>10}"]
     for run in result["runs"]:
         ops = run["operations"]
         cells = [f"{ops[op]['p50_ms']} / {ops[op]['p95_ms']}" if op in ops else "-"
@@ -335,6 +359,7 @@ def format_load(result: dict[str, Any]) -> str:
             f"{run['clients']:>7} {run.get('fault', '-'):>5} {run['throughput_rps']:>8}"
             f" {cells[0]:>20} {cells[1]:>18} {cells[2]:>16} {run['errors']:>6}"
             f" {run['lost_writes']:>5} {run['peak_rss_mb']:>11}"
+            f" {run.get('daemon_cpu_ms_per_request', '-'):>10}"
         )
         if "p95_ratio" in run:
             ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())

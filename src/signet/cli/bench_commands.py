@@ -266,10 +266,13 @@ def scale(
 @click.option("--fault", type=click.Choice(load_bench.FAULTS), default="none", show_default=True,
               help="hang: run each count twice, without a provider and with one that never"
                    " answers, and compare the p95 of remember and list.")
+@click.option("--write-path", type=click.Choice(["deferred", "inline"]), default="deferred",
+              show_default=True, help="The daemon's embedding.write_path.")
 @_json
 @click.pass_context
 def load(
-    ctx: click.Context, clients: str, seconds: float, embedder: str, fault: str, as_json: bool
+    ctx: click.Context, clients: str, seconds: float, embedder: str, fault: str,
+    write_path: str, as_json: bool,
 ) -> None:
     """Mixed remember/recall from N concurrent clients against a real daemon: throughput,
     p50/p95 per operation, errors, lost writes, the daemon's peak RSS."""
@@ -281,9 +284,69 @@ def load(
     if not counts or min(counts) < 1 or seconds <= 0:
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
     result = load_bench.run_load(
-        counts, seconds, embedder=embedder, progress=_progress, fault=fault
+        counts, seconds, embedder=embedder, progress=_progress, fault=fault,
+        write_path=write_path,
     )
     _emit(ctx, as_json, result, load_bench.format_load(result))
+
+
+@bench.command()
+@click.option("--probes", type=int, default=30, show_default=True, help="Probes per run.")
+@click.option("--clients", default="0,50", show_default=True,
+              help="Background clients, a comma list: one run (and one daemon) per count.")
+@click.option("--seconds", type=float, default=20.0, show_default=True,
+              help="Length of the background load (probes stop with it).")
+@_json
+@click.pass_context
+def freshness(ctx: click.Context, probes: int, clients: str, seconds: float, as_json: bool) -> None:
+    """Time from remember to semantic findability with the bundled model (deferred
+    embedding), idle and under `bench load` traffic; remember latency; lexical recall of
+    memories not embedded yet."""
+    from signet.bench import freshness as fresh_bench
+
+    _setup_threads()
+    try:
+        counts = [int(c) for c in clients.split(",") if c.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of integers", param_hint="--clients") from exc
+    if probes < 1 or not counts or min(counts) < 0 or seconds <= 0:
+        raise click.BadParameter("positive probes and seconds, client counts >= 0")
+    result = fresh_bench.run_freshness(probes, counts, seconds, progress=_progress)
+    _emit(ctx, as_json, result, fresh_bench.format_freshness(result))
+
+
+@bench.command(name="embed-ingest")
+@click.option("--n", "n", type=int, default=3000, show_default=True)
+@click.option("--write-path", type=click.Choice(["deferred", "inline"]), default="deferred",
+              show_default=True, help="deferred: write, the embed worker beside; inline: embed"
+              " each batch before writing it.")
+@_json
+@click.pass_context
+def embed_ingest(ctx: click.Context, n: int, write_path: str, as_json: bool) -> None:
+    """Ingest N synthetic memories with the bundled model until every vector is stored:
+    memories/s, CPU ms per memory, and the model alone."""
+    from signet.bench import writes
+
+    _setup_threads()
+    if n < 1:
+        raise click.BadParameter("N must be positive", param_hint="--n")
+    _emit(ctx, as_json, writes.bench_ingest(n, write_path, progress=_progress))
+
+
+@bench.command(name="remember")
+@click.option("--n", "n", type=int, default=100_000, show_default=True,
+              help="Memories in the store before timing.")
+@click.option("--calls", type=int, default=300, show_default=True)
+@_json
+@click.pass_context
+def remember_bench(ctx: click.Context, n: int, calls: int, as_json: bool) -> None:
+    """remember's latency (p50/p95) at N memories on the deferred write path."""
+    from signet.bench import writes
+
+    _setup_threads()
+    if n < 0 or calls < 1:
+        raise click.BadParameter("N must not be negative, calls must be positive")
+    _emit(ctx, as_json, writes.bench_remember(n, calls, progress=_progress))
 
 
 @bench.command()

@@ -1,0 +1,147 @@
+"""Write-side speed, in process: ingest with the bundled model, and remember's latency at N.
+
+`bench_ingest` (`signet bench embed-ingest`) measures what "ingest" means once writes never
+wait for the model: memories written through `remember_many` *and* embedded by the embed
+worker, timed until the last vector is stored. With `write_path="deferred"` (the default) the
+worker runs on its own thread while the writes go on, as in the daemon, so the model (in
+onnxruntime, GIL released) and the write transactions overlap on two cores; `inline` embeds
+each batch before writing it, one after the other. Reported beside the wall figures: CPU
+seconds per memory (all threads of the process), which a loaded machine disturbs far less,
+and the model alone (texts embedded per CPU second on the same corpus).
+
+`bench_remember` (`signet bench remember`) fills a store with N memories on the deferred path
+(raw writes; their embed, extract and hints jobs stay queued, the worst case for the jobs
+table), then times single `remember` calls of new content: the raw write transaction a client
+waits for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from signet.app import SignetApp
+from signet.bench.metrics import percentile
+from signet.bench.perf import synthetic_corpus
+from signet.config import Config
+from signet.workers.loop import WorkerLoop
+
+__all__ = ["bench_ingest", "bench_remember"]
+
+BATCH = 256
+WRITE_PATHS = ("deferred", "inline")
+
+
+def _config(workspace: Path, write_path: str, *, pipeline: bool) -> Config:
+    config = Config.default(workspace)
+    return config.replace(
+        pipeline=dataclasses.replace(config.pipeline, enabled=pipeline),
+        embedding=dataclasses.replace(config.embedding, write_path=write_path),
+    )
+
+
+def bench_ingest(
+    n: int, write_path: str = "deferred", *, workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Ingest `n` synthetic memories with the bundled model until every one has its vector."""
+    if write_path not in WRITE_PATHS:
+        raise ValueError(f"write_path must be one of {', '.join(WRITE_PATHS)}")
+    corpus = synthetic_corpus(n, seed=23)
+    with tempfile.TemporaryDirectory(prefix="signet-ingest-", dir=workdir) as tmp:
+        with SignetApp.open(_config(Path(tmp), write_path, pipeline=False)) as app:
+            assert app.embedder is not None, "the bench needs the bundled model"
+            model = _model_rate(app, corpus)
+            result = _ingest(app, corpus, write_path, progress)
+    return {"n": n, "write_path": write_path, **result, "model_only": model}
+
+
+def _model_rate(app: SignetApp, corpus: list[str]) -> dict[str, float]:
+    """The model alone on (a sample of) the same texts: texts per CPU second and per second."""
+    assert app.embedder is not None
+    app.embedder.embed(["warm up the session"])
+    sample = corpus[: min(len(corpus), 512)]
+    wall, cpu = time.perf_counter(), time.process_time()
+    app.embedder.embed(sample)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"texts_per_cpu_second": round(len(sample) / cpu, 1),
+            "texts_per_second": round(len(sample) / wall, 1)}
+
+
+def _ingest(
+    app: SignetApp, corpus: list[str], write_path: str,
+    progress: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    embed = [w for w in app.workers() if w.name == "embed"]
+    stop, wake = threading.Event(), threading.Event()
+    loop = WorkerLoop(embed, idle_sleep_s=0.5, sleep=lambda _s, t: (wake.wait(t), wake.clear()))
+    app.memory.on_deferred = wake.set  # as the daemon wires it
+    thread = threading.Thread(target=loop.run, args=(stop,), name="bench-embed", daemon=True)
+    wall, cpu = time.perf_counter(), time.process_time()
+    thread.start()
+    try:
+        for start in range(0, len(corpus), BATCH):
+            app.remember_many([{"content": t} for t in corpus[start : start + BATCH]])
+            if progress and (start // BATCH) % 8 == 0:
+                progress(f"ingest ({write_path}): written {min(start + BATCH, len(corpus))}"
+                         f"/{len(corpus)}")
+        written = time.perf_counter() - wall
+        while _unembedded(app):
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        wake.set()
+        thread.join(30)
+    total, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    n = len(corpus)
+    return {
+        "written_per_second": round(n / written, 1),
+        "ingest_per_second": round(n / total, 1),
+        "seconds": round(total, 2),
+        "cpu_ms_per_memory": round(cpu * 1000 / n, 2),
+        "embed_ticks": loop.state()["embed"]["work_done"],
+    }
+
+
+def _unembedded(app: SignetApp) -> int:
+    queued = app.job_depths().get("embed", {})
+    return queued.get("pending", 0) + queued.get("leased", 0)
+
+
+def bench_remember(
+    n: int, calls: int = 300, *, workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Fill a store with `n` memories (deferred: raw writes), then time `calls` remembers."""
+    corpus = synthetic_corpus(n + calls, seed=29)
+    with tempfile.TemporaryDirectory(prefix="signet-remember-", dir=workdir) as tmp:
+        with SignetApp.open(_config(Path(tmp), "deferred", pipeline=True)) as app:
+            filled = time.perf_counter()
+            for start in range(0, n, 1024):
+                app.remember_many([{"content": t} for t in corpus[start : min(start + 1024, n)]])
+                if progress and (start // 1024) % 10 == 0:
+                    progress(f"remember: filled {min(start + 1024, n)}/{n}")
+            fill_s = time.perf_counter() - filled
+            latencies, own, cpu = [], [], time.process_time()
+            for text in corpus[n:]:
+                mark, thread_mark = time.perf_counter(), time.thread_time()
+                result = app.remember(text)
+                latencies.append((time.perf_counter() - mark) * 1000)
+                # The call's own CPU: its wall time less what a busy machine's scheduler took.
+                own.append((time.thread_time() - thread_mark) * 1000)
+                assert not result.deduped and not result.embedded
+            cpu = time.process_time() - cpu
+    return {
+        "n": n, "calls": calls, "fill_per_second": round(n / fill_s, 1),
+        "remember_ms": {"p50": round(percentile(latencies, 50), 2),
+                        "p95": round(percentile(latencies, 95), 2),
+                        "max": round(max(latencies), 2)},
+        "remember_cpu_ms": {"p50": round(percentile(own, 50), 2),
+                            "p95": round(percentile(own, 95), 2)},
+        "cpu_ms_per_remember": round(cpu * 1000 / calls, 2),
+    }
