@@ -198,8 +198,6 @@ class SignetApp:
         return self.recaller.accesses.flush()
 
     def close(self) -> None:
-        if self.recaller.guard is not None:
-            self.recaller.guard.close()
         self.recaller.accesses.close()  # the accesses still buffered, written before closing
         if self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()

@@ -2,18 +2,16 @@
 
 An embedding server that accepts a connection and never answers used to hold every recall for
 the provider's whole timeout (30 s), and with it a request thread that unrelated routes needed.
-`ProviderGuard.call(fn)`:
+`ProviderGuard.wait(start)` is given work that runs on a thread of its own (recall's query
+micro-batcher, providers/query_embeddings.py: `start()` hands over a future) and:
 
-- runs `fn` on the guard's own small pool of threads, never the caller's: the caller waits at
-  most `budget_s` and then gets `ProviderTimeout` (recall degrades to its other channels), while
-  a hung call finishes, or fails at the provider's own timeout, on the guard's thread;
+- waits for it at most `budget_s`; then the caller gets `ProviderTimeout` (recall degrades to
+  its other channels), while a hung call finishes, or fails at the provider's own timeout, on
+  the work's own thread;
 - counts consecutive failures and timeouts; after `failures` of them the breaker opens and calls
   fail at once, without reaching the provider, for `cooldown_s`; then one call is let through
   (half-open): a success closes the breaker, a failure opens it for another cooldown;
 - reports its state (`snapshot`), which /api/status shows as the provider's health.
-
-`wait(start)` is the same deadline and breaker for work that already runs on a thread of its own
-(recall's query micro-batcher, providers/query_embeddings.py): `start()` hands over a future.
 
 The clock is injectable so tests can step through a cooldown.
 """
@@ -23,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal, TypeVar
 
@@ -33,8 +31,6 @@ __all__ = ["ProviderGuard"]
 
 T = TypeVar("T")
 State = Literal["closed", "open", "half_open"]
-POOL_THREADS = 4  # calls that may hang at once before new ones queue behind them
-
 
 class ProviderGuard:
     def __init__(
@@ -51,17 +47,11 @@ class ProviderGuard:
         self._consecutive = 0
         self._opened_at = 0.0
         self._last_error: str | None = None
-        self._pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix=f"signet-{name}")
-
-    def call(self, fn: Callable[[], T]) -> T:
-        """`fn()` within the budget; ProviderError when the breaker is open, ProviderTimeout
-        past the budget, or `fn`'s own ProviderError."""
-        return self.wait(lambda: self._pool.submit(fn))
 
     def wait(self, start: Callable[[], Future[T]]) -> T:
-        """Like `call`, for work that runs on a thread of its own (the query micro-batcher):
-        `start()` is asked for its future only when the breaker admits the call, and the
-        caller waits on it at most the budget."""
+        """The result of the work `start()` begins, within the budget. `start()` is asked for
+        its future only when the breaker admits the call; ProviderError when it is open,
+        ProviderTimeout past the budget, or the work's own ProviderError."""
         self._admit()
         future = start()
         try:
@@ -120,6 +110,3 @@ class ProviderGuard:
                 "retry_in_s": round(self._retry_in(), 1) if self._state == "open" else None,
                 "budget_ms": round(self.budget_s * 1000),
             }
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
