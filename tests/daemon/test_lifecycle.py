@@ -356,6 +356,20 @@ def test_stop_kills_a_daemon_that_ignores_sigterm(tmp_path, caplog) -> None:
             proc.kill()
 
 
+def test_stop_waits_out_the_daemons_own_shutdown_before_killing_it() -> None:
+    """`signet daemon stop` kills only after the daemon's shutdown budgets have all run out
+    (requests in flight, then a running worker tick, then leases released, accesses written
+    and the WAL checkpointed): a kill at 10 s landed exactly at the end of the first two."""
+    from signet.cli.daemon_commands import stop as stop_command
+    from signet.daemon.background import STOP_TIMEOUT_S
+    from signet.daemon.server import GRACEFUL_SHUTDOWN_S
+
+    budgets = GRACEFUL_SHUTDOWN_S + STOP_TIMEOUT_S
+    (timeout,) = [p for p in stop_command.params if p.name == "timeout"]
+    assert lifecycle.STOP_WAIT_S >= budgets + 10
+    assert timeout.default == lifecycle.STOP_WAIT_S
+
+
 # --- durability and defaults ------------------------------------------------------------------
 
 

@@ -54,7 +54,8 @@ def start(state: CliState, foreground: bool) -> None:
 
 
 @daemon.command()
-@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds to wait.")
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Seconds to wait for a graceful stop before killing the daemon.")
 @json_option
 @click.pass_obj
 def stop(state: CliState, timeout: float) -> None:

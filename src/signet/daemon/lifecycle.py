@@ -157,7 +157,15 @@ def start_background(cfg: Config, timeout_s: float = START_TIMEOUT_S) -> int:
     return child.pid
 
 
-def stop(cfg: Config, timeout_s: float = 10) -> bool:
+# How long `stop` waits after SIGTERM before it kills. Longer than the daemon's own shutdown
+# budgets added up (uvicorn's graceful 5 s for requests in flight, daemon/server.py; the
+# workers' 5 s for a running tick, daemon/background.py; then the leases released, the accesses
+# written, the WAL checkpointed): a kill inside them loses the buffered accesses and leaves
+# jobs leased until the next start's reaper.
+STOP_WAIT_S = 30.0
+
+
+def stop(cfg: Config, timeout_s: float = STOP_WAIT_S) -> bool:
     """Stop the workspace's daemon: SIGTERM, then SIGKILL after `timeout_s`. False if none ran."""
     pid = running_pid(cfg)
     if pid is None:
