@@ -139,3 +139,14 @@ def test_a_provider_answering_too_few_vectors_fails_its_waiters_and_the_batcher_
     embedder.short = False  # the provider recovers; the batcher must still be there
     assert queries.submit("next query").result(10).shape == (16,)
     queries.close()
+
+
+def test_a_cancelled_query_leaves_the_batcher_answering_the_next() -> None:
+    embedder = RecordingEmbedder(hold_first=True)
+    queries = QueryEmbeddings(embedder)
+    abandoned = queries.submit("abandoned query")
+    assert embedder.entered.wait(10)
+    assert abandoned.cancel()  # e.g. an asyncio caller's request was cancelled
+    embedder.release.set()
+    assert queries.submit("next query").result(10).shape == (16,)
+    queries.close()

@@ -190,6 +190,10 @@ class QueryEmbeddings:
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         for row, (_, future) in enumerate(batch):
+            # A waiter may have cancelled the future (it is shared by every caller of the key);
+            # setting it then raises, and must not end this thread.
+            if not future.set_running_or_notify_cancel():
+                continue
             if vectors is not None:
                 future.set_result(vectors[row])
             else:
