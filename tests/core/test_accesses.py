@@ -8,15 +8,16 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from signet.app import SignetApp
+from signet.clock import ManualClock
+from signet.config import Config
 from signet.store.accesses import AccessRecorder
 from signet.store.connection import DatabaseError, connect
 from signet.store.db import Store
-from signet.types import RecallQuery, format_ts
+from signet.types import RecallQuery
 
 
 def test_a_get_records_an_access_that_the_writer_writes_later(app: SignetApp) -> None:
@@ -118,14 +119,18 @@ def test_frozen_mutations_record_no_access(app: SignetApp) -> None:
         assert readonly.recaller.accesses.pending() == {}
 
 
-def test_a_got_memory_gets_the_rehearsal_boost_and_its_decay_clock_reset(app: SignetApp) -> None:
+def test_a_got_memory_gets_the_rehearsal_boost_and_its_decay_clock_reset(config: Config) -> None:
     """What the seeds say an access changes: the rehearsal boost, and importance decay counted
     from the last access (an old memory, just read, ranks as fresh)."""
+    clock = ManualClock()
+    with SignetApp.open(config, embedder=None, llm=None, clock=clock) as app:
+        _rehearsal_and_decay(app, clock)
+
+
+def _rehearsal_and_decay(app: SignetApp, clock: ManualClock) -> None:
     old = app.remember("The backup job runs nightly at two", importance=0.9).id
     twin = app.remember("The backup job runs nightly at three", importance=0.9).id
-    stamp = format_ts(datetime.now(UTC) - timedelta(days=60))
-    with app.store.write_tx() as conn:  # both written 60 days ago, never accessed since
-        conn.execute("UPDATE memories SET created_at = ? WHERE id IN (?, ?)", (stamp, old, twin))
+    clock.advance(days=60)  # both written 60 days ago, never accessed since
     query = RecallQuery("backup job nightly", mode="keyword")
     before = {h.memory.id: h for h in app.recall(query).hits}
     assert "rehearsal" not in before[old].adjustments
