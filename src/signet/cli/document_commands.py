@@ -11,7 +11,6 @@ recallable. Re-ingesting an unchanged file is a no-op; a changed one replaces it
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +82,7 @@ def drain(app: SignetApp, total: int) -> None:
     with Progress(*columns, console=Console(stderr=True), transient=True,
                   disable=total == 0) as progress:
         task = progress.add_task("documents", total=total)
-        while worker.tick(datetime.now(UTC)):
+        while worker.tick(app.clock.now()):
             progress.advance(task)
 
 

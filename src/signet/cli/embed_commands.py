@@ -5,7 +5,6 @@ are leased atomically, so running this next to a daemon is safe."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -43,7 +42,7 @@ def backfill(state: CliState) -> None:
         total = int(app.embeddings_status()["audit"]["missing"])
         with Progress(console=console(), disable=state.json or total == 0) as bar:
             task = bar.add_task("embedding", total=total)
-            while worker.tick(datetime.now(UTC)):
+            while worker.tick(app.clock.now()):
                 missing = int(app.embeddings_status()["audit"]["missing"])
                 bar.update(task, completed=total - missing)
         status = app.embeddings_status()
