@@ -3,6 +3,7 @@ embeds concurrent misses in one call."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -150,3 +151,15 @@ def test_a_cancelled_query_leaves_the_batcher_answering_the_next() -> None:
     embedder.release.set()
     assert queries.submit("next query").result(10).shape == (16,)
     queries.close()
+
+
+def test_search_query_cache_size_zero_turns_the_cache_off(tmp_path: Path) -> None:
+    embedder = RecordingEmbedder()
+    config = Config.default(tmp_path / "ws")
+    config = config.replace(search=dataclasses.replace(config.search, query_cache_size=0))
+    with SignetApp.open(config, embedder=embedder) as app:
+        for _ in range(2):
+            app.recall(RecallQuery("dark mode editor", mode="vector"))
+        assert embedder.calls == [["dark mode editor"], ["dark mode editor"]]
+        assert app.recaller.query_embeddings is not None
+        assert app.recaller.query_embeddings.cache_size == 0
