@@ -137,6 +137,10 @@ def _plain(error: Any) -> str:
         return str(error.get("msg", "invalid")).removeprefix("Value error, ")
     if kind.endswith("_type") and "input" in error and error["input"] is None:
         return "must not be null"
+    if kind == "literal_error":  # as the app says it: the field and the accepted values
+        field = str((error.get("loc") or ("value",))[-1])
+        choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return f"invalid {field} (one of {', '.join(choices)})"
     if (kind == "string_too_short" and ctx.get("min_length") == 1) or (
         kind == "string_pattern_mismatch" and ctx.get("pattern") == NOT_BLANK
     ):
