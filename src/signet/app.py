@@ -11,6 +11,7 @@ A memory is written, read, edited and forgotten by the memory service (services/
 from __future__ import annotations
 
 import builtins
+import functools
 import logging
 import secrets
 import time
@@ -83,19 +84,21 @@ R = TypeVar("R")
 
 
 class _Delegate(Generic[S, P, R]):
-    """An app attribute that is a service's method, with its signature:
-    `remember = _Delegate("memory", MemoryService.remember)` makes `app.remember(...)` be
-    `app.memory.remember(...)`."""
+    """An app attribute that is a service's operation, with its signature: a function whose
+    first argument is the service, bound to the app's. `remember = _Delegate("memory",
+    MemoryService.remember)` makes `app.remember(...)` be `app.memory.remember(...)`, and
+    `fts_check = _Delegate("memory", maintenance.fts_check)` makes `app.fts_check()` be
+    `maintenance.fts_check(app.memory)`."""
 
-    def __init__(self, service: str, method: Callable[Concatenate[S, P], R]) -> None:
+    def __init__(self, service: str, function: Callable[Concatenate[S, P], R]) -> None:
         self.service = service
-        self.method = method
-        self.__doc__ = method.__doc__
+        self.function = function
+        self.__doc__ = function.__doc__
 
     def __get__(self, app: SignetApp | None, owner: type | None = None) -> Callable[P, R]:
         if app is None:  # looked up on the class: the service's own function
-            return self.method  # type: ignore[return-value]
-        return getattr(getattr(app, self.service), self.method.__name__)
+            return self.function  # type: ignore[return-value]
+        return functools.partial(self.function, getattr(app, self.service))
 
 
 @dataclass
@@ -245,19 +248,9 @@ class SignetApp:
         result = self.sessions.import_transcript(agent_id=actor.agent_id, scope=scope, **request)
         return result.to_dict()
 
-    def session_list(self, *, scope: MemoryScope | None = None, **request: Any) -> dict[str, Any]:
-        return self.sessions.list(scope=scope, **request)
-
-    def session_show(
-        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None
-    ) -> dict[str, Any]:
-        return self.sessions.show(session_id, scope=scope, project=project)
-
-    def session_search(
-        self, query: str, *, scope: MemoryScope | None = None, project: str | None = None,
-        limit: int = 10,
-    ) -> dict[str, Any]:
-        return self.sessions.search(query, scope=scope, project=project, limit=limit)
+    session_list = _Delegate("sessions", Sessions.list)
+    session_show = _Delegate("sessions", Sessions.show)
+    session_search = _Delegate("sessions", Sessions.search)
 
     def session_forget(
         self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None,
@@ -417,32 +410,17 @@ class SignetApp:
             **request,
         )
 
-    def modify_batch(
-        self, items: Sequence[dict[str, Any]], *, reason: str | None = None,
-        actor: Actor = Actor(), scope: MemoryScope | None = None,
-    ) -> dict[str, Any]:
-        return batch.modify_batch(self.memory, items, reason=reason, actor=actor, scope=scope)
+    modify_batch = _Delegate("memory", batch.modify_batch)
 
     def pipeline_status(self) -> dict[str, Any]:
         return maintenance.pipeline_queue(self.memory, self.llm)
 
-    def release_stale_leases(self, older_than_ms: int | None = None) -> dict[str, Any]:
-        return maintenance.release_stale_leases(self.memory, older_than_ms)
-
-    def fts_check(self) -> dict[str, Any]:
-        return maintenance.fts_check(self.memory)
-
-    def fts_rebuild(self) -> dict[str, Any]:
-        return maintenance.fts_rebuild(self.memory)
-
-    def re_embed(self) -> dict[str, Any]:
-        return maintenance.re_embed(self.memory)
-
-    def embeddings_status(self) -> dict[str, Any]:
-        return maintenance.embeddings_status(self.memory)
-
-    def embeddings_health(self) -> dict[str, Any]:
-        return maintenance.embeddings_health(self.memory)
+    release_stale_leases = _Delegate("memory", maintenance.release_stale_leases)
+    fts_check = _Delegate("memory", maintenance.fts_check)
+    fts_rebuild = _Delegate("memory", maintenance.fts_rebuild)
+    re_embed = _Delegate("memory", maintenance.re_embed)
+    embeddings_status = _Delegate("memory", maintenance.embeddings_status)
+    embeddings_health = _Delegate("memory", maintenance.embeddings_health)
 
     def secret_store(self) -> SecretStore:
         """The workspace's encrypted secrets (values resolved into providers only at open)."""
@@ -463,11 +441,8 @@ class SignetApp:
         """Bring skill_meta and the skill memories in step with skills/ (skills.py)."""
         return skills.reconcile(self.memory, now or self.clock.now())
 
-    def list_skills(self) -> builtins.list[dict[str, Any]]:
-        return skills.list_skills(self.memory)
-
-    def show_skill(self, name: str) -> dict[str, Any]:
-        return skills.show(self.memory, name)
+    list_skills = _Delegate("memory", skills.list_skills)
+    show_skill = _Delegate("memory", skills.show)
 
     def install_skill(self, source: str, *, force: bool = False) -> dict[str, Any]:
         from pathlib import Path

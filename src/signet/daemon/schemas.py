@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from types import GenericAlias
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     AfterValidator,
@@ -89,7 +89,7 @@ def integer(**constraints: Any) -> Any:
     return Annotated[int, Field(**constraints), BeforeValidator(_integral)]
 
 
-Int = integer()
+Int: TypeAlias = Annotated[int, Field(), BeforeValidator(_integral)]  # integer(), spelt out
 # SQLite's largest integer: an offset past it is no row, not an overflow.
 MAX_SQL_INT = 2**63 - 1
 # ISO-8601 as the app parses it (types.parse_ts): a date, or a date-time.
@@ -262,7 +262,9 @@ class RecallFiltersBody(FiltersBody):
     )
 
 
-RecallLimit = integer(ge=1, json_schema_extra=config_bound("recall_limit"))
+RecallLimit: TypeAlias = Annotated[  # integer(ge=1, ...), spelt out for the type checker
+    int, Field(ge=1, json_schema_extra=config_bound("recall_limit")), BeforeValidator(_integral)
+]
 
 
 class RecallBody(_Body):
