@@ -41,7 +41,9 @@ def _config(workspace: Path, write_path: str, *, pipeline: bool) -> Config:
     config = Config.default(workspace)
     return config.replace(
         pipeline=dataclasses.replace(config.pipeline, enabled=pipeline),
-        embedding=dataclasses.replace(config.embedding, write_path=write_path),
+        embedding=dataclasses.replace(
+            config.embedding, write_path="inline" if write_path == "inline" else "deferred"
+        ),
     )
 
 
@@ -79,7 +81,12 @@ def _ingest(
 ) -> dict[str, Any]:
     embed = [w for w in app.workers() if w.name == "embed"]
     stop, wake = threading.Event(), threading.Event()
-    loop = WorkerLoop(embed, idle_sleep_s=0.5, sleep=lambda _s, t: (wake.wait(t), wake.clear()))
+
+    def sleep(_stop: threading.Event, seconds: float) -> None:
+        wake.wait(seconds)
+        wake.clear()
+
+    loop = WorkerLoop(embed, idle_sleep_s=0.5, sleep=sleep)
     app.memory.on_deferred = wake.set  # as the daemon wires it
     thread = threading.Thread(target=loop.run, args=(stop,), name="bench-embed", daemon=True)
     wall, cpu = time.perf_counter(), time.process_time()
