@@ -16,12 +16,12 @@ from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from signet.clock import stamp
 from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
 from signet.errors import NotFound
 from signet.secret_store import MAX_VALUE_BYTES, NAME_PATTERN
-from signet.types import utc_now
 
 __all__ = ["router"]
 
@@ -64,7 +64,7 @@ def list_secrets(app: App) -> JSONResponse:
 
 @router.put("/{name}", response_model=SecretOut)
 def put_secret(app: App, name: SecretName, body: SecretBody) -> JSONResponse:
-    return JSONResponse(app.secret_store().set(name, body.value, utc_now()).to_dict())
+    return JSONResponse(app.secret_store().set(name, body.value, stamp(app.clock)).to_dict())
 
 
 @router.delete("/{name}", response_model=DeletedOut)

@@ -24,10 +24,10 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
+from signet.clock import stamp
 from signet.daemon.auth import Caller, require
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut
-from signet.types import utc_now
 
 __all__ = ["router"]
 
@@ -141,7 +141,7 @@ def search_export(app: App, caller: Caller, since: str | None = None) -> JSONRes
         agent_id=caller.scope_agent, project=caller.scope_project, since=since,
         limit=EXPORT_LIMIT,
     )
-    body = {"exported_at": utc_now(), "count": len(page["items"]), "total": page["total"],
+    body = {"exported_at": stamp(app.clock), "count": len(page["items"]), "total": page["total"],
             "rows": page["items"]}
     headers = {"Content-Disposition": 'attachment; filename="memory-search-telemetry.json"'}
     return JSONResponse(body, headers=headers)
