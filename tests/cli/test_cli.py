@@ -288,6 +288,17 @@ def test_in_process_commands_use_the_configured_embedder_only_where_vectors_matt
         assert cli.json("status")["embedder"]["model"] == "fake"
 
 
+def test_without_a_daemon_a_remembered_memory_is_found_by_meaning_at_once(cli: Cli) -> None:
+    """No embed worker runs in the CLI's process: with the bundled model, its writes embed on
+    the write path (a deferred vector would wait for the next daemon start)."""
+    (cli.workspace / "agent.yaml").write_text("embedding:\n  provider: local\n", encoding="utf-8")
+    cli.ok("init")
+    made = cli.json("remember", "The quarterly invoices are archived in the blue cabinet")
+    assert made["embedded"] is True
+    found = cli.json("recall", "where do the invoices get filed", "--mode", "vector")
+    assert [r["id"] for r in found["results"]][:1] == [made["id"]]
+
+
 # --- with a running daemon ------------------------------------------------------------------
 
 

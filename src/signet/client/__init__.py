@@ -4,7 +4,7 @@ daemon runs. Adapters (CLI, MCP) import this package, never each other; docs/pyt
 it in use.
 """
 
-from signet.client.local import LocalClient
+from signet.client.local import LocalClient, without_workers
 from signet.client.remote import Client, daemon_url, is_running, read_token
 
-__all__ = ["Client", "LocalClient", "daemon_url", "is_running", "read_token"]
+__all__ = ["Client", "LocalClient", "daemon_url", "is_running", "read_token", "without_workers"]

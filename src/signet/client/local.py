@@ -11,6 +11,7 @@ model. SQLite's WAL mode lets this run next to other readers.
 
 from __future__ import annotations
 
+import dataclasses
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +22,19 @@ from signet.types import Actor, MemoryFilters, RecallQuery
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["ACTOR_NAME", "LocalClient", "require_workspace"]
+__all__ = ["ACTOR_NAME", "LocalClient", "require_workspace", "without_workers"]
 
 ACTOR_NAME = "cli"
 
 JSON = dict[str, Any]
+
+
+def without_workers(cfg: Config) -> Config:
+    """`cfg` for an app opened in a process that runs no workers (the CLI, `signet mcp` with no
+    daemon): its writes embed on the write path (`embedding.write_path: inline`; a local
+    embedder only), since no embed worker runs here to add a deferred vector, and the memory
+    would not be found by meaning until a daemon next started."""
+    return cfg.replace(embedding=dataclasses.replace(cfg.embedding, write_path="inline"))
 
 
 def require_workspace(cfg: Config) -> None:
@@ -154,7 +163,9 @@ class LocalClient:
         # Imported here: the daemon path of the CLI never needs the store, numpy or recall.
         from signet.app import SignetApp
 
-        self._app = SignetApp.open(self._cfg, embedder="config" if embedder else None)
+        self._app = SignetApp.open(
+            without_workers(self._cfg), embedder="config" if embedder else None
+        )
         self._with_embedder = embedder
         return self._app
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from signet import injection
 from signet.app import SignetApp
-from signet.client import Client, LocalClient, daemon_url, is_running, read_token
+from signet.client import Client, LocalClient, daemon_url, is_running, read_token, without_workers
 from signet.config import Config
 from signet.types import Actor
 
@@ -107,5 +107,5 @@ def connect_backend(cfg: Config) -> tuple[Backend, SignetApp | None]:
     returned too when one was opened here, for the caller to close."""
     if is_running(cfg):
         return DaemonBackend(cfg), None
-    app = SignetApp.open(cfg)
+    app = SignetApp.open(without_workers(cfg))  # no embed worker in this process
     return AppBackend(app), app
