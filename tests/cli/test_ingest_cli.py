@@ -111,3 +111,19 @@ def test_a_refused_file_in_a_folder_is_reported_and_the_rest_indexed(tmp_path: P
     assert refused["source"].endswith("a-big.md") and "max_file_bytes" in refused["error"]
     listed = json.loads(_run(ws, "--json", "documents", "list").stdout)
     assert [d["status"] for d in listed["items"]] == ["done"]
+
+
+def test_an_ingested_document_is_found_by_meaning_without_a_daemon(tmp_path: Path) -> None:
+    """No embed worker runs in the CLI's process: the chunks it writes embed on the write
+    path (a deferred vector would wait for the next daemon start)."""
+    ws = tmp_path / "agents"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(
+        "embedding:\n  provider: local\nmemory:\n  pipelineV2:\n    enabled: false\n"
+    )
+    note = tmp_path / "archive.md"
+    note.write_text("The quarterly invoices are archived in the blue cabinet.")
+    assert _run(ws, "ingest", str(note)).returncode == 0
+    done = _run(ws, "--json", "recall", "where do the invoices get filed", "--mode", "vector")
+    assert done.returncode == 0, done.stderr
+    assert any("blue cabinet" in h["content"] for h in json.loads(done.stdout)["results"])

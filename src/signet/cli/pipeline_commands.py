@@ -41,8 +41,10 @@ def open_app(
     embedder without the LLM (maintenance audits vectors, skills index, neither asks an LLM)."""
     # Imported here: `signet --help` must not load the store, numpy or the providers.
     from signet.app import SignetApp
+    from signet.client import without_workers
 
-    config = state.existing_config() if existing else state.config()
+    # No embed worker runs in this process: what it writes embeds on the write path.
+    config = without_workers(state.existing_config() if existing else state.config())
     if providers and llm:
         app = SignetApp.open(config)
     elif providers:
