@@ -74,14 +74,13 @@ def test_a_slow_llm_blocks_nothing_and_sigterm_releases_the_jobs_in_flight(
             assert any(status == "leased" for _t, status, _a in job_statuses(ws))
 
             # The worker thread now waits on the LLM; the daemon answers as if it did not.
-            timings = []
+            # (An ordering check, not a timing one: the LLM answers only after SLOW_S, so
+            # requests served while its job is still leased did not wait for it.)
             for n in range(10):
-                started = time.perf_counter()
                 assert client.get("/health").status_code == 200
                 reply = client.post(REMEMBER, json={"content": f"written meanwhile {n}"})
                 assert reply.status_code == 200
-                timings.append(time.perf_counter() - started)
-            assert max(timings) < 2.0, timings
+            assert any(status == "leased" for _t, status, _a in job_statuses(ws))
 
         started = time.monotonic()
         code, err = daemon.terminate()
