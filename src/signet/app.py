@@ -201,6 +201,7 @@ class SignetApp:
         return self.recaller.accesses.flush()
 
     def close(self) -> None:
+        self.projection.close()  # its threads write to the store: they stop before it closes
         self.recaller.accesses.close()  # the accesses still buffered, written before closing
         if self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()

@@ -9,6 +9,10 @@ transaction, and writes the result in one short write transaction.
 
 A scoped caller gets a projection of its own slice only (its agent and project), cached under
 its own key, so nothing of another slice is ever placed on its map.
+
+The computations run on daemon threads, so `close` (called by the app before its store
+closes) stops new ones from starting and waits a bounded time for those under way; one still
+laying out after that gives its result up instead of writing to a closed store.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class ProjectionService:
         self.vector_dims = vector_dims
         self._running: dict[tuple[int, str], threading.Thread] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def get(self, dimensions: int, scope: MemoryScope | None = None) -> dict[str, Any] | Pending:
         """The cached projection when current, else Pending (and a computation under way)."""
@@ -90,6 +95,8 @@ class ProjectionService:
             dimensions, len(points.ids), placed.method, self.model, stamp(self.clock),
             compute_ms=round((time.perf_counter() - started) * 1000, 1),
         )
+        if self._closed:  # the app is closing its store: keep the result out of it
+            return result
         with self.store.write_tx() as conn:
             proj_sql.cache_put(
                 conn, dimensions=dimensions, scope_key=scope_key(scope), model=self.model,
@@ -100,6 +107,8 @@ class ProjectionService:
 
     def _start(self, key: tuple[int, str], scope: MemoryScope | None) -> None:
         with self._lock:
+            if self._closed:
+                return
             running = self._running.get(key)
             if running is not None and running.is_alive():
                 return
@@ -122,6 +131,19 @@ class ProjectionService:
             threads = list(self._running.values())
         for thread in threads:
             thread.join(timeout_s)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Start nothing more and wait up to `timeout_s` in all for the computations under
+        way (the store is closed next); a cache entry is cheap to compute again."""
+        with self._lock:
+            self._closed = True
+            threads = list(self._running.values())
+        deadline = time.monotonic() + timeout_s
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                log.warning("projection %s still running at close; its result is dropped",
+                            thread.name)
 
 
 def _node(memory_id: str, meta: dict[str, Any], coords: Any) -> dict[str, Any]:
