@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from signet.app import SignetApp
+from signet.clock import Clock, ManualClock
 from signet.config import Config, PipelineConfig
 from signet.errors import InvalidInput
 from signet.portable.bundle import backup, export_bundle, import_bundle
@@ -28,9 +29,9 @@ THINGS = ["tea", "chess", "rust", "gardens", "jazz", "sailing", "pottery", "rame
 VERBS = ["likes", "studies", "avoids", "writes about", "teaches", "collects"]
 
 
-def _open(root: Path, embedder: Embedder | None = None) -> SignetApp:
+def _open(root: Path, embedder: Embedder | None = None, clock: Clock | None = None) -> SignetApp:
     cfg = inline(Config.default(root)).replace(pipeline=PipelineConfig(enabled=False))
-    return SignetApp.open(cfg, embedder=embedder or HashEmbedder(64), llm=None)
+    return SignetApp.open(cfg, embedder=embedder or HashEmbedder(64), llm=None, clock=clock)
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +51,17 @@ def source(tmp_path: Path) -> Iterator[SignetApp]:
 
 @pytest.fixture
 def source_with_model(tmp_path: Path, bundled: Embedder) -> Iterator[SignetApp]:
-    app = _seeded(tmp_path / "a", bundled)
+    # A clock that stands still: recall decays importance by the age of a memory at the moment
+    # of the query, so on the wall clock the same memory scores a little lower on the side
+    # asked later (about 1e-7 a second), and a loaded machine made the round trip differ in
+    # the sixth decimal. Both sides share this clock, so every input to the scores is the same.
+    app = _seeded(tmp_path / "a", bundled, ManualClock())
     yield app
     app.close()
 
 
-def _seeded(root: Path, embedder: Embedder) -> SignetApp:
-    app = _open(root, embedder)
+def _seeded(root: Path, embedder: Embedder, clock: Clock | None = None) -> SignetApp:
+    app = _open(root, embedder, clock)
     rng = random.Random(7)
     ids = []
     for i in range(200):
@@ -84,8 +89,10 @@ def _queries() -> list[str]:
 
 
 def _recall(app: SignetApp, query: str) -> list[tuple[str, float]]:
+    """Ids in order with their exact scores: the same rows, vectors and clock on both sides
+    give the same floats, so any difference is something the round trip changed."""
     hits = app.recall(RecallQuery(query, limit=10, touch=False)).hits
-    return [(h.memory.id, round(h.score, 6)) for h in hits]
+    return [(h.memory.id, h.score) for h in hits]
 
 
 def test_round_trip_keeps_everything_and_recalls_the_same(
@@ -95,7 +102,7 @@ def test_round_trip_keeps_everything_and_recalls_the_same(
     manifest = export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
     assert manifest["tables"]["memories"] == 201 and "agent.yaml" not in manifest["files"]
     assert manifest["config"]["removed"] == ["llm.sneaky_token"]
-    target = _open(tmp_path / "b", source.embedder)
+    target = _open(tmp_path / "b", source.embedder, source.clock)
     try:
         report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
         assert report["inserted"]["memories"] == 201 and report["deduped_memories"] == 0
