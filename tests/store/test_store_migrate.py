@@ -29,8 +29,8 @@ def workspace(tmp_path: Path) -> Config:
     with SignetApp.open(config, embedder=embedder, llm=None) as app:
         for i in range(7):
             app.remember(f"Team fact number {i}: the build uses cache shard {i * 11}",
-                         tags=["team"], project="core")
-        gone = app.remember("A memory that was forgotten").id
+                         tags=["team"], project="core", embed_inline=True)
+        gone = app.remember("A memory that was forgotten", embed_inline=True).id
         app.forget(gone)
     file_key(workspace_key_path(config.workspace))
     return config
