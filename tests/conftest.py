@@ -9,14 +9,13 @@ The fixtures every folder shares:
   (`write_paths.inline`: these tests read vectors right after writing);
 - `app`: a SignetApp opened on it with the deterministic hash embedder and no LLM;
 - `lexical_app`: the same with no embedder (only the lexical channels);
-- `serve(**config_sections)`: a real daemon app under uvicorn on a free loopback port, spoken to
-  over real HTTP with the install's admin token; everything stops at teardown.
+- `serve(**config_sections)`: a real daemon app under uvicorn on a free loopback port
+  (uvicorn_thread.py, the start-up every in-process server shares), spoken to over real HTTP
+  with the install's admin token; everything stops at teardown.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +69,8 @@ class Served:
 def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     """serve(**config_sections) -> a running server; everything stops at teardown."""
     from auth_tokens import auth, install_token
-    from signet.daemon.server import bind_socket, create_app, make_server
+    from signet.daemon.server import create_app
+    from uvicorn_thread import serve_in_thread
 
     stops: list[Callable[[], None]] = []
 
@@ -80,27 +80,17 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         cfg = inline(Config.default(tmp_path / f"ws{len(stops)}")).replace(**sections)
         app = SignetApp.open(cfg, embedder=HashEmbedder(64))
         api = create_app(app)
-        sock = bind_socket("127.0.0.1", 0)
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        server = make_server(api)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.started, "uvicorn did not start"
+        running = serve_in_thread(api)
         token = install_token(cfg, app)
-        client = httpx.Client(base_url=url, timeout=30, headers=auth(token))
+        client = httpx.Client(base_url=running.url, timeout=30, headers=auth(token))
 
         def stop() -> None:
             client.close()
-            server.should_exit = True
-            thread.join(10)
-            sock.close()
+            running.stop()
             app.close()
 
         stops.append(stop)
-        return Served(cfg, app, api, client, url, token)
+        return Served(cfg, app, api, client, running.url, token)
 
     yield start
     for stop in stops:

@@ -18,8 +18,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +30,11 @@ from chromium import CHROMIUM, CHROMIUM_ARGS
 from auth_tokens import auth, install_token
 from signet.app import SignetApp
 from signet.config import Config
-from signet.daemon.server import bind_socket, create_app, make_server
+from signet.daemon.server import create_app
 from signet.daemon.tokens import TokenAuthority
 from signet.providers.hash_embedder import HashEmbedder
+from uvicorn_thread import serve_in_thread
+from write_paths import inline
 
 
 @dataclass
@@ -61,31 +61,20 @@ class Daemon:
 
 
 def start_daemon(workspace: Path) -> tuple[Daemon, Callable[[], None]]:
-    cfg = Config.default(workspace)
+    # Embedded on the write path: no embed worker runs here, and the map reads the vectors.
+    cfg = inline(Config.default(workspace))
     app = SignetApp.open(cfg, embedder=HashEmbedder(64))
-    api = create_app(app)
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    server = make_server(api)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
+    running = serve_in_thread(create_app(app))
     cfg.pid_path.parent.mkdir(parents=True, exist_ok=True)
     cfg.pid_path.write_text(str(os.getpid()))  # this process serves /health, as a daemon's would
-    url = f"http://127.0.0.1:{port}"
-    client = httpx.Client(base_url=url, timeout=30, headers=auth(install_token(cfg, app)))
+    client = httpx.Client(base_url=running.url, timeout=30, headers=auth(install_token(cfg, app)))
 
     def stop() -> None:
         client.close()
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        running.stop()
         app.close()
 
-    return Daemon(cfg, app, url, port, client), stop
+    return Daemon(cfg, app, running.url, running.port, client), stop
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -35,8 +34,9 @@ from fakes.transcripts import claude_code
 from mcp import Client, StdioServerParameters
 from signet.app import SignetApp
 from signet.config import Config
-from signet.daemon.server import bind_socket, create_app, make_server
+from signet.daemon.server import create_app
 from signet.providers.hash_embedder import HashEmbedder
+from uvicorn_thread import serve_in_thread
 
 AGENT_YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
 TOOLS = {
@@ -142,20 +142,15 @@ def served(tmp_path: Path) -> Iterator[Served]:
     around a SignetApp with the deterministic hash embedder, so vectors take part in recall."""
     app = SignetApp.open(Config.default(tmp_path / "served"), embedder=HashEmbedder(64))
     token = install_token(app.config, app)
-    sock = bind_socket("127.0.0.1", 0)
-    server = make_server(create_app(app))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
     try:
-        yield Served(app, f"http://127.0.0.1:{sock.getsockname()[1]}", token)
+        running = serve_in_thread(create_app(app))
+    except BaseException:
+        app.close()
+        raise
+    try:
+        yield Served(app, running.url, token)
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        running.stop()
         app.close()
 
 
