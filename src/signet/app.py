@@ -38,6 +38,7 @@ from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.llm import LLM
 from signet.recall.hybrid import Recaller
+from signet.recall.spec import RankingSpec
 from signet.recall.vectors import VectorSearch
 from signet.secret_store import SecretStore
 from signet.services.memory import MemoryService
@@ -146,19 +147,18 @@ class SignetApp:
             VectorSearch(chosen.model, chosen.dimensions, config.embedding.index) if chosen else None
         )
         clock = clock or SystemClock()
-        recaller = Recaller(store, config.search, chosen, vectors, clock=clock)
-        if chosen is not None:
-            search = config.search
-            recaller.guard = ProviderGuard(
-                "query embedding", budget_s=search.query_embed_timeout_ms / 1000,
-                failures=search.embed_breaker_failures,
-                cooldown_s=search.embed_breaker_cooldown_ms / 1000,
-            )
+        graph = KnowledgeGraph.build(store, config.pipeline, chosen.model if chosen else None, clock)
+        # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
+        sessions = Sessions(config, store, clock)
+        # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
+        recaller = Recaller(
+            store, config.search, RankingSpec.of(config.search, graph.hooks()), chosen, vectors,
+            transcripts=sessions.excerpts, guard=_query_guard(config) if chosen else None,
+            clock=clock,
+        )
         app = cls(config, store, chosen, recaller, vectors, clock=clock)
         app.telemetry = telemetry
-        app.graph = KnowledgeGraph.attach(
-            store, config.pipeline, recaller, chosen.model if chosen else None
-        )
+        app.graph = graph
         app.memory = MemoryService(
             config, store, chosen, vectors, app.graph, recaller.accesses, app.clock
         )
@@ -171,9 +171,7 @@ class SignetApp:
         )
         app.connectors = FolderConnectors(store, app.documents)
         app.llm = chosen_llm  # type: ignore[assignment]
-        # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
-        app.sessions = Sessions(config, store, clock)
-        recaller.transcripts = app.sessions.excerpts
+        app.sessions = sessions
         app.ledger = SearchLedger(config, store, clock)
         app.ledger.ensure()
         if chosen is not None:
@@ -490,3 +488,13 @@ class SignetApp:
                              self.config.pipeline.min_fact_confidence_for_write)},
             "maintenance": maintenance.status_summary(self.memory),
         }
+
+
+def _query_guard(config: Config) -> ProviderGuard:
+    """The query embedding's deadline and circuit breaker (providers/guard.py)."""
+    search = config.search
+    return ProviderGuard(
+        "query embedding", budget_s=search.query_embed_timeout_ms / 1000,
+        failures=search.embed_breaker_failures,
+        cooldown_s=search.embed_breaker_cooldown_ms / 1000,
+    )

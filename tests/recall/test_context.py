@@ -28,7 +28,7 @@ def test_answer_turn_is_found_through_its_question(lexical_app: SignetApp) -> No
     answer = lexical_app.remember(ANSWER, actor=actor, event_at="2023-05-08T13:56:00").id
     _distractors(lexical_app)
     assert answer in _ids(lexical_app, "pottery class")
-    lexical_app.recaller.context_weight = 0.0
+    lexical_app.recaller = lexical_app.recaller.respec(context_weight=0.0)
     assert answer not in _ids(lexical_app, "pottery class")
 
 

@@ -35,7 +35,7 @@ def test_a_full_date_is_not_also_read_as_its_month() -> None:
 
 
 def _fill(app: SignetApp) -> str:
-    app.recaller.context_weight = 0.0
+    app.recaller = app.recaller.respec(context_weight=0.0)
     # Many memories share the query's words; only the date tells the right one apart.
     for day in range(1, 20):
         app.remember(f"Nate gave Joanna a present, note {day}", event_at=f"2022-05-{day:02d}T10:00:00")

@@ -22,7 +22,7 @@ def _sources(app: SignetApp, text: str, limit: int = 10) -> list[str | None]:
 
 
 def _fill(app: SignetApp) -> None:
-    app.recaller.context_weight = 0.0  # whole sources alone
+    app.recaller = app.recaller.respec(context_weight=0.0)  # whole sources alone
     for text in SESSION:
         app.remember(text, source_id="session-cars", event_at="2024-01-01")
     for text in RANT:
@@ -35,7 +35,7 @@ def test_whole_source_outranks_a_single_strong_window(lexical_app: SignetApp) ->
     _fill(lexical_app)
     request = "Mustang filter coupons discount"
     assert _sources(lexical_app, request)[0] == "session-cars"
-    lexical_app.recaller.source_channel = False
+    lexical_app.recaller = lexical_app.recaller.respec(source_channel=False)
     assert _sources(lexical_app, request)[0] == "session-rant"
 
 
@@ -65,16 +65,15 @@ def test_source_index_follows_forget_and_modify(lexical_app: SignetApp) -> None:
 
 
 def test_crowding_lets_other_sources_in(lexical_app: SignetApp) -> None:
-    lexical_app.recaller.context_weight = 0.0
-    lexical_app.recaller.source_channel = False
+    lexical_app.recaller = lexical_app.recaller.respec(context_weight=0.0, source_channel=False)
     for n in range(3):
         lexical_app.remember(f"User: coupons for window {n}", source_id="long-session")
     lexical_app.remember("User: coupons for another slightly longer window", source_id="other")
     for n in range(6):
         lexical_app.remember(f"User: unrelated note number {n} about gardening", source_id=f"s{n}")
-    lexical_app.recaller.crowding = 1.0
+    lexical_app.recaller = lexical_app.recaller.respec(crowding=1.0)
     assert _sources(lexical_app, "coupons", limit=2) == ["long-session", "long-session"]
-    lexical_app.recaller.crowding = pooling.CROWDING
+    lexical_app.recaller = lexical_app.recaller.respec(crowding=pooling.CROWDING)
     assert _sources(lexical_app, "coupons", limit=2) == ["long-session", "other"]
 
 

@@ -9,7 +9,7 @@ from signet.types import MemoryFilters, RecallQuery
 
 
 def _ids(app: SignetApp, text: str) -> list[str]:
-    app.recaller.context_weight = 0.0  # the channel alone, without conversation context
+    app.recaller = app.recaller.respec(context_weight=0.0)  # the channel alone, without conversation context
     return [h.memory.id for h in app.recall(RecallQuery(text, mode="keyword", touch=False)).hits]
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from signet.config import GraphConfig, TraversalConfig
 from signet.graph import traversal
-from signet.recall.hybrid import ChannelInput
+from signet.recall.spec import BOOST_WEIGHT, ChannelInput
 from signet.store import graph_read
 from signet.store import knowledge as know_sql
 from signet.store import memories as mem_sql
@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 
 GRAPH_MODES = ("full",)
 NO_FILTERS = MemoryFilters()
-BOOST_WEIGHT = 0.3
 BOOST_ENTITIES, BOOST_NEIGHBOURS, BOOST_MEMORIES = 20, 50, 200
 BOOST_CANDIDATES = 500  # entities one query word may match before ordering by mentions
 _STOP = frozenset(

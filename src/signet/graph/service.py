@@ -1,8 +1,9 @@
 """The knowledge graph's operations, held by the app as `app.graph`.
 
-`KnowledgeGraph.attach` plugs the graph into the one Recaller: the traversal and legacy-boost
+`KnowledgeGraph.build` makes the graph's channels; `hooks` is the graph's part of the ranking
+spec (recall/spec.py) the root builds the one Recaller from: the traversal and legacy-boost
 channels, the small RRF weight of the boost, the flat-channel reservation (graph/shaping.py)
-and the hub lookup for dampening (graph/hubs.py). The rest serves the adapters: entity lists
+and the hub lookup for dampening (graph/hubs.py). The graph never touches a built Recaller. The rest serves the adapters: entity lists
 and detail, pins, communities, stats, and `on_feedback` (desire paths, graph/desire.py), which
 the app calls inside the feedback write transaction.
 """
@@ -18,10 +19,10 @@ from signet.config import PipelineConfig
 from signet.errors import Frozen, InvalidInput, NotFound
 from signet.graph import communities as community_detection
 from signet.graph import desire
-from signet.graph.channels import BOOST_WEIGHT, GraphBoostChannel, TraversalChannel
+from signet.graph.channels import GraphBoostChannel, TraversalChannel
 from signet.graph.hubs import HubIndex
 from signet.graph.shaping import reserve_flat
-from signet.recall.hybrid import Recaller
+from signet.recall.spec import BOOST_WEIGHT, GraphHooks
 from signet.store import graph_views as views
 from signet.store import knowledge as know_sql
 from signet.store.connection import Connection
@@ -47,21 +48,26 @@ class KnowledgeGraph:
     clock: Clock = field(default_factory=SystemClock)
 
     @classmethod
-    def attach(
-        cls, store: Store, config: PipelineConfig, recaller: Recaller, embedder_model: str | None
+    def build(
+        cls, store: Store, config: PipelineConfig, embedder_model: str | None, clock: Clock
     ) -> KnowledgeGraph:
-        graph = cls(
+        return cls(
             store, config,
             TraversalChannel(config.graph, config.traversal, embedder_model),
             GraphBoostChannel(config.graph, config.traversal),
-            clock=recaller.clock,
+            clock=clock,
         )
-        recaller.channels.extend([graph.traversal, graph.boost])
-        recaller.channel_weights[graph.boost.name] = BOOST_WEIGHT
-        recaller.shape = graph.shape
-        if config.graph.enabled:
-            recaller.hub_memories = graph.hubs
-        return graph
+
+    def hooks(self) -> GraphHooks:
+        """The graph's part of the ranking spec. The channels are there even with the graph
+        off (each returns nothing then), so mode full ranks as hybrid; the hub lookup only
+        when the graph is on."""
+        return GraphHooks(
+            channels=(self.traversal, self.boost),
+            weights={self.boost.name: BOOST_WEIGHT},
+            shape=self.shape,
+            hub_memories=self.hubs if self.config.graph.enabled else None,
+        )
 
     def shape(self, hits: list[RecallHit], limit: int) -> list[RecallHit]:
         return reserve_flat(hits, limit, self.config.traversal.flat_reserve_fraction)

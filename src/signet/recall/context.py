@@ -29,11 +29,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 
+from signet.recall.spec import CONTEXT_WEIGHT
 from signet.store.connection import Connection
 from signet.types import parse_ts
 
 NEIGHBOUR_GAP = timedelta(hours=12)
-CONTEXT_WEIGHT = 0.5
 # Only the best of each channel's candidates lend context; deeper ones are weak evidence and
 # each costs two index probes.
 CONTEXT_SOURCES = 50

@@ -5,6 +5,8 @@ Channels are searched apart and kept apart as evidence on each result:
 - hint: FTS5 BM25 over the prospective hints written by the pipeline;
 - semantic: exact cosine search over the stored vectors (when an embedder is configured);
 - extra channels (graph traversal) plug in through `Channel`.
+What ranks, and with which weights, is one frozen `RankingSpec` (recall/spec.py) given when the
+Recaller is built at the composition root; the Recaller is frozen too, so nothing rewires it.
 Each channel's ranking is then made aware of where its memories came from:
 - whole sources (recall/sources.py): memories sharing a `source_id` (the windows of one
   session, the chunks of one document) are ranked as one document, by BM25 over the source's
@@ -27,10 +29,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +47,14 @@ from signet.recall import sources as source_recall
 from signet.recall.confidence import QueryTerms, model, stems
 from signet.recall.dampen import dampen
 from signet.recall.fuse import alpha_blend, rrf
+from signet.recall.spec import (
+    SEMANTIC_WEIGHT,
+    Channel,
+    ChannelInput,
+    HubLookup,
+    RankingSpec,
+    TranscriptLookup,
+)
 from signet.recall.vectors import VectorSearch
 from signet.store import fts, graph_read
 from signet.store import memories as mem_sql
@@ -57,10 +67,6 @@ from signet.types import Memory, RecallHit, RecallQuery, RecallResponse, parse_t
 MODES = ("hybrid", "keyword", "vector", "full")
 # Accesses at which the rehearsal boost reaches its bound (search.rehearsal_boost).
 REHEARSAL_FULL = 20
-# RRF weight of the dense channel. MiniLM's ranking trails BM25 on LoCoMo (58.7 vs 79.2 Hit@10
-# with context); at equal weight it pulled hybrid below BM25 alone (73.8), at 0.3 hybrid beat
-# both (79.9 LoCoMo cat1-4; MemAware easy/medium/hard 60.4/46.7/11.0 vs BM25 59.4/41.9/9.2).
-SEMANTIC_WEIGHT = 0.3
 # The dense channel embeds at most the query's last this many words. The bundled MiniLM reads
 # 256 word pieces and cuts the rest from the *end*; an agent's prompt (the conversation so far,
 # the question last) runs past that (365 pieces for the median LoCoMo long query), so the
@@ -80,52 +86,27 @@ class Found:
     vector: np.ndarray | None
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelInput:
-    conn: Connection
-    query: RecallQuery
-    query_vector: np.ndarray | None
-    limit: int
+__all__ = [
+    "MODES", "SEMANTIC_WEIGHT", "Channel", "ChannelInput", "HubLookup", "Recaller",
+    "TranscriptLookup",
+]
 
 
-class Channel(Protocol):
-    """An extra evidence channel (graph traversal): ranked (memory id, score), best first."""
-
-    name: str
-
-    def search(self, request: ChannelInput) -> list[tuple[str, float]]: ...
-
-
-HubLookup = Callable[[Connection, Sequence[str]], set[str]]
-TranscriptLookup = Callable[[Connection, Sequence[Memory]], dict[str, str]]
-
-
-@dataclass
+@dataclass(frozen=True)
 class Recaller:
+    """Built once (app.py); frozen: the ranking is `spec`'s, the hooks are given at build."""
+
     store: Store
     config: SearchConfig
+    # How recall ranks: channels, weights, fusion, shaping, dampening, graph hooks.
+    spec: RankingSpec
     embedder: Embedder | None = None
     vectors: VectorSearch | None = None
-    channels: list[Channel] = field(default_factory=list)
-    hub_memories: HubLookup | None = None
+    # The lineage's transcripts for `expand` (sessions/service.py `Sessions.excerpts`).
     transcripts: TranscriptLookup | None = None
     # Query vectors, cached by normalised text and micro-batched across concurrent recalls
     # (providers/query_embeddings.py); built from `embedder` when not given.
     query_embeddings: QueryEmbeddings | None = None
-    # Graph hooks (wired in app.py): RRF weight per channel (the legacy graph boost is small),
-    # and the shaping of the sorted hits (the flat-channel reservation, graph/shaping.py).
-    channel_weights: dict[str, float] = field(default_factory=lambda: {"semantic": SEMANTIC_WEIGHT})
-    shape: Callable[[list[RecallHit], int], list[RecallHit]] | None = None
-    # Conversation context (recall/context.py) and source crowding (recall/pooling.py).
-    context_weight: float = context.CONTEXT_WEIGHT
-    context_channels: tuple[str, ...] = ("lexical", "semantic")
-    crowding: float = pooling.CROWDING
-    # Whole-source evidence (recall/sources.py): BM25 over whole sources and the source's
-    # closest member, as two channels in place of the members' own lexical and semantic ones.
-    source_channel: bool = True
-    # Graph-only results rank below every flat result at least this confident, or below
-    # every flat result when None (the default, provably no harm: `_merged`).
-    graph_floor: float | None = None
     # The query embedding's deadline and circuit breaker (providers/guard.py): a hung embedder
     # costs a recall at most the budget, then none while the breaker is open.
     guard: ProviderGuard | None = None
@@ -135,11 +116,26 @@ class Recaller:
     accesses: AccessRecorder = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.accesses = AccessRecorder(self.store, clock=self.clock)
+        # Frozen: the two objects recall owns are set once, here (object.__setattr__).
+        object.__setattr__(self, "accesses", AccessRecorder(self.store, clock=self.clock))
         if self.query_embeddings is None and self.embedder is not None:
-            self.query_embeddings = QueryEmbeddings(
-                self.embedder, cache_size=self.config.query_cache_size
-            )
+            queries = QueryEmbeddings(self.embedder, cache_size=self.config.query_cache_size)
+            object.__setattr__(self, "query_embeddings", queries)
+
+    def respec(self, **changes: Any) -> Recaller:
+        """A new Recaller ranking by this spec with `changes` (a RankingSpec field each), on
+        the same store, query cache and access recorder; this one is left as it was."""
+        other = replace(self, spec=replace(self.spec, **changes))
+        object.__setattr__(other, "accesses", self.accesses)
+        return other
+
+    @property
+    def channels(self) -> tuple[Channel, ...]:
+        return self.spec.channels
+
+    @property
+    def hub_memories(self) -> HubLookup | None:
+        return self.spec.hub_memories
 
     def recall(self, query: RecallQuery) -> RecallResponse:
         query = self._validated(query)
@@ -207,7 +203,7 @@ class Recaller:
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
         rankings = {name: ranking for name, ranking in rankings.items() if ranking}
-        if self.source_channel and source_sql.any_ranked(conn, query.filters):
+        if self.spec.source_channel and source_sql.any_ranked(conn, query.filters):
             mark = time.perf_counter()
             rankings = self._sourced(conn, query, rankings, pool)
             timings["sources"] = (time.perf_counter() - mark) * 1000
@@ -236,12 +232,12 @@ class Recaller:
         key_of = source_sql.keys_of(conn, list(ids))
         if not hits and not key_of:
             return rankings
-        weights = self.channel_weights or {}
+        weights = dict(self.spec.channel_weights)
         # Representatives from the flat channels only: a graph channel choosing which member
         # carries a source's evidence would move the flat ranking (mode full == hybrid there).
-        graph_names = {c.name for c in self.channels}
+        graph_names = self.spec.channel_names
         flat = {n: r for n, r in rankings.items() if n not in graph_names}
-        rep = source_recall.representatives(flat, key_of, weights, self.config.rrf_k)
+        rep = source_recall.representatives(flat, key_of, weights, self.spec.rrf_k)
         out = dict(rankings)
         if "semantic" in out:
             # Whole-source closeness: a source is as close as its closest member.
@@ -260,9 +256,10 @@ class Recaller:
     ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, float]]:
         """Lift each context channel's memories by their conversation neighbours' scores; also
         the lift each memory received (its `context` evidence, apart from the channel's own)."""
-        if self.context_weight <= 0:
+        weight = self.spec.context_weight
+        if weight <= 0:
             return rankings, {}
-        chosen = [name for name in self.context_channels if name in rankings]
+        chosen = [name for name in self.spec.context_channels if name in rankings]
         sources = {m for name in chosen for m, _ in rankings[name][: context.CONTEXT_SOURCES]}
         links = context.neighbours(conn, sources, same_project=query.filters.isolated)
         if links and _has_filters(query):
@@ -274,8 +271,8 @@ class Recaller:
         for name in chosen:
             top = rankings[name][: context.CONTEXT_SOURCES]
             local = {m: links[m] for m, _ in top if m in links}
-            out[name] = context.with_context(rankings[name], local, self.context_weight)
-            for memory_id, lift in context.lifts(top, local, self.context_weight).items():
+            out[name] = context.with_context(rankings[name], local, weight)
+            for memory_id, lift in context.lifts(top, local, weight).items():
                 lifts[memory_id] = max(lifts.get(memory_id, 0.0), lift)
         return out, lifts
 
@@ -330,7 +327,7 @@ class Recaller:
         it also found but never moves them, and graph-only results come after the flat ones
         (by default all of them: `graph_floor`), so the graph adds to a page and never pushes
         a flat match down: mode full ranks every flat result exactly where hybrid does."""
-        graph_names = {c.name for c in self.channels}
+        graph_names = self.spec.channel_names
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
         terms = self._terms(conn, query)
@@ -350,19 +347,20 @@ class Recaller:
             # Hub dampening concerns only what a graph channel alone brought in.
             hubs = self._hubs(conn, extra)
             more = self._scored(conn, query, terms, found, graph_only, memories, hubs)
-            hits = _merged(hits, self._crowded(more), self.graph_floor)
+            hits = _merged(hits, self._crowded(more), self.spec.graph_floor)
         timings["dampen"] = (time.perf_counter() - mark) * 1000
         floor = query.min_confidence
         if floor is not None and floor > 0:
             hits = [h for h in hits if h.confidence >= floor]
-        if self.shape is not None:
-            hits = self.shape(hits, query.limit)
+        if self.spec.shape is not None:
+            hits = self.spec.shape(hits, query.limit)
         return hits[: query.limit]
 
     def _fuse(self, rankings: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
-        if self.config.fusion == "alpha":
-            return alpha_blend(rankings, self.config.alpha)
-        return rrf(rankings, self.config.rrf_k, self.channel_weights or None)
+        spec = self.spec
+        if spec.fusion == "alpha":
+            return alpha_blend(rankings, spec.alpha)
+        return rrf(rankings, spec.rrf_k, dict(spec.channel_weights) or None)
 
     def _terms(self, conn: Connection, query: RecallQuery) -> QueryTerms:
         return QueryTerms.of(
@@ -372,18 +370,20 @@ class Recaller:
     def _crowded(self, hits: list[RecallHit]) -> list[RecallHit]:
         """Sorted best first, later memories of an already-listed source damped."""
         hits.sort(key=lambda h: (-h.score, h.memory.id))
-        if self.crowding >= 1:
+        if self.spec.crowding >= 1:
             return hits
         source_of = {h.memory.id: h.memory.source_id for h in hits if h.memory.source_id}
         by_id = {h.memory.id: h for h in hits}
-        order = pooling.crowded([(h.memory.id, h.score) for h in hits], source_of, self.crowding)
+        order = pooling.crowded(
+            [(h.memory.id, h.score) for h in hits], source_of, self.spec.crowding
+        )
         return [_with_score(by_id[m], score) for m, score in order]
 
     def _hubs(self, conn: Connection, ids: Sequence[str]) -> set[str]:
-        if not ids or self.hub_memories is None or not self.config.dampening.hub:
+        if not ids or self.spec.hub_memories is None or not self.spec.dampening.hub:
             return set()
         try:
-            return self.hub_memories(conn, ids)
+            return self.spec.hub_memories(conn, ids)
         except Exception:  # noqa: BLE001 - the graph never degrades core search
             return set()
 
@@ -417,7 +417,7 @@ class Recaller:
                 # `hubs` holds only what a graph channel brought in: a memory found by its own
                 # words or meaning is not generic because the entities it mentions are popular.
                 is_hub_only=memory_id in hubs,
-                config=self.config.dampening,
+                config=self.spec.dampening,
             )
             boost, adjustments = self._rehearsal(memory, now)
             coverage = terms.coverage(stems(" ".join((memory.content, *memory.tags))))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-CROWDING = 0.7
+from signet.recall.spec import CROWDING  # the weight, with every recall weight, in spec.py
 
 
 def crowded(

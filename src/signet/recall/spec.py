@@ -1,0 +1,117 @@
+"""The ranking spec: everything that decides how recall ranks, in one frozen value.
+
+The Recaller (recall/hybrid.py) is built once, at the composition root (app.py), from one
+`RankingSpec`, and nothing changes it afterwards: the channels it searches beside the flat ones
+(the graph's), the RRF weight of each channel, the fusion (RRF or alpha, from `search.*`), the
+conversation-context lift, source crowding, whole-source evidence, the graph-only floor, the
+shaping of the final page and the hub lookup for dampening. The graph contributes its part as
+`GraphHooks` (graph/service.py `KnowledgeGraph.hooks`), so the graph never reaches into a built
+Recaller. Every recall weight lives here; the modules that apply them (recall/context.py,
+recall/pooling.py, graph/channels.py) take them as arguments or import them from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, Protocol
+
+import numpy as np
+
+from signet.config import DampeningConfig, SearchConfig
+from signet.store.connection import Connection
+from signet.types import Memory, RecallHit, RecallQuery
+
+# RRF weight of the dense channel. MiniLM's ranking trails BM25 on LoCoMo (58.7 vs 79.2 Hit@10
+# with context); at equal weight it pulled hybrid below BM25 alone (73.8), at 0.3 hybrid beat
+# both (79.9 LoCoMo cat1-4; MemAware easy/medium/hard 60.4/46.7/11.0 vs BM25 59.4/41.9/9.2).
+SEMANTIC_WEIGHT = 0.3
+# RRF weight of the legacy graph boost (graph/channels.py `GraphBoostChannel`): small, so it
+# nudges memories the flat channels found rather than adding its own.
+BOOST_WEIGHT = 0.3
+# Conversation context (recall/context.py): a neighbour's relative score lifts a memory by this.
+CONTEXT_WEIGHT = 0.5
+# Source crowding (recall/pooling.py): the n-th memory of an already-listed source is damped by
+# CROWDING^n.
+CROWDING = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelInput:
+    conn: Connection
+    query: RecallQuery
+    query_vector: np.ndarray | None
+    limit: int
+
+
+class Channel(Protocol):
+    """An extra evidence channel (graph traversal): ranked (memory id, score), best first."""
+
+    name: str
+
+    def search(self, request: ChannelInput) -> list[tuple[str, float]]: ...
+
+
+HubLookup = Callable[[Connection, Sequence[str]], set[str]]
+TranscriptLookup = Callable[[Connection, Sequence[Memory]], dict[str, str]]
+Shaper = Callable[[list[RecallHit], int], list[RecallHit]]
+
+
+def _frozen(weights: Mapping[str, float]) -> Mapping[str, float]:
+    return MappingProxyType(dict(weights))
+
+
+@dataclass(frozen=True, slots=True)
+class GraphHooks:
+    """What the graph adds to ranking: its channels, their RRF weights, the page shaping (the
+    flat-channel reservation) and the hub lookup (None when the graph is off)."""
+
+    channels: tuple[Channel, ...] = ()
+    weights: Mapping[str, float] = field(default_factory=lambda: _frozen({}))
+    shape: Shaper | None = None
+    hub_memories: HubLookup | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RankingSpec:
+    channels: tuple[Channel, ...] = ()
+    channel_weights: Mapping[str, float] = field(
+        default_factory=lambda: _frozen({"semantic": SEMANTIC_WEIGHT})
+    )
+    fusion: Literal["rrf", "alpha"] = "rrf"
+    rrf_k: int = 60
+    alpha: float = 0.7
+    dampening: DampeningConfig = field(default_factory=DampeningConfig)
+    shape: Shaper | None = None
+    hub_memories: HubLookup | None = None
+    # Conversation context (recall/context.py) and source crowding (recall/pooling.py).
+    context_weight: float = CONTEXT_WEIGHT
+    context_channels: tuple[str, ...] = ("lexical", "semantic")
+    crowding: float = CROWDING
+    # Whole-source evidence (recall/sources.py): BM25 over whole sources and the source's
+    # closest member, as two channels in place of the members' own lexical and semantic ones.
+    source_channel: bool = True
+    # Graph-only results rank below every flat result at least this confident, or below
+    # every flat result when None (the default, provably no harm: hybrid.py `_merged`).
+    graph_floor: float | None = None
+
+    def __post_init__(self) -> None:
+        # A caller's dict is copied and made read-only: the spec cannot change under recall.
+        object.__setattr__(self, "channel_weights", _frozen(self.channel_weights))
+        object.__setattr__(self, "channels", tuple(self.channels))
+
+    @classmethod
+    def of(cls, search: SearchConfig, graph: GraphHooks | None = None) -> RankingSpec:
+        """The spec for a configuration, with the graph's hooks when given."""
+        hooks = graph or GraphHooks()
+        return cls(
+            channels=hooks.channels,
+            channel_weights={"semantic": SEMANTIC_WEIGHT, **hooks.weights},
+            fusion=search.fusion, rrf_k=search.rrf_k, alpha=search.alpha,
+            dampening=search.dampening, shape=hooks.shape, hub_memories=hooks.hub_memories,
+        )
+
+    @property
+    def channel_names(self) -> frozenset[str]:
+        return frozenset(c.name for c in self.channels)
