@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     "workers": 3,
     "app": 4, "services": 4, "telemetry": 4, "batch": 4, "maintenance": 4, "skills": 4, "identity": 4, "config_view": 4,
     "projection": 4, "documents": 4, "connectors": 4, "portable": 4,
-    "sessions": 4,
+    "sessions": 4, "worker_list": 4,
     "injection": 4,
     "client": 4,
     "daemon": 5, "mcp": 5, "cli": 5, "hooks": 5, "bench": 5, "dashboard": 5, "__main__": 5,

@@ -21,18 +21,14 @@ from datetime import datetime
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from signet import batch, maintenance, skills
-from signet.clock import Clock, SystemClock, stamp
+from signet.clock import Clock, SystemClock
 from signet.config import Config
 from signet.config_view import effective_config
-from signet.connectors.folder import ConnectorWorker, FolderConnectors
-from signet.documents.fetch import FetchPolicy
+from signet.connectors.folder import FolderConnectors
 from signet.documents.service import DocumentService
-from signet.documents.worker import DocumentWorker
-from signet.errors import NotFound
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
 from signet.pipeline.rule_extractor import extraction_mode
-from signet.pipeline.writes import resolve_review
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
@@ -43,6 +39,7 @@ from signet.recall.vectors import VectorSearch
 from signet.secret_store import SecretStore
 from signet.services.memory import MemoryService
 from signet.services.providers import configured_embedder, configured_llm
+from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
@@ -50,12 +47,8 @@ from signet.store import embeddings as emb_sql
 from signet.store import feedback as feedback_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
-from signet.store import review as review_sql
 from signet.store.backend import refuse_unported
 from signet.store.db import Store
-from signet.store.jobs import Job
-from signet.store.prefixes import resolve_prefix
-from signet.store.review import ReviewItem
 from signet.telemetry import Telemetry
 from signet.types import (
     Actor,
@@ -64,13 +57,9 @@ from signet.types import (
     RecallQuery,
     RecallResponse,
 )
-from signet.workers.embed_worker import EmbedWorker
-from signet.workers.extract_worker import ExtractWorker
-from signet.workers.hints_worker import HintsWorker
-from signet.workers.loop import ReaperWorker, Worker, WorkerLoop
-from signet.workers.retention_worker import RetentionReport, RetentionWorker, sweep
-from signet.workers.scheduled import ScheduledWorker
-from signet.workers.summary_worker import SummaryWorker
+from signet.worker_list import Parts, build_workers
+from signet.workers.loop import Worker, WorkerLoop
+from signet.workers.retention_worker import RetentionReport, sweep
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +107,8 @@ class SignetApp:
     connectors: FolderConnectors = field(init=False, repr=False)
     memory: MemoryService = field(init=False, repr=False)
     ledger: SearchLedger = field(init=False, repr=False)
+    job_queue: JobQueue = field(init=False, repr=False)
+    reviews: ReviewQueue = field(init=False, repr=False)
     clock: Clock = field(default_factory=SystemClock, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
@@ -174,6 +165,8 @@ class SignetApp:
         app.sessions = sessions
         app.ledger = SearchLedger(config, store, clock)
         app.ledger.ensure()
+        app.job_queue = JobQueue(store, clock)
+        app.reviews = ReviewQueue(config, app.memory, chosen.model if chosen else None, clock)
         if chosen is not None:
             app._mark_stale_vectors()
         return app
@@ -282,68 +275,11 @@ class SignetApp:
     def workers(self) -> builtins.list[Worker]:
         """The background workers over this app's store and providers (built once)."""
         if self._workers is None:
-            cfg = self.config.pipeline
-            model = self.embedder.model if self.embedder else None
-            self._workers = [
-                ExtractWorker(
-                    self.store, self.recaller, self.memory, cfg, self.llm,
-                    llm_model=self.llm.model if self.llm else None, embedder_model=model,
-                ),
-                HintsWorker(self.store, cfg, self.llm, self.embedder),
-                EmbedWorker(
-                    self.store, self.embedder, frozen=cfg.mutations_frozen,
-                    batch_size=self.config.embedding.batch_size,
-                ),
-                self._document_worker(),
-                ConnectorWorker(
-                    self.connectors, self.config.documents.connector_sync_interval_ms,
-                    frozen=cfg.mutations_frozen,
-                ),
-                ReaperWorker(self.store, cfg.lease_timeout_ms),
-                RetentionWorker(self.store, self.config.retention, frozen=cfg.mutations_frozen),
-                ScheduledWorker(
-                    "skills", lambda now: skills.changed(skills.reconcile(self.memory, now)),
-                    interval_ms=self.config.skills.reconcile_interval_ms,
-                    enabled=self.config.skills.enabled,
-                ),
-                ScheduledWorker(
-                    "maintenance",
-                    lambda now: bool(self.run_maintenance(
-                        execute=cfg.autonomous.maintenance_mode == "execute", now=now,
-                        trigger="scheduled",
-                    )["actions"]),
-                    interval_ms=cfg.autonomous.interval_ms, enabled=cfg.autonomous.enabled,
-                ),
-                SummaryWorker(
-                    self.store, self.config.workspace, self.config.sessions, cfg, self.memory,
-                    self.llm,
-                ),
-                # Harnesses that skip session-end: idle sessions are closed and summarised.
-                ScheduledWorker(
-                    "session-timeout", self.sessions.close_idle, interval_ms=60_000,
-                    enabled=cfg.enabled and not cfg.mutations_frozen,
-                ),
-                # The global head (MEMORY.md), rendered again after an idle gap.
-                ScheduledWorker(
-                    "synthesis", self.sessions.head.run_if_due, interval_ms=60_000,
-                    enabled=not cfg.mutations_frozen,
-                ),
-            ]
+            self._workers = build_workers(Parts(
+                self.config, self.store, self.recaller, self.memory, self.sessions,
+                self.connectors, self.embedder, self.llm,
+            ))
         return self._workers
-
-    def _document_worker(self) -> DocumentWorker:
-        docs, cfg = self.config.documents, self.config.pipeline
-        policy = FetchPolicy(
-            enabled=docs.url_fetch_enabled, max_bytes=docs.fetch_max_bytes,
-            timeout_s=docs.fetch_timeout_ms / 1000, max_redirects=docs.fetch_max_redirects,
-            allowed_hosts=docs.fetch_allowed_hosts,
-        )
-        return DocumentWorker(
-            self.store, self.memory, chunk_size=cfg.document_chunk_size,
-            chunk_overlap=cfg.document_chunk_overlap, fetch_policy=policy,
-            max_file_bytes=docs.max_file_bytes,
-            max_chunk_chars=self.config.memory.max_content_chars, frozen=cfg.mutations_frozen,
-        )
 
     def run_pipeline_until_idle(
         self, max_rounds: int = 100_000, *, only: Sequence[str] | None = None
@@ -359,42 +295,12 @@ class SignetApp:
             self.memory.check_mutable()
         return sweep(self.store, self.config.retention, now or self.clock.now(), dry_run=dry_run)
 
-    def review_queue(self, status: str | None = "pending", *, limit: int = 100) -> builtins.list[ReviewItem]:
-        return review_sql.list_items(self.store.reader(), status, limit=limit)
-
-    def resolve_review(self, review_id: str, approve: bool, actor: Actor = Actor()) -> ReviewItem:
-        """Approve (apply the blocked update, cold archive first) or reject a review item."""
-        self.memory.check_mutable()
-        return resolve_review(
-            self.store, self.memory, review_id, approve=approve, actor=actor,
-            embedder_model=self.embedder.model if self.embedder else None,
-            hints=self.memory.pipeline_on() and self.config.pipeline.hints.enabled, now=stamp(self.clock),
-        )
-
-    def jobs(
-        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
-        offset: int = 0,
-    ) -> builtins.list[Job]:
-        return jobs_sql.list_jobs(
-            self.store.reader(), status=status, job_type=job_type, limit=limit, offset=offset
-        )
-
-    def job(self, job_id: str) -> Job:
-        conn = self.store.reader()
-        found = jobs_sql.get(conn, resolve_prefix(conn, "memory_jobs", job_id, noun="job"))
-        if found is None:
-            raise NotFound(f"job {job_id} not found")
-        return found
-
-    def job_depths(self) -> dict[str, dict[str, int]]:
-        """Queue depth: job type -> status -> count."""
-        return jobs_sql.depths(self.store.reader())
-
-    def requeue_dead_jobs(self, job_ids: Sequence[str] | None = None) -> int:
-        with self.store.write_tx() as conn:
-            if job_ids is not None:
-                job_ids = [resolve_prefix(conn, "memory_jobs", j, noun="job") for j in job_ids]
-            return jobs_sql.requeue_dead(conn, stamp(self.clock), job_ids=job_ids)
+    review_queue = _Delegate("reviews", ReviewQueue.items)
+    resolve_review = _Delegate("reviews", ReviewQueue.resolve)
+    jobs = _Delegate("job_queue", JobQueue.list)
+    job = _Delegate("job_queue", JobQueue.get)
+    job_depths = _Delegate("job_queue", JobQueue.depths)
+    requeue_dead_jobs = _Delegate("job_queue", JobQueue.requeue_dead)
 
     # -- batch operations, repair and diagnostics (signet/batch.py, signet/maintenance.py) ----
 

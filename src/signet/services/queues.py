@@ -1,0 +1,80 @@
+"""The two queues an operator looks into: the pipeline's jobs and the review queue.
+
+`JobQueue` lists, shows (by id or short id), counts and requeues jobs (store/jobs.py);
+`ReviewQueue` lists review items and resolves one (pipeline/writes.py `resolve_review`:
+approve applies the blocked update through the memory service, a cold archive first). The app
+holds one of each (`app.job_queue`, `app.reviews`) and its `jobs`, `job`,
+`review_queue`, `resolve_review`, ... are their methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from signet.clock import Clock, stamp
+from signet.config import Config
+from signet.errors import NotFound
+from signet.pipeline.writes import resolve_review
+from signet.services.memory import MemoryService
+from signet.store import jobs as jobs_sql
+from signet.store import review as review_sql
+from signet.store.db import Store
+from signet.store.jobs import Job
+from signet.store.prefixes import resolve_prefix
+from signet.store.review import ReviewItem
+from signet.types import Actor
+
+__all__ = ["JobQueue", "ReviewQueue"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobQueue:
+    store: Store
+    clock: Clock
+
+    def list(
+        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
+        offset: int = 0,
+    ) -> list[Job]:
+        return jobs_sql.list_jobs(
+            self.store.reader(), status=status, job_type=job_type, limit=limit, offset=offset
+        )
+
+    def get(self, job_id: str) -> Job:
+        conn = self.store.reader()
+        found = jobs_sql.get(conn, resolve_prefix(conn, "memory_jobs", job_id, noun="job"))
+        if found is None:
+            raise NotFound(f"job {job_id} not found")
+        return found
+
+    def depths(self) -> dict[str, dict[str, int]]:
+        """Queue depth: job type -> status -> count."""
+        return jobs_sql.depths(self.store.reader())
+
+    def requeue_dead(self, job_ids: Sequence[str] | None = None) -> int:
+        with self.store.write_tx() as conn:
+            if job_ids is not None:
+                job_ids = [resolve_prefix(conn, "memory_jobs", j, noun="job") for j in job_ids]
+            return jobs_sql.requeue_dead(conn, stamp(self.clock), job_ids=job_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewQueue:
+    config: Config
+    memory: MemoryService
+    embedder_model: str | None
+    clock: Clock
+
+    def items(self, status: str | None = "pending", *, limit: int = 100) -> list[ReviewItem]:
+        return review_sql.list_items(self.memory.store.reader(), status, limit=limit)
+
+    def resolve(self, review_id: str, approve: bool, actor: Actor = Actor()) -> ReviewItem:
+        """Approve (apply the blocked update, cold archive first) or reject a review item."""
+        self.memory.check_mutable()
+        return resolve_review(
+            self.memory.store, self.memory, review_id, approve=approve, actor=actor,
+            embedder_model=self.embedder_model,
+            hints=self.memory.pipeline_on() and self.config.pipeline.hints.enabled,
+            now=stamp(self.clock),
+        )

@@ -1,0 +1,112 @@
+"""The background workers over one app's store, providers and services, in the order the daemon
+ticks them (daemon/background.py) and `SignetApp.run_pipeline_until_idle` runs them.
+
+Built here, beside the services and below the app, from the parts the composition root (app.py)
+made: each worker depends on the services it writes through (the memory service, the lineage,
+the connectors), never on the app. A top-level module, not one in services/: maintenance and
+skills (which the scheduled workers run) import services/ themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from signet import maintenance, skills
+from signet.config import Config
+from signet.connectors.folder import ConnectorWorker, FolderConnectors
+from signet.documents.fetch import FetchPolicy
+from signet.documents.worker import DocumentWorker
+from signet.providers.embedder import Embedder
+from signet.providers.llm import LLM
+from signet.recall.hybrid import Recaller
+from signet.services.memory import MemoryService
+from signet.sessions.service import Sessions
+from signet.store.db import Store
+from signet.workers.embed_worker import EmbedWorker
+from signet.workers.extract_worker import ExtractWorker
+from signet.workers.hints_worker import HintsWorker
+from signet.workers.loop import ReaperWorker, Worker
+from signet.workers.retention_worker import RetentionWorker
+from signet.workers.scheduled import ScheduledWorker
+from signet.workers.summary_worker import SummaryWorker
+
+__all__ = ["Parts", "build_workers"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What the workers are built from (the root's own objects)."""
+
+    config: Config
+    store: Store
+    recaller: Recaller
+    memory: MemoryService
+    sessions: Sessions
+    connectors: FolderConnectors
+    embedder: Embedder | None
+    llm: LLM | None
+
+
+def build_workers(parts: Parts) -> list[Worker]:
+    config, store, memory, llm = parts.config, parts.store, parts.memory, parts.llm
+    cfg = config.pipeline
+    model = parts.embedder.model if parts.embedder else None
+
+    def maintain(now: datetime) -> bool:
+        execute = cfg.autonomous.maintenance_mode == "execute"
+        report = maintenance.run_maintenance(memory, execute=execute, now=now, trigger="scheduled")
+        return bool(report["actions"])
+
+    return [
+        ExtractWorker(
+            store, parts.recaller, memory, cfg, llm,
+            llm_model=llm.model if llm else None, embedder_model=model,
+        ),
+        HintsWorker(store, cfg, llm, parts.embedder),
+        EmbedWorker(
+            store, parts.embedder, frozen=cfg.mutations_frozen,
+            batch_size=config.embedding.batch_size,
+        ),
+        _document_worker(config, store, memory),
+        ConnectorWorker(
+            parts.connectors, config.documents.connector_sync_interval_ms,
+            frozen=cfg.mutations_frozen,
+        ),
+        ReaperWorker(store, cfg.lease_timeout_ms),
+        RetentionWorker(store, config.retention, frozen=cfg.mutations_frozen),
+        ScheduledWorker(
+            "skills", lambda now: skills.changed(skills.reconcile(memory, now)),
+            interval_ms=config.skills.reconcile_interval_ms, enabled=config.skills.enabled,
+        ),
+        ScheduledWorker(
+            "maintenance", maintain, interval_ms=cfg.autonomous.interval_ms,
+            enabled=cfg.autonomous.enabled,
+        ),
+        SummaryWorker(store, config.workspace, config.sessions, cfg, memory, llm),
+        # Harnesses that skip session-end: idle sessions are closed and summarised.
+        ScheduledWorker(
+            "session-timeout", parts.sessions.close_idle, interval_ms=60_000,
+            enabled=cfg.enabled and not cfg.mutations_frozen,
+        ),
+        # The global head (MEMORY.md), rendered again after an idle gap.
+        ScheduledWorker(
+            "synthesis", parts.sessions.head.run_if_due, interval_ms=60_000,
+            enabled=not cfg.mutations_frozen,
+        ),
+    ]
+
+
+def _document_worker(config: Config, store: Store, memory: MemoryService) -> DocumentWorker:
+    docs, cfg = config.documents, config.pipeline
+    policy = FetchPolicy(
+        enabled=docs.url_fetch_enabled, max_bytes=docs.fetch_max_bytes,
+        timeout_s=docs.fetch_timeout_ms / 1000, max_redirects=docs.fetch_max_redirects,
+        allowed_hosts=docs.fetch_allowed_hosts,
+    )
+    return DocumentWorker(
+        store, memory, chunk_size=cfg.document_chunk_size,
+        chunk_overlap=cfg.document_chunk_overlap, fetch_policy=policy,
+        max_file_bytes=docs.max_file_bytes,
+        max_chunk_chars=config.memory.max_content_chars, frozen=cfg.mutations_frozen,
+    )
