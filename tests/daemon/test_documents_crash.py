@@ -11,7 +11,11 @@ from pathlib import Path
 import httpx
 from daemon_process import free_port, make_workspace
 
+# Inline: the chunks are embedded before their write, so the kill lands while the model runs
+# (deferred, the default, would write them at once and leave the vectors to the embed worker).
 YAML = """\
+embedding:
+  write_path: inline
 memory:
   pipelineV2:
     enabled: false
