@@ -54,6 +54,8 @@ function searchForm(query, navigate) {
 function filtersOf(query) {
   const out = {};
   for (const name of FILTERS) if (query.get(name)) out[name] = query.get(name);
+  // The URL holds text; recall's JSON body takes pinned as a boolean (a string is refused).
+  if (out.pinned) out.pinned = out.pinned === "true";
   return out;
 }
 
