@@ -4,21 +4,19 @@ benchmarks) calls.
 
 A memory is written, read, edited and forgotten by the memory service (services/memory.py):
 `app.memory`; the app's `remember`, `get`, `modify`, ... are that service's own methods
-(`_Delegate`), so there is one write path whoever calls. Time comes from one clock
+(`Delegate`), so there is one write path whoever calls. Time comes from one clock
 (signet/clock.py) chosen here and handed down.
 """
 
 from __future__ import annotations
 
 import builtins
-import functools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
+from typing import Any
 
 from signet import batch, maintenance, skills
 from signet.clock import Clock, SystemClock
@@ -28,7 +26,6 @@ from signet.connectors.folder import FolderConnectors
 from signet.documents.service import DocumentService
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
-from signet.pipeline.rule_extractor import extraction_mode
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
@@ -37,6 +34,7 @@ from signet.recall.hybrid import Recaller
 from signet.recall.spec import RankingSpec
 from signet.recall.vectors import VectorSearch
 from signet.secret_store import SecretStore
+from signet.services.delegate import Delegate
 from signet.services.memory import MemoryService
 from signet.services.providers import configured_embedder, configured_llm
 from signet.services.queues import JobQueue, ReviewQueue
@@ -46,20 +44,12 @@ from signet.sessions.service import Sessions
 from signet.store import embeddings as emb_sql
 from signet.store import feedback as feedback_sql
 from signet.store import jobs as jobs_sql
-from signet.store import memories as mem_sql
 from signet.store.backend import refuse_unported
 from signet.store.db import Store
 from signet.telemetry import Telemetry
-from signet.types import (
-    Actor,
-    MemoryFilters,
-    MemoryScope,
-    RecallQuery,
-    RecallResponse,
-)
+from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
 from signet.worker_list import Parts, build_workers
 from signet.workers.loop import Worker, WorkerLoop
-from signet.workers.retention_worker import RetentionReport, sweep
 
 log = logging.getLogger(__name__)
 
@@ -67,28 +57,6 @@ log = logging.getLogger(__name__)
 JOB_TYPES = jobs_sql.JOB_TYPES
 JOB_STATUSES = jobs_sql.JOB_STATUSES
 FEEDBACK_TYPES = feedback_sql.FEEDBACK_TYPES
-
-S = TypeVar("S")
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-class _Delegate(Generic[S, P, R]):
-    """An app attribute that is a service's operation, with its signature: a function whose
-    first argument is the service, bound to the app's. `remember = _Delegate("memory",
-    MemoryService.remember)` makes `app.remember(...)` be `app.memory.remember(...)`, and
-    `fts_check = _Delegate("memory", maintenance.fts_check)` makes `app.fts_check()` be
-    `maintenance.fts_check(app.memory)`."""
-
-    def __init__(self, service: str, function: Callable[Concatenate[S, P], R]) -> None:
-        self.service = service
-        self.function = function
-        self.__doc__ = function.__doc__
-
-    def __get__(self, app: SignetApp | None, owner: type | None = None) -> Callable[P, R]:
-        if app is None:  # looked up on the class: the service's own function
-            return self.function  # type: ignore[return-value]
-        return functools.partial(self.function, getattr(app, self.service))
 
 
 @dataclass
@@ -173,19 +141,19 @@ class SignetApp:
 
     # -- memories: the memory service's operations (services/memory.py) -------------------
 
-    remember = _Delegate("memory", MemoryService.remember)
-    remember_many = _Delegate("memory", MemoryService.remember_many)
-    prepare_memories = _Delegate("memory", MemoryService.prepare_memories)
-    prepare_memory = _Delegate("memory", MemoryService.prepare_memory)
-    write_prepared = _Delegate("memory", MemoryService.write_prepared)
-    apply_graph = _Delegate("memory", MemoryService.apply_graph)
-    get = _Delegate("memory", MemoryService.get)
-    list = _Delegate("memory", MemoryService.list)
-    history = _Delegate("memory", MemoryService.history)
-    modify = _Delegate("memory", MemoryService.modify)
-    forget = _Delegate("memory", MemoryService.forget)
-    recover = _Delegate("memory", MemoryService.recover)
-    feedback = _Delegate("memory", MemoryService.feedback)
+    remember = Delegate("memory", MemoryService.remember)
+    remember_many = Delegate("memory", MemoryService.remember_many)
+    prepare_memories = Delegate("memory", MemoryService.prepare_memories)
+    prepare_memory = Delegate("memory", MemoryService.prepare_memory)
+    write_prepared = Delegate("memory", MemoryService.write_prepared)
+    apply_graph = Delegate("memory", MemoryService.apply_graph)
+    get = Delegate("memory", MemoryService.get)
+    list = Delegate("memory", MemoryService.list)
+    history = Delegate("memory", MemoryService.history)
+    modify = Delegate("memory", MemoryService.modify)
+    forget = Delegate("memory", MemoryService.forget)
+    recover = Delegate("memory", MemoryService.recover)
+    feedback = Delegate("memory", MemoryService.feedback)
 
     def flush_accesses(self) -> int:
         """Write the accesses recorded so far now (tests, benchmarks, before a report)."""
@@ -229,48 +197,20 @@ class SignetApp:
         self.ledger.record(query, response, actor or Actor(), route, started)
         return response
 
-    search_ledger = _Delegate("ledger", SearchLedger.page)
+    search_ledger = Delegate("ledger", SearchLedger.page)
 
-    # -- sessions and lineage (signet/sessions): thin, so a scoped facade can pass its scope -
+    # -- sessions and lineage (signet/sessions/service.py), each taking a caller's scope ------
 
-    def import_transcript(self, *, scope: MemoryScope | None = None, actor: Actor = Actor(),
-                          **request: Any) -> dict[str, Any]:
-        """Import a harness transcript (sessions/importer.py); see Sessions.import_transcript."""
-        self.memory.check_mutable()
-        result = self.sessions.import_transcript(agent_id=actor.agent_id, scope=scope, **request)
-        return result.to_dict()
-
-    session_list = _Delegate("sessions", Sessions.list)
-    session_show = _Delegate("sessions", Sessions.show)
-    session_search = _Delegate("sessions", Sessions.search)
-
-    def session_forget(
-        self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None,
-        reason: str | None = None,
-    ) -> dict[str, Any]:
-        self.memory.check_mutable()
-        return self.sessions.forget(session_id, scope=scope, project=project, reason=reason)
-
-    def synthesize_memory_md(self, *, now: datetime | None = None) -> dict[str, Any]:
-        """Render MEMORY.md from the database now (sessions/synthesis.py); the old one is backed up."""
-        self.memory.check_mutable()
-        return self.sessions.head.synthesize(now or self.clock.now())
-
-    def reindex_artifacts(self) -> dict[str, Any]:
-        """Rebuild memory_artifacts from the markdown files (tombstones honoured)."""
-        self.memory.check_mutable()
-        return self.sessions.lineage.reindex()
-
-    def threads(self, *, scope: MemoryScope | None = None) -> dict[str, Any]:
-        return self.sessions.lineage.threads(scope)
-
-    def thread(self, key: str, *, scope: MemoryScope | None = None, actor: Actor = Actor()) -> dict[str, Any]:
-        return self.sessions.lineage.thread(key, scope, actor.agent_id)
-
-    def lineage(self, ref: str, *, scope: MemoryScope | None = None) -> dict[str, Any]:
-        """A memory, session or artifact with its lineage up (to the epoch) and down (to the
-        transcripts)."""
-        return self.sessions.lineage.lineage(ref, scope)
+    import_transcript = Delegate("sessions", Sessions.import_for)
+    session_list = Delegate("sessions", Sessions.list)
+    session_show = Delegate("sessions", Sessions.show)
+    session_search = Delegate("sessions", Sessions.search)
+    session_forget = Delegate("sessions", Sessions.forget)
+    synthesize_memory_md = Delegate("sessions", Sessions.synthesize)
+    reindex_artifacts = Delegate("sessions", Sessions.reindex)
+    threads = Delegate("sessions", Sessions.threads)
+    thread = Delegate("sessions", Sessions.thread)
+    lineage = Delegate("sessions", Sessions.lineage_of)
 
     def workers(self) -> builtins.list[Worker]:
         """The background workers over this app's store and providers (built once)."""
@@ -289,18 +229,13 @@ class SignetApp:
         chosen = [w for w in self.workers() if only is None or w.name in only]
         return WorkerLoop(chosen, clock=self.clock).run_until_idle(max_rounds)
 
-    def run_retention(self, *, dry_run: bool = False, now: datetime | None = None) -> RetentionReport:
-        """One retention sweep now (workers/retention_worker.py); `dry_run` only counts."""
-        if not dry_run:
-            self.memory.check_mutable()
-        return sweep(self.store, self.config.retention, now or self.clock.now(), dry_run=dry_run)
-
-    review_queue = _Delegate("reviews", ReviewQueue.items)
-    resolve_review = _Delegate("reviews", ReviewQueue.resolve)
-    jobs = _Delegate("job_queue", JobQueue.list)
-    job = _Delegate("job_queue", JobQueue.get)
-    job_depths = _Delegate("job_queue", JobQueue.depths)
-    requeue_dead_jobs = _Delegate("job_queue", JobQueue.requeue_dead)
+    run_retention = Delegate("memory", maintenance.run_retention)
+    review_queue = Delegate("reviews", ReviewQueue.items)
+    resolve_review = Delegate("reviews", ReviewQueue.resolve)
+    jobs = Delegate("job_queue", JobQueue.list)
+    job = Delegate("job_queue", JobQueue.get)
+    job_depths = Delegate("job_queue", JobQueue.depths)
+    requeue_dead_jobs = Delegate("job_queue", JobQueue.requeue_dead)
 
     # -- batch operations, repair and diagnostics (signet/batch.py, signet/maintenance.py) ----
 
@@ -315,85 +250,38 @@ class SignetApp:
             **request,
         )
 
-    modify_batch = _Delegate("memory", batch.modify_batch)
+    modify_batch = Delegate("memory", batch.modify_batch)
 
     def pipeline_status(self) -> dict[str, Any]:
         return maintenance.pipeline_queue(self.memory, self.llm)
 
-    release_stale_leases = _Delegate("memory", maintenance.release_stale_leases)
-    fts_check = _Delegate("memory", maintenance.fts_check)
-    fts_rebuild = _Delegate("memory", maintenance.fts_rebuild)
-    re_embed = _Delegate("memory", maintenance.re_embed)
-    embeddings_status = _Delegate("memory", maintenance.embeddings_status)
-    embeddings_health = _Delegate("memory", maintenance.embeddings_health)
+    release_stale_leases = Delegate("memory", maintenance.release_stale_leases)
+    fts_check = Delegate("memory", maintenance.fts_check)
+    fts_rebuild = Delegate("memory", maintenance.fts_rebuild)
+    re_embed = Delegate("memory", maintenance.re_embed)
+    embeddings_status = Delegate("memory", maintenance.embeddings_status)
+    embeddings_health = Delegate("memory", maintenance.embeddings_health)
 
     def secret_store(self) -> SecretStore:
         """The workspace's encrypted secrets (values resolved into providers only at open)."""
         return SecretStore(self.config.workspace)
 
-    def run_maintenance(
-        self, *, execute: bool = False, now: datetime | None = None, trigger: str = "manual"
-    ) -> dict[str, Any]:
-        """Check the store's health and, with `execute`, repair it (maintenance.py)."""
-        return maintenance.run_maintenance(
-            self.memory, execute=execute, now=now or self.clock.now(), trigger=trigger
-        )
+    run_maintenance = Delegate("memory", maintenance.run_maintenance)
+    maintenance_report = Delegate("memory", maintenance.maintenance_report)
+    reconcile_skills = Delegate("memory", skills.reconcile)
+    list_skills = Delegate("memory", skills.list_skills)
+    show_skill = Delegate("memory", skills.show)
 
-    def maintenance_report(self) -> dict[str, Any]:
-        return maintenance.maintenance_report(self.memory, self.clock.now())
+    install_skill = Delegate("memory", skills.install)
+    remove_skill = Delegate("memory", skills.remove)
 
-    def reconcile_skills(self, now: datetime | None = None) -> dict[str, Any]:
-        """Bring skill_meta and the skill memories in step with skills/ (skills.py)."""
-        return skills.reconcile(self.memory, now or self.clock.now())
+    effective_config = Delegate("config", effective_config)
+    identity_file = Delegate("config", read_identity)
 
-    list_skills = _Delegate("memory", skills.list_skills)
-    show_skill = _Delegate("memory", skills.show)
-
-    def install_skill(self, source: str, *, force: bool = False) -> dict[str, Any]:
-        from pathlib import Path
-
-        return skills.install(self.memory, Path(source), self.clock.now(), force=force)
-
-    def remove_skill(self, name: str) -> dict[str, Any]:
-        return skills.remove(self.memory, name, self.clock.now())
-
-    def effective_config(self) -> dict[str, Any]:
-        return effective_config(self.config)
-
-    def identity_file(self, name: str) -> dict[str, Any]:
-        return read_identity(self.config, name)
-
-    def write_identity_file(self, name: str, content: str) -> dict[str, Any]:
-        self.memory.check_mutable()
-        return write_identity(self.config, name, content)
-
-    # -- status -----------------------------------------------------------------------------
+    write_identity_file = Delegate("config", write_identity)
 
     def status(self) -> dict[str, Any]:
-        conn = self.store.reader()
-        return {
-            "workspace": str(self.config.workspace),
-            "database": str(self.config.db_path),
-            "memories": mem_sql.count_live(conn),
-            "embedder": (
-                {"provider": self.embedder.name, "model": self.embedder.model,
-                 "dimensions": self.embedder.dimensions,
-                 # The query embedding's circuit breaker: "open" means recall runs without
-                 # the semantic channel until the provider answers again.
-                 "health": self.recaller.guard.snapshot() if self.recaller.guard else None}
-                if self.embedder else None
-            ),
-            "degraded": (
-                ["embedder"] if self.recaller.guard and self.recaller.guard.degraded else []
-            ),
-            "embeddings": emb_sql.audit(conn, self.embedder.model) if self.embedder else None,
-            "pipeline": {"enabled": self.config.pipeline.enabled,
-                         "mutationsFrozen": self.config.pipeline.mutations_frozen,
-                         "extraction": extraction_mode(
-                             self.config.llm.provider != "none",
-                             self.config.pipeline.min_fact_confidence_for_write)},
-            "maintenance": maintenance.status_summary(self.memory),
-        }
+        return maintenance.app_status(self.memory, self.recaller.guard)
 
 
 def _query_guard(config: Config) -> ProviderGuard:

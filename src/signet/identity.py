@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from signet.config import Config
-from signet.errors import InvalidInput, NotFound
+from signet.errors import Frozen, InvalidInput, NotFound
 from signet.types import format_ts
 from signet.workspace import IDENTITY_FILES
 
@@ -34,6 +34,8 @@ def read_identity(cfg: Config, name: str) -> dict[str, Any]:
 
 
 def write_identity(cfg: Config, name: str, content: str) -> dict[str, Any]:
+    if cfg.pipeline.mutations_frozen:
+        raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
     path = _path(cfg, name)
     data = content.encode("utf-8")
     if len(data) > MAX_IDENTITY_BYTES:

@@ -26,18 +26,24 @@ from typing import TYPE_CHECKING, Any
 
 from signet.clock import stamp
 from signet.errors import Conflict, InvalidInput, ProviderError
+from signet.pipeline.rule_extractor import extraction_mode
+from signet.providers.guard import ProviderGuard
 from signet.store import embeddings as emb_sql
 from signet.store import fts as fts_sql
 from signet.store import health as health_sql
 from signet.store import jobs as jobs_sql
+from signet.store import memories as mem_sql
 from signet.store import sessions as sessions_sql
 from signet.types import format_ts
+from signet.workers.retention_worker import RetentionReport, sweep
 
 if TYPE_CHECKING:
     from signet.providers.llm import LLM
     from signet.services.memory import MemoryService
 
 __all__ = [
+    "app_status",
+    "run_retention",
     "check_health",
     "embeddings_health",
     "embeddings_status",
@@ -212,9 +218,12 @@ def _storage(service: MemoryService) -> dict[str, Any]:
 
 
 def run_maintenance(
-    service: MemoryService, *, execute: bool, now: datetime, trigger: str = "manual"
+    service: MemoryService, *, execute: bool = False, now: datetime | None = None,
+    trigger: str = "manual",
 ) -> dict[str, Any]:
-    """One run: check, repair what failed (execute mode, unless frozen), record, log."""
+    """One run: check, repair what failed (execute mode, unless frozen), record, log. `now`
+    defaults to the service's clock."""
+    now = now or service.clock.now()
     auto = service.config.pipeline.autonomous
     frozen = auto.frozen or service.config.pipeline.mutations_frozen
     started = format_ts(now)
@@ -258,9 +267,12 @@ def _log_run(report: dict[str, Any]) -> None:
     )
 
 
-def maintenance_report(service: MemoryService, now: datetime, *, runs: int = 5) -> dict[str, Any]:
+def maintenance_report(
+    service: MemoryService, now: datetime | None = None, *, runs: int = 5
+) -> dict[str, Any]:
     """The configuration, the health now (read only, nothing recorded), recent runs and
     actions: what `/api/repair/report` answers."""
+    now = now or service.clock.now()
     auto = service.config.pipeline.autonomous
     conn = service.store.reader()
     current = check_health(service, now)
@@ -273,6 +285,41 @@ def maintenance_report(service: MemoryService, now: datetime, *, runs: int = 5) 
         "checks": current,
         "runs": health_sql.latest_runs(conn, runs),
         "recent_actions": health_sql.recent_actions(conn, 50),
+    }
+
+
+def run_retention(
+    service: MemoryService, *, dry_run: bool = False, now: datetime | None = None
+) -> RetentionReport:
+    """One retention sweep now (workers/retention_worker.py); `dry_run` only counts."""
+    if not dry_run:
+        service.check_mutable()
+    return sweep(service.store, service.config.retention, now or service.clock.now(), dry_run=dry_run)
+
+
+def app_status(service: MemoryService, guard: ProviderGuard | None) -> dict[str, Any]:
+    """What `signet status` and `/api/status` report: the store, the embedder with the query
+    embedding's circuit breaker (`guard`: "open" means recall runs without the semantic channel
+    until the provider answers again), the pipeline and maintenance in brief."""
+    conn, config, embedder = service.store.reader(), service.config, service.embedder
+    return {
+        "workspace": str(config.workspace),
+        "database": str(config.db_path),
+        "memories": mem_sql.count_live(conn),
+        "embedder": (
+            {"provider": embedder.name, "model": embedder.model,
+             "dimensions": embedder.dimensions,
+             "health": guard.snapshot() if guard else None}
+            if embedder else None
+        ),
+        "degraded": ["embedder"] if guard and guard.degraded else [],
+        "embeddings": emb_sql.audit(conn, embedder.model) if embedder else None,
+        "pipeline": {"enabled": config.pipeline.enabled,
+                     "mutationsFrozen": config.pipeline.mutations_frozen,
+                     "extraction": extraction_mode(
+                         config.llm.provider != "none",
+                         config.pipeline.min_fact_confidence_for_write)},
+        "maintenance": status_summary(service),
     }
 
 

@@ -144,8 +144,10 @@ def scan(root: Path) -> tuple[dict[str, Skill], dict[str, str]]:
     return found, errors
 
 
-def reconcile(service: MemoryService, now: datetime) -> dict[str, Any]:
-    """Bring `skill_meta` and the skill memories in step with the folders; apply decay."""
+def reconcile(service: MemoryService, now: datetime | None = None) -> dict[str, Any]:
+    """Bring `skill_meta` and the skill memories in step with the folders; apply decay.
+    `now` defaults to the service's clock."""
+    now = now or service.clock.now()
     if service.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
         return {"added": [], "changed": [], "removed": [], "decayed": 0,
                 "errors": ["skills not reconciled: mutations are frozen (mutationsFrozen)"]}
@@ -256,8 +258,12 @@ def show(service: MemoryService, name: str) -> dict[str, Any]:
     return {**entry, "description": skill.description, "instructions": skill.instructions}
 
 
-def install(service: MemoryService, source: Path, now: datetime, *, force: bool = False) -> dict[str, Any]:
-    """Copy a skill folder, or unpack a local archive, into skills/<name>/; then reconcile."""
+def install(
+    service: MemoryService, source: Path | str, now: datetime | None = None, *, force: bool = False
+) -> dict[str, Any]:
+    """Copy a skill folder, or unpack a local archive, into skills/<name>/; then reconcile.
+    `now` defaults to the service's clock."""
+    source, now = Path(source), now or service.clock.now()
     root = skills_dir(service)
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root, prefix=".install-") as tmp:
@@ -274,7 +280,8 @@ def install(service: MemoryService, source: Path, now: datetime, *, force: bool 
     return {"installed": skill.name, "path": str(target), "reconcile": report}
 
 
-def remove(service: MemoryService, name: str, now: datetime) -> dict[str, Any]:
+def remove(service: MemoryService, name: str, now: datetime | None = None) -> dict[str, Any]:
+    now = now or service.clock.now()
     found, _errors = scan(skills_dir(service))
     if name not in found:
         raise NotFound(f"no skill named {name!r} under {skills_dir(service)}")

@@ -113,12 +113,14 @@ def test_expired_rows_go_in_the_seeds_order_and_live_memories_stay(app: SignetAp
     assert {r[0] for r in app.store.reader().execute("SELECT id FROM memories")} == remaining
 
 
-def test_each_step_is_capped_at_the_batch_limit(app: SignetApp) -> None:
-    app.config = app.config.replace(retention=replace(app.config.retention, batch_limit=2))
-    for i in range(5):
-        app.forget(app.remember(f"old note number {i}").id)
-    at = datetime.now(UTC) + 31 * DAY
-    assert [app.run_retention(now=at).counts["tombstones"] for _ in range(4)] == [2, 2, 1, 0]
+def test_each_step_is_capped_at_the_batch_limit(config: Config) -> None:
+    # The limit is the app's configuration from its opening (the services hold that config).
+    capped = config.replace(retention=replace(config.retention, batch_limit=2))
+    with SignetApp.open(capped, embedder=HashEmbedder(64), llm=None) as app:
+        for i in range(5):
+            app.forget(app.remember(f"old note number {i}").id)
+        at = datetime.now(UTC) + 31 * DAY
+        assert [app.run_retention(now=at).counts["tombstones"] for _ in range(4)] == [2, 2, 1, 0]
 
 
 def test_the_worker_sweeps_once_per_interval(app: SignetApp) -> None:

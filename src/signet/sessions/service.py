@@ -5,7 +5,10 @@ caller's scope.
 - `list`, `show`, `search`: sessions by recency, one session with its messages and summaries,
   sessions by content (BM25 over the cleaned text);
 - `excerpts`: the recall `expand` hook, the transcript around each recalled memory that came
-  from a session.
+  from a session;
+- the operations the app exposes as they are (app.py delegates): `import_for`, `forget`,
+  `synthesize`, `reindex`, `threads`, `thread`, `lineage_of`; the writes among them are
+  refused while mutations are frozen.
 
 Scope: a caller scoped to an agent and/or project (MemoryScope) sees only sessions of that agent
 and project; everything else answers exactly as if it did not exist. A scoped caller imports
@@ -25,7 +28,7 @@ from typing import Any
 
 from signet.clock import Clock, SystemClock
 from signet.config import Config
-from signet.errors import Forbidden, InvalidInput, NotFound
+from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
 from signet.lineage.excerpt import excerpt
 from signet.lineage.files import read_messages
 from signet.lineage.formats import HARNESSES, Message, parse
@@ -36,7 +39,7 @@ from signet.store import sessions as sessions_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.store.sessions import SessionRow
-from signet.types import Memory, MemoryScope, format_ts
+from signet.types import Actor, Memory, MemoryScope, format_ts
 
 __all__ = ["Sessions"]
 
@@ -171,6 +174,7 @@ class Sessions:
     ) -> dict[str, Any]:
         """Remove a session for privacy: transcript, summaries, index rows; a tombstone keeps
         re-indexing from bringing its artifacts back."""
+        self._check_mutable()
         row = self.get(session_id, scope=scope, project=project)
         return self.lineage.forget_session(row, reason)
 
@@ -193,6 +197,42 @@ class Sessions:
     @property
     def lineage(self) -> Lineage:
         return Lineage(self.store, self.workspace, self.clock)
+
+    # -- the app's operations (app.py delegates) --------------------------------------------
+
+    def import_for(
+        self, *, scope: MemoryScope | None = None, actor: Actor = Actor(), **request: Any
+    ) -> dict[str, Any]:
+        """Import a harness transcript (sessions/importer.py) for `actor`; see import_transcript."""
+        self._check_mutable()
+        return self.import_transcript(agent_id=actor.agent_id, scope=scope, **request).to_dict()
+
+    def synthesize(self, *, now: datetime | None = None) -> dict[str, Any]:
+        """Render MEMORY.md from the database now (sessions/synthesis.py); the old one is backed up."""
+        self._check_mutable()
+        return self.head.synthesize(now or self.clock.now())
+
+    def reindex(self) -> dict[str, Any]:
+        """Rebuild memory_artifacts from the markdown files (tombstones honoured)."""
+        self._check_mutable()
+        return self.lineage.reindex()
+
+    def threads(self, *, scope: MemoryScope | None = None) -> dict[str, Any]:
+        return self.lineage.threads(scope)
+
+    def thread(
+        self, key: str, *, scope: MemoryScope | None = None, actor: Actor = Actor()
+    ) -> dict[str, Any]:
+        return self.lineage.thread(key, scope, actor.agent_id)
+
+    def lineage_of(self, ref: str, *, scope: MemoryScope | None = None) -> dict[str, Any]:
+        """A memory, session or artifact with its lineage up (to the epoch) and down (to the
+        transcripts)."""
+        return self.lineage.lineage(ref, scope)
+
+    def _check_mutable(self) -> None:
+        if self.config.pipeline.mutations_frozen:
+            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
 
     def excerpts(self, conn: Connection, memories: Sequence[Memory]) -> dict[str, str]:
         """Memory id -> the transcript around it, for memories that came from a session (their
