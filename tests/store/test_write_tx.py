@@ -59,3 +59,36 @@ def test_a_failed_commit_leaves_no_transaction_open(store: Store) -> None:
     reader = store.reader()
     assert reader.execute("SELECT COUNT(*) FROM child").fetchone()[0] == 0
     assert reader.execute("SELECT COUNT(*) FROM parent").fetchone()[0] == 1
+
+
+def test_a_failed_savepoint_undoes_only_its_own_writes_and_reraises_the_error(
+    store: Store,
+) -> None:
+    _make_scratch_table(store)
+
+    class Refused(Exception):
+        pass
+
+    with store.write_tx() as conn:
+        conn.execute("INSERT INTO scratch (body) VALUES (x'01')")
+        with pytest.raises(Refused), store.write_tx() as inner:
+            inner.execute("INSERT INTO scratch (body) VALUES (x'02')")
+            raise Refused("the caller's own error, unchanged")
+        assert store.in_write_tx  # the outer transaction is still open and usable
+        conn.execute("INSERT INTO scratch (body) VALUES (x'03')")
+    bodies = [r[0] for r in store.reader().execute("SELECT body FROM scratch ORDER BY id")]
+    assert bodies == [b"\x01", b"\x03"]
+
+
+def test_an_error_outside_any_open_transaction_is_reported_as_is(store: Store) -> None:
+    # The first statement fails before anything is written; the caller sees its own error
+    # (not "no transaction is active" from a rollback with nothing to undo) and the writer
+    # stays usable.
+    with pytest.raises(DatabaseError, match="no such table"), store.write_tx() as conn:
+        conn.execute("COMMIT")  # ends the transaction early: nothing left for _undo to roll back
+        conn.execute("INSERT INTO missing_table VALUES (1)")
+    assert not store.in_write_tx
+    _make_scratch_table(store)
+    with store.write_tx() as conn:
+        conn.execute("INSERT INTO scratch (body) VALUES (x'00')")
+    assert store.reader().execute("SELECT COUNT(*) FROM scratch").fetchone()[0] == 1
