@@ -11,6 +11,14 @@ With `entities` > 0 (the scale bench: n/10) the corpus comes with a knowledge gr
 half the queries name an entity, so `full` recall has focal entities to walk from. The result
 then adds the graph's counts, the traversal stage's own p50/p95 (`timings_ms["traversal"]`),
 how many queries traversal answered, and `traversal_overhead_ms` = full p95 - hybrid p95.
+
+At a million memories the bundled model would take hours to ingest (about 160 texts per CPU
+second), so the scale bench can store the deterministic `hash` embedder's vectors at the same
+384 dimensions instead (`embedder_name`): the index, the scan and the database then have the
+real sizes, but a query's embedding costs next to nothing, so the bundled model's query
+embedding is timed apart on the same queries (`query_embedding_ms`) to be added to a mode's
+figure. `checkpoints` time every mode again when the ingest passes those sizes (before the
+graph is written), so one run shows how each cost grows, under the same load.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from signet.app import SignetApp
 from signet.bench import graph_corpus
 from signet.bench.metrics import percentile
 from signet.config import Config
-from signet.providers.embedder import Embedder
+from signet.providers.embedder import Embedder, make_embedder
 from signet.types import RecallQuery, RecallResponse
 
 _WORDS = """user prefers dark mode editor project deploy server database postgres redis cache
@@ -132,6 +140,19 @@ def bench_write(
     return {"n": n, "remember_ms": _stats(latencies), "per_second": round(n / elapsed, 1)}
 
 
+def scale_embedders(name: str) -> tuple[Embedder | str, Embedder | None, str]:
+    """For the scale bench's `--embedder`: the embedder that fills the store, the one whose
+    query embedding is timed apart (the bundled model, when the store's vectors are hash
+    vectors), and the name recorded with the figures ("" for the configured bundled model)."""
+    if name == "local":
+        return "config", None, ""
+    if name == "hash":
+        stored = make_embedder("hash", dimensions=384)
+        assert stored is not None
+        return stored, make_embedder("local"), stored.model
+    raise ValueError(f"unknown scale embedder {name!r} (local, hash)")
+
+
 def with_entity_names(
     queries: Sequence[str], graph: graph_corpus.SyntheticGraph, seed: int = 19
 ) -> list[str]:
@@ -150,11 +171,16 @@ def bench_recall(
     progress: Callable[[str], None] | None = None,
     entities: int = 0,
     keep: Path | None = None,
+    batch: int = 512,
+    checkpoints: Sequence[int] = (),
+    embedder_name: str = "",
+    query_embedder: Embedder | None = None,
 ) -> dict[str, Any]:
-    """Ingest `n` memories in batches (with a graph of `entities` entities when > 0), then
-    time recall per mode; size and peak RSS. With `keep` the store is built in that folder
-    and kept, and a later run with the same folder, `n` and `entities` reuses it (ingest
-    figures from the run that built it)."""
+    """Ingest `n` memories in batches of `batch` (with a graph of `entities` entities when
+    > 0), then time recall per mode; size and peak RSS. With `keep` the store is built in that
+    folder and kept, and a later run with the same folder, `n`, `entities` and `embedder_name`
+    reuses it (ingest figures from the run that built it). `query_embedder` (the bundled model
+    when the store holds hash vectors) is timed embedding each query alone, apart from recall."""
     corpus = synthetic_corpus(n)
     graph = graph_corpus.plan_graph(n, entities) if entities > 0 else None
     if graph is not None:
@@ -163,23 +189,36 @@ def bench_recall(
     if graph is not None:
         asked = with_entity_names(asked, graph)
     result: dict[str, Any] = {"n": n, "queries": len(asked)}
+    if embedder_name:
+        result["embedder"] = embedder_name
+    identity = {"n": n, "entities": entities, "embedder": embedder_name or "local"}
     with contextlib.ExitStack() as stack:
         folder = keep or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir)))
         config = _config(folder)
-        built = _kept_store(folder, n, entities)
+        built = _kept_store(folder, identity)
         with SignetApp.open(config, embedder=embedder) as app:
             if built is None:
-                built = _build(app, corpus, graph, progress)
+                plan = _Plan(modes, len(asked), batch, sorted(c for c in checkpoints if c < n))
+                built = _build(app, corpus, graph, plan, progress)
                 if keep is not None:
-                    (folder / _KEPT).write_text(json.dumps({"n": n, "entities": entities, **built}))
+                    (folder / _KEPT).write_text(json.dumps({**identity, **built}))
             else:
                 result["reused"] = str(folder)
             result.update(built)
-            result.update(_time_modes(app, modes, asked))
+            if progress:
+                progress(f"timing recall: {len(asked)} queries x {', '.join(modes)}")
+            timed = _time_modes(app, modes, asked)
+            result.update(timed)
+            if progress:  # on stderr at once: the maintenance run at 1M may take long
+                progress(f"recall at {n}: {json.dumps(timed)}")
+                progress("one maintenance run (observe)")
             result.update(_time_maintenance(app))
+            result["rss_after_recall_mb"] = _current_rss_mb()
             app.store.checkpoint()
         result["db_mb"] = round(config.db_path.stat().st_size / 2**20, 1)
+    if query_embedder is not None:
+        result.update(time_query_embedding(query_embedder, asked))
     if "recall_full_ms" in result and "recall_hybrid_ms" in result:
         overhead = result["recall_full_ms"]["p95"] - result["recall_hybrid_ms"]["p95"]
         result["traversal_overhead_ms"] = round(overhead, 3)
@@ -195,44 +234,138 @@ class KeptStoreError(ValueError):
     parameters."""
 
 
-def _kept_store(folder: Path, n: int, entities: int) -> dict[str, Any] | None:
-    """The ingest figures of a store a previous run built in `folder` for the same `n` and
-    `entities` (so experiments skip the half hour of ingest), or None when there is none yet.
-    A folder holding anything else is refused rather than mixed into the measurement."""
+def _kept_store(folder: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
+    """The ingest figures of a store a previous run built in `folder` for the same `n`,
+    `entities` and embedder (so experiments skip the half hour of ingest), or None when there
+    is none yet. A folder holding anything else is refused rather than mixed into the
+    measurement. A marker written before the embedder was recorded counts as the bundled
+    model's (the only one the command used then)."""
     marker = folder / _KEPT
     if marker.exists():
-        kept = json.loads(marker.read_text())
-        if kept.get("n") == n and kept.get("entities") == entities:
-            return {k: v for k, v in kept.items() if k not in ("n", "entities")}
-        raise KeptStoreError(f"{folder} holds a store built for n={kept.get('n')}, "
-                         f"entities={kept.get('entities')}, not n={n}, entities={entities}")
+        kept = {"embedder": "local", **json.loads(marker.read_text())}
+        if all(kept.get(key) == value for key, value in identity.items()):
+            return {k: v for k, v in kept.items() if k not in identity}
+        held = ", ".join(f"{key}={kept.get(key)}" for key in identity)
+        wanted = ", ".join(f"{key}={value}" for key, value in identity.items())
+        raise KeptStoreError(f"{folder} holds a store built for {held}, not {wanted}")
     if folder.exists() and any(folder.iterdir()):
         raise KeptStoreError(f"{folder} is not empty and holds no benchmark store ({_KEPT})")
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How `_build` ingests: batch size, and the sizes at which it stops to time recall."""
+
+    modes: Sequence[str]
+    queries: int
+    batch: int
+    checkpoints: Sequence[int]
 
 
 def _build(
     app: SignetApp,
     corpus: Sequence[str],
     graph: graph_corpus.SyntheticGraph | None,
+    plan: _Plan,
     progress: Callable[[str], None] | None,
 ) -> dict[str, Any]:
-    """Ingest the corpus in batches of 512, then write the graph; the ingest figures."""
+    """Ingest the corpus in batches, timing recall at each checkpoint on the way, then write
+    the graph; the ingest figures (the checkpoints' time is not ingest time)."""
     n = len(corpus)
-    started = time.perf_counter()
     ids: list[str] = []
-    for start in range(0, n, 512):
-        batch = app.remember_many([{"content": t} for t in corpus[start : start + 512]])
+    pending = list(plan.checkpoints)
+    at: dict[str, Any] = {}
+    meter = _Meter(n, progress)
+    for start in range(0, n, plan.batch):
+        batch = app.remember_many([{"content": t} for t in corpus[start : start + plan.batch]])
         ids.extend(r.id for r in batch)
-        if progress and (start // 512) % 20 == 0:
-            progress(f"ingested {min(start + 512, n)}/{n}")
-    built: dict[str, Any] = {"ingest_per_second": round(n / (time.perf_counter() - started), 1)}
+        meter.done(len(ids))
+        while pending and len(ids) >= pending[0]:
+            size = pending.pop(0)
+            with meter.paused():
+                at[str(len(ids))] = _checkpoint(app, corpus[: len(ids)], plan, meter.seconds)
+            if progress:
+                progress(f"checkpoint {size}: {json.dumps(at[str(len(ids))])}")
+    built: dict[str, Any] = {
+        "ingest_per_second": round(n / meter.seconds, 1), "ingest_seconds": round(meter.seconds),
+        "batch": plan.batch,
+    }
+    if at:
+        built["checkpoints"] = at
     if graph is not None:
         if progress:
             progress(f"writing the graph: {len(graph.names)} entities")
         built["graph"] = graph_corpus.write_graph(app.store, graph, ids)
         built["entities"] = built["graph"]["entities"]
     return built
+
+
+class _Meter:
+    """Ingest time without the checkpoints' recall timing, and progress with a rate and an ETA
+    on stderr every 30 seconds."""
+
+    def __init__(self, total: int, progress: Callable[[str], None] | None) -> None:
+        self.total, self.progress = total, progress
+        self.seconds = 0.0
+        self._since = time.perf_counter()
+        self._told = self._since
+
+    def done(self, count: int) -> None:
+        now = time.perf_counter()
+        self.seconds += now - self._since
+        self._since = now
+        if self.progress and (now - self._told >= 30 or count == self.total):
+            self._told = now
+            rate = count / self.seconds if self.seconds else 0.0
+            eta = (self.total - count) / rate if rate else 0.0
+            self.progress(f"ingested {count}/{self.total}: {rate:.1f}/s, "
+                          f"{self.seconds / 60:.1f} min so far, ETA {eta / 60:.1f} min")
+
+    @contextlib.contextmanager
+    def paused(self) -> Any:
+        yield
+        self._since = time.perf_counter()
+
+
+def _checkpoint(
+    app: SignetApp, ingested: Sequence[str], plan: _Plan, seconds: float
+) -> dict[str, Any]:
+    """Recall timed per mode on the store as ingested so far (queries drawn from what it
+    holds, no entity names: the graph comes after the ingest), its size and the RSS."""
+    out: dict[str, Any] = {"ingest_seconds": round(seconds),
+                           "ingest_per_second": round(len(ingested) / seconds, 1)}
+    out.update(_time_modes(app, plan.modes, synthetic_queries(ingested, plan.queries)))
+    app.store.checkpoint()
+    out["db_mb"] = round(app.config.db_path.stat().st_size / 2**20, 1)
+    out["rss_mb"] = _current_rss_mb()
+    out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    return out
+
+
+def _current_rss_mb() -> float:
+    """The resident set now (Linux /proc; the peak where that is missing)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return round(_peak_rss_mb(), 1)
+    line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), None)
+    return round(int(line.split()[1]) / 1024, 1) if line else round(_peak_rss_mb(), 1)
+
+
+def time_query_embedding(embedder: Embedder, queries: Sequence[str]) -> dict[str, Any]:
+    """The embedder's time to embed each query alone (what a recall's query embedding costs
+    when the store's vectors came from another embedder), wall and CPU."""
+    embedder.embed([queries[0]])  # warm up: the first call loads the session
+    wall: list[float] = []
+    cpu: list[float] = []
+    for query in queries:
+        mark, spent = time.perf_counter(), time.process_time()
+        embedder.embed([query])
+        wall.append((time.perf_counter() - mark) * 1000)
+        cpu.append((time.process_time() - spent) * 1000)
+    return {"query_embedder": embedder.model, "query_embedding_ms": _stats(wall),
+            "query_embedding_cpu_ms": _stats(cpu)}
 
 
 def _time_modes(app: SignetApp, modes: Sequence[str], asked: Sequence[str]) -> dict[str, Any]:
@@ -283,7 +416,24 @@ def _graph_stages(responses: Sequence[RecallResponse]) -> dict[str, Any]:
 
 def format_recall(data: dict[str, Any]) -> str:
     """The readable form of `bench_recall`'s result."""
-    lines = [f"n = {data['n']}, ingest {data['ingest_per_second']} memories/s"]
+    lines = [f"n = {data['n']}, ingest {data['ingest_per_second']} memories/s"
+             + (f" ({data['ingest_seconds']} s)" if "ingest_seconds" in data else "")]
+    if "embedder" in data:
+        lines.append(f"stored vectors: {data['embedder']} (not the bundled model); recall's"
+                     " query embedding is that embedder's")
+    if "query_embedding_ms" in data:
+        wall, cpu = data["query_embedding_ms"], data["query_embedding_cpu_ms"]
+        lines.append(f"query embedding, {data['query_embedder']} alone (add to each mode): "
+                     f"p50 {wall['p50']:.2f} ms  p95 {wall['p95']:.2f} ms  "
+                     f"(CPU p50 {cpu['p50']:.2f}, p95 {cpu['p95']:.2f} ms)")
+    for size, figures in data.get("checkpoints", {}).items():
+        modes = ", ".join(
+            f"{key[len('recall_'):-len('_ms')]} {value['p95']:.1f}"
+            for key, value in figures.items()
+            if key.startswith("recall_") and key.endswith("_ms") and not key.endswith("_cpu_ms")
+        )
+        lines.append(f"at {size}: recall p95 ms {modes}; database {figures['db_mb']} MB,"
+                     f" RSS {figures['rss_mb']} MB")
     graph = data.get("graph")
     if graph:
         lines.append(

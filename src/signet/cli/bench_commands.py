@@ -233,23 +233,41 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
               help="Entities of the synthetic knowledge graph (default N/10; 0: no graph).")
 @click.option("--db", "keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build the store in this folder and keep it; a later run with the same folder,"
-                   " N and entities reuses it (skipping ingest).")
+                   " N, entities and embedder reuses it (skipping ingest).")
+@click.option("--embedder", type=click.Choice(["local", "hash"]), default="local",
+              show_default=True,
+              help="Vectors of the store: the bundled model, or the hash embedder at 384"
+                   " dimensions (a 1M ingest in minutes, not hours); with hash the bundled"
+                   " model's query embedding is timed apart on the same queries.")
+@click.option("--batch", type=int, default=512, show_default=True,
+              help="Memories per remember_many call during the ingest.")
+@click.option("--checkpoints", default="",
+              help="A comma list of sizes at which the ingest stops to time every mode (before"
+                   " the graph is written), e.g. 100000.")
 @_json
 @click.pass_context
 def scale(
     ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
-    as_json: bool,
+    embedder: str, batch: int, checkpoints: str, as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with local embeddings and a knowledge graph (Zipf
     mentions, aspects, attributes, dependencies); recall p50/p95 per mode, the traversal
     stage's p50/p95 and its overhead (full p95 - hybrid p95), size, RSS."""
     _setup_threads()
-    if n < 1 or queries < 1 or (entities is not None and entities < 0):
-        raise click.BadParameter("N and queries must be positive, entities not negative")
+    if n < 1 or queries < 1 or batch < 1 or (entities is not None and entities < 0):
+        raise click.BadParameter("N, queries and batch must be positive, entities not negative")
+    try:
+        sizes = [int(c) for c in checkpoints.split(",") if c.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of integers", param_hint="--checkpoints") from exc
+    if any(size < 1 or size >= n for size in sizes):
+        raise click.BadParameter("sizes between 1 and N - 1", param_hint="--checkpoints")
+    stored, query_embedder, name = perf.scale_embedders(embedder)
     try:
         data = perf.bench_recall(
-            n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder="config",
+            n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder=stored,
             progress=_progress, entities=n // 10 if entities is None else entities, keep=keep,
+            batch=batch, checkpoints=sizes, embedder_name=name, query_embedder=query_embedder,
         )
     except perf.KeptStoreError as exc:
         raise click.BadParameter(str(exc), param_hint="--db") from exc
