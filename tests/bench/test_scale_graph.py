@@ -82,7 +82,7 @@ def test_a_kept_store_is_reused_by_the_next_run_and_a_foreign_folder_refused(
     assert second["graph"] == first["graph"]
     with sqlite3.connect(next(kept.rglob("*.db"))) as conn:  # nothing ingested twice
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 200
-    with pytest.raises(perf.KeptStoreError, match="n=200, entities=20, not n=300"):
+    with pytest.raises(perf.KeptStoreError, match="n=200, entities=20, embedder=local, not n=300"):
         perf.bench_recall(300, ("keyword",), queries=2, embedder=None, entities=30, keep=kept)
     other = tmp_path / "other"
     other.mkdir()

@@ -40,7 +40,7 @@ from signet.bench import graph_corpus
 from signet.bench.metrics import percentile
 from signet.config import Config
 from signet.providers.embedder import Embedder, make_embedder
-from signet.types import RecallQuery, RecallResponse
+from signet.types import Actor, RecallQuery, RecallResponse
 
 _WORDS = """user prefers dark mode editor project deploy server database postgres redis cache
 queue worker api endpoint token auth login password rotate monthly weekly daily meeting standup
@@ -173,6 +173,7 @@ def bench_recall(
     keep: Path | None = None,
     batch: int = 512,
     checkpoints: Sequence[int] = (),
+    batch_tx: bool = False,
     embedder_name: str = "",
     query_embedder: Embedder | None = None,
 ) -> dict[str, Any]:
@@ -199,7 +200,8 @@ def bench_recall(
         built = _kept_store(folder, identity)
         with SignetApp.open(config, embedder=embedder) as app:
             if built is None:
-                plan = _Plan(modes, len(asked), batch, sorted(c for c in checkpoints if c < n))
+                plan = _Plan(modes, len(asked), batch, sorted(c for c in checkpoints if c < n),
+                             batch_tx)
                 built = _build(app, corpus, graph, plan, progress)
                 if keep is not None:
                     (folder / _KEPT).write_text(json.dumps({**identity, **built}))
@@ -261,6 +263,11 @@ class _Plan:
     queries: int
     batch: int
     checkpoints: Sequence[int]
+    # One write transaction per batch instead of per memory (each memory still goes through
+    # the same write path, as a savepoint): a third less CPU per memory at 5k, the commits'
+    # page writes being most of the difference. Vectors then reach the index at the next
+    # search's sync, which reads them back from the table.
+    batch_tx: bool = False
 
 
 def _build(
@@ -278,8 +285,7 @@ def _build(
     at: dict[str, Any] = {}
     meter = _Meter(n, progress)
     for start in range(0, n, plan.batch):
-        batch = app.remember_many([{"content": t} for t in corpus[start : start + plan.batch]])
-        ids.extend(r.id for r in batch)
+        ids.extend(_remember(app, corpus[start : start + plan.batch], plan.batch_tx))
         meter.done(len(ids))
         while pending and len(ids) >= pending[0]:
             size = pending.pop(0)
@@ -289,7 +295,7 @@ def _build(
                 progress(f"checkpoint {size}: {json.dumps(at[str(len(ids))])}")
     built: dict[str, Any] = {
         "ingest_per_second": round(n / meter.seconds, 1), "ingest_seconds": round(meter.seconds),
-        "batch": plan.batch,
+        "batch": plan.batch, "transaction": "per batch" if plan.batch_tx else "per memory",
     }
     if at:
         built["checkpoints"] = at
@@ -299,6 +305,17 @@ def _build(
         built["graph"] = graph_corpus.write_graph(app.store, graph, ids)
         built["entities"] = built["graph"]["entities"]
     return built
+
+
+def _remember(app: SignetApp, texts: Sequence[str], batch_tx: bool) -> list[str]:
+    """Remember `texts`: through `remember_many` (a transaction per memory), or prepared
+    (validated, normalised, embedded: no transaction open) and then written in one."""
+    items = [{"content": t} for t in texts]
+    if not batch_tx:
+        return [r.id for r in app.remember_many(items)]
+    prepared = app.memory.prepare_memories(items, actor=Actor())
+    with app.store.write_tx():
+        return [app.memory.write_prepared(p).id for p in prepared]
 
 
 class _Meter:

@@ -241,6 +241,9 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
                    " model's query embedding is timed apart on the same queries.")
 @click.option("--batch", type=int, default=512, show_default=True,
               help="Memories per remember_many call during the ingest.")
+@click.option("--batch-tx", is_flag=True,
+              help="One write transaction per batch (each memory still through the write path,"
+                   " as a savepoint) instead of one per memory.")
 @click.option("--checkpoints", default="",
               help="A comma list of sizes at which the ingest stops to time every mode (before"
                    " the graph is written), e.g. 100000.")
@@ -248,7 +251,7 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.pass_context
 def scale(
     ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
-    embedder: str, batch: int, checkpoints: str, as_json: bool,
+    embedder: str, batch: int, batch_tx: bool, checkpoints: str, as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with local embeddings and a knowledge graph (Zipf
     mentions, aspects, attributes, dependencies); recall p50/p95 per mode, the traversal
@@ -267,7 +270,8 @@ def scale(
         data = perf.bench_recall(
             n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder=stored,
             progress=_progress, entities=n // 10 if entities is None else entities, keep=keep,
-            batch=batch, checkpoints=sizes, embedder_name=name, query_embedder=query_embedder,
+            batch=batch, batch_tx=batch_tx, checkpoints=sizes, embedder_name=name,
+            query_embedder=query_embedder,
         )
     except perf.KeptStoreError as exc:
         raise click.BadParameter(str(exc), param_hint="--db") from exc

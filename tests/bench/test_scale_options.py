@@ -1,0 +1,67 @@
+"""`signet bench scale`'s options for a 1M run: hash vectors at 384 dimensions with the bundled
+model's query embedding timed apart, larger ingest batches, recall timed at checkpoints on the
+way, progress with a rate and an ETA, and a kept store tied to the embedder that built it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from signet.bench import perf
+from signet.providers.embedder import make_embedder
+from signet.providers.hash_embedder import HashEmbedder
+
+
+def test_checkpoints_time_every_mode_on_the_store_as_ingested_so_far(tmp_path: Path) -> None:
+    data = perf.bench_recall(
+        300, ("keyword", "full"), queries=6, embedder=HashEmbedder(384), workdir=tmp_path,
+        batch=64, checkpoints=[100, 5000], embedder_name="hash-384",
+        query_embedder=make_embedder("local"),
+    )
+    # Measured at the first batch boundary past 100 (64 x 2); 5000 is past N and never reached.
+    assert list(data["checkpoints"]) == ["128"]
+    at = data["checkpoints"]["128"]
+    assert at["recall_keyword_ms"]["p95"] > 0 and at["recall_full_cpu_ms"]["p50"] > 0
+    assert 0 < at["db_mb"] and at["rss_mb"] > 0 and at["ingest_per_second"] > 0
+    assert data["batch"] == 64 and data["embedder"] == "hash-384"
+    assert data["query_embedder"] == "all-MiniLM-L6-v2-int8"
+    assert data["query_embedding_ms"]["p95"] > 0 and data["query_embedding_cpu_ms"]["p50"] > 0
+    text = perf.format_recall(data)
+    assert "stored vectors: hash-384 (not the bundled model)" in text
+    assert "query embedding, all-MiniLM-L6-v2-int8 alone" in text and "at 128: recall p95" in text
+
+
+def test_a_kept_store_is_refused_to_a_run_with_another_embedder(tmp_path: Path) -> None:
+    kept = tmp_path / "store"
+    perf.bench_recall(100, ("keyword",), queries=2, embedder=HashEmbedder(32), entities=0,
+                      keep=kept, embedder_name="hash-32")
+    assert json.loads((kept / "bench-scale.json").read_text())["embedder"] == "hash-32"
+    with pytest.raises(perf.KeptStoreError, match="embedder=hash-32, not n=100, entities=0, "
+                                                  "embedder=local"):
+        perf.bench_recall(100, ("keyword",), queries=2, embedder=None, entities=0, keep=kept)
+
+
+def _scale(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "signet", "bench", "scale", "--n", "200", "--queries", "4",
+         "--entities", "0", *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+        timeout=600,
+    )
+
+
+def test_bench_scale_hash_run_reports_what_it_stored_and_its_progress(tmp_path: Path) -> None:
+    done = _scale(tmp_path, "--embedder", "hash", "--batch", "50", "--checkpoints", "100",
+                  "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["embedder"] == "hash-384" and data["batch"] == 50
+    assert list(data["checkpoints"]) == ["100"] and data["query_embedding_ms"]["p50"] > 0
+    assert "ingested 200/200: " in done.stderr and " ETA " in done.stderr
+    refused = _scale(tmp_path, "--checkpoints", "200")
+    assert refused.returncode != 0 and "--checkpoints" in refused.stderr
