@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +19,16 @@ from signet.providers.hash_embedder import HashEmbedder
 
 
 def test_checkpoints_time_every_mode_on_the_store_as_ingested_so_far(tmp_path: Path) -> None:
+    kept = tmp_path / "store"
     data = perf.bench_recall(
-        300, ("keyword", "full"), queries=6, embedder=HashEmbedder(384), workdir=tmp_path,
-        batch=64, checkpoints=[100, 5000], embedder_name="hash-384",
+        300, ("keyword", "full"), queries=6, embedder=HashEmbedder(384), keep=kept,
+        batch=64, batch_tx=True, checkpoints=[100, 5000], embedder_name="hash-384",
         query_embedder=make_embedder("local"),
     )
+    with sqlite3.connect(next(kept.rglob("*.db"))) as conn:  # one transaction per batch
+        assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 300
+        assert conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 300
+    assert data["transaction"] == "per batch"
     # Measured at the first batch boundary past 100 (64 x 2); 5000 is past N and never reached.
     assert list(data["checkpoints"]) == ["128"]
     at = data["checkpoints"]["128"]
@@ -61,6 +67,7 @@ def test_bench_scale_hash_run_reports_what_it_stored_and_its_progress(tmp_path: 
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["embedder"] == "hash-384" and data["batch"] == 50
+    assert data["transaction"] == "per memory"
     assert list(data["checkpoints"]) == ["100"] and data["query_embedding_ms"]["p50"] > 0
     assert "ingested 200/200: " in done.stderr and " ETA " in done.stderr
     refused = _scale(tmp_path, "--checkpoints", "200")
