@@ -3,10 +3,24 @@ errors, lost writes and the daemon's peak memory.
 
 For each client count a fresh workspace gets its own daemon subprocess (`python -m signet
 daemon start --foreground`, the same command users run) on a free loopback port. N threads,
-each with its own keep-alive HTTP connection, run mixed traffic for `seconds`: half remember
-(unique synthetic sentences, so nothing is deduplicated away), half recall (queries from the
-same vocabulary). Every answer other than 200, and every transport error, is an error. All clients share the
-install token, so the per-token rate limit is lifted for the run.
+each with its own keep-alive HTTP/1.1 connection (the standard library's `http.client`: the
+clients run on the same cores as the daemon, so they must cost it as little CPU as they can;
+their own CPU per request is measured and reported), run mixed traffic for `seconds`: half
+remember (unique synthetic sentences, so nothing is deduplicated away), half recall (queries
+from the same vocabulary). Every answer other than 200, and every transport error, is an error.
+All clients share the install token, so the per-token rate limit is lifted for the run.
+
+Two ways to offer the load:
+- closed loop (the default): each client sends its next request when its last one is answered.
+  The daemon is then always saturated, and Little's law fixes the mean latency at
+  clients / throughput (50 clients at 136 req/s wait 368 ms on average whatever the daemon
+  does), so a closed loop measures capacity, not the latency a given traffic sees;
+- open loop (`rate`): requests arrive at `rate` per second (Poisson arrivals from a seeded
+  generator), whoever sends them, with at most `clients` in flight. A request's latency runs
+  from its scheduled arrival, so time spent waiting for a free connection counts (no
+  coordinated omission); when the daemon cannot keep up, the achieved rate falls below the
+  offered one and the latency grows, both reported. This is how a latency target at a given
+  throughput is stated.
 
 With `fault="hang"` each client count runs twice: once without an embedding provider, once
 with one that accepts every connection and never answers (an Ollama URL on a loopback socket
@@ -18,10 +32,14 @@ Lost writes are checked the hard way: after the run the daemon is stopped with S
 graceful shutdown), the database is opened directly, and every id the daemon acknowledged
 must be there with the content that was sent. Peak RSS is the daemon's own high-water mark
 (`VmHWM` in /proc/<pid>/status, read just before stopping it; 0 where there is no /proc).
+The embed jobs still waiting after the stop are reported as `embed_backlog`: work the daemon
+accepted but had not done yet when the run ended (writes return before their vector).
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import random
 import signal
@@ -35,11 +53,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from signet.bench.metrics import percentile
 from signet.bench.perf import synthetic_corpus, synthetic_queries
+from signet.store import jobs
 from signet.store.db import Store
 
 __all__ = ["Daemon", "drive", "run_load", "summarise"]
@@ -72,26 +92,31 @@ def run_load(
     progress: Callable[[str], None] | None = None,
     fault: str = "none",
     write_path: str = "deferred",
+    rate: float | None = None,
 ) -> dict[str, Any]:
     """One run per client count (two with `fault="hang"`: without and with a hung
     provider); returns {"runs": [...]} with one result dict each. `write_path` is the
-    daemon's `embedding.write_path` (inline: every remember waits for the model, as before)."""
+    daemon's `embedding.write_path` (inline: every remember waits for the model, as before).
+    `rate`: an open loop offering that many requests per second (see the module doc)."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}")
     if fault not in FAULTS:
         raise ValueError(f"fault must be one of {', '.join(FAULTS)}")
+    if rate is not None and rate <= 0:
+        raise ValueError("rate must be positive")
     runs = []
     with tempfile.TemporaryDirectory(prefix="signet-load-", dir=workdir) as tmp:
         for n in clients:
             if fault == "none":
                 if progress:
-                    progress(f"load: {n} clients for {seconds:g} s ({embedder} embeddings)")
+                    offered = f", {rate:g} req/s offered" if rate else ""
+                    progress(f"load: {n} clients for {seconds:g} s ({embedder} embeddings{offered})")
                 runs.append(_one_run(Path(tmp) / f"ws-{n}", n, seconds, embedder,
-                                     embedding_extra=f"  write_path: {write_path}\n"))
+                                     embedding_extra=f"  write_path: {write_path}\n", rate=rate))
                 continue
             runs.extend(_fault_pair(Path(tmp), n, seconds, progress))
     return {"embedder": embedder, "write_path": write_path, "seconds": seconds, "fault": fault,
-            "runs": runs}
+            "rate": rate, "runs": runs}
 
 
 def _fault_pair(
@@ -119,7 +144,7 @@ def _fault_pair(
 
 def _one_run(
     workspace: Path, clients: int, seconds: float, embedder: str, *, lists: bool = False,
-    embedding_extra: str = "",
+    embedding_extra: str = "", rate: float | None = None,
 ) -> dict[str, Any]:
     workspace.mkdir(parents=True)
     # One token serves every client here, so its rate limit (meant per agent) is lifted: the
@@ -131,18 +156,24 @@ def _one_run(
     daemon = Daemon(workspace)
     try:
         headers = daemon.wait_ready()
-        cpu = daemon.cpu_seconds()
-        logs = drive(daemon.url, headers, clients, seconds, lists)
-        cpu = daemon.cpu_seconds() - cpu
+        cpu, client_cpu = daemon.cpu_seconds(), time.process_time()
+        logs = drive(daemon.url, headers, clients, seconds, lists, rate=rate)
+        cpu, client_cpu = daemon.cpu_seconds() - cpu, time.process_time() - client_cpu
         peak_rss_mb = daemon.peak_rss_mb()
     finally:
         daemon.stop()
     acked = {k: v for log in logs for k, v in log.acked.items()}
-    report = _report(clients, seconds, logs, _lost(workspace, acked), peak_rss_mb)
+    lost, backlog = _after(workspace, acked)
+    report = _report(clients, seconds, logs, lost, peak_rss_mb)
+    report["embed_backlog"] = backlog
+    if rate is not None:
+        report["offered_rps"] = rate
     # The daemon's own CPU (every thread: requests, workers, the model) per request served:
-    # what a loaded machine's wall figures hide.
+    # what a loaded machine's wall figures hide; and the clients' (this process), which runs
+    # on the same cores and so takes CPU the daemon could have had.
     if report["requests"]:
         report["daemon_cpu_ms_per_request"] = round(cpu * 1000 / report["requests"], 2)
+        report["client_cpu_ms_per_request"] = round(client_cpu * 1000 / report["requests"], 2)
     return report
 
 
@@ -176,71 +207,141 @@ class HangingServer:
 
 
 def drive(
-    url: str, headers: dict[str, str], clients: int, seconds: float, lists: bool = False
+    url: str, headers: dict[str, str], clients: int, seconds: float, lists: bool = False,
+    *, rate: float | None = None,
 ) -> list[_ClientLog]:
+    """`clients` threads of traffic for `seconds`: a closed loop, or with `rate` an open loop
+    of Poisson arrivals at that rate (at most `clients` in flight)."""
     corpus = synthetic_corpus(2000, seed=clients)
     queries = synthetic_queries(corpus, 500)
     logs = [_ClientLog() for _ in range(clients)]
     start = threading.Barrier(clients + 1)
-    deadline: list[float] = []
+    plan = _Plan(seconds, rate)
     threads = [
         threading.Thread(target=_client, args=(url, headers, i, logs[i], corpus, queries, start,
-                                               deadline, lists), daemon=True)
+                                               plan, lists), daemon=True)
         for i in range(clients)
     ]
     for thread in threads:
         thread.start()
-    deadline.append(time.monotonic() + seconds)
+    plan.begin()
     start.wait()
     for thread in threads:
         thread.join(seconds + REQUEST_TIMEOUT_S + 10)
     return logs
 
 
+class _Plan:
+    """When each request is sent. Closed loop: as soon as the client is free, until the end.
+    Open loop: the next arrival of a Poisson process at `rate`/s (seeded), taken in order by
+    whichever client is free; a client that takes an arrival still ahead sleeps until it."""
+
+    def __init__(self, seconds: float, rate: float | None) -> None:
+        self.seconds, self.rate = seconds, rate
+        self.deadline = self._next_at = 0.0
+        self._rng = random.Random(1729)
+        self._lock = threading.Lock()
+
+    def begin(self) -> None:
+        self._next_at = time.monotonic()
+        self.deadline = self._next_at + self.seconds
+
+    def next_send(self) -> float | None:
+        """The time the next request is due (it is timed from then); None when the run is over."""
+        if self.rate is None:
+            now = time.monotonic()
+            return now if now < self.deadline else None
+        with self._lock:
+            due = self._next_at
+            self._next_at += self._rng.expovariate(self.rate)
+        if due >= self.deadline:
+            return None
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        return due
+
+
+class _Http:
+    """One keep-alive HTTP/1.1 connection, reopened after a transport error."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port
+        self.headers = {**headers, "Content-Type": "application/json"}
+        self._conn: http.client.HTTPConnection | None = None
+
+    def request(self, path: str, body: dict[str, Any] | None) -> tuple[int, bytes]:
+        if self._conn is None:
+            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=REQUEST_TIMEOUT_S)
+        try:
+            if body is None:
+                self._conn.request("GET", path, headers=self.headers)
+            else:
+                # bytes: headers and body go out in one send (no Nagle/delayed-ACK stall).
+                self._conn.request("POST", path, body=json.dumps(body).encode(), headers=self.headers)
+            reply = self._conn.getresponse()
+            return reply.status, reply.read()
+        except (OSError, http.client.HTTPException):
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 def _client(
     url: str, headers: dict[str, str], index: int, log: _ClientLog, corpus: Sequence[str],
-    queries: Sequence[str], start: threading.Barrier, deadline: list[float], lists: bool,
+    queries: Sequence[str], start: threading.Barrier, plan: _Plan, lists: bool,
 ) -> None:
     rng = random.Random(index)
-    with httpx.Client(base_url=url, headers=headers, timeout=REQUEST_TIMEOUT_S) as http:
+    conn = _Http(url, headers)
+    try:
         start.wait()
         n = 0
-        while time.monotonic() < deadline[0]:
+        while (due := plan.next_send()) is not None:
             n += 1
             draw = rng.random()
             if lists and draw < 0.2:
-                _call(http, log, "list", MEMORIES, None)
+                _call(conn, log, "list", f"{MEMORIES}?limit=10", None, due)
             elif draw < (0.6 if lists else 0.5):
                 content = f"client {index} write {n}: {rng.choice(corpus)}"
-                _call(http, log, "remember", REMEMBER, {"content": content}, content)
+                _call(conn, log, "remember", REMEMBER, {"content": content}, due, content)
             else:
-                _call(http, log, "recall", RECALL, {"query": rng.choice(queries), "limit": 10})
+                body = {"query": rng.choice(queries), "limit": 10}
+                _call(conn, log, "recall", RECALL, body, due)
+    finally:
+        conn.close()
 
 
 def _call(
-    http: httpx.Client, log: _ClientLog, op: str, path: str, body: dict[str, Any] | None,
-    content: str | None = None,
+    conn: _Http, log: _ClientLog, op: str, path: str, body: dict[str, Any] | None,
+    due: float, content: str | None = None,
 ) -> None:
-    started = time.perf_counter()
     try:
-        reply = http.get(path, params={"limit": 10}) if body is None else http.post(path, json=body)
-    except httpx.HTTPError as exc:
+        status, data = conn.request(path, body)
+    except (OSError, http.client.HTTPException) as exc:
         log.errors.append(f"{op}: {type(exc).__name__}")
         return
-    log.latencies[op].append((time.perf_counter() - started) * 1000)
-    if reply.status_code != 200:
-        log.errors.append(f"{op}: HTTP {reply.status_code} {reply.text[:120]}")
+    log.latencies[op].append((time.monotonic() - due) * 1000)
+    if status != 200:
+        log.errors.append(f"{op}: HTTP {status} {data[:120].decode(errors='replace')}")
     elif content is not None:
-        log.acked[reply.json()["id"]] = content
+        log.acked[json.loads(data)["id"]] = content
 
 
-def _lost(workspace: Path, acked: dict[str, str]) -> int:
+def _after(workspace: Path, acked: dict[str, str]) -> tuple[int, int]:
+    """Acknowledged writes missing or changed in the database, and embed jobs not done."""
     store = Store.open(workspace / "memory" / "memories.db")
     try:
         rows = dict(store.reader().execute("SELECT id, content FROM memories").fetchall())
+        waiting = jobs.depths(store.reader()).get("embed", {})
     finally:
         store.close()
-    return sum(1 for memory_id, content in acked.items() if rows.get(memory_id) != content)
+    lost = sum(1 for memory_id, content in acked.items() if rows.get(memory_id) != content)
+    return lost, waiting.get("pending", 0) + waiting.get("leased", 0)
 
 
 def _report(
@@ -348,18 +449,19 @@ def _free_port() -> int:
 
 def format_load(result: dict[str, Any]) -> str:
     """A small table: one row per client count."""
-    lines = [f"{'clients':>7} {'fault':>5} {'req/s':>8} {'remember p50/p95 ms':>20}"
+    lines = [f"{'clients':>7} {'fault':>5} {'offered':>7} {'req/s':>8} {'remember p50/p95 ms':>20}"
              f" {'recall p50/p95 ms':>18} {'list p50/p95 ms':>16} {'errors':>6} {'lost':>5}"
-             f" {'peak RSS MB':>11} {'CPU ms/req':>10}"]
+             f" {'peak RSS MB':>11} {'CPU ms/req':>10} {'client CPU':>10} {'embed backlog':>13}"]
     for run in result["runs"]:
         ops = run["operations"]
         cells = [f"{ops[op]['p50_ms']} / {ops[op]['p95_ms']}" if op in ops else "-"
                  for op in ("remember", "recall", "list")]
         lines.append(
-            f"{run['clients']:>7} {run.get('fault', '-'):>5} {run['throughput_rps']:>8}"
-            f" {cells[0]:>20} {cells[1]:>18} {cells[2]:>16} {run['errors']:>6}"
-            f" {run['lost_writes']:>5} {run['peak_rss_mb']:>11}"
+            f"{run['clients']:>7} {run.get('fault', '-'):>5} {run.get('offered_rps', '-'):>7}"
+            f" {run['throughput_rps']:>8} {cells[0]:>20} {cells[1]:>18} {cells[2]:>16}"
+            f" {run['errors']:>6} {run['lost_writes']:>5} {run['peak_rss_mb']:>11}"
             f" {run.get('daemon_cpu_ms_per_request', '-'):>10}"
+            f" {run.get('client_cpu_ms_per_request', '-'):>10} {run.get('embed_backlog', '-'):>13}"
         )
         if "p95_ratio" in run:
             ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())

@@ -290,14 +290,19 @@ def scale(
                    " answers, and compare the p95 of remember and list.")
 @click.option("--write-path", type=click.Choice(["deferred", "inline"]), default="deferred",
               show_default=True, help="The daemon's embedding.write_path.")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Open loop: requests arrive at this many per second (Poisson), at most"
+                   " --clients in flight; latency counts from each arrival. Default: a closed"
+                   " loop (each client sends again when answered).")
 @_json
 @click.pass_context
 def load(
     ctx: click.Context, clients: str, seconds: float, embedder: str, fault: str,
-    write_path: str, as_json: bool,
+    write_path: str, rate: float | None, as_json: bool,
 ) -> None:
     """Mixed remember/recall from N concurrent clients against a real daemon: throughput,
-    p50/p95 per operation, errors, lost writes, the daemon's peak RSS."""
+    p50/p95 per operation, errors, lost writes, the daemon's peak RSS, CPU per request (daemon
+    and clients), the embed jobs left waiting."""
     _setup_threads()
     try:
         counts = [int(c) for c in clients.split(",") if c.strip()]
@@ -307,7 +312,7 @@ def load(
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
     result = load_bench.run_load(
         counts, seconds, embedder=embedder, progress=_progress, fault=fault,
-        write_path=write_path,
+        write_path=write_path, rate=rate,
     )
     _emit(ctx, as_json, result, load_bench.format_load(result))
 

@@ -1,0 +1,40 @@
+"""`signet bench load`'s open loop: requests arrive on a seeded Poisson schedule, not as fast as
+the clients are answered, and each is timed from its scheduled arrival; every run reports the
+clients' own CPU and the embed jobs left waiting."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from signet.bench.load import _Plan, format_load, run_load
+
+
+def _arrivals(rate: float, seconds: float) -> int:
+    """How many arrivals the plan's seeded Poisson process has within `seconds`."""
+    rng, at, n = random.Random(1729), 0.0, 0
+    while at < seconds:
+        n += 1
+        at += rng.expovariate(rate)
+    return n
+
+
+def test_the_open_loop_hands_out_the_seeded_arrivals_in_order_then_stops() -> None:
+    plan = _Plan(0.5, rate=40.0)
+    plan.begin()
+    due = []
+    while (at := plan.next_send()) is not None:
+        due.append(at)
+    assert len(due) == _arrivals(40.0, 0.5)
+    assert due == sorted(due) and due[-1] < plan.deadline
+
+
+def test_an_open_loop_run_sends_the_offered_requests_not_as_many_as_it_can(tmp_path: Path) -> None:
+    result = run_load([4], seconds=2, workdir=tmp_path, rate=15)
+    [run] = result["runs"]
+    # A closed loop of 4 clients sends hundreds of requests in 2 s; the open loop sends the
+    # schedule's arrivals, every one answered.
+    assert run["requests"] == _arrivals(15, 2) and run["errors"] == 0
+    assert run["offered_rps"] == 15 and run["lost_writes"] == 0
+    assert run["client_cpu_ms_per_request"] > 0 and run["embed_backlog"] == 0
+    assert "offered" in format_load(result)
