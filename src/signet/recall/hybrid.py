@@ -179,7 +179,9 @@ class Recaller:
             return Found(rankings, rankings, {}, None)
         if query.mode != "vector":
             mark = time.perf_counter()
-            rankings["lexical"] = fts.search(conn, query.query, query.filters, pool)
+            rankings["lexical"] = fts.search(
+                conn, query.query, query.filters, pool, index=self.store.lexical
+            )
             if fts.has_hints(conn, query.filters):
                 rankings["hint"] = fts.search(
                     conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS

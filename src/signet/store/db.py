@@ -18,6 +18,7 @@ from pathlib import Path
 from signet.errors import StoreError
 from signet.store import migrate, sources
 from signet.store.connection import Connection, DatabaseError, connect
+from signet.store.lexical_index import LexicalIndex
 
 
 class Store:
@@ -30,6 +31,8 @@ class Store:
         self._readers_lock = threading.Lock()
         self._closed = False
         self._writer = connect(self.path, busy_timeout_ms=busy_timeout_ms)
+        # The lexical channel's postings in memory, shared by the reader threads.
+        self.lexical = LexicalIndex()
 
     @classmethod
     def open(cls, path: Path, *, busy_timeout_ms: int = 5000) -> Store:

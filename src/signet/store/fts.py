@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
 from signet.store import slice_bm25
 from signet.store.connection import Connection
+from signet.store.lexical_index import LexicalIndex
 from signet.store.memories import filter_sql
 from signet.types import MemoryFilters
 
@@ -64,6 +66,7 @@ def match_expression(text: str) -> str | None:
 
 
 LEXICAL_COLUMNS = ("content", "tags")
+OVERFETCH = 50  # rows ranked beyond the limit, so it holds after the deleted ones are dropped
 HINT_COLUMNS = ("hints",)
 # Two indexes over the same columns: exact words, and Porter stems (migration 005). Recall
 # searches the stemmed one; the exact one keeps the term statistics (memories_fts_vocab).
@@ -79,12 +82,15 @@ def search(
     limit: int,
     columns: tuple[str, ...] = LEXICAL_COLUMNS,
     table: str = STEMMED_TABLE,
+    index: LexicalIndex | None = None,
 ) -> list[tuple[str, float]]:
     """(memory id, score) by BM25 over `columns`, best first; score is -bm25 (higher is better).
 
     Recall runs this twice as separate evidence channels: over content and tags (lexical) and
     over the prospective hints (hint). `table` is one of TABLES; FTS5 runs each quoted query
-    token through the table's own tokenizer, so the stemmed table needs no stemming here."""
+    token through the table's own tokenizer, so the stemmed table needs no stemming here.
+    `index` (the store's, store/lexical_index.py) ranks the lexical channel of an unfiltered
+    search in memory with the same scores; FTS5 ranks whatever it cannot."""
     if table not in TABLES:
         raise ValueError(f"unknown FTS table {table!r}")
     if filters.isolated:
@@ -92,14 +98,20 @@ def search(
         words = query_tokens(text)
         if not words or limit <= 0:
             return []
-        index = slice_bm25.gather(conn, words, filters, table)
-        return slice_bm25.rank_memories(index, words, columns, limit)
+        postings = slice_bm25.gather(conn, words, filters, table)
+        return slice_bm25.rank_memories(postings, words, columns, limit)
     tokens = search_tokens(conn, text)
     if not tokens or limit <= 0:
         return []
     expression = "{" + " ".join(columns) + "} : (" + _or_of(tokens) + ")"
     weights = f"bm25({table}, 1.0, 0.6, 0.5)"
     where, params = filter_sql(filters)
+    if index is not None and where == "m.is_deleted = 0" and (columns, table) == (
+        LEXICAL_COLUMNS, STEMMED_TABLE
+    ):
+        found = index.search(conn, tokens, limit, OVERFETCH)
+        if found is not None:
+            return found
     if where == "m.is_deleted = 0":
         # The common case: rank inside FTS5 first (no join per matching row), then drop the
         # few deleted rows; over-fetch so the limit still holds after that.
@@ -108,7 +120,7 @@ def search(
             f"WHERE {table} MATCH ? ORDER BY {weights} LIMIT ?) f "
             "JOIN memories m ON m.rowid = f.rowid WHERE m.is_deleted = 0 ORDER BY f.score DESC "
             "LIMIT ?",
-            [expression, limit + 50, limit],
+            [expression, limit + OVERFETCH, limit],
         ).fetchall()
     else:
         rows = conn.execute(
@@ -151,15 +163,7 @@ def selective_tokens(conn: Connection, tokens: list[str]) -> list[str]:
     docs = int(total[0] or 0) if total else 0
     if docs < MIN_DOCS_FOR_PRUNING and len(tokens) <= MAX_QUERY_TOKENS:
         return tokens
-    frequency: dict[str, int] = {}
-    for start in range(0, len(tokens), 500):
-        chunk = tokens[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        frequency.update(
-            conn.execute(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", chunk
-            ).fetchall()
-        )
+    frequency = frequencies(conn, tokens)
     kept = tokens
     if docs >= MIN_DOCS_FOR_PRUNING:
         kept = [t for t in tokens if frequency.get(t, 0) <= COMMON_TERM_FRACTION * docs] or tokens
@@ -172,6 +176,37 @@ def selective_tokens(conn: Connection, tokens: list[str]) -> list[str]:
         rarest = set(sorted(kept, key=rarity)[:MAX_QUERY_TOKENS])
         kept = [t for t in kept if t in rarest]
     return kept
+
+
+_memo = threading.local()
+
+
+def frequencies(conn: Connection, tokens: Sequence[str]) -> dict[str, int]:
+    """Rows of the exact index holding each token (0 for none). fts5vocab counts them by
+    walking each term's postings (a millisecond for a common term at 100k memories, and recall
+    asks twice: to drop common terms, and for the IDF of the confidence model), so the counts
+    are remembered per thread until its connection sees a commit (data_version for others',
+    total_changes for its own); never inside a transaction, which may yet roll back."""
+    known: dict[str, int] = {}
+    if not conn.in_transaction:
+        marker = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        memo = getattr(_memo, "last", None)
+        # The connection itself is held (not its id), so a new one cannot pass for it.
+        if memo is None or memo[0] is not conn or memo[1] != marker or len(memo[2]) > 20_000:
+            memo = (conn, marker, {})
+            _memo.last = memo
+        known = memo[2]
+    missing = list(dict.fromkeys(t for t in tokens if t not in known))
+    for start in range(0, len(missing), 500):
+        chunk = missing[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found = dict(
+            conn.execute(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", chunk
+            ).fetchall()
+        )
+        known.update((t, int(found.get(t, 0))) for t in chunk)
+    return {t: known[t] for t in tokens}
 
 
 def integrity_check(conn: Connection) -> bool:
@@ -233,12 +268,7 @@ def term_idf(
     else:
         total = conn.execute("SELECT max(rowid) FROM memories").fetchone()
         docs = int(total[0] or 0) if total else 0
-        marks = ",".join("?" * len(tokens))
-        frequency = dict(
-            conn.execute(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", list(tokens)
-            ).fetchall()
-        )
+        frequency = frequencies(conn, tokens)
     return {
         t: math.log(1.0 + (docs - frequency.get(t, 0) + 0.5) / (frequency.get(t, 0) + 0.5))
         for t in tokens

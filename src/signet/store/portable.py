@@ -31,7 +31,7 @@ NOT_EXPORTED = frozenset({
     "tokens", "login_codes", "idempotency_keys", "idempotency_scoped_keys", "memory_jobs",
     "summary_jobs", "umap_cache",
     "memory_sources", "maintenance_runs", "maintenance_actions", "maintenance_requeues",
-    "memory_search_telemetry",
+    "memory_search_telemetry", "lexical_log",
 })
 BLOB = "$b64"
 

@@ -110,6 +110,7 @@ TABLES: tuple[TableCopy, ...] = (
 # SQLite bookkeeping and derived tables that are not state to carry over.
 _NOT_STATE = frozenset({
     "schema_migrations", "schema_migrations_audit", "sqlite_sequence", "memories_fts_vocab",
+    "lexical_log",
 })
 
 
