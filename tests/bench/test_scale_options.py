@@ -34,12 +34,16 @@ def test_checkpoints_time_every_mode_on_the_store_as_ingested_so_far(tmp_path: P
     at = data["checkpoints"]["128"]
     assert at["recall_keyword_ms"]["p95"] > 0 and at["recall_full_cpu_ms"]["p50"] > 0
     assert 0 < at["db_mb"] and at["rss_mb"] > 0 and at["ingest_per_second"] > 0
+    stages = data["full_stages_ms"]  # where the default mode's time goes, per stage
+    assert {"lexical", "embed", "semantic", "fuse"} <= set(stages)
+    assert stages["lexical"]["runs"] == 6 and stages["semantic"]["p95"] > 0
     assert data["batch"] == 64 and data["embedder"] == "hash-384"
     assert data["query_embedder"] == "all-MiniLM-L6-v2-int8"
     assert data["query_embedding_ms"]["p95"] > 0 and data["query_embedding_cpu_ms"]["p50"] > 0
     text = perf.format_recall(data)
     assert "stored vectors: hash-384 (not the bundled model)" in text
     assert "query embedding, all-MiniLM-L6-v2-int8 alone" in text and "at 128: recall p95" in text
+    assert "stages (full, wall p50/p95 ms): lexical " in text
 
 
 def test_a_kept_store_is_refused_to_a_run_with_another_embedder(tmp_path: Path) -> None:

@@ -428,6 +428,18 @@ def _graph_stages(responses: Sequence[RecallResponse]) -> dict[str, Any]:
     out["traversal_answered"] = sum(
         any(h.evidence.traversal is not None for h in r.hits) for r in responses
     )
+    out["full_stages_ms"] = _stages(responses)
+    return out
+
+
+def _stages(responses: Sequence[RecallResponse]) -> dict[str, dict[str, float]]:
+    """Every stage's wall time (`meta.timings`) over the queries that ran it, and how many did:
+    where a recall's time goes, and so what grows with the store."""
+    names = dict.fromkeys(name for r in responses for name in r.timings_ms if name != "total")
+    out: dict[str, dict[str, float]] = {}
+    for name in names:
+        spent = [r.timings_ms[name] for r in responses if name in r.timings_ms]
+        out[name] = {**_stats(spent), "runs": len(spent)}
     return out
 
 
@@ -471,6 +483,10 @@ def format_recall(data: dict[str, Any]) -> str:
             lines.append(
                 f"  {stage} stage (full) p50 {value['p50']:.2f} ms  p95 {value['p95']:.2f} ms"
             )
+    if "full_stages_ms" in data:
+        stages = ", ".join(f"{name} {v['p50']:.1f}/{v['p95']:.1f}"
+                           for name, v in data["full_stages_ms"].items())
+        lines.append(f"  stages (full, wall p50/p95 ms): {stages}")
     if "traversal_answered" in data:
         lines.append(
             f"  queries with traversal results: {data['traversal_answered']}/{data['queries']}"
