@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Protocol
+from typing import TypeAlias
 
 from signet.client.local import ACTOR_NAME, LocalClient, require_workspace
 from signet.client.remote import Client as PublicClient
@@ -34,60 +33,6 @@ __all__ = [
 
 # Remember and recall may embed on the daemon's side; give them room, but never hang forever.
 REQUEST_TIMEOUT_S = 60.0
-
-JSON = dict[str, Any]
-# What an operation answers: the daemon's JSON object (the public client types it per route,
-# client/wire.py; the in-process client builds the same shape as a plain dict).
-Reply = Mapping[str, Any]
-
-
-class Client(Protocol):
-    """The operations the commands need, each returning the HTTP contract's JSON shape."""
-
-    def remember(self, content: str, fields: JSON) -> Reply: ...
-
-    def recall(
-        self, query: str, *, limit: int, mode: str | None, filters: JSON, expand: bool = False,
-        min_confidence: float | None = None,
-    ) -> Reply:
-        """`mode` None: the workspace's `search.default_mode`. `expand`: the transcript
-        excerpt of each memory that came from a session. `min_confidence`: drop results less
-        confident than this (recall/confidence.py)."""
-        ...
-
-    def import_transcript(self, session_id: str, body: JSON) -> Reply: ...
-
-    def sessions(self, *, limit: int, offset: int, filters: JSON) -> Reply: ...
-
-    def session(self, session_id: str, *, project: str | None) -> Reply: ...
-
-    def session_search(self, query: str, *, limit: int, project: str | None) -> Reply: ...
-
-    def get(self, memory_id: str) -> Reply: ...
-
-    def list(self, *, limit: int, offset: int, filters: JSON) -> Reply: ...
-
-    def modify(
-        self, memory_id: str, changes: JSON, *, version: int | None, reason: str | None
-    ) -> Reply: ...
-
-    def forget(self, memory_id: str, *, force: bool, reason: str | None) -> Reply: ...
-
-    def recover(self, memory_id: str, *, reason: str | None) -> Reply: ...
-
-    def history(self, memory_id: str) -> Reply: ...
-
-    def status(self) -> Reply: ...
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> Client: ...
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None, /,
-    ) -> None: ...
-
 
 def connect(cfg: Config, env: Mapping[str, str] | None = None) -> Client:
     """This workspace's daemon if it answers at cfg's address, else the store in-process; or,
@@ -119,3 +64,8 @@ class DaemonClient(PublicClient):
         super().__init__(
             base_url or daemon_url(cfg), token, actor=ACTOR_NAME, timeout_s=REQUEST_TIMEOUT_S
         )
+
+
+# Either side answers every operation with the HTTP contract's JSON; a command calls what both
+# define, and mypy checks each call against both.
+Client: TypeAlias = PublicClient | LocalClient

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from signet.cli.document_commands import drain
 from signet.cli.output import console
 from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
@@ -85,6 +86,17 @@ def _sync(app: Any, connector_id: str) -> dict[str, Any]:
     report = app.connectors.sync(connector_id).to_dict()
     drain(app, report["added"] + report["changed"])
     return report
+
+
+def drain(app: Any, total: int) -> None:
+    """Run the document worker here until the queue is empty, `total` on the bar."""
+    worker = next(w for w in app.workers() if w.name == "documents")
+    columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True,
+                  disable=total == 0) as progress:
+        task = progress.add_task("documents", total=total)
+        while worker.tick(app.clock.now()):
+            progress.advance(task)
 
 
 def _line(report: dict[str, Any]) -> str:

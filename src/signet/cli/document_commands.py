@@ -2,31 +2,36 @@
 
 A folder is walked recursively for markdown, text, HTML and PDF files (hidden folders such as
 .git and .obsidian are skipped); `-` reads the text from stdin; an http(s) URL is fetched when
-`documents.url_fetch_enabled` allows it. The command opens the workspace in-process (SQLite's
-WAL and the queue's atomic leases make that safe next to a daemon), registers every document,
-then runs the document worker here until the queue is empty, so when it returns the chunks are
+`documents.url_fetch_enabled` allows it. When a daemon serves the workspace the command
+registers every document with it (`POST /api/documents`, a file by its absolute path) and waits
+while the daemon's worker indexes them; with none it opens the workspace in-process and runs
+the document worker here until the queue is empty. Either way, when it returns the chunks are
 recallable. Re-ingesting an unchanged file is a no-op; a changed one replaces its chunks.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from signet.cli.pipeline_commands import open_app
+from signet.cli.client import Client, LocalClient
 from signet.cli.state import CliState, json_option
 from signet.connectors.folder import note_files
 from signet.errors import SignetError
 
-if TYPE_CHECKING:
-    from signet.app import SignetApp
+__all__ = ["COMMANDS", "documents", "ingest"]
 
-__all__ = ["COMMANDS", "documents", "drain", "ingest"]
+# How often the command asks the daemon how its documents are doing.
+POLL_S = 0.2
+SETTLED = ("done", "failed")
+
+JSON = dict[str, Any]
 
 
 @click.command()
@@ -38,11 +43,11 @@ __all__ = ["COMMANDS", "documents", "drain", "ingest"]
 def ingest(state: CliState, source: str, title: str | None, project: str | None) -> None:
     """Ingest a file, a folder (recursively), a URL or stdin as document chunks."""
     refused: list[dict[str, Any]] = []
-    with open_app(state, providers=True) as app:
-        registered = _register(app, source, title, project, refused)
+    with state.connect() as client:
+        registered = _register(client, source, title, project, refused)
         queued = [r["id"] for r in registered if r["outcome"] != "unchanged"]
-        drain(app, len(queued))
-        final = [app.documents.get(r["id"]) for r in registered]
+        _wait(client, queued)
+        final = [client.document(r["id"]) for r in registered]
     summary = _summary(registered, final, refused)
     state.show(summary, _print_summary)
     if summary["failed"]:
@@ -50,14 +55,13 @@ def ingest(state: CliState, source: str, title: str | None, project: str | None)
 
 
 def _register(
-    app: SignetApp, source: str, title: str | None, project: str | None,
+    client: Client, source: str, title: str | None, project: str | None,
     refused: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    docs = app.documents
     if source == "-":
-        return [docs.ingest_text(sys.stdin.read(), title=title, project=project).to_dict()]
+        return [client.ingest_document(content=sys.stdin.read(), title=title, project=project)]
     if source.startswith(("http://", "https://")):
-        return [docs.ingest_url(source, title=title, project=project).to_dict()]
+        return [client.ingest_document(url=source, title=title, project=project)]
     path = Path(source)
     if path.is_dir():
         files = note_files(path)
@@ -68,22 +72,35 @@ def _register(
         registered = []
         for file in files:
             try:
-                registered.append(docs.ingest_file(file, project=project).to_dict())
+                registered.append(_ingest_file(client, file, None, project))
             except SignetError as exc:
                 refused.append({"id": None, "source": str(file), "error": exc.message})
         return registered
-    return [docs.ingest_file(path, title=title, project=project).to_dict()]
+    return [_ingest_file(client, path, title, project)]
 
 
-def drain(app: SignetApp, total: int) -> None:
-    """Run the document worker here until the queue is empty, `total` on the bar."""
-    worker = next(w for w in app.workers() if w.name == "documents")
+def _ingest_file(client: Client, path: Path, title: str | None, project: str | None) -> JSON:
+    # Absolute: the daemon reads the file itself, from its own working directory.
+    return client.ingest_document(path=str(path.resolve()), title=title, project=project)
+
+
+def _wait(client: Client, queued: list[str]) -> None:
+    """Until every queued document is done or failed, with a bar on stderr: the daemon's
+    worker indexes them (asked every POLL_S), or, in-process, the document worker runs here."""
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True,
-                  disable=total == 0) as progress:
-        task = progress.add_task("documents", total=total)
-        while worker.tick(app.clock.now()):
-            progress.advance(task)
+                  disable=not queued) as progress:
+        task = progress.add_task("documents", total=len(queued))
+        if isinstance(client, LocalClient):
+            while client.work("documents"):
+                progress.advance(task)
+            return
+        pending = list(queued)
+        while pending:
+            pending = [d for d in pending if client.document(d)["status"] not in SETTLED]
+            progress.update(task, completed=len(queued) - len(pending))
+            if pending:
+                time.sleep(POLL_S)
 
 
 def _summary(
@@ -123,8 +140,8 @@ def documents() -> None:
 @click.pass_obj
 def list_documents(state: CliState, status: str | None, limit: int) -> None:
     """Documents, newest first, with their status and chunk counts."""
-    with open_app(state, providers=False, existing=True) as app:
-        data = app.documents.list(status=status, limit=limit)
+    with state.connect() as client:
+        data = client.documents(status=status, limit=limit)
     state.show(data, _print_documents)
 
 
@@ -134,8 +151,8 @@ def list_documents(state: CliState, status: str | None, limit: int) -> None:
 @click.pass_obj
 def show_document(state: CliState, document_id: str) -> None:
     """One document: source, status, error and its chunk memories in order."""
-    with open_app(state, providers=False, existing=True) as app:
-        data = app.documents.get(document_id)
+    with state.connect() as client:
+        data = client.document(document_id)
     state.show(data, lambda d: click.echo(
         f"{d['id']}  {d['status']}  {d['title'] or '-'}  {d['source_url'] or d['source_type']}\n"
         + (f"error: {d['error']}\n" if d["error"] else "")
@@ -148,8 +165,8 @@ def show_document(state: CliState, document_id: str) -> None:
 @click.pass_obj
 def delete_document(state: CliState, document_id: str) -> None:
     """Delete a document and forget its chunks (recoverable within the tombstone window)."""
-    with open_app(state, providers=False, existing=True) as app:
-        data = app.documents.delete(document_id)
+    with state.connect() as client:
+        data = client.delete_document(document_id)
     state.show(data, lambda d: click.echo(f"Deleted {d['id']}; {d['forgotten']} chunk(s) forgotten."))
 
 

@@ -1,15 +1,13 @@
 """`signet graph entities|entity|communities|pin|stats`: the knowledge graph from the shell.
 
-Like the pipeline commands they open the workspace in-process, daemon or not: reads are plain
-SQLite reads, and a pin or a community run is one write transaction under SQLite's lock. An
-entity is named by id, name or alias ("signet graph entity 'my car'").
+Through the running daemon when one serves the workspace (/api/knowledge/*), else in-process
+(`state.connect()`, cli/client.py). An entity is named by id, name or alias ("signet graph
+entity 'my car'").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from rich.table import Table
@@ -17,22 +15,7 @@ from rich.table import Table
 from signet.cli.output import console, short_id
 from signet.cli.state import CliState, json_option
 
-if TYPE_CHECKING:
-    from signet.app import SignetApp
-
 __all__ = ["COMMANDS"]
-
-
-@contextmanager
-def open_app(state: CliState) -> Iterator[SignetApp]:
-    # Imported here: `signet --help` must not load the store or numpy.
-    from signet.app import SignetApp
-
-    app = SignetApp.open(state.existing_config(), embedder=None, llm=None)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 @click.group()
@@ -48,8 +31,8 @@ def graph() -> None:
 @click.pass_obj
 def entities(state: CliState, search: str | None, limit: int, offset: int) -> None:
     """List entities, most mentioned first."""
-    with open_app(state) as app:
-        data = app.graph.entities(search=search, limit=limit, offset=offset)
+    with state.connect() as client:
+        data = client.entities(search=search, limit=limit, offset=offset)
     state.show(data, print_entities)
 
 
@@ -59,8 +42,8 @@ def entities(state: CliState, search: str | None, limit: int, offset: int) -> No
 @click.pass_obj
 def entity(state: CliState, ref: str) -> None:
     """Show one entity: aliases, aspects with attributes, dependencies, memories."""
-    with open_app(state) as app:
-        data = app.graph.entity(app.graph.find(ref))
+    with state.connect() as client:
+        data = client.entity(ref)
     state.show(data, print_entity)
 
 
@@ -70,9 +53,9 @@ def entity(state: CliState, ref: str) -> None:
 @click.pass_obj
 def communities(state: CliState, detect: bool) -> None:
     """List entity communities (Louvain over dependency weights)."""
-    with open_app(state) as app:
-        found = app.graph.detect_communities() if detect else app.graph.communities()
-    state.show({"communities": found}, print_communities)
+    with state.connect() as client:
+        data = client.detect_communities() if detect else client.communities()
+    state.show(data, print_communities)
 
 
 @graph.command(name="pin")
@@ -88,12 +71,11 @@ def pin(
     remove: bool,
 ) -> None:
     """Pin an entity (always focal in traversal), suppress it, or --remove either."""
-    with open_app(state) as app:
-        entity_id = app.graph.find(ref)
+    with state.connect() as client:
         if remove:
-            data = app.graph.unpin(entity_id)
+            data = client.unpin_entity(ref)
         else:
-            data = app.graph.pin(entity_id, suppress=suppress, weight=weight, reason=reason)
+            data = client.pin_entity(ref, suppress=suppress, weight=weight, reason=reason)
     state.show(data, lambda d: click.echo(f"{d['name']}: {d['pinned'] or 'not pinned'}"))
 
 
@@ -102,8 +84,8 @@ def pin(
 @click.pass_obj
 def stats(state: CliState) -> None:
     """Counts of entities, edges, aspects, attributes, communities and pins."""
-    with open_app(state) as app:
-        data = app.graph.stats()
+    with state.connect() as client:
+        data = client.graph_stats()
     state.show(data, _print_stats)
 
 

@@ -1,33 +1,22 @@
 """`signet threads list|show`, `signet lineage ID`, `signet artifacts reindex`, `signet memory
 synthesize`: the lineage tiers from the shell (docs/sessions.md).
 
-Like the graph commands they open the workspace in-process, daemon or not: reads are SQLite
-reads and a re-index is one write transaction under SQLite's lock.
+Through the running daemon when one serves the workspace, else in-process (`state.connect()`,
+cli/client.py); either way the workspace must exist already.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console
-from signet.cli.pipeline_commands import open_app as open_workspace_app
 from signet.cli.state import CliState, json_option
 
-if TYPE_CHECKING:
-    from signet.app import SignetApp
-
 __all__ = ["artifacts", "lineage", "memory", "threads"]
-
-
-def open_app(state: CliState) -> AbstractContextManager[SignetApp]:
-    # Every command here reads or derives from a store that must exist already: a typo'd
-    # --workspace is refused, not created (client.require_workspace).
-    return open_workspace_app(state, providers=False, existing=True)
 
 
 @click.group()
@@ -40,8 +29,8 @@ def threads() -> None:
 @click.pass_obj
 def list_threads(state: CliState) -> None:
     """Threads, most recently active first (--json: {"items": [...]})."""
-    with open_app(state) as app:
-        data = app.threads()
+    with state.connect() as client:
+        data = client.threads()
     state.show(data, _print_threads)
 
 
@@ -51,8 +40,8 @@ def list_threads(state: CliState) -> None:
 @click.pass_obj
 def show_thread(state: CliState, thread: str) -> None:
     """THREAD's head ("project:NAME" or "general"): newest epoch, later arcs and summaries."""
-    with open_app(state) as app:
-        data = app.thread(thread)
+    with state.connect() as client:
+        data = client.thread(thread)
     state.show(data, lambda d: console().print(Text(d["head"])))
 
 
@@ -62,8 +51,8 @@ def show_thread(state: CliState, thread: str) -> None:
 @click.pass_obj
 def lineage(state: CliState, ref: str) -> None:
     """Where memory, session or artifact ID comes from and what condenses it."""
-    with open_app(state) as app:
-        data = app.lineage(ref)
+    with state.connect() as client:
+        data = client.lineage(ref)
     state.show(data, _print_lineage)
 
 
@@ -77,8 +66,8 @@ def artifacts() -> None:
 @click.pass_obj
 def reindex(state: CliState) -> None:
     """Rebuild the artifact index from the markdown files alone (tombstones honoured)."""
-    with open_app(state) as app:
-        data = app.reindex_artifacts()
+    with state.connect() as client:
+        data = client.reindex_artifacts()
     state.show(data, lambda d: console().print(Text(
         f"indexed {d['indexed']}, removed {d['removed']}, skipped {d['tombstoned']} tombstoned"
         + "".join(f"\nerror: {e}" for e in d["errors"])
@@ -95,8 +84,8 @@ def memory() -> None:
 @click.pass_obj
 def synthesize(state: CliState) -> None:
     """Render MEMORY.md now, within sessions.memory_md_budget_tokens; the old one is backed up."""
-    with open_app(state) as app:
-        data = app.synthesize_memory_md()
+    with state.connect() as client:
+        data = client.synthesize_memory_md()
     state.show(data, lambda d: console().print(Text(
         f"{d['path']}: {d['items']} items, {d['tokens']}/{d['budget']} tokens"
         + (f", backup {d['backup']}" if d["backup"] else "")

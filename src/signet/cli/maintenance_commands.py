@@ -1,8 +1,7 @@
 """`signet maintenance run [--execute]` and `signet maintenance report`: the store's health.
 
-Both open the workspace in-process (with the configured embedder, to audit its vectors; never
-the LLM), like `signet jobs`: the checks are reads, and each repair is a short write
-transaction that SQLite serialises with a running daemon's writes. `run` checks and records;
+Both ask the running daemon (/api/repair/run, /api/repair/report), or open the workspace
+in-process when none serves it (with the configured embedder, to audit its vectors). `run` checks and records;
 with `--execute` it also repairs what failed, within `autonomous.maxRepairsPerRun`, unless
 `autonomous.frozen` stops it. It exits 0 either way: a problem found is a result, not an error.
 """
@@ -14,7 +13,6 @@ from typing import Any
 import click
 
 from signet.cli.output import print_mapping
-from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
 __all__ = ["maintenance"]
@@ -31,8 +29,8 @@ def maintenance() -> None:
 @click.pass_obj
 def run(state: CliState, execute: bool) -> None:
     """Run every health check now; with --execute, repair too. The run is recorded."""
-    with open_app(state, providers=True, llm=False, existing=True) as app:
-        report = app.run_maintenance(execute=execute)
+    with state.connect() as client:
+        report = client.run_maintenance(execute=execute)
     state.show(report, _print_run)
 
 
@@ -41,8 +39,8 @@ def run(state: CliState, execute: bool) -> None:
 @click.pass_obj
 def report(state: CliState) -> None:
     """The health now, the settings, and the last recorded runs and repairs."""
-    with open_app(state, providers=True, llm=False, existing=True) as app:
-        data = app.maintenance_report()
+    with state.connect() as client:
+        data = client.maintenance_report()
     state.show(data, _print_report)
 
 

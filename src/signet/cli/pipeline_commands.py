@@ -1,8 +1,9 @@
 """The pipeline commands: `signet jobs list|show|requeue-dead` and `signet pipeline run`.
 
-They open the workspace in-process, whether or not a daemon runs: the job queue lives in the
-database, leases are atomic across processes (SQLite's write lock), so inspecting the queue or
-running the workers here next to a daemon is safe. `pipeline run --until-idle` ticks every
+`jobs` asks the running daemon (/api/pipeline/jobs, /api/repair/requeue-dead), or the store
+in-process when none serves the workspace. `pipeline run` runs workers in this process, daemon
+or not (`open_app`, also used by the commands that run a worker here): leases are atomic
+across processes (SQLite's write lock), so running them next to a daemon is safe. `pipeline run --until-idle` ticks every
 worker (extraction, hints, embeddings, the stale-lease reaper) until none has work — the way
 scripts and tests drain the queue; without it the workers run in the foreground until Ctrl-C.
 """
@@ -70,9 +71,9 @@ def jobs() -> None:
 @click.pass_obj
 def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: int) -> None:
     """List jobs, newest first, with the queue's depth per type and state."""
-    with open_app(state, providers=False, existing=True) as app:
-        found = app.jobs(status=status, job_type=job_type, limit=limit)
-        data = {"jobs": [job.to_dict() for job in found], "depths": app.job_depths()}
+    with state.connect() as client:
+        reply = client.jobs(status=status, job_type=job_type, limit=limit)
+    data = {"jobs": reply["items"], "depths": reply["depths"]}
     state.show(data, print_jobs)
 
 
@@ -82,8 +83,8 @@ def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: 
 @click.pass_obj
 def show_job(state: CliState, job_id: str) -> None:
     """Show one job: payload, result, attempts and its last error."""
-    with open_app(state, providers=False, existing=True) as app:
-        data = app.job(job_id).to_dict()
+    with state.connect() as client:
+        data = client.job(job_id)
     state.show(data, print_job)
 
 
@@ -93,9 +94,9 @@ def show_job(state: CliState, job_id: str) -> None:
 @click.pass_obj
 def requeue_dead(state: CliState, job_ids: tuple[str, ...]) -> None:
     """Give dead jobs (all, or the IDs given) a fresh set of attempts."""
-    with open_app(state, providers=False, existing=True) as app:
-        count = app.requeue_dead_jobs(list(job_ids) if job_ids else None)
-    state.show({"requeued": count}, lambda d: click.echo(f"Requeued {d['requeued']} dead job(s)."))
+    with state.connect() as client:
+        data = client.requeue_dead(list(job_ids) if job_ids else None)
+    state.show(data, lambda d: click.echo(f"Requeued {d['requeued']} dead job(s)."))
 
 
 @click.group()

@@ -1,8 +1,8 @@
-"""`signet retention run [--dry-run]`: one retention sweep now, in this process.
+"""`signet retention run [--dry-run]`: one retention sweep now.
 
 The sweep (workers/retention_worker.py) is what the daemon runs every `retention.intervalMs`;
-running it here next to a daemon is safe, since every step is its own short write transaction
-and re-checks what it deletes. `--dry-run` prints what a sweep would purge and writes nothing.
+the command asks the running daemon for one (`POST /api/retention/run`), or runs it in-process
+when none serves the workspace. `--dry-run` prints what a sweep would purge and writes nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import click
 from rich.table import Table
 
 from signet.cli.output import console
-from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
 __all__ = ["COMMANDS"]
@@ -30,9 +29,9 @@ def retention() -> None:
 @click.pass_obj
 def run_retention(state: CliState, dry_run: bool) -> None:
     """Run one sweep of the retention steps, in the seed's order, each capped at batchLimit."""
-    with open_app(state, providers=False, existing=True) as app:
-        report = app.run_retention(dry_run=dry_run)
-    state.show(report.to_dict(), _print_report)
+    with state.connect() as client:
+        report = client.run_retention(dry_run=dry_run)
+    state.show(report, _print_report)
 
 
 def _print_report(data: dict[str, Any]) -> None:

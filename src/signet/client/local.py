@@ -11,6 +11,7 @@ model. SQLite's WAL mode lets this run next to other readers.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from signet.types import Actor, MemoryFilters, RecallQuery
 
 if TYPE_CHECKING:
     from signet.app import SignetApp
+    from signet.graph.service import KnowledgeGraph
 
 __all__ = ["ACTOR_NAME", "LocalClient", "require_workspace", "without_workers"]
 
@@ -131,6 +133,113 @@ class LocalClient:
         events = self._existing(embedder=False).history(memory_id)
         return {"history": [event.to_dict() for event in events]}
 
+    def forget_session(
+        self, session_id: str, *, project: str | None = None, reason: str | None = None
+    ) -> JSON:
+        app = self._existing(embedder=False)
+        return app.session_forget(session_id, project=project, reason=reason)
+
+    # -- lineage, graph, documents, jobs, retention, maintenance: the daemon's routes' calls --
+
+    def threads(self) -> JSON:
+        return self._existing(embedder=False).threads()
+
+    def thread(self, thread: str) -> JSON:
+        return self._existing(embedder=False).thread(thread, actor=self.actor)
+
+    def lineage(self, ref: str) -> JSON:
+        return self._existing(embedder=False).lineage(ref)
+
+    def reindex_artifacts(self) -> JSON:
+        return self._existing(embedder=False).reindex_artifacts()
+
+    def synthesize_memory_md(self) -> JSON:
+        return self._existing(embedder=False).synthesize_memory_md()
+
+    def entities(self, *, search: str | None = None, limit: int = 50, offset: int = 0) -> JSON:
+        return self._graph().entities(search=search, limit=limit, offset=offset)
+
+    def entity(self, ref: str) -> JSON:
+        graph = self._graph()
+        return graph.entity(graph.find(ref))
+
+    def pin_entity(
+        self, ref: str, *, suppress: bool = False, weight: float | None = None,
+        reason: str | None = None,
+    ) -> JSON:
+        graph = self._graph()
+        return graph.pin(graph.find(ref), suppress=suppress, weight=weight, reason=reason,
+                         actor=self.actor)
+
+    def unpin_entity(self, ref: str) -> JSON:
+        graph = self._graph()
+        return graph.unpin(graph.find(ref))
+
+    def communities(self) -> JSON:
+        return {"communities": self._graph().communities()}
+
+    def detect_communities(self) -> JSON:
+        return {"communities": self._graph().detect_communities()}
+
+    def graph_stats(self) -> JSON:
+        return self._graph().stats()
+
+    def ingest_document(
+        self, *, content: str | None = None, url: str | None = None, path: str | None = None,
+        title: str | None = None, project: str | None = None,
+    ) -> JSON:
+        docs = self._open(embedder=True).documents
+        if content is not None:
+            registered = docs.ingest_text(content, title=title, actor=self.actor, project=project)
+        elif url is not None:
+            registered = docs.ingest_url(url, title=title, actor=self.actor, project=project)
+        else:
+            registered = docs.ingest_file(path, title=title, actor=self.actor, project=project)
+        return registered.to_dict()
+
+    def work(self, worker_name: str) -> bool:
+        """One tick of a worker here (no daemon runs one): whether it found work. The
+        in-process counterpart of waiting for the daemon's workers."""
+        app = self._open(embedder=True)
+        worker = next(w for w in app.workers() if w.name == worker_name)
+        return worker.tick(app.clock.now())
+
+    def documents(self, *, status: str | None = None, limit: int = 50, offset: int = 0) -> JSON:
+        return self._existing(embedder=False).documents.list(
+            status=status, limit=limit, offset=offset
+        )
+
+    def document(self, document_id: str) -> JSON:
+        return self._existing(embedder=False).documents.get(document_id)
+
+    def delete_document(self, document_id: str) -> JSON:
+        return self._existing(embedder=False).documents.delete(document_id, actor=self.actor)
+
+    def jobs(
+        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
+        offset: int = 0,
+    ) -> JSON:
+        app = self._existing(embedder=False)
+        found = app.jobs(status=status, job_type=job_type, limit=limit, offset=offset)
+        return {"items": [job.to_dict() for job in found], "limit": limit, "offset": offset,
+                "depths": app.job_depths()}
+
+    def job(self, job_id: str) -> JSON:
+        return self._existing(embedder=False).job(job_id).to_dict()
+
+    def requeue_dead(self, job_ids: builtins.list[str] | None = None) -> JSON:
+        return {"requeued": self._existing(embedder=False).requeue_dead_jobs(job_ids)}
+
+    def run_retention(self, *, dry_run: bool = False) -> JSON:
+        return self._existing(embedder=False).run_retention(dry_run=dry_run).to_dict()
+
+    def run_maintenance(self, *, execute: bool = False) -> JSON:
+        # The configured embedder audits the stored vectors; the LLM is never asked.
+        return self._existing(embedder=True).run_maintenance(execute=execute)
+
+    def maintenance_report(self) -> JSON:
+        return self._existing(embedder=True).maintenance_report()
+
     def status(self) -> JSON:
         # The configured embedder is needed to report it and audit its vectors; constructing
         # one loads no model (the local one loads on its first embed). The daemon adds its own
@@ -149,6 +258,9 @@ class LocalClient:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         self.close()
+
+    def _graph(self) -> KnowledgeGraph:
+        return self._existing(embedder=False).graph
 
     def _existing(self, *, embedder: bool) -> SignetApp:
         """The app of a workspace that exists: operations on existing memories must not leave

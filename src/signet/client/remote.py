@@ -17,20 +17,21 @@ module costs a short-lived process almost nothing.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 from urllib.parse import quote
 
-from signet.client.http import DaemonHttp, TransportError, error_from_reply
+from signet.client.http import DaemonHttp, Reply, TransportError, error_from_reply
 from signet.client.wire import HistoryJSON, MemoryJSON, PageJSON, RecallJSON, RememberJSON
 from signet.config import Config
 from signet.errors import SignetError
 
 __all__ = [
-    "DEFAULT_TIMEOUT_S", "Client", "daemon_url", "health_pid", "is_running", "pid_file_value",
-    "read_token",
+    "DEFAULT_TIMEOUT_S", "Client", "answer", "daemon_url", "health_pid", "is_running",
+    "pid_file_value", "read_token", "request_headers",
 ]
 
 HEALTH_TIMEOUT_S = 0.3
@@ -97,12 +98,8 @@ class Client:
         self, url: str, token: str | None = None, *, actor: str = "python",
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        headers = {"X-Signet-Actor": actor}
-        token = (token or "").strip()
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
         self.base_url = url.rstrip("/")
-        self._http = DaemonHttp(self.base_url, headers, timeout_s)
+        self._http = DaemonHttp(self.base_url, request_headers(actor, token), timeout_s)
 
     @classmethod
     def for_workspace(
@@ -226,6 +223,120 @@ class Client:
         """One identity file (AGENTS.md, SOUL.md, ...)."""
         return self._call("GET", f"/api/identity/{quote(name, safe='')}")
 
+    def forget_session(
+        self, session_id: str, *, project: str | None = None, reason: str | None = None
+    ) -> JSON:
+        """Remove a session for privacy: transcript and summaries (docs/sessions.md)."""
+        path = f"/api/sessions/{quote(session_id, safe='')}"
+        return self._call("DELETE", path, params=_present(project=project, reason=reason))
+
+    # -- lineage -----------------------------------------------------------------------------
+
+    def threads(self) -> JSON:
+        """Thread heads, most recently active first: {items: [...]}."""
+        return self._call("GET", "/api/threads")
+
+    def thread(self, thread: str) -> JSON:
+        """One thread's head ("project:NAME" or "general")."""
+        return self._call("GET", f"/api/threads/{quote(thread, safe='')}")
+
+    def lineage(self, ref: str) -> JSON:
+        """Where a memory, session or artifact comes from, and what condenses it."""
+        return self._call("GET", f"/api/lineage/{quote(ref, safe='')}")
+
+    def reindex_artifacts(self) -> JSON:
+        return self._call("POST", "/api/artifacts/reindex")
+
+    def synthesize_memory_md(self) -> JSON:
+        return self._call("POST", "/api/memory/synthesize")
+
+    # -- knowledge graph ---------------------------------------------------------------------
+
+    def entities(
+        self, *, search: str | None = None, limit: int = 50, offset: int = 0
+    ) -> JSON:
+        """Entities, most mentioned first: {items, total, limit, offset}."""
+        params = {"limit": limit, "offset": offset, **_present(q=search)}
+        return self._call("GET", "/api/knowledge/entities", params=params)
+
+    def entity(self, ref: str) -> JSON:
+        """One entity, named by id, name or alias, with aspects, dependencies, memories."""
+        return self._call("GET", _entity_path(ref))
+
+    def pin_entity(
+        self, ref: str, *, suppress: bool = False, weight: float | None = None,
+        reason: str | None = None,
+    ) -> JSON:
+        body = {"suppress": suppress, **_present(weight=weight, reason=reason)}
+        return self._call("POST", _entity_path(ref, "pin"), json=body)
+
+    def unpin_entity(self, ref: str) -> JSON:
+        return self._call("DELETE", _entity_path(ref, "pin"))
+
+    def communities(self) -> JSON:
+        return self._call("GET", "/api/knowledge/communities")
+
+    def detect_communities(self) -> JSON:
+        """Run Louvain community detection now; the new communities."""
+        return self._call("POST", "/api/knowledge/communities/detect")
+
+    def graph_stats(self) -> JSON:
+        return self._call("GET", "/api/knowledge/stats")
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def ingest_document(
+        self, *, content: str | None = None, url: str | None = None, path: str | None = None,
+        title: str | None = None, project: str | None = None,
+    ) -> JSON:
+        """Register a document (exactly one of content, url, or a local path the daemon
+        reads); the daemon's worker chunks it. `outcome`: queued, requeued or unchanged."""
+        body = _present(content=content, url=url, path=path, title=title, project=project)
+        return self._call("POST", "/api/documents", json=body)
+
+    def documents(
+        self, *, status: str | None = None, limit: int = 50, offset: int = 0
+    ) -> JSON:
+        params = {"limit": limit, "offset": offset, **_present(status=status)}
+        return self._call("GET", "/api/documents", params=params)
+
+    def document(self, document_id: str) -> JSON:
+        """One document with its status and chunk memory ids in order."""
+        return self._call("GET", f"/api/documents/{quote(document_id, safe='')}")
+
+    def delete_document(self, document_id: str) -> JSON:
+        """Forget the document's chunks (recoverable) and remove it."""
+        return self._call("DELETE", f"/api/documents/{quote(document_id, safe='')}")
+
+    # -- jobs, retention, maintenance ----------------------------------------------------------
+
+    def jobs(
+        self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
+        offset: int = 0,
+    ) -> JSON:
+        """Jobs, newest first, and the queue's depth per type and state."""
+        params = {"limit": limit, "offset": offset, **_present(status=status, type=job_type)}
+        return self._call("GET", "/api/pipeline/jobs", params=params)
+
+    def job(self, job_id: str) -> JSON:
+        return self._call("GET", f"/api/pipeline/jobs/{quote(job_id, safe='')}")
+
+    def requeue_dead(self, job_ids: builtins.list[str] | None = None) -> JSON:
+        """Give dead jobs (all, or these) a fresh set of attempts: {requeued: n}."""
+        body: JSON = {} if job_ids is None else {"job_ids": job_ids}
+        return self._call("POST", "/api/repair/requeue-dead", json=body)
+
+    def run_retention(self, *, dry_run: bool = False) -> JSON:
+        """One retention sweep now (`dry_run`: count, change nothing)."""
+        return self._call("POST", "/api/retention/run", json={"dry_run": dry_run})
+
+    def run_maintenance(self, *, execute: bool = False) -> JSON:
+        """Every health check now; with `execute`, repair what fails. The run is recorded."""
+        return self._call("POST", "/api/repair/run", json={"execute": execute})
+
+    def maintenance_report(self) -> JSON:
+        return self._call("GET", "/api/repair/report")
+
     # -- the daemon --------------------------------------------------------------------------
 
     def health(self) -> JSON:
@@ -256,25 +367,43 @@ class Client:
             raise SignetError(
                 f"daemon at {self.base_url} did not answer: {exc}", code="daemon_unreachable"
             ) from exc
-        if reply.status >= 400:
-            raise error_from_reply(reply)
-        try:
-            body = reply.json()
-        except ValueError as exc:
-            raise SignetError(
-                f"daemon answered {method} {path} with non-JSON", code="bad_response"
-            ) from exc
-        if not isinstance(body, dict):
-            raise SignetError(
-                f"daemon answered {method} {path} with JSON that is not an object",
-                code="bad_response",
-            )
-        return body
+        return answer(method, path, reply)
+
+
+def request_headers(actor: str, token: str | None) -> dict[str, str]:
+    """What every request carries: the actor's name, and the bearer token if there is one."""
+    headers = {"X-Signet-Actor": actor}
+    token = (token or "").strip()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def answer(method: str, path: str, reply: Reply) -> JSON:
+    """The reply's JSON object, or the SignetError an error answer (or a malformed one) means."""
+    if reply.status >= 400:
+        raise error_from_reply(reply)
+    try:
+        body = reply.json()
+    except ValueError as exc:
+        raise SignetError(
+            f"daemon answered {method} {path} with non-JSON", code="bad_response"
+        ) from exc
+    if not isinstance(body, dict):
+        raise SignetError(
+            f"daemon answered {method} {path} with JSON that is not an object",
+            code="bad_response",
+        )
+    return body
 
 
 def _memory_path(memory_id: str, *rest: str) -> str:
     # Quoted so an id can never step into another route ("../", "?").
     return "/".join(["/api/memory", quote(memory_id, safe=""), *rest])
+
+
+def _entity_path(ref: str, *rest: str) -> str:
+    return "/".join(["/api/knowledge/entities", quote(ref, safe=""), *rest])
 
 
 def _query_value(value: Any) -> str:

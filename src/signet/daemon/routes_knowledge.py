@@ -2,7 +2,7 @@
 communities, counts, pins, and running community detection.
 
 - `GET /api/knowledge/entities?q=&limit=&offset=` -> {items, total, limit, offset}
-- `GET /api/knowledge/entities/{id}` -> the entity with aliases, aspects (with attributes),
+- `GET /api/knowledge/entities/{ref}` (an id, a name or an alias) -> the entity with aliases, aspects (with attributes),
   dependencies (in and out) and the memories linked to it
 - `POST|DELETE /api/knowledge/entities/{id}/pin` body {suppress?, weight?, reason?}: pin
   (always focal in traversal) or suppress (never focal); DELETE clears either
@@ -55,22 +55,23 @@ def entities(
     )
 
 
-@router.get("/entities/{entity_id}", dependencies=READS)
-def entity(entity_id: str, app: App) -> JSONResponse:
-    return JSONResponse(app.graph.entity(entity_id))
+@router.get("/entities/{ref}", dependencies=READS)
+def entity(ref: str, app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.graph.entity(app.graph.find(ref, actor.agent_id)))
 
 
-@router.post("/entities/{entity_id}/pin", dependencies=WRITES)
-def pin(entity_id: str, app: App, actor: CallerActor, body: PinBody | None = None) -> JSONResponse:
+@router.post("/entities/{ref}/pin", dependencies=WRITES)
+def pin(ref: str, app: App, actor: CallerActor, body: PinBody | None = None) -> JSONResponse:
     body = body or PinBody()
     return JSONResponse(app.graph.pin(
-        entity_id, suppress=body.suppress, weight=body.weight, reason=body.reason, actor=actor
+        app.graph.find(ref, actor.agent_id), suppress=body.suppress, weight=body.weight,
+        reason=body.reason, actor=actor,
     ))
 
 
-@router.delete("/entities/{entity_id}/pin", dependencies=WRITES)
-def unpin(entity_id: str, app: App) -> JSONResponse:
-    return JSONResponse(app.graph.unpin(entity_id))
+@router.delete("/entities/{ref}/pin", dependencies=WRITES)
+def unpin(ref: str, app: App, actor: CallerActor) -> JSONResponse:
+    return JSONResponse(app.graph.unpin(app.graph.find(ref, actor.agent_id)))
 
 
 @router.get("/communities", dependencies=READS)

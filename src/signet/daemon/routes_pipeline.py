@@ -75,7 +75,14 @@ def jobs(
     limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0, le=10**9),
 ) -> JSONResponse:
     found = app.jobs(status=status, job_type=type, limit=limit, offset=offset)
-    return JSONResponse({"items": [j.to_dict() for j in found], "limit": limit, "offset": offset})
+    return JSONResponse({"items": [j.to_dict() for j in found], "limit": limit, "offset": offset,
+                         "depths": app.job_depths()})
+
+
+@router.get("/jobs/{job_id}", dependencies=[Depends(require("diagnostics"))],
+            responses={404: {"model": ErrorOut}})
+def job(job_id: str, app: App) -> JSONResponse:
+    return JSONResponse(app.job(job_id).to_dict())
 
 
 @router.post("/pause", response_model=WorkersOut, dependencies=[Depends(require("admin"))])

@@ -10,6 +10,7 @@
 - `GET /api/repair/report` -> {enabled, mode, frozen, ok, problems, checks, runs, recent_actions}
   (the health now, read only, and the recorded maintenance runs)
 - `POST /api/repair/run` body {execute?} -> the run's report (checks, actions, skipped, after)
+- `POST /api/retention/run` body {dry_run?} -> the sweep's report (rows per step)
 
 Reading is `diagnostics`; changing anything is `admin`. Each handler is one SignetApp call
 (`signet/maintenance.py` holds the work).
@@ -166,6 +167,17 @@ def maintenance_run(
     app: App, body: Annotated[MaintenanceRunBody | None, Body()] = None
 ) -> JSONResponse:
     return JSONResponse(app.run_maintenance(execute=body.execute if body else False))
+
+
+class RetentionRunBody(_Body):
+    dry_run: bool = Field(False, description="Count what a sweep would purge; change nothing.")
+
+
+@router.post("/retention/run", dependencies=ADMIN)
+def retention_run(
+    app: App, body: Annotated[RetentionRunBody | None, Body()] = None
+) -> JSONResponse:
+    return JSONResponse(app.run_retention(dry_run=body.dry_run if body else False).to_dict())
 
 
 @router.get("/embeddings/status", response_model=EmbeddingsStatusOut, dependencies=DIAGNOSTICS)
