@@ -21,7 +21,10 @@ from signet.store.lexical_index import LexicalIndex
 from signet.types import MemoryFilters, utc_now
 
 # A few words in most rows (held in memory), many in a handful (asked of FTS5 per query).
-COMMON = "kite festival wind paper river garden painting flying tickets market".split()
+COMMON = (
+    "kite festival wind paper river garden painting flying tickets market boat lamp song "
+    "bread stone cloud train letter mirror candle"
+).split()
 RARE = [f"word{i}" for i in range(400)]
 QUERIES = (
     "kite festival", "kites flying over the river", "painting the garden with word7",
@@ -59,7 +62,7 @@ def app(tmp_path: Path) -> Iterator[SignetApp]:
 
 
 def test_the_index_ranks_exactly_as_fts5(app: SignetApp) -> None:
-    index = LexicalIndex(min_rows=0)
+    index = LexicalIndex(min_rows=0, common_rows=20)
     _same_as_fts5(app, index)
     conn = app.store.reader()
     found = index.search(conn, ["kites", "festival", "word7"], 40, 50)
@@ -72,13 +75,13 @@ def test_the_index_ranks_exactly_as_fts5(app: SignetApp) -> None:
 
 def test_a_token_fts5_splits_is_left_to_fts5(app: SignetApp) -> None:
     conn = app.store.reader()
-    index = LexicalIndex(min_rows=0)
+    index = LexicalIndex(min_rows=0, common_rows=20)
     assert index.search(conn, ["kite_festival"], 10, 50) is None
     assert index.search(conn, ["kite"], 10, 50) is not None
 
 
 def test_writes_are_caught_up_from_the_log_without_a_rebuild(app: SignetApp) -> None:
-    index = LexicalIndex(min_rows=0)
+    index = LexicalIndex(min_rows=0, common_rows=20)
     _same_as_fts5(app, index)
     rng = random.Random(8)
     app.remember_many([{"content": _sentence(rng) + " kite"} for _ in range(30)])
@@ -99,7 +102,7 @@ def test_writes_are_caught_up_from_the_log_without_a_rebuild(app: SignetApp) -> 
 
 
 def test_the_overlay_is_merged_into_the_held_postings(app: SignetApp) -> None:
-    index = LexicalIndex(min_rows=0, compact_after=5)
+    index = LexicalIndex(min_rows=0, common_rows=20, compact_after=5)
     _same_as_fts5(app, index)
     rng = random.Random(9)
     app.remember_many([{"content": _sentence(rng)} for _ in range(12)])
@@ -109,7 +112,7 @@ def test_the_overlay_is_merged_into_the_held_postings(app: SignetApp) -> None:
 
 
 def test_a_log_trimmed_past_the_index_rebuilds_it(app: SignetApp) -> None:
-    index = LexicalIndex(min_rows=0)
+    index = LexicalIndex(min_rows=0, common_rows=20)
     _same_as_fts5(app, index)
     rng = random.Random(10)
     app.remember_many([{"content": _sentence(rng)} for _ in range(5)])
@@ -121,7 +124,7 @@ def test_a_log_trimmed_past_the_index_rebuilds_it(app: SignetApp) -> None:
 
 
 def test_fts5_changed_without_the_log_is_read_again(app: SignetApp) -> None:
-    index = LexicalIndex(min_rows=0)
+    index = LexicalIndex(min_rows=0, common_rows=20)
     _same_as_fts5(app, index)
     with app.store.write_tx() as conn:
         # A row indexed behind the log's back (as a repair or a restore might): the held
@@ -151,7 +154,7 @@ def test_a_rolled_back_write_leaves_no_log_entry(app: SignetApp) -> None:
 
 
 def test_inside_a_write_transaction_fts5_answers(app: SignetApp) -> None:
-    index = LexicalIndex(min_rows=0)
+    index = LexicalIndex(min_rows=0, common_rows=20)
     with app.store.write_tx() as conn:
         assert index.search(conn, ["kite"], 10, 50) is None
 
@@ -159,6 +162,6 @@ def test_inside_a_write_transaction_fts5_answers(app: SignetApp) -> None:
 def test_recall_uses_the_stores_index(app: SignetApp) -> None:
     from signet.types import RecallQuery
 
-    app.store.lexical = LexicalIndex(min_rows=0)
+    app.store.lexical = LexicalIndex(min_rows=0, common_rows=20)
     hits = app.recall(RecallQuery("kites over the river", mode="keyword")).hits
     assert hits and app.store.lexical.builds == 1

@@ -24,9 +24,11 @@ from signet.store.connection import Connection
 from signet.store.vector_index import NumpyIndex, QuantizedIndex, VectorIndex
 
 IndexKind = Literal["quantized", "exact"]
-# Vectors read from the table per step while (re)loading: bounds the transient float32 copy
-# (a 50k step held 77 MB of blobs and as much again as a matrix at 384 dimensions).
-LOAD_STEP = 8192
+# Vectors read from the table per step while (re)loading: bounds the transient copies (a 50k
+# step held 77 MB of blobs and as much again as a matrix at 384 dimensions; at 8,192 the
+# quantized index's float64 residuals still put 44 MB above the loaded index at 100k, the
+# process's peak RSS; at 2,048 about 11).
+LOAD_STEP = 2048
 # Reading connections whose last seen state is remembered (a daemon has one per thread).
 MAX_SEEN_CONNECTIONS = 64
 

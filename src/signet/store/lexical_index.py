@@ -55,6 +55,9 @@ TABLE = "memories_stem_fts"
 WEIGHTS = "1.0, 0.6, 0.5"
 COMMON_SHARE = 1 / 1000  # a term in at least this share of the rows is held in memory
 MIN_COMMON_ROWS = 64
+# Nor held: a term in more than this share, which recall drops from a query while any rarer
+# term is left (store/fts.py, COMMON_TERM_FRACTION); FTS5 scores it in the rare case it stays.
+CEILING_SHARE = 0.3
 MIN_ROWS = 1000  # below this FTS5 ranks a query in well under a millisecond
 COMPACT_AFTER = 2048  # changed rows kept in the overlay before it is merged
 REPLAY_MAX = 4096  # changes replayed at most (or a tenth of the rows); beyond, a rebuild
@@ -79,7 +82,8 @@ class _Postings:
         odd = np.flatnonzero(f2 != 2)
         if len(odd) == 0:
             return cls(int(rows[0]), gaps.astype(kind), None, None)
-        return cls(int(rows[0]), gaps.astype(kind), odd.astype(np.int32), f2[odd].astype(np.int32))
+        small = np.uint8 if f2[odd].max() <= np.iinfo(np.uint8).max else np.int32
+        return cls(int(rows[0]), gaps.astype(kind), odd.astype(np.int32), f2[odd].astype(small))
 
     def decode(self) -> tuple[np.ndarray, np.ndarray]:
         rows = np.cumsum(self.gaps, dtype=np.int64) + self.start
@@ -107,8 +111,12 @@ class LexicalIndex:
     """Exact BM25 top k of the lexical channel over the whole store (no filter but deletion),
     shared by the store's reader threads."""
 
-    def __init__(self, *, min_rows: int = MIN_ROWS, compact_after: int = COMPACT_AFTER) -> None:
+    def __init__(
+        self, *, min_rows: int = MIN_ROWS, compact_after: int = COMPACT_AFTER,
+        common_rows: int = MIN_COMMON_ROWS,
+    ) -> None:
         self.min_rows = min_rows
+        self.common_rows = common_rows
         self.compact_after = compact_after
         self._lock = threading.Lock()
         self._state: _State | None = None
@@ -180,10 +188,11 @@ class LexicalIndex:
         lengths = _lengths(conn)
         present = lengths >= 0
         nrow = int(present.sum())
-        floor = max(MIN_COMMON_ROWS, int(nrow * COMMON_SHARE))
+        floor = max(self.common_rows, int(nrow * COMMON_SHARE))
         held = {}
         for (term,) in conn.execute(
-            "SELECT term FROM memories_stem_fts_vocab WHERE doc >= ?", [floor]
+            "SELECT term FROM memories_stem_fts_vocab WHERE doc BETWEEN ? AND ?",
+            [floor, int(nrow * CEILING_SHARE)],
         ).fetchall():
             held[term] = _read_postings(conn, term)
         state = _State(
@@ -328,7 +337,7 @@ def _varints(blob: bytes) -> list[int]:
 
 def _read_postings(conn: Connection, term: str) -> _Postings:
     # Each content occurrence listed twice, each tag once, hints not at all: a row's count is
-    # its weighted frequency x 2.
+    # its weighted frequency x 2. Parsed by numpy from the one string (no list of strings).
     text = conn.execute(
         "SELECT group_concat(CASE col WHEN 'content' THEN doc || ',' || doc "
         "WHEN 'tags' THEN doc END) FROM memories_stem_fts_instance WHERE term = ?",
@@ -336,7 +345,7 @@ def _read_postings(conn: Connection, term: str) -> _Postings:
     ).fetchone()[0]
     if not text:
         return _Postings.of(np.zeros(0, np.int64), np.zeros(0, np.int64))
-    rows, f2 = np.unique(np.array(text.split(","), dtype=np.int64), return_counts=True)
+    rows, f2 = np.unique(np.fromstring(text, dtype=np.int64, sep=","), return_counts=True)
     return _Postings.of(rows, f2)
 
 
