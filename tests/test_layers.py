@@ -73,6 +73,7 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("bench/documents_bench.py", "store"): "reads projection cache state",
     ("bench/graph_corpus.py", "store"): "builds a graph corpus directly",
     ("bench/load.py", "store"): "bulk-loads a store for the scale bench",
+    ("bench/write_queue.py", "store"): "marks its writers background, compares writer designs",
 }
 
 

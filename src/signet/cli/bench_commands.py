@@ -517,3 +517,24 @@ def projection_bench(ctx: click.Context, sizes: str, method: str, as_json: bool)
     counts = [int(s) for s in sizes.split(",") if s.strip()]
     methods = None if method == "auto" else [method]
     _emit(ctx, as_json, bench_projection(counts, methods=methods, progress=_progress))
+
+
+@bench.command(name="writer")
+@click.option("--calls", type=int, default=200, show_default=True, help="Foreground remembers timed.")
+@click.option("--workers", type=int, default=4, show_default=True,
+              help="Background threads writing back to back.")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["queue", "fifo", "lock"]),
+              help="Writer design(s) to time (default: all three).")
+@_json
+@click.pass_context
+def writer_bench(
+    ctx: click.Context, calls: int, workers: int, modes: tuple[str, ...], as_json: bool
+) -> None:
+    """A request's remember latency beside busy background writers: the write queue with
+    lanes, the queue as one FIFO, and the plain lock it replaced."""
+    from signet.bench import write_queue
+
+    _setup_threads()
+    result = write_queue.bench_writer(calls, workers, modes or write_queue.MODES,
+                                      progress=_progress)
+    _emit(ctx, as_json, result, write_queue.format_writer(result))

@@ -27,6 +27,7 @@ from signet.clock import Clock, SystemClock, stamp
 from signet.projection.layout import HALF_RANGE, layout
 from signet.store import projection as proj_sql
 from signet.store.db import Store
+from signet.store.write_queue import background_writes
 from signet.types import MemoryScope
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,8 @@ class ProjectionService:
 
     def _run(self, key: tuple[int, str], scope: MemoryScope | None) -> None:
         try:
-            self.compute(key[0], scope)
+            with background_writes():  # the cache write waits behind requests' writes
+                self.compute(key[0], scope)
         except Exception:  # noqa: BLE001 - logged; the next request starts a new attempt
             log.exception("projection (%dd, %s) failed", *key)
 

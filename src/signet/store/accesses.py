@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from signet.clock import Clock, SystemClock, stamp
 from signet.store import memories as mem_sql
 from signet.store.db import Store
+from signet.store.write_queue import background_writes
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,11 @@ class AccessRecorder:
             self._thread.start()
 
     def _run(self) -> None:
+        # A flush is bookkeeping: it queues behind every request's write (write_queue.py).
+        with background_writes():
+            self._flush_forever()
+
+    def _flush_forever(self) -> None:
         while True:
             with self._cond:
                 while not self._pending and not self._closed:

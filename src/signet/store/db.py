@@ -1,8 +1,9 @@
-"""The Store: one writer connection behind a lock, and a reader connection per thread.
+"""The Store: one writer connection behind a fair queue, and a reader connection per thread.
 
 SQLite allows one writer at a time; we make that explicit. `write_tx()` (the seeds'
-withWriteTx) takes the process-wide write lock, opens `BEGIN IMMEDIATE` on the single writer
-connection, and commits or rolls back; a nested `write_tx()` on the same thread becomes a
+withWriteTx) waits for its turn in the process-wide write queue (store/write_queue.py: first
+come, first served, request-path writes before background ones), opens `BEGIN IMMEDIATE` on the
+single writer connection, and commits or rolls back; a nested `write_tx()` on the same thread becomes a
 savepoint. Readers use their own per-thread connections, so in WAL mode they never wait for the
 writer. `in_write_tx` lets tests prove that no LLM or embedding call runs while a write
 transaction is open.
@@ -19,13 +20,14 @@ from signet.errors import StoreError
 from signet.store import migrate, sources
 from signet.store.connection import Connection, DatabaseError, connect
 from signet.store.lexical_index import LexicalIndex
+from signet.store.write_queue import WriteQueue
 
 
 class Store:
     def __init__(self, path: Path, *, busy_timeout_ms: int = 5000) -> None:
         self.path = Path(path)
         self.busy_timeout_ms = busy_timeout_ms
-        self._lock = threading.RLock()
+        self._queue = WriteQueue()
         self._local = threading.local()
         self._readers: list[Connection] = []
         self._readers_lock = threading.Lock()
@@ -41,7 +43,7 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         store = cls(path, busy_timeout_ms=busy_timeout_ms)
         try:
-            with store._lock:
+            with store._queue.turn():
                 migrate.migrate(store._writer)
             if sources.pending(store._writer):
                 with store.write_tx():
@@ -61,7 +63,7 @@ class Store:
     @contextmanager
     def write_tx(self) -> Iterator[Connection]:
         """A write transaction on the single writer; nested calls become savepoints."""
-        with self._lock:
+        with self._queue.turn():
             depth = getattr(self._local, "depth", 0)
             conn = self._writer
             name = f"sp{depth}"
@@ -96,7 +98,7 @@ class Store:
         return conn
 
     def checkpoint(self) -> None:
-        with self._lock:
+        with self._queue.turn():
             self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
@@ -108,7 +110,7 @@ class Store:
                 except DatabaseError:
                     pass
             self._readers.clear()
-        with self._lock:
+        with self._queue.turn():
             try:
                 self._writer.close()
             except DatabaseError:

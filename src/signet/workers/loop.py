@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from signet.clock import Clock, SystemClock
 from signet.store import jobs
 from signet.store.db import Store
+from signet.store.write_queue import background_writes
 from signet.types import format_ts
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,9 @@ class WorkerLoop:
 
     def _tick(self, worker: Worker, now: datetime) -> bool:
         try:
-            did_work = bool(worker.tick(now))
+            # Workers' writes wait behind every request's (store/write_queue.py).
+            with background_writes():
+                did_work = bool(worker.tick(now))
         except Exception as exc:  # a failing worker must never stop the others
             log.exception("worker %s failed", worker.name)
             self._record_failure(worker.name, exc, now)

@@ -1,0 +1,120 @@
+"""The writer's queue: whose write transaction runs next, in a fair order, in two lanes.
+
+SQLite has one writer at a time, so every write transaction waits for the one before it. A
+plain `threading.Lock` lets whichever thread the OS wakes first go next: a worker that commits
+and at once asks again can win over and over while a request waits. `WriteQueue` hands the
+writer over in arrival order instead, and keeps two lanes: every FOREGROUND write (a request's
+remember, modify, forget, ...) waiting goes before every BACKGROUND one (the workers' job
+leases and completions, access-count flushes, retention, projections), so a request's write
+waits for at most the transaction already running, never behind a queue of worker
+transactions. Background writes are never dropped, only deferred while requests keep coming.
+
+The turn is handed over, not re-contended: `release()` gives the slot straight to the next
+ticket and wakes only that thread, so nobody can barge in between. The caller's own thread runs
+its transaction when its turn comes (docs/decisions.md says why this and not a dedicated write
+thread). Reentrant: a nested `write_tx()` on the thread that holds the turn is a savepoint and
+does not queue. A thread marks its writes as background with `background_writes()`; threads
+start in the foreground lane.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+__all__ = ["BACKGROUND", "FOREGROUND", "WriteQueue", "background_writes"]
+
+FOREGROUND = 0
+BACKGROUND = 1
+
+_lane: ContextVar[int] = ContextVar("signet_write_lane", default=FOREGROUND)
+
+
+@contextmanager
+def background_writes() -> Iterator[None]:
+    """Write transactions this thread opens inside queue behind every waiting foreground one."""
+    token = _lane.set(BACKGROUND)
+    try:
+        yield
+    finally:
+        _lane.reset(token)
+
+
+class _Ticket:
+    __slots__ = ("granted", "thread")
+
+    def __init__(self, thread: int) -> None:
+        self.thread = thread
+        self.granted = threading.Event()
+
+
+class WriteQueue:
+    """One writer slot, handed over first come, first served within a lane, foreground first."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._owner: int | None = None
+        self._depth = 0
+        # Invariant: while nobody holds the slot, nobody waits (release hands it over).
+        self._lanes: tuple[deque[_Ticket], deque[_Ticket]] = (deque(), deque())
+
+    def acquire(self) -> None:
+        """Wait for this thread's turn (at once when free or already held by this thread)."""
+        me = threading.get_ident()
+        with self._mutex:
+            if self._owner == me:
+                self._depth += 1
+                return
+            if self._owner is None:
+                self._owner, self._depth = me, 1
+                return
+            ticket = _Ticket(me)
+            lane = self._lanes[_lane.get()]
+            lane.append(ticket)
+        try:
+            ticket.granted.wait()
+        except BaseException:
+            self._abandon(ticket, lane)
+            raise
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._owner != threading.get_ident():
+                raise RuntimeError("the write turn is released by a thread that does not hold it")
+            self._depth -= 1
+            if self._depth == 0:
+                self._hand_over()
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def waiting(self) -> tuple[int, int]:
+        """How many threads wait, (foreground, background)."""
+        with self._mutex:
+            return len(self._lanes[FOREGROUND]), len(self._lanes[BACKGROUND])
+
+    def _hand_over(self) -> None:
+        for lane in self._lanes:
+            if lane:
+                ticket = lane.popleft()
+                self._owner, self._depth = ticket.thread, 1
+                ticket.granted.set()
+                return
+        self._owner = None
+
+    def _abandon(self, ticket: _Ticket, lane: deque[_Ticket]) -> None:
+        """A waiter interrupted (KeyboardInterrupt in the main thread) leaves the queue; if
+        its turn had already come, it passes the turn on, so nobody waits for it forever."""
+        with self._mutex:
+            if ticket in lane:
+                lane.remove(ticket)
+            elif self._owner == ticket.thread:
+                self._hand_over()

@@ -1,0 +1,189 @@
+"""The writer's queue (store/write_queue.py) through a real Store's `write_tx`: FIFO within a
+lane, a foreground write before every queued background one, and a failed transaction (or an
+interrupted waiter) never wedges the queue."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from signet.store.db import Store
+from signet.store.write_queue import WriteQueue, background_writes
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = Store.open(tmp_path / "q.db")
+    with opened.write_tx() as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS seen (who TEXT)")
+    yield opened
+    opened.close()
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "a writer never reached the queue"
+        time.sleep(0.001)
+
+
+class Holder:
+    """A thread that holds the write turn (inside a write_tx) until released."""
+
+    def __init__(self, store: Store) -> None:
+        self.inside, self.leave = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(store,))
+        self.thread.start()
+        self.inside.wait()
+
+    def _run(self, store: Store) -> None:
+        with store.write_tx():
+            self.inside.set()
+            self.leave.wait()
+
+    def release(self) -> None:
+        self.leave.set()
+        self.thread.join()
+
+
+def writer(store: Store, name: str, background: bool = False) -> threading.Thread:
+    def run() -> None:
+        if background:
+            with background_writes(), store.write_tx() as conn:
+                conn.execute("INSERT INTO seen VALUES (?)", (name,))
+        else:
+            with store.write_tx() as conn:
+                conn.execute("INSERT INTO seen VALUES (?)", (name,))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def queue_in_order(store: Store, names: list[tuple[str, bool]]) -> list[threading.Thread]:
+    """Start each writer only once the previous one waits, so arrival order is known."""
+    threads, already = [], sum(store._queue.waiting())
+    for count, (name, background) in enumerate(names, start=already + 1):
+        threads.append(writer(store, name, background))
+        wait_until(lambda n=count: sum(store._queue.waiting()) == n)
+    return threads
+
+
+def seen(store: Store) -> list[str]:
+    return [row[0] for row in store.reader().execute("SELECT who FROM seen ORDER BY rowid")]
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_writers_in_one_lane_go_in_arrival_order(store: Store, background: bool) -> None:
+    holder = Holder(store)
+    names = [f"w{i}" for i in range(8)]
+    threads = queue_in_order(store, [(name, background) for name in names])
+    holder.release()
+    for thread in threads:
+        thread.join()
+    assert seen(store) == names
+
+
+def test_a_foreground_write_goes_before_every_queued_background_write(store: Store) -> None:
+    holder = Holder(store)
+    threads = queue_in_order(store, [("bg1", True), ("bg2", True), ("req1", False),
+                                     ("bg3", True), ("req2", False)])
+    assert store._queue.waiting() == (2, 3)
+    holder.release()
+    for thread in threads:
+        thread.join()
+    assert seen(store) == ["req1", "req2", "bg1", "bg2", "bg3"]
+
+
+def test_a_failed_transaction_rolls_back_and_passes_the_turn_on(store: Store) -> None:
+    holder = Holder(store)
+    failed: list[BaseException] = []
+
+    def failing() -> None:
+        try:
+            with store.write_tx() as conn:
+                conn.execute("INSERT INTO seen VALUES ('lost')")
+                conn.execute("INSERT INTO no_such_table VALUES (1)")
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            failed.append(exc)
+
+    first = threading.Thread(target=failing)
+    first.start()
+    wait_until(lambda: store._queue.waiting() == (1, 0))
+    after = queue_in_order(store, [("next", False)])
+    holder.release()
+    first.join()
+    for thread in after:
+        thread.join()
+    assert "no_such_table" in str(failed[0])
+    assert seen(store) == ["next"]
+    with store.write_tx() as conn:  # and the queue is free again
+        conn.execute("INSERT INTO seen VALUES ('later')")
+    assert store._queue.waiting() == (0, 0)
+
+
+def test_nested_write_tx_does_not_queue_behind_itself(store: Store) -> None:
+    with store.write_tx() as conn, store.write_tx() as inner:
+        assert inner is conn
+        conn.execute("INSERT INTO seen VALUES ('nested')")
+    assert seen(store) == ["nested"]
+
+
+def test_an_interrupted_waiter_leaves_the_queue_and_never_holds_the_turn() -> None:
+    # Ctrl-C reaches the main thread while it waits for its turn (a real SIGINT).
+    queue = WriteQueue()
+    holding, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with queue.turn():
+            holding.set()
+            leave.wait()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait()
+    main = threading.main_thread().ident
+    assert main == threading.get_ident()
+
+    def interrupt() -> None:
+        wait_until(lambda: queue.waiting() == (1, 0))
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt).start()
+    with pytest.raises(KeyboardInterrupt):
+        queue.acquire()
+    assert queue.waiting() == (0, 0)
+    leave.set()
+    holder.join()
+    with queue.turn():  # free, not promised to the waiter that gave up
+        assert queue.waiting() == (0, 0)
+
+
+def test_only_the_holder_may_release() -> None:
+    queue = WriteQueue()
+    with pytest.raises(RuntimeError, match="does not hold"):
+        queue.release()
+
+
+def test_signet_bench_writer_times_each_design(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "signet", "bench", "writer", "--calls", "5", "--workers", "1",
+         "--mode", "queue", "--mode", "lock", "--json"],
+        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result["modes"]) == {"queue", "lock"} and result["workers"] == 1
+    for figures in result["modes"].values():
+        assert 0 < figures["p50_ms"] <= figures["p95_ms"] <= figures["max_ms"]
+        assert figures["background_writes_per_s"] > 0
