@@ -3,8 +3,9 @@
 One SQLite database the user owns; a daemon that remembers conversations, distils them into
 facts, links them into a graph and recalls the right context. The map: docs/architecture.md.
 
-`signet.Client` talks to a running daemon (docs/python.md). It is imported on first use, so
-`import signet` stays free for the processes that need none of it (a harness hook).
+`signet.Client` talks to a running daemon (docs/python.md), `signet.AsyncClient` the same,
+awaited. Each is imported on first use, so `import signet` stays free for the processes that
+need neither (a harness hook).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from signet.client import Client
+    from signet.client.aio import AsyncClient
 
 __version__ = "0.1.0"
-__all__ = ["Client", "__version__"]
+__all__ = ["AsyncClient", "Client", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from signet.client import Client
 
         return Client
+    if name == "AsyncClient":
+        from signet.client.aio import AsyncClient
+
+        return AsyncClient
     raise AttributeError(f"module 'signet' has no attribute {name!r}")

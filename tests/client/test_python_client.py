@@ -4,6 +4,8 @@ subclass that owns their code."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from daemon_process import DaemonProcess, free_port, make_workspace
 
 import signet
 from signet.client import Client
+from signet.client.aio import AsyncClient
 from signet.errors import Conflict, NotFound, SignetError
 
 
@@ -36,8 +39,8 @@ def client(daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
 
 
 def test_the_package_exports_the_client_and_its_version() -> None:
-    assert set(signet.__all__) >= {"Client", "__version__"}
-    assert signet.Client is Client
+    assert set(signet.__all__) == {"AsyncClient", "Client", "__version__"}
+    assert signet.Client is Client and signet.AsyncClient is AsyncClient
     assert all(hasattr(signet, name) for name in signet.__all__)
     with pytest.raises(AttributeError, match="no_such_thing"):
         _ = signet.no_such_thing  # type: ignore[attr-defined]
@@ -113,4 +116,60 @@ def test_a_daemon_that_is_not_there_is_named(tmp_path: Path) -> None:
     with Client(f"http://127.0.0.1:{free_port()}", timeout_s=2) as absent:
         with pytest.raises(SignetError, match="did not answer") as error:
             absent.status()
+    assert error.value.code == "daemon_unreachable"
+
+
+# --- signet.AsyncClient ------------------------------------------------------------------------
+
+NOT_REQUESTS = {"close", "for_workspace"}
+
+
+def test_every_request_method_has_its_awaitable_twin_with_the_same_signature() -> None:
+    methods = {name for name, _ in inspect.getmembers(Client, inspect.isfunction)
+               if not name.startswith("_")} - NOT_REQUESTS
+    assert methods <= set(vars(AsyncClient)), methods - set(vars(AsyncClient))
+    for name in methods:
+        twin = getattr(AsyncClient, name)
+        assert inspect.iscoroutinefunction(twin), name
+        assert inspect.signature(twin) == inspect.signature(getattr(Client, name)), name
+
+
+def test_the_async_client_against_a_real_daemon(daemon: DaemonProcess, client: Client) -> None:
+    token = (daemon.workspace / ".daemon" / "token").read_text("ascii").strip()
+
+    async def scenario() -> None:
+        async with AsyncClient(daemon.url, token, actor="async-script") as aclient:
+            stored = await asyncio.gather(*(
+                aclient.remember(f"The async canary number {i} sings at dawn.", tags=["canary"])
+                for i in range(4)
+            ))
+            ids = {s["id"] for s in stored}
+            assert len(ids) == 4
+            page = await aclient.list(limit=10, filters={"tags": ["canary"]})
+            assert {m["id"] for m in page["items"]} == ids
+            found = await aclient.recall("async canary dawn", limit=10, mode="keyword")
+            assert {r["id"] for r in found["results"]} == ids
+            first = stored[0]["id"]
+            got = await aclient.get(first)
+            with pytest.raises(Conflict):
+                await aclient.modify(first, {"importance": 0.2}, version=got["version"] + 5)
+            assert (await aclient.forget(first, reason="async"))["is_deleted"] is True
+            history = (await aclient.history(first))["history"]
+            assert {e["changed_by"] for e in history} == {"async-script"}
+            with pytest.raises(NotFound):
+                await aclient.get("mem_does_not_exist")
+            assert (await aclient.health())["pid"] == daemon.proc.pid
+
+    asyncio.run(scenario())
+    # The sync client sees what the async one wrote: one daemon, one store.
+    assert client.list(limit=10, filters={"tags": ["canary"]})["total"] == 3
+
+
+def test_an_absent_daemon_is_named_by_the_async_client_too() -> None:
+    async def scenario() -> None:
+        async with AsyncClient(f"http://127.0.0.1:{free_port()}", timeout_s=2) as absent:
+            await absent.status()
+
+    with pytest.raises(SignetError, match="did not answer") as error:
+        asyncio.run(scenario())
     assert error.value.code == "daemon_unreachable"
