@@ -558,7 +558,7 @@ class Config:
             _read_file(path, values, lines, warnings)
             _refuse_stored_password(values, lines, path)
         _apply_env(env, values)
-        cfg = _build(Config, (), values, workspace=root, warnings=tuple(warnings))
+        cfg: Config = _build(Config, (), values, workspace=root, warnings=tuple(warnings))
         _check_consistency(cfg, path, lines)
         return cfg
 

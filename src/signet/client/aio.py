@@ -64,13 +64,13 @@ def derived(
 ) -> Callable[Concatenate[AsyncClient, P], Coroutine[Any, Any, T]]:
     """The awaitable twin of a `Client` method that makes one request and returns its answer."""
 
-    @functools.wraps(method)
-    async def call(self: AsyncClient, *args: P.args, **kwargs: P.kwargs) -> T:
+    async def call(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
         request = method(cast(Client, _Recorder()), *args, **kwargs)
         if not isinstance(request, _Request):
             raise TypeError(f"Client.{method.__name__} does not make exactly one request")
         return cast(T, await self._send(request))
 
+    functools.update_wrapper(call, method)  # its name, docstring and signature for help()
     return call
 
 
