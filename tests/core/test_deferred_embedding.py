@@ -119,3 +119,41 @@ def test_write_path_inline_stores_the_vector_with_the_write(tmp_path: Path) -> N
         assert result.embedded is True and _has_vector(app, result.id)
         assert embedder.calls == [["the staging database runs on port 5433"]]
         assert "embed" not in app.job_depths() and woken == []
+
+
+def test_one_tick_stores_its_vectors_in_short_transactions_each_job_with_its_vector(
+    tmp_path: Path,
+) -> None:
+    # The writer lock is every request's too: a tick stores a backlog chunk by chunk (a write
+    # waiting for the lock gets in between), and a job completes in the transaction that
+    # stores its vector, so no job is ever done without it.
+    from signet.workers.embed_worker import STORE_CHUNK
+
+    embedder = RecordingEmbedder()
+    with _open(tmp_path, embedder) as app:
+        ids = [app.remember(f"deferred note {i} about the garden shed").id for i in range(40)]
+        with app.store.write_tx() as conn:
+            writer = conn
+        statements: list[str] = []
+        writer.set_trace_callback(statements.append)
+        try:
+            embed = next(w for w in app.workers() if w.name == "embed")
+            assert embed.tick(app.clock.now())
+        finally:
+            writer.set_trace_callback(None)
+        assert [len(call) for call in embedder.calls] == [40]  # one model call for the backlog
+        transactions: list[list[str]] = [[]]
+        for statement in statements:
+            transactions[-1].append(statement)
+            if statement.strip().upper() == "COMMIT":
+                transactions.append([])
+        work = [
+            (sum("INSERT INTO embeddings" in s for s in tx),
+             sum("SET status = 'completed'" in s for s in tx))
+            for tx in transactions
+        ]
+        stores = [(vectors, done) for vectors, done in work if vectors or done]
+        assert len(stores) >= 40 // STORE_CHUNK + 1
+        assert all(vectors == done <= STORE_CHUNK for vectors, done in stores), stores
+        assert all(_has_vector(app, memory_id) for memory_id in ids)
+        assert {j.status for j in app.jobs(job_type="embed")} == {"completed"}

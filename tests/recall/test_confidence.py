@@ -50,3 +50,19 @@ def test_a_true_answer_clears_the_floor(real_app: SignetApp) -> None:
         ).hits
         assert hits and hits[0].memory.content == expected
         assert all(0.0 <= h.confidence <= 1.0 for h in hits)
+
+
+def test_a_candidates_stems_and_date_anchor_are_computed_once_and_cannot_be_changed() -> None:
+    # Recall scores the same candidates query after query: their stems and date anchor are
+    # cached by text, and the cached stems are frozen so no caller can alter the next answer.
+    from signet.recall.confidence import stems
+    from signet.recall.dampen import is_date_anchored
+
+    text = "Melanie painted lakes at sunrise on 2023-05-07 with her owners"
+    first = stems(text)
+    hits = stems.cache_info().hits
+    assert stems(text) is first and stems.cache_info().hits == hits + 1
+    assert {"paint", "owner"} <= first and isinstance(first, frozenset)
+    anchored = is_date_anchored.cache_info().hits
+    assert is_date_anchored(text) and is_date_anchored(text)
+    assert is_date_anchored.cache_info().hits == anchored + 1

@@ -148,6 +148,26 @@ def test_lease_accepts_other_iso_spellings_of_now(store: Store) -> None:
     assert job is not None and job.created_at == T0 and job.leased_at == T0
 
 
+def test_lease_many_claims_the_oldest_of_one_type_up_to_the_limit_in_order(store: Store) -> None:
+    newer = add(store, "embed", memory_id="b", now=at(seconds=5))
+    older = add(store, "embed", memory_id="a", now=T0)
+    same_ms = add(store, "embed", memory_id="c", now=at(seconds=5))
+    add(store, "extract", memory_id="a", now=T0)  # another type: not claimed
+    later = add(store, "embed", memory_id="d", now=T0)
+    with store.write_tx() as conn:
+        assert jobs.fail(conn, jobs.lease(conn, T0, job_types=["embed"]).id,  # type: ignore[union-attr]
+                         "boom", T0, retry_delay_ms=60_000) == "pending"
+    # `older` was leased and failed above with a retry in a minute: not claimable yet.
+    with store.write_tx() as conn:
+        first = jobs.lease_many(conn, at(seconds=10), "embed", 2)
+        rest = jobs.lease_many(conn, at(seconds=10), "embed", 10)
+        assert jobs.lease_many(conn, at(seconds=10), "embed", 10) == []
+    assert [j.id for j in first] == [later, newer] and [j.id for j in rest] == [same_ms]
+    assert all((j.status, j.attempts, j.leased_at) == ("leased", 1, at(seconds=10))
+               for j in first + rest)
+    assert get(store, older).status == "pending"
+
+
 # --- complete / fail / dead -----------------------------------------------------------------
 
 
@@ -401,15 +421,20 @@ def test_two_processes_never_lease_the_same_job(tmp_path: Path) -> None:
 # --- the hot query's plan -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("job_types", [None, ["extract", "hints"], ["embed"]])
-def test_the_lease_query_uses_an_index_without_a_sort(store: Store, job_types: list[str] | None) -> None:
+@pytest.mark.parametrize("job_types", [None, ["extract", "hints"], ["embed"], "many"])
+def test_the_lease_query_uses_an_index_without_a_sort(
+    store: Store, job_types: list[str] | str | None
+) -> None:
     for i in range(20):
         add(store, "extract", memory_id=f"m{i}", now=at(seconds=i))
     statements: list[str] = []
     with store.write_tx() as conn:
         conn.set_trace_callback(statements.append)
         try:
-            jobs.lease(conn, T0, job_types=job_types)
+            if job_types == "many":
+                jobs.lease_many(conn, T0, "embed", 128)
+            else:
+                jobs.lease(conn, T0, job_types=job_types)  # type: ignore[arg-type]
         finally:
             conn.set_trace_callback(None)
         (claim,) = [s for s in statements if s.lstrip().upper().startswith("UPDATE")]
