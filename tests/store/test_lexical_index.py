@@ -25,11 +25,14 @@ COMMON = (
     "kite festival wind paper river garden painting flying tickets market boat lamp song "
     "bread stone cloud train letter mirror candle"
 ).split()
-RARE = [f"word{i}" for i in range(400)]
+# Real words among the rare ones: FTS5 stems a query token itself, and a stem stemmed again
+# may be another term ("excursion" -> "excurs" -> "excur").
+RARE = [f"word{i}" for i in range(400)] + ["excursion", "angling", "generously", "relational"] * 5
 QUERIES = (
     "kite festival", "kites flying over the river", "painting the garden with word7",
     "word3 word11 word250", "tickets market paper wind river garden", "kite_festival café",
     "nothing matches zzzz", "word399 kite", "Painted gardens and flown kites",
+    "the last angling excursion", "relational generously word5",
 )
 EVERYTHING = MemoryFilters()
 

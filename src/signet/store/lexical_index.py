@@ -149,11 +149,11 @@ class LexicalIndex:
         state = self._current(conn, averages)
         if state is None:
             return None
-        terms = [self._term(conn, t) for t in tokens]
-        if any(term is None for term in terms):
+        phrases = [(t, self._term(conn, t)) for t in tokens]
+        if any(term is None for _, term in phrases):
             return None
         nrow, total = averages
-        return _top(_scores(conn, state, [t for t in terms if t], nrow, total / nrow), depth)
+        return _top(_scores(conn, state, phrases, nrow, total / nrow), depth)
 
     # -- keeping up with the store ----------------------------------------------------------
 
@@ -220,12 +220,14 @@ class LexicalIndex:
 
 
 def _scores(
-    conn: Connection, state: _State, terms: list[str], nrow: int, avgdl: float
+    conn: Connection, state: _State, phrases: list[tuple[str, str | None]], nrow: int,
+    avgdl: float,
 ) -> np.ndarray:
-    """Each row's BM25 score (0 for no match), accumulated phrase by phrase as FTS5 does."""
+    """Each row's BM25 score (0 for no match), accumulated phrase by phrase as FTS5 does;
+    `phrases` are (query token, the index term it stands for)."""
     acc = np.zeros(len(state.lengths), np.float64)
-    for term in terms:
-        if term in state.held:
+    for token, term in phrases:
+        if term is not None and term in state.held:
             rows, f2 = _term_postings(state, term)
             if len(rows) == 0:
                 continue
@@ -235,7 +237,8 @@ def _scores(
             size = state.lengths[rows].astype(np.float64)
             acc[rows] += idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * size) / avgdl)))
         else:
-            rows, gained = _fts_term(conn, term)
+            # FTS5 stems the token itself (a stem stemmed again may be another term).
+            rows, gained = _fts_term(conn, token)
             if len(rows) and rows[-1] >= len(acc):
                 acc = np.concatenate([acc, np.zeros(int(rows[-1]) + 1 - len(acc))])
             acc[rows] += gained
@@ -254,12 +257,12 @@ def _term_postings(state: _State, term: str) -> tuple[np.ndarray, np.ndarray]:
     return rows, f2
 
 
-def _fts_term(conn: Connection, term: str) -> tuple[np.ndarray, np.ndarray]:
+def _fts_term(conn: Connection, token: str) -> tuple[np.ndarray, np.ndarray]:
     """A rare term's contribution to each row holding it: its single-phrase bm25 score."""
     found = conn.execute(
         f"SELECT rowid, -bm25({TABLE}, {WEIGHTS}) FROM {TABLE} WHERE {TABLE} MATCH ? "
         "ORDER BY rowid",
-        ["{content tags} : " + '"' + term.replace('"', '""') + '"'],
+        ["{content tags} : " + '"' + token.replace('"', '""') + '"'],
     ).fetchall()
     rows = np.fromiter((r[0] for r in found), np.int64, len(found))
     return rows, np.fromiter((r[1] for r in found), np.float64, len(found))
