@@ -58,7 +58,6 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("cli/dashboard_command.py", "daemon"): "mints a dashboard login token",
     ("cli/dashboard_command.py", "store"): "opens the store to mint that token",
     ("cli/workspace_commands.py", "daemon"): "`signet init` writes the local admin token",
-    ("cli/pipeline_commands.py", "store"): "job listing reads memory_jobs directly",
     # The daemon mounts the other served surfaces: MCP at /mcp and the dashboard.
     ("daemon/server.py", "mcp"): "mounts MCP over streamable HTTP at /mcp",
     ("daemon/server.py", "dashboard"): "serves the dashboard",

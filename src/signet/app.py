@@ -42,8 +42,6 @@ from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
 from signet.store import embeddings as emb_sql
-from signet.store import feedback as feedback_sql
-from signet.store import jobs as jobs_sql
 from signet.store.backend import refuse_unported
 from signet.store.db import Store
 from signet.telemetry import Telemetry
@@ -52,11 +50,6 @@ from signet.worker_list import Parts, build_workers
 from signet.workers.loop import Worker, WorkerLoop
 
 log = logging.getLogger(__name__)
-
-# The vocabularies a caller may name, for the adapters' schemas (adapters do not read the store).
-JOB_TYPES = jobs_sql.JOB_TYPES
-JOB_STATUSES = jobs_sql.JOB_STATUSES
-FEEDBACK_TYPES = feedback_sql.FEEDBACK_TYPES
 
 
 @dataclass

@@ -70,10 +70,16 @@ class RateLimited(SignetError):
         self.retry_after = retry_after
 
 
+MUTATIONS_FROZEN = "mutations are frozen (memory.pipelineV2.mutationsFrozen)"
+
+
 class Frozen(SignetError):
-    """Mutations are frozen (`memory.pipelineV2.mutationsFrozen`)."""
+    """Mutations are frozen (`memory.pipelineV2.mutationsFrozen`); the message says so, once."""
 
     code = "mutations_frozen"
+
+    def __init__(self, message: str = MUTATIONS_FROZEN, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
 
 
 class ConfigError(SignetError):

@@ -35,7 +35,7 @@ def read_identity(cfg: Config, name: str) -> dict[str, Any]:
 
 def write_identity(cfg: Config, name: str, content: str) -> dict[str, Any]:
     if cfg.pipeline.mutations_frozen:
-        raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+        raise Frozen()
     path = _path(cfg, name)
     data = content.encode("utf-8")
     if len(data) > MAX_IDENTITY_BYTES:

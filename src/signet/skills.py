@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from signet.errors import Conflict, InvalidInput, NotFound
+from signet.errors import MUTATIONS_FROZEN, Conflict, InvalidInput, NotFound
 from signet.normalize import normalize_content
 from signet.store import skills as skills_sql
 from signet.types import Actor, format_ts, parse_ts
@@ -150,7 +150,7 @@ def reconcile(service: MemoryService, now: datetime | None = None) -> dict[str, 
     now = now or service.clock.now()
     if service.config.pipeline.mutations_frozen:  # reads only: the folders wait until thawed
         return {"added": [], "changed": [], "removed": [], "decayed": 0,
-                "errors": ["skills not reconciled: mutations are frozen (mutationsFrozen)"]}
+                "errors": [f"skills not reconciled: {MUTATIONS_FROZEN}"]}
     found, errors = scan(skills_dir(service))
     conn = service.store.reader()
     known = {m.skill_name: m for m in skills_sql.list_meta(conn, AGENT_ID)}

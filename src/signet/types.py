@@ -24,6 +24,10 @@ MEMORY_TYPES: tuple[str, ...] = (
     "summary",
     "note",
 )
+# The vocabularies adapters name in their schemas (the store's CHECK constraints hold the same).
+JOB_TYPES: tuple[str, ...] = ("extract", "hints", "embed", "document_ingest", "summary", "graph")
+JOB_STATUSES: tuple[str, ...] = ("pending", "leased", "completed", "failed", "dead")
+FEEDBACK_TYPES: tuple[str, ...] = ("positive", "negative", "correction")
 ActorType = Literal["operator", "agent", "daemon"]
 
 

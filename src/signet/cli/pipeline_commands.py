@@ -22,7 +22,7 @@ from rich.text import Text
 
 from signet.cli.output import console, short_id
 from signet.cli.state import CliState, json_option
-from signet.store.jobs import JOB_STATUSES, JOB_TYPES
+from signet.types import JOB_STATUSES, JOB_TYPES
 
 if TYPE_CHECKING:
     from signet.app import SignetApp

@@ -183,7 +183,7 @@ class FolderConnectors:
         # Under mutationsFrozen the documents refuse every write; a connector must not write
         # its own rows (or a sync's status) either, nor half-remove its documents.
         if self.documents.frozen:
-            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+            raise Frozen()
 
     def _state(self, connector_id: str, status: str, *, error: str | None = None,
                cursor: dict[str, Any] | None = None, synced: bool = False) -> None:

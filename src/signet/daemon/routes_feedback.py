@@ -14,10 +14,10 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
-from signet.app import FEEDBACK_TYPES
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import NOT_BLANK, ErrorOut, _Body, config_bound
+from signet.types import FEEDBACK_TYPES
 
 __all__ = ["router"]
 

@@ -21,12 +21,12 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
-from signet.app import JOB_STATUSES, JOB_TYPES
 from signet.daemon.auth import require, unscoped
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut
 from signet.errors import Conflict
+from signet.types import JOB_STATUSES, JOB_TYPES
 
 __all__ = ["router"]
 

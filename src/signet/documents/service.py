@@ -113,7 +113,7 @@ class DocumentService:
         scope: MemoryScope | None, connector_id: str | None,
     ) -> Registered:
         if self.frozen:
-            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+            raise Frozen()
         agent_id, project = _placed(actor, project, scope)
         title = _title(title)
         metadata = {"source_sha256": digest} if digest else {}
@@ -174,7 +174,7 @@ class DocumentService:
         """Forget the chunks the document wrote (soft delete: history kept, recoverable within
         the tombstone window) and remove the document."""
         if self.frozen:
-            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+            raise Frozen()
         now = stamp(self.clock)
         with self.store.write_tx() as conn:
             if doc_sql.get(conn, doc_id, scope) is None:

@@ -188,4 +188,4 @@ class KnowledgeGraph:
 
     def _check_mutable(self) -> None:
         if self.config.mutations_frozen:
-            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+            raise Frozen()

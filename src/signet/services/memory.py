@@ -60,9 +60,10 @@ from signet.store import memories as mem_sql
 from signet.store import skills as skills_sql
 from signet.store.accesses import AccessRecorder
 from signet.store.db import Store
-from signet.store.feedback import FEEDBACK_TYPES, Feedback
+from signet.store.feedback import Feedback
 from signet.store.prefixes import resolve_prefix
 from signet.types import (
+    FEEDBACK_TYPES,
     Actor,
     HistoryEvent,
     Memory,
@@ -549,7 +550,7 @@ class MemoryService:
 
     def check_mutable(self) -> None:
         if self.config.pipeline.mutations_frozen:
-            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+            raise Frozen()
 
     def pipeline_on(self) -> bool:
         """Whether new memories go through the pipeline (enabled and not frozen)."""

@@ -232,7 +232,7 @@ class Sessions:
 
     def _check_mutable(self) -> None:
         if self.config.pipeline.mutations_frozen:
-            raise Frozen("mutations are frozen (memory.pipelineV2.mutationsFrozen)")
+            raise Frozen()
 
     def excerpts(self, conn: Connection, memories: Sequence[Memory]) -> dict[str, str]:
         """Memory id -> the transcript around it, for memories that came from a session (their

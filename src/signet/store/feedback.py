@@ -13,8 +13,6 @@ from typing import Any
 from signet.store.connection import Connection, Row
 from signet.store.memories import new_id
 
-FEEDBACK_TYPES: tuple[str, ...] = ("positive", "negative", "correction")
-
 
 @dataclass(frozen=True, slots=True)
 class Feedback:

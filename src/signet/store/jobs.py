@@ -27,10 +27,8 @@ from typing import Any, Literal
 
 from signet.errors import InvalidInput
 from signet.store.connection import Connection, Row
-from signet.types import dumps, format_ts, parse_ts
+from signet.types import JOB_STATUSES, JOB_TYPES, dumps, format_ts, parse_ts
 
-JOB_TYPES: tuple[str, ...] = ("extract", "hints", "embed", "document_ingest", "summary", "graph")
-JOB_STATUSES: tuple[str, ...] = ("pending", "leased", "completed", "failed", "dead")
 JobStatus = Literal["pending", "leased", "completed", "failed", "dead"]
 
 DEFAULT_MAX_ATTEMPTS = 3
