@@ -76,7 +76,7 @@ def test_defaults_match_the_documented_values(tmp_path: Path) -> None:
     assert (r.completed_job_retention_ms, r.dead_job_retention_ms) == (14 * DAY_MS, 30 * DAY_MS)
     assert (r.cold_retention_ms, r.batch_limit) == (180 * DAY_MS, 500)
     e = cfg.embedding
-    assert (e.provider, e.model, e.dimensions, e.base_url) == ("local", "all-MiniLM-L6-v2-int8", 384, "")
+    assert (e.provider, e.model, e.dimensions, e.base_url) == ("local", "all-MiniLM-L6-v2-int8-dynamic", 384, "")
     assert (e.api_key_env, e.batch_size, e.threads, e.timeout_ms) == ("OPENAI_API_KEY", 32, 1, 30_000)
     llm = cfg.llm
     assert (llm.provider, llm.model, llm.base_url, llm.timeout_ms) == ("none", "", "", 60_000)

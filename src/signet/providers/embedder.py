@@ -60,16 +60,16 @@ def _hash(s: EmbedderSettings) -> Embedder:
 
 def _local(s: EmbedderSettings) -> Embedder:
     # Imported lazily: onnxruntime and tokenizers cost start-up time nobody else should pay.
-    from signet.providers.local_embedder import DIMENSIONS, MODEL, LocalEmbedder
+    from signet.providers.local_embedder import DIMENSIONS, MODEL, MODELS, LocalEmbedder
 
-    # The bundled model is one fixed model: a config asking for another width or model would
-    # otherwise get vectors that do not match what it stores.
-    if s.dimensions != DIMENSIONS or s.model not in ("", MODEL):
+    # The bundled model file serves fixed models: a config asking for another width or model
+    # would otherwise get vectors that do not match what it stores.
+    if s.dimensions != DIMENSIONS or s.model not in ("", *MODELS):
         raise InvalidInput(
-            f"the local provider serves {MODEL} at {DIMENSIONS} dimensions, "
+            f"the local provider serves {' or '.join(MODELS)} at {DIMENSIONS} dimensions, "
             f"not {s.model or MODEL!r} at {s.dimensions}"
         )
-    return LocalEmbedder(batch_size=s.batch_size, threads=s.threads)
+    return LocalEmbedder(model=s.model or MODEL, batch_size=s.batch_size, threads=s.threads)
 
 
 def _ollama(s: EmbedderSettings) -> Embedder:

