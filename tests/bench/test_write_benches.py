@@ -15,6 +15,13 @@ def test_ingest_counts_only_once_every_vector_is_stored(tmp_path: Path) -> None:
     assert result["ingest_per_second"] <= result["written_per_second"]
     assert result["cpu_ms_per_memory"] > 0
     assert result["embed_ticks"] > 0  # the embed worker made the vectors, not the writes
+    assert result["model"] == "all-MiniLM-L6-v2-int8-dynamic"
+
+
+def test_ingest_measures_the_model_it_is_asked_for(tmp_path: Path) -> None:
+    result = bench_ingest(8, "inline", workdir=tmp_path, model="all-MiniLM-L6-v2-int8")
+    assert result["model"] == "all-MiniLM-L6-v2-int8"
+    assert result["model_only"]["texts_per_cpu_second"] > 0
 
 
 def test_remember_is_timed_on_a_filled_store(tmp_path: Path) -> None:

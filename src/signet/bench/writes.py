@@ -37,30 +37,34 @@ BATCH = 256
 WRITE_PATHS = ("deferred", "inline")
 
 
-def _config(workspace: Path, write_path: str, *, pipeline: bool) -> Config:
+def _config(workspace: Path, write_path: str, *, pipeline: bool, model: str = "") -> Config:
     config = Config.default(workspace)
     return config.replace(
         pipeline=dataclasses.replace(config.pipeline, enabled=pipeline),
         embedding=dataclasses.replace(
-            config.embedding, write_path="inline" if write_path == "inline" else "deferred"
+            config.embedding, write_path="inline" if write_path == "inline" else "deferred",
+            model=model or config.embedding.model,
         ),
     )
 
 
 def bench_ingest(
     n: int, write_path: str = "deferred", *, workdir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, model: str = "",
 ) -> dict[str, Any]:
-    """Ingest `n` synthetic memories with the bundled model until every one has its vector."""
+    """Ingest `n` synthetic memories with the bundled model until every one has its vector;
+    `model` picks one of the local provider's models (default: the configured default)."""
     if write_path not in WRITE_PATHS:
         raise ValueError(f"write_path must be one of {', '.join(WRITE_PATHS)}")
     corpus = synthetic_corpus(n, seed=23)
     with tempfile.TemporaryDirectory(prefix="signet-ingest-", dir=workdir) as tmp:
-        with SignetApp.open(_config(Path(tmp), write_path, pipeline=False)) as app:
+        config = _config(Path(tmp), write_path, pipeline=False, model=model)
+        with SignetApp.open(config) as app:
             assert app.embedder is not None, "the bench needs the bundled model"
-            model = _model_rate(app, corpus)
+            rate = _model_rate(app, corpus)
             result = _ingest(app, corpus, write_path, progress)
-    return {"n": n, "write_path": write_path, **result, "model_only": model}
+            used = app.embedder.model
+    return {"n": n, "write_path": write_path, "model": used, **result, "model_only": rate}
 
 
 def _model_rate(app: SignetApp, corpus: list[str]) -> dict[str, float]:

@@ -347,9 +347,14 @@ def freshness(ctx: click.Context, probes: int, clients: str, seconds: float, as_
 @click.option("--write-path", type=click.Choice(["deferred", "inline"]), default="deferred",
               show_default=True, help="deferred: write, the embed worker beside; inline: embed"
               " each batch before writing it.")
+@click.option("--model", type=click.Choice(["all-MiniLM-L6-v2-int8-dynamic", "all-MiniLM-L6-v2-int8"]),
+              default=None, help="One of the bundled models (default: the configured default,"
+              " int8 products); all-MiniLM-L6-v2-int8 runs the products in fp32.")
 @_json
 @click.pass_context
-def embed_ingest(ctx: click.Context, n: int, write_path: str, as_json: bool) -> None:
+def embed_ingest(
+    ctx: click.Context, n: int, write_path: str, model: str | None, as_json: bool
+) -> None:
     """Ingest N synthetic memories with the bundled model until every vector is stored:
     memories/s, CPU ms per memory, and the model alone."""
     from signet.bench import writes
@@ -357,7 +362,7 @@ def embed_ingest(ctx: click.Context, n: int, write_path: str, as_json: bool) -> 
     _setup_threads()
     if n < 1:
         raise click.BadParameter("N must be positive", param_hint="--n")
-    _emit(ctx, as_json, writes.bench_ingest(n, write_path, progress=_progress))
+    _emit(ctx, as_json, writes.bench_ingest(n, write_path, progress=_progress, model=model or ""))
 
 
 @bench.command(name="remember")
