@@ -108,3 +108,19 @@ def test_a_graph_without_int8_weights_is_refused_for_the_int8_model(tmp_path) ->
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with pytest.raises(ProviderError, match="no int8 weight"):
         LocalEmbedder(model_file=path, sha256=digest).embed(["x"])
+
+
+def test_without_onnx_installed_the_error_says_what_to_install() -> None:
+    """A venv made before onnx became a dependency gets a clear error, not an ImportError."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['onnx'] = None\n"
+        "from signet.errors import ProviderError\n"
+        "from signet.providers.local_embedder import LocalEmbedder\n"
+        "try:\n    LocalEmbedder().embed(['x'])\n"
+        "except ProviderError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "pip install 'onnx" in out.stdout and "all-MiniLM-L6-v2-int8" in out.stdout, out.stderr

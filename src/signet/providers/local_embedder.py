@@ -164,6 +164,11 @@ def _int8_products(path: Path, graph: bytes) -> bytes:
 
     try:
         rewritten, count = int8_products(graph)
+    except ImportError as e:  # an environment installed before onnx became a dependency
+        raise ProviderError(
+            f"the local embedding model {MODEL} needs the onnx package ({e}): "
+            f"`pip install 'onnx>=1.16'`, or set embedding.model: {FP32_PRODUCTS_MODEL}"
+        ) from e
     except Exception as e:  # onnx's parser raises its own untyped errors for a bad file
         raise ProviderError(f"cannot read the local embedding model {path}: {e}") from e
     if count == 0:
