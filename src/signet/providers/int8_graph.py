@@ -11,7 +11,8 @@ quantisation tools do not see these weights (they are not initialisers of a MatM
 as an integer GEMM (AVX-512 VNNI / AVX2 / NEON kernels in onnxruntime). Its input is quantised
 to uint8 per run; each activation row is first mapped onto [0, 1] by its own min and span (and
 mapped back after the product, exactly), so every token row gets the full 8 bits and a text's
-vector does not depend on what else is in its batch (see `_quantised_matmuls`). Nothing is
+vector does not depend on what else is in its batch (see `_quantised_matmuls`). On x86 CPUs
+without VNNI the weights go in as uint8 instead (`u8s8_may_saturate`). Nothing is
 downloaded or written: the input file keeps its pinned sha256.
 
 The embedding tables get the same treatment the other way round: instead of a dequantised fp32
@@ -26,6 +27,7 @@ other id are re-embedded by the embed worker, never mixed.
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,14 +35,20 @@ import numpy as np
 MS_DOMAIN = "com.microsoft"
 
 
-def int8_products(model_bytes: bytes) -> tuple[bytes, int]:
-    """The serialised rewritten graph and how many MatMuls now run in int8."""
+def int8_products(model_bytes: bytes, *, unsigned: bool | None = None) -> tuple[bytes, int]:
+    """The serialised rewritten graph and how many MatMuls now run in int8.
+
+    `unsigned` stores the weights as uint8 with zero point 128 (the same values, exactly),
+    for CPUs whose uint8 x int8 kernel can saturate; None decides by this CPU
+    (`u8s8_may_saturate`)."""
     import onnx
 
+    if unsigned is None:
+        unsigned = u8s8_may_saturate()
     model = onnx.load_from_string(model_bytes)
     graph = model.graph
     index = _Index(graph)
-    replaced = _quantised_matmuls(graph, index)
+    replaced = _quantised_matmuls(graph, index, unsigned)
     gathers = _int8_gathers(index)
     nodes: list[Any] = []
     for node in index.nodes:  # the same objects _Index saw, so id() identifies them
@@ -91,7 +99,29 @@ class _Index:
             self.dropped.add(id(node))
 
 
-def _quantised_matmuls(graph: Any, index: _Index) -> dict[int, list[Any]]:
+def u8s8_may_saturate(cpuinfo: str | None = None, machine: str | None = None) -> bool:
+    """Whether onnxruntime's uint8 x int8 GEMM may saturate on this CPU.
+
+    On x86 without VNNI it multiplies byte pairs with `vpmaddubsw`, whose int16 sums saturate
+    (255 x 127 x 2 > 32,767), so products of large activations and weights come out wrong;
+    with AVX-512 VNNI or AVX-VNNI (`vpdpbusd`) and on ARM they do not. Where it may, the
+    weights go in as uint8 (onnxruntime's u8u8 kernel widens exactly; 35% slower than u8s8
+    on this VNNI machine, the same vectors to 1e-7). On x86 where the flags cannot be read
+    (no /proc/cpuinfo), assume it may."""
+    import platform
+
+    if (machine or platform.machine()).lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return False
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return True
+    flags = set(cpuinfo.split())
+    return not flags & {"avx512_vnni", "avx_vnni"}
+
+
+def _quantised_matmuls(graph: Any, index: _Index, unsigned: bool) -> dict[int, list[Any]]:
     """MatMul(x, dequantised int8 W) -> the int8 product of x's rows scaled to [0, 1].
 
     DynamicQuantizeMatMul quantises its whole input with one uint8 scale. Fed the raw
@@ -124,6 +154,14 @@ def _quantised_matmuls(graph: Any, index: _Index) -> dict[int, list[Any]]:
             numpy_helper.from_array(columns, column_scale),
             numpy_helper.from_array((weight.astype(np.float32) * columns).sum(axis=0), colsum),
         ])
+        weight_inputs = [cast.input[0], column_scale]
+        if unsigned:
+            shifted, zero = f"{node.name}__b_u8", f"{node.name}__b_zero"
+            graph.initializer.extend([
+                numpy_helper.from_array((weight.astype(np.int16) + 128).astype(np.uint8), shifted),
+                numpy_helper.from_array(np.full(weight.shape[1], 128, np.uint8), zero),
+            ])
+            weight_inputs = [shifted, column_scale, zero]
         x, out = node.input[0], node.output[0]
         new: list[Any] = []
         if x not in unit_rows:
@@ -131,7 +169,7 @@ def _quantised_matmuls(graph: Any, index: _Index) -> dict[int, list[Any]]:
             unit_rows.add(x)
         new += [
             helper.make_node(
-                "DynamicQuantizeMatMul", [f"{x}__unit", cast.input[0], column_scale],
+                "DynamicQuantizeMatMul", [f"{x}__unit", *weight_inputs],
                 [f"{out}__unit"], name=f"{node.name}_int8", domain=MS_DOMAIN,
             ),
             helper.make_node("Mul", [f"{out}__unit", f"{x}__span"], [f"{out}__scaled"]),
