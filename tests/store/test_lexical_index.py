@@ -168,3 +168,15 @@ def test_recall_uses_the_stores_index(app: SignetApp) -> None:
     app.store.lexical = LexicalIndex(min_rows=0, common_rows=20)
     hits = app.recall(RecallQuery("kites over the river", mode="keyword")).hits
     assert hits and app.store.lexical.builds == 1
+
+
+def test_deleted_memories_at_the_top_give_way_to_the_next(app: SignetApp) -> None:
+    index = LexicalIndex(min_rows=0, common_rows=20)
+    conn = app.store.reader()
+    top = [m for m, _ in fts.search(conn, "kite river", EVERYTHING, 5)]
+    with app.store.write_tx() as writer:
+        for memory_id in top[:3]:
+            writer.execute("UPDATE memories SET is_deleted = 1 WHERE id = ?", (memory_id,))
+    expected = fts.search(conn, "kite river", EVERYTHING, 5)
+    found = index.search(conn, fts.search_tokens(conn, "kite river"), 5, fts.OVERFETCH)
+    assert found == expected and len(found) == 5 and not set(top[:3]) & dict(found).keys()

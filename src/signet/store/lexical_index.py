@@ -282,17 +282,23 @@ def _top(scores: np.ndarray, depth: int) -> list[tuple[int, float]]:
 
 
 def _live(conn: Connection, ranked: list[tuple[int, float]], limit: int) -> list[tuple[str, float]]:
-    if not ranked:
-        return []
-    ids = dict(
-        conn.execute(
-            # CROSS JOIN: look the ranked rows up by rowid, never scan by an index on deletion.
-            "SELECT m.rowid, m.id FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value "
-            "WHERE m.is_deleted = 0",
-            [dumps([r for r, _ in ranked])],
-        ).fetchall()
-    )
-    return [(ids[r], s) for r, s in ranked if r in ids][:limit]
+    """The first `limit` of `ranked` that are not deleted, as (memory id, score): the ranked
+    rows are looked up `limit` at a time (the spare ones only when some were deleted)."""
+    out: list[tuple[str, float]] = []
+    start = 0
+    while len(out) < limit and start < len(ranked):
+        chunk = ranked[start : start + max(limit - len(out), 1)]
+        start += len(chunk)
+        ids = dict(
+            conn.execute(
+                # CROSS JOIN: look the rows up by rowid, never scan an index on deletion.
+                "SELECT m.rowid, m.id FROM json_each(?) j CROSS JOIN memories m "
+                "ON m.rowid = j.value WHERE m.is_deleted = 0",
+                [dumps([r for r, _ in chunk])],
+            ).fetchall()
+        )
+        out.extend((ids[r], s) for r, s in chunk if r in ids)
+    return out[:limit]
 
 
 # -- reading FTS5 ---------------------------------------------------------------------------
