@@ -121,3 +121,31 @@ def test_documents_and_lineage_go_to_the_daemon(
 
     deleted = cli(daemon, workspace_b, "documents", "delete", item["id"])
     assert deleted["forgotten"] >= 1 and client.get(chunk)["is_deleted"] is True
+
+
+def test_connectors_and_the_embedding_audit_go_to_the_daemon(
+    daemon: DaemonProcess, client: Client, workspace_b: Path, tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kiln.md").write_text("# Kiln\n\nThe pottery kiln fires at 1240 degrees.\n")
+    (vault / "glaze.md").write_text("# Glaze\n\nThe celadon glaze needs a reduction firing.\n")
+    added = cli(daemon, workspace_b, "connector", "add", str(vault), "--name", "vault")
+    assert added["sync"]["added"] == 2
+    (mine,) = [c for c in client.connectors()["connectors"] if c["id"] == added["id"]]
+    assert mine["documents"] == {"done": 2}  # A's worker indexed both before add returned
+    listed = cli(daemon, workspace_b, "connector", "list")["connectors"]
+    assert added["id"] in {c["id"] for c in listed}
+
+    (vault / "kiln.md").write_text("# Kiln\n\nThe pottery kiln now fires at 1260 degrees.\n")
+    (synced,) = cli(daemon, workspace_b, "connector", "sync", added["id"])["synced"]
+    assert synced["changed"] == 1
+    found = client.recall("kiln fires degrees", mode="keyword")["results"]
+    assert any("1260" in hit["content"] for hit in found)
+
+    removed = cli(daemon, workspace_b, "connector", "remove", added["id"])
+    assert removed["forgotten"] >= 2
+    assert added["id"] not in {c["id"] for c in client.connectors()["connectors"]}
+
+    # In-process, B (no database) would be refused; A's daemon answers, with its embedder.
+    assert cli(daemon, workspace_b, "embed", "audit")["provider"] == "none"

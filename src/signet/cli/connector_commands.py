@@ -1,12 +1,15 @@
 """`signet connector add|list|sync|remove`: folders of notes kept in sync as documents.
 
-In-process like `signet ingest`: `sync` walks the folder (connectors/folder.py) and then runs
-the document worker here until everything it queued is indexed, with a progress bar on stderr.
-The daemon also syncs every connector every `documents.connector_sync_interval_ms`.
+Like `signet ingest`, through the running daemon when one serves the workspace (the daemon
+reads the folder, by its absolute path, and its worker indexes what a sync queued while the
+command waits), else in-process, running the document worker here. Either way `add` and `sync`
+return once everything they queued is indexed, with a progress bar on stderr. The daemon also
+syncs every connector every `documents.connector_sync_interval_ms`.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +18,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from signet.cli.client import Client, LocalClient
 from signet.cli.output import console
-from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
 __all__ = ["connector"]
+
+POLL_S = 0.2
+SETTLED = ("done", "failed")
 
 
 @click.group()
@@ -36,10 +42,11 @@ def connector() -> None:
 @click.pass_obj
 def add(state: CliState, path: Path, name: str | None, project: str | None, no_sync: bool) -> None:
     """Connect the folder PATH and sync it."""
-    with open_app(state, providers=not no_sync) as app:
-        data = app.connectors.add(path, name=name, project=project)
+    with state.connect() as client:
+        # Absolute: the daemon reads the folder itself, from its own working directory.
+        data = client.add_connector(str(path.resolve()), name=name, project=project)
         if not no_sync:
-            data = {**data, "sync": _sync(app, data["id"])}
+            data = {**data, "sync": _sync(client, data["id"])}
     state.show(data, lambda d: click.echo(f"Connected {d['config']['path']} as {d['id']}"
                                           + (f": {_line(d['sync'])}" if "sync" in d else "")))
 
@@ -49,8 +56,8 @@ def add(state: CliState, path: Path, name: str | None, project: str | None, no_s
 @click.pass_obj
 def list_connectors(state: CliState) -> None:
     """The connectors and their health."""
-    with open_app(state, providers=False, existing=True) as app:
-        data = {"connectors": app.connectors.list()}
+    with state.connect() as client:
+        data = client.connectors()
     state.show(data, _print_list)
 
 
@@ -60,9 +67,10 @@ def list_connectors(state: CliState) -> None:
 @click.pass_obj
 def sync(state: CliState, connector_id: str | None) -> None:
     """Sync one connector, or all of them, and index what changed."""
-    with open_app(state, providers=True, existing=True) as app:
-        ids = [connector_id] if connector_id else [c["id"] for c in app.connectors.list()]
-        data = {"synced": [_sync(app, i) for i in ids]}
+    with state.connect() as client:
+        ids = ([connector_id] if connector_id
+               else [c["id"] for c in client.connectors()["connectors"]])
+        data = {"synced": [_sync(client, i) for i in ids]}
     state.show(data, _print_synced)
 
 
@@ -77,26 +85,36 @@ def _print_synced(data: dict[str, Any]) -> None:
 @click.pass_obj
 def remove(state: CliState, connector_id: str) -> None:
     """Remove a connector and forget its documents' chunks."""
-    with open_app(state, providers=False, existing=True) as app:
-        data = app.connectors.remove(connector_id)
+    with state.connect() as client:
+        data = client.remove_connector(connector_id)
     state.show(data, lambda d: click.echo(f"Removed {d['id']}; {d['forgotten']} chunk(s) forgotten."))
 
 
-def _sync(app: Any, connector_id: str) -> dict[str, Any]:
-    report = app.connectors.sync(connector_id).to_dict()
-    drain(app, report["added"] + report["changed"])
+def _sync(client: Client, connector_id: str) -> dict[str, Any]:
+    report = client.sync_connector(connector_id)
+    _wait(client, connector_id, report["added"] + report["changed"])
     return report
 
 
-def drain(app: Any, total: int) -> None:
-    """Run the document worker here until the queue is empty, `total` on the bar."""
-    worker = next(w for w in app.workers() if w.name == "documents")
+def _wait(client: Client, connector_id: str, total: int) -> None:
+    """Until none of the connector's documents is still on its way, `total` on the bar: the
+    daemon's worker indexes them (asked every POLL_S), or, in-process, the worker runs here."""
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True,
                   disable=total == 0) as progress:
         task = progress.add_task("documents", total=total)
-        while worker.tick(app.clock.now()):
-            progress.advance(task)
+        if isinstance(client, LocalClient):
+            while client.work("documents"):
+                progress.advance(task)
+            return
+        while pending := _pending(client.connector(connector_id)):
+            progress.update(task, completed=max(0, total - pending))
+            time.sleep(POLL_S)
+
+
+def _pending(connector: dict[str, Any]) -> int:
+    counts: dict[str, int] = connector["documents"]
+    return sum(n for status, n in counts.items() if status not in SETTLED)
 
 
 def _line(report: dict[str, Any]) -> str:

@@ -1,20 +1,24 @@
 """`signet embed audit|backfill`: how many live memories have a current vector of the configured
 model, and filling the gaps (after a model change, or memories written while the embedder was
-down) with a progress bar. In-process on the workspace, like `signet pipeline run`: embed jobs
-are leased atomically, so running this next to a daemon is safe."""
+down) with a progress bar. Through the running daemon when one serves the workspace
+(`/api/embeddings/status`, `/api/repair/re-embed`; its embed worker fills the gaps while the
+command watches), else in-process, running the embed worker here."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
 from rich.progress import Progress
 
+from signet.cli.client import Client, LocalClient
 from signet.cli.output import console
-from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
 __all__ = ["COMMANDS"]
+
+POLL_S = 0.2
 
 
 @click.group()
@@ -27,8 +31,8 @@ def embed() -> None:
 @click.pass_obj
 def audit(state: CliState) -> None:
     """Memories with and without a current vector of the configured model."""
-    with open_app(state, providers=True, existing=True) as app:
-        state.show(app.embeddings_status(), _print_audit)
+    with state.connect() as client:
+        state.show(client.embeddings_status(), _print_audit)
 
 
 @embed.command()
@@ -36,17 +40,28 @@ def audit(state: CliState) -> None:
 @click.pass_obj
 def backfill(state: CliState) -> None:
     """Embed every live memory that has no current vector, with a progress bar."""
-    with open_app(state, providers=True) as app:
-        queued = app.re_embed()
-        worker = next(w for w in app.workers() if w.name == "embed")
-        total = int(app.embeddings_status()["audit"]["missing"])
+    with state.connect() as client:
+        queued = client.re_embed()
+        total = int(client.embeddings_status()["audit"]["missing"])
         with Progress(console=console(), disable=state.json or total == 0) as bar:
             task = bar.add_task("embedding", total=total)
-            while worker.tick(app.clock.now()):
-                missing = int(app.embeddings_status()["audit"]["missing"])
+            while _embedding(client):
+                missing = int(client.embeddings_status()["audit"]["missing"])
                 bar.update(task, completed=total - missing)
-        status = app.embeddings_status()
+        status = client.embeddings_status()
         state.show({"queued": queued, "audit": status["audit"]}, _print_backfill)
+
+
+def _embedding(client: Client) -> bool:
+    """Whether the embed jobs are still being worked on: in-process, one tick of the embed
+    worker here; with a daemon, whether its queue still holds embed jobs (asked every POLL_S)."""
+    if isinstance(client, LocalClient):
+        return client.work("embed")
+    jobs = client.embeddings_status()["jobs"]
+    if not (jobs.get("pending", 0) or jobs.get("leased", 0)):
+        return False
+    time.sleep(POLL_S)
+    return True
 
 
 def _print_audit(data: dict[str, Any]) -> None:

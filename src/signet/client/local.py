@@ -215,6 +215,31 @@ class LocalClient:
     def delete_document(self, document_id: str) -> JSON:
         return self._existing(embedder=False).documents.delete(document_id, actor=self.actor)
 
+    def connectors(self) -> JSON:
+        return {"connectors": self._existing(embedder=False).connectors.list()}
+
+    def connector(self, connector_id: str) -> JSON:
+        return self._existing(embedder=False).connectors.get(connector_id)
+
+    def add_connector(
+        self, path: str, *, name: str | None = None, project: str | None = None
+    ) -> JSON:
+        app = self._open(embedder=True)
+        return app.connectors.add(path, name=name, project=project, actor=self.actor)
+
+    def sync_connector(self, connector_id: str) -> JSON:
+        return self._existing(embedder=True).connectors.sync(connector_id).to_dict()
+
+    def remove_connector(self, connector_id: str) -> JSON:
+        app = self._existing(embedder=False)
+        return app.connectors.remove(connector_id, actor=self.actor)
+
+    def embeddings_status(self) -> JSON:
+        return self._existing(embedder=True).embeddings_status()
+
+    def re_embed(self) -> JSON:
+        return self._existing(embedder=True).re_embed()
+
     def jobs(
         self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
         offset: int = 0,

@@ -308,6 +308,39 @@ class Client:
         """Forget the document's chunks (recoverable) and remove it."""
         return self._call("DELETE", f"/api/documents/{quote(document_id, safe='')}")
 
+    # -- connectors: folders of notes kept in sync as documents -------------------------------
+
+    def connectors(self) -> JSON:
+        """{connectors: [...]}, each with its health and its documents' states."""
+        return self._call("GET", "/api/connectors")
+
+    def connector(self, connector_id: str) -> JSON:
+        return self._call("GET", f"/api/connectors/{quote(connector_id, safe='')}")
+
+    def add_connector(
+        self, path: str, *, name: str | None = None, project: str | None = None
+    ) -> JSON:
+        """Connect a folder the daemon can read (an absolute path on the daemon's machine)."""
+        body = {"path": path, **_present(name=name, project=project)}
+        return self._call("POST", "/api/connectors", json=body)
+
+    def sync_connector(self, connector_id: str) -> JSON:
+        """Walk the folder now: what was added, changed, removed; the worker indexes them."""
+        return self._call("POST", f"/api/connectors/{quote(connector_id, safe='')}/sync")
+
+    def remove_connector(self, connector_id: str) -> JSON:
+        return self._call("DELETE", f"/api/connectors/{quote(connector_id, safe='')}")
+
+    # -- embeddings ----------------------------------------------------------------------------
+
+    def embeddings_status(self) -> JSON:
+        """The configured model, how many live memories have its vector, the embed queue."""
+        return self._call("GET", "/api/embeddings/status")
+
+    def re_embed(self) -> JSON:
+        """Queue an embed job for every live memory without a current vector."""
+        return self._call("POST", "/api/repair/re-embed")
+
     # -- jobs, retention, maintenance ----------------------------------------------------------
 
     def jobs(
