@@ -5,6 +5,14 @@ SQLite 3.50 with FTS5 and extension loading). Every connection runs in autocommi
 (`isolation_level=None`) so transactions are explicit (`BEGIN IMMEDIATE` in the writer), WAL so
 readers never block the writer, and `synchronous=NORMAL`, which in WAL mode loses nothing on a
 process crash (`kill -9`): a committed transaction is in the WAL file before COMMIT returns.
+
+A new database gets 16 KiB pages (SQLite's default is 4 KiB). The embeddings table holds one
+float32 vector a row (1.5 KiB for 384 dimensions, about 1.7 KiB with its key): a 4 KiB page
+fits two such rows and leaves a fifth of itself empty, a 16 KiB page nine, and every other
+table packs a little tighter too. Measured at 100k memories (docs/benchmarks.md, "the database
+size"): 514 MB against 543 at 4 KiB for the same rows, recall's CPU unchanged, a remember
+0.4 ms more CPU (a page written to the WAL is bigger). The page size is fixed when the first
+table is written; on an existing database the pragma does nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ else:
     DatabaseError = sqlite3.DatabaseError
     Row = sqlite3.Row
 
+PAGE_SIZE = 16384
+
 
 def connect(path: Path, *, busy_timeout_ms: int = 5000, read_only: bool = False) -> Connection:
     """Open `path` with our pragmas; raise StoreError naming the file when it is unusable."""
@@ -41,6 +51,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, read_only: bool = False)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
         if not read_only:
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreError(f"{path}: could not switch to WAL mode (got {mode})")
