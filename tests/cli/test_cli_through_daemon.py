@@ -149,3 +149,24 @@ def test_connectors_and_the_embedding_audit_go_to_the_daemon(
 
     # In-process, B (no database) would be refused; A's daemon answers, with its embedder.
     assert cli(daemon, workspace_b, "embed", "audit")["provider"] == "none"
+
+
+def test_skills_are_installed_into_the_daemons_workspace(
+    daemon: DaemonProcess, client: Client, workspace_b: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "incoming"
+    source.mkdir()
+    (source / "SKILL.md").write_text(
+        "---\nname: brew-coffee\ndescription: Brew pour-over coffee\nrole: kitchen\n---\n"
+        "# Brewing\nBloom 30 g of coffee with 60 g of water, then pour to 500 g.\n"
+    )
+    installed = cli(daemon, workspace_b, "skill", "install", str(source))
+    assert installed["installed"] == "brew-coffee"
+    assert (daemon.workspace / "skills" / "brew-coffee" / "SKILL.md").is_file()
+    assert not (workspace_b / "skills" / "brew-coffee").exists()
+    listed = cli(daemon, workspace_b, "skill", "list")["skills"]
+    assert [s["name"] for s in listed] == [s["name"] for s in client.skills()["skills"]]
+    assert "brew-coffee" in {s["name"] for s in listed}
+    assert cli(daemon, workspace_b, "skill", "show", "brew-coffee")["name"] == "brew-coffee"
+    assert cli(daemon, workspace_b, "skill", "remove", "brew-coffee")["removed"] == "brew-coffee"
+    assert "brew-coffee" not in {s["name"] for s in client.skills()["skills"]}

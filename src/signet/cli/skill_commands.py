@@ -1,8 +1,8 @@
 """`signet skill list | show NAME | install PATH | remove NAME`: skills as procedural memory.
 
-They open the workspace in-process (with the configured embedder, which indexes a skill's
-memory; never the LLM) and reconcile skills/ with the database before answering, so a folder
-edited by hand is seen at once. Installing copies a local folder or unpacks a local archive;
+Through the running daemon when one serves the workspace (/api/skills), else in-process (with
+the configured embedder, which indexes a skill's memory; never the LLM); either way skills/ is
+reconciled with the database before answering, so a folder edited by hand is seen at once. Installing copies a local folder or unpacks a local archive;
 there is no network catalogue.
 """
 
@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console, print_mapping
-from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
 __all__ = ["skill"]
@@ -32,9 +31,8 @@ def skill() -> None:
 @click.pass_obj
 def list_skills(state: CliState) -> None:
     """The installed skills, their use counts and ranking importance."""
-    with open_app(state, providers=True, llm=False, existing=True) as app:
-        report = app.reconcile_skills()
-        data = {"skills": app.list_skills(), "errors": report["errors"]}
+    with state.connect() as client:
+        data = client.skills()
     state.show(data, _print_list)
 
 
@@ -44,9 +42,8 @@ def list_skills(state: CliState) -> None:
 @click.pass_obj
 def show(state: CliState, name: str) -> None:
     """One skill: its description, role, use and instructions."""
-    with open_app(state, providers=True, llm=False, existing=True) as app:
-        app.reconcile_skills()
-        data = app.show_skill(name)
+    with state.connect() as client:
+        data = client.skill(name)
     state.show(data, _print_skill)
 
 
@@ -57,8 +54,9 @@ def show(state: CliState, name: str) -> None:
 @click.pass_obj
 def install(state: CliState, path: Path, force: bool) -> None:
     """Install the skill in PATH: a folder with a SKILL.md, or a .zip/.tar.gz of one."""
-    with open_app(state, providers=True, llm=False, existing=False) as app:
-        data = app.install_skill(str(path), force=force)
+    with state.connect() as client:
+        # Absolute: the daemon reads the folder itself, from its own working directory.
+        data = client.install_skill(str(path.resolve()), force=force)
     state.show(data, lambda d: click.echo(f"installed skill {d['installed']} at {d['path']}"))
 
 
@@ -68,8 +66,8 @@ def install(state: CliState, path: Path, force: bool) -> None:
 @click.pass_obj
 def remove(state: CliState, name: str) -> None:
     """Delete skill NAME's folder; its memory is forgotten (recoverable) and its row dropped."""
-    with open_app(state, providers=True, llm=False, existing=True) as app:
-        data = app.remove_skill(name)
+    with state.connect() as client:
+        data = client.remove_skill(name)
     state.show(data, lambda d: click.echo(f"removed skill {d['removed']}"))
 
 

@@ -234,6 +234,23 @@ class LocalClient:
         app = self._existing(embedder=False)
         return app.connectors.remove(connector_id, actor=self.actor)
 
+    def skills(self) -> JSON:
+        # The configured embedder indexes a skill's memory; the LLM is never asked.
+        app = self._existing(embedder=True)
+        report = app.reconcile_skills()
+        return {"skills": app.list_skills(), "errors": report["errors"]}
+
+    def skill(self, name: str) -> JSON:
+        app = self._existing(embedder=True)
+        app.reconcile_skills()
+        return app.show_skill(name)
+
+    def install_skill(self, path: str, *, force: bool = False) -> JSON:
+        return self._open(embedder=True).install_skill(path, force=force)
+
+    def remove_skill(self, name: str) -> JSON:
+        return self._existing(embedder=True).remove_skill(name)
+
     def embeddings_status(self) -> JSON:
         return self._existing(embedder=True).embeddings_status()
 

@@ -331,6 +331,22 @@ class Client:
     def remove_connector(self, connector_id: str) -> JSON:
         return self._call("DELETE", f"/api/connectors/{quote(connector_id, safe='')}")
 
+    # -- skills ------------------------------------------------------------------------------
+
+    def skills(self) -> JSON:
+        """{skills, errors}: skills/ reconciled with the database first."""
+        return self._call("GET", "/api/skills")
+
+    def skill(self, name: str) -> JSON:
+        return self._call("GET", f"/api/skills/{quote(name, safe='')}")
+
+    def install_skill(self, path: str, *, force: bool = False) -> JSON:
+        """Install a skill folder or archive the daemon can read (an absolute path)."""
+        return self._call("POST", "/api/skills", json={"path": path, "force": force})
+
+    def remove_skill(self, name: str) -> JSON:
+        return self._call("DELETE", f"/api/skills/{quote(name, safe='')}")
+
     # -- embeddings ----------------------------------------------------------------------------
 
     def embeddings_status(self) -> JSON:
