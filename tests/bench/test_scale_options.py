@@ -20,10 +20,12 @@ from signet.providers.hash_embedder import HashEmbedder
 
 def test_checkpoints_time_every_mode_on_the_store_as_ingested_so_far(tmp_path: Path) -> None:
     kept = tmp_path / "store"
+    model = make_embedder("local")
+    assert model is not None
     data = perf.bench_recall(
         300, ("keyword", "full"), queries=6, embedder=HashEmbedder(384), keep=kept,
         batch=64, batch_tx=True, checkpoints=[100, 5000], embedder_name="hash-384",
-        query_embedder=make_embedder("local"),
+        query_embedder=model,
     )
     with sqlite3.connect(next(kept.rglob("*.db"))) as conn:  # one transaction per batch
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 300
@@ -38,11 +40,11 @@ def test_checkpoints_time_every_mode_on_the_store_as_ingested_so_far(tmp_path: P
     assert {"lexical", "embed", "semantic", "fuse"} <= set(stages)
     assert stages["lexical"]["runs"] == 6 and stages["semantic"]["p95"] > 0
     assert data["batch"] == 64 and data["embedder"] == "hash-384"
-    assert data["query_embedder"] == "all-MiniLM-L6-v2-int8"
+    assert data["query_embedder"] == model.model  # the bundled model
     assert data["query_embedding_ms"]["p95"] > 0 and data["query_embedding_cpu_ms"]["p50"] > 0
     text = perf.format_recall(data)
     assert "stored vectors: hash-384 (not the bundled model)" in text
-    assert "query embedding, all-MiniLM-L6-v2-int8 alone" in text and "at 128: recall p95" in text
+    assert f"query embedding, {model.model} alone" in text and "at 128: recall p95" in text
     assert "stages (full, wall p50/p95 ms): lexical " in text
 
 
