@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from pg_server import pg_server, pg_url  # noqa: F401  (fixtures for every folder)
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
 from write_paths import inline
 
@@ -65,9 +66,17 @@ class Served:
     token: str = ""  # the admin token in cfg.token_path; `client` sends it
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """A test taking `backend` runs twice: `serve` serves it on the workspace's SQLite file,
+    then on a fresh PostgreSQL database (tests/pg_server.py)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
-    """serve(**config_sections) -> a running server; everything stops at teardown."""
+def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Served]]:
+    """serve(**config_sections) -> a running server; everything stops at teardown. On the
+    store named by the `backend` fixture when the test takes it, else on SQLite."""
     from auth_tokens import auth, install_token
     from signet.daemon.server import create_app
     from uvicorn_thread import serve_in_thread
@@ -78,6 +87,9 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         # No workers run in this server: writes embed on the write path (test_deferred_daemon.py
         # has the daemon's deferred path with its embed worker).
         cfg = inline(Config.default(tmp_path / f"ws{len(stops)}")).replace(**sections)
+        if "backend" in request.fixturenames and request.getfixturevalue("backend") != "sqlite":
+            url = request.getfixturevalue("pg_url")
+            cfg = cfg.replace(store=StoreConfig(backend="postgres", url=url))
         app = SignetApp.open(cfg, embedder=HashEmbedder(64))
         api = create_app(app)
         running = serve_in_thread(api)

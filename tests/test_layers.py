@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "store": 1, "providers": 1, "secret_store": 1,
     "pipeline": 2, "recall": 2, "graph": 2, "lineage": 2,
     "workers": 3,
-    "app": 4, "services": 4, "telemetry": 4, "batch": 4, "maintenance": 4, "skills": 4, "identity": 4, "config_view": 4,
+    "app": 4, "core_app": 4, "services": 4, "telemetry": 4, "batch": 4, "maintenance": 4, "skills": 4, "identity": 4, "config_view": 4,
     "projection": 4, "documents": 4, "connectors": 4, "portable": 4,
     "sessions": 4, "worker_list": 4,
     "injection": 4,
@@ -66,7 +66,6 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("daemon/server.py", "store"): "maps SQLite errors at the edge",
     ("daemon/errors.py", "store"): "maps SQLite errors (disk full, locked) to answers",
     ("daemon/guards.py", "store"): "maps SQLite errors in the guards",
-    ("daemon/background.py", "store"): "job depths for the worker thread",
     ("daemon/tokens.py", "store"): "token rows (tokens belong in a service)",
     # Benchmarks build corpora and read state below the services.
     ("bench/documents_bench.py", "store"): "reads projection cache state",

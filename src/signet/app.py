@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from signet import batch, maintenance, skills
-from signet.clock import Clock, SystemClock
+from signet.clock import Clock, SystemClock, stamp
 from signet.config import Config
 from signet.config_view import effective_config
 from signet.connectors.folder import FolderConnectors
+from signet.core_app import CoreAppOps
 from signet.documents.service import DocumentService
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
@@ -42,7 +43,8 @@ from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
 from signet.store import embeddings as emb_sql
-from signet.store.backend import refuse_unported
+from signet.store import jobs as jobs_sql
+from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
@@ -85,14 +87,18 @@ class SignetApp:
         llm: LLM | None | str = "config", clock: Clock | None = None,
     ) -> SignetApp:
         """Open the workspace's database. `embedder`, `llm` and `clock` override the
-        configured ones and the wall clock (tests)."""
-        refuse_unported(config.store)  # a postgres store does not carry the whole app yet
+        configured ones and the wall clock (tests). On a shared store (`store.backend:
+        postgres`) the app is a `CoreApp` (core_app.py)."""
         # secret:NAME keys resolve before anything opens: a missing one leaves nothing open.
         telemetry = Telemetry(
             enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
         )
         chosen = configured_embedder(config) if embedder == "config" else embedder
         chosen_llm = configured_llm(config, telemetry.record_llm) if llm == "config" else llm
+        if config.store.backend != "sqlite":
+            assert not isinstance(chosen, str) and not isinstance(chosen_llm, str)
+            guard = _query_guard(config) if chosen else None
+            return CoreApp.build(config, chosen, chosen_llm, clock, telemetry, guard)
         store = Store.open(config.db_path)
         assert not isinstance(chosen, str)
         vectors = (
@@ -151,6 +157,20 @@ class SignetApp:
     def flush_accesses(self) -> int:
         """Write the accesses recorded so far now (tests, benchmarks, before a report)."""
         return self.recaller.accesses.flush()
+
+    def token_authority_store(self) -> Store | CoreStore:
+        """Where API tokens live (daemon/security.py): this workspace's database."""
+        return self.store
+
+    def release_worker_leases(self) -> int:
+        """At shutdown, after the workers stopped: hand every job still leased back to
+        pending with its attempt (a job interrupted by a shutdown did not fail)."""
+        with self.store.write_tx() as conn:
+            return jobs_sql.release_leases(conn, stamp(self.clock))
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the database file (at shutdown)."""
+        self.store.checkpoint()
 
     def close(self) -> None:
         self.projection.close()  # its threads write to the store: they stop before it closes
@@ -275,6 +295,11 @@ class SignetApp:
 
     def status(self) -> dict[str, Any]:
         return maintenance.app_status(self.memory, self.recaller.guard)
+
+
+class CoreApp(CoreAppOps, SignetApp):  # type: ignore[misc]  # the ops replace SignetApp's
+    """SignetApp on a shared store (`store.backend: postgres`): the core memory API over the
+    store seam, every other operation refused by name (core_app.py)."""
 
 
 def _query_guard(config: Config) -> ProviderGuard:

@@ -102,6 +102,20 @@ class SchemaTooNew(StoreError):
     code = "schema_too_new"
 
 
+class NotOnBackend(StoreError):
+    """A feature asked of a store backend that does not have it yet (store/backend.py
+    NOT_PORTED): 501 naming it, never a silent partial answer."""
+
+    code = "not_on_backend"
+
+    def __init__(self, feature: str, backend: str, *, message: str | None = None) -> None:
+        super().__init__(
+            message or f"{feature} is not available on the {backend} store backend yet"
+            " (docs/deploy.md, \"PostgreSQL\", lists what is)",
+            details={"feature": feature, "backend": backend},
+        )
+
+
 class ProviderError(SignetError):
     """An outside service (LLM, embedder) failed."""
 
@@ -128,6 +142,7 @@ HTTP_STATUS: dict[type[SignetError], int] = {
     ConfigError: 422,
     RateLimited: 429,
     Frozen: 503,
+    NotOnBackend: 501,
     StoreError: 503,
     ProviderError: 502,
 }

@@ -116,13 +116,13 @@ def test_openapi_needs_a_token_and_documents_the_refusals(serve) -> None:
     "Bearer", "Bearer not-a-token", "Basic dXNlcjpwYXNz", "bearer sgt1.e30.AAAA",
     "Bearer sgt1.!!!.???", "Bearer " + "a" * 5000,
 ])
-def test_malformed_tokens_are_401(serve, header) -> None:
+def test_malformed_tokens_are_401(serve, backend, header) -> None:
     s = serve()
     reply = httpx.get(f"{s.url}/api/memories", headers={"Authorization": header})
     assert_error(reply, 401, "unauthorized")
 
 
-def test_a_token_whose_payload_was_changed_is_401(serve) -> None:
+def test_a_token_whose_payload_was_changed_is_401(serve, backend) -> None:
     s = serve()
     token = issue(s.app, "readonly")
     prefix, payload, signature = token.split(".")
@@ -146,7 +146,7 @@ def test_a_token_expires_when_the_clock_passes_its_ttl(tmp_path) -> None:
             tokens.verify(issued.token)
 
 
-def test_an_expired_token_is_401(serve) -> None:
+def test_an_expired_token_is_401(serve, backend) -> None:
     s = serve()
     token = authority(s.app).issue(role="admin", ttl=timedelta(seconds=-1)).token
     reply = httpx.get(f"{s.url}/api/memories", headers=auth(token))
@@ -173,7 +173,7 @@ def test_a_signed_token_that_was_never_issued_is_401(serve) -> None:
     assert_error(httpx.get(f"{s.url}/api/memories", headers=auth(token)), 401, "unauthorized")
 
 
-def test_revocation_takes_effect_on_the_next_request(serve) -> None:
+def test_revocation_takes_effect_on_the_next_request(serve, backend) -> None:
     s = serve()
     issued = authority(s.app).issue(role="agent", name="ci")
     headers = auth(issued.token)
@@ -186,7 +186,7 @@ def test_revocation_takes_effect_on_the_next_request(serve) -> None:
         authority(s.app).revoke(issued.row.id)
 
 
-def test_tokens_are_stored_hashed_and_record_their_last_use(serve) -> None:
+def test_tokens_are_stored_hashed_and_record_their_last_use(serve, backend) -> None:
     s = serve()
     issued = authority(s.app).issue(role="readonly", name="dash")
     httpx.get(f"{s.url}/api/status", headers=auth(issued.token)).raise_for_status()
@@ -197,7 +197,7 @@ def test_tokens_are_stored_hashed_and_record_their_last_use(serve) -> None:
     assert row.last_used_at is not None and row.permissions == ("diagnostics", "recall")
 
 
-def test_roles_give_their_permission_sets_and_a_token_never_exceeds_its_role(serve) -> None:
+def test_roles_give_their_permission_sets_and_a_token_never_exceeds_its_role(serve, backend) -> None:
     s = serve()
     readonly = auth(issue(s.app, "readonly"))
     agent = auth(issue(s.app, "agent"))
@@ -237,7 +237,7 @@ def scoped_world(s: Any) -> dict[str, Any]:
     return {"tokens": tokens, "ids": ids}
 
 
-def test_a_scoped_agent_reads_only_its_own_memories_through_every_read_route(serve) -> None:
+def test_a_scoped_agent_reads_only_its_own_memories_through_every_read_route(serve, backend) -> None:
     s = serve()
     world = scoped_world(s)
     a, ids = world["tokens"]["a"], world["ids"]
@@ -284,7 +284,7 @@ def test_a_scoped_agent_cannot_change_anothers_memory(serve) -> None:
     assert s.app.get(b_id).is_deleted
 
 
-def test_scoped_writes_land_in_the_scope(serve) -> None:
+def test_scoped_writes_land_in_the_scope(serve, backend) -> None:
     s = serve()
     p = auth(issue(s.app, "agent", project="p", agent="a"))
     made = httpx.post(f"{s.url}{REMEMBER}", json={"content": "scoped write"}, headers=p).json()
@@ -329,7 +329,7 @@ def run_mcp(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> li
     return anyio.run(main)
 
 
-def test_mcp_tools_check_the_tokens_permission(serve) -> None:
+def test_mcp_tools_check_the_tokens_permission(serve, backend) -> None:
     s = serve()
     readonly = issue(s.app, "readonly")
     stored, searched = run_mcp(f"{s.url}/mcp", readonly, [
@@ -342,7 +342,7 @@ def test_mcp_tools_check_the_tokens_permission(serve) -> None:
     assert set(TOOL_PERMISSIONS.values()) <= set(PERMISSIONS)
 
 
-def test_mcp_tools_honour_the_tokens_scope(serve) -> None:
+def test_mcp_tools_honour_the_tokens_scope(serve, backend) -> None:
     s = serve()
     world = scoped_world(s)
     ids = world["ids"]
@@ -406,7 +406,7 @@ def test_cors_allows_only_the_daemons_own_origins_and_never_a_wildcard(serve) ->
     assert s.app.list().total == 0
 
 
-def test_mutating_calls_are_rate_limited_per_token(serve) -> None:
+def test_mutating_calls_are_rate_limited_per_token(serve, backend) -> None:
     s = serve(auth=AuthConfig(rate_limit_per_minute=5))
     for n in range(5):
         assert s.client.post(REMEMBER, json={"content": f"write {n}"}).status_code == 200
@@ -434,7 +434,7 @@ def test_an_oversized_body_is_413_with_a_token_and_never_read_without_one(serve)
 # --- login link -------------------------------------------------------------------------------
 
 
-def test_a_login_code_exchanges_once_for_a_working_token(serve) -> None:
+def test_a_login_code_exchanges_once_for_a_working_token(serve, backend) -> None:
     s = serve()
     code = authority(s.app).login_code()
     first = httpx.get(f"{s.url}/auth/login", params={"code": code})

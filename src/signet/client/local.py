@@ -44,8 +44,9 @@ def require_workspace(cfg: Config) -> None:
 
     Opening the store creates it, so a read-only command run against a typo'd `--workspace`
     would otherwise leave a fresh empty workspace behind and report it as if it were real.
+    A shared store (`store.backend: postgres`) is no file of the workspace's: nothing to check.
     """
-    if not cfg.db_path.is_file():
+    if cfg.store.backend == "sqlite" and not cfg.db_path.is_file():
         raise NotFound(
             f"no Signet workspace at {cfg.workspace} (no database at {cfg.db_path}): run "
             "`signet init` to create it, or choose another with --workspace or SIGNET_WORKSPACE",

@@ -33,8 +33,7 @@ import time
 from typing import Any
 
 from signet.app import SignetApp
-from signet.clock import Clock, stamp
-from signet.store import jobs
+from signet.clock import Clock
 from signet.workers.loop import Worker, WorkerLoop
 
 log = logging.getLogger(__name__)
@@ -116,8 +115,7 @@ class BackgroundWorkers:
 
     def _release_leases(self) -> int:
         try:
-            with self.app.store.write_tx() as conn:
-                released = jobs.release_leases(conn, stamp(self.app.clock))
+            released = self.app.release_worker_leases()
         except Exception:  # noqa: BLE001 - shutdown goes on; the reaper recovers them later
             log.exception("could not release leased jobs at shutdown")
             return 0

@@ -174,7 +174,8 @@ def run(
     check_network_mode(config)  # network.mode: loopback, the tailnet or the LAN
     sock = sock or bind_socket(config.bind, config.port)
     try:
-        refuse_read_only(config.db_path)
+        if config.store.backend == "sqlite":
+            refuse_read_only(config.db_path)
         app = SignetApp.open(config)
         workers = BackgroundWorkers(app)
         app.memory.on_deferred = workers.nudge_embed  # a write without its vector wakes it
@@ -213,7 +214,7 @@ def refuse_read_only(db_path: Path) -> None:
 
 def _close(app: SignetApp) -> None:
     try:
-        app.store.checkpoint()
+        app.checkpoint()
     except (DatabaseError, SignetError) as exc:
         log.warning("WAL checkpoint at shutdown failed: %s", exc)
     app.close()

@@ -122,6 +122,16 @@ class TokenAuthority:
     def for_core(cls, core: CoreStore, clock: Clock | None = None) -> TokenAuthority:
         return cls(core, core.signing_key(), clock)
 
+    @classmethod
+    def for_store(
+        cls, config: Config, store: Store | CoreStore, clock: Clock | None = None
+    ) -> TokenAuthority:
+        """On the workspace's SQLite store, signed with its key file; on a shared store, with
+        the key in the database (every daemon on it signs and verifies with the same one)."""
+        if isinstance(store, Store):
+            return cls.for_workspace(config, store, clock)
+        return cls.for_core(store, clock)
+
     # -- issue ------------------------------------------------------------------------------
 
     def issue(

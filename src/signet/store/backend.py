@@ -9,10 +9,11 @@ both sides, and the contract tests (tests/store/test_core_contract.py) run one s
 - `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL).
 - `PgCore` (store/postgres/core.py) is the same contract on psycopg 3 and a connection pool.
 
-What is not on PostgreSQL yet (the recall pipeline above these operations, the graph,
-documents, sessions, telemetry, the cold tier, retention) is refused by name: `refuse_unported`
-stops the daemon, CLI and MCP server at start with `store.backend: postgres`, and an operation
-that needs such a table raises `NotOnBackend`, never an answer silently missing something.
+What is not on PostgreSQL yet (NOT_PORTED: the graph, documents, sessions, telemetry, the
+cold tier, retention, ...) is refused by name, per feature: the daemon on postgres serves the
+core memory API over this seam (signet/core_app.py), and every operation that needs a feature
+not here raises `NotOnBackend` (HTTP 501, `not_on_backend`), never an answer silently missing
+something.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from signet.config import StoreConfig
-from signet.errors import ConfigError, Conflict, StoreError
+from signet.errors import ConfigError, Conflict, NotOnBackend, StoreError
 from signet.store import embeddings as emb_sql
 from signet.store import fts
 from signet.store import history as history_sql
@@ -39,29 +40,20 @@ from signet.store.tokens import TokenRow
 from signet.store.vector_index import NumpyIndex
 from signet.types import Actor, HistoryEvent, Memory, MemoryFilters, MemoryScope, NewMemory
 
+__all__ = ["NOT_PORTED", "PORTED", "CoreStore", "NotOnBackend", "SqliteCore", "open_core"]
+
 # What runs on PostgreSQL today, and what does not (named in every refusal).
 PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
-    "tokens + signing key",
+    "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
 )
 NOT_PORTED = (
-    "hybrid recall ranking", "knowledge graph",
-    "documents and connectors", "sessions and transcripts", "cold tier and retention",
-    "telemetry", "skills", "portable export", "hint search",
+    "knowledge graph", "pipeline extraction and hints", "documents and connectors",
+    "sessions and transcripts", "cold tier and retention", "telemetry", "skills",
+    "portable export", "hint search", "feedback", "idempotency keys", "short id prefixes",
+    "access counts", "search ledger", "review queue", "maintenance and repair",
+    "batch forget and modify", "projection",
 )
-
-
-class NotOnBackend(StoreError):
-    """A feature asked of a backend that does not have it yet (never a silent partial answer)."""
-
-    code = "not_on_backend"
-
-    def __init__(self, feature: str, backend: str, *, message: str | None = None) -> None:
-        super().__init__(
-            message or f"{feature} is not available on the {backend} store backend yet"
-            " (docs/deploy.md, \"PostgreSQL\", lists what is)",
-            details={"feature": feature, "backend": backend},
-        )
 
 
 class CoreStore(Protocol):
@@ -84,6 +76,10 @@ class CoreStore(Protocol):
         """The memory, or None when it does not exist or lies outside `scope`."""
         ...
 
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories with these ids (deleted ones too; unknown ids left out)."""
+        ...
+
     def list_memories(
         self, filters: MemoryFilters, *, limit: int, offset: int
     ) -> tuple[list[Memory], int]: ...
@@ -91,9 +87,12 @@ class CoreStore(Protocol):
     def update_memory(
         self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
         reason: str | None = None, scope: MemoryScope | None = None,
+        expected_version: int | None = None,
     ) -> Memory | None:
         """Apply column changes (version + 1) with an 'updated' history row; None when the
-        memory is unknown or out of scope."""
+        memory is unknown or out of scope. Conflict when `expected_version` is given and the
+        row is at another, or when the new content (or project) meets the same content live
+        in that scope."""
         ...
 
     def forget(
@@ -104,7 +103,8 @@ class CoreStore(Protocol):
         ...
 
     def recover(
-        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
+        reason: str | None = None,
     ) -> Memory | None:
         """Undo a soft delete; Conflict when the same content is live again in its scope."""
         ...
@@ -122,6 +122,17 @@ class CoreStore(Protocol):
         self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int
     ) -> list[tuple[str, float]]:
         """(memory id, cosine similarity) of live memories with a current vector, best first."""
+        ...
+
+    def has_vector(self, content_hash: str, model: str) -> bool:
+        """Whether `content_hash` has a current (not stale) vector of `model`."""
+        ...
+
+    def store_vectors(
+        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str
+    ) -> int:
+        """Store (content hash, vector, source memory id) for each hash without a current
+        vector of `model`, in one transaction; returns how many were stored."""
         ...
 
     # -- jobs -------------------------------------------------------------------------------
@@ -191,18 +202,10 @@ def open_core(config: StoreConfig, *, sqlite_path: Path, key_path: Path) -> Core
     return PgCore.open(config.url)
 
 
-def refuse_unported(config: StoreConfig) -> None:
-    """Stop start-up of a whole-product entry point (daemon, CLI, MCP) on a backend that does
-    not yet carry everything it uses, naming what is and is not there."""
-    if config.backend == "sqlite":
-        return
-    raise NotOnBackend(
-        "the daemon, CLI and MCP server", config.backend,
-        message=f"store.backend {config.backend}: the daemon, CLI and MCP server do not run on"
-        f" the {config.backend} store backend yet; they also need {', '.join(NOT_PORTED)},"
-        f" which are not ported (ported so far: {', '.join(PORTED)}; docs/deploy.md,"
-        " \"PostgreSQL\")",
-    )
+def check_version(current: Memory, expected: int | None) -> None:
+    """Conflict when the caller edits a version it did not read (optimistic concurrency)."""
+    if expected is not None and current.version != expected:
+        raise Conflict(f"memory {current.id} is at version {current.version}, not {expected}")
 
 
 class SqliteCore:
@@ -247,6 +250,9 @@ class SqliteCore:
             return None
         return mem_sql.get(conn, memory_id)
 
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        return mem_sql.get_many(self.store.reader(), list(ids))
+
     def list_memories(
         self, filters: MemoryFilters, *, limit: int, offset: int
     ) -> tuple[list[Memory], int]:
@@ -255,11 +261,20 @@ class SqliteCore:
     def update_memory(
         self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
         reason: str | None = None, scope: MemoryScope | None = None,
+        expected_version: int | None = None,
     ) -> Memory | None:
         with self.store.write_tx() as conn:
             current = self._visible(conn, memory_id, scope)
             if current is None:
                 return None
+            check_version(current, expected_version)
+            if "content_hash" in columns or "project" in columns:
+                other = mem_sql.find_live_by_hash(
+                    conn, columns.get("content_hash", current.content_hash) or "",
+                    current.agent_id, columns.get("project", current.project),
+                )
+                if other and other != memory_id:
+                    raise Conflict(f"memory {other} already holds this content")
             mem_sql.update(conn, memory_id, columns, now)
             history_sql.record(
                 conn, memory_id, "updated", actor, now, old_content=current.content,
@@ -282,7 +297,8 @@ class SqliteCore:
             return mem_sql.get(conn, memory_id)
 
     def recover(
-        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
+        reason: str | None = None,
     ) -> Memory | None:
         with self.store.write_tx() as conn:
             current = self._visible(conn, memory_id, scope)
@@ -295,7 +311,7 @@ class SqliteCore:
                 raise Conflict(f"memory {other} already holds this content")
             mem_sql.recover(conn, memory_id, now)
             history_sql.record(conn, memory_id, "recovered", actor, now,
-                               new_content=current.content)
+                               new_content=current.content, reason=reason)
             return mem_sql.get(conn, memory_id)
 
     def _visible(self, conn: Any, memory_id: str, scope: MemoryScope | None) -> Memory | None:
@@ -311,6 +327,21 @@ class SqliteCore:
         self, text: str, filters: MemoryFilters, limit: int
     ) -> list[tuple[str, float]]:
         return fts.search(self.store.reader(), text, filters, limit)
+
+    def has_vector(self, content_hash: str, model: str) -> bool:
+        return emb_sql.has_current(self.store.reader(), content_hash, model)
+
+    def store_vectors(
+        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str
+    ) -> int:
+        stored = 0
+        with self.store.write_tx() as conn:
+            for content_hash, vector, memory_id in items:
+                if not emb_sql.has_current(conn, content_hash, model):
+                    emb_sql.upsert(conn, content_hash, vector, model=model, now=now,
+                                   source_id=memory_id)
+                    stored += 1
+        return stored
 
     def vector_search(
         self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int

@@ -26,6 +26,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from signet.errors import Conflict, StoreError
+from signet.store.backend import check_version
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
 from signet.store.memories import COLUMNS, new_id, row_to_memory
 from signet.store.postgres import jobs as pg_jobs
@@ -144,6 +145,15 @@ class PgCore:
         with self._conn() as conn:
             return self._get(conn, memory_id, scope)
 
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT {_SELECT} FROM memories m WHERE m.id = ANY(%s)", (list(ids),)
+            ).fetchall()
+        return {r["id"]: row_to_memory(r) for r in rows}  # type: ignore[arg-type]
+
     def list_memories(
         self, filters: MemoryFilters, *, limit: int, offset: int
     ) -> tuple[list[Memory], int]:
@@ -161,6 +171,7 @@ class PgCore:
     def update_memory(
         self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
         reason: str | None = None, scope: MemoryScope | None = None,
+        expected_version: int | None = None,
     ) -> Memory | None:
         values = {k: (dumps(list(v)) if k == "tags" and not isinstance(v, str) else v)
                   for k, v in columns.items()}
@@ -171,11 +182,23 @@ class PgCore:
             current = self._get(conn, memory_id, scope, lock=True)
             if current is None:
                 return None
-            conn.execute(
-                f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
-                " update_count = update_count + 1 WHERE id = %s",
-                [*values.values(), now, memory_id],
-            )
+            check_version(current, expected_version)
+            if "content_hash" in columns or "project" in columns:
+                other = self._live_by_hash(
+                    conn, columns.get("content_hash", current.content_hash) or "",
+                    current.agent_id, columns.get("project", current.project),
+                )
+                if other and other != memory_id:
+                    raise Conflict(f"memory {other} already holds this content")
+            try:
+                with conn.transaction():  # a savepoint: a racing writer's row is a Conflict
+                    conn.execute(
+                        f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
+                        " update_count = update_count + 1 WHERE id = %s",
+                        [*values.values(), now, memory_id],
+                    )
+            except psycopg.errors.UniqueViolation as exc:
+                raise Conflict(f"another memory already holds this content ({memory_id})") from exc
             self._record(conn, memory_id, "updated", actor, now, old_content=current.content,
                          new_content=columns.get("content", current.content), reason=reason,
                          metadata={"changed": sorted(columns)})
@@ -199,7 +222,8 @@ class PgCore:
             return self._get(conn, memory_id, None)
 
     def recover(
-        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
+        reason: str | None = None,
     ) -> Memory | None:
         with self._conn() as conn, conn.transaction():
             current = self._get(conn, memory_id, scope, lock=True)
@@ -215,7 +239,8 @@ class PgCore:
                 " version = version + 1 WHERE id = %s",
                 (now, memory_id),
             )
-            self._record(conn, memory_id, "recovered", actor, now, new_content=current.content)
+            self._record(conn, memory_id, "recovered", actor, now, new_content=current.content,
+                         reason=reason)
             return self._get(conn, memory_id, None)
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
@@ -274,6 +299,25 @@ class PgCore:
         )
 
     # -- vectors ----------------------------------------------------------------------------
+    def has_vector(self, content_hash: str, model: str) -> bool:
+        with self._conn() as conn:
+            return self._has_vector(conn, content_hash, model)
+
+    def store_vectors(
+        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str
+    ) -> int:
+        stored = 0
+        dims: set[int] = set()
+        with self._conn() as conn, conn.transaction():
+            for content_hash, vector, memory_id in items:
+                if not self._has_vector(conn, content_hash, model):
+                    self._upsert_vector(conn, content_hash, vector, model, now, memory_id or "")
+                    dims.add(int(np.asarray(vector).shape[-1]))
+                    stored += 1
+        for dimensions in dims:
+            self._ensure_index(dimensions)
+        return stored
+
     def _has_vector(self, conn: psycopg.Connection, content_hash: str, model: str) -> bool:
         row = conn.execute(
             "SELECT 1 FROM embeddings WHERE content_hash = %s AND model = %s AND NOT stale",

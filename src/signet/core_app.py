@@ -1,0 +1,286 @@
+"""The composition root on a shared store: `SignetApp` with `store.backend: postgres`.
+
+`SignetApp.open` (app.py) builds this when the configured backend is not SQLite. It is the same
+app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backend.py
+`CoreStore`) instead of the SQLite Store:
+
+- the memory operations (remember, get, list, history, modify, forget, recover) are the memory
+  service on the seam (services/core_memory.py);
+- recall is recall/core_recall.py: the seam's lexical and vector searches fused by the same
+  ranking spec (recall/spec.py) as hybrid recall, scope in the SQL;
+- the workers are the embed worker and the stale-lease reaper on the seam (workers/
+  core_workers.py): jobs are leased with SKIP LOCKED, so several daemons share the queue;
+- tokens: `token_authority` signs with the key stored in the database, so a token issued by
+  one daemon is accepted by every other.
+
+Everything else the app offers needs tables not on the seam yet (store/backend.py NOT_PORTED).
+Each such operation is refused by name, `NotOnBackend` (HTTP 501, `not_on_backend`), never
+answered from nothing: `UNPORTED` maps every one to its feature, and the services the SQLite
+app holds (graph, sessions, documents, ...) are `Unported` stand-ins that refuse any use.
+tests/core/test_core_app.py checks that every public operation of SignetApp is either written
+here or listed in `UNPORTED`, so a new operation cannot silently run SQLite code here.
+
+In-process caches, and why none serves stale data across daemons:
+- the vector index: none. The SQLite app keeps vectors in RAM (recall/vectors.py); here every
+  vector search is a statement on the shared database (pgvector), so another daemon's vector
+  is found by the next search;
+- the query-vector cache (providers/query_embeddings.py): keyed by the query text and the
+  embedder, whose vector for a text never changes; nothing another daemon writes can make it
+  stale;
+- tokens: every request verifies against the `tokens` row (no cache), so a revocation by one
+  daemon holds at the next request to any; the signing key is read once at start (it never
+  changes: `signing_keys` is insert-once); `guards.Authenticate` throttles only the
+  `last_used_at` write;
+- rate limits and MCP session caps are per daemon by design (a limit per process behind a
+  balancer, documented in docs/deploy.md).
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, NoReturn, Self
+
+from signet.clock import Clock, SystemClock
+from signet.config import Config
+from signet.providers.embedder import Embedder
+from signet.providers.guard import ProviderGuard
+from signet.providers.llm import LLM
+from signet.recall.core_recall import CoreRecaller
+from signet.recall.spec import RankingSpec
+from signet.services.core_memory import CoreMemoryService
+from signet.services.scope import scoped_filters
+from signet.store.backend import CoreStore, NotOnBackend, open_core
+from signet.store.signing_key import workspace_key_path
+from signet.telemetry import Telemetry
+from signet.types import (
+    Actor,
+    HistoryEvent,
+    Memory,
+    MemoryFilters,
+    MemoryScope,
+    Page,
+    RecallQuery,
+    RecallResponse,
+    RememberResult,
+)
+from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
+from signet.workers.loop import Worker, WorkerLoop
+
+log = logging.getLogger(__name__)
+
+# Every public operation of SignetApp not written in CoreApp, and the feature it needs.
+UNPORTED: dict[str, str] = {
+    "apply_graph": "knowledge graph",
+    "prepare_memories": "batch remember",
+    "prepare_memory": "pipeline writes",
+    "write_prepared": "pipeline writes",
+    "remember_many": "batch remember",
+    "feedback": "feedback",
+    "forget_batch": "batch forget and modify",
+    "modify_batch": "batch forget and modify",
+    "import_transcript": "sessions and transcripts",
+    "session_list": "sessions and transcripts",
+    "session_show": "sessions and transcripts",
+    "session_search": "sessions and transcripts",
+    "session_forget": "sessions and transcripts",
+    "synthesize_memory_md": "sessions and transcripts",
+    "reindex_artifacts": "sessions and transcripts",
+    "threads": "sessions and transcripts",
+    "thread": "sessions and transcripts",
+    "lineage": "sessions and transcripts",
+    "search_ledger": "search ledger",
+    "run_retention": "cold tier and retention",
+    "review_queue": "review queue",
+    "resolve_review": "review queue",
+    "jobs": "job listing",
+    "job": "job listing",
+    "job_depths": "job listing",
+    "requeue_dead_jobs": "job listing",
+    "pipeline_status": "pipeline status",
+    "release_stale_leases": "maintenance and repair",
+    "fts_check": "maintenance and repair",
+    "fts_rebuild": "maintenance and repair",
+    "re_embed": "maintenance and repair",
+    "embeddings_status": "maintenance and repair",
+    "embeddings_health": "maintenance and repair",
+    "run_maintenance": "maintenance and repair",
+    "maintenance_report": "maintenance and repair",
+    "reconcile_skills": "skills",
+    "list_skills": "skills",
+    "show_skill": "skills",
+    "install_skill": "skills",
+    "remove_skill": "skills",
+}
+# The services the SQLite app holds, each standing for the feature it carries.
+UNPORTED_PARTS: dict[str, str] = {
+    "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
+    "projection": "projection", "sessions": "sessions and transcripts",
+    "documents": "documents and connectors", "connectors": "documents and connectors",
+    "ledger": "search ledger", "job_queue": "job listing", "reviews": "review queue",
+}
+
+
+class Unported:
+    """A stand-in for a service whose tables are not on this backend: any use is refused."""
+
+    def __init__(self, feature: str, backend: str) -> None:
+        object.__setattr__(self, "_refusal", (feature, backend))
+
+    def __getattr__(self, name: str) -> NoReturn:
+        feature, backend = object.__getattribute__(self, "_refusal")
+        raise NotOnBackend(feature, backend)
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def _refuse(name: str, feature: str) -> Callable[..., NoReturn]:
+    def refused(self: Any, *_args: Any, **_kwargs: Any) -> NoReturn:
+        raise NotOnBackend(feature, self.core.backend)
+
+    refused.__name__ = name
+    refused.__doc__ = f"Not on this store backend: {feature} (store/backend.py NOT_PORTED)."
+    return refused
+
+
+class CoreAppOps:
+    """The operations of the app on a shared store; app.py's `CoreApp` puts them before
+    SignetApp's (so every adapter takes it for a SignetApp)."""
+
+    config: Config
+    core: CoreStore
+    core_recaller: CoreRecaller
+    memory: CoreMemoryService
+    embedder: Embedder | None
+    clock: Clock
+    _workers: builtins.list[Worker] | None
+
+    def __init__(  # noqa: PLR0913 - the parts the root wired
+        self, config: Config, core: CoreStore, embedder: Embedder | None,
+        recaller: CoreRecaller, memory: CoreMemoryService, clock: Clock,
+        telemetry: Telemetry, llm: LLM | None,
+    ) -> None:
+        self.config = config
+        self.core = core
+        self.embedder = embedder
+        self.core_recaller = recaller
+        self.vectors = None
+        self.notes: builtins.list[str] = []
+        self.llm = llm
+        self.clock = clock
+        self.telemetry = telemetry
+        self.batch_key = secrets.token_bytes(32)
+        self._workers = None
+        self.memory = memory
+        for name, feature in UNPORTED_PARTS.items():
+            setattr(self, name, Unported(feature, core.backend))
+
+    @classmethod
+    def build(
+        cls, config: Config, embedder: Embedder | None, llm: LLM | None, clock: Clock | None,
+        telemetry: Telemetry, guard: ProviderGuard | None,
+    ) -> Self:
+        """Open the configured shared store and wire the app over it."""
+        clock = clock or SystemClock()
+        core = open_core(config.store, sqlite_path=config.db_path,
+                         key_path=workspace_key_path(config.workspace))
+        recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search), embedder,
+                                guard=guard)
+        memory = CoreMemoryService(config, core, embedder, clock)
+        if config.pipeline.enabled:
+            log.info("store.backend %s: extraction and hints do not run on this backend yet;"
+                     " memories are stored, embedded and recalled", core.backend)
+        return cls(config, core, embedder, recaller, memory, clock, telemetry, llm)
+
+    # -- memories ----------------------------------------------------------------------
+    def remember(self, content: str, **kwargs: Any) -> RememberResult:
+        return self.memory.remember(content, **kwargs)
+
+    def get(self, memory_id: str, **kwargs: Any) -> Memory:
+        return self.memory.get(memory_id, **kwargs)
+
+    def list(
+        self, filters: MemoryFilters = MemoryFilters(), **kwargs: Any
+    ) -> Page:
+        return self.memory.list(filters, **kwargs)
+
+    def history(self, memory_id: str, **kwargs: Any) -> builtins.list[HistoryEvent]:
+        return self.memory.history(memory_id, **kwargs)
+
+    def modify(self, memory_id: str, changes: dict[str, Any], **kwargs: Any) -> Memory:
+        return self.memory.modify(memory_id, changes, **kwargs)
+
+    def forget(self, memory_id: str, **kwargs: Any) -> Memory:
+        return self.memory.forget(memory_id, **kwargs)
+
+    def recover(self, memory_id: str, **kwargs: Any) -> Memory:
+        return self.memory.recover(memory_id, **kwargs)
+
+    def recall(
+        self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
+        scope: MemoryScope | None = None,
+    ) -> RecallResponse:
+        if scope is not None:
+            query = replace(query, filters=scoped_filters(query.filters, scope))
+        if query.filters.community is not None:
+            raise NotOnBackend("community filter (the knowledge graph)", self.core.backend)
+        return self.core_recaller.recall(query)
+
+    def flush_accesses(self) -> int:
+        return 0  # accesses are not recorded on this backend (services/core_memory.py)
+
+    # -- workers, tokens, status, lifecycle ------------------------------------------
+    def workers(self) -> builtins.list[Worker]:
+        if self._workers is None:
+            pipeline = self.config.pipeline
+            self._workers = [
+                CoreEmbedWorker(self.core, self.embedder, frozen=pipeline.mutations_frozen,
+                                batch_size=self.config.embedding.batch_size),
+                CoreReaperWorker(self.core, pipeline.lease_timeout_ms),
+            ]
+        return self._workers
+
+    def run_pipeline_until_idle(
+        self, max_rounds: int = 100_000, *, only: Sequence[str] | None = None
+    ) -> int:
+        chosen = [w for w in self.workers() if only is None or w.name in only]
+        return WorkerLoop(chosen, clock=self.clock).run_until_idle(max_rounds)
+
+    def token_authority_store(self) -> CoreStore:
+        return self.core
+
+    def release_worker_leases(self) -> int:
+        # Jobs are leased one tick at a time and ended in that tick; one cut off by the
+        # shutdown is returned by any daemon's reaper after pipeline.lease_timeout_ms.
+        return 0
+
+    def checkpoint(self) -> None:
+        return None  # PostgreSQL has no WAL file of ours to fold back
+
+    def status(self) -> dict[str, Any]:
+        _items, live = self.core.list_memories(MemoryFilters(), limit=1, offset=0)
+        embedder, guard = self.embedder, self.core_recaller.guard
+        return {
+            "workspace": str(self.config.workspace), "backend": self.core.backend,
+            "database": "postgres", "memories": live,
+            "embedder": (
+                {"provider": embedder.name, "model": embedder.model,
+                 "dimensions": embedder.dimensions,
+                 "health": guard.snapshot() if guard else None}
+                if embedder else None
+            ),
+            "degraded": ["embedder"] if guard and guard.degraded else [],
+            "not_on_backend": list(sorted(set(UNPORTED.values()))),
+        }
+
+    def close(self) -> None:
+        self.core_recaller.close()
+        self.core.close()
+
+
+for _name, _feature in UNPORTED.items():
+    setattr(CoreAppOps, _name, _refuse(_name, _feature))

@@ -1,0 +1,102 @@
+"""The workers that run over the store seam (store/backend.py `CoreStore`): the PostgreSQL path.
+
+- `CoreEmbedWorker`: the embed worker (workers/embed_worker.py) on the seam. A tick leases up to
+  `batch_size` x LEASE_BATCHES `embed` jobs (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so the
+  workers of several daemons on one database never take the same job and never wait on each
+  other), embeds the distinct contents still without a current vector in one call with no
+  transaction open, stores the vectors in one transaction and completes the jobs. A provider
+  fault fails the batch's jobs with the error (retried with back-off, then dead). A job the
+  stale-lease reaper took back meanwhile is not completed (`complete` answers False): the
+  vector is stored all the same, and whoever leases the job again finds it already there.
+- `CoreReaperWorker`: the stale-lease reaper on the seam: every `interval_s`, jobs leased longer
+  than `pipeline.lease_timeout_ms` (their daemon died or hung) go back to the queue. Any daemon
+  may run it; the UPDATE is one statement, so two reapers at once release each job once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from signet.providers.embedder import Embedder
+from signet.store.backend import CoreStore
+from signet.store.jobs import Job
+from signet.types import format_ts
+from signet.workers.embed_worker import LEASE_BATCHES
+from signet.workers.leasing import describe_error, retry_delay_ms
+
+log = logging.getLogger(__name__)
+
+
+class CoreEmbedWorker:
+    name = "embed"
+
+    def __init__(
+        self, core: CoreStore, embedder: Embedder | None, *, frozen: bool = False,
+        batch_size: int = 32, retry_base_ms: int = 1_000,
+    ) -> None:
+        self.core = core
+        self.embedder = embedder
+        self.frozen = frozen
+        self.batch_size = batch_size
+        self.retry_base_ms = retry_base_ms
+
+    def tick(self, now: datetime) -> bool:
+        if self.frozen or self.embedder is None:
+            return False
+        stamp = format_ts(now)
+        leased: list[Job] = []
+        while len(leased) < self.batch_size * LEASE_BATCHES:
+            job = self.core.lease(stamp, job_types=["embed"])
+            if job is None:
+                break
+            leased.append(job)
+        if not leased:
+            return False
+        try:
+            self._embed(leased, stamp)
+        except Exception as exc:  # noqa: BLE001 - every job of the batch fails with the cause
+            error = describe_error(exc)
+            log.warning("embedding %d memories failed: %s", len(leased), error)
+            for job in leased:
+                self.core.fail(job.id, error, stamp,
+                               retry_delay_ms=retry_delay_ms(job.attempts, self.retry_base_ms))
+        return True
+
+    def _embed(self, leased: list[Job], stamp: str) -> None:
+        assert self.embedder is not None
+        model = self.embedder.model
+        memories = self.core.get_memories([j.memory_id for j in leased if j.memory_id])
+        todo: dict[str, tuple[str, str]] = {}
+        for memory in memories.values():
+            if memory.content_hash and not memory.is_deleted and memory.content_hash not in todo:
+                if not self.core.has_vector(memory.content_hash, model):
+                    todo[memory.content_hash] = (memory.content, memory.id)
+        if todo:
+            matrix = self.embedder.embed([content for content, _ in todo.values()])
+            self.core.store_vectors(
+                [(h, matrix[row], memory_id) for row, (h, (_, memory_id)) in enumerate(todo.items())],
+                model=model, now=stamp,
+            )
+        for job in leased:
+            self.core.complete(job.id, stamp, {"model": model})
+        log.debug("embedded %d vectors for %d jobs", len(todo), len(leased))
+
+
+class CoreReaperWorker:
+    name = "reaper"
+
+    def __init__(self, core: CoreStore, lease_timeout_ms: int, interval_s: float = 60.0) -> None:
+        self.core = core
+        self.lease_timeout_ms = lease_timeout_ms
+        self.interval = timedelta(seconds=interval_s)
+        self._last: datetime | None = None
+
+    def tick(self, now: datetime) -> bool:
+        if self._last is not None and now - self._last < self.interval:
+            return False
+        self._last = now
+        released = self.core.reap_stale_leases(format_ts(now), self.lease_timeout_ms)
+        if released:
+            log.info("returned %d stale leased job(s) to the queue", released)
+        return released > 0

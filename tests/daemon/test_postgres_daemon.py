@@ -1,0 +1,140 @@
+"""The daemon on PostgreSQL (`store.backend: postgres`, core_app.py): what is not on the backend
+yet is refused by name on every surface, and nothing answers from a table that is not there.
+
+The memory routes and auth run on both backends in test_routes.py and test_auth.py (the
+`backend` fixture); two daemon processes on one database are in test_shared_database.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from fastapi import routing
+from fastapi.routing import APIRoute
+
+from auth_tokens import issue, mcp_http
+from mcp import Client
+from signet.app import SignetApp
+from signet.config import StoreConfig
+from signet.core_app import UNPORTED, CoreAppOps
+from signet.store.backend import NOT_PORTED
+
+
+def run_mcp(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async def main() -> list[Any]:
+        async with Client(mcp_http(url, token)) as client:
+            return [await client.call_tool(tool, arguments) for tool, arguments in calls]
+
+    return anyio.run(main)
+
+
+def test_every_app_operation_is_written_for_the_shared_store_or_refused_by_name() -> None:
+    """A new SignetApp operation must be ported (written in CoreAppOps) or listed in UNPORTED:
+    else it would run SQLite code on a postgres daemon."""
+    public = {n for n in dir(SignetApp) if not n.startswith("_") and callable(getattr(SignetApp, n))}
+    written = {n for n in vars(CoreAppOps) if not n.startswith("_")} - set(UNPORTED)
+    config_only = {"open", "secret_store", "effective_config", "identity_file",
+                   "write_identity_file", "token_authority_store", "release_worker_leases",
+                   "checkpoint"}
+    assert public - written - set(UNPORTED) - config_only == set()
+    assert set(UNPORTED) <= public
+    assert set(UNPORTED.values()) - {"batch remember", "pipeline writes", "job listing",
+                                     "pipeline status"} <= set(NOT_PORTED)
+
+
+def refusals(s: Any) -> list[tuple[str, str, dict[str, Any]]]:
+    memory_id = s.client.post("/api/memory/remember", json={"content": "a fact"}).json()["id"]
+    return [
+        ("POST", "/api/memory/feedback", {"json": {"memory_id": memory_id, "feedback": "positive"}}),
+        ("POST", "/api/memory/remember", {"json": {"content": "x", "idempotency_key": "k1"}}),
+        ("GET", "/api/memories", {"params": {"community": "c1"}}),
+        ("POST", "/api/memory/recall", {"json": {"query": "fact", "filters": {"community": "c"}}}),
+        ("GET", "/api/sessions", {}),
+        ("GET", "/api/pipeline/status", {}),
+        ("GET", "/api/knowledge/entities", {}),
+        ("GET", "/api/repair/fts-check", {}),
+    ]
+
+
+def test_features_not_on_postgres_answer_501_naming_the_feature(serve: Any, pg_url: str) -> None:
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    for method, path, kwargs in refusals(s):
+        reply = s.client.request(method, path, **kwargs)
+        assert reply.status_code == 501, (path, reply.text)
+        body = reply.json()
+        assert body["code"] == "not_on_backend" and body["backend"] == "postgres", body
+        assert body["feature"] in body["error"]
+
+
+def test_no_route_answers_500_on_postgres(serve: Any, pg_url: str) -> None:
+    """Every route and method, called with an admin token on a postgres daemon (an empty JSON
+    body where one is sent): an answer, a refusal by name (501) or a bad request, never an
+    internal error from a table that is not there."""
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    s.client.post("/api/memory/remember", json={"content": "something to find"})
+    statuses: dict[tuple[str, str], int] = {}
+    routes = [rc for rc in routing.iter_route_contexts(s.api.routes)
+              if isinstance(rc.original_route, APIRoute)]
+    for route in routes:
+        for method in sorted(route.methods - {"HEAD"}):
+            path = route.path.replace("{", "x").replace("}", "")
+            body = {} if method in ("POST", "PUT", "PATCH") else None
+            reply = s.client.request(method, path, json=body)
+            statuses[(method, route.path)] = reply.status_code
+            assert reply.status_code < 500 or reply.status_code == 501, (path, reply.text)
+            if reply.status_code == 501:
+                assert reply.json()["code"] == "not_on_backend", reply.text
+    assert statuses[("GET", "/api/memories")] == 200
+    assert statuses[("GET", "/api/status")] == 200
+    assert list(statuses.values()).count(501) >= 10
+
+
+def test_status_names_the_backend_and_what_it_lacks(serve: Any, pg_url: str) -> None:
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    s.client.post("/api/memory/remember", json={"content": "one"})
+    body = s.client.get("/api/status").json()
+    assert body["backend"] == "postgres" and body["memories"] == 1
+    assert "knowledge graph" in body["not_on_backend"]
+
+
+def test_mcp_store_and_search_on_postgres(serve: Any, pg_url: str) -> None:
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    token = issue(s.app, "agent")
+    stored, searched = run_mcp(f"{s.url}/mcp", token, [
+        ("memory_store", {"content": "The staging database lives in Frankfurt"}),
+        ("memory_search", {"query": "where is the staging database"}),
+    ])
+    assert not stored.is_error and not searched.is_error, (stored, searched)
+    memory_id = stored.structured_content["id"]
+    assert [h["id"] for h in searched.structured_content["results"]][:1] == [memory_id]
+    assert s.app.get(memory_id).content == "The staging database lives in Frankfurt"
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid", "full"])
+def test_recall_modes_on_postgres(serve: Any, pg_url: str, mode: str) -> None:
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    ids = [s.client.post("/api/memory/remember", json={"content": c}).json()["id"] for c in (
+        "Ana deploys the billing service on Fridays", "The cafeteria serves soup on Mondays")]
+    body = s.client.post("/api/memory/recall",
+                         json={"query": "billing service deploys", "mode": mode}).json()
+    assert body["results"][0]["id"] == ids[0], body
+    evidence = body["results"][0]["evidence"]
+    assert (evidence["lexical"] is not None) == (mode != "vector")
+    assert (evidence["semantic"] is not None) == (mode != "keyword")
+    # full asks for the graph, which is not on postgres: said, not hidden.
+    assert (body["method"], body["meta"]["degraded"]) == (
+        ("full-degraded", ["graph"]) if mode == "full" else (mode, []))
+
+
+def test_a_scoped_token_recalls_only_its_slice_on_postgres(serve: Any, pg_url: str) -> None:
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    for project in ("alpha", "beta"):
+        s.client.post("/api/memory/remember",
+                      json={"content": f"The {project} launch code is secret", "project": project})
+    token = issue(s.app, "agent", project="alpha")
+    reply = httpx.post(f"{s.url}/api/memory/recall", json={"query": "launch code secret"},
+                       headers={"Authorization": f"Bearer {token}"})
+    assert [h["project"] for h in reply.json()["results"]] == ["alpha"]
