@@ -409,7 +409,9 @@ class Recaller:
         staged: list[scoring.Staged] = []
         for memory_id in live:
             memory = memories[memory_id]
-            evidence = evidence_of(memory_id)
+            coverage = terms.coverage(stems(" ".join((memory.content, *memory.tags))))
+            cosine = cosines.get(memory_id)
+            evidence = evidence_of(memory_id, cosine=cosine, coverage=coverage)
             result = dampen(
                 fused[memory_id],
                 memory,
@@ -422,13 +424,7 @@ class Recaller:
                 config=self.spec.dampening,
             )
             boost, adjustments = self._rehearsal(memory, now)
-            coverage = terms.coverage(stems(" ".join((memory.content, *memory.tags))))
-            cosine = cosines.get(memory_id)
             confidence = rate(cosine, coverage)
-            evidence = replace(
-                evidence, coverage=round(coverage, 6),
-                cosine=None if cosine is None else round(min(cosine, 1.0), 6),
-            )
             staged.append(scoring.Staged(
                 memory, evidence, result.score, result.boost * boost,
                 (*result.adjustments, *adjustments), confidence,

@@ -60,7 +60,11 @@ class Evidencer:
         found = self.lookups.get(name, {}).get(memory_id)
         return found[0] if found else None
 
-    def __call__(self, memory_id: str) -> Evidence:
+    def __call__(
+        self, memory_id: str, *, cosine: float | None = None, coverage: float | None = None
+    ) -> Evidence:
+        """The memory's evidence; `cosine` and `coverage` (what the confidence read) are given
+        by the caller, so one Evidence is built (dataclasses.replace costs as much again)."""
         lift = self.lifts.get(memory_id)
         return Evidence(
             lexical=self._value("lexical", memory_id),
@@ -70,6 +74,8 @@ class Evidencer:
             source=self._value("source", memory_id),
             source_semantic=self._value("source_semantic", memory_id),
             context=None if lift is None else round(min(max(lift, 0.0), 1.0), 6),
+            cosine=None if cosine is None else round(min(cosine, 1.0), 6),
+            coverage=None if coverage is None else round(coverage, 6),
             lexical_rank=self._rank("lexical", memory_id),
             semantic_rank=self._rank("semantic", memory_id),
         )

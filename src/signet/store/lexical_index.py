@@ -105,6 +105,8 @@ class _State:
     stale: np.ndarray  # bool per rowid: its held postings are out of date (see `overlay`)
     overlay: dict[int, dict[str, int]] = field(default_factory=dict)  # row -> term -> f2
     by_term: dict[str, dict[int, int]] = field(default_factory=dict)  # term -> row -> f2
+    norms: np.ndarray | None = None  # see _norms
+    norms_key: tuple[float, int, int] = (0.0, -1, -1)
 
 
 class LexicalIndex:
@@ -234,8 +236,7 @@ def _scores(
             idf = math.log((nrow - len(rows) + 0.5) / (len(rows) + 0.5))
             idf = idf if idf > 0.0 else IDF_FLOOR
             f = f2 * 0.5
-            size = state.lengths[rows].astype(np.float64)
-            acc[rows] += idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * size) / avgdl)))
+            acc[rows] += idf * ((f * (K1 + 1.0)) / (f + _norms(state, avgdl)[rows]))
         else:
             # FTS5 stems the token itself (a stem stemmed again may be another term).
             rows, gained = _fts_term(conn, token)
@@ -243,6 +244,16 @@ def _scores(
                 acc = np.concatenate([acc, np.zeros(int(rows[-1]) + 1 - len(acc))])
             acc[rows] += gained
     return acc
+
+
+def _norms(state: _State, avgdl: float) -> np.ndarray:
+    """bm25's length normalisation of every row, k1 * (1 - b + b * D / avgdl), evaluated as
+    FTS5 evaluates it; kept until a change moves the lengths or the average."""
+    key = (avgdl, state.pos, len(state.lengths))
+    if state.norms is None or state.norms_key != key:
+        state.norms = K1 * ((1 - B) + (B * state.lengths.astype(np.float64)) / avgdl)
+        state.norms_key = key
+    return state.norms
 
 
 def _term_postings(state: _State, term: str) -> tuple[np.ndarray, np.ndarray]:
