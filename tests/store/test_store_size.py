@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from signet.app import SignetApp
 from signet.bench import graph_corpus
 from signet.config import Config
@@ -83,3 +85,90 @@ def test_050_drops_the_redundant_indexes_and_the_graph_walk_keeps_its_seek(
             conn, "SELECT id FROM memories WHERE agent_id = ?", "default")
         assert "(canonical_name=?)" in _plan(
             conn, "SELECT id FROM entities WHERE canonical_name = ?", "x")
+
+
+def _mentions(conn: Connection) -> list[tuple[object, ...]]:
+    return [tuple(r) for r in conn.execute(
+        "SELECT memory_id, entity_id, mention_text, confidence, created_at"
+        " FROM memory_entity_mentions ORDER BY memory_id, entity_id")]
+
+
+def _old_mentions(path: Path) -> None:
+    """Memories, entities and their mentions written in the layout before 051 (plain SQL:
+    today's code would migrate the store first)."""
+    conn = connect(path)
+    now = "2026-12-01T12:00:00.000Z"
+    for i in range(60):
+        conn.execute(
+            "INSERT INTO memories (id, content, content_hash, created_at, updated_at)"
+            " VALUES (?,?,?,?,?)", (f"m{i:03d}", f"note {i} on the release", f"h{i}", now, now))
+    for e in range(12):
+        conn.execute(
+            "INSERT INTO entities (id, name, canonical_name, created_at, updated_at)"
+            " VALUES (?,?,?,?,?)", (f"e{e:02d}", f"Entity {e}", f"entity {e}", now, now))
+    for i in range(60):
+        for e in {i % 12, (i * 7) % 12}:
+            conn.execute(
+                "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+                " confidence, created_at) VALUES (?,?,?,?,?)",
+                (f"m{i:03d}", f"e{e:02d}", f"Entity {e}", 0.5 + e / 100, now))
+    conn.close()
+
+
+def test_051_rebuilds_the_mentions_without_rowid_losing_none(tmp_path: Path) -> None:
+    path = tmp_path / "memory" / "memories.db"
+    _old_store(path, below=51)
+    _old_mentions(path)
+    conn = connect(path)
+    before = _mentions(conn)
+    assert len(before) > 60
+    assert "WITHOUT ROWID" not in _table_sql(conn, "memory_entity_mentions")
+    # A migration that fails half way (a kill -9 mid-rebuild is the same: no COMMIT) leaves
+    # the old table whole.
+    held = [m for m in migrate.bundled_migrations() if m.version < 51]
+    [m051] = [m for m in migrate.bundled_migrations() if m.version == 51]
+    broken = migrate.Migration(51, m051.name, m051.sql + "\nSELECT no_such_function();\n")
+    with pytest.raises(Exception, match="no_such_function"):
+        migrate.migrate(conn, [*held, broken])
+    assert _mentions(conn) == before
+    assert "WITHOUT ROWID" not in _table_sql(conn, "memory_entity_mentions")
+    conn.close()
+    with SignetApp.open(Config.default(tmp_path), embedder=HashEmbedder(64)) as app:
+        conn = app.store.reader()
+        assert "WITHOUT ROWID" in _table_sql(conn, "memory_entity_mentions")
+        assert _mentions(conn) == before
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert "COVERING INDEX idx_memory_entity_mentions_entity_id" in _plan(
+            conn, "SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE entity_id = ?", "e")
+        # Deleting a memory still removes its mentions (ON DELETE CASCADE kept), and new
+        # mentions are written through today's code.
+        with app.store.write_tx() as tx:
+            tx.execute("DELETE FROM memories WHERE id = 'm000'")
+        assert all(row[0] != "m000" for row in _mentions(conn))
+        assert len(_mentions(conn)) == len(before) - sum(r[0] == "m000" for r in before)
+
+
+def _table_sql(conn: Connection, name: str) -> str:
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    return str(row[0])
+
+
+def test_maintenance_deletes_orphan_mentions_by_key(tmp_path: Path) -> None:
+    """The orphan cleanup named mentions by rowid; the table has none after 051."""
+    config = Config.default(tmp_path)
+    with SignetApp.open(config, embedder=HashEmbedder(64)) as app:
+        kept = app.remember("Ada ships the release").id
+        conn = connect(config.db_path)
+        conn.execute("PRAGMA foreign_keys = OFF")  # as an import with checks off could leave
+        conn.execute(
+            "INSERT INTO entities (id, name, canonical_name, created_at, updated_at)"
+            " VALUES ('e1', 'Ada', 'ada', '2026-01-01', '2026-01-01')")
+        for memory_id in (kept, "gone-1", "gone-2"):
+            conn.execute(
+                "INSERT INTO memory_entity_mentions (memory_id, entity_id, created_at)"
+                " VALUES (?, 'e1', '2026-01-01')", (memory_id,))
+        conn.close()
+        report = app.run_maintenance(execute=True)
+        [action] = [a for a in report["actions"] if a["action"] == "delete_orphan_mentions"]
+        assert action["changed"]["deleted"] == 2
+        assert [r[0] for r in _mentions(app.store.reader())] == [kept]

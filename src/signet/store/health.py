@@ -118,8 +118,10 @@ def reindex_sources(conn: Connection) -> int:
 
 def delete_orphan_mentions(conn: Connection, limit: int) -> int:
     return conn.execute(
-        "DELETE FROM memory_entity_mentions WHERE rowid IN (SELECT x.rowid FROM"
-        f" memory_entity_mentions x WHERE {_ORPHAN_MENTION} LIMIT ?)", (limit,),
+        # By key: the table has no rowid (migration 051).
+        "DELETE FROM memory_entity_mentions WHERE (memory_id, entity_id) IN"
+        " (SELECT x.memory_id, x.entity_id FROM memory_entity_mentions x"
+        f" WHERE {_ORPHAN_MENTION} LIMIT ?)", (limit,),
     ).rowcount
 
 
