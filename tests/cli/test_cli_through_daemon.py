@@ -170,3 +170,17 @@ def test_skills_are_installed_into_the_daemons_workspace(
     assert cli(daemon, workspace_b, "skill", "show", "brew-coffee")["name"] == "brew-coffee"
     assert cli(daemon, workspace_b, "skill", "remove", "brew-coffee")["removed"] == "brew-coffee"
     assert "brew-coffee" not in {s["name"] for s in client.skills()["skills"]}
+
+
+def test_import_writes_through_the_daemon(
+    daemon: DaemonProcess, client: Client, workspace_b: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "bikes.md").write_text("# Bikes\n\n- The gravel bike needs new brake pads.\n")
+    done = cli(daemon, workspace_b, "import", str(notes), "--from", "markdown")
+    assert done["imported"] == 1
+    found = client.recall("gravel bike brake pads", mode="keyword")["results"]
+    assert found and found[0]["source_type"] == "markdown"
+    events = client.history(found[0]["id"])["history"]
+    assert events[0]["changed_by"] == "import-markdown"

@@ -1,9 +1,10 @@
 """`signet export PATH`, `signet import PATH [--from signet|mem0|markdown]`, `signet backup
 [PATH]`: moving a memory store between machines, and copying it while the daemon runs.
 
-All three open the workspace in-process (portable/bundle.py, portable/importers.py): export
-reads one consistent snapshot, backup uses SQLite's online backup API, and import writes in
-short transactions, so each is safe next to a running daemon. Progress goes to stderr.
+`import` writes: it goes to the running daemon when one serves the workspace (`POST
+/api/import`, the daemon reading PATH), and runs in-process (portable/imports.py, progress on
+stderr) only when none does. `export` and `backup` only read, in-process whether or not a
+daemon runs: export reads one consistent snapshot, backup uses SQLite's online backup API.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import click
 
+from signet.cli.client import LocalClient
 from signet.cli.pipeline_commands import open_app
 from signet.cli.state import CliState, json_option
 
@@ -48,17 +50,14 @@ def export(state: CliState, path: Path) -> None:
 @click.pass_obj
 def import_(state: CliState, path: Path, source: str, project: str | None) -> None:
     """Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."""
-    from signet.portable import bundle, importers
-    from signet.types import Actor
-
-    actor = Actor(name=f"import-{source}")
-    with open_app(state, providers=source != "signet") as app:
-        if source == "signet":
-            data = bundle.import_bundle(app.store, app.config.workspace, path, _progress)
-        elif source == "mem0":
-            data = importers.import_mem0(app, path, actor=actor, project=project)
+    with state.connect() as client:
+        # Absolute: a daemon reads it itself, from its own working directory.
+        target = str(path.resolve())
+        if isinstance(client, LocalClient):
+            data = client.import_from(target, source=source, project=project,
+                                      progress=_progress)
         else:
-            data = importers.import_markdown(app, path, actor=actor, project=project)
+            data = client.import_from(target, source=source, project=project)
     state.show(data, _print_import)
 
 

@@ -132,6 +132,7 @@ class AsyncClient:
     add_connector = derived(Client.add_connector)
     sync_connector = derived(Client.sync_connector)
     remove_connector = derived(Client.remove_connector)
+    import_from = derived(Client.import_from)
     skills = derived(Client.skills)
     skill = derived(Client.skill)
     install_skill = derived(Client.install_skill)

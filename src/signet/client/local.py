@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -234,6 +236,17 @@ class LocalClient:
     def remove_connector(self, connector_id: str) -> JSON:
         app = self._existing(embedder=False)
         return app.connectors.remove(connector_id, actor=self.actor)
+
+    def import_from(
+        self, path: str, *, source: str = "signet", project: str | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> JSON:
+        from signet.portable.imports import import_from
+
+        # A bundle restores rows as they were; mem0 and markdown go through the write path,
+        # which embeds with the configured model.
+        app = self._open(embedder=source != "signet")
+        return import_from(app, Path(path), source, project=project, progress=progress)
 
     def skills(self) -> JSON:
         # The configured embedder indexes a skill's memory; the LLM is never asked.

@@ -331,6 +331,16 @@ class Client:
     def remove_connector(self, connector_id: str) -> JSON:
         return self._call("DELETE", f"/api/connectors/{quote(connector_id, safe='')}")
 
+    # -- import ------------------------------------------------------------------------------
+
+    def import_from(
+        self, path: str, *, source: str = "signet", project: str | None = None
+    ) -> JSON:
+        """Import a Signet export folder, a mem0 JSON export (`source="mem0"`) or a folder of
+        markdown notes (`"markdown"`) the daemon can read (an absolute path)."""
+        body = {"path": path, "source": source, **_present(project=project)}
+        return self._call("POST", "/api/import", json=body)
+
     # -- skills ------------------------------------------------------------------------------
 
     def skills(self) -> JSON:

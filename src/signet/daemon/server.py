@@ -45,6 +45,7 @@ from signet.daemon import (
     routes_memory,
     routes_memory_batch,
     routes_pipeline,
+    routes_portable,
     routes_projection,
     routes_repair,
     routes_secrets,
@@ -100,7 +101,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.include_router(routes_lineage.router)  # threads, lineage, artifacts
     api.include_router(routes_hooks.router)  # harness hooks (signet/injection)
     for module in (routes_pipeline, routes_repair, routes_telemetry, routes_config, routes_projection,
-                   routes_documents, routes_connectors, routes_skills):
+                   routes_documents, routes_connectors, routes_skills, routes_portable):
         api.include_router(module.router)
     api.include_router(routes_secrets.router)
     api.include_router(routes_docs.router)  # /docs: the API reference page, no CDN
