@@ -2,7 +2,7 @@
 
 `jobs` asks the running daemon (/api/pipeline/jobs, /api/repair/requeue-dead), or the store
 in-process when none serves the workspace. `pipeline run` runs workers in this process, daemon
-or not (`open_app`, also used by the commands that run a worker here): leases are atomic
+or not (`open_app`, also used by `signet export|backup`, which only read): leases are atomic
 across processes (SQLite's write lock), so running them next to a daemon is safe. `pipeline run --until-idle` ticks every
 worker (extraction, hints, embeddings, the stale-lease reaper) until none has work — the way
 scripts and tests drain the queue; without it the workers run in the foreground until Ctrl-C.
