@@ -38,3 +38,27 @@ def test_an_open_loop_run_sends_the_offered_requests_not_as_many_as_it_can(tmp_p
     assert run["offered_rps"] == 15 and run["lost_writes"] == 0
     assert run["client_cpu_ms_per_request"] > 0 and run["embed_backlog"] == 0
     assert "offered" in format_load(result)
+
+
+def test_two_daemons_on_one_postgres_database_lose_nothing_and_run_each_job_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """`bench load --daemons 2 --backend postgres`: the clients spread over two daemon
+    processes on one database; every acknowledged write is there, and with the deferred
+    write path every embed job (enqueued by either daemon, leased by either worker) ran once."""
+    result = run_load([4], seconds=2, workdir=tmp_path, embedder="local", daemons=2,
+                      store_url=pg_url)
+    [run] = result["runs"]
+    assert (result["backend"], run["daemons"]) == ("postgres", 2)
+    assert run["errors"] == 0 and run["lost_writes"] == 0 and run["acknowledged_writes"] > 0
+    jobs = run["embed_jobs"]
+    assert jobs["leased_more_than_once"] == 0 and jobs.get("dead", 0) == 0
+    assert jobs.get("completed", 0) + run["embed_backlog"] == run["acknowledged_writes"]
+    assert "2 daemons, one database" in format_load(result)
+
+
+def test_several_daemons_need_a_shared_database(tmp_path: Path) -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="PostgreSQL store URL"):
+        run_load([1], seconds=1, workdir=tmp_path, daemons=2)

@@ -99,6 +99,8 @@ def run_load(
     fault: str = "none",
     write_path: str = "deferred",
     rate: float | None = None,
+    daemons: int = 1,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     """One run per client count (two with `fault="hang"`: without and with a hung
     provider); returns {"runs": [...]} with one result dict each. `write_path` is the
@@ -110,9 +112,18 @@ def run_load(
         raise ValueError(f"fault must be one of {', '.join(FAULTS)}")
     if rate is not None and rate <= 0:
         raise ValueError("rate must be positive")
+    if daemons > 1 and not store_url:
+        raise ValueError("several daemons share one database: give a PostgreSQL store URL")
     runs = []
     with tempfile.TemporaryDirectory(prefix="signet-load-", dir=workdir) as tmp:
         for n in clients:
+            if store_url:
+                if progress:
+                    progress(f"load: {n} clients over {daemons} daemon(s) on one PostgreSQL"
+                             f" database for {seconds:g} s ({embedder} embeddings)")
+                runs.append(_shared_run(Path(tmp) / f"ws-{n}", n, seconds, embedder, daemons,
+                                        store_url, f"  write_path: {write_path}\n", rate))
+                continue
             if fault == "none":
                 if progress:
                     offered = f", {rate:g} req/s offered" if rate else ""
@@ -122,7 +133,8 @@ def run_load(
                 continue
             runs.extend(_fault_pair(Path(tmp), n, seconds, progress))
     return {"embedder": embedder, "write_path": write_path, "seconds": seconds, "fault": fault,
-            "rate": rate, "runs": runs}
+            "rate": rate, "daemons": daemons,
+            "backend": "postgres" if store_url else "sqlite", "runs": runs}
 
 
 def _fault_pair(
@@ -213,19 +225,21 @@ class HangingServer:
 
 
 def drive(
-    url: str, headers: dict[str, str], clients: int, seconds: float, lists: bool = False,
-    *, rate: float | None = None,
+    url: str | Sequence[str], headers: dict[str, str], clients: int, seconds: float,
+    lists: bool = False, *, rate: float | None = None,
 ) -> list[_ClientLog]:
     """`clients` threads of traffic for `seconds`: a closed loop, or with `rate` an open loop
-    of Poisson arrivals at that rate (at most `clients` in flight)."""
+    of Poisson arrivals at that rate (at most `clients` in flight). Several `url`s: client i
+    talks to url i mod n (a balancer's round robin)."""
+    urls = [url] if isinstance(url, str) else list(url)
     corpus = synthetic_corpus(2000, seed=clients)
     queries = synthetic_queries(corpus, 500)
     logs = [_ClientLog() for _ in range(clients)]
     start = threading.Barrier(clients + 1)
     plan = _Plan(seconds, rate)
     threads = [
-        threading.Thread(target=_client, args=(url, headers, i, logs[i], corpus, queries, start,
-                                               plan, lists), daemon=True)
+        threading.Thread(target=_client, args=(urls[i % len(urls)], headers, i, logs[i], corpus,
+                                               queries, start, plan, lists), daemon=True)
         for i in range(clients)
     ]
     for thread in threads:
@@ -339,6 +353,55 @@ def _call(
         log.errors.append(f"{op}: HTTP {status} {data[:120].decode(errors='replace')}")
     elif content is not None:
         log.acked[json.loads(data)["id"]] = content
+
+
+def _shared_run(
+    workspace: Path, clients: int, seconds: float, embedder: str, daemons: int, url: str,
+    embedding_extra: str, rate: float | None,
+) -> dict[str, Any]:
+    """`daemons` daemon processes, each with its own workspace and port, on one PostgreSQL
+    database; the clients spread over them. After a graceful stop of all: acknowledged writes
+    checked in the database, and the embed jobs: each leased once, none left waiting."""
+    from signet.store.postgres.core import PgCore
+
+    started: list[Daemon] = []
+    try:
+        for i in range(daemons):
+            folder = workspace / f"daemon-{i}"
+            folder.mkdir(parents=True)
+            (folder / "agent.yaml").write_text(
+                f"store:\n  backend: postgres\n  url: {json.dumps(url)}\n"
+                f"embedding:\n  provider: {embedder}\n{embedding_extra}"
+                f"auth:\n  rate_limit_per_minute: {NO_RATE_LIMIT}\n"
+            )
+            started.append(Daemon(folder))
+        headers = [d.wait_ready() for d in started][0]  # one database: any daemon's token
+        cpu, client_cpu = sum(d.cpu_seconds() for d in started), time.process_time()
+        logs = drive([d.url for d in started], headers, clients, seconds, rate=rate)
+        cpu = sum(d.cpu_seconds() for d in started) - cpu
+        client_cpu = time.process_time() - client_cpu
+        peak_rss_mb = max(d.peak_rss_mb() for d in started)
+    finally:
+        for daemon in started:
+            daemon.stop()
+    acked = {k: v for log in logs for k, v in log.acked.items()}
+    core = PgCore.open(url)
+    try:
+        stored = core.get_memories(list(acked))
+        jobs_seen = core.job_summary("embed")
+    finally:
+        core.close()
+    lost = sum(1 for memory_id, content in acked.items()
+               if memory_id not in stored or stored[memory_id].content != content)
+    report = _report(clients, seconds, logs, lost, peak_rss_mb)
+    report.update(daemons=daemons, embed_jobs=jobs_seen,
+                  embed_backlog=jobs_seen.get("pending", 0) + jobs_seen.get("leased", 0))
+    if report["requests"]:
+        report["daemon_cpu_ms_per_request"] = round(cpu * 1000 / report["requests"], 2)
+        report["client_cpu_ms_per_request"] = round(client_cpu * 1000 / report["requests"], 2)
+    if rate is not None:
+        report["offered_rps"] = rate
+    return report
 
 
 def _after(workspace: Path, acked: dict[str, str]) -> tuple[int, int]:
@@ -473,6 +536,9 @@ def format_load(result: dict[str, Any]) -> str:
             f" {run.get('daemon_cpu_ms_per_request', '-'):>10}"
             f" {run.get('client_cpu_ms_per_request', '-'):>10} {run.get('embed_backlog', '-'):>13}"
         )
+        if "embed_jobs" in run:
+            lines.append(f"        {run['daemons']} daemons, one database; embed jobs:"
+                         f" {run['embed_jobs']}")
         if "p95_ratio" in run:
             ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())
             lines.append(f"        p95 with the provider hung / without: {ratios}")

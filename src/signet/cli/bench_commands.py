@@ -294,11 +294,19 @@ def scale(
               help="Open loop: requests arrive at this many per second (Poisson), at most"
                    " --clients in flight; latency counts from each arrival. Default: a closed"
                    " loop (each client sends again when answered).")
+@click.option("--daemons", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Daemon processes sharing one database (needs --backend postgres).")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite",
+              show_default=True, help="postgres: the daemons' store is --store-url.")
+@click.option("--store-url", default=None, metavar="URL",
+              help="An empty PostgreSQL database for --backend postgres (default:"
+                   " $SIGNET_STORE_URL).")
 @_json
 @click.pass_context
 def load(
     ctx: click.Context, clients: str, seconds: float, embedder: str, fault: str,
-    write_path: str, rate: float | None, as_json: bool,
+    write_path: str, rate: float | None, daemons: int, backend: str, store_url: str | None,
+    as_json: bool,
 ) -> None:
     """Mixed remember/recall from N concurrent clients against a real daemon: throughput,
     p50/p95 per operation, errors, lost writes, the daemon's peak RSS, CPU per request (daemon
@@ -310,9 +318,19 @@ def load(
         raise click.BadParameter("a comma list of integers", param_hint="--clients") from exc
     if not counts or min(counts) < 1 or seconds <= 0:
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
+    url = None
+    if backend == "postgres":
+        url = store_url or os.environ.get("SIGNET_STORE_URL")
+        if not url:
+            raise click.BadParameter("--backend postgres needs --store-url or SIGNET_STORE_URL")
+        if fault != "none":
+            raise click.BadParameter("--fault runs on the sqlite backend only", param_hint="--fault")
+    elif daemons > 1:
+        raise click.BadParameter("several daemons need a shared store: --backend postgres",
+                                 param_hint="--daemons")
     result = load_bench.run_load(
         counts, seconds, embedder=embedder, progress=_progress, fault=fault,
-        write_path=write_path, rate=rate,
+        write_path=write_path, rate=rate, daemons=daemons, store_url=url,
     )
     _emit(ctx, as_json, result, load_bench.format_load(result))
 

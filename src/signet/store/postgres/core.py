@@ -389,6 +389,11 @@ class PgCore:
         with self._conn() as conn:
             return pg_jobs.get(conn, job_id)
 
+    def job_summary(self, job_type: str) -> dict[str, int]:
+        """Jobs of a type per status, and those leased more than once (benchmarks)."""
+        with self._conn() as conn:
+            return pg_jobs.summary(conn, job_type)
+
     # -- tokens -----------------------------------------------------------------------------
     def insert_token(self, row: TokenRow) -> None:
         with self._conn() as conn:

@@ -126,3 +126,15 @@ def get(conn: psycopg.Connection, job_id: str) -> Job | None:
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(f"SELECT {_COLUMNS} FROM memory_jobs WHERE id = %s", (job_id,)).fetchone()
     return _job(row) if row else None  # type: ignore[arg-type]
+
+
+def summary(conn: psycopg.Connection, job_type: str) -> dict[str, int]:
+    """Jobs of `job_type` per status, and how many were leased more than once (a retry, or a
+    lease the reaper took back): what `bench load --daemons` checks for "each job once"."""
+    rows = conn.execute(
+        "SELECT status, count(*), count(*) FILTER (WHERE attempts > 1) FROM memory_jobs"
+        " WHERE job_type = %s GROUP BY status", (job_type,),
+    ).fetchall()
+    out = {str(status): int(n) for status, n, _ in rows}
+    out["leased_more_than_once"] = sum(int(again) for _, _, again in rows)
+    return out
