@@ -97,7 +97,7 @@ class SignetApp:
         chosen_llm = configured_llm(config, telemetry.record_llm) if llm == "config" else llm
         if config.store.backend != "sqlite":
             assert not isinstance(chosen, str) and not isinstance(chosen_llm, str)
-            guard = _query_guard(config) if chosen else None
+            guard = _query_guard(config, chosen) if chosen else None
             return CoreApp.build(config, chosen, chosen_llm, clock, telemetry, guard)
         store = Store.open(config.db_path)
         assert not isinstance(chosen, str)
@@ -111,7 +111,7 @@ class SignetApp:
         # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
         recaller = Recaller(
             store, config.search, RankingSpec.of(config.search, graph.hooks()), chosen, vectors,
-            transcripts=sessions.excerpts, guard=_query_guard(config) if chosen else None,
+            transcripts=sessions.excerpts, guard=_query_guard(config, chosen) if chosen else None,
             clock=clock,
         )
         app = cls(config, store, chosen, recaller, vectors, clock=clock)
@@ -302,11 +302,13 @@ class CoreApp(CoreAppOps, SignetApp):  # type: ignore[misc]  # the ops replace S
     store seam, every other operation refused by name (core_app.py)."""
 
 
-def _query_guard(config: Config) -> ProviderGuard:
-    """The query embedding's deadline and circuit breaker (providers/guard.py)."""
+def _query_guard(config: Config, embedder: Embedder) -> ProviderGuard:
+    """The query embedding's deadline and circuit breaker (providers/guard.py); an in-process
+    model's first call (its load) is waited for in full."""
     search = config.search
     return ProviderGuard(
         "query embedding", budget_s=search.query_embed_timeout_ms / 1000,
         failures=search.embed_breaker_failures,
         cooldown_s=search.embed_breaker_cooldown_ms / 1000,
+        unbounded_until_ready=embedder.inline,
     )

@@ -13,6 +13,12 @@ micro-batcher, providers/query_embeddings.py: `start()` hands over a future) and
   (half-open): a success closes the breaker, a failure opens it for another cooldown;
 - reports its state (`snapshot`), which /api/status shows as the provider's health.
 
+A provider that runs in this process (the bundled local model: `Embedder.inline`) loads its
+model on the first call, which takes seconds on a busy machine; that one-time load is not a
+hung provider, so with `unbounded_until_ready` the calls made before the first success are
+waited for in full (a one-shot `signet recall` or a daemon's first recall would otherwise lose
+its semantic channel to the load). Once a call has succeeded the budget applies.
+
 The clock is injectable so tests can step through a cooldown.
 """
 
@@ -35,10 +41,11 @@ State = Literal["closed", "open", "half_open"]
 class ProviderGuard:
     def __init__(
         self, name: str, *, budget_s: float, failures: int, cooldown_s: float,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.monotonic, unbounded_until_ready: bool = False,
     ) -> None:
         self.name = name
         self.budget_s = budget_s
+        self._ready = not unbounded_until_ready
         self.failures = failures
         self.cooldown_s = cooldown_s
         self._clock = clock
@@ -55,7 +62,7 @@ class ProviderGuard:
         self._admit()
         future = start()
         try:
-            result = future.result(timeout=self.budget_s)
+            result = future.result(timeout=self.budget_s if self._ready else None)
         except FutureTimeout:
             self._failed(f"no answer within {self.budget_s:g}s")
             raise ProviderTimeout(
@@ -90,7 +97,7 @@ class ProviderGuard:
 
     def _succeeded(self) -> None:
         with self._lock:
-            self._state, self._consecutive = "closed", 0
+            self._state, self._consecutive, self._ready = "closed", 0, True
 
     def _retry_in(self) -> float:
         return max(0.0, self.cooldown_s - (self._clock() - self._opened_at))
