@@ -1,6 +1,6 @@
 """The writer's queue (store/write_queue.py) through a real Store's `write_tx`: FIFO within a
-lane, a foreground write before every queued background one, and a failed transaction (or an
-interrupted waiter) never wedges the queue."""
+lane, a foreground write before every queued background one until the background one has waited
+its bound, and a failed transaction (or an interrupted waiter) never wedges the queue."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def test_writers_in_one_lane_go_in_arrival_order(store: Store, background: bool)
 
 
 def test_a_foreground_write_goes_before_every_queued_background_write(store: Store) -> None:
+    store._queue.background_max_wait_s = None  # strict priority: no background write aged out
     holder = Holder(store)
     threads = queue_in_order(store, [("bg1", True), ("bg2", True), ("req1", False),
                                      ("bg3", True), ("req2", False)])
@@ -102,6 +103,20 @@ def test_a_foreground_write_goes_before_every_queued_background_write(store: Sto
     for thread in threads:
         thread.join()
     assert seen(store) == ["req1", "req2", "bg1", "bg2", "bg3"]
+
+
+def test_a_background_write_passed_over_for_its_bound_goes_next(store: Store) -> None:
+    # Requests writing without pause must not keep the workers (the embed worker's vectors)
+    # out for ever: past its bound the oldest background write goes before them.
+    store._queue.background_max_wait_s = 0.05
+    holder = Holder(store)
+    threads = queue_in_order(store, [("bg1", True), ("req1", False)])
+    time.sleep(0.1)
+    threads += queue_in_order(store, [("req2", False)])
+    holder.release()
+    for thread in threads:
+        thread.join()
+    assert seen(store) == ["bg1", "req1", "req2"]
 
 
 def test_a_failed_transaction_rolls_back_and_passes_the_turn_on(store: Store) -> None:
