@@ -55,8 +55,6 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     # workspace commands mint the local admin token; tokens belong in a service (issue 12).
     ("cli/token_commands.py", "daemon"): "token issuing lives in daemon/tokens.py",
     ("cli/token_commands.py", "store"): "token rows read without a service",
-    ("cli/dashboard_command.py", "daemon"): "mints a dashboard login token",
-    ("cli/dashboard_command.py", "store"): "opens the store to mint that token",
     ("cli/workspace_commands.py", "daemon"): "`signet init` writes the local admin token",
     # The daemon mounts the other served surfaces: MCP at /mcp and the dashboard.
     ("daemon/server.py", "mcp"): "mounts MCP over streamable HTTP at /mcp",

@@ -138,3 +138,36 @@ def test_a_scoped_token_recalls_only_its_slice_on_postgres(serve: Any, pg_url: s
     reply = httpx.post(f"{s.url}/api/memory/recall", json={"query": "launch code secret"},
                        headers={"Authorization": f"Bearer {token}"})
     assert [h["project"] for h in reply.json()["results"]] == ["alpha"]
+
+
+def test_init_and_login_links_on_postgres_use_the_databases_tokens(
+    tmp_path: Any, pg_url: str
+) -> None:
+    """`signet init` and `signet token login-link` on a postgres workspace write to the shared
+    database (its tokens, its signing key), not to a SQLite file nobody serves."""
+    import os
+    import subprocess
+    import sys
+
+    from signet.daemon.tokens import TokenAuthority
+    from signet.store.postgres.core import PgCore
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "agent.yaml").write_text(f"store:\n  backend: postgres\n  url: {pg_url!r}\n")
+    env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "HOME": str(tmp_path),
+           "HF_HUB_OFFLINE": "1"}
+    for args in (["init"], ["token", "login-link", "--json"]):
+        done = subprocess.run([sys.executable, "-m", "signet", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    code = done.stdout.split("code=")[1].split('"')[0].strip()
+    core = PgCore.open(pg_url)
+    try:
+        authority = TokenAuthority.for_core(core)
+        installed = (workspace / ".daemon" / "token").read_text().strip()
+        assert authority.verify(installed).role == "admin"
+        assert authority.exchange(code).row.role == "admin"
+    finally:
+        core.close()
+    assert not (workspace / "memory" / "memories.db").exists()

@@ -15,9 +15,8 @@ import click
 
 from signet.cli.client import daemon_url, is_running
 from signet.cli.state import CliState, json_option
-from signet.daemon.tokens import TokenAuthority
+from signet.cli.token_commands import open_authority
 from signet.errors import SignetError
-from signet.store.db import Store
 
 __all__ = ["dashboard"]
 
@@ -34,11 +33,8 @@ def dashboard(state: CliState, print_only: bool) -> None:
             f"no daemon of this workspace answers at {daemon_url(cfg)}; start it with"
             " `signet daemon start`"
         )
-    store = Store.open(cfg.db_path)
-    try:
-        code = TokenAuthority.for_workspace(cfg, store).login_code()
-    finally:
-        store.close()
+    with open_authority(state) as authority:  # the workspace's store, or the shared one
+        code = authority.login_code()
     url = f"{daemon_url(cfg)}/app/login?code={code}"
     opened = False if print_only or state.json else webbrowser.open(url)
     state.show({"url": url, "expires_in_s": 300, "opened": opened}, lambda d: _say(d))

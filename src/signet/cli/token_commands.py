@@ -37,7 +37,7 @@ def token() -> None:
 
 
 @contextmanager
-def _authority(state: CliState) -> Iterator[TokenAuthority]:
+def open_authority(state: CliState) -> Iterator[TokenAuthority]:
     """The workspace's token authority: its SQLite store and key file, or, with a shared store
     (`store.backend: postgres`), the database's tokens and signing key, which every daemon on
     that database accepts."""
@@ -76,7 +76,7 @@ def create(
     """Issue a token; it is printed once and cannot be shown again."""
     days = ttl_days if ttl_days is not None else state.config().auth.token_ttl_days
     perms = permissions.split(",") if permissions is not None else None
-    with _authority(state) as authority:
+    with open_authority(state) as authority:
         issued = authority.issue(
             role=role, name=name, permissions=perms, project=project, agent=agent,
             ttl=timedelta(days=days),
@@ -91,7 +91,7 @@ def create(
 @click.pass_obj
 def list_tokens(state: CliState, include_revoked: bool) -> None:
     """The issued tokens (never their secret part)."""
-    with _authority(state) as authority:
+    with open_authority(state) as authority:
         rows = authority.list(include_revoked=include_revoked)
     state.show({"tokens": [_row(r) for r in rows]}, _print_list)
 
@@ -102,7 +102,7 @@ def list_tokens(state: CliState, include_revoked: bool) -> None:
 @click.pass_obj
 def revoke(state: CliState, token_id: str) -> None:
     """Revoke a token by id; a running daemon refuses it from the next request on."""
-    with _authority(state) as authority:
+    with open_authority(state) as authority:
         authority.revoke(token_id)
     state.show({"revoked": token_id}, lambda d: click.echo(f"revoked {d['revoked']}"))
 
@@ -113,7 +113,7 @@ def revoke(state: CliState, token_id: str) -> None:
 def login_link(state: CliState) -> None:
     """Print a one-time dashboard login link (valid five minutes, works once)."""
     cfg = state.config()
-    with _authority(state) as authority:
+    with open_authority(state) as authority:
         code = authority.login_code()
     url = f"{daemon_url(cfg)}/app/login?code={code}"  # sets the session cookie, opens the app
     state.show({"url": url, "expires_in_s": 300}, lambda d: click.echo(d["url"]))

@@ -42,10 +42,13 @@ def init(state: CliState, path: Path | None) -> None:
 
     token_existed = cfg.token_path.exists()
     with SignetApp.open(cfg, embedder=None) as app:
-        wrote_token = ensure_install_token(cfg, TokenAuthority.for_workspace(cfg, app.store))
+        wrote_token = ensure_install_token(
+            cfg, TokenAuthority.for_store(cfg, app.token_authority_store(), app.clock)
+        )
     created = [str(p) for p in report.created]
     kept = [str(p) for p in report.kept]
-    (kept if database_existed else created).append(str(cfg.db_path))
+    if cfg.store.backend == "sqlite":  # a shared store is no file of the workspace's
+        (kept if database_existed else created).append(str(cfg.db_path))
     (created if wrote_token or not token_existed else kept).append(str(cfg.token_path))
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
