@@ -11,7 +11,6 @@ A memory is written, read, edited and forgotten by the memory service (services/
 from __future__ import annotations
 
 import builtins
-import logging
 import secrets
 import time
 from collections.abc import Sequence
@@ -29,7 +28,7 @@ from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
-from signet.providers.guard import ProviderGuard
+from signet.providers.guard import query_guard
 from signet.providers.llm import LLM
 from signet.recall.hybrid import Recaller
 from signet.recall.spec import RankingSpec
@@ -42,7 +41,6 @@ from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
-from signet.store import embeddings as emb_sql
 from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
@@ -50,8 +48,6 @@ from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
 from signet.worker_list import Parts, build_workers
 from signet.workers.loop import Worker, WorkerLoop
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -97,7 +93,7 @@ class SignetApp:
         chosen_llm = configured_llm(config, telemetry.record_llm) if llm == "config" else llm
         if config.store.backend != "sqlite":
             assert not isinstance(chosen, str) and not isinstance(chosen_llm, str)
-            guard = _query_guard(config, chosen) if chosen else None
+            guard = query_guard(config.search, inline=chosen.inline) if chosen else None
             return CoreApp.build(config, chosen, chosen_llm, clock, telemetry, guard)
         store = Store.open(config.db_path)
         assert not isinstance(chosen, str)
@@ -111,7 +107,7 @@ class SignetApp:
         # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
         recaller = Recaller(
             store, config.search, RankingSpec.of(config.search, graph.hooks()), chosen, vectors,
-            transcripts=sessions.excerpts, guard=_query_guard(config, chosen) if chosen else None,
+            transcripts=sessions.excerpts, guard=query_guard(config.search, inline=chosen.inline) if chosen else None,
             clock=clock,
         )
         app = cls(config, store, chosen, recaller, vectors, clock=clock)
@@ -134,8 +130,8 @@ class SignetApp:
         app.ledger.ensure()
         app.job_queue = JobQueue(store, clock)
         app.reviews = ReviewQueue(config, app.memory, chosen.model if chosen else None, clock)
-        if chosen is not None:
-            app._mark_stale_vectors()
+        if chosen is not None and (changed := app.memory.mark_stale_vectors()):
+            app.notes.append(f"{changed} vectors from another model marked stale")
         return app
 
     # -- memories: the memory service's operations (services/memory.py) -------------------
@@ -184,14 +180,6 @@ class SignetApp:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-    def _mark_stale_vectors(self) -> None:
-        assert self.embedder is not None
-        with self.store.write_tx() as conn:
-            changed = emb_sql.mark_stale_except(conn, self.embedder.model, self.embedder.dimensions)
-        if changed:
-            self.notes.append(f"{changed} vectors from another model marked stale")
-            log.info("marked %d vectors stale after a model change", changed)
 
     def recall(
         self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
@@ -284,13 +272,11 @@ class SignetApp:
     reconcile_skills = Delegate("memory", skills.reconcile)
     list_skills = Delegate("memory", skills.list_skills)
     show_skill = Delegate("memory", skills.show)
-
     install_skill = Delegate("memory", skills.install)
     remove_skill = Delegate("memory", skills.remove)
 
     effective_config = Delegate("config", effective_config)
     identity_file = Delegate("config", read_identity)
-
     write_identity_file = Delegate("config", write_identity)
 
     def status(self) -> dict[str, Any]:
@@ -300,15 +286,3 @@ class SignetApp:
 class CoreApp(CoreAppOps, SignetApp):  # type: ignore[misc]  # the ops replace SignetApp's
     """SignetApp on a shared store (`store.backend: postgres`): the core memory API over the
     store seam, every other operation refused by name (core_app.py)."""
-
-
-def _query_guard(config: Config, embedder: Embedder) -> ProviderGuard:
-    """The query embedding's deadline and circuit breaker (providers/guard.py); an in-process
-    model's first call (its load) is waited for in full."""
-    search = config.search
-    return ProviderGuard(
-        "query embedding", budget_s=search.query_embed_timeout_ms / 1000,
-        failures=search.embed_breaker_failures,
-        cooldown_s=search.embed_breaker_cooldown_ms / 1000,
-        unbounded_until_ready=embedder.inline,
-    )

@@ -31,9 +31,10 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal, TypeVar
 
+from signet.config import SearchConfig
 from signet.errors import ProviderError, ProviderTimeout
 
-__all__ = ["ProviderGuard"]
+__all__ = ["ProviderGuard", "query_guard"]
 
 T = TypeVar("T")
 State = Literal["closed", "open", "half_open"]
@@ -117,3 +118,14 @@ class ProviderGuard:
                 "retry_in_s": round(self._retry_in(), 1) if self._state == "open" else None,
                 "budget_ms": round(self.budget_s * 1000),
             }
+
+
+def query_guard(search: SearchConfig, *, inline: bool) -> ProviderGuard:
+    """Recall's guard around the query embedding, from the `search` settings; an in-process
+    model's (`inline`) first call, its load, is waited for in full."""
+    return ProviderGuard(
+        "query embedding", budget_s=search.query_embed_timeout_ms / 1000,
+        failures=search.embed_breaker_failures,
+        cooldown_s=search.embed_breaker_cooldown_ms / 1000,
+        unbounded_until_ready=inline,
+    )

@@ -324,6 +324,16 @@ class MemoryService:
 
     # -- read -------------------------------------------------------------------------------
 
+    def mark_stale_vectors(self) -> int:
+        """Mark every vector made by another model or width stale (at open, after a model
+        change), so the embed worker's sweep re-embeds them; how many were marked."""
+        assert self.embedder is not None
+        with self.store.write_tx() as conn:
+            changed = emb_sql.mark_stale_except(conn, self.embedder.model, self.embedder.dimensions)
+        if changed:
+            log.info("marked %d vectors stale after a model change", changed)
+        return changed
+
     def get(
         self, memory_id: str, *, scope: MemoryScope | None = None, access: bool = False
     ) -> Memory:
