@@ -107,3 +107,17 @@ def test_a_remote_client_uses_the_daemon_url_and_a_token(tmp_path: Path) -> None
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def test_daemon_start_on_every_interface_reports_the_daemon_it_started(tmp_path: Path) -> None:
+    """`signet daemon start` with bind 0.0.0.0 waits for /health over loopback: asked at
+    http://0.0.0.0:port the Host guard refused it, and start failed for a serving daemon."""
+    served = make_workspace(tmp_path / "server", TEAM_LAN)
+    env = {"SIGNET_PORT": str(free_port()), "SIGNET_BIND": "0.0.0.0"}
+    try:
+        started = run(served, "daemon", "start", **env)
+        assert started.returncode == 0, started.stderr
+        status = run(served, "--json", "daemon", "status", **env)
+        assert json.loads(status.stdout)["healthy"] is True, status.stdout
+    finally:
+        run(served, "daemon", "stop", **env)

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from signet.client.remote import daemon_url
 from signet.config import Config
 from signet.daemon import logfile
 from signet.daemon.tokens import auth_headers
@@ -75,7 +76,7 @@ def _make_dirs(cfg: Config) -> None:
 
 
 def _announce(cfg: Config) -> None:
-    print(f"signet daemon (pid {os.getpid()}) listening on {url(cfg)}", file=sys.stderr,
+    print(f"signet daemon (pid {os.getpid()}) listening on {listen_url(cfg)}", file=sys.stderr,
           flush=True)
 
 
@@ -118,6 +119,13 @@ class PidLock:
 
 
 def url(cfg: Config) -> str:
+    """Where this machine reaches the daemon: over loopback when it listens on every interface
+    (asking `http://0.0.0.0:port` is refused by the Host guard, so `daemon start` reported a
+    failure for a daemon that was serving)."""
+    return daemon_url(cfg)
+
+
+def listen_url(cfg: Config) -> str:
     host = f"[{cfg.bind}]" if ":" in cfg.bind else cfg.bind
     return f"http://{host}:{cfg.port}"
 
