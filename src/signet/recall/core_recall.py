@@ -31,14 +31,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from signet.config import SearchConfig
-from signet.errors import InvalidInput, ProviderError
+from signet.errors import ProviderError
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.query_embeddings import QueryEmbeddings
 from signet.recall import scoring
 from signet.recall.confidence import Model, QueryTerms, model, stems
 from signet.recall.fuse import alpha_blend, rrf
-from signet.recall.hybrid import MODES, QUERY_EMBED_WORDS
+from signet.recall.hybrid import QUERY_EMBED_WORDS, validated
 from signet.recall.spec import RankingSpec
 from signet.store.backend import CoreStore
 from signet.store.fts import query_tokens
@@ -62,7 +62,7 @@ class CoreRecaller:
             object.__setattr__(self, "query_embeddings", queries)
 
     def recall(self, query: RecallQuery) -> RecallResponse:
-        query = self._validated(query)
+        query = validated(query, self.config)
         timings: dict[str, float] = {}
         degraded: list[str] = []
         started = time.perf_counter()
@@ -73,18 +73,6 @@ class CoreRecaller:
         timings["total"] = (time.perf_counter() - started) * 1000
         method = query.mode if not degraded else f"{query.mode}-degraded"
         return RecallResponse(tuple(hits), query.query, method, timings, tuple(degraded))
-
-    def _validated(self, query: RecallQuery) -> RecallQuery:
-        if query.mode not in MODES:
-            raise InvalidInput(f"unknown recall mode {query.mode!r} (one of {', '.join(MODES)})")
-        if query.limit < 1 or query.limit > self.config.max_limit:
-            raise InvalidInput(f"limit must be between 1 and {self.config.max_limit}")
-        if query.min_confidence is not None and not 0 <= query.min_confidence <= 1:
-            raise InvalidInput("min_confidence must be between 0 and 1")
-        text = query.query.strip()
-        if len(text) > self.config.max_query_chars:
-            text = text[-self.config.max_query_chars :].strip()  # the newest words are asked
-        return replace(query, query=text)
 
     def _channels(
         self, query: RecallQuery, timings: dict[str, float], degraded: list[str]

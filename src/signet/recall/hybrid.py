@@ -138,7 +138,7 @@ class Recaller:
         return self.spec.hub_memories
 
     def recall(self, query: RecallQuery) -> RecallResponse:
-        query = self._validated(query)
+        query = validated(query, self.config)
         timings: dict[str, float] = {}
         degraded: list[str] = []
         started = time.perf_counter()
@@ -153,20 +153,6 @@ class Recaller:
         timings["total"] = (time.perf_counter() - started) * 1000
         method = query.mode if not degraded else f"{query.mode}-degraded"
         return RecallResponse(tuple(hits), query.query, method, timings, tuple(degraded))
-
-    def _validated(self, query: RecallQuery) -> RecallQuery:
-        if query.mode not in MODES:
-            raise InvalidInput(f"unknown recall mode {query.mode!r} (one of {', '.join(MODES)})")
-        if query.limit < 1 or query.limit > self.config.max_limit:
-            raise InvalidInput(f"limit must be between 1 and {self.config.max_limit}")
-        if query.min_confidence is not None and not 0 <= query.min_confidence <= 1:
-            raise InvalidInput("min_confidence must be between 0 and 1")
-        text = query.query.strip()
-        if len(text) > self.config.max_query_chars:
-            # A long query is cut, not refused: agents paste whole prompts and conversations
-            # as queries, and their end (the newest words, the question) is what is asked.
-            text = text[-self.config.max_query_chars :].strip()
-        return replace(query, query=text)
 
     # -- channels ---------------------------------------------------------------------------
 
@@ -537,3 +523,20 @@ def _has_filters(query: RecallQuery) -> bool:
         [f.type, f.tags, f.who, f.project, f.since, f.until, f.pinned is not None,
          f.importance_min is not None, f.agent_id, f.source_id, f.community]
     )
+
+
+def validated(query: RecallQuery, config: SearchConfig) -> RecallQuery:
+    """The query checked against the recall limits, a long one cut to its newest words (both
+    backends' recall ask it)."""
+    if query.mode not in MODES:
+        raise InvalidInput(f"unknown recall mode {query.mode!r} (one of {', '.join(MODES)})")
+    if query.limit < 1 or query.limit > config.max_limit:
+        raise InvalidInput(f"limit must be between 1 and {config.max_limit}")
+    if query.min_confidence is not None and not 0 <= query.min_confidence <= 1:
+        raise InvalidInput("min_confidence must be between 0 and 1")
+    text = query.query.strip()
+    if len(text) > config.max_query_chars:
+        # A long query is cut, not refused: agents paste whole prompts and conversations
+        # as queries, and their end (the newest words, the question) is what is asked.
+        text = text[-config.max_query_chars :].strip()
+    return replace(query, query=text)
