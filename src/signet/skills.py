@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import zipfile
@@ -38,6 +39,7 @@ import yaml
 
 from signet.errors import MUTATIONS_FROZEN, Conflict, InvalidInput, NotFound
 from signet.normalize import normalize_content
+from signet.paths import lookup, shown
 from signet.store import skills as skills_sql
 from signet.types import Actor, format_ts, parse_ts
 
@@ -291,12 +293,15 @@ def remove(service: MemoryService, name: str, now: datetime | None = None) -> di
 
 def _stage(source: Path, tmp: Path) -> Path:
     """The skill folder of `source` (a folder or an archive) inside `tmp`."""
-    if source.is_dir():
+    found = lookup(source)
+    if found is None:
+        raise NotFound(f"{shown(source)}: no such folder or archive")
+    if stat.S_ISDIR(found.st_mode):
         staged = tmp / "skill"
         shutil.copytree(source, staged, symlinks=False)
         return staged
-    if not source.is_file():
-        raise NotFound(f"{source}: no such folder or archive")
+    if not stat.S_ISREG(found.st_mode):
+        raise InvalidInput(f"{source}: not a folder, .zip or .tar(.gz) archive")
     unpacked = tmp / "unpacked"
     unpacked.mkdir()
     if zipfile.is_zipfile(source):

@@ -74,3 +74,15 @@ def test_a_mem0_item_whose_metadata_is_not_an_object_is_still_read(
                                 {"memory": "Drinks oolong", "metadata": ["a", "list"]}]))
     counts = import_mem0(app, path, actor=Actor(name="import"))
     assert (counts["read"], counts["imported"], counts["refused"]) == (2, 2, [])
+
+
+def test_an_import_of_a_path_nothing_can_be_at_is_not_found(app: SignetApp, tmp_path: Path) -> None:
+    """A missing path, or one longer than the file system allows (ENAMETOOLONG made the
+    daemon answer 500 to the API fuzzer), is 'nothing to import', and nothing is written."""
+    from signet.errors import NotFound
+    from signet.portable.imports import import_from
+
+    for path in (tmp_path / "missing", "0" * 5000):
+        with pytest.raises(NotFound, match="nothing to import"):
+            import_from(app, path, "markdown")
+    assert app.list(MemoryFilters()).total == 0

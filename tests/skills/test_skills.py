@@ -171,6 +171,17 @@ def test_archives_that_escape_the_folder_are_refused(app, tmp_path: Path) -> Non
         app.install_skill(str(bad))
 
 
+def test_a_path_nothing_can_be_at_is_not_found_not_a_crash(app, tmp_path: Path) -> None:
+    """Found by the API fuzzer: a 5,000-character path made `stat` raise ENAMETOOLONG (a 500)."""
+    with pytest.raises(NotFound, match="no such folder"):  # nothing can be there
+        app.install_skill("0" * 5000)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("hello")
+    with pytest.raises(NotFound):
+        app.install_skill(str(a_file / "inside"))  # a component that is a file: not there
+    assert app.list_skills() == []
+
+
 def test_with_mutations_frozen_the_reconciler_waits(tmp_path: Path) -> None:
     cfg = Config.default(tmp_path / "ws")
     cfg = cfg.replace(pipeline=dataclasses.replace(cfg.pipeline, mutations_frozen=True))

@@ -21,7 +21,7 @@ from signet.portable.imports import import_from
 __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 409, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 503)  # 404: no such path
 }
 router = APIRouter(prefix="/api", responses=ERRORS,
                    dependencies=[Depends(require("admin")), Depends(unscoped)])

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from signet.config import Config
-from signet.errors import InvalidInput
+from signet.errors import InvalidInput, NotFound
+from signet.paths import lookup, shown
 from signet.portable import bundle, importers
 from signet.store.db import Store
 from signet.types import Actor
@@ -34,8 +35,8 @@ def import_from(
 ) -> dict[str, Any]:
     """Import `path` in format `source`; the counts of what was read, written and refused."""
     path = Path(path)
-    if not path.exists():
-        raise InvalidInput(f"nothing to import at {path}")
+    if lookup(path) is None:
+        raise NotFound(f"nothing to import at {shown(path)}")
     actor = Actor(name=f"import-{source}")
     if source == "signet":
         return bundle.import_bundle(app.store, app.config.workspace, path, progress or _quiet)

@@ -1,0 +1,40 @@
+"""Paths a caller names (a skill to install, a folder to import), looked up so the system's
+errors become the caller's: a name that cannot be there is "not found", any other failure a
+clear refusal naming the reason, never a server error.
+
+Python's `Path.exists()`/`is_dir()` swallow only some errors: a component longer than the file
+system allows (ENAMETOOLONG) raised out of them, and the daemon answered 500 to a request the
+schema allowed (found by the API fuzzer, tests/daemon/test_fuzz.py).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from signet.errors import InvalidInput
+
+__all__ = ["lookup", "shown"]
+
+# Nothing can be at such a path: the caller hears "not found".
+_ABSENT = {errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP}
+
+
+def lookup(path: Path) -> os.stat_result | None:
+    """The path's stat, or None when nothing can be there; InvalidInput naming the reason
+    for any other failure (no permission, an embedded NUL)."""
+    try:
+        return path.stat()
+    except OSError as exc:
+        if exc.errno in _ABSENT:
+            return None
+        raise InvalidInput(f"{shown(path)}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise InvalidInput(f"{shown(path)}: not a usable path ({exc})") from None
+
+
+def shown(path: Path) -> str:
+    """The path for a message, cut when it is very long."""
+    text = str(path)
+    return text if len(text) <= 200 else f"{text[:200]}..."
