@@ -78,3 +78,31 @@ def test_bench_scale_hash_run_reports_what_it_stored_and_its_progress(tmp_path: 
     assert "ingested 200/200: " in done.stderr and " ETA " in done.stderr
     refused = _scale(tmp_path, "--checkpoints", "200")
     assert refused.returncode != 0 and "--checkpoints" in refused.stderr
+
+
+def test_bench_scale_runs_each_backend_in_turn_and_reports_them_side_by_side(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """`--backend sqlite,postgres`: one leg per backend (a process each), the same corpus;
+    the postgres leg goes through remember (no batch remember there) and adds the server's
+    CPU; a database that already holds memories is refused, as is a graph on postgres."""
+    done = _scale(tmp_path, "--embedder", "hash", "--batch", "50", "--batch-tx",
+                  "--backend", "sqlite,postgres", "--store-url", pg_url, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    sqlite, postgres = data["sqlite"], data["postgres"]
+    assert data["backends"] == ["sqlite", "postgres"]
+    assert (sqlite["backend"], postgres["backend"]) == ("sqlite", "postgres")
+    assert sqlite["transaction"] == "per batch" and postgres["write"] == "remember"
+    for leg in (sqlite, postgres):
+        assert leg["n"] == 200 and leg["recall_full_ms"]["p95"] > 0 and leg["db_mb"] > 0
+        assert leg["ingest_cpu_ms_per_memory"] > 0 and leg["peak_rss_mb"] > 0
+    assert "ingest_server_cpu_ms_per_memory" in postgres
+    assert "recall_hybrid_server_cpu_ms" not in sqlite
+    assert postgres["recall_hybrid_server_cpu_ms"]["mean"] >= 0
+    assert postgres["maintenance_observe_ms"] is None  # refused by name, not timed
+    assert "[postgres] ingested 200/200" in done.stderr
+    again = _scale(tmp_path, "--embedder", "hash", "--backend", "postgres", "--store-url", pg_url)
+    assert again.returncode != 0 and "needs an empty database; this one holds 200" in again.stderr
+    graph = _scale(tmp_path, "--entities", "5", "--backend", "postgres", "--store-url", pg_url)
+    assert graph.returncode != 0 and "--entities 0" in graph.stderr

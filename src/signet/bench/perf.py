@@ -35,12 +35,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from signet.app import SignetApp
+from signet.app import CoreApp, SignetApp
 from signet.bench import graph_corpus
 from signet.bench.metrics import percentile
-from signet.config import Config
+from signet.bench.server_cpu import postgres_cpu
+from signet.config import Config, StoreConfig
+from signet.core_app import UNPORTED
 from signet.providers.embedder import Embedder, make_embedder
-from signet.types import Actor, RecallQuery, RecallResponse
+from signet.types import Actor, MemoryFilters, RecallQuery, RecallResponse
 
 _WORDS = """user prefers dark mode editor project deploy server database postgres redis cache
 queue worker api endpoint token auth login password rotate monthly weekly daily meeting standup
@@ -111,8 +113,10 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _config(workspace: Path, hints: bool = False) -> Config:
+def _config(workspace: Path, hints: bool = False, store_url: str = "") -> Config:
     config = Config.default(workspace)
+    if store_url:  # the shared state in that PostgreSQL database, the workspace for the rest
+        config = dataclasses.replace(config, store=StoreConfig(backend="postgres", url=store_url))
     # No query-vector cache: every mode asks each query in turn, and each recall's time must
     # include its own query embedding, as a fresh question's does. Ingest embeds as it
     # writes (write_path inline); the deferred path's ingest is `signet bench embed-ingest`.
@@ -176,12 +180,15 @@ def bench_recall(
     batch_tx: bool = False,
     embedder_name: str = "",
     query_embedder: Embedder | None = None,
+    store_url: str = "",
 ) -> dict[str, Any]:
     """Ingest `n` memories in batches of `batch` (with a graph of `entities` entities when
     > 0), then time recall per mode; size and peak RSS. With `keep` the store is built in that
     folder and kept, and a later run with the same folder, `n`, `entities` and `embedder_name`
     reuses it (ingest figures from the run that built it). `query_embedder` (the bundled model
-    when the store holds hash vectors) is timed embedding each query alone, apart from recall."""
+    when the store holds hash vectors) is timed embedding each query alone, apart from recall.
+    With `store_url` the store is that (empty) PostgreSQL database (`keep` and a graph are not
+    offered there), and the server's CPU is measured beside the process's (bench/server_cpu.py)."""
     corpus = synthetic_corpus(n)
     graph = graph_corpus.plan_graph(n, entities) if entities > 0 else None
     if graph is not None:
@@ -189,19 +196,25 @@ def bench_recall(
     asked = synthetic_queries(corpus, queries)
     if graph is not None:
         asked = with_entity_names(asked, graph)
-    result: dict[str, Any] = {"n": n, "queries": len(asked)}
+    result: dict[str, Any] = {"n": n, "queries": len(asked),
+                              "backend": "postgres" if store_url else "sqlite"}
+    if store_url and (keep is not None or graph is not None):
+        raise ValueError("on postgres the scale bench keeps no store and writes no graph")
     if embedder_name:
         result["embedder"] = embedder_name
     identity = {"n": n, "entities": entities, "embedder": embedder_name or "local"}
     with contextlib.ExitStack() as stack:
         folder = keep or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir)))
-        config = _config(folder)
+        config = _config(folder, store_url=store_url)
         built = _kept_store(folder, identity)
         with SignetApp.open(config, embedder=embedder) as app:
+            server = postgres_cpu(app) if store_url else None
+            if store_url:
+                _check_empty(app)
             if built is None:
                 plan = _Plan(modes, len(asked), batch, sorted(c for c in checkpoints if c < n),
-                             batch_tx)
+                             batch_tx, server)
                 built = _build(app, corpus, graph, plan, progress)
                 if keep is not None:
                     (folder / _KEPT).write_text(json.dumps({**identity, **built}))
@@ -210,15 +223,14 @@ def bench_recall(
             result.update(built)
             if progress:
                 progress(f"timing recall: {len(asked)} queries x {', '.join(modes)}")
-            timed = _time_modes(app, modes, asked)
+            timed = _time_modes(app, modes, asked, server)
             result.update(timed)
             if progress:  # on stderr at once: the maintenance run at 1M may take long
                 progress(f"recall at {n}: {json.dumps(timed)}")
                 progress("one maintenance run (observe)")
             result.update(_time_maintenance(app))
             result["rss_after_recall_mb"] = _current_rss_mb()
-            app.store.checkpoint()
-        result["db_mb"] = round(config.db_path.stat().st_size / 2**20, 1)
+            result["db_mb"] = _db_mb(app)
     if query_embedder is not None:
         result.update(time_query_embedding(query_embedder, asked))
     if "recall_full_ms" in result and "recall_hybrid_ms" in result:
@@ -266,8 +278,10 @@ class _Plan:
     # One write transaction per batch instead of per memory (each memory still goes through
     # the same write path, as a savepoint): a third less CPU per memory at 5k, the commits'
     # page writes being most of the difference. Vectors then reach the index at the next
-    # search's sync, which reads them back from the table.
+    # search's sync, which reads them back from the table. SQLite only (`_remember`).
     batch_tx: bool = False
+    # The PostgreSQL server's CPU seconds (bench/server_cpu.py), None on SQLite.
+    server: Callable[[], float] | None = None
 
 
 def _build(
@@ -283,19 +297,22 @@ def _build(
     ids: list[str] = []
     pending = list(plan.checkpoints)
     at: dict[str, Any] = {}
-    meter = _Meter(n, progress)
+    meter = _Meter(n, progress, plan.server)
+    write = _writer(app, plan.batch_tx)
     for start in range(0, n, plan.batch):
-        ids.extend(_remember(app, corpus[start : start + plan.batch], plan.batch_tx))
+        ids.extend(write(corpus[start : start + plan.batch]))
         meter.done(len(ids))
         while pending and len(ids) >= pending[0]:
             size = pending.pop(0)
             with meter.paused():
-                at[str(len(ids))] = _checkpoint(app, corpus[: len(ids)], plan, meter.seconds)
+                at[str(len(ids))] = _checkpoint(app, corpus[: len(ids)], plan, meter)
             if progress:
                 progress(f"checkpoint {size}: {json.dumps(at[str(len(ids))])}")
     built: dict[str, Any] = {
         "ingest_per_second": round(n / meter.seconds, 1), "ingest_seconds": round(meter.seconds),
-        "batch": plan.batch, "transaction": "per batch" if plan.batch_tx else "per memory",
+        "batch": plan.batch, "write": write.__name__,
+        "transaction": "per batch" if write.__name__ == "write_prepared" else "per memory",
+        **meter.cpu(n),
     }
     if at:
         built["checkpoints"] = at
@@ -307,31 +324,79 @@ def _build(
     return built
 
 
-def _remember(app: SignetApp, texts: Sequence[str], batch_tx: bool) -> list[str]:
-    """Remember `texts`: through `remember_many` (a transaction per memory), or prepared
-    (validated, normalised, embedded: no transaction open) and then written in one."""
-    items = [{"content": t} for t in texts]
-    if not batch_tx:
-        return [r.id for r in app.remember_many(items)]
-    prepared = app.memory.prepare_memories(items, actor=Actor())
-    with app.store.write_tx():
-        return [app.memory.write_prepared(p).id for p in prepared]
+def _writer(app: SignetApp, batch_tx: bool) -> Callable[[Sequence[str]], list[str]]:
+    """How a batch of texts is remembered: through `remember_many` (a transaction per memory),
+    or prepared (validated, normalised, embedded: no transaction open) and then written in one
+    SQLite transaction (`batch_tx`). On a backend without batch remember (core_app.py
+    UNPORTED) each text goes through `remember`, a transaction per memory, and `batch_tx` has
+    no transaction to widen; the function's name is recorded with the figures."""
+
+    def write_prepared(texts: Sequence[str]) -> list[str]:
+        prepared = app.memory.prepare_memories([{"content": t} for t in texts], actor=Actor())
+        with app.store.write_tx():
+            return [app.memory.write_prepared(p).id for p in prepared]
+
+    def remember_many(texts: Sequence[str]) -> list[str]:
+        return [r.id for r in app.remember_many([{"content": t} for t in texts])]
+
+    def remember(texts: Sequence[str]) -> list[str]:
+        return [app.remember(t).id for t in texts]
+
+    if app.config.store.backend == "sqlite":
+        return write_prepared if batch_tx else remember_many
+    return remember_many if "remember_many" not in _unported(app) else remember
+
+
+def _unported(app: SignetApp) -> dict[str, str]:
+    """The operations the app refuses on its backend (core_app.py UNPORTED), none on SQLite."""
+    return dict(UNPORTED) if app.config.store.backend != "sqlite" else {}
+
+
+def _check_empty(app: SignetApp) -> None:
+    """A shared database must be empty: memories already there would be timed as the corpus."""
+    held = app.list(MemoryFilters(include_deleted=True), limit=1).total
+    if held:
+        raise NotEmptyStore(f"the scale bench needs an empty database; this one holds {held}"
+                            " memories")
+
+
+class NotEmptyStore(ValueError):
+    """The PostgreSQL database given to the scale bench already holds memories."""
+
+
+def _db_mb(app: SignetApp) -> float:
+    """The store's size: the SQLite file after a checkpoint (the WAL folded back), or the
+    PostgreSQL database's (`pg_database_size`: tables, indexes, TOAST; not the server's WAL)."""
+    if app.config.store.backend == "sqlite":
+        app.checkpoint()
+        return round(app.config.db_path.stat().st_size / 2**20, 1)
+    assert isinstance(app, CoreApp)
+    return round(app.core.size_bytes() / 2**20, 1)
 
 
 class _Meter:
-    """Ingest time without the checkpoints' recall timing, and progress with a rate and an ETA
-    on stderr every 30 seconds."""
+    """Ingest time without the checkpoints' recall timing, wall and CPU (the process's, and the
+    PostgreSQL server's when `server` reads it), and progress with a rate and an ETA on stderr
+    every 30 seconds."""
 
-    def __init__(self, total: int, progress: Callable[[str], None] | None) -> None:
-        self.total, self.progress = total, progress
-        self.seconds = 0.0
+    def __init__(self, total: int, progress: Callable[[str], None] | None,
+                 server: Callable[[], float] | None = None) -> None:
+        self.total, self.progress, self.server = total, progress, server
+        self.seconds = self.cpu_seconds = self.server_seconds = 0.0
         self._since = time.perf_counter()
+        self._cpu_since = time.process_time()
+        self._server_since = server() if server else 0.0
         self._told = self._since
 
     def done(self, count: int) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         self.seconds += now - self._since
-        self._since = now
+        self.cpu_seconds += cpu - self._cpu_since
+        self._since, self._cpu_since = now, cpu
+        if self.server:
+            spent = self.server()
+            self.server_seconds += spent - self._server_since
+            self._server_since = spent
         if self.progress and (now - self._told >= 30 or count == self.total):
             self._told = now
             rate = count / self.seconds if self.seconds else 0.0
@@ -342,19 +407,31 @@ class _Meter:
     @contextlib.contextmanager
     def paused(self) -> Any:
         yield
-        self._since = time.perf_counter()
+        self._since, self._cpu_since = time.perf_counter(), time.process_time()
+        if self.server:
+            self._server_since = self.server()
+
+    def cpu(self, count: int) -> dict[str, float]:
+        """CPU ms per memory ingested so far: the process's, and the server's."""
+        out = {"ingest_cpu_ms_per_memory": round(self.cpu_seconds * 1000 / count, 3)}
+        if self.server:
+            out["ingest_server_cpu_ms_per_memory"] = round(
+                self.server_seconds * 1000 / count, 3)
+        return out
 
 
 def _checkpoint(
-    app: SignetApp, ingested: Sequence[str], plan: _Plan, seconds: float
+    app: SignetApp, ingested: Sequence[str], plan: _Plan, meter: _Meter
 ) -> dict[str, Any]:
     """Recall timed per mode on the store as ingested so far (queries drawn from what it
     holds, no entity names: the graph comes after the ingest), its size and the RSS."""
+    seconds = meter.seconds
     out: dict[str, Any] = {"ingest_seconds": round(seconds),
-                           "ingest_per_second": round(len(ingested) / seconds, 1)}
-    out.update(_time_modes(app, plan.modes, synthetic_queries(ingested, plan.queries)))
-    app.store.checkpoint()
-    out["db_mb"] = round(app.config.db_path.stat().st_size / 2**20, 1)
+                           "ingest_per_second": round(len(ingested) / seconds, 1),
+                           **meter.cpu(len(ingested))}
+    out.update(_time_modes(app, plan.modes, synthetic_queries(ingested, plan.queries),
+                           plan.server))
+    out["db_mb"] = _db_mb(app)
     out["rss_mb"] = _current_rss_mb()
     out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return out
@@ -385,25 +462,36 @@ def time_query_embedding(embedder: Embedder, queries: Sequence[str]) -> dict[str
             "query_embedding_cpu_ms": _stats(cpu)}
 
 
-def _time_modes(app: SignetApp, modes: Sequence[str], asked: Sequence[str]) -> dict[str, Any]:
+def _time_modes(
+    app: SignetApp, modes: Sequence[str], asked: Sequence[str],
+    server: Callable[[], float] | None = None,
+) -> dict[str, Any]:
     """Each query in every mode in turn, so the modes share the machine's moods (another
-    job's load, the page cache) and their difference is the modes' own."""
+    job's load, the page cache) and their difference is the modes' own. With `server` (a
+    PostgreSQL server's CPU clock) each mode's mean server CPU per query as well."""
     for mode in modes:
         app.recall(RecallQuery(asked[0], mode=mode, touch=False))  # type: ignore[arg-type]  # warm up
     latencies: dict[str, list[float]] = {mode: [] for mode in modes}
     cpu: dict[str, list[float]] = {mode: [] for mode in modes}
     responses: dict[str, list[RecallResponse]] = {mode: [] for mode in modes}
+    served = dict.fromkeys(modes, 0.0)
     for query in asked:
         for mode in modes:
             mark, spent = time.perf_counter(), time.process_time()
+            before = server() if server else 0.0
             response = app.recall(RecallQuery(query, mode=mode, touch=False))  # type: ignore[arg-type]
             latencies[mode].append((time.perf_counter() - mark) * 1000)
             # The process's CPU (every thread: the query embedding runs on the batcher's):
             # the figure other jobs on a shared machine do not inflate.
             cpu[mode].append((time.process_time() - spent) * 1000)
+            if server:
+                served[mode] += server() - before
             responses[mode].append(response)
     out: dict[str, Any] = {f"recall_{mode}_ms": _stats(latencies[mode]) for mode in modes}
     out.update({f"recall_{mode}_cpu_ms": _stats(cpu[mode]) for mode in modes})
+    if server:  # ticks of 10 ms: a mean over the queries, no percentiles (server_cpu.py)
+        out.update({f"recall_{mode}_server_cpu_ms": {"mean": round(
+            served[mode] * 1000 / len(asked), 3)} for mode in modes})
     if "full" in modes:
         out.update(_graph_stages(responses["full"]))
     return out
@@ -411,7 +499,12 @@ def _time_modes(app: SignetApp, modes: Sequence[str], asked: Sequence[str]) -> d
 
 def _time_maintenance(app: SignetApp) -> dict[str, Any]:
     """One maintenance run in observe mode (every health check, read only) on the full store:
-    what the scheduled worker costs a live daemon each `autonomous.intervalMs`."""
+    what the scheduled worker costs a live daemon each `autonomous.intervalMs`; on a backend
+    without maintenance, the refusal's reason instead."""
+    if "run_maintenance" in _unported(app):
+        return {"maintenance_observe_ms": None,
+                "maintenance_problems": [f"not on {app.config.store.backend}: "
+                                         + _unported(app)["run_maintenance"]]}
     mark = time.perf_counter()
     report = app.run_maintenance(execute=False, trigger="bench")
     return {"maintenance_observe_ms": round((time.perf_counter() - mark) * 1000, 1),
@@ -445,8 +538,15 @@ def _stages(responses: Sequence[RecallResponse]) -> dict[str, dict[str, float]]:
 
 def format_recall(data: dict[str, Any]) -> str:
     """The readable form of `bench_recall`'s result."""
-    lines = [f"n = {data['n']}, ingest {data['ingest_per_second']} memories/s"
+    lines = [f"n = {data['n']}" + (f" on {data['backend']}" if "backend" in data else "")
+             + f", ingest {data['ingest_per_second']} memories/s"
              + (f" ({data['ingest_seconds']} s)" if "ingest_seconds" in data else "")]
+    if "ingest_cpu_ms_per_memory" in data:
+        server = data.get("ingest_server_cpu_ms_per_memory")
+        lines.append(f"ingest CPU per memory: {data['ingest_cpu_ms_per_memory']} ms (this"
+                     " process)" + ("" if server is None else f", {server} ms (the PostgreSQL"
+                                    " server)") + f"; write {data.get('write', '-')},"
+                     f" a transaction {data.get('transaction', '-')}")
     if "embedder" in data:
         lines.append(f"stored vectors: {data['embedder']} (not the bundled model); recall's"
                      " query embedding is that embedder's")
@@ -474,6 +574,8 @@ def format_recall(data: dict[str, Any]) -> str:
             mode = key[len("recall_") : -len("_ms")]
             cpu = data.get(f"recall_{mode}_cpu_ms")
             spent = f"  (CPU p50 {cpu['p50']:.2f}, p95 {cpu['p95']:.2f} ms)" if cpu else ""
+            served = data.get(f"recall_{mode}_server_cpu_ms")
+            spent += f" + server CPU mean {served['mean']:.2f} ms" if served else ""
             lines.append(
                 f"recall {mode:<8} p50 {value['p50']:>8.2f} ms  p95 {value['p95']:>8.2f} ms{spent}"
             )
@@ -494,7 +596,9 @@ def format_recall(data: dict[str, Any]) -> str:
     if "traversal_overhead_ms" in data:
         overhead = data["traversal_overhead_ms"]
         lines.append(f"traversal overhead (full p95 - hybrid p95): {overhead:.2f} ms")
-    if "maintenance_observe_ms" in data:
+    if data.get("maintenance_observe_ms") is None and data.get("maintenance_problems"):
+        lines.append(f"maintenance run: not measured ({data['maintenance_problems'][0]})")
+    elif "maintenance_observe_ms" in data:
         found = ", ".join(data["maintenance_problems"]) or "none"
         lines.append(f"maintenance run (observe, every check): {data['maintenance_observe_ms']} ms;"
                      f" problems: {found}")

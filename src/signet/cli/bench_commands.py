@@ -230,7 +230,8 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.option("--n", "n", type=int, default=100_000, show_default=True)
 @click.option("--queries", type=int, default=300, show_default=True)
 @click.option("--entities", type=int, default=None,
-              help="Entities of the synthetic knowledge graph (default N/10; 0: no graph).")
+              help="Entities of the synthetic knowledge graph (default N/10 on sqlite alone;"
+                   " 0, no graph, when postgres runs: the graph is not on that backend).")
 @click.option("--db", "keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build the store in this folder and keep it; a later run with the same folder,"
                    " N, entities and embedder reuses it (skipping ingest).")
@@ -247,15 +248,24 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.option("--checkpoints", default="",
               help="A comma list of sizes at which the ingest stops to time every mode (before"
                    " the graph is written), e.g. 100000.")
+@click.option("--backend", "backends", default="sqlite", show_default=True,
+              help="Store backends, a comma list (sqlite, postgres): several run one after the"
+                   " other, each in a process of its own, and are reported side by side.")
+@click.option("--store-url", default=None, metavar="URL",
+              help="An empty PostgreSQL database for the postgres leg (default:"
+                   " $SIGNET_STORE_URL).")
 @_json
 @click.pass_context
-def scale(
+def scale(  # noqa: PLR0913 - the command's options
     ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
-    embedder: str, batch: int, batch_tx: bool, checkpoints: str, as_json: bool,
+    embedder: str, batch: int, batch_tx: bool, checkpoints: str, backends: str,
+    store_url: str | None, as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with local embeddings and a knowledge graph (Zipf
     mentions, aspects, attributes, dependencies); recall p50/p95 per mode, the traversal
-    stage's p50/p95 and its overhead (full p95 - hybrid p95), size, RSS."""
+    stage's p50/p95 and its overhead (full p95 - hybrid p95), size, RSS; per backend."""
+    from signet.bench import scale_backends
+
     _setup_threads()
     if n < 1 or queries < 1 or batch < 1 or (entities is not None and entities < 0):
         raise click.BadParameter("N, queries and batch must be positive, entities not negative")
@@ -265,16 +275,43 @@ def scale(
         raise click.BadParameter("a comma list of integers", param_hint="--checkpoints") from exc
     if any(size < 1 or size >= n for size in sizes):
         raise click.BadParameter("sizes between 1 and N - 1", param_hint="--checkpoints")
+    chosen = list(dict.fromkeys(b.strip() for b in backends.split(",") if b.strip()))
+    if not chosen or set(chosen) - set(scale_backends.BACKENDS):
+        raise click.BadParameter("a comma list of sqlite, postgres", param_hint="--backend")
+    url = ""
+    if "postgres" in chosen:
+        url = store_url or os.environ.get(scale_backends.URL_ENV, "")
+        if not url:
+            raise click.BadParameter("the postgres leg needs --store-url or SIGNET_STORE_URL")
+        if entities:
+            raise click.BadParameter("the knowledge graph is not on the postgres backend:"
+                                     " --entities 0", param_hint="--entities")
+        if keep is not None:
+            raise click.BadParameter("a kept store is a SQLite folder: not with postgres",
+                                     param_hint="--db")
+        entities = 0
+    if len(chosen) > 1:
+        options = ["--n", str(n), "--queries", str(queries), "--entities", str(entities),
+                   "--embedder", embedder, "--batch", str(batch), "--checkpoints", checkpoints,
+                   *(["--batch-tx"] if batch_tx else [])]
+        try:
+            legs = scale_backends.run_legs(options, chosen, url, _progress)
+        except scale_backends.LegFailed as exc:
+            raise click.ClickException(str(exc)) from exc
+        _emit(ctx, as_json, legs, scale_backends.format_legs(legs))
+        return
     stored, query_embedder, name = perf.scale_embedders(embedder)
     try:
         data = perf.bench_recall(
             n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder=stored,
             progress=_progress, entities=n // 10 if entities is None else entities, keep=keep,
             batch=batch, batch_tx=batch_tx, checkpoints=sizes, embedder_name=name,
-            query_embedder=query_embedder,
+            query_embedder=query_embedder, store_url=url,
         )
     except perf.KeptStoreError as exc:
         raise click.BadParameter(str(exc), param_hint="--db") from exc
+    except perf.NotEmptyStore as exc:
+        raise click.BadParameter(str(exc), param_hint="--store-url") from exc
     _emit(ctx, as_json, data, perf.format_recall(data))
 
 
