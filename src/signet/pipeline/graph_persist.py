@@ -13,21 +13,22 @@ from collections.abc import Sequence
 
 from signet.pipeline.extraction import ExtractedEntity
 from signet.store import graph as graph_sql
-from signet.store.connection import Connection
+from signet.store.graph_store import GraphOps
 from signet.types import Memory
 
 __all__ = ["persist_graph"]
 
 
 def persist_graph(
-    conn: Connection,
+    graph: GraphOps,
     entities: Sequence[ExtractedEntity],
     *,
     source: Memory,
     written: Sequence[tuple[str, str]],
     now: str,
 ) -> dict[str, int]:
-    """Write the triples; `written` holds (memory id, content) of the facts written from
+    """Write the triples through `graph` (the statements of one open write transaction, on
+    either store backend: store/graph_store.py); `written` holds (memory id, content) of the facts written from
     `source`. Returns counts of entities touched, relations and new mention links."""
     ids: dict[str, str] = {}
     relations = links = 0
@@ -35,13 +36,13 @@ def persist_graph(
         for name in (triple.source, triple.target):
             key = graph_sql.canonical(name)
             if key not in ids:
-                ids[key] = graph_sql.upsert_entity(conn, name, agent_id=source.agent_id, now=now)
-                links += graph_sql.link_mention(
-                    conn, source.id, ids[key], mention_text=name,
+                ids[key] = graph.upsert_entity(name, agent_id=source.agent_id, now=now)
+                links += graph.link_mention(
+                    source.id, ids[key], mention_text=name,
                     confidence=triple.confidence, now=now,
                 )
-        graph_sql.upsert_relation(
-            conn, ids[graph_sql.canonical(triple.source)], ids[graph_sql.canonical(triple.target)],
+        graph.upsert_relation(
+            ids[graph_sql.canonical(triple.source)], ids[graph_sql.canonical(triple.target)],
             triple.relationship, confidence=triple.confidence, now=now,
         )
         relations += 1
@@ -49,7 +50,7 @@ def persist_graph(
         text = content.lower()
         for key, entity_id in ids.items():
             if key in text:
-                links += graph_sql.link_mention(
-                    conn, memory_id, entity_id, mention_text=key, confidence=None, now=now
+                links += graph.link_mention(
+                    memory_id, entity_id, mention_text=key, confidence=None, now=now
                 )
     return {"entities": len(ids), "relations": relations, "links": links}

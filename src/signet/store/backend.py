@@ -28,12 +28,14 @@ from signet.config import StoreConfig
 from signet.errors import ConfigError, Conflict, NotOnBackend, StoreError
 from signet.store import embeddings as emb_sql
 from signet.store import fts
+from signet.store import graph as graph_sql
 from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import scope as scope_sql
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
+from signet.store.graph_store import GraphStore, SqliteGraph
 from signet.store.jobs import Job
 from signet.store.signing_key import file_key
 from signet.store.tokens import TokenRow
@@ -68,8 +70,9 @@ class CoreStore(Protocol):
         jobs: Sequence[str] = (),
     ) -> tuple[str, bool]:
         """Insert (or dedup within the scope), write history ('created', or 'none' for a
-        duplicate), store the vector unless the hash has a current one, enqueue `jobs` for a
-        new memory. Returns (id, deduped)."""
+        duplicate), link a new memory to the existing entities it names (the inline entity
+        linker, store/graph.py), store the vector unless the hash has a current one, enqueue
+        `jobs` for a new memory. Returns (id, deduped)."""
         ...
 
     def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
@@ -89,8 +92,8 @@ class CoreStore(Protocol):
         reason: str | None = None, scope: MemoryScope | None = None,
         expected_version: int | None = None,
     ) -> Memory | None:
-        """Apply column changes (version + 1) with an 'updated' history row; None when the
-        memory is unknown or out of scope. Conflict when `expected_version` is given and the
+        """Apply column changes (version + 1) with an 'updated' history row (new content is
+        re-linked to the entities it names); None when the memory is unknown or out of scope. Conflict when `expected_version` is given and the
         row is at another, or when the new content (or project) meets the same content live
         in that scope."""
         ...
@@ -178,6 +181,10 @@ class CoreStore(Protocol):
         that opens this store."""
         ...
 
+    def graph(self) -> GraphStore:
+        """The knowledge graph's statements on this store (store/graph_store.py)."""
+        ...
+
     def size_bytes(self) -> int:
         """The store's size on disk (the database file with its WAL; the PostgreSQL database)."""
         ...
@@ -237,6 +244,7 @@ class SqliteCore:
                 )
                 return memory_id, True
             history_sql.record(conn, memory_id, "created", actor, now, new_content=storage)
+            graph_sql.link_known_entities(conn, memory_id, memory.agent_id, storage, now)
             if vector is not None and model is not None and not has_vector:
                 emb_sql.upsert(conn, content_hash, vector, model=model, now=now,
                                source_id=memory_id)
@@ -281,6 +289,10 @@ class SqliteCore:
                 new_content=columns.get("content", current.content), reason=reason,
                 metadata={"changed": sorted(columns)},
             )
+            if "content" in columns:  # new text may name other entities
+                graph_sql.unlink_memory(conn, memory_id)
+                graph_sql.link_known_entities(conn, memory_id, current.agent_id,
+                                              columns["content"], now)
             return mem_sql.get(conn, memory_id)
 
     def forget(
@@ -445,6 +457,9 @@ class SqliteCore:
         if self.key_path is None:
             raise StoreError("this store was opened without its signing-key file")
         return file_key(self.key_path)
+
+    def graph(self) -> GraphStore:
+        return SqliteGraph(self.store)
 
     def size_bytes(self) -> int:
         self.store.checkpoint()

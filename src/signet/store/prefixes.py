@@ -12,12 +12,13 @@ typo) is returned unchanged for the caller's usual lookup and its usual "not fou
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from signet.errors import InvalidInput, NotFound
 from signet.store.connection import Connection
 from signet.types import MemoryScope
 
-__all__ = ["resolve_prefix"]
+__all__ = ["resolve_prefix", "resolve_with"]
 
 TABLES = frozenset({"memories", "memory_jobs", "entities", "memory_review_queue"})
 MAX_LISTED = 10
@@ -34,10 +35,16 @@ def resolve_prefix(
     """
     if table not in TABLES:
         raise ValueError(f"no short ids for table {table}")
+    return resolve_with(lambda prefix: _ids_with_prefix(conn, table, prefix, scope), ref, noun)
+
+
+def resolve_with(lookup: Callable[[str], list[str]], ref: str, noun: str) -> str:
+    """`resolve_prefix` over any store: `lookup(prefix)` returns up to MAX_LISTED + 1 ids
+    starting with the prefix, in order (the PostgreSQL graph's entities use it)."""
     prefix = ref.strip().lower()
     if not _PREFIX.match(prefix):
         return ref
-    found = _ids_with_prefix(conn, table, prefix, scope)
+    found = lookup(prefix)
     if len(found) == 1:
         return found[0]
     if not found:

@@ -40,6 +40,7 @@ from signet.recall.hybrid import Recaller
 from signet.store import jobs
 from signet.store import memories as mem_sql
 from signet.store.db import Store
+from signet.store.graph_store import SqliteGraphOps
 from signet.types import Memory, MemoryFilters, RecallQuery, format_ts
 from signet.workers.leasing import JobRunner, complete_job
 
@@ -179,7 +180,7 @@ class ExtractWorker:
         try:
             with self.store.write_tx() as conn:
                 persist_graph(
-                    conn, work.extraction.entities, source=work.source, written=written,
+                    SqliteGraphOps(conn), work.extraction.entities, source=work.source, written=written,
                     now=format_ts(now),
                 )
         except Exception:

@@ -32,6 +32,7 @@ from signet.store.memories import COLUMNS, new_id, row_to_memory
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
 from signet.store.postgres.filters import filter_sql, scope_sql
+from signet.store.postgres.graph import PgGraph, PgGraphOps
 from signet.store.signing_key import SECRET_BYTES
 from signet.store.tokens import LOGIN_ROLE, TokenRow, _row
 from signet.types import (
@@ -133,6 +134,8 @@ class PgCore:
                 return existing, True
             memory_id = str(row[0])
             self._record(conn, memory_id, "created", actor, now, new_content=storage)
+            # The inline entity linker (store/graph.py), in the insert's transaction.
+            PgGraphOps(conn).link_known_entities(memory_id, memory.agent_id, storage, now)
             if vector is not None and model is not None and not has_vector:
                 self._upsert_vector(conn, content_hash, vector, model, now, memory_id)
             for job_type in jobs:
@@ -202,6 +205,10 @@ class PgCore:
             self._record(conn, memory_id, "updated", actor, now, old_content=current.content,
                          new_content=columns.get("content", current.content), reason=reason,
                          metadata={"changed": sorted(columns)})
+            if "content" in columns:  # new text may name other entities
+                graph = PgGraphOps(conn)
+                graph.unlink_memory(memory_id)
+                graph.link_known_entities(memory_id, current.agent_id, columns["content"], now)
             return self._get(conn, memory_id, None)
 
     def forget(
@@ -472,6 +479,9 @@ class PgCore:
             ).fetchone()
         assert row is not None
         return bytes(row[0])
+
+    def graph(self) -> PgGraph:
+        return PgGraph(self.pool)
 
     def size_bytes(self) -> int:
         with self._conn() as conn:

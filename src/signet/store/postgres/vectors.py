@@ -33,6 +33,11 @@ def literal(vector: np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
+def parse(text: str) -> np.ndarray:
+    """A vector from pgvector's text form (`literal`'s inverse), float32."""
+    return np.array(text.strip("[]").split(","), dtype=np.float32)
+
+
 def ensure_index(conn: psycopg.Connection, dimensions: int) -> None:
     """The HNSW index for `dimensions`, created once per database (autocommit connection)."""
     dimensions = int(dimensions)

@@ -1,0 +1,684 @@
+"""PgGraph: the graph store protocol (store/graph_store.py) on PostgreSQL, on PgCore's pool.
+
+Every statement means what its SQLite twin in store/graph.py, graph_read.py, graph_views.py or
+knowledge.py means (the contract suite, tests/store/test_graph_contract.py, runs one set of
+tests on both); only the dialect differs:
+
+- `INSERT OR IGNORE` is `ON CONFLICT DO NOTHING`; scalar max/min are GREATEST/LEAST;
+- `IN (?, ?, ...)` lists are `= ANY(%s)` with one array parameter;
+- SQLite's rowid is the `seq` identity column (the entity change marker, the degree sample);
+- `LIKE` on a canonical (casefolded) name is ILIKE, which is what SQLite's ASCII-case-blind
+  LIKE does; `label = ? COLLATE NOCASE` is a comparison of lower();
+- the candidates' filters are store/postgres/filters.py `filter_sql`, as the core's searches.
+
+Uniqueness holds across daemons by the same constraints as on SQLite (an entity per
+(canonical_name, agent_id), a relation per (source, target, type), a mention per (memory,
+entity)): two daemons upserting the same entity meet at the constraint, and `ON CONFLICT ... DO
+UPDATE ... RETURNING id` gives both the one row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from signet.store import prefixes
+from signet.store.graph import INLINE_LINK_CONFIDENCE, EntityRow, candidate_names, canonical
+from signet.store.graph_read import Aspect, Edge, Pin
+from signet.store.memories import new_id
+from signet.store.postgres import vectors as pg_vectors
+from signet.store.postgres.filters import filter_sql
+from signet.types import Actor, MemoryFilters, dumps
+
+__all__ = ["PgGraph", "PgGraphOps"]
+
+_ENTITY = (
+    "SELECT e.id, e.name, e.entity_type, e.description, e.canonical_name, e.mentions, e.agent_id,"
+    " e.community_id, e.created_at, e.updated_at, p.pin_type AS pinned,"
+    " p.weight_override AS pin_weight"
+    " FROM entities e LEFT JOIN entity_pinning p ON p.entity_id = e.id AND p.agent_id = e.agent_id"
+)
+
+
+class PgGraph:
+    """GraphStore on a PgCore pool: a pooled connection per read, one transaction per write."""
+
+    backend = "postgres"
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+
+    @contextmanager
+    def reading(self, conn: Any = None) -> Iterator[PgGraphOps]:
+        if isinstance(conn, psycopg.Connection):
+            yield PgGraphOps(conn)
+            return
+        with self.pool.connection() as own:
+            yield PgGraphOps(own)
+
+    @contextmanager
+    def writing(self) -> Iterator[PgGraphOps]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield PgGraphOps(conn)
+
+
+class PgGraphOps:
+    """The graph's statements on one psycopg connection (autocommit, or in a transaction)."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    # -- entities, relations, mentions ---------------------------------------------------------
+    def upsert_entity(
+        self, name: str, *, agent_id: str, now: str, entity_type: str = "unknown"
+    ) -> str:
+        return str(self._one(
+            "INSERT INTO entities (id, name, entity_type, canonical_name, mentions, agent_id,"
+            " created_at, updated_at) VALUES (%s,%s,%s,%s,0,%s,%s,%s)"
+            " ON CONFLICT (canonical_name, agent_id) DO UPDATE SET updated_at = EXCLUDED.updated_at"
+            " RETURNING id",
+            (new_id(), " ".join(name.split()), entity_type, canonical(name), agent_id, now, now),
+        ))
+
+    def upsert_relation(
+        self, source_id: str, target_id: str, relation_type: str, *, confidence: float, now: str
+    ) -> str:
+        return str(self._one(
+            "INSERT INTO relations AS r (id, source_entity_id, target_entity_id, relation_type,"
+            " mentions, confidence, created_at, updated_at) VALUES (%s,%s,%s,%s,1,%s,%s,%s)"
+            " ON CONFLICT (source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
+            " mentions = r.mentions + 1, confidence = GREATEST(r.confidence, EXCLUDED.confidence),"
+            " updated_at = EXCLUDED.updated_at RETURNING id",
+            (new_id(), source_id, target_id, relation_type.strip().lower(), confidence, now, now),
+        ))
+
+    def link_mention(
+        self, memory_id: str, entity_id: str, *, mention_text: str | None,
+        confidence: float | None, now: str,
+    ) -> bool:
+        cursor = self.conn.execute(
+            "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text, confidence,"
+            " created_at) VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+            (memory_id, entity_id, mention_text, confidence, now),
+        )
+        if cursor.rowcount != 1:
+            return False
+        self.conn.execute("UPDATE entities SET mentions = mentions + 1 WHERE id = %s", (entity_id,))
+        return True
+
+    def link_known_entities(self, memory_id: str, agent_id: str, content: str, now: str) -> int:
+        names = candidate_names(content)
+        if not names:
+            return 0
+        rows = self._rows(
+            "SELECT id, canonical_name FROM entities WHERE agent_id = %s"
+            " AND canonical_name = ANY(%s) ORDER BY canonical_name",
+            (agent_id, list(names)),
+        )
+        return sum(
+            self.link_mention(memory_id, entity_id, mention_text=names[key],
+                              confidence=INLINE_LINK_CONFIDENCE, now=now)
+            for entity_id, key in rows
+        )
+
+    def unlink_memory(self, memory_id: str) -> int:
+        self.conn.execute(
+            "UPDATE entities SET mentions = GREATEST(mentions - 1, 0) WHERE id IN"
+            " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = %s)",
+            (memory_id,),
+        )
+        cursor = self.conn.execute(
+            "DELETE FROM memory_entity_mentions WHERE memory_id = %s", (memory_id,)
+        )
+        return cursor.rowcount
+
+    def entities_of_memory(self, memory_id: str) -> list[EntityRow]:
+        rows = self._rows(
+            "SELECT e.id, e.name, e.canonical_name, e.mentions, e.agent_id FROM entities e"
+            " JOIN memory_entity_mentions m ON m.entity_id = e.id WHERE m.memory_id = %s"
+            " ORDER BY e.canonical_name",
+            (memory_id,),
+        )
+        return [EntityRow(r[0], r[1], r[2], int(r[3]), r[4]) for r in rows]
+
+    # -- the knowledge architecture -------------------------------------------------------------
+    def set_entity_details(
+        self, entity_id: str, *, entity_type: str | None, description: str | None, now: str
+    ) -> None:
+        self.conn.execute(
+            "UPDATE entities SET entity_type = COALESCE(%s, entity_type),"
+            " description = COALESCE(%s, description), updated_at = %s WHERE id = %s",
+            (entity_type, description, now, entity_id),
+        )
+
+    def add_alias(self, entity_id: str, alias: str, *, agent_id: str, now: str) -> bool:
+        cursor = self.conn.execute(
+            "INSERT INTO entity_aliases (alias, canonical_alias, entity_id, agent_id, created_at)"
+            " VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+            (" ".join(alias.split()), canonical(alias), entity_id, agent_id, now),
+        )
+        return cursor.rowcount == 1
+
+    def resolve(self, keys: Sequence[str], agent_id: str) -> dict[str, str]:
+        if not keys:
+            return {}
+        found: dict[str, str] = {}
+        for key, entity_id in self._rows(
+            "SELECT canonical_alias, entity_id FROM entity_aliases WHERE agent_id = %s"
+            " AND canonical_alias = ANY(%s) ORDER BY created_at",
+            (agent_id, list(keys)),
+        ):
+            found.setdefault(key, entity_id)
+        for key, entity_id in self._rows(
+            "SELECT canonical_name, id FROM entities WHERE agent_id = %s"
+            " AND canonical_name = ANY(%s)",
+            (agent_id, list(keys)),
+        ):
+            found[key] = entity_id  # a real name wins over an alias
+        return found
+
+    def common_entities(
+        self, ids: Sequence[str], fraction: float, min_memories: int
+    ) -> set[str]:
+        if not ids:
+            return set()
+        # max(seq) is O(1) through its unique index and close to the row count (SQLite's
+        # max(rowid)).
+        total = int(self._one("SELECT COALESCE(max(seq), 0) FROM memories") or 0)
+        if total < min_memories:
+            return set()
+        rows = self._rows(
+            "SELECT id FROM entities WHERE id = ANY(%s) AND mentions > %s",
+            (list(ids), fraction * total),
+        )
+        return {r[0] for r in rows}
+
+    def upsert_relation_mean(
+        self, source_id: str, target_id: str, relation_type: str, *, confidence: float,
+        strength: float | None, now: str,
+    ) -> str:
+        return str(self._one(
+            "INSERT INTO relations AS r (id, source_entity_id, target_entity_id, relation_type,"
+            " strength, mentions, confidence, created_at, updated_at)"
+            " VALUES (%s,%s,%s,%s,%s,1,%s,%s,%s)"
+            " ON CONFLICT (source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
+            " confidence = (r.confidence * r.mentions + EXCLUDED.confidence) / (r.mentions + 1),"
+            " mentions = r.mentions + 1, strength = COALESCE(%s, r.strength),"
+            " updated_at = EXCLUDED.updated_at RETURNING id",
+            (new_id(), source_id, target_id, relation_type,
+             1.0 if strength is None else strength, confidence, now, now, strength),
+        ))
+
+    def upsert_aspect(
+        self, entity_id: str, aspect_name: str, *, agent_id: str, description: str | None,
+        confidence: float, now: str,
+    ) -> str:
+        return str(self._one(
+            "INSERT INTO entity_aspects AS a (id, entity_id, aspect_name, description, confidence,"
+            " agent_id, created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)"
+            " ON CONFLICT (entity_id, aspect_name) DO UPDATE SET"
+            " description = COALESCE(EXCLUDED.description, a.description),"
+            " confidence = GREATEST(a.confidence, EXCLUDED.confidence),"
+            " updated_at = EXCLUDED.updated_at RETURNING id",
+            (new_id(), entity_id, aspect_name, description, confidence, agent_id, now, now),
+        ))
+
+    def upsert_attribute(
+        self, aspect_id: str, entity_id: str, key: str, value: str, *, kind: str,
+        confidence: float, source_memory_id: str | None, agent_id: str, now: str,
+    ) -> str:
+        found = self._one(
+            "SELECT id FROM entity_attributes WHERE aspect_id = %s AND kind = %s"
+            " AND attribute_key = %s AND attribute_value = %s",
+            (aspect_id, kind, key, value),
+        )
+        if found is not None:
+            self.conn.execute(
+                "UPDATE entity_attributes SET confidence = GREATEST(confidence, %s),"
+                " source_memory_id = COALESCE(%s, source_memory_id), updated_at = %s"
+                " WHERE id = %s",
+                (confidence, source_memory_id, now, found),
+            )
+            return str(found)
+        attribute_id = new_id()
+        self.conn.execute(
+            "INSERT INTO entity_attributes (id, aspect_id, entity_id, kind, attribute_key,"
+            " attribute_value, confidence, source_memory_id, agent_id, created_at, updated_at)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (attribute_id, aspect_id, entity_id, kind, key, value, confidence, source_memory_id,
+             agent_id, now, now),
+        )
+        return attribute_id
+
+    def upsert_dependency(
+        self, source_id: str, target_id: str, dependency_type: str, *, strength: float,
+        agent_id: str, now: str,
+    ) -> str:
+        return str(self._one(
+            "INSERT INTO entity_dependencies AS d (id, source_entity_id, target_entity_id,"
+            " dependency_type, strength, agent_id, created_at, updated_at)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s)"
+            " ON CONFLICT (source_entity_id, target_entity_id, dependency_type) DO UPDATE SET"
+            " strength = GREATEST(d.strength, EXCLUDED.strength),"
+            " updated_at = EXCLUDED.updated_at RETURNING id",
+            (new_id(), source_id, target_id, dependency_type, strength, agent_id, now, now),
+        ))
+
+    def set_pin(
+        self, entity_id: str, *, agent_id: str, pin_type: str, weight: float | None,
+        reason: str | None, pinned_by: str | None, now: str,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO entity_pinning (entity_id, agent_id, pinned_by, reason, pinned_at,"
+            " pin_type, weight_override) VALUES (%s,%s,%s,%s,%s,%s,%s)"
+            " ON CONFLICT (entity_id, agent_id) DO UPDATE SET pinned_by = EXCLUDED.pinned_by,"
+            " reason = EXCLUDED.reason, pinned_at = EXCLUDED.pinned_at,"
+            " pin_type = EXCLUDED.pin_type, weight_override = EXCLUDED.weight_override",
+            (entity_id, agent_id, pinned_by, reason, now, pin_type, weight),
+        )
+
+    def clear_pin(self, entity_id: str, *, agent_id: str) -> bool:
+        cursor = self.conn.execute(
+            "DELETE FROM entity_pinning WHERE entity_id = %s AND agent_id = %s",
+            (entity_id, agent_id),
+        )
+        return cursor.rowcount > 0
+
+    def scale_dependency_weights(
+        self, ids: Sequence[str], factor: float, low: float, high: float, now: str
+    ) -> int:
+        return self._scale("entity_dependencies", "traversal_weight", ids, factor, low, high, now)
+
+    def scale_aspect_weights(
+        self, ids: Sequence[str], factor: float, low: float, high: float, now: str
+    ) -> int:
+        return self._scale("entity_aspects", "weight", ids, factor, low, high, now)
+
+    def _scale(
+        self, table: str, column: str, ids: Sequence[str], factor: float, low: float,
+        high: float, now: str,
+    ) -> int:
+        if not ids:
+            return 0
+        cursor = self.conn.execute(
+            f"UPDATE {table} SET {column} = LEAST(%s, GREATEST(%s, {column} * %s)),"
+            " updated_at = %s WHERE id = ANY(%s)",
+            (high, low, factor, now, list(ids)),
+        )
+        return cursor.rowcount
+
+    def aspects_sourced_by(self, memory_id: str) -> list[str]:
+        rows = self._rows(
+            "SELECT DISTINCT aspect_id FROM entity_attributes WHERE source_memory_id = %s",
+            (memory_id,),
+        )
+        return [str(r[0]) for r in rows]
+
+    # -- the memories the graph touches -----------------------------------------------------------
+    def memory_exists(self, memory_id: str) -> bool:
+        return self._one("SELECT 1 FROM memories WHERE id = %s", (memory_id,)) is not None
+
+    def record_history(
+        self, memory_id: str, event: str, actor: Actor, now: str, *, reason: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        history_id = new_id()
+        self.conn.execute(
+            "INSERT INTO memory_history (id, memory_id, event, old_content, new_content,"
+            " changed_by, reason, metadata, actor_type, session_id, request_id, created_at,"
+            " token_id) VALUES (%s,%s,%s,NULL,NULL,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (history_id, memory_id, event, actor.name, reason,
+             dumps(metadata) if metadata is not None else None, actor.type, actor.session_id,
+             actor.request_id, now, actor.token_id),
+        )
+        return history_id
+
+    def allowed_ids(self, ids: Sequence[str], filters: MemoryFilters) -> set[str]:
+        if not ids:
+            return set()
+        where, params = filter_sql(filters)
+        rows = self._rows(
+            f"SELECT m.id FROM memories m WHERE m.id = ANY(%s) AND {where}", [list(ids), *params]
+        )
+        return {r[0] for r in rows}
+
+    # -- recall's reads ----------------------------------------------------------------------------
+    def pins(self, agent_id: str) -> dict[str, Pin]:
+        rows = self._rows(
+            "SELECT entity_id, pin_type, weight_override FROM entity_pinning WHERE agent_id = %s",
+            (agent_id,),
+        )
+        return {r[0]: Pin(r[1], r[2]) for r in rows}
+
+    def aspects(self, entity_id: str, limit: int) -> list[Aspect]:
+        rows = self._rows(
+            "SELECT id, aspect_name, weight, confidence FROM entity_aspects WHERE entity_id = %s"
+            " ORDER BY weight * confidence DESC, aspect_name LIMIT %s",
+            (entity_id, limit),
+        )
+        return [Aspect(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
+
+    def attribute_memories(self, aspect_id: str, limit: int) -> list[tuple[str, float]]:
+        # The best row per memory, in index order (entity_attributes_aspect_rank).
+        rows = self._rows(
+            "SELECT source_memory_id, max(confidence) AS c FROM entity_attributes"
+            " WHERE aspect_id = %s AND source_memory_id IS NOT NULL GROUP BY source_memory_id"
+            " ORDER BY c DESC, source_memory_id LIMIT %s",
+            (aspect_id, limit),
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    def dependency_edges(
+        self, entity_id: str, *, min_strength: float, limit: int
+    ) -> list[Edge]:
+        edges: list[tuple[float, str, Edge]] = []
+        for near, far in (("source_entity_id", "target_entity_id"),
+                          ("target_entity_id", "source_entity_id")):
+            rows = self._rows(
+                f"SELECT id, {far}, strength, traversal_weight FROM entity_dependencies"
+                f" WHERE {near} = %s AND strength >= %s AND {far} != %s"
+                " ORDER BY strength * traversal_weight DESC, id LIMIT %s",
+                (entity_id, min_strength, entity_id, limit),
+            )
+            edges.extend(
+                (-float(r[2]) * float(r[3]), r[0], Edge(r[0], r[1], float(r[2]), float(r[3])))
+                for r in rows
+            )
+        edges.sort(key=lambda item: (item[0], item[1]))
+        return [edge for _, _, edge in edges[:limit]]
+
+    def mention_count(self, entity_id: str) -> int:
+        return int(self._one("SELECT mentions FROM entities WHERE id = %s", (entity_id,)) or 0)
+
+    def mention_memories(self, entity_id: str, limit: int) -> list[tuple[str, float]]:
+        rows = self._rows(
+            "SELECT memory_id, COALESCE(confidence, 1.0) FROM memory_entity_mentions"
+            " WHERE entity_id = %s LIMIT %s",
+            (entity_id, limit),
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    def live_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        if not memory_ids:
+            return set()
+        rows = self._rows(
+            "SELECT id FROM memories WHERE id = ANY(%s) AND NOT is_deleted", (list(memory_ids),)
+        )
+        return {r[0] for r in rows}
+
+    def memory_vectors(self, memory_ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        if not memory_ids:
+            return {}
+        rows = self._rows(
+            "SELECT m.id, e.vector::text FROM memories m JOIN embeddings e"
+            " ON e.content_hash = m.content_hash AND e.model = %s AND NOT e.stale"
+            " WHERE m.id = ANY(%s)",
+            (model, list(memory_ids)),
+        )
+        return {r[0]: pg_vectors.parse(r[1]) for r in rows}
+
+    def entities_like(self, tokens: Sequence[str], agent_id: str, limit: int) -> list[str]:
+        if not tokens:
+            return []
+        rows = self._rows(
+            "SELECT id FROM entities WHERE agent_id = %s AND canonical_name ILIKE ANY(%s)"
+            " ORDER BY mentions DESC, id LIMIT %s",
+            (agent_id, [f"%{t}%" for t in tokens], limit),
+        )
+        return [r[0] for r in rows]
+
+    def entity_marker(self, agent_id: str) -> tuple[int, int]:
+        row = self.conn.execute(
+            "SELECT count(*), COALESCE(max(seq), 0) FROM entities WHERE agent_id = %s",
+            (agent_id,),
+        ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    def canonical_names(self, agent_id: str) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "SELECT id, canonical_name FROM entities WHERE agent_id = %s", (agent_id,)
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def by_mentions(self, entity_ids: Sequence[str], limit: int) -> list[str]:
+        if not entity_ids:
+            return []
+        rows = self._rows(
+            "SELECT id FROM entities WHERE id = ANY(%s) ORDER BY mentions DESC, id LIMIT %s",
+            (list(entity_ids), limit),
+        )
+        return [r[0] for r in rows]
+
+    def relation_neighbours(self, entity_ids: Sequence[str], limit: int) -> list[str]:
+        if not entity_ids:
+            return []
+        ids = list(entity_ids)
+        rows = self._rows(
+            "SELECT target_entity_id FROM relations WHERE source_entity_id = ANY(%s)"
+            " UNION SELECT source_entity_id FROM relations WHERE target_entity_id = ANY(%s)"
+            " LIMIT %s",
+            (ids, ids, limit),
+        )
+        return [r[0] for r in rows]
+
+    def memories_of_entities(self, entity_ids: Sequence[str], limit: int) -> list[str]:
+        if not entity_ids:
+            return []
+        rows = self._rows(
+            "SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE entity_id = ANY(%s)"
+            " LIMIT %s",
+            (list(entity_ids), limit),
+        )
+        return [r[0] for r in rows]
+
+    def all_degrees(self, sample: int = 1000) -> list[int]:
+        count = int(self._one("SELECT count(*) FROM entities") or 0)
+        stride = max(1, -(-count // sample))
+        rows = self._rows(
+            "SELECT e.mentions"
+            " + (SELECT count(*) FROM relations WHERE source_entity_id = e.id)"
+            " + (SELECT count(*) FROM relations WHERE target_entity_id = e.id)"
+            " + (SELECT count(*) FROM entity_dependencies WHERE source_entity_id = e.id)"
+            " + (SELECT count(*) FROM entity_dependencies WHERE target_entity_id = e.id)"
+            " FROM entities e WHERE e.seq %% %s = 0",
+            (stride,),
+        )
+        return [int(r[0]) for r in rows]
+
+    def degrees_of(self, entity_ids: Iterable[str]) -> dict[str, int]:
+        ids = sorted(set(entity_ids))
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, sum(n) FROM ("
+            " SELECT id, mentions AS n FROM entities WHERE id = ANY(%(ids)s)"
+            " UNION ALL SELECT source_entity_id, 1 FROM relations WHERE source_entity_id = ANY(%(ids)s)"
+            " UNION ALL SELECT target_entity_id, 1 FROM relations WHERE target_entity_id = ANY(%(ids)s)"
+            " UNION ALL SELECT source_entity_id, 1 FROM entity_dependencies"
+            " WHERE source_entity_id = ANY(%(ids)s)"
+            " UNION ALL SELECT target_entity_id, 1 FROM entity_dependencies"
+            " WHERE target_entity_id = ANY(%(ids)s)"
+            ") AS d GROUP BY id",
+            {"ids": ids},  # type: ignore[arg-type]
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def entities_by_memory(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not memory_ids:
+            return {}
+        found: dict[str, list[str]] = {}
+        for memory_id, entity_id in self._rows(
+            "SELECT memory_id, entity_id FROM memory_entity_mentions WHERE memory_id = ANY(%s)",
+            (list(memory_ids),),
+        ):
+            found.setdefault(memory_id, []).append(entity_id)
+        return found
+
+    # -- the views ---------------------------------------------------------------------------------
+    def list_entities(
+        self, *, agent_id: str, search: str | None, limit: int, offset: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        where, params = "e.agent_id = %s", [agent_id]
+        if search:
+            where += " AND e.canonical_name ILIKE %s"
+            params.append(f"%{search}%")
+        total = int(self._one(f"SELECT count(*) FROM entities e WHERE {where}", params))
+        rows = self._dicts(
+            f"{_ENTITY} WHERE {where} ORDER BY e.mentions DESC, e.canonical_name LIMIT %s OFFSET %s",
+            [*params, limit, offset],
+        )
+        return rows, total
+
+    def get_entity(self, entity_id: str) -> dict[str, Any] | None:
+        rows = self._dicts(f"{_ENTITY} WHERE e.id = %s", (entity_id,))
+        return rows[0] if rows else None
+
+    def entity_by_prefix(self, ref: str) -> str:
+        def lookup(prefix: str) -> list[str]:
+            rows = self._rows(
+                "SELECT id FROM entities WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
+                (prefix, prefix + "~", prefixes.MAX_LISTED + 1),
+            )
+            return [str(r[0]) for r in rows]
+
+        return prefixes.resolve_with(lookup, ref, "entity")
+
+    def aliases(self, entity_id: str) -> list[str]:
+        rows = self._rows(
+            "SELECT alias FROM entity_aliases WHERE entity_id = %s ORDER BY canonical_alias",
+            (entity_id,),
+        )
+        return [r[0] for r in rows]
+
+    def aspects_with_attributes(self, entity_id: str) -> list[dict[str, Any]]:
+        aspects = self._dicts(
+            "SELECT id, aspect_name AS name, description, confidence, weight FROM entity_aspects"
+            " WHERE entity_id = %s ORDER BY weight * confidence DESC, aspect_name", (entity_id,),
+        )
+        for aspect in aspects:
+            aspect["attributes"] = self._dicts(
+                "SELECT id, kind, attribute_key AS key, attribute_value AS value, confidence,"
+                " source_memory_id FROM entity_attributes WHERE aspect_id = %s"
+                " ORDER BY confidence DESC, attribute_key", (aspect["id"],),
+            )
+        return aspects
+
+    def dependencies(self, entity_id: str) -> list[dict[str, Any]]:
+        return self._dicts(
+            "SELECT d.id, 'out' AS direction, d.target_entity_id AS entity_id,"
+            " e.name AS entity_name, d.dependency_type AS type, d.strength, d.traversal_weight"
+            " FROM entity_dependencies d JOIN entities e ON e.id = d.target_entity_id"
+            " WHERE d.source_entity_id = %s"
+            " UNION ALL SELECT d.id, 'in', d.source_entity_id, e.name, d.dependency_type,"
+            " d.strength, d.traversal_weight FROM entity_dependencies d"
+            " JOIN entities e ON e.id = d.source_entity_id WHERE d.target_entity_id = %s"
+            " ORDER BY 6 DESC, 1",
+            (entity_id, entity_id),
+        )
+
+    def memories(self, entity_id: str, limit: int) -> list[dict[str, Any]]:
+        return self._dicts(
+            "SELECT m.id, m.content, m.type, x.mention_text, x.confidence"
+            " FROM memory_entity_mentions x JOIN memories m ON m.id = x.memory_id"
+            " WHERE x.entity_id = %s AND NOT m.is_deleted"
+            " ORDER BY m.created_at DESC, m.id LIMIT %s",
+            (entity_id, limit),
+        )
+
+    def communities(self, agent_id: str) -> list[dict[str, Any]]:
+        rows = self._dicts(
+            "SELECT id, label, size, modularity, quality, member_ids, created_at"
+            " FROM entity_communities WHERE agent_id = %s ORDER BY size DESC, label",
+            (agent_id,),
+        )
+        return [{**r, "member_ids": json.loads(r["member_ids"])} for r in rows]
+
+    def community_ids(self, ref: str, agent_id: str | None) -> list[str]:
+        found = self._one("SELECT id FROM entity_communities WHERE id = %s", (ref,))
+        if found is not None:
+            return [str(found)]
+        where, params = "lower(label) = lower(%s)", [ref]
+        if agent_id is not None:
+            where += " AND agent_id = %s"
+            params.append(agent_id)
+        rows = self._rows(f"SELECT id FROM entity_communities WHERE {where} ORDER BY id", params)
+        return [r[0] for r in rows]
+
+    def stats(self, agent_id: str) -> dict[str, int]:
+        def count(sql: str) -> int:
+            return int(self._one(sql, (agent_id,)))
+
+        return {
+            "entities": count("SELECT count(*) FROM entities WHERE agent_id = %s"),
+            "aliases": count("SELECT count(*) FROM entity_aliases WHERE agent_id = %s"),
+            "relations": count(
+                "SELECT count(*) FROM relations r JOIN entities e ON e.id = r.source_entity_id"
+                " WHERE e.agent_id = %s"
+            ),
+            "mentions": count(
+                "SELECT count(*) FROM memory_entity_mentions x"
+                " JOIN entities e ON e.id = x.entity_id WHERE e.agent_id = %s"
+            ),
+            "aspects": count("SELECT count(*) FROM entity_aspects WHERE agent_id = %s"),
+            "attributes": count("SELECT count(*) FROM entity_attributes WHERE agent_id = %s"),
+            "dependencies": count("SELECT count(*) FROM entity_dependencies WHERE agent_id = %s"),
+            "communities": count("SELECT count(*) FROM entity_communities WHERE agent_id = %s"),
+            "pinned": count(
+                "SELECT count(*) FROM entity_pinning WHERE agent_id = %s AND pin_type = 'pin'"
+            ),
+            "suppressed": count(
+                "SELECT count(*) FROM entity_pinning WHERE agent_id = %s AND pin_type = 'suppress'"
+            ),
+        }
+
+    def dependency_weights(self, agent_id: str) -> list[tuple[str, str, float]]:
+        rows = self._rows(
+            "SELECT source_entity_id, target_entity_id, strength * traversal_weight"
+            " FROM entity_dependencies WHERE agent_id = %s AND source_entity_id != target_entity_id",
+            (agent_id,),
+        )
+        return [(r[0], r[1], float(r[2])) for r in rows]
+
+    def entity_names(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        rows = self._rows("SELECT id, name FROM entities WHERE id = ANY(%s)", (ids,))
+        return {r[0]: r[1] for r in rows}
+
+    def replace_communities(
+        self, agent_id: str, found: list[dict[str, Any]], now: str
+    ) -> None:
+        self.conn.execute(
+            "UPDATE entities SET community_id = NULL WHERE agent_id = %s", (agent_id,)
+        )
+        self.conn.execute("DELETE FROM entity_communities WHERE agent_id = %s", (agent_id,))
+        for item in found:
+            self.conn.execute(
+                "INSERT INTO entity_communities (id, agent_id, label, size, modularity, quality,"
+                " member_ids, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+                (item["id"], agent_id, item["label"], len(item["members"]), item["modularity"],
+                 item["quality"], json.dumps(item["members"]), now),
+            )
+            self.conn.execute(
+                "UPDATE entities SET community_id = %s WHERE id = ANY(%s)",
+                (item["id"], list(item["members"])),
+            )

@@ -1,0 +1,185 @@
+"""The graph store contract (store/graph_store.py): one suite on both backends, a real SQLite
+file and a real PostgreSQL database (tests/pg_server.py).
+
+Each test writes through `core.graph().writing()` and reads back through `reading()`, the way
+the graph service, the pipeline's graph persistence and recall's graph channels do; memories
+come from the core seam's insert, which runs the inline entity linker in its transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from signet.config import StoreConfig
+from signet.errors import InvalidInput, NotFound
+from signet.normalize import normalize_content
+from signet.store.backend import CoreStore, open_core
+from signet.types import Actor, MemoryFilters, NewMemory
+
+T0 = "2026-11-29T12:00:00.000Z"
+T1 = "2026-11-29T12:00:01.000Z"
+ACTOR = Actor(name="tester", type="operator")
+MODEL = "unit-model"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
+    if request.param == "sqlite":
+        config = StoreConfig()
+    else:
+        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
+    opened = open_core(config, sqlite_path=tmp_path / "memories.db",
+                       key_path=tmp_path / ".secrets" / "auth.key")
+    yield opened
+    opened.close()
+
+
+def remember(core: CoreStore, content: str, *, agent_id: str = "default",
+             vector: np.ndarray | None = None) -> str:
+    norm = normalize_content(content)
+    memory_id, _ = core.insert_memory(
+        NewMemory(content=content, agent_id=agent_id), storage=norm.storage,
+        normalized=norm.normalized, content_hash=norm.content_hash, actor=ACTOR, now=T0,
+        vector=vector, model=MODEL if vector is not None else None,
+    )
+    return memory_id
+
+
+def test_entities_are_unique_per_agent_by_canonical_name(core: CoreStore) -> None:
+    with core.graph().writing() as g:
+        first = g.upsert_entity("Ford Mustang", agent_id="default", now=T0)
+        again = g.upsert_entity("ford-mustang", agent_id="default", now=T1)
+        other_agent = g.upsert_entity("Ford Mustang", agent_id="other", now=T0)
+        rel = g.upsert_relation(first, other_agent, " Drives ", confidence=0.4, now=T0)
+        assert g.upsert_relation(first, other_agent, "drives", confidence=0.8, now=T1) == rel
+    assert again == first and other_agent != first
+    with core.graph().reading() as g:
+        listed, total = g.list_entities(agent_id="default", search=None, limit=10, offset=0)
+        assert total == 1 and listed[0]["name"] == "Ford Mustang"
+        assert listed[0]["canonical_name"] == "ford mustang" and listed[0]["pinned"] is None
+        assert g.resolve(["ford mustang", "nothing"], "default") == {"ford mustang": first}
+        assert g.relation_neighbours([first], 10) == [other_agent]
+        assert g.stats("default")["relations"] == 1
+
+
+def test_mentions_count_each_link_once_and_the_linker_links_known_names(core: CoreStore) -> None:
+    with core.graph().writing() as g:
+        alice = g.upsert_entity("Alice", agent_id="default", now=T0)
+        g.upsert_entity("Kubernetes", agent_id="other", now=T0)
+    # The inline linker runs in the insert's transaction: existing entities of the same agent.
+    memory = remember(core, "Met Alice to talk about Kubernetes upgrades")
+    with core.graph().reading() as g:
+        assert [e.id for e in g.entities_of_memory(memory)] == [alice]
+        assert g.mention_count(alice) == 1
+        assert g.mention_memories(alice, 10) == [(memory, 0.5)]
+        assert g.memories_of_entities([alice], 10) == [memory]
+        assert g.entities_by_memory([memory]) == {memory: [alice]}
+    with core.graph().writing() as g:
+        assert not g.link_mention(memory, alice, mention_text="Alice", confidence=1.0, now=T1)
+    with core.graph().reading() as g:
+        assert g.mention_count(alice) == 1
+    # New content names no one: the links go, the count follows.
+    core.update_memory(memory, {"content": "Nothing named here"}, actor=ACTOR, now=T1)
+    with core.graph().reading() as g:
+        assert g.entities_of_memory(memory) == [] and g.mention_count(alice) == 0
+
+
+def test_aliases_aspects_attributes_and_dependencies(core: CoreStore) -> None:
+    memory = remember(core, "the car is blue")
+    with core.graph().writing() as g:
+        car = g.upsert_entity("Mustang", agent_id="default", now=T0)
+        user = g.upsert_entity("user", agent_id="default", now=T0)
+        assert g.add_alias(car, "my car", agent_id="default", now=T0)
+        assert not g.add_alias(car, "My Car", agent_id="default", now=T0)
+        aspect = g.upsert_aspect(car, "looks", agent_id="default", description=None,
+                                 confidence=0.9, now=T0)
+        first = g.upsert_attribute(aspect, car, "colour", "blue", kind="attribute",
+                                   confidence=0.5, source_memory_id=memory, agent_id="default",
+                                   now=T0)
+        assert g.upsert_attribute(aspect, car, "colour", "blue", kind="attribute",
+                                  confidence=0.7, source_memory_id=None, agent_id="default",
+                                  now=T1) == first
+        dep = g.upsert_dependency(user, car, "owns", strength=0.6, agent_id="default", now=T0)
+        g.upsert_dependency(user, car, "owns", strength=0.4, agent_id="default", now=T1)
+        assert g.scale_dependency_weights([dep], 10.0, 0.2, 3.0, T1) == 1
+        g.set_entity_details(car, entity_type="vehicle", description=None, now=T1)
+        g.record_history(memory, "none", ACTOR, T1, reason="graph", metadata={"graph": {}})
+    with core.graph().reading() as g:
+        assert g.resolve(["my car"], "default") == {"my car": car}
+        assert g.aliases(car) == ["my car"]
+        [found] = g.aspects(car, 5)
+        assert (found.id, found.name, found.weight) == (aspect, "looks", 1.0)
+        assert g.attribute_memories(aspect, 5) == [(memory, 0.7)]
+        assert g.aspects_sourced_by(memory) == [aspect]
+        [edge] = g.dependency_edges(car, min_strength=0.1, limit=5)
+        assert (edge.id, edge.other, edge.strength, edge.traversal_weight) == (dep, user, 0.6, 3.0)
+        assert g.dependency_edges(car, min_strength=0.7, limit=5) == []
+        assert g.dependency_weights("default") == [(user, car, pytest.approx(1.8))]
+        detail = g.get_entity(car)
+        assert detail is not None and detail["entity_type"] == "vehicle"
+        [shown] = g.aspects_with_attributes(car)
+        assert shown["attributes"][0]["value"] == "blue"
+        assert [d["direction"] for d in g.dependencies(car)] == ["in"]
+        assert g.degrees_of([car, user]) == {car: 1, user: 1}
+    assert [h.event for h in core.history(memory)][-1] == "none"
+
+
+def test_pins_communities_and_lookups(core: CoreStore) -> None:
+    with core.graph().writing() as g:
+        a = g.upsert_entity("Alpha", agent_id="default", now=T0)
+        b = g.upsert_entity("Beta", agent_id="default", now=T0)
+        g.set_pin(a, agent_id="default", pin_type="suppress", weight=2.0, reason=None,
+                  pinned_by="tester", now=T0)
+        g.replace_communities("default", [{"id": "c1", "label": "Greek Letters",
+                                           "members": [a, b], "modularity": 0.5,
+                                           "quality": "good"}], T0)
+    with core.graph().reading() as g:
+        pins = g.pins("default")
+        assert pins[a].pin_type == "suppress" and pins[a].weight == 2.0
+        entity = g.get_entity(a)
+        assert entity is not None and entity["pinned"] == "suppress"
+        assert entity["pin_weight"] == 2.0 and entity["community_id"] == "c1"
+        assert g.community_ids("greek letters", "default") == ["c1"]
+        assert g.community_ids("c1", None) == ["c1"]
+        assert g.community_ids("greek letters", "other") == []
+        assert g.communities("default")[0]["member_ids"] == [a, b]
+        assert g.entity_names([a, b]) == {a: "Alpha", b: "Beta"}
+        assert g.entity_by_prefix(a[:12]) == a
+        with pytest.raises(NotFound):
+            g.entity_by_prefix("ffffffffffff" if not a.startswith("ffff") else "000000000000")
+        assert g.entity_by_prefix("Alpha") == "Alpha"  # not a prefix: returned for a name lookup
+        marker = g.entity_marker("default")
+    with core.graph().writing() as g:
+        assert g.clear_pin(a, agent_id="default")
+        g.upsert_entity("Gamma", agent_id="default", now=T1)
+    with core.graph().reading() as g:
+        assert g.pins("default") == {} and g.entity_marker("default") != marker
+        assert sorted(g.entities_like(["alp", "gam"], "default", 10)) == sorted(
+            [a, g.resolve(["gamma"], "default")["gamma"]])
+        assert len(g.all_degrees()) == 3
+
+
+def test_scope_reads_filters_and_vectors(core: CoreStore) -> None:
+    vector = np.array([0.6, 0.8], dtype=np.float32)
+    mine = remember(core, "kept", vector=vector)
+    theirs = remember(core, "other agent's", agent_id="other")
+    gone = remember(core, "forgotten")
+    core.forget(gone, actor=ACTOR, now=T1)
+    with core.graph().reading() as g:
+        assert g.live_ids([mine, theirs, gone, "unknown"]) == {mine, theirs}
+        assert g.allowed_ids([mine, theirs, gone], MemoryFilters(agent_id="default")) == {mine}
+        stored = g.memory_vectors([mine, theirs], MODEL)
+        assert list(stored) == [mine] and np.allclose(stored[mine], vector)
+        assert g.memory_exists(mine) and not g.memory_exists("unknown")
+
+
+def test_a_failed_write_leaves_nothing(core: CoreStore) -> None:
+    with pytest.raises(InvalidInput), core.graph().writing() as g:
+        g.upsert_entity("Orphan", agent_id="default", now=T0)
+        raise InvalidInput("the caller refused the rest")
+    with core.graph().reading() as g:
+        assert g.resolve(["orphan"], "default") == {}
