@@ -44,6 +44,7 @@ from signet.sessions.service import Sessions
 from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
+from signet.store.session_store import SqliteSessions
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
 from signet.worker_list import Parts, build_workers
@@ -103,7 +104,7 @@ class SignetApp:
         clock = clock or SystemClock()
         graph = KnowledgeGraph.build(store, config.pipeline, chosen.model if chosen else None, clock)
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
-        sessions = Sessions(config, store, clock)
+        sessions = Sessions(config, SqliteSessions(store), clock)
         # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
         recaller = Recaller(
             store, config.search, RankingSpec.of(config.search, graph.hooks()), chosen, vectors,

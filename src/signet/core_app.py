@@ -11,7 +11,11 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
 - the workers are the embed worker and the stale-lease reaper on the seam (workers/
   core_workers.py): jobs are leased with SKIP LOCKED, so several daemons share the queue;
 - tokens: `token_authority` signs with the key stored in the database, so a token issued by
-  one daemon is accepted by every other.
+  one daemon is accepted by every other;
+- sessions and transcripts: the lineage service itself (sessions/service.py `Sessions`) over
+  the store's sessions tables (store/session_store.py; PgSessions on PostgreSQL), with the
+  idle-session sweep and MEMORY.md synthesis as scheduled workers (synthesis one daemon at a
+  time, under an advisory lock).
 
 Everything else the app offers needs tables not on the seam yet (store/backend.py NOT_PORTED).
 Each such operation is refused by name, `NotOnBackend` (HTTP 501, `not_on_backend`), never
@@ -52,8 +56,11 @@ from signet.providers.llm import LLM
 from signet.recall.core_recall import CoreRecaller
 from signet.recall.spec import RankingSpec
 from signet.services.core_memory import CoreMemoryService
+from signet.services.delegate import Delegate
 from signet.services.scope import scoped_filters
+from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
+from signet.store.session_store import sessions_on
 from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
 from signet.types import (
@@ -67,6 +74,7 @@ from signet.types import (
     RecallResponse,
     RememberResult,
 )
+from signet.worker_list import session_workers
 from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
 from signet.workers.loop import Worker, WorkerLoop
 
@@ -82,16 +90,6 @@ UNPORTED: dict[str, str] = {
     "feedback": "feedback",
     "forget_batch": "batch forget and modify",
     "modify_batch": "batch forget and modify",
-    "import_transcript": "sessions and transcripts",
-    "session_list": "sessions and transcripts",
-    "session_show": "sessions and transcripts",
-    "session_search": "sessions and transcripts",
-    "session_forget": "sessions and transcripts",
-    "synthesize_memory_md": "sessions and transcripts",
-    "reindex_artifacts": "sessions and transcripts",
-    "threads": "sessions and transcripts",
-    "thread": "sessions and transcripts",
-    "lineage": "sessions and transcripts",
     "search_ledger": "search ledger",
     "run_retention": "cold tier and retention",
     "review_queue": "review queue",
@@ -118,7 +116,7 @@ UNPORTED: dict[str, str] = {
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
-    "projection": "projection", "sessions": "sessions and transcripts",
+    "projection": "projection",
     "documents": "documents and connectors", "connectors": "documents and connectors",
     "ledger": "search ledger", "job_queue": "job listing", "reviews": "review queue",
 }
@@ -155,6 +153,7 @@ class CoreAppOps:
     core: CoreStore
     core_recaller: CoreRecaller
     memory: CoreMemoryService
+    sessions: Sessions
     embedder: Embedder | None
     clock: Clock
     _workers: builtins.list[Worker] | None
@@ -178,6 +177,8 @@ class CoreAppOps:
         self.memory = memory
         for name, feature in UNPORTED_PARTS.items():
             setattr(self, name, Unported(feature, core.backend))
+        # The lineage: the same service as on SQLite, over the store's sessions tables.
+        self.sessions = Sessions(config, sessions_on(core), clock)
 
     @classmethod
     def build(
@@ -233,6 +234,18 @@ class CoreAppOps:
     def flush_accesses(self) -> int:
         return 0  # accesses are not recorded on this backend (services/core_memory.py)
 
+    # -- sessions and lineage: the lineage service itself (sessions/service.py) ----------
+    import_transcript = Delegate("sessions", Sessions.import_for)
+    session_list = Delegate("sessions", Sessions.list)
+    session_show = Delegate("sessions", Sessions.show)
+    session_search = Delegate("sessions", Sessions.search)
+    session_forget = Delegate("sessions", Sessions.forget)
+    synthesize_memory_md = Delegate("sessions", Sessions.synthesize)
+    reindex_artifacts = Delegate("sessions", Sessions.reindex)
+    threads = Delegate("sessions", Sessions.threads)
+    thread = Delegate("sessions", Sessions.thread)
+    lineage = Delegate("sessions", Sessions.lineage_of)
+
     # -- workers, tokens, status, lifecycle ------------------------------------------
     def workers(self) -> builtins.list[Worker]:
         if self._workers is None:
@@ -241,6 +254,7 @@ class CoreAppOps:
                 CoreEmbedWorker(self.core, self.embedder, frozen=pipeline.mutations_frozen,
                                 batch_size=self.config.embedding.batch_size),
                 CoreReaperWorker(self.core, pipeline.lease_timeout_ms),
+                *session_workers(self.sessions, pipeline),
             ]
         return self._workers
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from signet import maintenance, skills
-from signet.config import Config
+from signet.config import Config, PipelineConfig
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.fetch import FetchPolicy
 from signet.documents.worker import DocumentWorker
@@ -31,7 +31,7 @@ from signet.workers.retention_worker import RetentionWorker
 from signet.workers.scheduled import ScheduledWorker
 from signet.workers.summary_worker import SummaryWorker
 
-__all__ = ["Parts", "build_workers"]
+__all__ = ["Parts", "build_workers", "session_workers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +84,21 @@ def build_workers(parts: Parts) -> list[Worker]:
             enabled=cfg.autonomous.enabled,
         ),
         SummaryWorker(store, config.workspace, config.sessions, cfg, memory, llm),
+        *session_workers(parts.sessions, cfg),
+    ]
+
+
+def session_workers(sessions: Sessions, cfg: PipelineConfig) -> list[Worker]:
+    """The lineage's scheduled work, on either backend (core_app.py runs them too)."""
+    return [
         # Harnesses that skip session-end: idle sessions are closed and summarised.
         ScheduledWorker(
-            "session-timeout", parts.sessions.close_idle, interval_ms=60_000,
+            "session-timeout", sessions.close_idle, interval_ms=60_000,
             enabled=cfg.enabled and not cfg.mutations_frozen,
         ),
         # The global head (MEMORY.md), rendered again after an idle gap.
         ScheduledWorker(
-            "synthesis", parts.sessions.head.run_if_due, interval_ms=60_000,
+            "synthesis", sessions.head.run_if_due, interval_ms=60_000,
             enabled=not cfg.mutations_frozen,
         ),
     ]

@@ -52,7 +52,6 @@ def refusals(s: Any) -> list[tuple[str, str, dict[str, Any]]]:
         ("POST", "/api/memory/remember", {"json": {"content": "x", "idempotency_key": "k1"}}),
         ("GET", "/api/memories", {"params": {"community": "c1"}}),
         ("POST", "/api/memory/recall", {"json": {"query": "fact", "filters": {"community": "c"}}}),
-        ("GET", "/api/sessions", {}),
         ("GET", "/api/pipeline/status", {}),
         ("GET", "/api/knowledge/entities", {}),
         ("GET", "/api/repair/fts-check", {}),

@@ -11,7 +11,7 @@ from fakes.transcripts import claude_code, conversation
 TURNS = [("user", "The staging cluster is called Heron."), ("assistant", "Heron, noted.")]
 
 
-def test_a_transcript_posted_twice_is_stored_once_and_listed(serve) -> None:
+def test_a_transcript_posted_twice_is_stored_once_and_listed(serve, backend: str) -> None:
     s = serve()
     body = {"harness": "claude-code", "content": claude_code(TURNS), "project": "infra"}
     first = s.client.post("/api/sessions/abc/transcript", json=body)
@@ -27,7 +27,7 @@ def test_a_transcript_posted_twice_is_stored_once_and_listed(serve) -> None:
     assert [x["session_id"] for x in found] == ["abc"]
 
 
-def test_a_path_import_reads_the_harness_file(serve, tmp_path: Path) -> None:
+def test_a_path_import_reads_the_harness_file(serve, backend: str, tmp_path: Path) -> None:
     s = serve()
     file = tmp_path / "t.jsonl"
     file.write_text(claude_code(conversation(2)), "utf-8")
@@ -36,7 +36,7 @@ def test_a_path_import_reads_the_harness_file(serve, tmp_path: Path) -> None:
     assert reply.status_code == 201 and reply.json()["session"]["message_count"] == 4
 
 
-def test_bad_imports_get_a_clear_4xx_and_unknown_sessions_404(serve) -> None:
+def test_bad_imports_get_a_clear_4xx_and_unknown_sessions_404(serve, backend: str) -> None:
     s = serve()
     bad = s.client.post("/api/sessions/x/transcript",
                         json={"harness": "claude-code", "content": "{not json\n{}\n"})
@@ -53,7 +53,7 @@ def test_bad_imports_get_a_clear_4xx_and_unknown_sessions_404(serve) -> None:
     assert s.client.get("/api/sessions").json()["total"] == 0
 
 
-def test_a_scoped_token_sees_nothing_of_other_scopes_sessions(serve, tmp_path: Path) -> None:
+def test_a_scoped_token_sees_nothing_of_other_scopes_sessions(serve, backend: str, tmp_path: Path) -> None:
     s = serve()
     agent_a = auth(issue(s.app, "agent", agent="agent-a", project="alpha"))
     agent_b = auth(issue(s.app, "agent", agent="agent-b"))
@@ -104,7 +104,7 @@ def test_lineage_threads_reindex_and_forget_over_http(serve) -> None:
     assert s.client.post("/api/artifacts/reindex").json()["indexed"] == 0
 
 
-def test_a_scoped_token_cannot_read_the_rendered_memory_md(serve) -> None:
+def test_a_scoped_token_cannot_read_the_rendered_memory_md(serve, backend: str) -> None:
     s = serve()
     s.app.remember("The alpha launch code name is Bluebird", project="alpha", importance=0.9)
     assert s.client.post("/api/memory/synthesize").status_code == 200

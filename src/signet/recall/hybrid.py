@@ -465,7 +465,7 @@ class Recaller:
     ) -> list[RecallHit]:
         mark = time.perf_counter()
         assert self.transcripts is not None
-        texts = self.transcripts(conn, [h.memory for h in hits])
+        texts = self.transcripts([h.memory for h in hits])
         timings["expand"] = (time.perf_counter() - mark) * 1000
         return [replace(h, transcript=texts.get(h.memory.id)) for h in hits]
 

@@ -54,7 +54,8 @@ class Channel(Protocol):
 
 
 HubLookup = Callable[[Connection, Sequence[str]], set[str]]
-TranscriptLookup = Callable[[Connection, Sequence[Memory]], dict[str, str]]
+# Memory id -> transcript excerpt (sessions/service.py `Sessions.excerpts`, on either backend).
+TranscriptLookup = Callable[[Sequence[Memory]], dict[str, str]]
 Shaper = Callable[[list[RecallHit], int], list[RecallHit]]
 
 

@@ -19,8 +19,11 @@ imported is ever dropped.
 
 Files are written whole (lineage/files.py) before the row that points at them is committed, so a
 crash leaves at worst a file the row does not count yet; the next import rewrites it. Imports
-of one workspace are serialised by a lock: two harness hooks firing at once must not both
-believe they create the session.
+in one process are serialised by a lock: two harness hooks firing at once must not both
+believe they create the session. Across daemons sharing a database (store.backend postgres), the
+second creation is refused as a Conflict (409) and the hook's retry appends or finds it
+unchanged. The files are the importing daemon's workspace's; another daemon shows the session's
+messages from the row's cleaned text (service.py `messages`).
 
 An ended import (the default: the session-end hook) closes the session and queues its summary.
 """
@@ -38,7 +41,7 @@ from signet.errors import InvalidInput
 from signet.lineage.files import read_messages, safe_name, write_atomic, write_messages
 from signet.lineage.formats import Message, Parsed, parse
 from signet.store import sessions as sessions_sql
-from signet.store.db import Store
+from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow
 
 __all__ = ["ImportResult", "Importer", "render"]
@@ -68,7 +71,7 @@ def render(messages: list[Message]) -> str:
 
 @dataclass
 class Importer:
-    store: Store
+    store: SessionStore
     workspace: Path
     max_attempts: int = 3
     clock: Clock = field(default_factory=SystemClock)
@@ -82,7 +85,7 @@ class Importer:
         key = sessions_sql.session_key(agent_id, project, sid)
         raw_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with _LOCK:
-            existing = sessions_sql.get(self.store.reader(), key)
+            existing = self.store.get(key)
             if existing is None:
                 row = self._create(key, sid, harness, project, agent_id, parsed, text, raw_hash, ended)
                 return self._commit(row, None, "created", len(parsed.messages), ended)
@@ -161,24 +164,14 @@ class Importer:
         self, row: SessionRow, before: SessionRow | None, status: str, added: int, ended: bool
     ) -> ImportResult:
         now = stamp(self.clock)
-        job = None
-        with self.store.write_tx() as conn:
-            if before is None:
-                sessions_sql.insert(conn, row)
-            else:
-                if ended and row.ended_at is None:
-                    row = replace(row, ended_at=row.last_event_at or now)
-                sessions_sql.update(
-                    conn, row.session_key, content=row.content, raw_hash=row.raw_hash,
-                    content_hash=row.content_hash, message_count=row.message_count,
-                    last_event_at=row.last_event_at, ended_at=row.ended_at, updated_at=now,
-                )
-            if ended and (status != "unchanged" or before is None or before.ended_at is None):
-                job = sessions_sql.enqueue_summary(
-                    conn, row, trigger="session_end", now=now, max_attempts=self.max_attempts
-                )
-            stored = sessions_sql.get(conn, row.session_key)
-        assert stored is not None
+        if before is not None and ended and row.ended_at is None:
+            row = replace(row, ended_at=row.last_event_at or now)
+        summarise = ended and (status != "unchanged" or before is None or before.ended_at is None)
+        # The row and its summary job in one transaction (store/session_store.py).
+        stored, job = self.store.save_import(
+            row, created=before is None, summary_trigger="session_end" if summarise else None,
+            now=now, max_attempts=self.max_attempts,
+        )
         return ImportResult(stored, status, added, job)
 
 

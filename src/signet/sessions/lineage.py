@@ -21,14 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from signet.clock import Clock, SystemClock, stamp
-from signet.errors import NotFound
+from signet.errors import Conflict, NotFound
 from signet.lineage.artifacts import artifact_id, parse
-from signet.store import artifacts as art_sql
-from signet.store import memories as mem_sql
-from signet.store import scope as scope_sql
-from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
-from signet.store.db import Store
+from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow
 from signet.types import MemoryScope
 from signet.workers.summary_worker import row_of
@@ -40,15 +36,22 @@ MAX_WALK = 200
 
 @dataclass
 class Lineage:
-    store: Store
+    store: SessionStore
     workspace: Path
     clock: Clock = field(default_factory=SystemClock)
 
     # -- re-index ---------------------------------------------------------------------------
 
     def reindex(self) -> dict[str, Any]:
+        # One at a time across every daemon on the store (an advisory lock on PostgreSQL).
+        with self.store.one_at_a_time("reindex-artifacts") as held:
+            if not held:
+                raise Conflict("a re-index of the artifacts is running on another daemon; try again")
+            return self._reindex()
+
+    def _reindex(self) -> dict[str, Any]:
         now = stamp(self.clock)
-        tombs = art_sql.tombstoned(self.store.reader())
+        tombs = self.store.tombstoned()
         rows: dict[tuple[str, str], ArtifactRow] = {}
         errors: list[str] = []
         skipped = 0
@@ -68,13 +71,10 @@ class Lineage:
             (row.agent_id, child): row.source_path
             for row in rows.values() for child in row.condenses
         }
-        with self.store.write_tx() as conn:
-            stale = [key for key in art_sql.all_paths(conn) if key not in rows]
-            for agent_id, path in stale:
-                art_sql.delete(conn, agent_id, path)
-            for key, row in rows.items():
-                art_sql.upsert(conn, replace(row, parent_path=parents.get(key)))
-        return {"indexed": len(rows), "removed": len(stale), "tombstoned": skipped, "errors": errors}
+        removed = self.store.replace_artifacts(
+            {key: replace(row, parent_path=parents.get(key)) for key, row in rows.items()}
+        )
+        return {"indexed": len(rows), "removed": removed, "tombstoned": skipped, "errors": errors}
 
     def _files(self) -> list[Path]:
         root = self.workspace / "memory"
@@ -83,8 +83,7 @@ class Lineage:
     # -- privacy removal ----------------------------------------------------------------------
 
     def forget_session(self, session: SessionRow, reason: str | None) -> dict[str, Any]:
-        conn = self.store.reader()
-        artifacts = art_sql.of_session(conn, session.session_key)
+        artifacts = self.store.artifacts_of_session(session.session_key)
         paths = [a.source_path for a in artifacts]
         transcript = [p for p in (session.path, session.raw_path) if p]
         if session.raw_path:
@@ -92,12 +91,7 @@ class Lineage:
             transcript += [
                 p.relative_to(self.workspace).as_posix() for p in raw.parent.glob(f"{raw.stem}.*.orig")
             ]
-        with self.store.write_tx() as wconn:
-            for path in paths:
-                art_sql.delete(wconn, session.agent_id, path)
-            sessions_sql.delete(wconn, session.session_key)
-            art_sql.tombstone(wconn, session.agent_id, session.session_key, paths + transcript,
-                              reason, stamp(self.clock))
+        self.store.forget_session(session, paths, paths + transcript, reason, stamp(self.clock))
         for path in paths + transcript:
             (self.workspace / path).unlink(missing_ok=True)
         return {"session_id": session.session_id, "removed_paths": paths + transcript}
@@ -106,14 +100,13 @@ class Lineage:
 
     def threads(self, scope: MemoryScope | None) -> dict[str, Any]:
         agent, project = (scope.agent_id, scope.project) if scope else (None, None)
-        return {"items": art_sql.threads(self.store.reader(), agent, project)}
+        return {"items": self.store.threads(agent, project)}
 
     def thread(self, key: str, scope: MemoryScope | None, agent_id: str = "default") -> dict[str, Any]:
         agent = scope.agent_id if scope and scope.agent_id else agent_id
-        conn = self.store.reader()
-        epochs = art_sql.in_thread(conn, agent, key, "epoch")
-        arcs = art_sql.in_thread(conn, agent, key, "arc", uncondensed=True)
-        summaries = art_sql.in_thread(conn, agent, key, "summary", uncondensed=True)
+        epochs = self.store.in_thread(agent, key, "epoch")
+        arcs = self.store.in_thread(agent, key, "arc", uncondensed=True)
+        summaries = self.store.in_thread(agent, key, "summary", uncondensed=True)
         pieces = [*epochs[-1:], *arcs, *summaries]
         if not pieces or not all(_visible(p, scope) for p in pieces):
             raise NotFound(f"thread {key} not found")
@@ -126,22 +119,21 @@ class Lineage:
     # -- the DAG ----------------------------------------------------------------------------
 
     def lineage(self, ref: str, scope: MemoryScope | None) -> dict[str, Any]:
-        conn = self.store.reader()
         node = self._node(ref, scope)
         if node["kind"] == "memory":
             memory = node["memory"]
             sessions = [
                 s for sid in dict.fromkeys(filter(None, (memory.session_id, memory.source_id)))
-                for s in sessions_sql.find(conn, sid, agent_id=memory.agent_id, project=memory.project)
+                for s in self.store.find(sid, agent_id=memory.agent_id, project=memory.project)
             ]
-            summaries = [a for s in sessions[:1] for a in art_sql.of_session(conn, s.session_key)]
+            summaries = [a for s in sessions[:1] for a in self.store.artifacts_of_session(s.session_key)]
             up = [_session_dict(s) for s in sessions[:1]] + self._up(summaries)
             return {"node": {"kind": "memory", "id": memory.id, "content": memory.content},
                     "up": up, "down": []}
         if node["kind"] == "session":
             session = node["session"]
-            summaries = art_sql.of_session(conn, session.session_key)
-            memories = sessions_sql.memories_of(conn, session.agent_id, session.session_id, session.project)
+            summaries = self.store.artifacts_of_session(session.session_key)
+            memories = self.store.memories_of(session.agent_id, session.session_id, session.project)
             return {"node": _session_dict(session), "up": self._up(summaries),
                     "down": [{"kind": "transcript", "path": session.path, "raw_path": session.raw_path},
                              *({"kind": "memory", "id": m} for m in memories)]}
@@ -150,16 +142,15 @@ class Lineage:
                 "down": self._down(artifact)}
 
     def _node(self, ref: str, scope: MemoryScope | None) -> dict[str, Any]:
-        conn = self.store.reader()
-        found = art_sql.by_id(conn, ref)
+        found = self.store.artifact_by_id(ref)
         if found is not None and _visible(found, scope):
             return {"kind": "artifact", "artifact": found}
-        memory = mem_sql.get(conn, ref)
-        if memory is not None and (scope is None or scope_sql.contains(conn, ref, scope)):
+        memory = self.store.memory(ref, scope)
+        if memory is not None:
             return {"kind": "memory", "memory": memory}
         agent, project = (scope.agent_id, scope.project) if scope else (None, None)
-        sessions = sessions_sql.find(conn, ref, agent_id=agent, project=project)
-        row = sessions[0] if sessions else sessions_sql.get(conn, ref)
+        sessions = self.store.find(ref, agent_id=agent, project=project)
+        row = sessions[0] if sessions else self.store.get(ref)
         if row is not None and (agent is None or row.agent_id == agent) and (
             project is None or row.project == project
         ):
@@ -170,7 +161,6 @@ class Lineage:
         """Each start and its chain of parents (summary -> arc -> epoch), nearest first."""
         out: list[dict[str, Any]] = []
         seen: set[str] = set()
-        conn = self.store.reader()
         for start in starts:
             current: ArtifactRow | None = start
             first = True
@@ -180,23 +170,22 @@ class Lineage:
                     out.append(_artifact_dict(current))
                 first = False
                 current = (
-                    art_sql.get(conn, current.agent_id, current.parent_path)
+                    self.store.artifact(current.agent_id, current.parent_path)
                     if current.parent_path else None
                 )
         return out
 
     def _down(self, top: ArtifactRow) -> list[dict[str, Any]]:
         """Everything `top` condenses, depth first, down to the sessions' transcripts."""
-        conn = self.store.reader()
         out: list[dict[str, Any]] = []
         stack = list(reversed(top.condenses))
         while stack and len(out) < MAX_WALK:
-            child = art_sql.get(conn, top.agent_id, stack.pop())
+            child = self.store.artifact(top.agent_id, stack.pop())
             if child is None:
                 continue
             out.append(_artifact_dict(child))
             stack.extend(reversed(child.condenses))
-            if child.session_key and (session := sessions_sql.get(conn, child.session_key)):
+            if child.session_key and (session := self.store.get(child.session_key)):
                 out.append({**_session_dict(session), "under": child.source_path})
         return out
 

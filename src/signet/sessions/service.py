@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,7 @@ from signet.lineage.formats import HARNESSES, Message, parse
 from signet.sessions.importer import Importer, ImportResult
 from signet.sessions.lineage import Lineage
 from signet.sessions.synthesis import HeadSynthesis
-from signet.store import sessions as sessions_sql
-from signet.store.connection import Connection
-from signet.store.db import Store
+from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow
 from signet.types import Actor, Memory, MemoryScope, format_ts
 
@@ -47,7 +45,7 @@ __all__ = ["Sessions"]
 @dataclass
 class Sessions:
     config: Config
-    store: Store
+    store: SessionStore
     clock: Clock = field(default_factory=SystemClock)
     head: HeadSynthesis = field(init=False, repr=False)
 
@@ -118,9 +116,8 @@ class Sessions:
         if not 1 <= limit <= 1000 or offset < 0:
             raise InvalidInput("limit must be between 1 and 1000 and offset not negative")
         agent, project = _narrowed(scope, project)
-        rows, total = sessions_sql.list_page(
-            self.store.reader(), agent_id=agent, project=project, harness=harness,
-            limit=limit, offset=offset,
+        rows, total = self.store.list_page(
+            agent_id=agent, project=project, harness=harness, limit=limit, offset=offset
         )
         return {"items": [r.to_dict() for r in rows], "total": total, "limit": limit, "offset": offset}
 
@@ -128,10 +125,9 @@ class Sessions:
         self, session_id: str, *, scope: MemoryScope | None = None, project: str | None = None
     ) -> SessionRow:
         agent, project = _narrowed(scope, project)
-        conn = self.store.reader()
-        found = sessions_sql.find(conn, session_id, agent_id=agent, project=project)
+        found = self.store.find(session_id, agent_id=agent, project=project)
         if not found:
-            row = sessions_sql.get(conn, session_id)  # a session key works too
+            row = self.store.get(session_id)  # a session key works too
             if row is not None and _inside(row, agent, project):
                 return row
             raise NotFound(f"session {session_id} not found")
@@ -160,9 +156,7 @@ class Sessions:
         if not 1 <= limit <= 200:
             raise InvalidInput("limit must be between 1 and 200")
         agent, project = _narrowed(scope, project)
-        found = sessions_sql.search(
-            self.store.reader(), query, agent_id=agent, project=project, limit=limit
-        )
+        found = self.store.search(query, agent_id=agent, project=project, limit=limit)
         items = [{**row.to_dict(), "score": round(score, 6), "snippet": snip} for row, score, snip in found]
         return {"items": items, "query": query}
 
@@ -182,16 +176,7 @@ class Sessions:
         """Close sessions with no end event and no message for sessions.inactivity_timeout_minutes
         (harnesses that skip session-end) and queue their summaries; whether any was closed."""
         before = format_ts(now - timedelta(minutes=self.config.sessions.inactivity_timeout_minutes))
-        stamp = format_ts(now)
-        closed = 0
-        with self.store.write_tx() as conn:
-            for row in sessions_sql.open_idle(conn, before):
-                sessions_sql.update(conn, row.session_key, ended_at=row.last_event_at, updated_at=stamp)
-                sessions_sql.enqueue_summary(
-                    conn, replace(row, ended_at=row.last_event_at), trigger="inactivity", now=stamp,
-                    max_attempts=self.config.pipeline.max_attempts,
-                )
-                closed += 1
+        closed = self.store.close_idle(before, format_ts(now), self.config.pipeline.max_attempts)
         return closed > 0
 
     @property
@@ -234,7 +219,7 @@ class Sessions:
         if self.config.pipeline.mutations_frozen:
             raise Frozen()
 
-    def excerpts(self, conn: Connection, memories: Sequence[Memory]) -> dict[str, str]:
+    def excerpts(self, memories: Sequence[Memory]) -> dict[str, str]:
         """Memory id -> the transcript around it, for memories that came from a session (their
         session_id, or a source_id naming the session). Recall has already authorised the
         memories; a memory only ever reaches a session of its own agent and project."""
@@ -242,7 +227,7 @@ class Sessions:
             (m.agent_id, sid, m.project)
             for m in memories for sid in (m.session_id, m.source_id) if sid
         }
-        sessions = sessions_sql.for_memories(conn, sorted(pairs, key=lambda p: (p[0], p[1], p[2] or "")))
+        sessions = self.store.for_memories(sorted(pairs, key=lambda p: (p[0], p[1], p[2] or "")))
         cache: dict[str, list[Message]] = {}
         out: dict[str, str] = {}
         around = self.config.sessions.expand_messages

@@ -4,7 +4,9 @@
 `sessions.memory_md_budget_tokens`, backs the previous file up to
 `memory/backups/MEMORY-<time>.md` and replaces MEMORY.md atomically. The daemon runs it after
 idle gaps: `due(now)` is true when memory changed since the last synthesis and nothing has
-changed for `sessions.synthesis_idle_minutes`.
+changed for `sessions.synthesis_idle_minutes`. Rendering runs under `one_at_a_time` (an
+advisory lock on PostgreSQL): of several daemons on one database, one renders at a time; a
+scheduled run that finds the lock taken waits for its next tick, an asked-for one is a Conflict.
 
 The head is the workspace owner's: it renders the default agent's memories only.
 """
@@ -18,16 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from signet.config import Config
+from signet.errors import Conflict
 from signet.lineage import synthesis
 from signet.lineage.files import write_atomic
 from signet.lineage.synthesis import Candidate
-from signet.store import head as head_sql
-from signet.store.db import Store
+from signet.store.session_store import SessionStore
 from signet.types import format_ts, parse_ts
 
 __all__ = ["HeadSynthesis"]
 
 OWNER = "default"
+LOCK = "memory-md-synthesis"
 _RENDERED = re.compile(r"Rendered by Signet from the memory database at (\S+);")
 TYPE_SECTION = {"constraint": "Constraints", "decision": "Open decisions"}
 
@@ -35,7 +38,7 @@ TYPE_SECTION = {"constraint": "Constraints", "decision": "Open decisions"}
 @dataclass
 class HeadSynthesis:
     config: Config
-    store: Store
+    store: SessionStore
     last_run: str | None = field(default=None)
 
     @property
@@ -43,6 +46,12 @@ class HeadSynthesis:
         return self.config.workspace / "MEMORY.md"
 
     def synthesize(self, now: datetime) -> dict[str, Any]:
+        with self.store.one_at_a_time(LOCK) as held:
+            if not held:
+                raise Conflict("MEMORY.md is being rendered by another daemon; try again")
+            return self._render(now)
+
+    def _render(self, now: datetime) -> dict[str, Any]:
         stamp = format_ts(now)
         previous = self.path.read_text("utf-8") if self.path.is_file() else ""
         head = synthesis.render(
@@ -68,7 +77,7 @@ class HeadSynthesis:
             # After a restart: the file says when it was rendered.
             found = _RENDERED.search(self.path.read_text("utf-8", errors="replace"))
             self.last_run = found.group(1) if found else None
-        changed = head_sql.last_change(self.store.reader())
+        changed = self.store.last_change()
         if changed is None or (self.last_run is not None and changed <= self.last_run):
             return False
         idle = timedelta(minutes=self.config.sessions.synthesis_idle_minutes)
@@ -77,16 +86,20 @@ class HeadSynthesis:
     def run_if_due(self, now: datetime) -> bool:
         if not self.due(now):
             return False
-        self.synthesize(now)
+        # One daemon at a time renders (an advisory lock on PostgreSQL); one that finds the
+        # lock taken tries again at its next tick.
+        with self.store.one_at_a_time(LOCK) as held:
+            if not held:
+                return False
+            self._render(now)
         return True
 
     # -- candidates -------------------------------------------------------------------------
 
     def _candidates(self, now: datetime) -> list[Candidate]:
-        conn = self.store.reader()
         rate = self.config.sessions.synthesis_decay_per_day
         out: list[Candidate] = []
-        for m in head_sql.memories(conn, OWNER):
+        for m in self.store.head_memories(OWNER):
             score = synthesis.decayed(
                 float(m["importance"]), m["last_accessed"] or m["created_at"], bool(m["pinned"]),
                 now, rate,
@@ -96,15 +109,15 @@ class HeadSynthesis:
             section = "Constraints" if m["pinned"] else TYPE_SECTION.get(m["type"], "Also important")
             out.append(Candidate(section, m["content"], score + (1.0 if m["pinned"] else 0.0)))
         since = format_ts(now - timedelta(days=synthesis.ACTIVE_DAYS))
-        gists = head_sql.latest_gists(conn, OWNER)
-        for p in head_sql.projects(conn, OWNER, since):
+        gists = self.store.latest_gists(OWNER)
+        for p in self.store.head_projects(OWNER, since):
             line = f"**{p['project']}** ({p['sessions']} sessions, {p['memories']} memories, last {str(p['last'])[:10]})"
             if gists.get(p["project"]):
                 line += f": {gists[p['project']]}"
             out.append(Candidate("Active projects", line, float(p["sessions"] + p["memories"])))
-        for i, question in enumerate(head_sql.open_questions(conn, OWNER)):
+        for i, question in enumerate(self.store.open_questions(OWNER)):
             out.append(Candidate("Open decisions", f"Open: {question}", 0.05 - i * 0.001))
-        for e in head_sql.entities(conn, OWNER):
+        for e in self.store.head_entities(OWNER):
             kind = "" if e["entity_type"] in (None, "unknown") else f" ({e['entity_type']})"
             out.append(Candidate("Key people and tools", f"{e['name']}{kind}", float(e["mentions"])))
         return out

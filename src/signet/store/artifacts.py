@@ -128,6 +128,12 @@ def threads(conn: Connection, agent_id: str | None, project: str | None) -> list
         " GROUP BY agent_id, thread_key, project, source_kind",
         (agent_id, agent_id, project, project),
     ).fetchall()
+    return thread_items(rows)
+
+
+def thread_items(rows: Any) -> list[dict[str, Any]]:
+    """The threads, newest first, from (agent_id, thread_key, project, source_kind, n, last)
+    rows (each backend's `threads` query): one item per (agent, thread) with its counts."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
         item = out.setdefault((r["agent_id"], r["thread_key"]), {

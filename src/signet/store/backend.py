@@ -9,7 +9,7 @@ both sides, and the contract tests (tests/store/test_core_contract.py) run one s
 - `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL).
 - `PgCore` (store/postgres/core.py) is the same contract on psycopg 3 and a connection pool.
 
-What is not on PostgreSQL yet (NOT_PORTED: the graph, documents, sessions, telemetry, the
+What is not on PostgreSQL yet (NOT_PORTED: the graph, documents, telemetry, the
 cold tier, retention, ...) is refused by name, per feature: the daemon on postgres serves the
 core memory API over this seam (signet/core_app.py), and every operation that needs a feature
 not here raises `NotOnBackend` (HTTP 501, `not_on_backend`), never an answer silently missing
@@ -48,10 +48,11 @@ __all__ = ["NOT_PORTED", "PORTED", "CoreStore", "NotOnBackend", "SqliteCore", "o
 PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
     "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
+    "sessions and transcripts",
 )
 NOT_PORTED = (
     "knowledge graph", "pipeline extraction and hints", "documents and connectors",
-    "sessions and transcripts", "cold tier and retention", "telemetry", "skills",
+    "cold tier and retention", "telemetry", "skills",
     "portable export", "hint search", "feedback", "idempotency keys", "short id prefixes",
     "access counts", "search ledger", "review queue", "maintenance and repair",
     "batch forget and modify", "projection",

@@ -54,10 +54,15 @@ def open_questions(conn: Connection, agent_id: str, limit: int = 3) -> list[str]
         " ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT ?",
         (agent_id, limit),
     ).fetchall()
+    return questions_in([str(row["content"]) for row in rows])
+
+
+def questions_in(summaries: list[str]) -> list[str]:
+    """The bullets under "## Open questions" in each summary's markdown, in order."""
     found: list[str] = []
-    for row in rows:
+    for text in summaries:
         inside = False
-        for line in str(row["content"]).splitlines():
+        for line in text.splitlines():
             if line.startswith("## "):
                 inside = line.strip() == "## Open questions"
             elif inside and line.startswith("- "):

@@ -1,0 +1,416 @@
+"""PgSessions: the sessions store seam (store/session_store.py) on PostgreSQL, on PgCore's pool.
+
+The tables are migration 004 (the same columns as SQLite's). What differs in the dialect:
+
+- Session search: the cleaned text has a generated `tsvector` with a GIN index, ranked
+  BM25-like as memories are (store/postgres/lexical.py): sum over query words of
+  idf(w) * ts_rank(lexical, w, 1), idf from the caller's slice (every session for an unscoped
+  caller, its agent/project's for a scoped one), so nothing outside a scope moves a scoped
+  caller's scores. Query words are cut as on SQLite (store/fts.py `query_tokens`), each a
+  literal word, OR-ed. The snippet is `ts_headline` with SQLite's markers ([, ], " ... ").
+- One live summary job per session holds across daemons through a unique partial index
+  (INSERT ... ON CONFLICT DO NOTHING), where SQLite relied on its single writer.
+- `one_at_a_time`: a session-level advisory lock (`pg_try_advisory_lock`) on a connection
+  held for the task, so one daemon of many runs MEMORY.md synthesis or a re-index at a time.
+- Entities for MEMORY.md come from the knowledge graph's `entities` table (migration 002).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from signet.errors import Conflict
+from signet.store.artifacts import FIELDS as ART_FIELDS
+from signet.store.artifacts import ArtifactRow, thread_items
+from signet.store.artifacts import _row as artifact_of
+from signet.store.fts import query_tokens
+from signet.store.head import CANDIDATES, questions_in
+from signet.store.postgres.core import PgCore
+from signet.store.sessions import SessionRow
+from signet.store.sessions import _row as session_of
+from signet.types import Memory, MemoryScope, dumps
+
+__all__ = ["PgSessions"]
+
+_COLUMNS = ", ".join(f"t.{n}" for n in SessionRow.__dataclass_fields__)
+_ART = ", ".join(ART_FIELDS)
+# ts_headline's options, SQLite's snippet(..., '[', ']', ' ... ', 16) in its terms.
+HEADLINE = 'StartSel=[, StopSel=], MaxWords=16, MinWords=6, MaxFragments=2, FragmentDelimiter=" ... "'
+
+
+def _scope(agent_id: str | None, project: str | None, alias: str = "t") -> tuple[str, list[Any]]:
+    return (
+        f"(%s::text IS NULL OR {alias}.agent_id = %s) AND (%s::text IS NULL OR {alias}.project = %s)",
+        [agent_id, agent_id, project, project],
+    )
+
+
+def lock_key(task: str) -> int:
+    """A signed 64-bit advisory-lock key for a named task."""
+    return int.from_bytes(hashlib.sha256(f"signet:{task}".encode()).digest()[:8], "big", signed=True)
+
+
+class PgSessions:
+    backend = "postgres"
+
+    def __init__(self, core: PgCore) -> None:
+        self.core = core
+        self.pool = core.pool
+
+    @contextmanager
+    def _cursor(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
+        with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            yield cur
+
+    # -- transcripts ------------------------------------------------------------------------
+    def get(self, key: str) -> SessionRow | None:
+        with self._cursor() as cur:
+            row = cur.execute(
+                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.session_key = %s", (key,)
+            ).fetchone()
+        return session_of(row) if row else None  # type: ignore[arg-type]
+
+    def find(
+        self, session_id: str, *, agent_id: str | None, project: str | None
+    ) -> list[SessionRow]:
+        where, args = _scope(agent_id, project)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.session_id = %s AND {where}"
+                " ORDER BY t.created_at DESC, t.session_key",
+                [session_id, *args],
+            ).fetchall()
+        return [session_of(r) for r in rows]  # type: ignore[arg-type]
+
+    def list_page(
+        self, *, agent_id: str | None, project: str | None, harness: str | None, limit: int,
+        offset: int,
+    ) -> tuple[list[SessionRow], int]:
+        where, args = _scope(agent_id, project)
+        where += " AND (%s::text IS NULL OR t.harness = %s)"
+        args += [harness, harness]
+        with self._cursor() as cur:
+            total = cur.execute(
+                f"SELECT count(*) AS n FROM session_transcripts t WHERE {where}", args
+            ).fetchone()
+            rows = cur.execute(
+                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE {where}"
+                " ORDER BY COALESCE(t.last_event_at, t.created_at) DESC, t.session_key"
+                " LIMIT %s OFFSET %s",
+                [*args, limit, offset],
+            ).fetchall()
+        return [session_of(r) for r in rows], int(total["n"] if total else 0)  # type: ignore[arg-type]
+
+    def search(
+        self, query: str, *, agent_id: str | None, project: str | None, limit: int
+    ) -> list[tuple[SessionRow, float, str]]:
+        words = query_tokens(query)
+        if not words or limit <= 0:
+            return []
+        where, args = _scope(agent_id, project)
+        with self._cursor() as cur:
+            terms = cur.execute(
+                "SELECT q::text AS q, (SELECT count(*) FROM session_transcripts t"
+                f" WHERE t.lexical @@ q AND {where}) AS df FROM unnest(%s::text[]) AS w,"
+                " LATERAL to_tsquery('english', quote_literal(w)) AS q WHERE numnode(q) > 0",
+                [*args, words],
+            ).fetchall()
+            docs = cur.execute(
+                f"SELECT count(*) AS n FROM session_transcripts t WHERE {where}", args
+            ).fetchone()
+            weighted = _idf(terms, int(docs["n"] if docs else 0))
+            if not weighted:
+                return []
+            queries = [q for q, _ in weighted]
+            rows = cur.execute(
+                f"SELECT {_COLUMNS}, s.score, ts_headline('english', t.content, %s::tsquery, %s)"
+                " AS snip FROM (SELECT t.session_key, (SELECT sum(x.w * ts_rank(t.lexical, x.q, 1))"
+                " FROM unnest(%s::tsquery[], %s::float8[]) AS x(q, w)) AS score"
+                f" FROM session_transcripts t WHERE t.lexical @@ %s::tsquery AND {where}"
+                " ORDER BY score DESC, t.seq LIMIT %s) AS s"
+                " JOIN session_transcripts t ON t.session_key = s.session_key"
+                " ORDER BY s.score DESC, t.seq",
+                [_any(queries), HEADLINE, queries, [w for _, w in weighted], _any(queries),
+                 *args, limit],
+            ).fetchall()
+        return [(session_of(r), float(r["score"]), str(r["snip"])) for r in rows]  # type: ignore[arg-type]
+
+    def for_memories(
+        self, pairs: Sequence[tuple[str, str, str | None]]
+    ) -> dict[tuple[str, str], SessionRow]:
+        found: dict[tuple[str, str], SessionRow] = {}
+        with self._cursor() as cur:
+            for agent_id, session_id, project in pairs:
+                row = cur.execute(
+                    f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.agent_id = %s"
+                    " AND t.session_id = %s AND (%s::text IS NULL OR t.project = %s)"
+                    " ORDER BY t.created_at DESC LIMIT 1",
+                    (agent_id, session_id, project, project),
+                ).fetchone()
+                if row:
+                    found[(agent_id, session_id)] = session_of(row)  # type: ignore[arg-type]
+        return found
+
+    def save_import(
+        self, row: SessionRow, *, created: bool, summary_trigger: str | None, now: str,
+        max_attempts: int,
+    ) -> tuple[SessionRow, str | None]:
+        job = None
+        with self.pool.connection() as conn, conn.transaction():
+            if created:
+                names = list(SessionRow.__dataclass_fields__)
+                inserted = conn.execute(
+                    f"INSERT INTO session_transcripts ({', '.join(names)}) VALUES"
+                    f" ({', '.join(['%s'] * len(names))}) ON CONFLICT (session_key) DO NOTHING"
+                    " RETURNING session_key",
+                    [getattr(row, n) for n in names],
+                ).fetchone()
+                if inserted is None:
+                    raise Conflict(f"session {row.session_id} was imported by another process"
+                                   " at the same moment; import it again")
+            else:
+                conn.execute(
+                    "UPDATE session_transcripts SET content = %s, raw_hash = %s, content_hash = %s,"
+                    " message_count = %s, last_event_at = %s, ended_at = %s, updated_at = %s"
+                    " WHERE session_key = %s",
+                    (row.content, row.raw_hash, row.content_hash, row.message_count,
+                     row.last_event_at, row.ended_at, now, row.session_key),
+                )
+            if summary_trigger is not None:
+                job = _enqueue_summary(conn, row, summary_trigger, now, max_attempts)
+        stored = self.get(row.session_key)
+        assert stored is not None
+        return stored, job
+
+    def close_idle(self, before: str, now: str, max_attempts: int) -> int:
+        with self.pool.connection() as conn, conn.transaction(), \
+                conn.cursor(row_factory=dict_row) as cur:
+            # SKIP LOCKED: two daemons sweeping at once close each session once.
+            rows = cur.execute(
+                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.ended_at IS NULL"
+                " AND t.last_event_at < %s ORDER BY t.last_event_at LIMIT 100"
+                " FOR UPDATE SKIP LOCKED",
+                (before,),
+            ).fetchall()
+            for found in rows:
+                session = session_of(found)  # type: ignore[arg-type]
+                cur.execute(
+                    "UPDATE session_transcripts SET ended_at = %s, updated_at = %s"
+                    " WHERE session_key = %s",
+                    (session.last_event_at, now, session.session_key),
+                )
+                ended = replace(session, ended_at=session.last_event_at)
+                _enqueue_summary(conn, ended, "inactivity", now, max_attempts)
+        return len(rows)
+
+    def memories_of(
+        self, agent_id: str, session_id: str, project: str | None, limit: int = 200
+    ) -> list[str]:
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT id FROM memories WHERE agent_id = %s AND NOT is_deleted"
+                " AND (session_id = %s OR source_id = %s) AND (%s::text IS NULL OR project = %s)"
+                " ORDER BY created_at, id LIMIT %s",
+                (agent_id, session_id, session_id, project, project, limit),
+            ).fetchall()
+        return [str(r["id"]) for r in rows]
+
+    def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
+        return self.core.get_memory(memory_id, scope)
+
+    # -- artifacts --------------------------------------------------------------------------
+    def _artifacts(self, where: str, args: Sequence[Any], order: str = "") -> list[ArtifactRow]:
+        with self._cursor() as cur:
+            rows = cur.execute(
+                f"SELECT {_ART} FROM memory_artifacts WHERE {where}{order}", list(args)
+            ).fetchall()
+        return [artifact_of(r) for r in rows]  # type: ignore[arg-type]
+
+    def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
+        found = self._artifacts("agent_id = %s AND source_path = %s", (agent_id, path))
+        return found[0] if found else None
+
+    def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None:
+        found = self._artifacts("artifact_id = %s", (artifact_id,), " LIMIT 1")
+        return found[0] if found else None
+
+    def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]:
+        return self._artifacts("session_key = %s", (session_key,), " ORDER BY source_path")
+
+    def in_thread(
+        self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
+    ) -> list[ArtifactRow]:
+        extra = " AND parent_path IS NULL" if uncondensed else ""
+        return self._artifacts(
+            f"agent_id = %s AND thread_key = %s AND source_kind = %s{extra}",
+            (agent_id, thread_key, kind),
+            " ORDER BY COALESCE(started_at, captured_at), source_path",
+        )
+
+    def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
+        where, args = _scope(agent_id, project, "a")
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT a.agent_id, a.thread_key, a.project, a.source_kind, count(*) AS n,"
+                " max(COALESCE(a.ended_at, a.captured_at)) AS last FROM memory_artifacts a"
+                f" WHERE a.thread_key IS NOT NULL AND {where}"
+                " GROUP BY a.agent_id, a.thread_key, a.project, a.source_kind",
+                args,
+            ).fetchall()
+        return thread_items(rows)
+
+    def tombstoned(self) -> set[tuple[str, str]]:
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT agent_id, session_token FROM memory_artifact_tombstones"
+            ).fetchall()
+        return {(str(r["agent_id"]), str(r["session_token"])) for r in rows}
+
+    def replace_artifacts(self, rows: Mapping[tuple[str, str], ArtifactRow]) -> int:
+        with self.pool.connection() as conn, conn.transaction():
+            present = conn.execute("SELECT agent_id, source_path FROM memory_artifacts").fetchall()
+            stale = [(str(a), str(p)) for a, p in present if (a, p) not in rows]
+            conn.cursor().executemany(
+                "DELETE FROM memory_artifacts WHERE agent_id = %s AND source_path = %s", stale
+            )
+            for row in rows.values():
+                upsert_artifact(conn, row)
+        return len(stale)
+
+    def forget_session(
+        self, session: SessionRow, artifact_paths: Sequence[str], removed: Sequence[str],
+        reason: str | None, now: str,
+    ) -> None:
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute(
+                "DELETE FROM memory_artifacts WHERE agent_id = %s AND source_path = ANY(%s)",
+                (session.agent_id, list(artifact_paths)),
+            )
+            conn.execute("DELETE FROM session_transcripts WHERE session_key = %s",
+                         (session.session_key,))
+            conn.execute(
+                "INSERT INTO memory_artifact_tombstones (agent_id, session_token, removed_at,"
+                " reason, removed_paths) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (agent_id, session_token) DO UPDATE SET"
+                " removed_at = excluded.removed_at, removed_paths = excluded.removed_paths",
+                (session.agent_id, session.session_key, now, reason, dumps(list(removed))),
+            )
+
+    # -- the head (MEMORY.md) -----------------------------------------------------------------
+    def head_memories(self, agent_id: str) -> list[dict[str, Any]]:
+        with self._cursor() as cur:
+            return cur.execute(
+                "SELECT id, content, type, importance, pinned, project, created_at, last_accessed"
+                " FROM memories WHERE agent_id = %s AND NOT is_deleted"
+                " AND type NOT IN ('document_chunk', 'summary') ORDER BY pinned DESC,"
+                " importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT %s",
+                (agent_id, CANDIDATES),
+            ).fetchall()
+
+    def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]:
+        with self._cursor() as cur:
+            return cur.execute(
+                "SELECT project, sum(sessions)::int AS sessions, sum(memories)::int AS memories,"
+                " max(last) AS last FROM (SELECT project, count(*) AS sessions, 0 AS memories,"
+                " max(COALESCE(last_event_at, created_at)) AS last FROM session_transcripts"
+                " WHERE agent_id = %s AND project IS NOT NULL GROUP BY project"
+                " UNION ALL SELECT project, 0, count(*), max(updated_at) FROM memories"
+                " WHERE agent_id = %s AND NOT is_deleted AND project IS NOT NULL GROUP BY project)"
+                " AS p GROUP BY project HAVING max(last) >= %s ORDER BY max(last) DESC LIMIT 20",
+                (agent_id, agent_id, since),
+            ).fetchall()
+
+    def latest_gists(self, agent_id: str) -> dict[str | None, str]:
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT project, memory_sentence FROM memory_artifacts WHERE agent_id = %s"
+                " AND memory_sentence IS NOT NULL ORDER BY COALESCE(ended_at, captured_at)",
+                (agent_id,),
+            ).fetchall()
+        return {r["project"]: r["memory_sentence"] for r in rows}
+
+    def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
+        found = self._artifacts(
+            "agent_id = %s AND source_kind = 'summary'", (agent_id,),
+            f" ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT {int(limit)}",
+        )
+        return questions_in([a.content for a in found])
+
+    def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
+        with self._cursor() as cur:
+            return cur.execute(
+                "SELECT name, entity_type, mentions FROM entities WHERE agent_id = %s"
+                " AND canonical_name <> 'user' AND mentions > 0 ORDER BY mentions DESC, name"
+                " LIMIT %s",
+                (agent_id, limit),
+            ).fetchall()
+
+    def last_change(self) -> str | None:
+        with self._cursor() as cur:
+            row = cur.execute(
+                "SELECT max(t) AS t FROM (SELECT max(updated_at) AS t FROM memories"
+                " UNION ALL SELECT max(updated_at) FROM memory_artifacts) AS c"
+            ).fetchone()
+        return row["t"] if row else None
+
+    @contextmanager
+    def one_at_a_time(self, task: str) -> Iterator[bool]:
+        key = lock_key(task)
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            held = bool(row and row[0])
+            try:
+                yield held
+            finally:
+                if held:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
+def _idf(terms: Sequence[dict[str, Any]], docs: int) -> list[tuple[str, float]]:
+    """(tsquery, BM25's idf) per distinct stemmed query word."""
+    out: dict[str, float] = {}
+    for term in terms:
+        df = int(term["df"])
+        out.setdefault(str(term["q"]), math.log(1.0 + (docs - df + 0.5) / (df + 0.5)))
+    return list(out.items())
+
+
+def _any(queries: Sequence[str]) -> str:
+    return " | ".join(f"({q})" for q in queries)
+
+
+def _enqueue_summary(
+    conn: psycopg.Connection, session: SessionRow, trigger: str, now: str, max_attempts: int
+) -> str | None:
+    """A pending summary job for `session`; None when one is live (the unique partial index)."""
+    row = conn.execute(
+        "INSERT INTO summary_jobs (id, session_key, session_id, trigger, harness, project,"
+        " agent_id, status, max_attempts, captured_at, started_at, ended_at, created_at,"
+        " updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,'pending',%s,%s,%s,%s,%s,%s)"
+        " ON CONFLICT (session_key) WHERE status IN ('pending', 'leased') DO NOTHING RETURNING id",
+        (uuid.uuid4().hex, session.session_key, session.session_id, trigger, session.harness,
+         session.project, session.agent_id, max_attempts, now, session.started_at,
+         session.ended_at, now, now),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def upsert_artifact(conn: psycopg.Connection, row: ArtifactRow) -> None:
+    values = [getattr(row, n) for n in ART_FIELDS]
+    values[ART_FIELDS.index("condenses")] = dumps(list(row.condenses))
+    updates = ", ".join(f"{n} = excluded.{n}" for n in ART_FIELDS
+                        if n not in ("agent_id", "source_path"))
+    conn.execute(
+        f"INSERT INTO memory_artifacts ({_ART}) VALUES ({', '.join(['%s'] * len(ART_FIELDS))})"
+        f" ON CONFLICT (agent_id, source_path) DO UPDATE SET {updates}",
+        values,
+    )

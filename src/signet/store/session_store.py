@@ -1,0 +1,305 @@
+"""The sessions store seam: what the lineage services (signet/sessions) ask of a database, as one
+protocol with a SQLite and a PostgreSQL side.
+
+`SessionStore` holds the transcripts (session_transcripts and their full-text search), the
+summary queue (summary_jobs), the markdown artifacts' index with its tombstones
+(memory_artifacts), and the reads MEMORY.md is rendered from. Where a service used to open one
+SQLite transaction over several statements (an import's row and its summary job, re-indexing,
+forgetting a session), that transaction is one method here, so each side keeps it whole.
+
+- `SqliteSessions` calls today's SQL functions (store/sessions.py, store/artifacts.py,
+  store/head.py) on a `Store`: the same statements and transaction boundaries as before.
+- `PgSessions` (store/postgres/sessions.py) is the same contract on PgCore's pool.
+The contract tests (tests/store/test_sessions_contract.py) run one suite on both.
+
+Scope is a WHERE clause on both sides: `agent_id` / `project` None means no constraint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, Protocol
+
+from signet.errors import Conflict
+from signet.store import artifacts as art_sql
+from signet.store import head as head_sql
+from signet.store import memories as mem_sql
+from signet.store import scope as scope_sql
+from signet.store import sessions as sessions_sql
+from signet.store.artifacts import ArtifactRow
+from signet.store.db import Store
+from signet.store.sessions import SessionRow
+from signet.types import Memory, MemoryScope
+
+__all__ = ["SessionStore", "SqliteSessions"]
+
+
+class SessionStore(Protocol):
+    """The lineage's tables on one backend; every method is one transaction."""
+
+    backend: str
+
+    # -- transcripts ------------------------------------------------------------------------
+    def get(self, key: str) -> SessionRow | None: ...
+
+    def find(
+        self, session_id: str, *, agent_id: str | None, project: str | None
+    ) -> list[SessionRow]:
+        """Sessions with this harness id inside the scope, newest first."""
+        ...
+
+    def list_page(
+        self, *, agent_id: str | None, project: str | None, harness: str | None, limit: int,
+        offset: int,
+    ) -> tuple[list[SessionRow], int]: ...
+
+    def search(
+        self, query: str, *, agent_id: str | None, project: str | None, limit: int
+    ) -> list[tuple[SessionRow, float, str]]:
+        """(session, score, snippet with the matches in [brackets]), best first. A scoped
+        caller's scores come from its own slice's statistics only."""
+        ...
+
+    def for_memories(
+        self, pairs: Sequence[tuple[str, str, str | None]]
+    ) -> dict[tuple[str, str], SessionRow]:
+        """(agent, session id, memory project) -> the newest session of that agent and id
+        (inside the project when the memory has one)."""
+        ...
+
+    def save_import(
+        self, row: SessionRow, *, created: bool, summary_trigger: str | None, now: str,
+        max_attempts: int,
+    ) -> tuple[SessionRow, str | None]:
+        """Insert (`created`) or update the imported session's row and, with a trigger, queue
+        its summary (a no-op when one is live), in one transaction; the stored row and the new
+        job's id. Creating a session another process created meanwhile is a Conflict (the
+        caller imports again, which then appends or finds it unchanged)."""
+        ...
+
+    def close_idle(self, before: str, now: str, max_attempts: int) -> int:
+        """Close the open sessions last active before `before` and queue their summaries
+        ("inactivity"), in one transaction; how many were closed."""
+        ...
+
+    def memories_of(
+        self, agent_id: str, session_id: str, project: str | None, limit: int = 200
+    ) -> list[str]:
+        """Ids of the live memories that came from the session (session_id or source_id)."""
+        ...
+
+    def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
+        """A memory inside the scope, deleted or not; None outside it."""
+        ...
+
+    # -- artifacts --------------------------------------------------------------------------
+    def artifact(self, agent_id: str, path: str) -> ArtifactRow | None: ...
+
+    def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None: ...
+
+    def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]: ...
+
+    def in_thread(
+        self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
+    ) -> list[ArtifactRow]: ...
+
+    def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]: ...
+
+    def tombstoned(self) -> set[tuple[str, str]]: ...
+
+    def replace_artifacts(self, rows: Mapping[tuple[str, str], ArtifactRow]) -> int:
+        """Make the index exactly `rows` ((agent, path) -> row): the others are deleted; how
+        many were deleted."""
+        ...
+
+    def forget_session(
+        self, session: SessionRow, artifact_paths: Sequence[str], removed: Sequence[str],
+        reason: str | None, now: str,
+    ) -> None:
+        """Delete the session's row and its artifacts' rows and tombstone it, naming `removed`."""
+        ...
+
+    # -- the head (MEMORY.md) -----------------------------------------------------------------
+    def head_memories(self, agent_id: str) -> list[dict[str, Any]]: ...
+
+    def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]: ...
+
+    def latest_gists(self, agent_id: str) -> dict[str | None, str]: ...
+
+    def open_questions(self, agent_id: str, limit: int = 3) -> list[str]: ...
+
+    def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]: ...
+
+    def last_change(self) -> str | None: ...
+
+    def one_at_a_time(self, task: str) -> Any:
+        """A context manager: True inside when this process holds `task`'s lock (across every
+        process on the store), False when another holds it (the caller skips its run)."""
+        ...
+
+
+class SqliteSessions:
+    """SessionStore on today's SQLite store: the store/ functions, unchanged. One writer per
+    file, so `one_at_a_time` is the writer's: always granted."""
+
+    backend = "sqlite"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- transcripts ------------------------------------------------------------------------
+    def get(self, key: str) -> SessionRow | None:
+        return sessions_sql.get(self.store.reader(), key)
+
+    def find(
+        self, session_id: str, *, agent_id: str | None, project: str | None
+    ) -> list[SessionRow]:
+        return sessions_sql.find(self.store.reader(), session_id, agent_id=agent_id,
+                                 project=project)
+
+    def list_page(
+        self, *, agent_id: str | None, project: str | None, harness: str | None, limit: int,
+        offset: int,
+    ) -> tuple[list[SessionRow], int]:
+        return sessions_sql.list_page(self.store.reader(), agent_id=agent_id, project=project,
+                                      harness=harness, limit=limit, offset=offset)
+
+    def search(
+        self, query: str, *, agent_id: str | None, project: str | None, limit: int
+    ) -> list[tuple[SessionRow, float, str]]:
+        return sessions_sql.search(self.store.reader(), query, agent_id=agent_id,
+                                   project=project, limit=limit)
+
+    def for_memories(
+        self, pairs: Sequence[tuple[str, str, str | None]]
+    ) -> dict[tuple[str, str], SessionRow]:
+        return sessions_sql.for_memories(self.store.reader(), list(pairs))
+
+    def save_import(
+        self, row: SessionRow, *, created: bool, summary_trigger: str | None, now: str,
+        max_attempts: int,
+    ) -> tuple[SessionRow, str | None]:
+        job = None
+        with self.store.write_tx() as conn:
+            if created:
+                if sessions_sql.get(conn, row.session_key) is not None:
+                    raise Conflict(f"session {row.session_id} was imported by another process"
+                                   " at the same moment; import it again")
+                sessions_sql.insert(conn, row)
+            else:
+                sessions_sql.update(
+                    conn, row.session_key, content=row.content, raw_hash=row.raw_hash,
+                    content_hash=row.content_hash, message_count=row.message_count,
+                    last_event_at=row.last_event_at, ended_at=row.ended_at, updated_at=now,
+                )
+            if summary_trigger is not None:
+                job = sessions_sql.enqueue_summary(conn, row, trigger=summary_trigger, now=now,
+                                                   max_attempts=max_attempts)
+            stored = sessions_sql.get(conn, row.session_key)
+        assert stored is not None
+        return stored, job
+
+    def close_idle(self, before: str, now: str, max_attempts: int) -> int:
+        closed = 0
+        with self.store.write_tx() as conn:
+            for row in sessions_sql.open_idle(conn, before):
+                sessions_sql.update(conn, row.session_key, ended_at=row.last_event_at,
+                                    updated_at=now)
+                sessions_sql.enqueue_summary(
+                    conn, _ended(row), trigger="inactivity", now=now, max_attempts=max_attempts
+                )
+                closed += 1
+        return closed
+
+    def memories_of(
+        self, agent_id: str, session_id: str, project: str | None, limit: int = 200
+    ) -> list[str]:
+        return sessions_sql.memories_of(self.store.reader(), agent_id, session_id, project,
+                                        limit)
+
+    def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
+        conn = self.store.reader()
+        if scope is not None and not scope_sql.contains(conn, memory_id, scope):
+            return None
+        return mem_sql.get(conn, memory_id)
+
+    # -- artifacts --------------------------------------------------------------------------
+    def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
+        return art_sql.get(self.store.reader(), agent_id, path)
+
+    def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None:
+        return art_sql.by_id(self.store.reader(), artifact_id)
+
+    def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]:
+        return art_sql.of_session(self.store.reader(), session_key)
+
+    def in_thread(
+        self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
+    ) -> list[ArtifactRow]:
+        return art_sql.in_thread(self.store.reader(), agent_id, thread_key, kind,
+                                 uncondensed=uncondensed)
+
+    def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
+        return art_sql.threads(self.store.reader(), agent_id, project)
+
+    def tombstoned(self) -> set[tuple[str, str]]:
+        return art_sql.tombstoned(self.store.reader())
+
+    def replace_artifacts(self, rows: Mapping[tuple[str, str], ArtifactRow]) -> int:
+        with self.store.write_tx() as conn:
+            stale = [key for key in art_sql.all_paths(conn) if key not in rows]
+            for agent_id, path in stale:
+                art_sql.delete(conn, agent_id, path)
+            for row in rows.values():
+                art_sql.upsert(conn, row)
+        return len(stale)
+
+    def forget_session(
+        self, session: SessionRow, artifact_paths: Sequence[str], removed: Sequence[str],
+        reason: str | None, now: str,
+    ) -> None:
+        with self.store.write_tx() as conn:
+            for path in artifact_paths:
+                art_sql.delete(conn, session.agent_id, path)
+            sessions_sql.delete(conn, session.session_key)
+            art_sql.tombstone(conn, session.agent_id, session.session_key, list(removed),
+                              reason, now)
+
+    # -- the head (MEMORY.md) -----------------------------------------------------------------
+    def head_memories(self, agent_id: str) -> list[dict[str, Any]]:
+        return head_sql.memories(self.store.reader(), agent_id)
+
+    def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]:
+        return head_sql.projects(self.store.reader(), agent_id, since)
+
+    def latest_gists(self, agent_id: str) -> dict[str | None, str]:
+        return head_sql.latest_gists(self.store.reader(), agent_id)
+
+    def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
+        return head_sql.open_questions(self.store.reader(), agent_id, limit)
+
+    def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
+        return head_sql.entities(self.store.reader(), agent_id, limit)
+
+    def last_change(self) -> str | None:
+        return head_sql.last_change(self.store.reader())
+
+    @contextmanager
+    def one_at_a_time(self, task: str) -> Iterator[bool]:
+        yield True
+
+
+def _ended(row: SessionRow) -> SessionRow:
+    return replace(row, ended_at=row.last_event_at)
+
+
+def sessions_on(core: Any) -> SessionStore:
+    """The sessions store beside a CoreStore (store/backend.py): the same SQLite file, or the
+    same PostgreSQL pool."""
+    if core.backend == "sqlite":
+        return SqliteSessions(core.store)
+    from signet.store.postgres.sessions import PgSessions
+
+    return PgSessions(core)
