@@ -8,8 +8,12 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
   service on the seam (services/core_memory.py);
 - recall is recall/core_recall.py: the seam's lexical and vector searches fused by the same
   ranking spec (recall/spec.py) as hybrid recall, scope in the SQL;
-- the workers are the embed worker and the stale-lease reaper on the seam (workers/
-  core_workers.py): jobs are leased with SKIP LOCKED, so several daemons share the queue;
+- the workers are the extraction and hints workers (workers/extract_worker.py, hints_worker.py:
+  the same workers as on SQLite, over the pipeline's seam, store/pipeline.py; the pipeline's
+  writes go through the memory service's `prepare_memory` + `write_prepared`, inside the
+  worker's one transaction), then the embed worker and the stale-lease reaper on the seam
+  (workers/core_workers.py): jobs are leased with SKIP LOCKED, so several daemons share the
+  queue and each job runs once;
 - tokens: `token_authority` signs with the key stored in the database, so a token issued by
   one daemon is accepted by every other;
 - sessions and transcripts: the lineage service itself (sessions/service.py `Sessions`) over
@@ -42,7 +46,6 @@ In-process caches, and why none serves stale data across daemons:
 from __future__ import annotations
 
 import builtins
-import logging
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -50,6 +53,7 @@ from typing import Any, NoReturn, Self
 
 from signet.clock import Clock, SystemClock
 from signet.config import Config
+from signet.pipeline.writes import PreparedMemory
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.llm import LLM
@@ -60,6 +64,7 @@ from signet.services.delegate import Delegate
 from signet.services.scope import scoped_filters
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
+from signet.store.pipeline import pipeline_for
 from signet.store.session_store import sessions_on
 from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
@@ -76,17 +81,13 @@ from signet.types import (
 )
 from signet.worker_list import session_workers
 from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
+from signet.workers.extract_worker import ExtractWorker
+from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import Worker, WorkerLoop
-
-log = logging.getLogger(__name__)
 
 # Every public operation of SignetApp not written in CoreApp, and the feature it needs.
 UNPORTED: dict[str, str] = {
     "apply_graph": "knowledge graph",
-    "prepare_memories": "batch remember",
-    "prepare_memory": "pipeline writes",
-    "write_prepared": "pipeline writes",
-    "remember_many": "batch remember",
     "feedback": "feedback",
     "forget_batch": "batch forget and modify",
     "modify_batch": "batch forget and modify",
@@ -192,9 +193,6 @@ class CoreAppOps:
         recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search), embedder,
                                 guard=guard)
         memory = CoreMemoryService(config, core, embedder, clock)
-        if config.pipeline.enabled:
-            log.info("store.backend %s: extraction and hints do not run on this backend yet;"
-                     " memories are stored, embedded and recalled", core.backend)
         return cls(config, core, embedder, recaller, memory, clock, telemetry, llm)
 
     # -- memories ----------------------------------------------------------------------
@@ -220,6 +218,22 @@ class CoreAppOps:
 
     def recover(self, memory_id: str, **kwargs: Any) -> Memory:
         return self.memory.recover(memory_id, **kwargs)
+
+    def remember_many(
+        self, items: Sequence[dict[str, Any]], **kwargs: Any
+    ) -> builtins.list[RememberResult]:
+        return self.memory.remember_many(items, **kwargs)
+
+    def prepare_memories(
+        self, items: Sequence[dict[str, Any]], **kwargs: Any
+    ) -> builtins.list[PreparedMemory]:
+        return self.memory.prepare_memories(items, **kwargs)
+
+    def prepare_memory(self, content: str, **kwargs: Any) -> PreparedMemory:
+        return self.memory.prepare_memory(content, **kwargs)
+
+    def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
+        return self.memory.write_prepared(prepared)
 
     def recall(
         self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
@@ -249,8 +263,14 @@ class CoreAppOps:
     # -- workers, tokens, status, lifecycle ------------------------------------------
     def workers(self) -> builtins.list[Worker]:
         if self._workers is None:
-            pipeline = self.config.pipeline
+            pipeline, llm = self.config.pipeline, self.llm
+            model = self.embedder.model if self.embedder else None
+            seam = pipeline_for(self.core)
             self._workers = [
+                ExtractWorker(seam, self.core_recaller, self.memory, pipeline, llm,
+                              llm_model=llm.model if llm else None, embedder_model=model,
+                              graph=self.core.graph()),
+                HintsWorker(seam, pipeline, llm, self.embedder),
                 CoreEmbedWorker(self.core, self.embedder, frozen=pipeline.mutations_frozen,
                                 batch_size=self.config.embedding.batch_size),
                 CoreReaperWorker(self.core, pipeline.lease_timeout_ms),

@@ -1,5 +1,6 @@
-"""End to end: remember -> extract -> decide -> controlled write, on real SQLite, with the
-fake LLM server speaking the Ollama and OpenAI wire formats, and with provider "none"."""
+"""End to end: remember -> extract -> decide -> controlled write, on real SQLite and on a real
+PostgreSQL database, with the fake LLM server speaking the Ollama and OpenAI wire formats, and
+with provider "none"."""
 
 from __future__ import annotations
 
@@ -7,13 +8,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
+from worker_support import (
+    Script,
+    http_llm,
+    open_app,
+    pipeline_config,
+    proposals,
+    query,
+    rows,
+)
 
 from fakes.llm_server import FakeLLMServer
 from signet.pipeline.vocab_hints import VocabularyHints, default_vocabulary
 from signet.providers.hash_embedder import HashEmbedder
-from signet.store import graph as graph_sql
-from signet.types import MemoryFilters
+from signet.types import MemoryFilters, RecallQuery
 from signet.workers.hints_worker import HintsWorker
 
 SOURCE = "Chatted today. I moved to Berlin last spring and I drive a Ford Mustang."
@@ -34,10 +42,13 @@ def berlin_script() -> Script:
 
 
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
-def test_remember_extract_decide_write_end_to_end(tmp_path: Path, provider: str) -> None:
+def test_remember_extract_decide_write_end_to_end(
+    tmp_path: Path, provider: str, backend: str, store_url: str | None
+) -> None:
     script = berlin_script()
     with FakeLLMServer(responder=script) as server:
-        app = open_app(pipeline_config(tmp_path / "ws"), http_llm(server, provider))
+        config = pipeline_config(tmp_path / "ws", store_url=store_url)
+        app = open_app(config, http_llm(server, provider))
         with app:
             source = app.remember(SOURCE).id
             assert app.get(source).extraction_status == "pending"
@@ -61,15 +72,19 @@ def test_remember_extract_decide_write_end_to_end(tmp_path: Path, provider: str)
                 ("add", "add", "pipeline"), ("add", "low_confidence", "pipeline")
             ]
             assert recorded[0]["memoryId"] == fact.id
+            # The new fact is found by its words at once, and by its hints' words.
+            found = app.recall(RecallQuery("Berlin spring", mode="keyword", touch=False))
+            assert fact.id in [h.memory.id for h in found.hits]
 
-            conn = app.store.reader()
-            names = rows(conn, "SELECT canonical_name, mentions FROM entities ORDER BY 1")
+            names = query(app, "SELECT canonical_name, mentions FROM entities ORDER BY 1")
             assert names == [("berlin", 2), ("ford mustang", 1), ("user", 2)]
-            assert rows(conn, "SELECT relation_type, mentions FROM relations ORDER BY 1") == [
+            assert query(app, "SELECT relation_type, mentions FROM relations ORDER BY 1") == [
                 ("drives", 1), ("lives_in", 1)
             ]
-            linked = {e.canonical_name for e in graph_sql.entities_of_memory(conn, fact.id)}
-            assert linked == {"berlin", "user"}
+            linked = query(app, "SELECT e.canonical_name FROM memory_entity_mentions m"
+                           " JOIN entities e ON e.id = m.entity_id WHERE m.memory_id = ?"
+                           " ORDER BY 1", fact.id)
+            assert linked == [("berlin",), ("user",)]
     assert script.calls.count("extract") == 1
     paths = {r.path for r in server.requests}
     assert paths == ({"/api/chat"} if provider == "ollama" else {"/v1/chat/completions"})

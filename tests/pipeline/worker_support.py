@@ -4,6 +4,10 @@ opened on a real SQLite workspace in tmp_path with a given set of pipeline flags
 `Script` answers each pipeline prompt by its kind (extraction, decision, contradiction, hints),
 so a test says "extracting X gives these facts; deciding about fact F gives this action" and the
 FakeLLMServer speaks the provider's wire format around it.
+
+`pipeline_config(..., store_url=...)` puts the workspace's shared state on a PostgreSQL database
+(tests/pg_server.py) instead; `query(app, sql)` then reads that database (`?` placeholders on
+both), so one test body checks both backends.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from fakes.llm_server import FakeLLMServer, Reply, prompt_of
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
 from signet.providers.llm import LLM, make_llm
 from signet.store.connection import Connection
@@ -77,8 +83,11 @@ def pipeline_config(
     allow_update_delete: bool = False,
     min_confidence: float = 0.7,
     hints: bool = True,
+    store_url: str | None = None,
 ) -> Config:
     config = inline(Config.default(root))  # the workers' own tests: vectors as they write
+    if store_url is not None:
+        config = config.replace(store=StoreConfig(backend="postgres", url=store_url))
     pipeline = config.pipeline
     pipeline = dataclasses.replace(
         pipeline, enabled=enabled, shadow_mode=shadow, mutations_frozen=frozen,
@@ -103,6 +112,21 @@ def open_app(config: Config, llm: LLM | None, embedder: Any = "hash") -> SignetA
 
 def rows(conn: Connection, sql: str, *params: Any) -> list[Any]:
     return [tuple(r) for r in conn.execute(sql, params).fetchall()]
+
+
+def query(app: SignetApp, sql: str, *params: Any) -> list[Any]:
+    """Rows of `sql` on the app's own database, SQLite or PostgreSQL (`?` placeholders)."""
+    if app.config.store.backend == "sqlite":
+        return rows(app.store.reader(), sql, *params)
+    assert app.config.store.url
+    with psycopg.connect(app.config.store.url) as conn:
+        return [tuple(r) for r in conn.execute(sql.replace("?", "%s"), params).fetchall()]
+
+
+def job_rows(app: SignetApp, job_type: str) -> list[tuple[Any, ...]]:
+    """(status, attempts, error, result) of every job of `job_type`, oldest first."""
+    return query(app, "SELECT status, attempts, error, result FROM memory_jobs"
+                 " WHERE job_type = ? ORDER BY created_at", job_type)
 
 
 def history_events(app: SignetApp, memory_id: str) -> list[tuple[str, str]]:

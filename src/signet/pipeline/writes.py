@@ -6,9 +6,10 @@ split in two so that no LLM or embedding call ever runs inside a write transacti
 1. `plan_proposal` (no transaction): decide what would happen to one proposal under the flags,
    run the contradiction check (its slow path may call the LLM) and prepare new content
    (normalise, hash, embed) through the memory service's write path (services/memory.py).
-2. `apply_plan` (inside the caller's write transaction): re-read the target, archive it to the
-   cold tier, apply, and record the proposal in memory_history as event "none" on the source
-   memory, with the proposal and its outcome in the metadata (the "shadow decision").
+2. `apply_plan` (inside the caller's write transaction, a `PipelineTx` of either backend,
+   store/pipeline.py): re-read the target, archive it to the cold tier, apply, and record the
+   proposal in memory_history as event "none" on the source memory, with the proposal and its
+   outcome in the metadata (the "shadow decision").
 
 Rules, in order (the first that matches decides the outcome):
 
@@ -49,15 +50,9 @@ from signet.pipeline.contradiction import (
 from signet.pipeline.decision import Proposal
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.tokens import normalize_text
-from signet.store import cold as cold_sql
-from signet.store import embeddings as emb_sql
-from signet.store import graph as graph_sql
-from signet.store import history as history_sql
-from signet.store import jobs as jobs_sql
-from signet.store import memories as mem_sql
 from signet.store import review as review_sql
-from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.pipeline import PipelineTx, SqlitePipelineTx
 from signet.store.prefixes import resolve_prefix
 from signet.types import Actor, Memory, NewMemory, RememberResult
 
@@ -264,7 +259,7 @@ class Applied:
 
 
 def apply_plan(
-    conn: Connection,
+    tx: PipelineTx,
     planned: Planned,
     *,
     source: Memory,
@@ -274,7 +269,7 @@ def apply_plan(
     now: str,
 ) -> Applied:
     """Apply one planned proposal and record it on the source memory's history."""
-    applied = _apply(conn, planned, source, writer, flags, embedder_model, now)
+    applied = _apply(tx, planned, source, writer, flags, embedder_model, now)
     actor = SHADOW_ACTOR if planned.outcome == "shadow" else PIPELINE_ACTOR
     metadata: dict[str, Any] = {
         "proposal": proposal_dict(planned.proposal),
@@ -285,15 +280,15 @@ def apply_plan(
         metadata["memoryId"] = applied.memory_id
     if planned.verdict is not None:
         metadata["contradiction"] = verdict_dict(planned.verdict)
-    history_sql.record(
-        conn, source.id, "none", actor, now, new_content=planned.proposal.fact.content,
+    tx.record(
+        source.id, "none", actor, now, new_content=planned.proposal.fact.content,
         reason=f"pipeline proposal: {planned.proposal.action}", metadata=metadata,
     )
     return applied
 
 
 def _apply(
-    conn: Connection,
+    tx: PipelineTx,
     planned: Planned,
     source: Memory,
     writer: MemoryWriter,
@@ -311,12 +306,12 @@ def _apply(
     if outcome not in ("update", "delete", "review"):
         return Applied(outcome, reason, planned.target.id if planned.target else None)
     assert planned.target is not None
-    current = mem_sql.get(conn, planned.target.id)
+    current = tx.get_memory(planned.target.id)
     if current is None or current.is_deleted or current.version != planned.target.version:
         return Applied("stale_target", "the target changed after the decision", planned.target.id)
     if outcome == "review":
-        item = review_sql.add(
-            conn, memory_id=current.id, source_memory_id=source.id, action="update",
+        item = tx.add_review(
+            memory_id=current.id, source_memory_id=source.id, action="update",
             old_content=current.content, new_content=planned.proposal.fact.content,
             proposal=proposal_dict(planned.proposal),
             verdict=verdict_dict(planned.verdict) if planned.verdict else None,
@@ -324,14 +319,14 @@ def _apply(
         )
         return Applied("review", f"{reason} (review item {item})", current.id)
     if outcome == "delete":
-        archive_and_delete(conn, current, PIPELINE_ACTOR, reason, now, source_id=source.id)
+        archive_and_delete(tx, current, PIPELINE_ACTOR, reason, now, source_id=source.id)
         return Applied("delete", reason, current.id)
     assert planned.prepared is not None
-    return _update(conn, current, planned.prepared, reason, source.id, flags, embedder_model, now)
+    return _update(tx, current, planned.prepared, reason, source.id, flags, embedder_model, now)
 
 
 def _update(
-    conn: Connection,
+    tx: PipelineTx,
     current: Memory,
     prepared: PreparedMemory,
     reason: str,
@@ -342,7 +337,7 @@ def _update(
 ) -> Applied:
     try:
         archive_and_update(
-            conn, current, prepared, PIPELINE_ACTOR, reason, now, source_id=source_id,
+            tx, current, prepared, PIPELINE_ACTOR, reason, now, source_id=source_id,
             embedder_model=embedder_model, hints=flags.hints, max_attempts=flags.max_attempts,
         )
     except Conflict as exc:
@@ -351,7 +346,7 @@ def _update(
 
 
 def archive_and_update(
-    conn: Connection,
+    tx: PipelineTx,
     current: Memory,
     prepared: PreparedMemory,
     actor: Actor,
@@ -365,52 +360,51 @@ def archive_and_update(
 ) -> None:
     """Cold-archive `current`, then replace its content (one transaction: the caller's)."""
     norm = prepared.norm
-    other = mem_sql.find_live_by_hash(conn, norm.content_hash, current.agent_id, current.project)
+    other = tx.find_live_by_hash(norm.content_hash, current.agent_id, current.project)
     if other and other != current.id:
         raise Conflict(f"memory {other} already holds this content")
-    cold_id = cold_sql.archive(conn, current, reason=reason, archived_by=actor.name, now=now)
-    mem_sql.update(
-        conn, current.id,
+    cold_id = tx.archive_cold(current, reason=reason, archived_by=actor.name, now=now)
+    tx.update_columns(
+        current.id,
         {"content": norm.storage, "normalized_content": norm.normalized,
          "content_hash": norm.content_hash, "hints": ""},
         now,
     )
-    history_sql.record(
-        conn, current.id, "updated", actor, now, old_content=current.content,
+    tx.record(
+        current.id, "updated", actor, now, old_content=current.content,
         new_content=norm.storage, reason=reason,
         metadata={"changed": ["content"], "coldId": cold_id, "sourceMemoryId": source_id},
     )
     _store_vector(
-        conn, current.id, norm.content_hash, prepared.vector, embedder_model, now, max_attempts
+        tx, current.id, norm.content_hash, prepared.vector, embedder_model, now, max_attempts
     )
     # The new text may name other things: re-link it to the entities it names now.
-    graph_sql.unlink_memory(conn, current.id)
-    graph_sql.link_known_entities(conn, current.id, current.agent_id, norm.storage, now)
+    tx.relink(current.id, current.agent_id, norm.storage, now)
     if hints:
-        jobs_sql.enqueue(conn, "hints", memory_id=current.id, now=now, max_attempts=max_attempts)
+        tx.enqueue("hints", current.id, now, max_attempts=max_attempts)
 
 
 def _store_vector(
-    conn: Connection, memory_id: str, content_hash: str, vector: np.ndarray | None,
+    tx: PipelineTx, memory_id: str, content_hash: str, vector: np.ndarray | None,
     embedder_model: str | None, now: str, max_attempts: int,
 ) -> None:
-    if embedder_model is None or emb_sql.has_current(conn, content_hash, embedder_model):
+    if embedder_model is None or tx.has_vector(content_hash, embedder_model):
         return
     if vector is None:
-        jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now, max_attempts=max_attempts)
+        tx.enqueue("embed", memory_id, now, max_attempts=max_attempts)
         return
-    emb_sql.upsert(conn, content_hash, vector, model=embedder_model, now=now, source_id=memory_id)
+    tx.store_vector(content_hash, vector, model=embedder_model, now=now, memory_id=memory_id)
 
 
 def archive_and_delete(
-    conn: Connection, current: Memory, actor: Actor, reason: str, now: str, *,
+    tx: PipelineTx, current: Memory, actor: Actor, reason: str, now: str, *,
     source_id: str | None,
 ) -> int:
     """Cold-archive `current`, then soft-delete it; return the cold row id."""
-    cold_id = cold_sql.archive(conn, current, reason=reason, archived_by=actor.name, now=now)
-    mem_sql.soft_delete(conn, current.id, now)
-    history_sql.record(
-        conn, current.id, "deleted", actor, now, old_content=current.content, reason=reason,
+    cold_id = tx.archive_cold(current, reason=reason, archived_by=actor.name, now=now)
+    tx.soft_delete(current.id, now)
+    tx.record(
+        current.id, "deleted", actor, now, old_content=current.content, reason=reason,
         metadata={"coldId": cold_id, "sourceMemoryId": source_id},
     )
     return cold_id
@@ -447,7 +441,8 @@ def resolve_review(
         if not review_sql.resolve(conn, item_id, "approved" if approve else "rejected", actor.name, now):
             raise Conflict(f"review item {item_id} was resolved meanwhile")
         if prepared is not None:
-            _apply_approved(conn, item, prepared, actor, embedder_model, hints, now)
+            _apply_approved(SqlitePipelineTx(conn), item, prepared, actor, embedder_model,
+                            hints, now)
         resolved = review_sql.get(conn, item_id)
     assert resolved is not None
     return resolved
@@ -480,7 +475,7 @@ def _check_not_moved(item: review_sql.ReviewItem, current: Memory) -> None:
 
 
 def _apply_approved(
-    conn: Connection,
+    tx: PipelineTx,
     item: review_sql.ReviewItem,
     prepared: PreparedMemory,
     actor: Actor,
@@ -488,11 +483,11 @@ def _apply_approved(
     hints: bool,
     now: str,
 ) -> None:
-    current = mem_sql.get(conn, item.memory_id)
+    current = tx.get_memory(item.memory_id)
     if current is None or current.is_deleted:
         raise Conflict(f"memory {item.memory_id} is no longer live; reject the review instead")
     _check_not_moved(item, current)
     archive_and_update(
-        conn, current, prepared, actor, f"review {item.id} approved", now,
+        tx, current, prepared, actor, f"review {item.id} approved", now,
         source_id=item.source_memory_id, embedder_model=embedder_model, hints=hints,
     )

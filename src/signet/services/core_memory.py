@@ -9,16 +9,19 @@ update with its version check, or the soft delete, or the recovery.
 
 What the seam does not carry yet is refused by name (`NotOnBackend`, HTTP 501): an idempotency
 key, a graph payload, feedback, the community filter. Ids are taken whole (no short prefixes
-on this backend). Extraction and hints jobs are not enqueued: the pipeline is not on this
-backend (its memories keep extraction_status 'none'). With `embedding.write_path: inline` a
-local embedder embeds before the transaction, as on SQLite; else the embed worker does.
+on this backend). A new memory gets its pipeline jobs (extract, hints) in its insert
+transaction, by the same rules as on SQLite (services/write_policy.py); new content from
+`modify` loses its old hints and is extracted and hinted again. The pipeline's workers write
+through `prepare_memory(ies)` + `write_prepared`: inside a worker's write transaction
+(PgCore.transaction) the insert joins it. With `embedding.write_path: inline` a local embedder
+embeds before the transaction, as on SQLite; else the embed worker does.
 """
 
 from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -29,9 +32,11 @@ from signet.clock import Clock, stamp
 from signet.config import Config
 from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, ProviderError
 from signet.normalize import normalize_content
+from signet.pipeline.writes import PreparedMemory
 from signet.providers.embedder import Embedder
 from signet.services.memory_input import changed_columns, check_modifiable, check_text, new_memory
 from signet.services.scope import scoped_filters, scoped_write
+from signet.services.write_policy import embed_missing, extracts, pipeline_on
 from signet.store.backend import CoreStore, NotOnBackend
 from signet.types import (
     Actor,
@@ -80,20 +85,75 @@ class CoreMemoryService:
         memory = new_memory(content, actor, fields, self.config.memory)
         norm = normalize_content(memory.content)
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
+        return self._insert(PreparedMemory(memory, norm, vector, actor))
+
+    def remember_many(
+        self, items: Sequence[dict[str, Any]], *, actor: Actor = Actor()
+    ) -> builtins.list[RememberResult]:
+        """Several memories: one batched embedding call, then each through `write_prepared`."""
+        return [self.write_prepared(p) for p in self.prepare_memories(items, actor=actor)]
+
+    def prepare_memories(
+        self, items: Sequence[dict[str, Any]], *, actor: Actor, prefixes: bool = True
+    ) -> builtins.list[PreparedMemory]:
+        """First half of `remember` for many memories (services/memory.py's contract)."""
+        self.check_mutable()
+        memories = [
+            new_memory(item["content"], actor, {k: v for k, v in item.items() if k != "content"},
+                       self.config.memory, prefixes=prefixes)
+            for item in items
+        ]
+        norms = [normalize_content(m.content) for m in memories]
+        vectors: builtins.list[np.ndarray | None] = [None] * len(norms)
+        if self.embedder is not None and self._inline():
+            model = self.embedder.model
+            vectors = embed_missing(
+                self.embedder, [n.storage for n in norms], [n.content_hash for n in norms],
+                lambda h: self.core.has_vector(h, model),
+            )
+        return [PreparedMemory(m, n, v, actor)
+                for m, n, v in zip(memories, norms, vectors, strict=True)]
+
+    def prepare_memory(self, content: str, *, actor: Actor, **fields: Any) -> PreparedMemory:
+        """First half of `remember` for the pipeline: validate, normalise, embed (no tx open)."""
+        memory = new_memory(content, actor, fields, self.config.memory)
+        norm = normalize_content(memory.content)
+        vector = self._embed_for_write(norm.storage, norm.content_hash, None)
+        return PreparedMemory(memory, norm, vector, actor)
+
+    def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
+        """Second half of `remember`: one insert transaction, or a savepoint of the caller's
+        (a pipeline worker's `PgCore.transaction`)."""
+        return self._insert(prepared)
+
+    def _insert(self, prepared: PreparedMemory) -> RememberResult:
+        memory, norm, vector = prepared.memory, prepared.norm, prepared.vector
         model = self.embedder.model if self.embedder is not None else None
         embedded = vector is not None or (
             model is not None and self.core.has_vector(norm.content_hash, model)
         )
+        jobs = ["embed"] if model is not None and not embedded else []
+        pipeline = self.config.pipeline
+        extract = extracts(pipeline, memory)
+        if extract:
+            jobs.append("extract")
+        if pipeline_on(pipeline) and pipeline.hints.enabled:
+            jobs.append("hints")
         memory_id, deduped = self.core.insert_memory(
             memory, storage=norm.storage, normalized=norm.normalized,
-            content_hash=norm.content_hash, actor=actor, now=stamp(self.clock), vector=vector,
-            model=model, jobs=("embed",) if model is not None and not embedded else (),
+            content_hash=norm.content_hash, actor=prepared.actor, now=stamp(self.clock),
+            vector=vector, model=model, jobs=jobs,
+            extraction_status="pending" if extract else "none",
         )
         stored = self.core.get_memory(memory_id)
         assert stored is not None
-        if not embedded:
+        if jobs:
             self._wake()
         return RememberResult(memory_id, deduped, stored, embedded=embedded)
+
+    def _inline(self) -> bool:
+        return (self.embedder is not None and self.embedder.inline
+                and self.config.embedding.write_path == "inline")
 
     def _embed_for_write(
         self, text: str, content_hash: str, embed_inline: bool | None
@@ -161,6 +221,12 @@ class CoreMemoryService:
                 and changes.get("project", scope.project) != scope.project):
             raise Forbidden(f"this token may not move memories out of project {scope.project}")
         columns, norm = changed_columns(current, changes, self.config.memory)
+        pipeline = self.config.pipeline
+        extract = norm is not None and pipeline_on(pipeline) and current.source_type != "pipeline"
+        if norm is not None:  # the old text's hints would find it wrongly (as on SQLite)
+            columns = {**columns, "hints": ""}
+        if extract:
+            columns["extraction_status"] = "pending"
         updated = self.core.update_memory(
             memory_id, columns, actor=actor, now=stamp(self.clock), reason=reason, scope=scope,
             expected_version=expected_version,
@@ -169,6 +235,13 @@ class CoreMemoryService:
             raise NotFound(f"memory {memory_id} not found")
         if norm is not None:
             self._vector_for(updated)
+            again = (["extract"] if extract else []) + (
+                ["hints"] if pipeline_on(pipeline) and pipeline.hints.enabled else [])
+            for job_type in again:  # new content: extracted and hinted again
+                self.core.enqueue(job_type, memory_id=updated.id, now=stamp(self.clock),
+                                  max_attempts=pipeline.max_attempts)
+            if again:
+                self._wake()
         return updated
 
     def _vector_for(self, memory: Memory) -> None:

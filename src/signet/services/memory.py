@@ -51,6 +51,7 @@ from signet.services.memory_input import (
     optional_str,
 )
 from signet.services.scope import check_scope, scoped_filters, scoped_write
+from signet.services.write_policy import embed_missing, extracts, pipeline_on
 from signet.store import embeddings as emb_sql
 from signet.store import feedback as feedback_sql
 from signet.store import graph as graph_sql
@@ -304,23 +305,10 @@ class MemoryService:
     def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
         if self.embedder is None or not self._inline():
             return [None] * len(texts)
-        conn = self.store.reader()
-        model = self.embedder.model
-        unique: dict[str, int] = {}
-        for i, content_hash in enumerate(hashes):
-            if not emb_sql.has_current(conn, content_hash, model):
-                unique.setdefault(content_hash, i)
-        out: list[np.ndarray | None] = [None] * len(texts)
-        if not unique:
-            return out
-        try:
-            matrix = self.embedder.embed([texts[i] for i in unique.values()])
-        except ProviderError as exc:
-            log.warning("batch embedding failed, deferring to the embed worker: %s", exc)
-            return out
-        for row, i in enumerate(unique.values()):
-            out[i] = matrix[row]
-        return out
+        conn, model = self.store.reader(), self.embedder.model
+        return embed_missing(
+            self.embedder, texts, hashes, lambda h: emb_sql.has_current(conn, h, model)
+        )
 
     # -- read -------------------------------------------------------------------------------
 
@@ -563,10 +551,8 @@ class MemoryService:
             raise Frozen()
 
     def pipeline_on(self) -> bool:
-        """Whether new memories go through the pipeline (enabled and not frozen)."""
-        return self.config.pipeline.enabled and not self.config.pipeline.mutations_frozen
+        """Whether new memories go through the pipeline (services/write_policy.py)."""
+        return pipeline_on(self.config.pipeline)
 
     def _extracts(self, memory: NewMemory) -> bool:
-        # A fact the pipeline wrote is not extracted again: that would loop on itself.
-        # A skill's memory is its own SKILL.md: nothing to extract from instructions.
-        return self.pipeline_on() and memory.source_type not in ("pipeline", "skill")
+        return extracts(self.config.pipeline, memory)

@@ -48,12 +48,12 @@ __all__ = ["NOT_PORTED", "PORTED", "CoreStore", "NotOnBackend", "SqliteCore", "o
 PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
     "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
-    "sessions and transcripts",
+    "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
 )
 NOT_PORTED = (
-    "knowledge graph", "pipeline extraction and hints", "documents and connectors",
+    "knowledge graph", "documents and connectors",
     "cold tier and retention", "telemetry", "skills",
-    "portable export", "hint search", "feedback", "idempotency keys", "short id prefixes",
+    "portable export", "feedback", "idempotency keys", "short id prefixes",
     "access counts", "search ledger", "review queue", "maintenance and repair",
     "batch forget and modify", "projection",
 )
@@ -68,12 +68,13 @@ class CoreStore(Protocol):
     def insert_memory(
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
-        jobs: Sequence[str] = (),
+        jobs: Sequence[str] = (), extraction_status: str = "none",
     ) -> tuple[str, bool]:
         """Insert (or dedup within the scope), write history ('created', or 'none' for a
         duplicate), link a new memory to the existing entities it names (the inline entity
         linker, store/graph.py), store the vector unless the hash has a current one, enqueue
-        `jobs` for a new memory. Returns (id, deduped)."""
+        `jobs` for a new memory (`extraction_status` 'pending' when one is `extract`). Returns
+        (id, deduped)."""
         ...
 
     def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
@@ -230,13 +231,14 @@ class SqliteCore:
     def insert_memory(
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
-        jobs: Sequence[str] = (),
+        jobs: Sequence[str] = (), extraction_status: str = "none",
     ) -> tuple[str, bool]:
         with self.store.write_tx() as conn:
             has_vector = model is not None and emb_sql.has_current(conn, content_hash, model)
             memory_id, deduped = mem_sql.insert(
                 conn, memory, storage=storage, normalized=normalized, content_hash=content_hash,
                 now=now, embedding_model=model if (vector is not None or has_vector) else None,
+                extraction_status=extraction_status,
             )
             if deduped:
                 history_sql.record(

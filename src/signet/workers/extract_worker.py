@@ -20,6 +20,10 @@ A fault in phase 1 (timeout, HTTP 500, empty or non-JSON reply, rate limit) fail
 with its error text; it is retried with back-off and dead after max_attempts, and the memory's
 extraction_status becomes "failed". With mutationsFrozen (or the pipeline disabled) the worker
 does nothing.
+
+The worker runs on either backend: its store is the pipeline's seam (store/pipeline.py; a
+SQLite `Store` is wrapped), its graph the graph's seam (store/graph_store.py; the Store's own by
+default), its recall any object with `recall(query)` (the app's).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from signet.config import PipelineConfig
 from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
@@ -36,17 +40,22 @@ from signet.pipeline.graph_persist import persist_graph
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.rule_extractor import extract_without_llm, extraction_mode
 from signet.pipeline.writes import MemoryWriter, Planned, WriteFlags, apply_plan, plan_proposal
-from signet.recall.hybrid import Recaller
 from signet.store import jobs
-from signet.store import memories as mem_sql
 from signet.store.db import Store
-from signet.store.graph_store import SqliteGraphOps
-from signet.types import Memory, MemoryFilters, RecallQuery, format_ts
-from signet.workers.leasing import JobRunner, complete_job
+from signet.store.graph_store import GraphStore, SqliteGraph
+from signet.store.pipeline import PipelineStore, PipelineTx
+from signet.types import Memory, MemoryFilters, RecallQuery, RecallResponse, format_ts
+from signet.workers.leasing import JobRunner, as_pipeline, complete_job
 
 log = logging.getLogger(__name__)
 
 RULES_MODEL = "rules"
+
+
+class Recalls(Protocol):
+    """What the worker needs of recall: the app's hybrid search for candidates."""
+
+    def recall(self, query: RecallQuery) -> RecallResponse: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +72,8 @@ class ExtractWorker:
 
     def __init__(
         self,
-        store: Store,
-        recaller: Recaller,
+        store: Store | PipelineStore,
+        recaller: Recalls,
         writer: MemoryWriter,
         config: PipelineConfig,
         llm: CompletingLLM | None,
@@ -72,8 +81,14 @@ class ExtractWorker:
         llm_model: str | None = None,
         embedder_model: str | None = None,
         retry_base_ms: int = 1_000,
+        graph: GraphStore | None = None,
     ) -> None:
-        self.store = store
+        self.store = as_pipeline(store)
+        if graph is None:
+            if not isinstance(store, Store):
+                raise ValueError("a pipeline store of another backend needs its graph store")
+            graph = SqliteGraph(store)
+        self.graph = graph
         self.recaller = recaller
         self.writer = writer
         self.config = config
@@ -83,7 +98,7 @@ class ExtractWorker:
         self.embedder_model = embedder_model
         self.jobs = JobRunner(
             store, "extract", self._run, retry_base_ms=retry_base_ms,
-            on_dead=lambda conn, job: self._mark(conn, job, "failed"),
+            on_dead=lambda tx, job: self._mark(tx, job, "failed"),
         )
 
     def tick(self, now: datetime) -> bool:
@@ -94,10 +109,10 @@ class ExtractWorker:
     # -- the three phases ------------------------------------------------------------------
 
     def _run(self, job: jobs.Job, now: datetime) -> None:
-        source = mem_sql.get(self.store.reader(), job.memory_id or "")
+        source = self.store.get_memory(job.memory_id or "")
         if source is None or source.is_deleted:
-            with self.store.write_tx() as conn:
-                complete_job(conn, job, now, {"skipped": "memory is gone"})
+            with self.store.write() as tx:
+                complete_job(tx, job, now, {"skipped": "memory is gone"})
             return
         work = self._think(source)
         written = self._write(job, work, now)
@@ -154,23 +169,24 @@ class ExtractWorker:
         stamp = format_ts(now)
         outcomes: dict[str, int] = {}
         written: list[tuple[str, str]] = []
-        with self.store.write_tx() as conn:
+        with self.store.write() as tx:
             for planned in work.plans:
                 applied = apply_plan(
-                    conn, planned, source=work.source, writer=self.writer, flags=self.flags,
+                    tx, planned, source=work.source, writer=self.writer, flags=self.flags,
                     embedder_model=self.embedder_model, now=stamp,
                 )
                 outcomes[applied.outcome] = outcomes.get(applied.outcome, 0) + 1
                 if applied.outcome in ("add", "update") and applied.memory_id:
                     written.append((applied.memory_id, planned.proposal.fact.content))
-            self._mark(conn, job, "completed")
-            complete_job(conn, job, now, {
+            self._mark(tx, job, "completed")
+            result: dict[str, Any] = {
                 "facts": len(work.extraction.facts),
                 "entities": len(work.extraction.entities),
                 "outcomes": outcomes,
                 "warnings": list(work.extraction.warnings)[:20],
                 "shadow": self.flags.shadow,
-            })
+            }
+            complete_job(tx, job, now, result)
         return written
 
     def _persist_graph(self, work: _Work, written: list[tuple[str, str]], now: datetime) -> None:
@@ -178,16 +194,16 @@ class ExtractWorker:
         if self.flags.shadow or not self.config.graph.enabled or not work.extraction.entities:
             return
         try:
-            with self.store.write_tx() as conn:
+            with self.graph.writing() as ops:
                 persist_graph(
-                    SqliteGraphOps(conn), work.extraction.entities, source=work.source, written=written,
+                    ops, work.extraction.entities, source=work.source, written=written,
                     now=format_ts(now),
                 )
         except Exception:
             log.warning("graph persistence failed for memory %s; facts kept", work.source.id,
                         exc_info=True)
 
-    def _mark(self, conn: Any, job: jobs.Job, status: str) -> None:
+    def _mark(self, tx: PipelineTx, job: jobs.Job, status: str) -> None:
         if job.memory_id:
             model = self.llm_model if status == "completed" else None
-            mem_sql.set_extraction_status(conn, job.memory_id, status, model)
+            tx.set_extraction_status(job.memory_id, status, model)

@@ -12,7 +12,8 @@ give it one: measured on MemAware (docs/pipeline.md) those words cost precision 
 and did not move the hard tier, so they stay an opt-in for experiments and benchmarks.
 
 In shadow mode the hints are computed and kept in the job's result, not stored on the memory.
-A fault fails the job with its error text (retried, then dead).
+A fault fails the job with its error text (retried, then dead). The store is the pipeline's
+seam (store/pipeline.py), so the worker runs on SQLite and on PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ from signet.pipeline.hints import generate_hints
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
-from signet.store import embeddings as emb_sql
 from signet.store import jobs
-from signet.store import memories as mem_sql
 from signet.store.db import Store
+from signet.store.pipeline import PipelineStore
 from signet.types import Memory
-from signet.workers.leasing import JobRunner, complete_job
+from signet.workers.leasing import JobRunner, as_pipeline, complete_job
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class HintsWorker:
 
     def __init__(
         self,
-        store: Store,
+        store: Store | PipelineStore,
         config: PipelineConfig,
         llm: CompletingLLM | None,
         embedder: Embedder | None,
@@ -53,7 +53,7 @@ class HintsWorker:
         vocabulary_terms: int = VOCABULARY_TERMS,
         retry_base_ms: int = 1_000,
     ) -> None:
-        self.store = store
+        self.store = as_pipeline(store)
         self.config = config
         self.llm = llm
         self.embedder = embedder
@@ -67,20 +67,20 @@ class HintsWorker:
         return self.jobs.tick(now)
 
     def _run(self, job: jobs.Job, now: datetime) -> None:
-        memory = mem_sql.get(self.store.reader(), job.memory_id or "")
+        memory = self.store.get_memory(job.memory_id or "")
         if memory is None or memory.is_deleted:
-            with self.store.write_tx() as conn:
-                complete_job(conn, job, now, {"skipped": "memory is gone"})
+            with self.store.write() as tx:
+                complete_job(tx, job, now, {"skipped": "memory is gone"})
             return
         hints, method = self._hints(memory)
         shadow = self.config.shadow_mode
-        with self.store.write_tx() as conn:
-            current = mem_sql.get(conn, memory.id)
+        with self.store.write() as tx:
+            current = tx.get_memory(memory.id)
             # New content while we thought: its own hints job (enqueued by the change) wins.
             fresh = current is not None and current.content_hash == memory.content_hash
             if hints and fresh and not shadow:
-                mem_sql.set_hints(conn, memory.id, " ".join(hints))
-            complete_job(conn, job, now, {
+                tx.set_hints(memory.id, " ".join(hints))
+            complete_job(tx, job, now, {
                 "hints": hints, "method": method, "stored": bool(hints and fresh and not shadow),
             })
 
@@ -96,9 +96,7 @@ class HintsWorker:
 
     def _vector(self, memory: Memory) -> np.ndarray:
         assert self.embedder is not None
-        stored = emb_sql.vector_for(
-            self.store.reader(), memory.content_hash or "", self.embedder.model
-        )
+        stored = self.store.vector_for(memory.content_hash or "", self.embedder.model)
         if stored is not None:
             return stored
         return self.embedder.embed([memory.content])[0]

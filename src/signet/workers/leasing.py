@@ -8,6 +8,11 @@ back-off — or, on the last attempt, dead; `on_dead` then runs in the same tran
 extraction worker marks the memory's extraction as failed there). A rate-limited LLM is not a
 failure of the job: `release_job` hands it back with its attempt, and the worker pauses for
 RATE_LIMIT_PAUSE.
+
+The queue is reached through the pipeline's store seam (store/pipeline.py `PipelineStore`), so
+the same lease, failure and release run on SQLite and on PostgreSQL (where the lease is
+`FOR UPDATE SKIP LOCKED`: two daemons' workers never take one job). A SQLite `Store` is
+accepted as is (the workers still built on it: documents, embed).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from signet.errors import RateLimited, SignetError
 from signet.store import jobs
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.pipeline import PipelineStore, PipelineTx, SqlitePipeline, SqlitePipelineTx
 from signet.types import format_ts
 
 log = logging.getLogger(__name__)
@@ -30,9 +36,18 @@ RETRY_CAP_MS = 30_000
 RATE_LIMIT_PAUSE = timedelta(seconds=30)
 
 
-def lease_one(store: Store, job_type: str, now: datetime) -> jobs.Job | None:
-    with store.write_tx() as conn:
-        return jobs.lease(conn, format_ts(now), job_types=[job_type])
+def as_pipeline(store: Store | PipelineStore) -> PipelineStore:
+    """The queue's seam: a SQLite Store wrapped, a PipelineStore as is."""
+    return SqlitePipeline(store) if isinstance(store, Store) else store
+
+
+def as_tx(tx: Connection | PipelineTx) -> PipelineTx:
+    """A SQLite writer connection (inside `Store.write_tx`) as the seam's transaction."""
+    return SqlitePipelineTx(tx) if isinstance(tx, Connection) else tx
+
+
+def lease_one(store: Store | PipelineStore, job_type: str, now: datetime) -> jobs.Job | None:
+    return as_pipeline(store).lease(format_ts(now), job_types=[job_type])
 
 
 def retry_delay_ms(attempts: int, base_ms: int = RETRY_BASE_MS, cap_ms: int = RETRY_CAP_MS) -> int:
@@ -47,13 +62,13 @@ def describe_error(exc: BaseException) -> str:
 
 
 def fail_job(
-    store: Store,
+    store: Store | PipelineStore,
     job: jobs.Job,
     exc: BaseException,
     now: datetime,
     *,
     retry_base_ms: int = RETRY_BASE_MS,
-    on_dead: Callable[[Connection], None] | None = None,
+    on_dead: Callable[[PipelineTx], None] | None = None,
 ) -> str:
     """Record the failure; return the job's new status ('pending', 'dead', or '' if lost)."""
     error = describe_error(exc)
@@ -63,33 +78,35 @@ def fail_job(
     else:  # not an expected provider fault: keep the traceback for whoever debugs it
         log.error("%s job %s crashed", job.job_type, job.id, exc_info=exc)
     delay = retry_delay_ms(job.attempts, retry_base_ms)
-    with store.write_tx() as conn:
-        if not owns(conn, job):
+    with as_pipeline(store).write() as tx:
+        if not owns(tx, job):
             log.warning("%s job %s was taken back before it failed here", job.job_type, job.id)
             return ""
-        status = jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
+        status = tx.fail_job(job.id, error, format_ts(now), retry_delay_ms=delay)
         if status == "dead" and on_dead is not None:
-            on_dead(conn)
+            on_dead(tx)
     return status
 
 
-def release_job(store: Store, job: jobs.Job, now: datetime, why: BaseException) -> None:
+def release_job(
+    store: Store | PipelineStore, job: jobs.Job, now: datetime, why: BaseException
+) -> None:
     """Hand a job back untouched (its attempt too): the provider's rate limit is not the job's
     fault, so it must not bring the job closer to dead. The worker pauses instead."""
     log.info("%s job %s released: %s", job.job_type, job.id, describe_error(why))
-    with store.write_tx() as conn:
-        if owns(conn, job):
-            jobs.release_leases(conn, format_ts(now), job_ids=[job.id])
+    with as_pipeline(store).write() as tx:
+        if owns(tx, job):
+            tx.release_job(job.id, format_ts(now))
 
 
 def run_one(
-    store: Store,
+    store: Store | PipelineStore,
     job_type: str,
     now: datetime,
     work: Callable[[jobs.Job, datetime], None],
     *,
     retry_base_ms: int = RETRY_BASE_MS,
-    on_dead: Callable[[Connection, jobs.Job], None] | None = None,
+    on_dead: Callable[[PipelineTx, jobs.Job], None] | None = None,
 ) -> tuple[bool, datetime | None]:
     """Lease one job of `job_type` and run `work` on it; return (did work, pause until).
 
@@ -107,7 +124,7 @@ def run_one(
     except LostLease as exc:  # another worker owns the job now; its outcome stands
         log.warning("%s", exc)
     except Exception as exc:  # any failure belongs to the job, not to the loop
-        dead = None if on_dead is None else (lambda conn: on_dead(conn, job))
+        dead = None if on_dead is None else (lambda tx: on_dead(tx, job))
         fail_job(store, job, exc, now, retry_base_ms=retry_base_ms, on_dead=dead)
     return True, None
 
@@ -118,11 +135,11 @@ class JobRunner:
     own gate (frozen, disabled) and its `work`; this keeps the lease, the failure and the pause."""
 
     def __init__(
-        self, store: Store, job_type: str, work: Callable[[jobs.Job, datetime], None], *,
-        retry_base_ms: int = RETRY_BASE_MS,
-        on_dead: Callable[[Connection, jobs.Job], None] | None = None,
+        self, store: Store | PipelineStore, job_type: str,
+        work: Callable[[jobs.Job, datetime], None], *, retry_base_ms: int = RETRY_BASE_MS,
+        on_dead: Callable[[PipelineTx, jobs.Job], None] | None = None,
     ) -> None:
-        self.store = store
+        self.store = as_pipeline(store)
         self.job_type = job_type
         self.work = work
         self.retry_base_ms = retry_base_ms
@@ -145,16 +162,19 @@ class LostLease(RuntimeError):
     """The job is no longer ours to end: the reaper gave it back and another worker took it."""
 
 
-def complete_job(conn: Connection, job: jobs.Job, now: datetime, result: dict[str, Any]) -> None:
+def complete_job(
+    tx: Connection | PipelineTx, job: jobs.Job, now: datetime, result: dict[str, Any]
+) -> None:
     """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
-    if not owns(conn, job) or not jobs.complete(conn, job.id, format_ts(now), result):
+    tx = as_tx(tx)
+    if not owns(tx, job) or not tx.complete_job(job.id, format_ts(now), result):
         raise LostLease(f"{job.job_type} job {job.id} is no longer leased by this worker")
 
 
-def owns(conn: Connection, job: jobs.Job) -> bool:
+def owns(tx: Connection | PipelineTx, job: jobs.Job) -> bool:
     """Is `job` still under the lease we took? A reaped and re-leased job is 'leased' again,
     but with another lease time and one more attempt: then it is someone else's."""
-    current = jobs.get(conn, job.id)
+    current = as_tx(tx).get_job(job.id)
     return (
         current is not None and current.status == "leased"
         and current.attempts == job.attempts and current.leased_at == job.leased_at

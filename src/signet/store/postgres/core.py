@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -70,6 +71,7 @@ class PgCore:
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
         self._indexed: set[int] = set()
+        self._local = threading.local()  # the connection of this thread's `transaction()`
 
     @classmethod
     def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PgCore:
@@ -101,14 +103,41 @@ class PgCore:
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
+        bound = getattr(self._local, "conn", None)
+        if bound is not None:  # inside this thread's transaction(): join it
+            yield bound
+            return
         with self.pool.connection() as conn:
             yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        """One transaction bound to this thread: every operation of this store called inside
+        it (the memory service's insert, say) runs on its connection, its own transaction
+        nested as a savepoint, and commits or rolls back with it, as `Store.write_tx` nests on
+        SQLite. The pipeline's write transaction is one (store/postgres/pipeline.py)."""
+        bound = getattr(self._local, "conn", None)
+        if bound is not None:
+            with bound.transaction():
+                yield bound
+            return
+        with self.pool.connection() as conn, conn.transaction():
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside `transaction()`."""
+        return getattr(self._local, "conn", None) is not None
 
     # -- memories and history ---------------------------------------------------------------
     def insert_memory(
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
-        jobs: Sequence[str] = (),
+        jobs: Sequence[str] = (), extraction_status: str = "none",
     ) -> tuple[str, bool]:
         with self._conn() as conn, conn.transaction():
             has_vector = model is not None and self._has_vector(conn, content_hash, model)
@@ -117,13 +146,13 @@ class PgCore:
                 "INSERT INTO memories (id, content, type, category, content_hash,"
                 " normalized_content, confidence, importance, source_id, source_type, tags, who,"
                 " why, project, agent_id, session_id, created_at, updated_at, event_at,"
-                " embedding_model, pinned) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::jsonb,%s,%s,"
-                "%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING id",
+                " embedding_model, pinned, extraction_status) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+                "%s,%s::jsonb,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING id",
                 (new_id(), storage, memory.type, memory.category, content_hash, normalized,
                  memory.confidence, memory.importance, memory.source_id, memory.source_type,
                  dumps(list(memory.tags)), memory.who, memory.why, memory.project,
                  memory.agent_id, memory.session_id, now, now, memory.event_at, embedded,
-                 bool(memory.pinned)),
+                 bool(memory.pinned), extraction_status),
             ).fetchone()
             if row is None:
                 existing = self._live_by_hash(conn, content_hash, memory.agent_id, memory.project)
@@ -346,8 +375,8 @@ class PgCore:
         )
 
     def _ensure_index(self, dimensions: int) -> None:
-        if dimensions in self._indexed:
-            return
+        if dimensions in self._indexed or self.in_transaction:
+            return  # inside a caller's transaction: the next write outside one builds it
         with self._conn() as conn:
             vectors.ensure_index(conn, dimensions)
         self._indexed.add(dimensions)

@@ -138,3 +138,14 @@ def summary(conn: psycopg.Connection, job_type: str) -> dict[str, int]:
     out = {str(status): int(n) for status, n, _ in rows}
     out["leased_more_than_once"] = sum(int(again) for _, _, again in rows)
     return out
+
+
+def release(conn: psycopg.Connection, job_id: str, now: str) -> None:
+    """Hand a leased job back with its attempt (store/jobs.py release_leases for one job): a
+    rate-limited provider is not the job's fault."""
+    now = _ts(now)
+    conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', attempts = greatest(attempts - 1, 0),"
+        " leased_at = NULL, updated_at = %s WHERE id = %s AND status = 'leased'",
+        (now, job_id),
+    )

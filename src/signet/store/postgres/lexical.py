@@ -16,6 +16,10 @@ memory is the sum over query words w of idf(w) * ts_rank(lexical, w, 1), with
 - normalisation 1 (divide by 1 + ln(document length)), standing in for BM25's b;
 - field weights content 1.0 (A) and tags 0.5 (C), as the SQLite side weighs its columns.
 Scores are not comparable with SQLite's numbers, only their order is meant to agree.
+
+The same ranking serves the hint channel (`column="hint_lexical"`, migration 003): the
+prospective hints the pipeline wrote, searched apart from content and tags, with df and N of
+that column, as SQLite ranks its FTS5 hint column on its own.
 """
 
 from __future__ import annotations
@@ -34,24 +38,29 @@ from signet.types import MemoryFilters
 WEIGHTS = "{0.1, 0.5, 0.6, 1.0}"
 # Above this many rows N comes from the planner's estimate (a count would scan the table).
 ESTIMATE_ABOVE = 10_000
+# The tsvector columns a search may rank: content + tags, or the prospective hints.
+COLUMNS = ("lexical", "hint_lexical")
 
 
 def search(
-    conn: psycopg.Connection, text: str, filters: MemoryFilters, limit: int
+    conn: psycopg.Connection, text: str, filters: MemoryFilters, limit: int,
+    column: str = "lexical",
 ) -> list[tuple[str, float]]:
+    if column not in COLUMNS:
+        raise ValueError(f"unknown lexical column {column!r}")
     words = query_tokens(text)
     if not words or limit <= 0:
         return []
     where, params = filter_sql(filters)
-    terms = _terms(conn, words, filters)
+    terms = _terms(conn, words, filters, column)
     if not terms:
         return []
     queries = [q for q, _ in terms]
     weights = [w for _, w in terms]
     rows = conn.execute(
-        "SELECT m.id, (SELECT sum(t.w * ts_rank(%s::float4[], m.lexical, t.q, 1))"
+        f"SELECT m.id, (SELECT sum(t.w * ts_rank(%s::float4[], m.{column}, t.q, 1))"
         " FROM unnest(%s::tsquery[], %s::float8[]) AS t(q, w)) AS score"
-        f" FROM memories m WHERE m.lexical @@ %s::tsquery AND {where}"
+        f" FROM memories m WHERE m.{column} @@ %s::tsquery AND {where}"
         " ORDER BY score DESC, m.seq LIMIT %s",
         [WEIGHTS, queries, weights, " | ".join(f"({q})" for q in queries), *params, limit],
     ).fetchall()
@@ -59,12 +68,12 @@ def search(
 
 
 def _terms(
-    conn: psycopg.Connection, words: list[str], filters: MemoryFilters
+    conn: psycopg.Connection, words: list[str], filters: MemoryFilters, column: str
 ) -> list[tuple[str, float]]:
     """(normalised tsquery text, idf) per query word the English configuration keeps."""
     slice_where, slice_params = _slice(filters)
     rows = conn.execute(
-        "SELECT q::text, (SELECT count(*) FROM memories m WHERE m.lexical @@ q"
+        f"SELECT q::text, (SELECT count(*) FROM memories m WHERE m.{column} @@ q"
         f" AND {slice_where}) FROM unnest(%s::text[]) AS w,"
         " LATERAL to_tsquery('english', quote_literal(w)) AS q WHERE numnode(q) > 0",
         [*slice_params, words],

@@ -1,0 +1,57 @@
+"""What both memory services (services/memory.py on SQLite, services/core_memory.py on the
+store seam) decide the same way about new memories, so neither restates it:
+
+- `pipeline_on` / `extracts`: whether new memories go through the pipeline (enabled and not
+  frozen), and whether this one is extracted: a fact the pipeline wrote is not extracted again
+  (that would loop on itself), nor a skill's memory (its own SKILL.md: instructions, not facts);
+- `embed_missing`: a batch's texts embedded in one call (before any write transaction), each
+  distinct content once and only when it has no current vector; a provider fault leaves the
+  batch to the embed worker rather than failing the write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from signet.config import PipelineConfig
+from signet.errors import ProviderError
+from signet.providers.embedder import Embedder
+from signet.types import NewMemory
+
+__all__ = ["embed_missing", "extracts", "pipeline_on"]
+
+log = logging.getLogger(__name__)
+
+
+def pipeline_on(config: PipelineConfig) -> bool:
+    return config.enabled and not config.mutations_frozen
+
+
+def extracts(config: PipelineConfig, memory: NewMemory) -> bool:
+    return pipeline_on(config) and memory.source_type not in ("pipeline", "skill")
+
+
+def embed_missing(
+    embedder: Embedder, texts: Sequence[str], hashes: Sequence[str],
+    has_vector: Callable[[str], bool],
+) -> list[np.ndarray | None]:
+    """A vector for each text whose hash has none yet (None for the others, or for all when
+    the provider fails)."""
+    unique: dict[str, int] = {}
+    for i, content_hash in enumerate(hashes):
+        if content_hash not in unique and not has_vector(content_hash):
+            unique[content_hash] = i
+    out: list[np.ndarray | None] = [None] * len(texts)
+    if not unique:
+        return out
+    try:
+        matrix = embedder.embed([texts[i] for i in unique.values()])
+    except ProviderError as exc:
+        log.warning("batch embedding failed, deferring to the embed worker: %s", exc)
+        return out
+    for row, i in enumerate(unique.values()):
+        out[i] = matrix[row]
+    return out

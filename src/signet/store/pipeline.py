@@ -1,0 +1,249 @@
+"""The pipeline's store seam: what the extraction and hints workers read and write, per backend.
+
+The workers (workers/extract_worker.py, hints_worker.py, leasing.py) and the controlled writes
+(pipeline/writes.py) hold the pipeline's logic once; this protocol is the storage they run on.
+`PipelineStore` gives the reads done with no transaction open (the source memory, its vector),
+the job lease, and `write()`: ONE transaction, as a `PipelineTx` whose methods are the
+statements the pipeline issues inside it (the job's end, the memory's new content, its cold
+snapshot, history, review items, hints, the extraction status). A worker's transaction
+boundaries are therefore the same on both backends: a lost lease or any failure inside
+`write()` rolls every statement of it back.
+
+- `SqlitePipeline` (here): today's store/ functions on the Store's single writer; `write()` is
+  `Store.write_tx()`, so the memory service's `write_prepared` called inside it nests as a
+  savepoint of the same transaction, as before.
+- `PgPipeline` (store/postgres/pipeline.py): the same statements in psycopg on PgCore's pool;
+  `write()` binds its connection to the thread (PgCore.transaction), so the memory service's
+  insert called inside it joins the transaction too.
+
+`in_write_tx` lets tests prove that no LLM or embedding call runs while `write()` is open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
+
+import numpy as np
+
+from signet.store import cold as cold_sql
+from signet.store import embeddings as emb_sql
+from signet.store import fts
+from signet.store import graph as graph_sql
+from signet.store import history as history_sql
+from signet.store import jobs as jobs_sql
+from signet.store import memories as mem_sql
+from signet.store import review as review_sql
+from signet.store.connection import Connection
+from signet.store.db import Store
+from signet.store.jobs import Job
+from signet.types import Actor, Memory, MemoryFilters
+
+__all__ = ["PipelineStore", "PipelineTx", "SqlitePipeline", "SqlitePipelineTx", "pipeline_for"]
+
+
+class PipelineTx(Protocol):
+    """The statements of one pipeline write transaction (see the module docstring)."""
+
+    def get_memory(self, memory_id: str) -> Memory | None: ...
+
+    # -- the job being worked on ------------------------------------------------------------
+    def get_job(self, job_id: str) -> Job | None: ...
+
+    def complete_job(self, job_id: str, now: str, result: dict[str, Any] | None) -> bool: ...
+
+    def fail_job(self, job_id: str, error: str, now: str, *, retry_delay_ms: int) -> str: ...
+
+    def release_job(self, job_id: str, now: str) -> None: ...
+
+    def enqueue(self, job_type: str, memory_id: str, now: str, *, max_attempts: int) -> None: ...
+
+    # -- the memory's state -----------------------------------------------------------------
+    def set_extraction_status(self, memory_id: str, status: str, model: str | None) -> None: ...
+
+    def set_hints(self, memory_id: str, hints: str) -> None: ...
+
+    def find_live_by_hash(
+        self, content_hash: str, agent_id: str, project: str | None
+    ) -> str | None: ...
+
+    def update_columns(self, memory_id: str, columns: dict[str, Any], now: str) -> None:
+        """Column changes, version + 1 (history is the caller's `record`)."""
+        ...
+
+    def soft_delete(self, memory_id: str, now: str) -> None: ...
+
+    def record(
+        self, memory_id: str, event: str, actor: Actor, now: str, *,
+        old_content: str | None = None, new_content: str | None = None,
+        reason: str | None = None, metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """One memory_history row."""
+        ...
+
+    def archive_cold(self, memory: Memory, *, reason: str, archived_by: str, now: str) -> int:
+        """Snapshot `memory` into the cold tier; the cold row's id."""
+        ...
+
+    def has_vector(self, content_hash: str, model: str) -> bool: ...
+
+    def store_vector(
+        self, content_hash: str, vector: np.ndarray, *, model: str, now: str, memory_id: str
+    ) -> None: ...
+
+    def relink(self, memory_id: str, agent_id: str, content: str, now: str) -> None:
+        """New text: drop the memory's entity links, link the known entities it names now."""
+        ...
+
+    def add_review(
+        self, *, memory_id: str, source_memory_id: str | None, action: str, old_content: str,
+        new_content: str | None, proposal: dict[str, Any], verdict: dict[str, Any] | None,
+        reason: str, now: str, target_version: int | None = None,
+    ) -> str:
+        """Park a proposal in the review queue; the item's id."""
+        ...
+
+
+class PipelineStore(Protocol):
+    backend: str
+
+    @property
+    def in_write_tx(self) -> bool: ...
+
+    def get_memory(self, memory_id: str) -> Memory | None: ...
+
+    def vector_for(self, content_hash: str, model: str) -> np.ndarray | None: ...
+
+    def lease(self, now: str, *, job_types: list[str]) -> Job | None: ...
+
+    def write(self) -> AbstractContextManager[PipelineTx]: ...
+
+    def hint_search(
+        self, text: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """(memory id, score) over the prospective hints, best first (higher is better); []
+        when no memory in the filters' slice carries hints. Recall's hint channel."""
+        ...
+
+
+class SqlitePipelineTx:
+    """PipelineTx on the SQLite writer's connection: store/ functions, unchanged."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        return mem_sql.get(self.conn, memory_id)
+
+    def get_job(self, job_id: str) -> Job | None:
+        return jobs_sql.get(self.conn, job_id)
+
+    def complete_job(self, job_id: str, now: str, result: dict[str, Any] | None) -> bool:
+        return jobs_sql.complete(self.conn, job_id, now, result)
+
+    def fail_job(self, job_id: str, error: str, now: str, *, retry_delay_ms: int) -> str:
+        return jobs_sql.fail(self.conn, job_id, error, now, retry_delay_ms=retry_delay_ms)
+
+    def release_job(self, job_id: str, now: str) -> None:
+        jobs_sql.release_leases(self.conn, now, job_ids=[job_id])
+
+    def enqueue(self, job_type: str, memory_id: str, now: str, *, max_attempts: int) -> None:
+        jobs_sql.enqueue(self.conn, job_type, memory_id=memory_id, now=now,
+                         max_attempts=max_attempts)
+
+    def set_extraction_status(self, memory_id: str, status: str, model: str | None) -> None:
+        mem_sql.set_extraction_status(self.conn, memory_id, status, model)
+
+    def set_hints(self, memory_id: str, hints: str) -> None:
+        mem_sql.set_hints(self.conn, memory_id, hints)
+
+    def find_live_by_hash(
+        self, content_hash: str, agent_id: str, project: str | None
+    ) -> str | None:
+        return mem_sql.find_live_by_hash(self.conn, content_hash, agent_id, project)
+
+    def update_columns(self, memory_id: str, columns: dict[str, Any], now: str) -> None:
+        mem_sql.update(self.conn, memory_id, columns, now)
+
+    def soft_delete(self, memory_id: str, now: str) -> None:
+        mem_sql.soft_delete(self.conn, memory_id, now)
+
+    def record(
+        self, memory_id: str, event: str, actor: Actor, now: str, *,
+        old_content: str | None = None, new_content: str | None = None,
+        reason: str | None = None, metadata: dict[str, Any] | None = None,
+    ) -> None:
+        history_sql.record(self.conn, memory_id, event, actor, now, old_content=old_content,
+                           new_content=new_content, reason=reason, metadata=metadata)
+
+    def archive_cold(self, memory: Memory, *, reason: str, archived_by: str, now: str) -> int:
+        return cold_sql.archive(self.conn, memory, reason=reason, archived_by=archived_by, now=now)
+
+    def has_vector(self, content_hash: str, model: str) -> bool:
+        return emb_sql.has_current(self.conn, content_hash, model)
+
+    def store_vector(
+        self, content_hash: str, vector: np.ndarray, *, model: str, now: str, memory_id: str
+    ) -> None:
+        emb_sql.upsert(self.conn, content_hash, vector, model=model, now=now, source_id=memory_id)
+
+    def relink(self, memory_id: str, agent_id: str, content: str, now: str) -> None:
+        graph_sql.unlink_memory(self.conn, memory_id)
+        graph_sql.link_known_entities(self.conn, memory_id, agent_id, content, now)
+
+    def add_review(
+        self, *, memory_id: str, source_memory_id: str | None, action: str, old_content: str,
+        new_content: str | None, proposal: dict[str, Any], verdict: dict[str, Any] | None,
+        reason: str, now: str, target_version: int | None = None,
+    ) -> str:
+        return review_sql.add(
+            self.conn, memory_id=memory_id, source_memory_id=source_memory_id, action=action,
+            old_content=old_content, new_content=new_content, proposal=proposal,
+            verdict=verdict, reason=reason, now=now, target_version=target_version,
+        )
+
+
+class SqlitePipeline:
+    """PipelineStore on today's SQLite Store (one writer, WAL)."""
+
+    backend = "sqlite"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def in_write_tx(self) -> bool:
+        return self.store.in_write_tx
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        return mem_sql.get(self.store.reader(), memory_id)
+
+    def vector_for(self, content_hash: str, model: str) -> np.ndarray | None:
+        return emb_sql.vector_for(self.store.reader(), content_hash, model)
+
+    def lease(self, now: str, *, job_types: list[str]) -> Job | None:
+        with self.store.write_tx() as conn:
+            return jobs_sql.lease(conn, now, job_types=job_types)
+
+    @contextmanager
+    def write(self) -> Iterator[PipelineTx]:
+        with self.store.write_tx() as conn:
+            yield SqlitePipelineTx(conn)
+
+    def hint_search(
+        self, text: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        conn = self.store.reader()
+        if not fts.has_hints(conn, filters):
+            return []
+        return fts.search(conn, text, filters, limit, columns=fts.HINT_COLUMNS)
+
+
+def pipeline_for(core: Any) -> PipelineStore:
+    """The pipeline's seam on a CoreStore's own database (store/backend.py `open_core`)."""
+    if core.backend == "sqlite":
+        return SqlitePipeline(core.store)
+    from signet.store.postgres.pipeline import PgPipeline  # the optional extra
+
+    return PgPipeline(core)

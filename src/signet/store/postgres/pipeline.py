@@ -1,0 +1,199 @@
+"""The pipeline's store seam (store/pipeline.py) on PostgreSQL, on PgCore's pool.
+
+`write()` is `PgCore.transaction()`: one connection bound to the worker's thread for the whole
+transaction, so the memory service's insert (PgCore.insert_memory) called by the controlled
+writes inside it joins the same transaction, as it nests on SQLite's writer. Several daemons
+run these workers on one database at once:
+
+- a job is leased by `FOR UPDATE SKIP LOCKED` (store/postgres/jobs.py): each job goes to one
+  worker, and workers never wait on each other's leases;
+- the job's end and its writes commit together: `complete_job` answers False when the job is
+  no longer leased (the reaper took it back for another daemon), and the worker then raises,
+  rolling its writes back (workers/leasing.py `complete_job`);
+- a target memory is re-read `FOR UPDATE` before it is changed, so a concurrent writer either
+  waits for us or finds the version moved (`stale_target`, pipeline/writes.py).
+
+Hints are searched here too (`hint_search`): the generated `hint_lexical` tsvector of
+migration 003, ranked as the lexical channel is (store/postgres/lexical.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from signet.store.jobs import Job
+from signet.store.memories import new_id
+from signet.store.pipeline import PipelineTx
+from signet.store.postgres import jobs as pg_jobs
+from signet.store.postgres import lexical
+from signet.store.postgres.core import PgCore
+from signet.store.postgres.filters import filter_sql
+from signet.store.postgres.graph import PgGraphOps
+from signet.types import Actor, Memory, MemoryFilters, dumps
+
+__all__ = ["PgPipeline", "PgPipelineTx"]
+
+# The memories columns the pipeline may change, by name (never spliced from input).
+_UPDATABLE = frozenset({"content", "normalized_content", "content_hash", "hints"})
+
+
+class PgPipelineTx:
+    """PipelineTx on one PostgreSQL connection inside its transaction."""
+
+    def __init__(self, conn: psycopg.Connection, core: PgCore) -> None:
+        self.conn = conn
+        self.core = core
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        return self.core._get(self.conn, memory_id, None, lock=True)
+
+    def get_job(self, job_id: str) -> Job | None:
+        return pg_jobs.get(self.conn, job_id)
+
+    def complete_job(self, job_id: str, now: str, result: dict[str, Any] | None) -> bool:
+        return pg_jobs.complete(self.conn, job_id, now, result)
+
+    def fail_job(self, job_id: str, error: str, now: str, *, retry_delay_ms: int) -> str:
+        return pg_jobs.fail(self.conn, job_id, error, now, retry_delay_ms=retry_delay_ms)
+
+    def release_job(self, job_id: str, now: str) -> None:
+        pg_jobs.release(self.conn, job_id, now)
+
+    def enqueue(self, job_type: str, memory_id: str, now: str, *, max_attempts: int) -> None:
+        pg_jobs.enqueue(self.conn, job_type, memory_id=memory_id, now=now,
+                        max_attempts=max_attempts)
+
+    def set_extraction_status(self, memory_id: str, status: str, model: str | None) -> None:
+        self.conn.execute(
+            "UPDATE memories SET extraction_status = %s,"
+            " extraction_model = COALESCE(%s, extraction_model) WHERE id = %s",
+            (status, model, memory_id),
+        )
+
+    def set_hints(self, memory_id: str, hints: str) -> None:
+        self.conn.execute("UPDATE memories SET hints = %s WHERE id = %s", (hints, memory_id))
+
+    def find_live_by_hash(
+        self, content_hash: str, agent_id: str, project: str | None
+    ) -> str | None:
+        return self.core._live_by_hash(self.conn, content_hash, agent_id, project)
+
+    def update_columns(self, memory_id: str, columns: dict[str, Any], now: str) -> None:
+        unknown = set(columns) - _UPDATABLE
+        if unknown:
+            raise ValueError(f"the pipeline does not change {sorted(unknown)}")
+        sets = ", ".join(f"{column} = %s" for column in columns)
+        self.conn.execute(
+            f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
+            " update_count = update_count + 1 WHERE id = %s",
+            [*columns.values(), now, memory_id],
+        )
+
+    def soft_delete(self, memory_id: str, now: str) -> None:
+        self.conn.execute(
+            "UPDATE memories SET is_deleted = true, deleted_at = %s, updated_at = %s,"
+            " version = version + 1 WHERE id = %s",
+            (now, now, memory_id),
+        )
+
+    def record(
+        self, memory_id: str, event: str, actor: Actor, now: str, *,
+        old_content: str | None = None, new_content: str | None = None,
+        reason: str | None = None, metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.core._record(self.conn, memory_id, event, actor, now, old_content=old_content,
+                          new_content=new_content, reason=reason, metadata=metadata)
+
+    def archive_cold(self, memory: Memory, *, reason: str, archived_by: str, now: str) -> int:
+        row = self.conn.execute(
+            "INSERT INTO memories_cold (memory_id, content, content_hash, type, tags, importance,"
+            " snapshot, reason, archived_by, archived_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+            " RETURNING id",
+            (memory.id, memory.content, memory.content_hash, memory.type,
+             dumps(list(memory.tags)), memory.importance, dumps(memory.to_dict()), reason,
+             archived_by, now),
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def has_vector(self, content_hash: str, model: str) -> bool:
+        return self.core._has_vector(self.conn, content_hash, model)
+
+    def store_vector(
+        self, content_hash: str, vector: np.ndarray, *, model: str, now: str, memory_id: str
+    ) -> None:
+        self.core._upsert_vector(self.conn, content_hash, vector, model, now, memory_id)
+
+    def relink(self, memory_id: str, agent_id: str, content: str, now: str) -> None:
+        graph = PgGraphOps(self.conn)
+        graph.unlink_memory(memory_id)
+        graph.link_known_entities(memory_id, agent_id, content, now)
+
+    def add_review(
+        self, *, memory_id: str, source_memory_id: str | None, action: str, old_content: str,
+        new_content: str | None, proposal: dict[str, Any], verdict: dict[str, Any] | None,
+        reason: str, now: str, target_version: int | None = None,
+    ) -> str:
+        item_id = new_id()
+        self.conn.execute(
+            "INSERT INTO memory_review_queue (id, memory_id, source_memory_id, action,"
+            " old_content, new_content, proposal, verdict, reason, status, created_at,"
+            " target_version) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,'pending',%s,%s)",
+            (item_id, memory_id, source_memory_id, action, old_content, new_content,
+             dumps(proposal), dumps(verdict) if verdict is not None else None, reason, now,
+             target_version),
+        )
+        return item_id
+
+
+class PgPipeline:
+    """PipelineStore on PostgreSQL (module docstring)."""
+
+    backend = "postgres"
+
+    def __init__(self, core: PgCore) -> None:
+        self.core = core
+
+    @property
+    def in_write_tx(self) -> bool:
+        return self.core.in_transaction
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        return self.core.get_memory(memory_id)
+
+    def vector_for(self, content_hash: str, model: str) -> np.ndarray | None:
+        with self.core._conn() as conn:
+            row = conn.execute(
+                "SELECT vector::text FROM embeddings WHERE content_hash = %s AND model = %s"
+                " AND NOT stale", (content_hash, model),
+            ).fetchone()
+        if row is None:
+            return None
+        return np.asarray([float(x) for x in str(row[0]).strip("[]").split(",")],
+                          dtype=np.float32)
+
+    def lease(self, now: str, *, job_types: list[str]) -> Job | None:
+        return self.core.lease(now, job_types=job_types)
+
+    @contextmanager
+    def write(self) -> Iterator[PipelineTx]:
+        with self.core.transaction() as conn:
+            yield PgPipelineTx(conn, self.core)
+
+    def hint_search(
+        self, text: str, filters: MemoryFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """(memory id, score) over the prospective hints, best first; [] when no memory of
+        the filters' slice carries any."""
+        where, params = filter_sql(filters)
+        with self.core._conn() as conn:
+            if conn.execute(
+                f"SELECT 1 FROM memories m WHERE m.hints <> '' AND {where} LIMIT 1", params
+            ).fetchone() is None:
+                return []
+            return lexical.search(conn, text, filters, limit, column="hint_lexical")
