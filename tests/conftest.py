@@ -12,6 +12,14 @@ The fixtures every folder shares:
 - `serve(**config_sections)`: a real daemon app under uvicorn on a free loopback port
   (uvicorn_thread.py, the start-up every in-process server shares), spoken to over real HTTP
   with the install's admin token; everything stops at teardown.
+
+The daemon suites on PostgreSQL: `pytest tests/daemon tests/mcp --store-backend postgres`
+(scripts/test runs it after the whole suite) serves every `serve` server on a fresh
+PostgreSQL database. That pass collects only the tests that run on a store it chooses: a test
+taking the `backend` fixture already ran on both stores in the first pass (one taking `pg_url`
+on its own PostgreSQL database), a test with no
+`serve` server would only repeat itself on SQLite, and a test marked `sqlite_only` is about the
+SQLite file itself (its WAL, its bytes on disk); these are deselected, never skipped.
 """
 
 from __future__ import annotations
@@ -32,6 +40,38 @@ from write_paths import inline
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-backend", choices=("sqlite", "postgres"), default="sqlite",
+        help="the store every `serve` server runs on (postgres: the daemon suites' second pass)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--store-backend") != "postgres":
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        # `backend` tests ran on both stores, `pg_url` tests on their own PostgreSQL database.
+        on_chosen_store = "serve" in names and not {"backend", "pg_url"} & set(names)
+        if on_chosen_store and item.get_closest_marker("sqlite_only") is None:
+            kept.append(item)
+        else:
+            dropped.append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+
+
+def _serves_postgres(request: pytest.FixtureRequest) -> bool:
+    """Whether `serve` runs on PostgreSQL: the pass's --store-backend, or the test's own
+    `backend` parameter."""
+    if "backend" in request.fixturenames:
+        return request.getfixturevalue("backend") != "sqlite"
+    return request.config.getoption("--store-backend") == "postgres"
 
 
 @pytest.fixture
@@ -87,7 +127,7 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[.
         # No workers run in this server: writes embed on the write path (test_deferred_daemon.py
         # has the daemon's deferred path with its embed worker).
         cfg = inline(Config.default(tmp_path / f"ws{len(stops)}")).replace(**sections)
-        if "backend" in request.fixturenames and request.getfixturevalue("backend") != "sqlite":
+        if _serves_postgres(request):
             url = request.getfixturevalue("pg_url")
             cfg = cfg.replace(store=StoreConfig(backend="postgres", url=url))
         app = SignetApp.open(cfg, embedder=HashEmbedder(64))

@@ -53,6 +53,8 @@ def test_tag_prefix_sets_tags_and_combines_with_critical(app: SignetApp) -> None
         ("ok", {"tags": [1, 2]}, "tags"),
         ("ok", {"event_at": "yesterday-ish"}, "event_at"),
         ("ok", {"colour": "red"}, "unknown field"),
+        ("a\x00b", {}, "content holds a NUL"),
+        ("ok", {"who": "x\x00"}, "who holds a NUL"),
     ],
 )
 def test_bad_input_is_refused_and_nothing_is_written(

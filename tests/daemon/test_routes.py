@@ -200,6 +200,9 @@ BAD_REMEMBER_BODIES: list[tuple[str, Any, tuple[str, ...]]] = [
     ("content null", {"content": None}, ("content",)),
     ("content with a lone surrogate", {"content": "a\ud800b"}, ("content", "Unicode")),
     ("a tag with a lone surrogate", {"content": "x", "tags": ["\udfff"]}, ("tags", "Unicode")),
+    # PostgreSQL text cannot hold a NUL: refused on both backends alike, naming the field.
+    ("content with a NUL", {"content": "a\x00b"}, ("content", "NUL")),
+    ("a project with a NUL", {"content": "x", "project": "p\x00"}, ("project", "NUL")),
     ("tags not strings", {"content": "x", "tags": [1, 2]}, ("tags",)),
     ("tags an object", {"content": "x", "tags": {"a": 1}}, ("tags",)),
     ("importance a word", {"content": "x", "importance": "high"}, ("importance",)),

@@ -106,11 +106,15 @@ HistoryEventOut = _model_of(HistoryEvent, "HistoryEvent")
 # --- requests --------------------------------------------------------------------------------
 
 
+NUL_REFUSED = "holds a NUL character (U+0000), which no text may contain"
+
+
 class _Body(BaseModel):
     """A request body: strict (a JSON `0` is no boolean) and closed (an unknown field is a 400
     naming it, `additionalProperties: false` in the schema). JSON may spell a lone surrogate
-    (`"\\ud800"`), which is no Unicode text and which SQLite cannot store: refuse it here,
-    naming the field, instead of failing later."""
+    (`"\\ud800"`), which is no Unicode text and which SQLite cannot store, and a NUL
+    (`"\\u0000"`), which PostgreSQL text cannot hold: refuse both here, naming the field,
+    instead of failing later (the same rule on both store backends)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -122,6 +126,8 @@ class _Body(BaseModel):
                 text.encode("utf-8")
             except UnicodeEncodeError:
                 raise ValueError("not valid Unicode text (holds a lone surrogate)") from None
+            if "\x00" in text:
+                raise ValueError(NUL_REFUSED)
         return value
 
 

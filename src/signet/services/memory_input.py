@@ -142,7 +142,8 @@ def _clean_tags(tags: Sequence[Any], max_tags: int) -> tuple[str, ...]:
 
 def check_text(value: Any, name: str = "") -> None:
     """InvalidInput naming the field when any string in `value` is not valid Unicode (a lone
-    surrogate, which JSON can spell and SQLite cannot store): refused before anything is
+    surrogate, which JSON can spell and SQLite cannot store) or holds a NUL character (which
+    PostgreSQL text cannot hold; refused on both backends alike): refused before anything is
     written, whatever the adapter."""
     if isinstance(value, str):
         try:
@@ -151,6 +152,10 @@ def check_text(value: Any, name: str = "") -> None:
             raise InvalidInput(
                 f"{name or 'a field'} is not valid Unicode text (holds a lone surrogate)"
             ) from None
+        if "\x00" in value:
+            raise InvalidInput(
+                f"{name or 'a field'} holds a NUL character (U+0000), which no text may contain"
+            )
     elif isinstance(value, dict):
         for key, item in value.items():
             check_text(key, name or str(key))
