@@ -56,7 +56,7 @@ def test_pipeline_status_reports_queue_depths_workers_and_last_errors(serve) -> 
     assert s.client.post("/api/pipeline/pause").json()["code"] == "no_workers"
 
 
-def test_pause_resume_and_nudge_drive_the_background_workers(serve) -> None:
+def test_pause_resume_and_nudge_drive_the_background_workers(serve, backend: str) -> None:
     s = serve(pipeline=PipelineConfig(worker_poll_ms=60_000))  # idle sleep: a minute
     workers = BackgroundWorkers(s.app)
     s.api.state.workers = workers

@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
+from worker_support import Script, http_llm, job_rows, open_app, pipeline_config, proposals, rows
 
 from fakes.llm_server import FakeLLMServer, Reply
 from signet.app import SignetApp
 from signet.providers.llm import make_llm
-from signet.store import jobs
-from signet.store.db import Store
+from signet.store.backend import open_core
 from signet.types import MemoryFilters, format_ts
 from signet.workers.loop import ReaperWorker, Worker
 
@@ -57,17 +56,24 @@ FAULTS: dict[str, tuple[Reply, str]] = {
 }
 
 
-@pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_a_faulty_reply_retries_then_dies_with_the_reason(tmp_path: Path, fault: str) -> None:
+# Every fault on SQLite; the malformed reply on PostgreSQL too (the same worker and lease code).
+FAULT_LEGS = [(fault, "sqlite") for fault in sorted(FAULTS)] + [("non-JSON", "postgres")]
+
+
+@pytest.mark.parametrize(("fault", "store"), FAULT_LEGS)
+def test_a_faulty_reply_retries_then_dies_with_the_reason(
+    tmp_path: Path, fault: str, store: str, request: pytest.FixtureRequest
+) -> None:
     reply, reason = FAULTS[fault]
+    url = str(request.getfixturevalue("pg_url")) if store == "postgres" else None
     with FakeLLMServer(default=reply) as server:
-        config = pipeline_config(tmp_path / "ws", hints=False)
+        config = pipeline_config(tmp_path / "ws", hints=False, store_url=url)
         with open_app(config, http_llm(server, timeout_ms=300)) as app:
             source = app.remember(SOURCE).id
             assert drive(app, "extract", 4) == [True, True, True, False]
-            [job] = app.jobs(job_type="extract")
-            assert (job.status, job.attempts) == ("dead", 3)
-            assert job.error and reason in job.error
+            [(status, attempts, error, _)] = job_rows(app, "extract")
+            assert (status, attempts) == ("dead", 3)
+            assert error and reason in error
             assert app.get(source).extraction_status == "failed"
             assert proposals(app, source) == [] and app.list().total == 1
             assert len(server.requests) == 3
@@ -225,23 +231,29 @@ def test_a_killed_worker_leaves_nothing_half_written(tmp_path: Path, kill_at: st
             assert (job.status, job.attempts) == ("completed", 2)
 
 
-def test_a_worker_whose_lease_was_taken_back_writes_nothing(tmp_path: Path) -> None:
+def test_a_worker_whose_lease_was_taken_back_writes_nothing(
+    tmp_path: Path, store_url: str | None
+) -> None:
     """While our worker waits for the model, the reaper hands its job to another worker: our
-    results must roll back (the other worker's run is the one that counts)."""
-    config = pipeline_config(tmp_path / "ws", hints=False)
+    results must roll back (the other worker's run is the one that counts). On PostgreSQL the
+    facts are inserted by the memory service inside the worker's transaction (PgCore.transaction):
+    they roll back with it."""
+    config = pipeline_config(tmp_path / "ws", hints=False, store_url=store_url)
     script = Script(facts={"Berlin": FACTS})
     taken: list[str] = []
 
     def slow_model_meanwhile_reaped(request: Any) -> Reply:
         if not taken:
-            later = datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 5000)
-            other = Store.open(config.db_path)  # another process's connection, in effect
+            later = format_ts(
+                datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 5000)
+            )
+            # Another process's connection, in effect.
+            other = open_core(config.store, sqlite_path=config.db_path, key_path=tmp_path / "k")
             try:
-                with other.write_tx() as conn:
-                    jobs.reap_stale_leases(conn, format_ts(later), config.pipeline.lease_timeout_ms)
-                    job = jobs.lease(conn, format_ts(later), job_types=["extract"])
-                    assert job is not None
-                    taken.append(job.id)
+                other.reap_stale_leases(later, config.pipeline.lease_timeout_ms)
+                job = other.lease(later, job_types=["extract"])
+                assert job is not None
+                taken.append(job.id)
             finally:
                 other.close()
         return script(request)
@@ -251,8 +263,8 @@ def test_a_worker_whose_lease_was_taken_back_writes_nothing(tmp_path: Path) -> N
             source = app.remember(SOURCE).id
             assert drive(app, "extract", 1) == [True]
             assert taken
-            [job] = app.jobs(job_type="extract")
-            assert (job.status, job.attempts, job.error) == ("leased", 2, "lease expired")
+            [(status, attempts, error, _)] = job_rows(app, "extract")
+            assert (status, attempts, error) == ("leased", 2, "lease expired")
             assert app.list().total == 1 and proposals(app, source) == []
             assert app.get(source).extraction_status == "pending"
 

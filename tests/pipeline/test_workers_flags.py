@@ -5,11 +5,12 @@ never), the cold archive before any change, and the review queue for contradicti
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
+from worker_support import Script, http_llm, open_app, pipeline_config, proposals, query, rows
 
 from fakes.llm_server import FakeLLMServer
 from signet.app import SignetApp
@@ -113,10 +114,12 @@ def table_counts(conn: Any) -> dict[str, int]:
     return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
 
 
-def test_delete_archives_first_and_never_touches_a_pinned_memory(tmp_path: Path) -> None:
+def test_delete_archives_first_and_never_touches_a_pinned_memory(
+    tmp_path: Path, store_url: str | None
+) -> None:
     target: dict[str, str] = {}
     script = update_script(target, action="delete")
-    config = pipeline_config(tmp_path / "ws", allow_update_delete=True)
+    config = pipeline_config(tmp_path / "ws", allow_update_delete=True, store_url=store_url)
     with FakeLLMServer(responder=script) as server, open_app(config, http_llm(server)) as app:
         target["id"] = seed_target(app, pinned=True)
         pinned_source = app.remember(SOURCE).id
@@ -130,11 +133,12 @@ def test_delete_archives_first_and_never_touches_a_pinned_memory(tmp_path: Path)
         assert [p["outcome"] for p in proposals(app, source)] == ["delete"]
         gone = app.get(target["id"])
         assert gone.is_deleted
-        cold = cold_sql.for_memory(app.store.reader(), target["id"])
-        assert [c.content for c in cold] == [OLD] and cold[0].snapshot["is_deleted"] is False
+        cold = query(app, "SELECT id, content, snapshot FROM memories_cold WHERE memory_id = ?",
+                     target["id"])
+        assert [c[1] for c in cold] == [OLD] and json.loads(cold[0][2])["is_deleted"] is False
         deleted = [e for e in app.history(target["id"]) if e.event == "deleted"]
         assert deleted[0].changed_by == "pipeline"
-        assert deleted[0].metadata and deleted[0].metadata["coldId"] == cold[0].id
+        assert deleted[0].metadata and deleted[0].metadata["coldId"] == cold[0][0]
 
 
 def test_a_hallucinated_target_id_is_rejected_and_changes_nothing(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from worker_support import Script, http_llm, open_app, pipeline_config, proposals, rows
+from worker_support import Script, http_llm, open_app, pipeline_config, proposals, query, rows
 
 from fakes.llm_server import FakeLLMServer
 from signet.errors import ProviderError
@@ -22,6 +22,7 @@ from signet.providers.llm import LLM, Completion
 from signet.store import embeddings as emb_sql
 from signet.store import graph as graph_sql
 from signet.store.db import Store
+from signet.store.pipeline import PipelineStore, pipeline_for
 from signet.types import RecallQuery
 
 
@@ -29,7 +30,7 @@ class TxGuard:
     """Records every call it wraps together with whether a write transaction was open."""
 
     def __init__(self) -> None:
-        self.store: Store | None = None
+        self.store: Store | PipelineStore | None = None
         self.calls: list[tuple[str, bool]] = []
 
     def note(self, what: str) -> None:
@@ -60,7 +61,9 @@ class GuardedEmbedder:
         return self.inner.embed(texts)
 
 
-def test_no_llm_or_embedding_call_happens_inside_a_write_transaction(tmp_path: Path) -> None:
+def test_no_llm_or_embedding_call_happens_inside_a_write_transaction(
+    tmp_path: Path, backend: str, store_url: str | None
+) -> None:
     guard = TxGuard()
     target: dict[str, str] = {}
     script = Script(
@@ -74,20 +77,28 @@ def test_no_llm_or_embedding_call_happens_inside_a_write_transaction(tmp_path: P
         ),
         contradiction={"contradicts": False, "confidence": 0.8, "reason": "fine"},
     )
-    config = pipeline_config(tmp_path / "ws", allow_update_delete=True)
+    config = pipeline_config(tmp_path / "ws", allow_update_delete=True, store_url=store_url)
     with FakeLLMServer(responder=script) as server:
         llm = GuardedLLM(http_llm(server), guard)
         # A remote-style embedder (not embedded inline): every vector comes from the embed
         # worker or the pipeline's own preparation, all under the guard.
         embedder = GuardedEmbedder(HashEmbedder(64), guard)
         with open_app(config, llm, embedder=embedder) as app:  # type: ignore[arg-type]
-            guard.store = app.store
+            # The pipeline's write transaction on either backend (store/pipeline.py).
+            guard.store = app.store if backend == "sqlite" else pipeline_for(app.core)
             target["id"] = app.remember("The weekly team meeting happens on Tuesday mornings").id
             app.run_pipeline_until_idle()
             source = app.remember("Upgrade: meeting moved, new coffee machine").id
             app.run_pipeline_until_idle()
             assert [p["outcome"] for p in proposals(app, source)] == ["update", "add"]
-            assert emb_sql.audit(app.store.reader(), embedder.model)["missing"] == 0
+            assert app.get(target["id"]).content.endswith("Thursday mornings")
+            assert query(app, "SELECT content FROM memories_cold WHERE memory_id = ?",
+                         target["id"]) == [("The weekly team meeting happens on Tuesday mornings",)]
+            unembedded = query(app, "SELECT count(*) FROM memories m WHERE NOT m.is_deleted AND"
+                               " NOT EXISTS (SELECT 1 FROM embeddings e WHERE"
+                               " e.content_hash = m.content_hash AND e.model = ?)",
+                               embedder.model)
+            assert unembedded == [(0,)]
     kinds = {what for what, _ in guard.calls}
     assert kinds == {"llm", "embed"}
     assert {"extract", "decide", "contradiction", "hints"} <= set(script.calls)
