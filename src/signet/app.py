@@ -44,6 +44,7 @@ from signet.sessions.service import Sessions
 from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
+from signet.store.document_store import SqliteDocuments
 from signet.store.session_store import SqliteSessions
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
@@ -121,10 +122,11 @@ class SignetApp:
             store, chosen.model if chosen else None, chosen.dimensions if chosen else None, clock
         )
         app.documents = DocumentService(
-            store, config.documents, max_attempts=config.pipeline.max_attempts,
-            frozen=config.pipeline.mutations_frozen, clock=clock,
+            SqliteDocuments(store, app.memory.write_prepared), config.documents,
+            max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,
+            clock=clock,
         )
-        app.connectors = FolderConnectors(store, app.documents)
+        app.connectors = FolderConnectors(app.documents)
         app.llm = chosen_llm  # type: ignore[assignment]
         app.sessions = sessions
         app.ledger = SearchLedger(config, store, clock)

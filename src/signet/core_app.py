@@ -53,6 +53,8 @@ from typing import Any, NoReturn, Self
 
 from signet.clock import Clock, SystemClock
 from signet.config import Config
+from signet.connectors.folder import ConnectorWorker, FolderConnectors
+from signet.documents.service import DocumentService
 from signet.pipeline.writes import PreparedMemory
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
@@ -64,6 +66,7 @@ from signet.services.delegate import Delegate
 from signet.services.scope import scoped_filters
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
+from signet.store.document_store import DocumentStore
 from signet.store.pipeline import pipeline_for
 from signet.store.session_store import sessions_on
 from signet.store.signing_key import workspace_key_path
@@ -79,7 +82,7 @@ from signet.types import (
     RecallResponse,
     RememberResult,
 )
-from signet.worker_list import session_workers
+from signet.worker_list import document_worker, session_workers
 from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
@@ -118,7 +121,6 @@ UNPORTED: dict[str, str] = {
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
     "projection": "projection",
-    "documents": "documents and connectors", "connectors": "documents and connectors",
     "ledger": "search ledger", "job_queue": "job listing", "reviews": "review queue",
 }
 
@@ -155,6 +157,8 @@ class CoreAppOps:
     core_recaller: CoreRecaller
     memory: CoreMemoryService
     sessions: Sessions
+    documents: DocumentService
+    connectors: FolderConnectors
     embedder: Embedder | None
     clock: Clock
     _workers: builtins.list[Worker] | None
@@ -193,7 +197,14 @@ class CoreAppOps:
         recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search), embedder,
                                 guard=guard)
         memory = CoreMemoryService(config, core, embedder, clock)
-        return cls(config, core, embedder, recaller, memory, clock, telemetry, llm)
+        app = cls(config, core, embedder, recaller, memory, clock, telemetry, llm)
+        app.documents = DocumentService(
+            _documents_store(core, memory), config.documents,
+            max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,
+            clock=clock,
+        )
+        app.connectors = FolderConnectors(app.documents)
+        return app
 
     # -- memories ----------------------------------------------------------------------
     def remember(self, content: str, **kwargs: Any) -> RememberResult:
@@ -273,6 +284,9 @@ class CoreAppOps:
                 HintsWorker(seam, pipeline, llm, self.embedder),
                 CoreEmbedWorker(self.core, self.embedder, frozen=pipeline.mutations_frozen,
                                 batch_size=self.config.embedding.batch_size),
+                document_worker(self.config, self.documents.docs, self.memory),
+                ConnectorWorker(self.connectors, self.config.documents.connector_sync_interval_ms,
+                                frozen=pipeline.mutations_frozen),
                 CoreReaperWorker(self.core, pipeline.lease_timeout_ms),
                 *session_workers(self.sessions, pipeline),
             ]
@@ -314,6 +328,17 @@ class CoreAppOps:
     def close(self) -> None:
         self.core_recaller.close()
         self.core.close()
+
+
+def _documents_store(core: CoreStore, memory: CoreMemoryService) -> DocumentStore:
+    """The documents' tables on the shared store (store/postgres/documents.py); chunks are
+    written by the memory service, inside the chunk set's transaction."""
+    from signet.store.postgres.core import PgCore  # the optional extra: imported when used
+    from signet.store.postgres.documents import PgDocuments
+
+    if not isinstance(core, PgCore):
+        raise NotOnBackend("documents and connectors", core.backend)
+    return PgDocuments(core, memory.write_prepared)
 
 
 for _name, _feature in UNPORTED.items():

@@ -16,13 +16,14 @@ from signet import maintenance, skills
 from signet.config import Config, PipelineConfig
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.fetch import FetchPolicy
-from signet.documents.worker import DocumentWorker
+from signet.documents.worker import ChunkWriter, DocumentWorker
 from signet.providers.embedder import Embedder
 from signet.providers.llm import LLM
 from signet.recall.hybrid import Recaller
 from signet.services.memory import MemoryService
 from signet.sessions.service import Sessions
 from signet.store.db import Store
+from signet.store.document_store import DocumentStore
 from signet.workers.embed_worker import EmbedWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
@@ -31,7 +32,7 @@ from signet.workers.retention_worker import RetentionWorker
 from signet.workers.scheduled import ScheduledWorker
 from signet.workers.summary_worker import SummaryWorker
 
-__all__ = ["Parts", "build_workers", "session_workers"]
+__all__ = ["Parts", "build_workers", "document_worker", "session_workers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ def build_workers(parts: Parts) -> list[Worker]:
             store, parts.embedder, frozen=cfg.mutations_frozen,
             batch_size=config.embedding.batch_size,
         ),
-        _document_worker(config, store, memory),
+        document_worker(config, parts.connectors.docs, memory),
         ConnectorWorker(
             parts.connectors, config.documents.connector_sync_interval_ms,
             frozen=cfg.mutations_frozen,
@@ -104,16 +105,18 @@ def session_workers(sessions: Sessions, cfg: PipelineConfig) -> list[Worker]:
     ]
 
 
-def _document_worker(config: Config, store: Store, memory: MemoryService) -> DocumentWorker:
-    docs, cfg = config.documents, config.pipeline
+def document_worker(config: Config, docs: DocumentStore, writer: ChunkWriter) -> DocumentWorker:
+    """The document worker on either backend's DocumentStore (the PostgreSQL app builds it
+    too, core_app.py)."""
+    dcfg, cfg = config.documents, config.pipeline
     policy = FetchPolicy(
-        enabled=docs.url_fetch_enabled, max_bytes=docs.fetch_max_bytes,
-        timeout_s=docs.fetch_timeout_ms / 1000, max_redirects=docs.fetch_max_redirects,
-        allowed_hosts=docs.fetch_allowed_hosts,
+        enabled=dcfg.url_fetch_enabled, max_bytes=dcfg.fetch_max_bytes,
+        timeout_s=dcfg.fetch_timeout_ms / 1000, max_redirects=dcfg.fetch_max_redirects,
+        allowed_hosts=dcfg.fetch_allowed_hosts,
     )
     return DocumentWorker(
-        store, memory, chunk_size=cfg.document_chunk_size,
+        docs, writer, chunk_size=cfg.document_chunk_size,
         chunk_overlap=cfg.document_chunk_overlap, fetch_policy=policy,
-        max_file_bytes=docs.max_file_bytes,
+        max_file_bytes=dcfg.max_file_bytes,
         max_chunk_chars=config.memory.max_content_chars, frozen=cfg.mutations_frozen,
     )

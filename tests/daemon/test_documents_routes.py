@@ -17,7 +17,7 @@ def _drain(s) -> None:
     s.app.run_pipeline_until_idle(only=["documents"])
 
 
-def test_ingest_then_read_list_and_delete(serve) -> None:
+def test_ingest_then_read_list_and_delete(serve, backend) -> None:
     s = serve()
     reply = s.client.post(DOCS, json={"content": TEXT, "title": "Orchard"})
     assert reply.status_code == 202 and reply.json()["status"] == "queued", reply.text
@@ -38,7 +38,7 @@ def test_ingest_then_read_list_and_delete(serve) -> None:
     assert memory["is_deleted"] is True
 
 
-def test_bad_requests_name_the_problem(serve) -> None:
+def test_bad_requests_name_the_problem(serve, backend) -> None:
     s = serve()
     both = s.client.post(DOCS, json={"content": "x", "url": "https://example.com"})
     assert both.status_code == 400 and "exactly one" in both.json()["error"]
@@ -55,7 +55,7 @@ def test_bad_requests_name_the_problem(serve) -> None:
             assert reply.status_code == 400 and "path" in reply.json()["error"], reply.text
 
 
-def test_a_scoped_token_sees_and_deletes_only_its_own_documents(serve, tmp_path) -> None:
+def test_a_scoped_token_sees_and_deletes_only_its_own_documents(serve, tmp_path, backend) -> None:
     s = serve()
     p = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "agent", project="p")))
     q = httpx.Client(base_url=s.url, headers=auth(issue(s.app, "agent", project="q")))
@@ -81,7 +81,7 @@ def test_a_scoped_token_sees_and_deletes_only_its_own_documents(serve, tmp_path)
         client.close()
 
 
-def test_urls_are_fetched_and_a_redirect_to_loopback_is_refused(serve) -> None:
+def test_urls_are_fetched_and_a_redirect_to_loopback_is_refused(serve, backend) -> None:
     routes = {
         "/tea.html": (200, {"Content-Type": "text/html"},
                       b"<title>Tea</title><article><p>Sencha is steamed.</p></article>"),
@@ -103,7 +103,7 @@ def test_urls_are_fetched_and_a_redirect_to_loopback_is_refused(serve) -> None:
         assert failed["chunks"] == [] and "/internal" not in web.hits
 
 
-def test_connectors_over_http_report_health_and_keep_to_their_scope(serve, tmp_path) -> None:
+def test_connectors_over_http_report_health_and_keep_to_their_scope(serve, tmp_path, backend) -> None:
     s = serve()
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -128,7 +128,7 @@ def test_connectors_over_http_report_health_and_keep_to_their_scope(serve, tmp_p
     assert s.client.get(f"/api/connectors/{cid}").status_code == 404
 
 
-def test_a_url_that_cannot_be_fetched_is_refused_at_once(serve) -> None:
+def test_a_url_that_cannot_be_fetched_is_refused_at_once(serve, backend) -> None:
     s = serve(documents=DocumentsConfig(url_fetch_enabled=True))
     for url, status, words in (
         ("http://[::1/notes", 400, "not a valid URL"),  # a broken IPv6 literal: was a 500

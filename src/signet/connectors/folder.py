@@ -31,8 +31,7 @@ from signet.clock import stamp
 from signet.documents.extract import EXTENSIONS
 from signet.documents.service import DocumentService, is_folder, local_path
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound, SignetError
-from signet.store import documents as doc_sql
-from signet.store.db import Store
+from signet.store.documents import Connector
 from signet.types import Actor, MemoryScope
 
 log = logging.getLogger(__name__)
@@ -67,9 +66,17 @@ def note_files(folder: Path) -> list[Path]:
 
 
 class FolderConnectors:
-    def __init__(self, store: Store, documents: DocumentService) -> None:
-        self.store = store
+    """The folder connectors of every slice, over the documents' store (store/
+    document_store.py), on SQLite or PostgreSQL.
+
+    Several daemons on one database may sync one connector at once (each runs a
+    ConnectorWorker): registration finds a source's document under a lock of that source
+    (PostgreSQL) or the one writer (SQLite), so both walks register each file once; the last
+    cursor written wins, and both hold the same files."""
+
+    def __init__(self, documents: DocumentService) -> None:
         self.documents = documents
+        self.docs = documents.docs
 
     def add(
         self, path: Any, *, name: str | None = None, project: str | None = None,
@@ -81,33 +88,29 @@ class FolderConnectors:
         folder = local_path(path)
         if not is_folder(folder):  # a well-formed path that names no folder: not found
             raise NotFound(f"no such folder: {folder}")
-        with self.store.write_tx() as conn:
-            connector_id = doc_sql.insert_connector(
-                conn, provider=PROVIDER, display_name=name or folder.name,
-                config={"path": str(folder)}, agent_id=actor.agent_id, project=project,
-                now=stamp(self.documents.clock),
-            )
+        connector_id = self.docs.add_connector(
+            provider=PROVIDER, display_name=name or folder.name, config={"path": str(folder)},
+            agent_id=actor.agent_id, project=project, now=stamp(self.documents.clock),
+        )
         return self.get(connector_id)
 
     def get(self, connector_id: str, scope: MemoryScope | None = None) -> dict[str, Any]:
-        conn = self.store.reader()
-        found = doc_sql.get_connector(conn, connector_id, scope)
+        found = self.docs.get_connector(connector_id, scope)
         if found is None:
             raise NotFound(f"connector {connector_id} not found")
-        return self._health(conn, found)
+        return self._health(found)
 
     def list(self, scope: MemoryScope | None = None) -> list[dict[str, Any]]:
-        conn = self.store.reader()
-        return [self._health(conn, c) for c in doc_sql.list_connectors(conn, scope)]
+        return [self._health(c) for c in self.docs.list_connectors(scope)]
 
-    def _health(self, conn: Any, connector: doc_sql.Connector) -> dict[str, Any]:
-        return {**connector.to_dict(), "documents": doc_sql.document_counts(conn, connector.id)}
+    def _health(self, connector: Connector) -> dict[str, Any]:
+        return {**connector.to_dict(), "documents": self.docs.document_counts(connector.id)}
 
     def sync_all(self) -> builtins.list[SyncReport]:
-        return [self.sync(c.id) for c in doc_sql.list_connectors(self.store.reader())]
+        return [self.sync(c.id) for c in self.docs.list_connectors()]
 
     def sync(self, connector_id: str, scope: MemoryScope | None = None) -> SyncReport:
-        connector = doc_sql.get_connector(self.store.reader(), connector_id, scope)
+        connector = self.docs.get_connector(connector_id, scope)
         if connector is None:
             raise NotFound(f"connector {connector_id} not found")
         self._check_mutable()
@@ -121,7 +124,7 @@ class FolderConnectors:
                     error="; ".join(report.errors)[:2000] or None)
         return report
 
-    def _walk(self, connector: doc_sql.Connector) -> tuple[SyncReport, dict[str, Any]]:
+    def _walk(self, connector: Connector) -> tuple[SyncReport, dict[str, Any]]:
         folder = Path(connector.config["path"])
         if not folder.is_dir():
             raise InvalidInput(f"the folder is gone: {folder}")
@@ -168,15 +171,16 @@ class FolderConnectors:
     def remove(self, connector_id: str, scope: MemoryScope | None = None,
                actor: Actor = Actor()) -> dict[str, Any]:
         """Remove the connector and its documents (their chunks forgotten)."""
-        conn = self.store.reader()
-        if doc_sql.get_connector(conn, connector_id, scope) is None:
+        if self.docs.get_connector(connector_id, scope) is None:
             raise NotFound(f"connector {connector_id} not found")
         self._check_mutable()
         forgotten = 0
-        for doc_id in doc_sql.connector_documents(conn, connector_id):
-            forgotten += self.documents.delete(doc_id, actor=actor)["forgotten"]
-        with self.store.write_tx() as write:
-            doc_sql.delete_connector(write, connector_id)
+        for doc_id in self.docs.connector_documents(connector_id):
+            try:
+                forgotten += self.documents.delete(doc_id, actor=actor)["forgotten"]
+            except NotFound:
+                pass  # deleted meanwhile (by hand, or another daemon's sync)
+        self.docs.delete_connector(connector_id)
         return {"id": connector_id, "removed": True, "forgotten": forgotten}
 
     def _check_mutable(self) -> None:
@@ -187,9 +191,9 @@ class FolderConnectors:
 
     def _state(self, connector_id: str, status: str, *, error: str | None = None,
                cursor: dict[str, Any] | None = None, synced: bool = False) -> None:
-        with self.store.write_tx() as conn:
-            doc_sql.set_connector_state(conn, connector_id, status=status, now=stamp(self.documents.clock),
-                                        last_error=error, cursor=cursor, synced=synced)
+        self.docs.set_connector_state(connector_id, status=status,
+                                      now=stamp(self.documents.clock), last_error=error,
+                                      cursor=cursor, synced=synced)
 
 
 class ConnectorWorker:
@@ -208,7 +212,7 @@ class ConnectorWorker:
             return False
         self.last_run = now
         did = False
-        for connector in doc_sql.list_connectors(self.connectors.store.reader()):
+        for connector in self.connectors.docs.list_connectors():
             try:
                 report = self.connectors.sync(connector.id)
             except (OSError, SignetError) as exc:

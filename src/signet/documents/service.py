@@ -11,6 +11,9 @@ hash decides "unchanged" at registration), or a URL (fetched by the worker, and 
 `documents.url_fetch_enabled` is set; the fetch refuses forgery, see fetch.py). A scoped caller
 registers into its own agent and project, sees only its own documents, and may not name a
 local file (the daemon would read it with the operator's rights).
+
+Each write is one transaction of the DocumentStore (store/document_store.py), on SQLite or
+PostgreSQL: registration with its job, or a delete with its chunks forgotten.
 """
 
 from __future__ import annotations
@@ -25,10 +28,8 @@ from signet.config import DocumentsConfig
 from signet.documents.fetch import parse_url
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
 from signet.store import documents as doc_sql
-from signet.store import history as history_sql
-from signet.store import jobs as jobs_sql
-from signet.store import memories as mem_sql
-from signet.store.db import Store
+from signet.store.document_store import DocumentStore
+from signet.store.documents import NewDocument
 from signet.types import Actor, MemoryScope
 
 MAX_TITLE = 500
@@ -45,11 +46,14 @@ class Registered:
 
 
 class DocumentService:
+    """The documents of every slice, over a DocumentStore (store/document_store.py): the same
+    service on SQLite and PostgreSQL."""
+
     def __init__(
-        self, store: Store, cfg: DocumentsConfig, *, max_attempts: int = 3, frozen: bool = False,
-        clock: Clock | None = None,
+        self, docs: DocumentStore, cfg: DocumentsConfig, *, max_attempts: int = 3,
+        frozen: bool = False, clock: Clock | None = None,
     ) -> None:
-        self.store = store
+        self.docs = docs
         self.clock = clock or SystemClock()
         self.cfg = cfg
         self.max_attempts = max_attempts
@@ -115,29 +119,13 @@ class DocumentService:
         if self.frozen:
             raise Frozen()
         agent_id, project = _placed(actor, project, scope)
-        title = _title(title)
-        metadata = {"source_sha256": digest} if digest else {}
-        now = stamp(self.clock)
-        with self.store.write_tx() as conn:
-            known = doc_sql.find_by_source(conn, source_key, agent_id, project)
-            if known is not None and digest is not None and known.status == "done" \
-                    and known.metadata.get("source_sha256") == digest:
-                return Registered(known, "unchanged")
-            if known is None:
-                doc_id = doc_sql.insert(
-                    conn, source_type=source_type, source_key=source_key, source_url=source_url,
-                    title=title, content_type=None, raw_content=raw, agent_id=agent_id,
-                    project=project, metadata=metadata, now=now, connector_id=connector_id,
-                )
-                outcome = "queued"
-            else:
-                doc_id, outcome = known.id, "requeued"
-                doc_sql.requeue(conn, doc_id, raw_content=raw, metadata=metadata, title=title,
-                                now=now)
-            jobs_sql.enqueue(conn, "document_ingest", document_id=doc_id, now=now,
-                             max_attempts=self.max_attempts)
-            document = doc_sql.get(conn, doc_id)
-        assert document is not None
+        new = NewDocument(
+            source_type=source_type, source_key=source_key, source_url=source_url, digest=digest,
+            title=_title(title), raw_content=raw, agent_id=agent_id, project=project,
+            connector_id=connector_id,
+        )
+        document, outcome = self.docs.register(new, now=stamp(self.clock),
+                                               max_attempts=self.max_attempts)
         return Registered(document, outcome)
 
     def _check_size(self, size: int, what: str) -> None:
@@ -148,11 +136,10 @@ class DocumentService:
     # -- reads and delete -----------------------------------------------------------------------
 
     def get(self, doc_id: str, scope: MemoryScope | None = None) -> dict[str, Any]:
-        conn = self.store.reader()
-        document = doc_sql.get(conn, doc_id, scope)
+        document = self.docs.get(doc_id, scope)
         if document is None:
             raise NotFound(f"document {doc_id} not found")
-        chunks = [{"memory_id": m, "chunk_index": i} for m, i, _h in doc_sql.chunk_links(conn, doc_id)]
+        chunks = [{"memory_id": m, "chunk_index": i} for m, i, _h in self.docs.chunk_links(doc_id)]
         return {**document.to_dict(), "chunks": chunks}
 
     def list(
@@ -163,8 +150,8 @@ class DocumentService:
             raise InvalidInput(f"status must be one of {', '.join(doc_sql.STATUSES)}")
         if not 1 <= limit <= 1000 or offset < 0:
             raise InvalidInput("limit must be between 1 and 1000 and offset not negative")
-        items, total = doc_sql.list_page(self.store.reader(), scope, status=status,
-                                         connector_id=connector_id, limit=limit, offset=offset)
+        items, total = self.docs.list_page(scope, status=status, connector_id=connector_id,
+                                           limit=limit, offset=offset)
         return {"items": [d.to_dict() for d in items], "total": total, "limit": limit,
                 "offset": offset}
 
@@ -175,28 +162,10 @@ class DocumentService:
         the tombstone window) and remove the document."""
         if self.frozen:
             raise Frozen()
-        now = stamp(self.clock)
-        with self.store.write_tx() as conn:
-            if doc_sql.get(conn, doc_id, scope) is None:
-                raise NotFound(f"document {doc_id} not found")
-            forgotten = forget_chunks(conn, doc_sql.owned_live_chunks(conn, doc_id), actor, now,
-                                      reason=f"document {doc_id} deleted")
-            doc_sql.delete(conn, doc_id)
+        forgotten = self.docs.delete(doc_id, actor=actor, now=stamp(self.clock), scope=scope)
+        if forgotten is None:
+            raise NotFound(f"document {doc_id} not found")
         return {"id": doc_id, "deleted": True, "forgotten": forgotten}
-
-
-def forget_chunks(conn: Any, memory_ids: list[str], actor: Actor, now: str, *, reason: str) -> int:
-    """Soft-delete chunk memories, each with its history row (inside the caller's tx)."""
-    count = 0
-    for memory_id in memory_ids:
-        memory = mem_sql.get(conn, memory_id)
-        if memory is None or memory.is_deleted:
-            continue
-        mem_sql.soft_delete(conn, memory_id, now)
-        history_sql.record(conn, memory_id, "deleted", actor, now, old_content=memory.content,
-                           reason=reason)
-        count += 1
-    return count
 
 
 def local_path(path: Any) -> Path:

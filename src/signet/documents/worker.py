@@ -18,6 +18,10 @@ and no network, file or model work ever runs while the write lock is held:
 Bad input (unsupported type, a refused URL, an empty document) fails the document at once,
 naming the problem; anything else (a network error) fails it too and the job retries with
 back-off, then dead-letters (workers/leasing.py).
+
+Every transaction is one DocumentStore method (store/document_store.py), so the same worker
+runs on SQLite and on PostgreSQL; there the jobs are leased with SKIP LOCKED and each step
+checks the lease under a row lock, so the workers of several daemons take each document once.
 """
 
 from __future__ import annotations
@@ -34,16 +38,14 @@ import httpx
 from signet.documents.chunking import chunk_text
 from signet.documents.extract import Extracted, extract
 from signet.documents.fetch import FetchPolicy, fetch
-from signet.documents.service import forget_chunks
 from signet.errors import Forbidden, InvalidInput, NotFound
 from signet.normalize import normalize_content
 from signet.pipeline.writes import PreparedMemory
 from signet.store import documents as doc_sql
-from signet.store import memories as mem_sql
-from signet.store.db import Store
-from signet.store.jobs import Job
-from signet.types import Actor, RememberResult, format_ts
-from signet.workers.leasing import JobRunner, LostLease, complete_job, owns
+from signet.store.document_store import DocumentStore
+from signet.store.jobs import Job, LostLease
+from signet.types import Actor, format_ts
+from signet.workers.leasing import RETRY_BASE_MS, describe_error, retry_delay_ms
 
 log = logging.getLogger(__name__)
 
@@ -52,25 +54,25 @@ PERMANENT = (InvalidInput, Forbidden, NotFound)
 
 
 class ChunkWriter(Protocol):
-    """The memory service's write path (services/memory.py): the same validation, dedup,
-    history and jobs as remember."""
+    """The memory service's first half of a write (services/memory.py, services/core_memory.py):
+    the same validation, normalisation and embedding as remember; the store's chunk set
+    transaction writes them (store/document_store.py)."""
 
     def prepare_memories(
         self, items: Sequence[dict[str, Any]], *, actor: Actor, prefixes: bool = True
     ) -> list[PreparedMemory]: ...
-
-    def write_prepared(self, prepared: PreparedMemory) -> RememberResult: ...
 
 
 class DocumentWorker:
     name = "documents"
 
     def __init__(
-        self, store: Store, writer: ChunkWriter, *, chunk_size: int, chunk_overlap: int,
+        self, docs: DocumentStore, writer: ChunkWriter, *, chunk_size: int, chunk_overlap: int,
         fetch_policy: FetchPolicy, max_file_bytes: int, max_chunk_chars: int,
         frozen: bool = False, transport: httpx.BaseTransport | None = None,
+        retry_base_ms: int = RETRY_BASE_MS,
     ) -> None:
-        self.store = store
+        self.docs = docs
         self.writer = writer
         # A chunk must fit in one memory (memory.maxContentChars).
         self.chunk_size = min(chunk_size, max_chunk_chars)
@@ -79,21 +81,34 @@ class DocumentWorker:
         self.max_file_bytes = max_file_bytes
         self.frozen = frozen
         self.transport = transport
-        self.jobs = JobRunner(store, "document_ingest", self._work)
+        self.retry_base_ms = retry_base_ms
 
     def tick(self, now: datetime) -> bool:
+        """One leased job: a lost lease leaves it to its new owner, any other failure fails
+        the job (back-off, then dead: workers/leasing.py)."""
         if self.frozen:
             return False
-        return self.jobs.tick(now)
+        job = self.docs.lease(format_ts(now))
+        if job is None:
+            return False
+        try:
+            self._work(job, now)
+        except LostLease as exc:  # another worker owns the job now; its outcome stands
+            log.warning("%s", exc)
+        except Exception as exc:  # any failure belongs to the job, not to the loop
+            log.warning("document job %s failed (attempt %d/%d): %s", job.id, job.attempts,
+                        job.max_attempts, describe_error(exc))
+            self.docs.fail_job(job, describe_error(exc), format_ts(now),
+                               retry_delay_ms=retry_delay_ms(job.attempts, self.retry_base_ms))
+        return True
 
     # -- one document -----------------------------------------------------------------------
 
     def _work(self, job: Job, now: datetime) -> None:
         doc_id = job.document_id or ""
-        document = doc_sql.get(self.store.reader(), doc_id)
+        document = self.docs.get(doc_id)
         if document is None:  # deleted while queued
-            with self.store.write_tx() as conn:
-                complete_job(conn, job, now, {"skipped": "document deleted"})
+            self.docs.skip(job, format_ts(now), {"skipped": "document deleted"})
             return
         try:
             self._ingest(job, document, now)
@@ -112,14 +127,14 @@ class DocumentWorker:
         if not text:
             raise InvalidInput("the document has no text to ingest")
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        links = doc_sql.chunk_links(self.store.reader(), document.id)
+        links = self.docs.chunk_links(document.id)
         fields: dict[str, Any] = {"content_type": extracted.content_type, "raw_content": text}
         if extracted.title and not document.title:
             fields["title"] = extracted.title
         # content_hash is written only with a finished chunk set, so equality means exactly
         # this text is indexed already.
         if digest == document.content_hash and links:
-            self._finish(job, document.id, now, {"unchanged": True}, **fields)
+            self.docs.finish(job, document.id, format_ts(now), {"unchanged": True}, **fields)
             return
         self._step(job, document.id, "chunking", now, **fields)
         chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
@@ -132,8 +147,10 @@ class DocumentWorker:
             [self._chunk_fields(document, chunks[i]) for i in todo], actor=actor, prefixes=False
         )
         self._step(job, document.id, "indexing", now)
-        self._index(job, document, now, digest, hashes, dict(zip(todo, prepared, strict=True)),
-                    held)
+        # The whole chunk set in one transaction, the job completed in it too.
+        self.docs.index(job, document, digest=digest, hashes=hashes,
+                        new=dict(zip(todo, prepared, strict=True)), held=held, actor=actor,
+                        now=format_ts(now))
 
     def _extract(self, document: doc_sql.Document) -> Extracted:
         if document.source_type == "url":
@@ -146,77 +163,19 @@ class DocumentWorker:
             if path.stat().st_size > self.max_file_bytes:
                 raise InvalidInput(f"file {path} is larger than {self.max_file_bytes} bytes")
             return extract(path.read_bytes(), name=str(path))
-        raw = doc_sql.raw_content(self.store.reader(), document.id) or ""
+        raw = self.docs.raw_content(document.id) or ""
         return extract(raw.encode("utf-8"), content_type="text/markdown")
 
     def _chunk_fields(self, document: doc_sql.Document, chunk: str) -> dict[str, Any]:
         return {"content": chunk, "type": "document_chunk", "importance": CHUNK_IMPORTANCE,
                 "source_id": document.id, "source_type": "document", "project": document.project}
 
-    def _index(
-        self, job: Job, document: doc_sql.Document, now: datetime, digest: str,
-        hashes: list[str], prepared: dict[int, PreparedMemory], held: dict[str, str],
-    ) -> None:
-        """The whole chunk set in one transaction, the job completed in it too."""
-        ts = format_ts(now)
-        with self.store.write_tx() as conn:
-            if not owns(conn, job):
-                raise LostLease(f"document job {job.id} is no longer leased by this worker")
-            linked: set[str] = set()
-            for index, content_hash in enumerate(hashes):
-                memory_id = held.get(content_hash)
-                if memory_id is None:
-                    memory_id = self.writer.write_prepared(prepared[index]).id
-                    if not _in_slice(conn, memory_id, document):
-                        continue  # an equal memory of another slice: never linked across
-                doc_sql.link(conn, document.id, memory_id, index)
-                linked.add(memory_id)
-            stale = [m for m in held.values() if m not in linked]
-            doc_sql.unlink(conn, document.id, stale)
-            forgotten = forget_chunks(
-                conn, [m for m in stale if _owned(conn, m, document.id)],
-                Actor(name="documents", type="daemon", agent_id=document.agent_id), ts,
-                reason=f"document {document.id} changed",
-            )
-            result = {"chunks": len(hashes), "new": len(prepared),
-                      "kept": len(hashes) - len(prepared), "forgotten": forgotten}
-            doc_sql.set_status(conn, document.id, "done", ts, memory_count=len(linked),
-                               completed_at=ts, error=None, content_hash=digest)
-            complete_job(conn, job, now, result)
-
     # -- status steps ------------------------------------------------------------------------
 
     def _step(self, job: Job, doc_id: str, status: str, now: datetime, **fields: Any) -> None:
-        with self.store.write_tx() as conn:
-            if not owns(conn, job):
-                raise LostLease(f"document job {job.id} is no longer leased by this worker")
-            doc_sql.set_status(conn, doc_id, status, format_ts(now), **fields)
-
-    def _finish(self, job: Job, doc_id: str, now: datetime, result: dict[str, Any],
-                **fields: Any) -> None:
-        ts = format_ts(now)
-        with self.store.write_tx() as conn:
-            doc_sql.set_status(conn, doc_id, "done", ts, completed_at=ts, error=None, **fields)
-            complete_job(conn, job, now, result)
+        self.docs.step(job, doc_id, status, format_ts(now), **fields)
 
     def _fail(self, job: Job, doc_id: str, exc: BaseException, now: datetime, *, final: bool) -> None:
         error = f"{type(exc).__name__}: {exc}"[:2000]
         log.warning("document %s failed: %s", doc_id, error)
-        with self.store.write_tx() as conn:
-            if not owns(conn, job):
-                return
-            doc_sql.set_status(conn, doc_id, "failed", format_ts(now), error=error)
-            if final:  # bad input: retrying cannot help
-                complete_job(conn, job, now, {"error": error})
-
-
-def _in_slice(conn: Any, memory_id: str, document: doc_sql.Document) -> bool:
-    memory = mem_sql.get(conn, memory_id)
-    return memory is not None and memory.agent_id == document.agent_id \
-        and memory.project == document.project
-
-
-def _owned(conn: Any, memory_id: str, doc_id: str) -> bool:
-    memory = mem_sql.get(conn, memory_id)
-    return memory is not None and memory.source_id == doc_id
-
+        self.docs.fail(job, doc_id, error, format_ts(now), final=final)

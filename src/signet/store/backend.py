@@ -49,9 +49,10 @@ PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
     "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
     "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
+    "documents and connectors",
 )
 NOT_PORTED = (
-    "knowledge graph", "documents and connectors",
+    "knowledge graph",
     "cold tier and retention", "telemetry", "skills",
     "portable export", "feedback", "idempotency keys", "short id prefixes",
     "access counts", "search ledger", "review queue", "maintenance and repair",

@@ -52,6 +52,30 @@ class Document:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+@dataclass(frozen=True, slots=True)
+class NewDocument:
+    """A source to register: what the document service checked and placed in a slice."""
+
+    source_type: str  # text | file | url
+    source_key: str  # the source within its slice (re-registering it finds the same row)
+    source_url: str | None
+    digest: str | None  # the source's sha256 when known at registration (text, file)
+    title: str | None
+    raw_content: str | None
+    agent_id: str
+    project: str | None
+    connector_id: str | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"source_sha256": self.digest} if self.digest else {}
+
+    def unchanged(self, known: Document) -> bool:
+        """Re-registering `known` with this input changes nothing: the same bytes are indexed."""
+        return self.digest is not None and known.status == "done" \
+            and known.metadata.get("source_sha256") == self.digest
+
+
 def _document(row: Row) -> Document:
     return Document(
         id=row["id"], source_url=row["source_url"], source_type=row["source_type"] or "text",

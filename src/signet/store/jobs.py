@@ -307,6 +307,29 @@ def get(conn: Connection, job_id: str) -> Job | None:
     return _job(row) if row is not None else None
 
 
+# --- a worker's own lease ---------------------------------------------------------------------
+
+
+class LostLease(RuntimeError):
+    """The job is no longer ours to end: the reaper gave it back and another worker took it."""
+
+
+def owns(conn: Connection, job: Job) -> bool:
+    """Is `job` still under the lease we took? A reaped and re-leased job is 'leased' again,
+    but with another lease time and one more attempt: then it is someone else's."""
+    current = get(conn, job.id)
+    return (
+        current is not None and current.status == "leased"
+        and current.attempts == job.attempts and current.leased_at == job.leased_at
+    )
+
+
+def complete_owned(conn: Connection, job: Job, now: str, result: dict[str, Any]) -> None:
+    """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
+    if not owns(conn, job) or not complete(conn, job.id, now, result):
+        raise LostLease(f"{job.job_type} job {job.id} is no longer leased by this worker")
+
+
 def list_jobs(
     conn: Connection,
     *,

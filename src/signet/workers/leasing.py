@@ -26,6 +26,7 @@ from signet.errors import RateLimited, SignetError
 from signet.store import jobs
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.jobs import LostLease
 from signet.store.pipeline import PipelineStore, PipelineTx, SqlitePipeline, SqlitePipelineTx
 from signet.types import format_ts
 
@@ -156,10 +157,6 @@ class JobRunner:
         if pause is not None:
             self.paused_until = pause
         return did_work
-
-
-class LostLease(RuntimeError):
-    """The job is no longer ours to end: the reaper gave it back and another worker took it."""
 
 
 def complete_job(
