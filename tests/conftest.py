@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from pg_server import pg_server, pg_url  # noqa: F401  (fixtures for every folder)
+from pg_server import pg_server, pg_url, pg_url_other  # noqa: F401  (fixtures for every folder)
 from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder

@@ -54,9 +54,7 @@ def pg_server() -> Iterator[Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_url(pg_server: Any) -> Iterator[str]:
-    """The URL of a fresh, empty database on the session's server."""
+def _fresh_database(pg_server: Any) -> Iterator[str]:
     name = "t_" + uuid.uuid4().hex[:12]
     admin = pg_server.get_uri()
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -64,3 +62,15 @@ def pg_url(pg_server: Any) -> Iterator[str]:
     yield pg_server.get_uri(name)
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> Iterator[str]:
+    """The URL of a fresh, empty database on the session's server."""
+    yield from _fresh_database(pg_server)
+
+
+@pytest.fixture
+def pg_url_other(pg_server: Any) -> Iterator[str]:
+    """A second fresh database beside `pg_url` (a copy's source or target)."""
+    yield from _fresh_database(pg_server)

@@ -45,6 +45,8 @@ from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
+from signet.store.portable import PortableStore, SqlitePortable
+from signet.store.projection import SqliteProjection
 from signet.store.session_store import SqliteSessions
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
@@ -63,6 +65,7 @@ class SignetApp:
     llm: LLM | None = None
     graph: KnowledgeGraph = field(init=False, repr=False)
     projection: ProjectionService = field(init=False, repr=False)
+    portable: PortableStore = field(init=False, repr=False)  # export and import's rows
     sessions: Sessions = field(init=False, repr=False)
     documents: DocumentService = field(init=False, repr=False)
     connectors: FolderConnectors = field(init=False, repr=False)
@@ -119,8 +122,10 @@ class SignetApp:
             config, store, chosen, vectors, app.graph, recaller.accesses, app.clock
         )
         app.projection = ProjectionService(
-            store, chosen.model if chosen else None, chosen.dimensions if chosen else None, clock
+            SqliteProjection(store), chosen.model if chosen else None,
+            chosen.dimensions if chosen else None, clock,
         )
+        app.portable = SqlitePortable(store)
         app.documents = DocumentService(
             SqliteDocuments(store, app.memory.write_prepared), config.documents,
             max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,

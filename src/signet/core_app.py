@@ -19,7 +19,10 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
 - sessions and transcripts: the lineage service itself (sessions/service.py `Sessions`) over
   the store's sessions tables (store/session_store.py; PgSessions on PostgreSQL), with the
   idle-session sweep and MEMORY.md synthesis as scheduled workers (synthesis one daemon at a
-  time, under an advisory lock).
+  time, under an advisory lock);
+- the projection and export/import are the SQLite app's services (projection/service.py,
+  portable/bundle.py) over the PostgreSQL implementations of their store protocols
+  (store/postgres/projection.py, store/postgres/portable.py).
 
 Everything else the app offers needs tables not on the seam yet (store/backend.py NOT_PORTED).
 Each such operation is refused by name, `NotOnBackend` (HTTP 501, `not_on_backend`), never
@@ -39,6 +42,10 @@ In-process caches, and why none serves stale data across daemons:
   daemon holds at the next request to any; the signing key is read once at start (it never
   changes: `signing_keys` is insert-once); `guards.Authenticate` throttles only the
   `last_used_at` write;
+- the embedding projection (projection/service.py): its cache is the `umap_cache` table of the
+  shared database, checked against the slice's live vector count on every request, so a map
+  another daemon's writes made stale is computed again; in process only the threads under way
+  are held (so one daemon does not start the same computation twice);
 - rate limits and MCP session caps are per daemon by design (a limit per process behind a
   balancer, documented in docs/deploy.md).
 """
@@ -56,6 +63,7 @@ from signet.config import Config
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.service import DocumentService
 from signet.pipeline.writes import PreparedMemory
+from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.llm import LLM
@@ -68,6 +76,8 @@ from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
 from signet.store.document_store import DocumentStore
 from signet.store.pipeline import pipeline_for
+from signet.store.portable import PortableStore, portable_on
+from signet.store.projection import projection_on
 from signet.store.session_store import sessions_on
 from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
@@ -120,7 +130,6 @@ UNPORTED: dict[str, str] = {
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
-    "projection": "projection",
     "ledger": "search ledger", "job_queue": "job listing", "reviews": "review queue",
 }
 
@@ -159,6 +168,8 @@ class CoreAppOps:
     sessions: Sessions
     documents: DocumentService
     connectors: FolderConnectors
+    projection: ProjectionService
+    portable: PortableStore
     embedder: Embedder | None
     clock: Clock
     _workers: builtins.list[Worker] | None
@@ -184,6 +195,11 @@ class CoreAppOps:
             setattr(self, name, Unported(feature, core.backend))
         # The lineage: the same service as on SQLite, over the store's sessions tables.
         self.sessions = Sessions(config, sessions_on(core), clock)
+        self.projection = ProjectionService(
+            projection_on(core), embedder.model if embedder else None,
+            embedder.dimensions if embedder else None, clock,
+        )
+        self.portable = portable_on(core)
 
     @classmethod
     def build(
@@ -326,6 +342,7 @@ class CoreAppOps:
         }
 
     def close(self) -> None:
+        self.projection.close()  # its threads write to the store: they stop before it closes
         self.core_recaller.close()
         self.core.close()
 

@@ -14,6 +14,9 @@ from pathlib import Path
 import httpx
 from daemon_process import free_port, make_workspace
 
+from signet.app import SignetApp
+from signet.config import Config
+
 YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
 
 
@@ -67,4 +70,36 @@ def test_backup_and_export_while_the_daemon_writes_then_import(tmp_path: Path, d
     listed = _signet(fresh, free_port(), "list", "--limit", "1000")
     assert listed["total"] == exported["tables"]["memories"]
     again = _signet(fresh, free_port(), "import", str(tmp_path / "bundle"))
+    assert sum(again["inserted"].values()) == 0
+
+
+def test_signet_export_then_post_import_on_either_backend(
+    serve, backend: str, tmp_path: Path, pg_url_other: str
+) -> None:
+    """`signet export` (a process) of a workspace on the backend, then `POST /api/import` of
+    that bundle into a daemon on the same backend: the memories, their history and deletions
+    arrive; a second import adds nothing; and the daemon's own store exports the same."""
+    store = (f"store:\n  backend: postgres\n  url: {json.dumps(pg_url_other)}\n"
+             if backend == "postgres" else "")
+    source_ws = make_workspace(tmp_path / "source", YAML + store)
+    source = SignetApp.open(Config.load(source_ws, env={}), embedder=None, llm=None)
+    try:
+        ids = [source.remember(f"portable fact number {i}").id for i in range(8)]
+        source.modify(ids[0], {"content": "portable fact number zero, edited"})
+        source.forget(ids[1])
+    finally:
+        source.close()
+    exported = _signet(source_ws, free_port(), "export", str(tmp_path / "bundle"))
+    assert exported["tables"]["memories"] == 8 and exported["backend"] == backend
+
+    s = serve()
+    reply = s.client.post("/api/import", json={"path": str(tmp_path / "bundle")})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["inserted"]["memories"] == 8 and reply.json()["backend"] == backend
+    listed = s.client.get("/api/memories", params={"limit": 100}).json()
+    assert listed["total"] == 7  # the forgotten one is kept, deleted
+    assert s.client.get(f"/api/memory/{ids[1]}").json()["is_deleted"] is True
+    events = [e["event"] for e in s.client.get(f"/api/memory/{ids[0]}/history").json()["history"]]
+    assert events == ["created", "updated"]
+    again = s.client.post("/api/import", json={"path": str(tmp_path / "bundle")}).json()
     assert sum(again["inserted"].values()) == 0

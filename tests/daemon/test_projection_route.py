@@ -1,6 +1,7 @@
 """GET /api/embeddings/projection over real HTTP: 202 while computing, then 200 with
 coordinates in range, cached in umap_cache until the number of vectors changes; a scoped token
-sees only its slice."""
+sees only its slice. On both store backends (the `backend` fixture): the same service over
+store/projection.py and store/postgres/projection.py."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _remember(s, n: int, **fields: object) -> list[str]:
     return ids
 
 
-def test_projection_is_202_then_200_in_range_and_cached(serve) -> None:
+def test_projection_is_202_then_200_in_range_and_cached(serve, backend: str) -> None:
     s = serve()
     ids = _remember(s, 12)
     body = _wait_200(s.client, ROUTE, dimensions=3)
@@ -53,15 +54,15 @@ def test_projection_is_202_then_200_in_range_and_cached(serve) -> None:
     # Cached: answered at once, the same coordinates, and a row in umap_cache.
     again = s.client.get(ROUTE, params={"dimensions": 3})
     assert again.status_code == 200 and again.json()["nodes"] == body["nodes"]
-    rows = s.app.store.reader().execute(
-        "SELECT dimensions, embedding_count, model FROM umap_cache").fetchall()
-    assert [tuple(r) for r in rows] == [(3, 12, s.app.embedder.model)]
+    cached = s.app.projection.store.cached(3, "*/*", s.app.embedder.model)
+    assert cached is not None and cached[0] == 12 and cached[1]["nodes"] == body["nodes"]
+    assert s.app.projection.store.cached(2, "*/*", s.app.embedder.model) is None
     # A new vector makes the cache stale: computing again.
     _remember(s, 1, who="later")
     assert _wait_200(s.client, ROUTE, dimensions=3)["count"] == 13
 
 
-def test_two_dimensions_have_no_z_and_bad_dimensions_are_refused(serve) -> None:
+def test_two_dimensions_have_no_z_and_bad_dimensions_are_refused(serve, backend: str) -> None:
     s = serve()
     _remember(s, 5)
     body = _wait_200(s.client, ROUTE, dimensions=2)
@@ -71,13 +72,13 @@ def test_two_dimensions_have_no_z_and_bad_dimensions_are_refused(serve) -> None:
         assert reply.status_code in (400, 422), reply.text
 
 
-def test_an_empty_store_answers_an_empty_map_at_once(serve) -> None:
+def test_an_empty_store_answers_an_empty_map_at_once(serve, backend: str) -> None:
     s = serve()
     reply = s.client.get(ROUTE)
     assert reply.status_code == 200 and reply.json()["nodes"] == []
 
 
-def test_a_scoped_token_sees_only_its_own_slice(serve) -> None:
+def test_a_scoped_token_sees_only_its_own_slice(serve, backend: str) -> None:
     s = serve()
     mine = _remember(s, 4, project="p")
     _remember(s, 6, project="q")

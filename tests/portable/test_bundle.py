@@ -99,12 +99,12 @@ def test_round_trip_keeps_everything_and_recalls_the_same(
     source_with_model: SignetApp, tmp_path: Path
 ) -> None:
     source = source_with_model
-    manifest = export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    manifest = export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
     assert manifest["tables"]["memories"] == 201 and "agent.yaml" not in manifest["files"]
     assert manifest["config"]["removed"] == ["llm.sneaky_token"]
     target = _open(tmp_path / "b", source.embedder, source.clock)
     try:
-        report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        report = import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         assert report["inserted"]["memories"] == 201 and report["deduped_memories"] == 0
         conn_a, conn_b = source.store.reader(), target.store.reader()
         for table in ("memories", "memory_history", "entities", "memory_entity_mentions",
@@ -124,7 +124,7 @@ def test_round_trip_keeps_everything_and_recalls_the_same(
         assert (ws / "memory" / "sessions" / "2026-12-01-s1--summary.md").is_file()
         assert "sneaky_token" not in (ws / "agent.yaml").read_text()
         assert "secret:OPENAI" in (ws / "agent.yaml").read_text()
-        again = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        again = import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         assert sum(again["inserted"].values()) == 0
     finally:
         target.close()
@@ -133,12 +133,12 @@ def test_round_trip_keeps_everything_and_recalls_the_same(
 def test_content_the_target_holds_is_deduped_with_what_hangs_on_it(
     source: SignetApp, tmp_path: Path
 ) -> None:
-    export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
     existing = source.get(source.list().items[-1].id)
     target = _open(tmp_path / "b")
     try:
         mine = target.remember(existing.content).id
-        report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        report = import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         assert report["deduped_memories"] == 1 and report["inserted"]["memories"] == 200
         conn = target.store.reader()
         assert conn.execute("SELECT count(*) FROM memories WHERE content_hash = ? AND"
@@ -154,18 +154,18 @@ def test_a_broken_bundle_is_refused_naming_the_problem(source: SignetApp, tmp_pa
     target = _open(tmp_path / "b")
     try:
         with pytest.raises(InvalidInput, match="no manifest.json"):
-            import_bundle(target.store, target.config.workspace, tmp_path)
-        export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+            import_bundle(target.portable, target.config.workspace, tmp_path)
+        export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
         with (tmp_path / "bundle" / "tables" / "entities.jsonl").open("a") as f:
             f.write("{not json\n")
         with pytest.raises(InvalidInput, match=r"entities.jsonl, line 9: not valid JSON"):
-            import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+            import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         manifest = tmp_path / "bundle" / "manifest.json"
         manifest.write_text(json.dumps({"format": "signet-export", "version": 99}))
         with pytest.raises(InvalidInput, match="version 99"):
-            import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+            import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         with pytest.raises(InvalidInput, match="not an empty folder"):
-            export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+            export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
     finally:
         target.close()
 
@@ -183,19 +183,19 @@ def _rewrite_first_row(path: Path, **changes: object) -> None:
 def test_a_row_of_the_wrong_shape_is_refused_naming_its_table(
     source: SignetApp, tmp_path: Path, table: str, changes: dict[str, object], names: str
 ) -> None:
-    export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
     _rewrite_first_row(tmp_path / "bundle" / "tables" / f"{table}.jsonl", **changes)
     target = _open(tmp_path / "b")
     try:
         with pytest.raises(InvalidInput, match=re.escape(names)):
-            import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+            import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
     finally:
         target.close()
 
 
 def test_idempotency_keys_do_not_travel(source: SignetApp, tmp_path: Path) -> None:
     source.remember("Keyed once", idempotency_key="k-1")
-    manifest = export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    manifest = export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
     assert not any("idempotency" in name for name in manifest["tables"])
 
 
@@ -231,7 +231,7 @@ def test_an_unwritable_target_is_refused_naming_it_and_leaves_nothing(
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     with pytest.raises(InvalidInput, match="cannot write the export to .*a-file"):
-        export_bundle(source.store, source.config.workspace, blocker / "bundle")
+        export_bundle(source.portable, source.config.workspace, blocker / "bundle")
     with pytest.raises(InvalidInput, match="cannot write a backup at .*a-file"):
         backup(source.store, blocker / "memories.db")
     assert blocker.read_text() == "not a folder"
@@ -239,7 +239,7 @@ def test_an_unwritable_target_is_refused_naming_it_and_leaves_nothing(
 
 
 def test_a_link_in_a_bundle_copies_nothing_from_outside_it(source: SignetApp, tmp_path: Path) -> None:
-    export_bundle(source.store, source.config.workspace, tmp_path / "bundle")
+    export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
     private = tmp_path / "private-key"
     private.write_text("-----BEGIN PRIVATE KEY-----")
     files = tmp_path / "bundle" / "files"
@@ -254,7 +254,7 @@ def test_a_link_in_a_bundle_copies_nothing_from_outside_it(source: SignetApp, tm
     try:
         (target.config.workspace / "USER.md").unlink(missing_ok=True)
         (target.config.workspace / "agent.yaml").unlink(missing_ok=True)
-        report = import_bundle(target.store, target.config.workspace, tmp_path / "bundle")
+        report = import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         assert "USER.md" not in report["files"]["copied"]
         assert not (target.config.workspace / "USER.md").exists()
         assert report["config_installed"] is False

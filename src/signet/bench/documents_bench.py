@@ -32,6 +32,7 @@ from signet.config import Config, PipelineConfig
 from signet.projection import layout
 from signet.projection.service import ProjectionService
 from signet.store import projection as proj_sql
+from signet.store.projection import SqliteProjection
 from signet.types import utc_now
 
 Progress = Callable[[str], None]
@@ -121,7 +122,7 @@ def bench_projection(
             with SignetApp.open(cfg, embedder=None, llm=None) as app:
                 model = "bench-random"
                 _fill(app, n, dims, model)
-                service = ProjectionService(app.store, model, dims)
+                service = ProjectionService(SqliteProjection(app.store), model, dims)
                 for method in methods:
                     for dimensions in (2, 3):
                         progress(f"n={n} {method} {dimensions}d ...")

@@ -8,9 +8,9 @@ ingest/s and p50/p95 per insert, p50/p95 per search mode, size on disk; and acro
 the mean overlap of their top 10 per mode (vector: both are exact after rescoring, so it should
 be near 1; lexical: the stemmers and rankings differ).
 
-This is the store layer only: the whole recall pipeline (hybrid fusion, graph, dampening) does
-not run on PostgreSQL yet, so `signet bench scale` stays SQLite-only. The PostgreSQL leg needs
-an empty database (`--store-url` or SIGNET_STORE_URL); it refuses one that holds memories.
+This is the store layer only; the whole app on each backend (remember, every recall mode) is
+`signet bench scale --backend sqlite,postgres` (bench/scale_backends.py). The PostgreSQL leg
+needs an empty database (`--store-url` or SIGNET_STORE_URL); it refuses one that holds memories.
 """
 
 from __future__ import annotations

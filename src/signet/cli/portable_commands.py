@@ -4,7 +4,9 @@
 `import` writes: it goes to the running daemon when one serves the workspace (`POST
 /api/import`, the daemon reading PATH), and runs in-process (portable/imports.py, progress on
 stderr) only when none does. `export` and `backup` only read, in-process whether or not a
-daemon runs: export reads one consistent snapshot, backup uses SQLite's online backup API.
+daemon runs: export reads one consistent snapshot (of the workspace's SQLite file or of the
+PostgreSQL database, `store.backend`), backup uses SQLite's online backup API (on PostgreSQL
+it is refused by name: pg_dump backs up a shared database, docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def export(state: CliState, path: Path) -> None:
     from signet.portable.bundle import export_bundle
 
     with open_app(state, providers=False, existing=True) as app:
-        manifest = export_bundle(app.store, app.config.workspace, path, _progress)
+        manifest = export_bundle(app.portable, app.config.workspace, path, _progress)
     state.show({"path": str(path), **manifest}, lambda d: click.echo(
         f"Exported {d['tables'].get('memories', 0)} memories to {d['path']}"))
 

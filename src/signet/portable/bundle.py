@@ -18,6 +18,12 @@ first, in short transactions of IMPORT_BATCH rows. A memory whose content a live
 target already holds is not imported (dedup against existing content), and neither are the
 rows that hang on it. Importing the same bundle twice adds nothing. Files are copied only where
 the target has none; the bundle's agent.yaml is installed only into a workspace without one.
+
+Both run on either store backend through `PortableStore` (store/portable.py: SQLite;
+store/postgres/portable.py: PostgreSQL), which speak the same rows, so a bundle moves between
+backends. What the target's schema has no place for is named in the report, never dropped
+unsaid: `left_behind` (a table of the bundle the target lacks, e.g. the knowledge graph on a
+PostgreSQL store that does not hold it yet, with its row count) and `columns_left_behind`.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import signet
 from signet.errors import InvalidInput
 from signet.store import portable as port_sql
 from signet.store.db import Store
+from signet.store.portable import PortableStore
 from signet.types import utc_now
 from signet.workspace import IDENTITY_FILES
 
@@ -55,7 +62,9 @@ def _quiet(_what: str, _n: int) -> None:
     pass
 
 
-def export_bundle(store: Store, workspace: Path, target: Path, progress: Progress = _quiet) -> dict[str, Any]:
+def export_bundle(
+    store: PortableStore, workspace: Path, target: Path, progress: Progress = _quiet
+) -> dict[str, Any]:
     """Write the bundle to `target` (which must not exist or be an empty folder)."""
     target = Path(target)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -69,7 +78,8 @@ def export_bundle(store: Store, workspace: Path, target: Path, progress: Progres
         config = _export_config(workspace, partial / "config")
         manifest = {
             "format": FORMAT, "version": VERSION, "created_at": utc_now(),
-            "signet_version": signet.__version__, "tables": counts, "files": files,
+            "signet_version": signet.__version__, "backend": store.backend,
+            "tables": counts, "files": files,
             "config": config,
         }
         (partial / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
@@ -82,21 +92,17 @@ def export_bundle(store: Store, workspace: Path, target: Path, progress: Progres
     return manifest
 
 
-def _export_tables(store: Store, folder: Path, progress: Progress) -> dict[str, int]:
+def _export_tables(store: PortableStore, folder: Path, progress: Progress) -> dict[str, int]:
     counts: dict[str, int] = {}
-    conn = store.reader()
-    conn.execute("BEGIN")  # one snapshot for every table
-    try:
-        for table in port_sql.tables(conn):
+    with store.snapshot() as snapshot:  # one moment for every table
+        for table in snapshot.tables():
             n = 0
             with (folder / f"{table.name}.jsonl").open("w", encoding="utf-8") as out:
-                for row in port_sql.rows(conn, table):
+                for row in snapshot.rows(table):
                     out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
                     n += 1
             counts[table.name] = n
             progress(table.name, n)
-    finally:
-        conn.execute("COMMIT")
     return counts
 
 
@@ -164,17 +170,22 @@ def read_manifest(source: Path) -> dict[str, Any]:
     return manifest
 
 
-def import_bundle(store: Store, workspace: Path, source: Path, progress: Progress = _quiet) -> dict[str, Any]:
+def import_bundle(
+    store: PortableStore, workspace: Path, source: Path, progress: Progress = _quiet
+) -> dict[str, Any]:
     source = Path(source)
     manifest = read_manifest(source)
     inserted: dict[str, int] = {}
     skipped: dict[str, set[Any]] = {}
-    for table in port_sql.tables(store.reader()):
+    dropped: dict[str, set[str]] = {}
+    targets = store.tables()
+    for table in targets:
         path = source / "tables" / f"{table.name}.jsonl"
         if not path.is_file():
             continue
-        inserted[table.name] = _import_table(store, table, path, skipped)
+        inserted[table.name] = _import_table(store, table, path, skipped, dropped)
         progress(table.name, inserted[table.name])
+    left_behind = _left_behind(source, manifest, {t.name for t in targets})
     files = _import_files(source / "files", workspace)
     config = source / "config" / "agent.yaml"
     installed_config = False
@@ -186,11 +197,25 @@ def import_bundle(store: Store, workspace: Path, source: Path, progress: Progres
         "source": str(source), "exported_at": manifest.get("created_at"),
         "inserted": inserted, "skipped": {k: len(v) for k, v in skipped.items() if v},
         "deduped_memories": len(skipped.get("memories", ())), "files": files,
-        "config_installed": installed_config,
+        "config_installed": installed_config, "backend": store.backend,
+        "left_behind": left_behind,
+        "columns_left_behind": {k: sorted(v) for k, v in dropped.items() if v},
     }
 
 
-def _import_table(store: Store, table: port_sql.Table, path: Path, skipped: dict[str, set[Any]]) -> int:
+def _left_behind(source: Path, manifest: dict[str, Any], targets: set[str]) -> dict[str, int]:
+    """The bundle's tables with rows that the target's schema has no table for."""
+    counts = manifest.get("tables")
+    counts = counts if isinstance(counts, dict) else {}
+    return {path.stem: int(counts.get(path.stem, 0) or 0)
+            for path in sorted((source / "tables").glob("*.jsonl"))
+            if path.stem not in targets and (counts.get(path.stem) or path.stat().st_size)}
+
+
+def _import_table(
+    store: PortableStore, table: port_sql.Table, path: Path, skipped: dict[str, set[Any]],
+    dropped: dict[str, set[str]],
+) -> int:
     total = 0
     batch: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as lines:
@@ -203,6 +228,8 @@ def _import_table(store: Store, table: port_sql.Table, path: Path, skipped: dict
                 raise InvalidInput(f"{path}, line {number}: not valid JSON ({exc.msg})") from exc
             if not isinstance(row, dict):
                 raise InvalidInput(f"{path}, line {number}: expected a JSON object")
+            if extra := row.keys() - set(table.columns):  # a column the target has not
+                dropped.setdefault(table.name, set()).update(extra)
             batch.append(row)
             if len(batch) >= IMPORT_BATCH:
                 total += _write(store, table, batch, skipped)
@@ -210,9 +237,11 @@ def _import_table(store: Store, table: port_sql.Table, path: Path, skipped: dict
     return total + (_write(store, table, batch, skipped) if batch else 0)
 
 
-def _write(store: Store, table: port_sql.Table, batch: list[dict[str, Any]], skipped: dict[str, set[Any]]) -> int:
-    with store.write_tx() as conn:
-        return port_sql.insert(conn, table, batch, skipped)
+def _write(
+    store: PortableStore, table: port_sql.Table, batch: list[dict[str, Any]],
+    skipped: dict[str, set[Any]],
+) -> int:
+    return store.insert(table, batch, skipped)
 
 
 def _import_files(folder: Path, workspace: Path) -> dict[str, list[str]]:

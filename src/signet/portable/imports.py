@@ -12,7 +12,7 @@ from signet.config import Config
 from signet.errors import InvalidInput, NotFound
 from signet.paths import lookup, shown
 from signet.portable import bundle, importers
-from signet.store.db import Store
+from signet.store.portable import PortableStore
 from signet.types import Actor
 
 __all__ = ["SOURCES", "import_from"]
@@ -21,7 +21,7 @@ SOURCES = ("signet", "mem0", "markdown")
 
 
 class Workspace(importers.Writer, Protocol):
-    store: Store
+    portable: PortableStore  # the store's rows, on either backend (store/portable.py)
     config: Config
 
 
@@ -39,7 +39,7 @@ def import_from(
         raise NotFound(f"nothing to import at {shown(path)}")
     actor = Actor(name=f"import-{source}")
     if source == "signet":
-        return bundle.import_bundle(app.store, app.config.workspace, path, progress or _quiet)
+        return bundle.import_bundle(app.portable, app.config.workspace, path, progress or _quiet)
     if source == "mem0":
         return importers.import_mem0(app, path, actor=actor, project=project)
     if source == "markdown":

@@ -10,6 +10,12 @@ transaction, and writes the result in one short write transaction.
 A scoped caller gets a projection of its own slice only (its agent and project), cached under
 its own key, so nothing of another slice is ever placed on its map.
 
+The service is the same on both store backends: it reads and writes through `ProjectionStore`
+(store/projection.py; store/postgres/projection.py). On PostgreSQL the cache is a table of the
+shared database, checked against the live count on every request, so no daemon serves another's
+stale map; two daemons asked at once may both compute the same key (the later write wins, both
+are current), which costs CPU, not correctness.
+
 The computations run on daemon threads, so `close` (called by the app before its store
 closes) stops new ones from starting and waits a bounded time for those under way; one still
 laying out after that gives its result up instead of writing to a closed store.
@@ -25,8 +31,7 @@ from typing import Any
 
 from signet.clock import Clock, SystemClock, stamp
 from signet.projection.layout import HALF_RANGE, layout
-from signet.store import projection as proj_sql
-from signet.store.db import Store
+from signet.store.projection import ProjectionStore
 from signet.store.write_queue import background_writes
 from signet.types import MemoryScope
 
@@ -51,7 +56,7 @@ def scope_key(scope: MemoryScope | None) -> str:
 
 class ProjectionService:
     def __init__(
-        self, store: Store, model: str | None, vector_dims: int | None,
+        self, store: ProjectionStore, model: str | None, vector_dims: int | None,
         clock: Clock | None = None,
     ) -> None:
         self.store = store
@@ -67,9 +72,8 @@ class ProjectionService:
         if self.model is None or self.vector_dims is None:
             return _result([], {}, dimensions, 0, "none", None, stamp(self.clock), reason="no embedding provider")
         key = (dimensions, scope_key(scope))
-        conn = self.store.reader()
-        count = proj_sql.count_embedded(conn, self.model, scope)
-        cached = proj_sql.cache_get(conn, dimensions, key[1], self.model)
+        count = self.store.count_embedded(self.model, scope)
+        cached = self.store.cached(dimensions, key[1], self.model)
         if cached is not None and cached[0] == count:
             return cached[1]
         if count == 0:
@@ -84,9 +88,7 @@ class ProjectionService:
         `use_umap` None: UMAP when the viz extra is installed."""
         assert self.model is not None and self.vector_dims is not None
         started = time.perf_counter()
-        points = proj_sql.embedded_points(
-            self.store.reader(), self.model, self.vector_dims, scope
-        )
+        points = self.store.embedded_points(self.model, self.vector_dims, scope)
         if not points.ids:
             return _result([], {}, dimensions, 0, "none", self.model, stamp(self.clock))
         placed = layout(points.matrix, dimensions, use_umap=use_umap)
@@ -98,12 +100,11 @@ class ProjectionService:
         )
         if self._closed:  # the app is closing its store: keep the result out of it
             return result
-        with self.store.write_tx() as conn:
-            proj_sql.cache_put(
-                conn, dimensions=dimensions, scope_key=scope_key(scope), model=self.model,
-                embedding_count=len(points.ids), method=placed.method, result=result,
-                now=result["cached_at"],
-            )
+        self.store.cache_put(
+            dimensions=dimensions, scope_key=scope_key(scope), model=self.model,
+            embedding_count=len(points.ids), method=placed.method, result=result,
+            now=result["cached_at"],
+        )
         return result
 
     def _start(self, key: tuple[int, str], scope: MemoryScope | None) -> None:

@@ -50,13 +50,14 @@ PORTED = (
     "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
     "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
     "documents and connectors",
+    "portable export and import", "projection",
 )
 NOT_PORTED = (
     "knowledge graph",
     "cold tier and retention", "telemetry", "skills",
-    "portable export", "feedback", "idempotency keys", "short id prefixes",
+    "feedback", "idempotency keys", "short id prefixes",
     "access counts", "search ledger", "review queue", "maintenance and repair",
-    "batch forget and modify", "projection",
+    "batch forget and modify",
 )
 
 

@@ -10,6 +10,11 @@ added by a later migration travels without a change here.
 Import inserts with INSERT OR IGNORE on the table's own keys (so a re-import adds nothing),
 and skips a row that references a row of another table that was not inserted (foreign keys are
 enforced; a dependent of a skipped row would fail).
+
+The bundle service (portable/bundle.py) reads and writes through `PortableStore`: this module's
+`SqlitePortable` on a workspace's Store, store/postgres/portable.py's `PgPortable` on a shared
+database. Both speak the same rows: SQLite's values (booleans as 0/1, JSON as text, vectors
+as little-endian float32 BLOBs), so a bundle from either backend imports into the other.
 """
 
 from __future__ import annotations
@@ -17,14 +22,16 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import sqlean as sqlite3
 
 from signet.errors import InvalidInput, StoreError
 from signet.store.connection import Connection
+from signet.store.db import Store
 
 NOT_EXPORTED = frozenset({
     "sqlite_sequence", "sqlite_stat1", "schema_migrations", "schema_migrations_audit",
@@ -32,6 +39,7 @@ NOT_EXPORTED = frozenset({
     "summary_jobs", "umap_cache",
     "memory_sources", "maintenance_runs", "maintenance_actions", "maintenance_requeues",
     "memory_search_telemetry", "lexical_log",
+    "signing_keys",  # PostgreSQL's token signing key: a secret (SQLite keeps it in a file)
 })
 BLOB = "$b64"
 
@@ -47,6 +55,85 @@ class Table:
     renumber: bool = False
 
 
+class Snapshot(Protocol):
+    """One consistent moment of a store, read table by table."""
+
+    def tables(self) -> list[Table]: ...
+
+    def rows(self, table: Table) -> Iterator[dict[str, Any]]: ...
+
+
+class PortableStore(Protocol):
+    """What export and import need of a store: a snapshot to read, and batches to insert."""
+
+    @property
+    def backend(self) -> str: ...
+
+    def snapshot(self) -> AbstractContextManager[Snapshot]:
+        """One read transaction for the whole export."""
+        ...
+
+    def tables(self) -> list[Table]:
+        """The target's exported tables, parents first."""
+        ...
+
+    def insert(
+        self, table: Table, items: Sequence[dict[str, Any]], skipped: dict[str, set[Any]]
+    ) -> int:
+        """Insert a batch in one write transaction (as `insert` below); rows inserted."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _SqliteSnapshot:
+    conn: Connection
+
+    def tables(self) -> list[Table]:
+        return tables(self.conn)
+
+    def rows(self, table: Table) -> Iterator[dict[str, Any]]:
+        return rows(self.conn, table)
+
+
+@dataclass(frozen=True, slots=True)
+class SqlitePortable:
+    """The portable protocol on a workspace's Store: the functions below, unchanged."""
+
+    store: Store
+    backend: str = "sqlite"
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Snapshot]:
+        conn = self.store.reader()
+        conn.execute("BEGIN")  # one snapshot for every table
+        try:
+            yield _SqliteSnapshot(conn)
+        finally:
+            conn.execute("COMMIT")
+
+    def snapshot(self) -> AbstractContextManager[Snapshot]:
+        return self._snapshot()
+
+    def tables(self) -> list[Table]:
+        return tables(self.store.reader())
+
+    def insert(
+        self, table: Table, items: Sequence[dict[str, Any]], skipped: dict[str, set[Any]]
+    ) -> int:
+        with self.store.write_tx() as conn:
+            return insert(conn, table, items, skipped)
+
+
+def portable_on(core: Any) -> PortableStore:
+    """The portable store beside a CoreStore (store/backend.py): the same SQLite file, or the
+    same PostgreSQL pool (imported here: psycopg is the optional `postgres` extra)."""
+    if core.backend == "sqlite":
+        return SqlitePortable(core.store)
+    from signet.store.postgres.portable import PgPortable
+
+    return PgPortable(core.pool)
+
+
 def tables(conn: Connection) -> list[Table]:
     """The exported tables, parents before children."""
     rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
@@ -57,7 +144,7 @@ def tables(conn: Connection) -> list[Table]:
         and not any(r[0].startswith(f"{v}_") for v in virtual)
     ]
     found = {name: _table(conn, name) for name in names}
-    return _ordered(found)
+    return ordered(found)
 
 
 def _table(conn: Connection, name: str) -> Table:
@@ -65,11 +152,8 @@ def _table(conn: Connection, name: str) -> Table:
     columns = tuple(r["name"] for r in info)
     key = tuple(r["name"] for r in sorted(info, key=lambda r: r["pk"]) if r["pk"])
     fks = conn.execute(f"PRAGMA foreign_key_list({_q(name)})").fetchall()
-    refs = tuple((r["from"], r["table"], r["to"] or "id") for r in fks)
-    if name != "memories" and "memory_id" in columns and all(r[0] != "memory_id" for r in refs):
-        # memory_history (and the like) name a memory without a foreign key, so they outlive
-        # a purge; on import they still belong to that memory.
-        refs += (("memory_id", "memories", "id"),)
+    refs = implied_references(
+        name, columns, tuple((r["from"], r["table"], r["to"] or "id") for r in fks))
     integer_key = len(key) == 1 and any(
         r["name"] == key[0] and r["type"].upper() == "INTEGER" for r in info)
     natural = any(
@@ -79,7 +163,19 @@ def _table(conn: Connection, name: str) -> Table:
     return Table(name, columns, key, refs, renumber=integer_key and natural)
 
 
-def _ordered(found: dict[str, Table]) -> list[Table]:
+def implied_references(
+    name: str, columns: Sequence[str], refs: tuple[tuple[str, str, str], ...]
+) -> tuple[tuple[str, str, str], ...]:
+    """The foreign keys plus the memory a `memory_id` column names without one: memory_history
+    (and the like) outlive a purge, so they have no foreign key; on import they still belong
+    to that memory."""
+    if name != "memories" and "memory_id" in columns and all(r[0] != "memory_id" for r in refs):
+        return (*refs, ("memory_id", "memories", "id"))
+    return refs
+
+
+def ordered(found: dict[str, Table]) -> list[Table]:
+    """The tables, parents before children (memories first)."""
     done: list[Table] = []
     placed: set[str] = set()
 
@@ -115,8 +211,8 @@ def insert(
     inserted = 0
     for item in items:
         values = {c: _decode(item[c], table.name) for c in table.columns if c in item}
-        if _orphan(values, table, skipped):
-            own.add(_key(values, table))
+        if orphan(values, table, skipped):
+            own.add(key_of(values, table))
             continue
         # Only the columns the bundle has: a bundle from an older schema leaves the newer
         # columns to their defaults.
@@ -129,23 +225,23 @@ def insert(
             # A value that is no SQL value (a list, an object) or a row naming a parent the
             # bundle does not hold: the bundle is damaged or hand-made; say which row.
             raise InvalidInput(
-                f"{table.name}: the row {_key(values, table)!r} cannot be imported: {exc}"
+                f"{table.name}: the row {key_of(values, table)!r} cannot be imported: {exc}"
             ) from exc
         if added:
             inserted += 1
         else:
-            own.add(_key(values, table))
+            own.add(key_of(values, table))
     return inserted
 
 
-def _orphan(values: dict[str, Any], table: Table, skipped: dict[str, set[Any]]) -> bool:
+def orphan(values: dict[str, Any], table: Table, skipped: dict[str, set[Any]]) -> bool:
     for column, parent, _pcol in table.references:
         if values.get(column) is not None and values[column] in skipped.get(parent, ()):
             return True
     return False
 
 
-def _key(values: dict[str, Any], table: Table) -> Any:
+def key_of(values: dict[str, Any], table: Table) -> Any:
     if len(table.key) == 1:
         return values.get(table.key[0])
     return tuple(values.get(c) for c in table.key)
@@ -172,6 +268,17 @@ def _encode(value: Any) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return {BLOB: base64.b64encode(bytes(value)).decode("ascii")}
     return value
+
+
+def encode(value: Any) -> Any:
+    """A value as the bundle holds it (bytes as {"$b64": ...})."""
+    return _encode(value)
+
+
+def decode(value: Any, table: str) -> Any:
+    """A bundle's value back (a {"$b64": ...} as bytes); InvalidInput naming `table` when
+    it is not base64."""
+    return _decode(value, table)
 
 
 def _decode(value: Any, table: str) -> Any:

@@ -3,17 +3,23 @@ slice, and the umap_cache rows that hold finished projections.
 
 A projection is stale once the number of projected vectors changes (seed 000), so the cache is
 read together with `count_embedded` and replaced whole by `cache_put`.
+
+The projection service (projection/service.py) reads and writes through `ProjectionStore`:
+`SqliteProjection` here (these functions on a workspace's Store), `PgProjection` in
+store/postgres/projection.py (the same queries on a shared database, its umap_cache a table of
+that database, so every daemon answers from one cache).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from signet.store.connection import Connection
+from signet.store.db import Store
 from signet.types import MemoryScope, dumps
 
 _FROM = (
@@ -29,6 +35,71 @@ class Points:
     ids: list[str]
     meta: list[dict[str, Any]]
     matrix: np.ndarray  # (n, dimensions) float32
+
+
+class ProjectionStore(Protocol):
+    """What the projection service needs of a store."""
+
+    def count_embedded(self, model: str, scope: MemoryScope | None) -> int:
+        """Live memories in the slice with a current vector of `model`."""
+        ...
+
+    def cached(
+        self, dimensions: int, scope_key: str, model: str
+    ) -> tuple[int, dict[str, Any]] | None:
+        """(embedding_count, result) of the cached projection, or None."""
+        ...
+
+    def embedded_points(
+        self, model: str, dimensions: int, scope: MemoryScope | None
+    ) -> Points:
+        """Every live memory in the slice with a current vector, oldest first."""
+        ...
+
+    def cache_put(
+        self, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
+        method: str, result: dict[str, Any], now: str,
+    ) -> None:
+        """Replace the cached projection for the key (one write transaction)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteProjection:
+    """The projection store on a workspace's Store: the functions below, unchanged."""
+
+    store: Store
+
+    def count_embedded(self, model: str, scope: MemoryScope | None) -> int:
+        return count_embedded(self.store.reader(), model, scope)
+
+    def cached(
+        self, dimensions: int, scope_key: str, model: str
+    ) -> tuple[int, dict[str, Any]] | None:
+        return cache_get(self.store.reader(), dimensions, scope_key, model)
+
+    def embedded_points(
+        self, model: str, dimensions: int, scope: MemoryScope | None
+    ) -> Points:
+        return embedded_points(self.store.reader(), model, dimensions, scope)
+
+    def cache_put(
+        self, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
+        method: str, result: dict[str, Any], now: str,
+    ) -> None:
+        with self.store.write_tx() as conn:
+            cache_put(conn, dimensions=dimensions, scope_key=scope_key, model=model,
+                      embedding_count=embedding_count, method=method, result=result, now=now)
+
+
+def projection_on(core: Any) -> ProjectionStore:
+    """The projection store beside a CoreStore (store/backend.py): the same SQLite file, or the
+    same PostgreSQL pool (imported here: psycopg is the optional `postgres` extra)."""
+    if core.backend == "sqlite":
+        return SqliteProjection(core.store)
+    from signet.store.postgres.projection import PgProjection
+
+    return PgProjection(core.pool)
 
 
 def _params(model: str, scope: MemoryScope | None) -> dict[str, Any]:

@@ -1,0 +1,97 @@
+"""The projection store (store/projection.py `ProjectionStore`) on PostgreSQL.
+
+The same queries as SQLite's: the live memories of the caller's slice that have a current
+vector of the model (scope in the statement), and the `umap_cache` table (migration
+009_portable.sql), replaced whole per key. Vectors are read as `real[]` (pgvector's float4
+values, exactly what SQLite's float32 BLOBs hold). A memory's community comes from the
+knowledge graph's tables when this database has them (`to_regclass`, asked on every read, so
+a graph migration applied by another daemon is seen at once); without them it is None, as on a
+SQLite store whose graph is empty.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from signet.store.postgres.filters import scope_sql
+from signet.store.projection import Points
+from signet.types import MemoryScope, dumps
+
+_FROM = (
+    " FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
+    " AND e.model = %s AND NOT e.stale WHERE NOT m.is_deleted AND "
+)
+_COMMUNITY = (
+    "(SELECT en.community_id FROM memory_entity_mentions mm JOIN entities en"
+    " ON en.id = mm.entity_id WHERE mm.memory_id = m.id AND en.community_id IS NOT NULL"
+    " LIMIT 1)"
+)
+
+
+class PgProjection:
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+
+    def count_embedded(self, model: str, scope: MemoryScope | None) -> int:
+        where, params = scope_sql(scope)
+        with self.pool.connection() as conn:
+            row = conn.execute(f"SELECT count(*){_FROM}{where}", [model, *params]).fetchone()
+        return int(row[0]) if row else 0
+
+    def cached(
+        self, dimensions: int, scope_key: str, model: str
+    ) -> tuple[int, dict[str, Any]] | None:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT embedding_count, result_json FROM umap_cache"
+                " WHERE dimensions = %s AND scope_key = %s AND model = %s",
+                (dimensions, scope_key, model),
+            ).fetchone()
+        return (int(row[0]), json.loads(row[1])) if row else None
+
+    def embedded_points(
+        self, model: str, dimensions: int, scope: MemoryScope | None
+    ) -> Points:
+        where, params = scope_sql(scope)
+        with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            graph = cur.execute(
+                "SELECT to_regclass('entities') IS NOT NULL"
+                " AND to_regclass('memory_entity_mentions') IS NOT NULL AS present"
+            ).fetchone()
+            community = _COMMUNITY if graph and graph["present"] else "NULL::text"
+            rows = cur.execute(
+                "SELECT m.id, substr(m.content, 1, 200) AS snippet, m.type, m.project,"
+                f" m.source_type, m.importance, m.created_at, {community} AS community,"
+                f" e.vector::real[] AS vector{_FROM}{where} AND e.dimensions = %s"
+                " ORDER BY m.created_at, m.id",
+                [model, *params, dimensions],
+            ).fetchall()
+        if not rows:
+            return Points([], [], np.zeros((0, dimensions), dtype=np.float32))
+        meta = [
+            {"content": r["snippet"], "type": r["type"], "project": r["project"],
+             "source_type": r["source_type"], "importance": r["importance"],
+             "created_at": r["created_at"], "community": r["community"]}
+            for r in rows
+        ]
+        matrix = np.array([r["vector"] for r in rows], dtype=np.float32)
+        return Points([r["id"] for r in rows], meta, matrix.reshape(len(rows), dimensions))
+
+    def cache_put(
+        self, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
+        method: str, result: dict[str, Any], now: str,
+    ) -> None:
+        with self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO umap_cache (dimensions, scope_key, model, embedding_count, method,"
+                " result_json, cached_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (dimensions, scope_key, model) DO UPDATE SET"
+                " embedding_count = excluded.embedding_count, method = excluded.method,"
+                " result_json = excluded.result_json, cached_at = excluded.cached_at",
+                (dimensions, scope_key, model, embedding_count, method, dumps(result), now),
+            )
