@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from signet.bench import perf
+from signet.core_app import UNPORTED
 from signet.providers.embedder import make_embedder
 from signet.providers.hash_embedder import HashEmbedder
 
@@ -84,8 +85,8 @@ def test_bench_scale_runs_each_backend_in_turn_and_reports_them_side_by_side(
     tmp_path: Path, pg_url: str
 ) -> None:
     """`--backend sqlite,postgres`: one leg per backend (a process each), the same corpus;
-    the postgres leg goes through remember (no batch remember there) and adds the server's
-    CPU; a database that already holds memories is refused, as is a graph on postgres."""
+    the postgres leg writes a transaction per memory (`--batch-tx` widens SQLite's only) and
+    adds the server's CPU; a database that already holds memories is refused, as is a graph on postgres."""
     done = _scale(tmp_path, "--embedder", "hash", "--batch", "50", "--batch-tx",
                   "--backend", "sqlite,postgres", "--store-url", pg_url, "--json")
     assert done.returncode == 0, done.stderr
@@ -93,7 +94,8 @@ def test_bench_scale_runs_each_backend_in_turn_and_reports_them_side_by_side(
     sqlite, postgres = data["sqlite"], data["postgres"]
     assert data["backends"] == ["sqlite", "postgres"]
     assert (sqlite["backend"], postgres["backend"]) == ("sqlite", "postgres")
-    assert sqlite["transaction"] == "per batch" and postgres["write"] == "remember"
+    assert sqlite["transaction"] == "per batch" and postgres["transaction"] == "per memory"
+    assert postgres["write"] == ("remember" if "remember_many" in UNPORTED else "remember_many")
     for leg in (sqlite, postgres):
         assert leg["n"] == 200 and leg["recall_full_ms"]["p95"] > 0 and leg["db_mb"] > 0
         assert leg["ingest_cpu_ms_per_memory"] > 0 and leg["peak_rss_mb"] > 0

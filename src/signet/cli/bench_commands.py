@@ -244,7 +244,8 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
               help="Memories per remember_many call during the ingest.")
 @click.option("--batch-tx", is_flag=True,
               help="One write transaction per batch (each memory still through the write path,"
-                   " as a savepoint) instead of one per memory.")
+                   " as a savepoint) instead of one per memory; SQLite's only (postgres writes"
+                   " through remember_many, a transaction per memory).")
 @click.option("--checkpoints", default="",
               help="A comma list of sizes at which the ingest stops to time every mode (before"
                    " the graph is written), e.g. 100000.")
