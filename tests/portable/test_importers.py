@@ -1,4 +1,5 @@
-"""mem0 exports and markdown folders imported through the remember write path."""
+"""mem0 exports and markdown folders imported through the remember write path, on both store
+backends."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from signet.app import SignetApp
-from signet.config import Config, PipelineConfig
+from signet.config import Config, PipelineConfig, StoreConfig
 from signet.errors import InvalidInput
 from signet.portable.importers import import_markdown, import_mem0, markdown_pieces
 from signet.providers.hash_embedder import HashEmbedder
@@ -25,9 +26,13 @@ MEM0 = {"results": [
 ]}
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[SignetApp]:
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+    """The same importers on either store backend (the write path: prepare, then write)."""
     cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False))
+    if request.param == "postgres":
+        cfg = cfg.replace(store=StoreConfig(backend="postgres",
+                                            url=request.getfixturevalue("pg_url")))
     opened = SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
     yield opened
     opened.close()
