@@ -24,18 +24,22 @@ SQLite file itself (its WAL, its bytes on disk); these are deselected, never ski
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import psycopg
 import pytest
 
 from pg_server import pg_server, pg_url, pg_url_other  # noqa: F401  (fixtures for every folder)
 from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
+from signet.store.postgres.core import redact
 from write_paths import inline
 
 if TYPE_CHECKING:
@@ -104,6 +108,23 @@ class Served:
     client: httpx.Client
     url: str
     token: str = ""  # the admin token in cfg.token_path; `client` sends it
+
+    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+        """Run one statement on the served store itself, whichever backend (a test's way to
+        age, remove or count rows behind the daemon's back); the rows it returns."""
+        if self.cfg.store.backend == "sqlite":
+            with closing(sqlite3.connect(self.cfg.db_path)) as conn, conn:
+                return list(conn.execute(statement).fetchall())
+        with psycopg.connect(self.cfg.store.url or "", autocommit=True) as pg:
+            cursor = pg.execute(statement.encode("utf-8"))
+            return list(cursor.fetchall()) if cursor.description else []
+
+    @property
+    def database(self) -> str:
+        """What the status reports as the database: the file, or the URL without password."""
+        if self.cfg.store.backend == "sqlite":
+            return str(self.cfg.db_path)
+        return redact(self.cfg.store.url or "")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -326,11 +326,13 @@ class CoreAppOps:
         return None  # PostgreSQL has no WAL file of ours to fold back
 
     def status(self) -> dict[str, Any]:
+        from signet.store.postgres.core import redact  # psycopg: the optional extra
+
         _items, live = self.core.list_memories(MemoryFilters(), limit=1, offset=0)
         embedder, guard = self.embedder, self.core_recaller.guard
         return {
             "workspace": str(self.config.workspace), "backend": self.core.backend,
-            "database": "postgres", "memories": live,
+            "database": redact(self.config.store.url or ""), "memories": live,
             "embedder": (
                 {"provider": embedder.name, "model": embedder.model,
                  "dimensions": embedder.dimensions,

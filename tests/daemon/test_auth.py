@@ -7,7 +7,6 @@ live app, so a route added later without a permission fails here.
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 from datetime import timedelta
@@ -168,8 +167,7 @@ def test_a_token_of_another_install_is_401(serve, tmp_path) -> None:
 def test_a_signed_token_that_was_never_issued_is_401(serve) -> None:
     s = serve()
     token = issue(s.app, "admin")
-    with sqlite3.connect(s.cfg.db_path) as conn:
-        conn.execute("DELETE FROM tokens")
+    s.sql("DELETE FROM tokens")
     assert_error(httpx.get(f"{s.url}/api/memories", headers=auth(token)), 401, "unauthorized")
 
 
@@ -276,8 +274,7 @@ def test_a_scoped_agent_cannot_change_anothers_memory(serve) -> None:
         reply = httpx.request(method, f"{s.url}{path}", headers=a, **kwargs)
         assert_error(reply, 404, "not_found")
     assert s.app.get(b_id) == before
-    with sqlite3.connect(s.cfg.db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM agent_feedback").fetchone()[0] == 0
+    assert s.sql("SELECT count(*) FROM agent_feedback") == [(0,)]
     s.app.forget(b_id)
     assert_error(httpx.post(f"{s.url}/api/memory/{b_id}/recover", headers=a, json={}),
                  404, "not_found")
@@ -452,8 +449,7 @@ def test_a_login_code_exchanges_once_for_a_working_token(serve, backend) -> None
 def test_an_expired_login_code_is_refused(serve) -> None:
     s = serve()
     code = authority(s.app).login_code()
-    with sqlite3.connect(s.cfg.db_path) as conn:
-        conn.execute("UPDATE tokens SET expires_at = '2000-01-01T00:00:00.000Z' WHERE role = 'login'")
+    s.sql("UPDATE tokens SET expires_at = '2000-01-01T00:00:00.000Z' WHERE role = 'login'")
     assert_error(httpx.get(f"{s.url}/auth/login", params={"code": code}), 401, "unauthorized")
     assert all(r.role != "login" for r in authority(s.app).list())
 

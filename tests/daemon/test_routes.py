@@ -74,7 +74,7 @@ def test_status_adds_the_daemon_to_the_app_status(serve) -> None:
     remember(s.client, "the status counts this memory")
     body = s.client.get("/api/status").json()
     assert body["memories"] == 1
-    assert body["database"] == str(s.cfg.db_path)
+    assert body["database"] == s.database
     daemon = body["daemon"]
     assert daemon["port"] == s.cfg.port and daemon["uptime_s"] >= 0
     assert daemon["started_at"].endswith("Z")
@@ -513,7 +513,8 @@ def test_unknown_routes_and_methods_get_json_errors(serve) -> None:
 def test_a_database_closed_under_the_daemon_is_503_not_500(serve) -> None:
     s = serve()
     target = remember(s.client, "written before the store went away")["id"]
-    s.app.store.close()
+    # The store itself goes away: the SQLite file's connections, or the PostgreSQL pool.
+    (s.app.store if s.cfg.store.backend == "sqlite" else s.app.core).close()
     assert_error(s.client.post(REMEMBER, json={"content": "after"}), 503, "store_error")
     assert_error(s.client.get(f"/api/memory/{target}"), 503, "store_error")
 

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import TokenAuthority
-from signet.errors import RateLimited, SignetError, Unauthorized
+from signet.errors import RateLimited, SignetError, StoreError, Unauthorized
 from signet.store.connection import DatabaseError
 
 __all__ = [
@@ -177,7 +177,7 @@ class Authenticate:
             await _refuse(scope, send, 401, {"error": exc.message, "code": exc.code},
                           [(b"www-authenticate", b'Bearer realm="signet"')])
             return
-        except DatabaseError as exc:  # the store failed, not the caller: as daemon/errors.py
+        except (DatabaseError, StoreError) as exc:  # the store failed, not the caller: as errors.py
             log.error("database error while checking a token: %s", exc)
             await _refuse(scope, send, 503, {"error": f"database error: {exc}", "code": "store_error"})
             return

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from signet.errors import Conflict, StoreError
 from signet.store.backend import check_version
@@ -65,6 +65,21 @@ def redact(url: str) -> str:
         r"(password=)[^&\s]*", r"\1***", url, flags=re.IGNORECASE))
 
 
+class StorePool(ConnectionPool):
+    """The pool every PostgreSQL store module borrows from: a database that went away (the
+    server stopped, the network cut, the pool closed at shutdown, every connection busy past
+    the timeout) surfaces as StoreError, which the daemon answers 503 `store_error` as it does
+    for an unusable SQLite file, never as an unexplained 500."""
+
+    @contextmanager
+    def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection]:
+        try:
+            with super().connection(timeout) as conn:
+                yield conn
+        except (psycopg.OperationalError, PoolClosed, PoolTimeout) as exc:
+            raise StoreError(f"the PostgreSQL store is unavailable: {exc}") from exc
+
+
 class PgCore:
     backend = "postgres"
 
@@ -90,7 +105,7 @@ class PgCore:
             ) from exc
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store {where}: {exc}") from exc
-        pool = ConnectionPool(
+        pool = StorePool(
             url, min_size=min_size, max_size=max_size, open=False, name="signet-store",
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
         )
