@@ -45,6 +45,7 @@ from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
+from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import PortableStore, SqlitePortable
 from signet.store.projection import SqliteProjection
 from signet.store.session_store import SqliteSessions
@@ -137,7 +138,8 @@ class SignetApp:
         app.ledger = SearchLedger(config, store, clock)
         app.ledger.ensure()
         app.job_queue = JobQueue(store, clock)
-        app.reviews = ReviewQueue(config, app.memory, chosen.model if chosen else None, clock)
+        app.reviews = ReviewQueue(config, app.memory, SqlitePipeline(store),
+                                  chosen.model if chosen else None, clock)
         if chosen is not None and (changed := app.memory.mark_stale_vectors()):
             app.notes.append(f"{changed} vectors from another model marked stale")
         return app

@@ -71,6 +71,7 @@ from signet.recall.core_recall import CoreRecaller
 from signet.recall.spec import RankingSpec
 from signet.services.core_memory import CoreMemoryService
 from signet.services.delegate import Delegate
+from signet.services.queues import ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
@@ -106,8 +107,6 @@ UNPORTED: dict[str, str] = {
     "modify_batch": "batch forget and modify",
     "search_ledger": "search ledger",
     "run_retention": "cold tier and retention",
-    "review_queue": "review queue",
-    "resolve_review": "review queue",
     "jobs": "job listing",
     "job": "job listing",
     "job_depths": "job listing",
@@ -130,7 +129,7 @@ UNPORTED: dict[str, str] = {
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
-    "ledger": "search ledger", "job_queue": "job listing", "reviews": "review queue",
+    "ledger": "search ledger", "job_queue": "job listing",
 }
 
 
@@ -200,6 +199,9 @@ class CoreAppOps:
             embedder.dimensions if embedder else None, clock,
         )
         self.portable = portable_on(core)
+        # The review queue: the same service as on SQLite, over the pipeline's seam.
+        self.reviews = ReviewQueue(config, memory, pipeline_for(core),
+                                   embedder.model if embedder else None, clock)
 
     @classmethod
     def build(
@@ -286,6 +288,10 @@ class CoreAppOps:
     threads = Delegate("sessions", Sessions.threads)
     thread = Delegate("sessions", Sessions.thread)
     lineage = Delegate("sessions", Sessions.lineage_of)
+
+    # -- the review queue: the same service, over the pipeline's seam ---------------------
+    review_queue = Delegate("reviews", ReviewQueue.items)
+    resolve_review = Delegate("reviews", ReviewQueue.resolve)
 
     # -- workers, tokens, status, lifecycle ------------------------------------------
     def workers(self) -> builtins.list[Worker]:

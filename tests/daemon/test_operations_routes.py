@@ -20,7 +20,6 @@ from signet.config import PipelineConfig, PipelineTelemetryConfig
 from signet.daemon.auth import PERMISSION_ATTR
 from signet.daemon.background import BackgroundWorkers
 from signet.store import jobs as jobs_sql
-from signet.store import review as review_sql
 from signet.types import utc_now
 
 REMEMBER = "/api/memory/remember"
@@ -138,12 +137,12 @@ def test_batch_modify_reports_each_item(serve) -> None:
     assert null_content.status_code == 400
 
 
-def test_the_review_queue_lists_and_resolves_items(serve) -> None:
+def test_the_review_queue_lists_and_resolves_items(serve, backend: str) -> None:
     s = serve()
     memory_id = remember(s.client, "the API uses REST")
-    with s.app.store.write_tx() as conn:
-        item_id = review_sql.add(
-            conn, memory_id=memory_id, source_memory_id=None, action="update",
+    with s.app.reviews.pipeline.write() as tx:  # as the extraction worker parks a proposal
+        item_id = tx.add_review(
+            memory_id=memory_id, source_memory_id=None, action="update",
             old_content="the API uses REST", new_content="the API uses GraphQL",
             proposal={"action": "update"}, verdict=None, reason="contradiction", now=utc_now(),
         )
@@ -157,19 +156,21 @@ def test_the_review_queue_lists_and_resolves_items(serve) -> None:
     assert s.client.post("/api/memory/review-queue/nope/approve").status_code == 404
 
 
-def test_approving_a_review_whose_memory_moved_answers_409_with_both_texts(serve) -> None:
+def test_approving_a_review_whose_memory_moved_answers_409_with_both_texts(
+    serve, backend: str
+) -> None:
     s = serve()
     memory_id = remember(s.client, "The billing service uses PostgreSQL 15")
-    with s.app.store.write_tx() as conn:
-        stale = review_sql.add(
-            conn, memory_id=memory_id, source_memory_id=None, action="update",
+    with s.app.reviews.pipeline.write() as tx:
+        stale = tx.add_review(
+            memory_id=memory_id, source_memory_id=None, action="update",
             old_content="The billing service uses PostgreSQL 15",
             new_content="The billing service does not use PostgreSQL 15",
             proposal={"action": "update"}, verdict=None, reason="contradiction", now=utc_now(),
             target_version=1,
         )
-        legacy = review_sql.add(  # parked before target versions were kept: text compared
-            conn, memory_id=memory_id, source_memory_id=None, action="update",
+        legacy = tx.add_review(  # parked before target versions were kept: text compared
+            memory_id=memory_id, source_memory_id=None, action="update",
             old_content="The billing service uses PostgreSQL 15",
             new_content="The billing service runs on SQLite",
             proposal={"action": "update"}, verdict=None, reason="contradiction", now=utc_now(),

@@ -160,10 +160,12 @@ def test_a_hallucinated_target_id_is_rejected_and_changes_nothing(tmp_path: Path
         assert app.jobs(job_type="extract", status="completed")
 
 
-def test_a_contradiction_blocks_the_update_into_the_review_queue(tmp_path: Path) -> None:
+def test_a_contradiction_blocks_the_update_into_the_review_queue(
+    tmp_path: Path, store_url: str | None
+) -> None:
     target: dict[str, str] = {}
     script = update_script(target, fact="Light mode is the default theme of the editor")
-    config = pipeline_config(tmp_path / "ws", allow_update_delete=True)
+    config = pipeline_config(tmp_path / "ws", allow_update_delete=True, store_url=store_url)
     with FakeLLMServer(responder=script) as server, open_app(config, http_llm(server)) as app:
         target["id"] = seed_target(app, "Dark mode is the default theme of the editor")
         source = app.remember(SOURCE).id
@@ -179,8 +181,8 @@ def test_a_contradiction_blocks_the_update_into_the_review_queue(tmp_path: Path)
         approved = app.resolve_review(item.id, approve=True, actor=operator)
         assert (approved.status, approved.resolved_by) == ("approved", "alice")
         assert app.get(target["id"]).content == "Light mode is the default theme of the editor"
-        cold = cold_sql.for_memory(app.store.reader(), target["id"])
-        assert [c.content for c in cold] == ["Dark mode is the default theme of the editor"]
+        cold = query(app, "SELECT content FROM memories_cold WHERE memory_id = ?", target["id"])
+        assert cold == [("Dark mode is the default theme of the editor",)]
         assert app.history(target["id"])[-1].changed_by == "alice"
         assert app.review_queue() == []
         with pytest.raises(Conflict):

@@ -51,9 +51,7 @@ from signet.pipeline.decision import Proposal
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.tokens import normalize_text
 from signet.store import review as review_sql
-from signet.store.db import Store
-from signet.store.pipeline import PipelineTx, SqlitePipelineTx
-from signet.store.prefixes import resolve_prefix
+from signet.store.pipeline import PipelineStore, PipelineTx
 from signet.types import Actor, Memory, NewMemory, RememberResult
 
 __all__ = [
@@ -414,7 +412,7 @@ def archive_and_delete(
 
 
 def resolve_review(
-    store: Store,
+    store: PipelineStore,
     writer: MemoryWriter,
     item_id: str,
     *,
@@ -425,9 +423,9 @@ def resolve_review(
     now: str,
 ) -> review_sql.ReviewItem:
     """Approve (apply the parked update, archive first) or reject one pending review item."""
-    conn = store.reader()
-    item_id = resolve_prefix(conn, "memory_review_queue", item_id, noun="review item")
-    item = review_sql.get(conn, item_id)
+    item_id = store.review_id(item_id)
+    with store.write() as tx:  # a short read (the prepare below embeds: outside any tx)
+        item = tx.get_review(item_id)
     if item is None:
         raise NotFound(f"review item {item_id} not found")
     if item.status != "pending":
@@ -437,13 +435,12 @@ def resolve_review(
         if not item.new_content:
             raise InvalidInput(f"review item {item_id} has no new content to apply")
         prepared = writer.prepare_memory(item.new_content, actor=actor)  # embeds: outside the tx
-    with store.write_tx() as conn:
-        if not review_sql.resolve(conn, item_id, "approved" if approve else "rejected", actor.name, now):
+    with store.write() as tx:
+        if not tx.resolve_review(item_id, "approved" if approve else "rejected", actor.name, now):
             raise Conflict(f"review item {item_id} was resolved meanwhile")
         if prepared is not None:
-            _apply_approved(SqlitePipelineTx(conn), item, prepared, actor, embedder_model,
-                            hints, now)
-        resolved = review_sql.get(conn, item_id)
+            _apply_approved(tx, item, prepared, actor, embedder_model, hints, now)
+        resolved = tx.get_review(item_id)
     assert resolved is not None
     return resolved
 

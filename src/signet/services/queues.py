@@ -2,7 +2,8 @@
 
 `JobQueue` lists, shows (by id or short id), counts and requeues jobs (store/jobs.py);
 `ReviewQueue` lists review items and resolves one (pipeline/writes.py `resolve_review`:
-approve applies the blocked update through the memory service, a cold archive first). The app
+approve applies the blocked update through the memory service, a cold archive first), over the
+pipeline's store seam (store/pipeline.py), so on SQLite and PostgreSQL alike. The app
 holds one of each (`app.job_queue`, `app.reviews`) and its `jobs`, `job`,
 `review_queue`, `resolve_review`, ... are their methods.
 """
@@ -11,16 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from signet.clock import Clock, stamp
 from signet.config import Config
 from signet.errors import NotFound
-from signet.pipeline.writes import resolve_review
-from signet.services.memory import MemoryService
+from signet.pipeline.writes import MemoryWriter, resolve_review
+from signet.services.write_policy import pipeline_on
 from signet.store import jobs as jobs_sql
-from signet.store import review as review_sql
 from signet.store.db import Store
 from signet.store.jobs import Job
+from signet.store.pipeline import PipelineStore
 from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
 from signet.types import Actor
@@ -59,22 +61,29 @@ class JobQueue:
             return jobs_sql.requeue_dead(conn, stamp(self.clock), job_ids=job_ids)
 
 
+class ReviewWriter(MemoryWriter, Protocol):
+    """The memory service as the review queue uses it: its write path and its frozen check."""
+
+    def check_mutable(self) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ReviewQueue:
     config: Config
-    memory: MemoryService
+    memory: ReviewWriter
+    pipeline: PipelineStore
     embedder_model: str | None
     clock: Clock
 
     def items(self, status: str | None = "pending", *, limit: int = 100) -> list[ReviewItem]:
-        return review_sql.list_items(self.memory.store.reader(), status, limit=limit)
+        return self.pipeline.review_items(status, limit=limit)
 
     def resolve(self, review_id: str, approve: bool, actor: Actor = Actor()) -> ReviewItem:
         """Approve (apply the blocked update, cold archive first) or reject a review item."""
         self.memory.check_mutable()
         return resolve_review(
-            self.memory.store, self.memory, review_id, approve=approve, actor=actor,
+            self.pipeline, self.memory, review_id, approve=approve, actor=actor,
             embedder_model=self.embedder_model,
-            hints=self.memory.pipeline_on() and self.config.pipeline.hints.enabled,
+            hints=pipeline_on(self.config.pipeline) and self.config.pipeline.hints.enabled,
             now=stamp(self.clock),
         )

@@ -51,12 +51,13 @@ PORTED = (
     "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
     "documents and connectors",
     "portable export and import", "projection",
+    "review queue",
 )
 NOT_PORTED = (
     "knowledge graph",
     "cold tier and retention", "telemetry", "skills",
     "feedback", "idempotency keys", "short id prefixes",
-    "access counts", "search ledger", "review queue", "maintenance and repair",
+    "access counts", "search ledger", "maintenance and repair",
     "batch forget and modify",
 )
 

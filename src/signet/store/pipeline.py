@@ -38,6 +38,8 @@ from signet.store import review as review_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.store.jobs import Job
+from signet.store.prefixes import resolve_prefix
+from signet.store.review import ReviewItem
 from signet.types import Actor, Memory, MemoryFilters
 
 __all__ = ["PipelineStore", "PipelineTx", "SqlitePipeline", "SqlitePipelineTx", "pipeline_for"]
@@ -104,6 +106,12 @@ class PipelineTx(Protocol):
         """Park a proposal in the review queue; the item's id."""
         ...
 
+    def get_review(self, item_id: str) -> ReviewItem | None: ...
+
+    def resolve_review(self, item_id: str, status: str, resolved_by: str, now: str) -> bool:
+        """Close a pending item as approved or rejected; False when it is not pending."""
+        ...
+
 
 class PipelineStore(Protocol):
     backend: str
@@ -118,6 +126,17 @@ class PipelineStore(Protocol):
     def lease(self, now: str, *, job_types: list[str]) -> Job | None: ...
 
     def write(self) -> AbstractContextManager[PipelineTx]: ...
+
+    def review_items(
+        self, status: str | None, *, limit: int, offset: int = 0
+    ) -> list[ReviewItem]:
+        """Review items of one status (all with None), oldest first."""
+        ...
+
+    def review_id(self, ref: str) -> str:
+        """The id of the review item `ref` names, whole or by a unique prefix (NotFound,
+        or InvalidInput `ambiguous_id`; store/prefixes.py)."""
+        ...
 
     def hint_search(
         self, text: str, filters: MemoryFilters, limit: int
@@ -203,6 +222,12 @@ class SqlitePipelineTx:
             verdict=verdict, reason=reason, now=now, target_version=target_version,
         )
 
+    def get_review(self, item_id: str) -> ReviewItem | None:
+        return review_sql.get(self.conn, item_id)
+
+    def resolve_review(self, item_id: str, status: str, resolved_by: str, now: str) -> bool:
+        return review_sql.resolve(self.conn, item_id, status, resolved_by, now)
+
 
 class SqlitePipeline:
     """PipelineStore on today's SQLite Store (one writer, WAL)."""
@@ -230,6 +255,14 @@ class SqlitePipeline:
     def write(self) -> Iterator[PipelineTx]:
         with self.store.write_tx() as conn:
             yield SqlitePipelineTx(conn)
+
+    def review_items(
+        self, status: str | None, *, limit: int, offset: int = 0
+    ) -> list[ReviewItem]:
+        return review_sql.list_items(self.store.reader(), status, limit=limit, offset=offset)
+
+    def review_id(self, ref: str) -> str:
+        return resolve_prefix(self.store.reader(), "memory_review_queue", ref, noun="review item")
 
     def hint_search(
         self, text: str, filters: MemoryFilters, limit: int

@@ -41,7 +41,8 @@ class ReviewItem:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def _item(row: Row) -> ReviewItem:
+def item_from_row(row: Row | dict[str, Any]) -> ReviewItem:
+    """A review item from its row (SQLite's Row, or a column -> value mapping)."""
     return ReviewItem(
         id=row["id"], memory_id=row["memory_id"], source_memory_id=row["source_memory_id"],
         action=row["action"], old_content=row["old_content"], new_content=row["new_content"],
@@ -84,7 +85,7 @@ def add(
 
 def get(conn: Connection, item_id: str) -> ReviewItem | None:
     row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
-    return _item(row) if row else None
+    return item_from_row(row) if row else None
 
 
 def list_items(
@@ -98,7 +99,7 @@ def list_items(
         f"SELECT * FROM memory_review_queue {where} ORDER BY created_at, rowid LIMIT ? OFFSET ?",
         (*params, max(limit, 0), max(offset, 0)),
     ).fetchall()
-    return [_item(r) for r in rows]
+    return [item_from_row(r) for r in rows]
 
 
 def resolve(conn: Connection, item_id: str, status: str, resolved_by: str, now: str) -> bool:

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.rows import dict_row
 
+from signet.errors import InvalidInput
 from signet.store.jobs import Job
 from signet.store.memories import new_id
 from signet.store.pipeline import PipelineTx
@@ -34,6 +36,9 @@ from signet.store.postgres import lexical
 from signet.store.postgres.core import PgCore
 from signet.store.postgres.filters import filter_sql
 from signet.store.postgres.graph import PgGraphOps
+from signet.store.prefixes import MAX_LISTED, resolve_with
+from signet.store.review import REVIEW_STATUSES, ReviewItem
+from signet.store.review import item_from_row as review_item
 from signet.types import Actor, Memory, MemoryFilters, dumps
 
 __all__ = ["PgPipeline", "PgPipelineTx"]
@@ -150,6 +155,23 @@ class PgPipelineTx:
         )
         return item_id
 
+    def get_review(self, item_id: str) -> ReviewItem | None:
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                "SELECT * FROM memory_review_queue WHERE id = %s FOR UPDATE", (item_id,)
+            ).fetchone()
+        return review_item(row) if row else None
+
+    def resolve_review(self, item_id: str, status: str, resolved_by: str, now: str) -> bool:
+        if status not in ("approved", "rejected"):
+            raise InvalidInput(f"a review is resolved as approved or rejected, not {status!r}")
+        cursor = self.conn.execute(
+            "UPDATE memory_review_queue SET status = %s, resolved_at = %s, resolved_by = %s"
+            " WHERE id = %s AND status = 'pending'",
+            (status, now, resolved_by, item_id),
+        )
+        return cursor.rowcount == 1
+
 
 class PgPipeline:
     """PipelineStore on PostgreSQL (module docstring)."""
@@ -184,6 +206,31 @@ class PgPipeline:
     def write(self) -> Iterator[PipelineTx]:
         with self.core.transaction() as conn:
             yield PgPipelineTx(conn, self.core)
+
+    def review_items(
+        self, status: str | None, *, limit: int, offset: int = 0
+    ) -> list[ReviewItem]:
+        if status is not None and status not in REVIEW_STATUSES:
+            raise InvalidInput(
+                f"unknown review status {status!r} (one of {', '.join(REVIEW_STATUSES)})")
+        where, params = ("WHERE status = %s", [status]) if status else ("", [])
+        with self.core._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT * FROM memory_review_queue {where} ORDER BY created_at, id"
+                " LIMIT %s OFFSET %s", [*params, max(limit, 0), max(offset, 0)],
+            ).fetchall()
+        return [review_item(r) for r in rows]
+
+    def review_id(self, ref: str) -> str:
+        def lookup(prefix: str) -> list[str]:
+            with self.core._conn() as conn:
+                rows = conn.execute(
+                    "SELECT id FROM memory_review_queue WHERE id >= %s AND id < %s ORDER BY id"
+                    " LIMIT %s", (prefix, prefix + "~", MAX_LISTED + 1),
+                ).fetchall()
+            return [str(r[0]) for r in rows]
+
+        return resolve_with(lookup, ref, "review item")
 
     def hint_search(
         self, text: str, filters: MemoryFilters, limit: int
