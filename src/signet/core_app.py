@@ -98,6 +98,7 @@ from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import Worker, WorkerLoop
+from signet.workers.summary_worker import PreparedWrites
 
 # Every public operation of SignetApp not written in CoreApp, and the feature it needs.
 UNPORTED: dict[str, str] = {
@@ -310,7 +311,8 @@ class CoreAppOps:
                 ConnectorWorker(self.connectors, self.config.documents.connector_sync_interval_ms,
                                 frozen=pipeline.mutations_frozen),
                 CoreReaperWorker(self.core, pipeline.lease_timeout_ms),
-                *session_workers(self.sessions, pipeline),
+                *session_workers(self.sessions, self.config, PreparedWrites(self.memory),
+                                 self.llm),
             ]
         return self._workers
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from signet import maintenance, skills
-from signet.config import Config, PipelineConfig
+from signet.config import Config
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.fetch import FetchPolicy
 from signet.documents.worker import ChunkWriter, DocumentWorker
@@ -30,7 +30,7 @@ from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import ReaperWorker, Worker
 from signet.workers.retention_worker import RetentionWorker
 from signet.workers.scheduled import ScheduledWorker
-from signet.workers.summary_worker import SummaryWorker
+from signet.workers.summary_worker import PreparedWrites, SummaryWorker, SummaryWrites
 
 __all__ = ["Parts", "build_workers", "document_worker", "session_workers"]
 
@@ -84,14 +84,18 @@ def build_workers(parts: Parts) -> list[Worker]:
             "maintenance", maintain, interval_ms=cfg.autonomous.interval_ms,
             enabled=cfg.autonomous.enabled,
         ),
-        SummaryWorker(store, config.workspace, config.sessions, cfg, memory, llm),
-        *session_workers(parts.sessions, cfg),
+        *session_workers(parts.sessions, config, PreparedWrites(memory), llm),
     ]
 
 
-def session_workers(sessions: Sessions, cfg: PipelineConfig) -> list[Worker]:
-    """The lineage's scheduled work, on either backend (core_app.py runs them too)."""
+def session_workers(
+    sessions: Sessions, config: Config, writes: SummaryWrites, llm: LLM | None
+) -> list[Worker]:
+    """The lineage's workers on either backend (core_app.py runs them too): summaries (the
+    summary memory written by `writes`), the idle-session sweep, MEMORY.md synthesis."""
+    cfg = config.pipeline
     return [
+        SummaryWorker(sessions.store, config.workspace, config.sessions, cfg, writes, llm),
         # Harnesses that skip session-end: idle sessions are closed and summarised.
         ScheduledWorker(
             "session-timeout", sessions.close_idle, interval_ms=60_000,

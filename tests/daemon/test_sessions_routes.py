@@ -80,7 +80,7 @@ def test_a_scoped_token_sees_nothing_of_other_scopes_sessions(serve, backend: st
     assert s.client.get("/api/sessions").json()["total"] == 2  # the unscoped admin sees both
 
 
-def test_lineage_threads_reindex_and_forget_over_http(serve) -> None:
+def test_lineage_threads_reindex_and_forget_over_http(serve, backend: str) -> None:
     s = serve()
     body = {"harness": "claude-code", "content": claude_code(conversation(6, decision=True)),
             "project": "infra"}
@@ -136,3 +136,23 @@ def test_a_real_daemon_summarises_an_imported_session_in_the_background(tmp_path
         status = httpx.get(f"{daemon.url}/api/sessions/bg-1", headers=daemon.headers()).json()["summary_status"]
     assert status == "summarized"
     assert (ws / "memory" / "sessions" / "2026-11-20-bg-1--summary.md").is_file()
+
+
+def test_the_compaction_and_session_end_hooks_hand_the_transcript_over(serve, backend: str) -> None:
+    s = serve()
+    base = {"harness": "claude-code", "session_id": "h1", "cwd": "/work/infra"}
+    first = s.client.post("/api/hooks/pre-compaction",
+                          json={**base, "transcript": claude_code(TURNS)})
+    assert first.status_code == 200, first.text
+    opened = first.json()["session"]
+    assert opened["status"] == "created" and opened["summary_job"] is None
+    assert opened["session"]["ended_at"] is None and opened["session"]["project"] == "infra"
+    more = [*TURNS, ("user", "And production is Osprey."), ("assistant", "Osprey, noted.")]
+    end = s.client.post("/api/hooks/session-end", json={**base, "transcript": claude_code(more)})
+    closed = end.json()["session"]
+    assert (closed["status"], closed["added"]) == ("appended", 2) and closed["summary_job"]
+    assert closed["session"]["ended_at"] is not None
+    found = s.client.get("/api/sessions/search", params={"q": "Osprey"}).json()["items"]
+    assert [x["session_id"] for x in found] == ["h1"]
+    nothing = s.client.post("/api/hooks/session-end", json=base)  # no transcript: nothing to hand
+    assert nothing.status_code == 200 and nothing.json()["session"] is None

@@ -16,7 +16,7 @@ from signet.app import SignetApp
 from signet.config import Config
 from signet.lineage.artifacts import parse
 from signet.providers.hash_embedder import HashEmbedder
-from signet.workers.summary_worker import SummaryWorker
+from signet.workers.summary_worker import PreparedWrites, SummaryWorker
 
 T = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -132,8 +132,8 @@ def test_with_an_llm_the_summary_is_the_llms_and_a_failed_call_is_retried(app: S
     with FakeLLMServer() as server:
         server.push(Reply("", status=500), Reply(LLM_SUMMARY))
         llm = make_llm("ollama", model="m", base_url=server.url)
-        worker = SummaryWorker(app.store, app.config.workspace, app.config.sessions,
-                               app.config.pipeline, app, llm)
+        worker = SummaryWorker(app.sessions.store, app.config.workspace, app.config.sessions,
+                               app.config.pipeline, PreparedWrites(app), llm)
         app.import_transcript(harness="claude-code", content=claude_code(conversation(12), session_id="llm"))
         assert worker.tick(T)  # the 500: the job goes back to pending with its error
         job = app.store.reader().execute("SELECT status, error, attempts FROM summary_jobs").fetchone()

@@ -273,3 +273,83 @@ def test_one_at_a_time_across_handles(opener: Callable[..., Pair]) -> None:
             assert second is (core.backend == "sqlite")
     with other.one_at_a_time("task") as again:
         assert again
+
+
+# --- the summary queue --------------------------------------------------------------------------
+
+
+def test_summary_jobs_lease_once_fail_reap_and_finish(opener: Callable[..., Pair]) -> None:
+    core, store = opener()
+    _core2, other = opener()
+    row = session("s1", "User: hi", project="infra")
+    job_id = save(store, row)
+    job = store.lease_summary(T0)
+    assert job is not None and (job.id, job.attempts, job.status) == (job_id, 1, "leased")
+    assert other.lease_summary(T0) is None  # one job: leased once across handles
+    store.fail_summary(job, "provider down", T0)
+    assert store.reap_summary_leases(T2, 60_000) == 0  # failed back to pending, nothing leased
+    job = other.lease_summary(T1)
+    assert job is not None and job.attempts == 2
+    assert store.reap_summary_leases(T2, 60_000) == 1  # stale: handed back
+    stale, job = job, store.lease_summary(T2)
+    assert job is not None and job.attempts == 3
+    with pytest.raises(RuntimeError):  # the stale lease no longer holds it: nothing written
+        other.finish_summary(stale, {"messages": 1}, "summarized", row.session_key, T2)
+    written: list[str] = []
+
+    def write() -> str:
+        norm = normalize_content("Summary: staging is Heron")
+        memory_id, _ = core.insert_memory(
+            NewMemory(content="Summary: staging is Heron", type="summary", source_id="s1",
+                      project="infra"),
+            storage=norm.storage, normalized=norm.normalized, content_hash=norm.content_hash,
+            actor=Actor(), now=T2,
+        )
+        written.append(memory_id)
+        return memory_id
+
+    summary = artifact("memory/sessions/s1.md", key=row.session_key)
+
+    def write_then_fail() -> str:
+        write()
+        raise RuntimeError("the process dies here")
+
+    with pytest.raises(RuntimeError):  # one transaction: the memory goes with the rest
+        store.finish_summary(job, {"messages": 4}, "summarized", row.session_key, T2,
+                             artifact=summary, memory=write_then_fail)
+    assert other.memories_of("default", "s1", "infra") == []
+    assert other.artifact("default", summary.source_path) is None
+    written.clear()
+    store.finish_summary(job, {"artifact": summary.source_path, "messages": 4}, "summarized",
+                         row.session_key, T2, artifact=summary, memory=write)
+    assert other.get(row.session_key).summary_status == "summarized"  # type: ignore[union-attr]
+    assert other.covered(row.session_key) == 4
+    assert other.artifact("default", summary.source_path) == summary
+    assert other.memories_of("default", "s1", "infra") == written
+    assert store.lease_summary(T2) is None
+    # A second session's job, failed on its last attempt, is dead.
+    save(store, session("s2", "User: hello"))
+    job = store.lease_summary(T2)
+    assert job is not None
+    store.fail_summary(replace(job, max_attempts=1), "bad", T2)
+    assert store.lease_summary(T2) is None
+
+
+def test_condensing_and_the_gates_reads(opener: Callable[..., Pair]) -> None:
+    core, store = opener()
+    children = [artifact(f"memory/sessions/s{n}.md") for n in (1, 2)]
+    store.replace_artifacts({("default", c.source_path): c for c in children})
+    arc = artifact("memory/threads/infra/arc-0001.md", kind="arc",
+                   condenses=tuple(c.source_path for c in children))
+    store.add_condensed(arc, [c.source_path for c in children])
+    assert [c.parent_path for c in store.in_thread("default", "project:infra", "summary")] == [
+        arc.source_path, arc.source_path]
+    assert store.in_thread("default", "project:infra", "arc") == [arc]
+    norm = normalize_content("The billing service runs in Frankfurt")
+    core.insert_memory(NewMemory(content="The billing service runs in Frankfurt"),
+                       storage=norm.storage, normalized=norm.normalized,
+                       content_hash=norm.content_hash, actor=Actor(), now=T0)
+    assert store.unseen_terms({"billing", "frankfurt", "zeppelin"}) == 1
+    assert store.unseen_terms(set()) == 0
+    assert store.known_entities("default", {}) == []
+    assert store.dominant_community("default", []) is None

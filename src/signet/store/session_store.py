@@ -17,7 +17,7 @@ Scope is a WHERE clause on both sides: `agent_id` / `project` None means no cons
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Protocol
@@ -30,7 +30,7 @@ from signet.store import scope as scope_sql
 from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
 from signet.store.db import Store
-from signet.store.sessions import SessionRow
+from signet.store.sessions import SessionRow, SummaryJob
 from signet.types import Memory, MemoryScope
 
 __all__ = ["SessionStore", "SqliteSessions"]
@@ -93,6 +93,43 @@ class SessionStore(Protocol):
     def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
         """A memory inside the scope, deleted or not; None outside it."""
         ...
+
+    # -- the summary queue (workers/summary_worker.py) ---------------------------------------
+    def lease_summary(self, now: str) -> SummaryJob | None:
+        """Claim the oldest pending summary job; a job is leased by one worker of all."""
+        ...
+
+    def fail_summary(self, job: SummaryJob, error: str, now: str) -> None:
+        """Back to pending (dead after its last attempt), if this lease still holds it."""
+        ...
+
+    def reap_summary_leases(self, now: str, timeout_ms: int) -> int: ...
+
+    def covered(self, session_key: str) -> int:
+        """Messages of the session its completed summary jobs already summarised."""
+        ...
+
+    def finish_summary(
+        self, job: SummaryJob, result: dict[str, Any], status: str | None,
+        session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
+        memory: Callable[[], str] | None = None,
+    ) -> None:
+        """Complete the job with `result` (plus `memory_id`, the id `memory()` wrote), index
+        the artifact and set the session's summary status, in one transaction; RuntimeError,
+        writing nothing of it, when the lease no longer holds the job."""
+        ...
+
+    def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
+        """Index an arc or epoch and make it its children's parent."""
+        ...
+
+    def known_entities(self, agent_id: str, names: dict[str, str]) -> list[str]: ...
+
+    def unseen_terms(self, terms: set[str]) -> int:
+        """How many of `terms` no stored memory contains."""
+        ...
+
+    def dominant_community(self, agent_id: str, canonical_names: list[str]) -> str | None: ...
 
     # -- artifacts --------------------------------------------------------------------------
     def artifact(self, agent_id: str, path: str) -> ArtifactRow | None: ...
@@ -225,6 +262,53 @@ class SqliteSessions:
             return None
         return mem_sql.get(conn, memory_id)
 
+    # -- the summary queue ------------------------------------------------------------------
+    def lease_summary(self, now: str) -> SummaryJob | None:
+        with self.store.write_tx() as conn:
+            return sessions_sql.lease_summary(conn, now)
+
+    def fail_summary(self, job: SummaryJob, error: str, now: str) -> None:
+        with self.store.write_tx() as conn:
+            if sessions_sql.owns_summary(conn, job):
+                sessions_sql.fail_summary(conn, job, error, now)
+
+    def reap_summary_leases(self, now: str, timeout_ms: int) -> int:
+        with self.store.write_tx() as conn:
+            return sessions_sql.reap_summary_leases(conn, now, timeout_ms)
+
+    def covered(self, session_key: str) -> int:
+        return sessions_sql.covered(self.store.reader(), session_key)
+
+    def finish_summary(
+        self, job: SummaryJob, result: dict[str, Any], status: str | None,
+        session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
+        memory: Callable[[], str] | None = None,
+    ) -> None:
+        with self.store.write_tx() as conn:
+            if artifact is not None:
+                art_sql.upsert(conn, artifact)
+            if memory is not None:
+                result = with_memory(result, memory())
+            if not sessions_sql.owns_summary(conn, job):
+                raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
+            if status is not None and session_key is not None:
+                sessions_sql.set_summary_status(conn, session_key, status, now)
+            sessions_sql.complete_summary(conn, job.id, result, now)
+
+    def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
+        with self.store.write_tx() as conn:
+            art_sql.upsert(conn, row)
+            art_sql.set_parent(conn, row.agent_id, list(children), row.source_path)
+
+    def known_entities(self, agent_id: str, names: dict[str, str]) -> list[str]:
+        return sessions_sql.known_entities(self.store.reader(), agent_id, names)
+
+    def unseen_terms(self, terms: set[str]) -> int:
+        return sessions_sql.unseen_terms(self.store.reader(), terms)
+
+    def dominant_community(self, agent_id: str, canonical_names: list[str]) -> str | None:
+        return sessions_sql.dominant_community(self.store.reader(), agent_id, canonical_names)
+
     # -- artifacts --------------------------------------------------------------------------
     def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
         return art_sql.get(self.store.reader(), agent_id, path)
@@ -289,6 +373,12 @@ class SqliteSessions:
     @contextmanager
     def one_at_a_time(self, task: str) -> Iterator[bool]:
         yield True
+
+
+def with_memory(result: dict[str, Any], memory_id: str) -> dict[str, Any]:
+    """A summary job's result with the summary memory's id after the artifact's path."""
+    return {"artifact": result.get("artifact"), "memory_id": memory_id,
+            **{k: v for k, v in result.items() if k != "artifact"}}
 
 
 def _ended(row: SessionRow) -> SessionRow:

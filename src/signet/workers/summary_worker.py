@@ -8,11 +8,14 @@ A tick reaps stale summary leases (at most once a minute), leases the oldest pen
    deterministic extractive one, lineage/summarize.py), writes the immutable markdown artifact
    (`memory/sessions/<date>-<session>--summary.md`, written whole or not at all) and prepares the
    summary memory through the memory service's write path (embedded here, not under the lock).
-2. one write transaction: the artifact's index row, the summary memory (type "summary",
-   source_type "session", source_id and session_id the session's id, so the pipeline's
-   extraction, decisions and controlled writes cite the session), the session's status and the
-   job's completion. A worker killed before this commits leaves a whole artifact file that no row
-   counts; the retried job finds it by its job id and writes it again at the same path.
+2. one write transaction (the sessions store's `finish_summary`): the artifact's index row,
+   the summary memory (type "summary", source_type "session", source_id and session_id the
+   session's id, so the pipeline's extraction, decisions and controlled writes cite the
+   session), the session's status and the job's completion. A worker killed before this commits
+   leaves a whole artifact file that no row counts; the retried job finds it by its job id and
+   writes it again at the same path. The memory goes through the memory service's write path
+   (`PreparedWrites`: embedded first, inserted as a savepoint of that transaction, on SQLite's
+   writer or in `PgCore.transaction` on PostgreSQL).
 3. its own transactions: the thread roll-up (lineage/threads.py): every `arc_size` unrolled
    summaries of the thread become an arc, every `epoch_size` arcs an epoch.
 
@@ -23,10 +26,11 @@ seed 002's back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from signet.config import PipelineConfig, SessionsConfig
 from signet.lineage import gate
@@ -38,11 +42,9 @@ from signet.lineage.summarize import Summary, extractive, with_llm
 from signet.lineage.threads import condense, thread_key
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.writes import MemoryWriter
-from signet.store import artifacts as art_sql
 from signet.store import graph as graph_sql
-from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
-from signet.store.db import Store
+from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow, SummaryJob
 from signet.types import Actor, format_ts
 from signet.workers.leasing import describe_error, retry_delay_ms
@@ -53,13 +55,31 @@ REAP_EVERY = timedelta(seconds=60)
 SUMMARY_IMPORTANCE = 0.6
 
 
+class SummaryWrites(Protocol):
+    """How the summary memory is written: `prepare` does the slow part (embedding) now, outside
+    any transaction, and returns what writes it, run inside the store's finishing transaction."""
+
+    def prepare(self, content: str, *, actor: Actor, **fields: Any) -> Callable[[], str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedWrites:
+    """The memory service's two-halved write path: a savepoint in the finishing transaction."""
+
+    writer: MemoryWriter
+
+    def prepare(self, content: str, *, actor: Actor, **fields: Any) -> Callable[[], str]:
+        prepared = self.writer.prepare_memory(content, actor=actor, **fields)
+        return lambda: self.writer.write_prepared(prepared).id
+
+
 @dataclass
 class SummaryWorker:
-    store: Store
+    store: SessionStore
     workspace: Path
     sessions: SessionsConfig
     pipeline: PipelineConfig
-    writer: MemoryWriter
+    writes: SummaryWrites
     llm: CompletingLLM | None = None
     name: str = "summary"
     last_reap: datetime | None = None
@@ -72,17 +92,14 @@ class SummaryWorker:
             return False  # backing off after a failure (a provider that is down)
         self._reap(now)
         stamp = format_ts(now)
-        with self.store.write_tx() as conn:
-            job = sessions_sql.lease_summary(conn, stamp)
+        job = self.store.lease_summary(stamp)
         if job is None:
             return False
         try:
             self._run(job, now)
         except Exception as exc:  # the job's failure, never the loop's
             log.warning("summary job %s failed: %s", job.id, describe_error(exc))
-            with self.store.write_tx() as conn:
-                if sessions_sql.owns_summary(conn, job):
-                    sessions_sql.fail_summary(conn, job, describe_error(exc), stamp)
+            self.store.fail_summary(job, describe_error(exc), stamp)
             # Seed 002's back-off: min(1 s * 2^(attempt-1), 30 s) before the next job.
             self.paused_until = now + timedelta(milliseconds=retry_delay_ms(job.attempts))
         return True
@@ -91,17 +108,15 @@ class SummaryWorker:
         if self.last_reap is not None and now - self.last_reap < REAP_EVERY:
             return
         self.last_reap = now
-        with self.store.write_tx() as conn:
-            sessions_sql.reap_summary_leases(conn, format_ts(now), self.pipeline.lease_timeout_ms)
+        self.store.reap_summary_leases(format_ts(now), self.pipeline.lease_timeout_ms)
 
     # -- one job ----------------------------------------------------------------------------
 
     def _run(self, job: SummaryJob, now: datetime) -> None:
-        conn = self.store.reader()
-        session = sessions_sql.get(conn, job.session_key)
+        session = self.store.get(job.session_key)
         if session is None:
             return self._finish(job, now, {"skipped": "session is gone"}, None)
-        done = sessions_sql.covered(conn, session.session_key)
+        done = self.store.covered(session.session_key)
         span = self._messages(session)[done:]
         if not span:
             return self._finish(job, now, {"skipped": "nothing new", "messages": done}, None)
@@ -111,19 +126,19 @@ class SummaryWorker:
             return self._finish(job, now, result, "skipped", session)
         summary = with_llm(self.llm, span) if self.llm is not None else extractive(span)
         artifact = self._write_artifact(job, session, summary, done, span, signals, now)
-        prepared = self.writer.prepare_memory(
+        write = self.writes.prepare(
             summary.markdown(), actor=Actor(name="summary", type="daemon",
                                             session_id=session.session_id, agent_id=session.agent_id),
             type="summary", source_type="session", source_id=session.session_id,
             project=session.project, importance=SUMMARY_IMPORTANCE, pinned=False,
             event_at=session.ended_at or session.last_event_at,
         )
-        with self.store.write_tx() as wconn:
-            art_sql.upsert(wconn, row_of(artifact, session.agent_id, format_ts(now)))
-            memory = self.writer.write_prepared(prepared)
-            result = {"artifact": artifact.path, "memory_id": memory.id, "method": summary.method,
-                      "gate": signals.to_dict(), "messages": done + len(span)}
-            self._complete(wconn, job, now, result, "summarized", session)
+        result = {"artifact": artifact.path, "method": summary.method,
+                  "gate": signals.to_dict(), "messages": done + len(span)}
+        self.store.finish_summary(
+            job, result, "summarized", session.session_key, format_ts(now),
+            artifact=row_of(artifact, session.agent_id, format_ts(now)), memory=write,
+        )
         self.roll_up(session.agent_id, artifact.meta["thread"], session.project, now)
 
     def _messages(self, session: SessionRow) -> list[Message]:
@@ -133,12 +148,11 @@ class SummaryWorker:
         return found
 
     def _gate(self, session: SessionRow, span: list[Message]) -> gate.GateSignals:
-        conn = self.store.reader()
         text = "\n".join(m.text for m in span if m.role == "user")
         names = {k: v for k, v in graph_sql.candidate_names(text).items() if k != "user"}
         return gate.judge(
-            span, known_entities=sessions_sql.known_entities(conn, session.agent_id, names),
-            unseen=lambda terms: sessions_sql.unseen_terms(conn, terms),
+            span, known_entities=self.store.known_entities(session.agent_id, names),
+            unseen=self.store.unseen_terms,
             min_turns=self.sessions.gate_min_turns,
             min_novel_terms=self.sessions.gate_min_novel_terms,
         )
@@ -150,7 +164,7 @@ class SummaryWorker:
             return thread_key(session.project)
         text = "\n".join(m.text for m in span if m.role == "user")
         names = [k for k in graph_sql.candidate_names(text) if k != "user"]
-        community = sessions_sql.dominant_community(self.store.reader(), session.agent_id, names)
+        community = self.store.dominant_community(session.agent_id, names)
         return f"community:{community}" if community else thread_key(None)
 
     def _write_artifact(
@@ -159,7 +173,7 @@ class SummaryWorker:
     ) -> Artifact:
         count = len(span)
         day = (session.started_at or format_ts(now))[:10]
-        first = 1 + len(art_sql.of_session(self.store.reader(), session.session_key))
+        first = 1 + len(self.store.artifacts_of_session(session.session_key))
         candidates = [summary_path(day, session.session_id, r) for r in range(first, first + 50)]
         meta = {
             "kind": "summary", "agent_id": session.agent_id, "session_id": session.session_id,
@@ -176,19 +190,10 @@ class SummaryWorker:
         self, job: SummaryJob, now: datetime, result: dict[str, Any], status: str | None,
         session: SessionRow | None = None,
     ) -> None:
-        with self.store.write_tx() as conn:
-            self._complete(conn, job, now, result, status, session)
-
-    def _complete(
-        self, conn: Any, job: SummaryJob, now: datetime, result: dict[str, Any],
-        status: str | None, session: SessionRow | None,
-    ) -> None:
-        if not sessions_sql.owns_summary(conn, job):
-            raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
-        stamp = format_ts(now)
-        if status is not None and session is not None:
-            sessions_sql.set_summary_status(conn, session.session_key, status, stamp)
-        sessions_sql.complete_summary(conn, job.id, result, stamp)
+        self.store.finish_summary(
+            job, result, status, session.session_key if session is not None else None,
+            format_ts(now),
+        )
 
     # -- threads ------------------------------------------------------------------------------
 
@@ -199,7 +204,7 @@ class SummaryWorker:
         for child, parent, size in (("summary", "arc", self.sessions.arc_size),
                                     ("arc", "epoch", self.sessions.epoch_size)):
             while True:
-                waiting = art_sql.in_thread(self.store.reader(), agent_id, thread, child, uncondensed=True)
+                waiting = self.store.in_thread(agent_id, thread, child, uncondensed=True)
                 if len(waiting) < size:
                     break
                 self._condense(agent_id, thread, project, waiting[:size], parent, now)
@@ -212,7 +217,7 @@ class SummaryWorker:
     ) -> None:
         children = [_loaded(self.workspace, row) for row in rows]
         gist, body = condense(children, level=level, thread=thread)
-        number = 1 + len(art_sql.in_thread(self.store.reader(), agent_id, thread, level))
+        number = 1 + len(self.store.in_thread(agent_id, thread, level))
         folder = thread_dir(thread)
         candidates = [f"{folder}/{level}-{n:04d}.md" for n in range(number, number + 50)]
         job = f"{level}:{rows[0].source_path}"
@@ -223,9 +228,8 @@ class SummaryWorker:
             "condenses": [r.source_path for r in rows],
         }
         artifact = write_new(self.workspace, candidates, meta, body, job=job)
-        with self.store.write_tx() as conn:
-            art_sql.upsert(conn, row_of(artifact, agent_id, format_ts(now)))
-            art_sql.set_parent(conn, agent_id, [r.source_path for r in rows], artifact.path)
+        self.store.add_condensed(row_of(artifact, agent_id, format_ts(now)),
+                                 [r.source_path for r in rows])
 
 
 def _loaded(workspace: Path, row: ArtifactRow) -> Artifact:

@@ -9,7 +9,13 @@ The tables are migration 004 (the same columns as SQLite's). What differs in the
   caller's scores. Query words are cut as on SQLite (store/fts.py `query_tokens`), each a
   literal word, OR-ed. The snippet is `ts_headline` with SQLite's markers ([, ], " ... ").
 - One live summary job per session holds across daemons through a unique partial index
-  (INSERT ... ON CONFLICT DO NOTHING), where SQLite relied on its single writer.
+  (INSERT ... ON CONFLICT DO NOTHING), where SQLite relied on its single writer; summary jobs
+  are leased with `FOR UPDATE SKIP LOCKED`, so every daemon's summary worker shares the queue
+  and a job runs once. Finishing a job is one `PgCore.transaction`: the job's row locked
+  first, the summary memory inserted by the memory service as a savepoint of it (as on SQLite),
+  the artifact's row, the session's status and the completion.
+- The significance gate's "unseen words" are looked up in the memories' stemmed lexical index
+  (SQLite keeps an exact-word vocabulary): a word whose stem is stored counts as seen.
 - `one_at_a_time`: a session-level advisory lock (`pg_try_advisory_lock`) on a connection
   held for the task, so one daemon of many runs MEMORY.md synthesis or a re-index at a time.
 - Entities for MEMORY.md come from the knowledge graph's `entities` table (migration 002).
@@ -18,11 +24,13 @@ The tables are migration 004 (the same columns as SQLite's). What differs in the
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -35,14 +43,16 @@ from signet.store.artifacts import _row as artifact_of
 from signet.store.fts import query_tokens
 from signet.store.head import CANDIDATES, questions_in
 from signet.store.postgres.core import PgCore
-from signet.store.sessions import SessionRow
+from signet.store.session_store import with_memory
+from signet.store.sessions import MAX_ERROR_CHARS, SessionRow, SummaryJob
 from signet.store.sessions import _row as session_of
-from signet.types import Memory, MemoryScope, dumps
+from signet.types import Memory, MemoryScope, dumps, format_ts, parse_ts
 
 __all__ = ["PgSessions"]
 
 _COLUMNS = ", ".join(f"t.{n}" for n in SessionRow.__dataclass_fields__)
 _ART = ", ".join(ART_FIELDS)
+_JOB_COLUMNS = ", ".join(SummaryJob.__dataclass_fields__)
 # ts_headline's options, SQLite's snippet(..., '[', ']', ' ... ', 16) in its terms.
 HEADLINE = 'StartSel=[, StopSel=], MaxWords=16, MinWords=6, MaxFragments=2, FragmentDelimiter=" ... "'
 
@@ -227,6 +237,127 @@ class PgSessions:
     def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
         return self.core.get_memory(memory_id, scope)
 
+    # -- the summary queue ------------------------------------------------------------------
+    def lease_summary(self, now: str) -> SummaryJob | None:
+        with self._cursor() as cur:
+            # SKIP LOCKED: workers of several daemons never lease one job twice.
+            row = cur.execute(
+                "UPDATE summary_jobs SET status = 'leased', attempts = attempts + 1,"
+                " leased_at = %s, updated_at = %s WHERE id = (SELECT id FROM summary_jobs"
+                " WHERE status = 'pending' ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+                f" RETURNING {_JOB_COLUMNS}",
+                (now, now),
+            ).fetchone()
+        return SummaryJob(**row) if row else None
+
+    def fail_summary(self, job: SummaryJob, error: str, now: str) -> None:
+        status = "dead" if job.attempts >= job.max_attempts else "pending"
+        with self.pool.connection() as conn, conn.transaction():
+            if _owns(conn, job):
+                conn.execute(
+                    "UPDATE summary_jobs SET status = %s, error = %s, leased_at = NULL,"
+                    " updated_at = %s WHERE id = %s",
+                    (status, error[:MAX_ERROR_CHARS], now, job.id),
+                )
+
+    def reap_summary_leases(self, now: str, timeout_ms: int) -> int:
+        cutoff = format_ts(parse_ts(now) - timedelta(milliseconds=timeout_ms))
+        with self.pool.connection() as conn:
+            cursor = conn.execute(
+                "UPDATE summary_jobs SET status = 'pending', leased_at = NULL, updated_at = %s"
+                " WHERE status = 'leased' AND leased_at < %s",
+                (now, cutoff),
+            )
+            return cursor.rowcount
+
+    def covered(self, session_key: str) -> int:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT max((result::jsonb ->> 'messages')::integer) FROM summary_jobs"
+                " WHERE session_key = %s AND status = 'completed'",
+                (session_key,),
+            ).fetchone()
+        return int(row[0] or 0) if row else 0
+
+    def finish_summary(
+        self, job: SummaryJob, result: dict[str, Any], status: str | None,
+        session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
+        memory: Callable[[], str] | None = None,
+    ) -> None:
+        # Bound to this thread: the memory service's insert joins it (PgCore.transaction).
+        with self.core.transaction() as conn:
+            # The job's row is locked first: no other worker's reap or lease moves it until
+            # this commits.
+            if not _owns(conn, job):
+                raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
+            if memory is not None:
+                result = with_memory(result, memory())
+            if artifact is not None:
+                upsert_artifact(conn, artifact)
+            if status is not None and session_key is not None:
+                conn.execute(
+                    "UPDATE session_transcripts SET summary_status = %s, updated_at = %s"
+                    " WHERE session_key = %s",
+                    (status, now, session_key),
+                )
+            conn.execute(
+                "UPDATE summary_jobs SET status = 'completed', result = %s, completed_at = %s,"
+                " updated_at = %s WHERE id = %s",
+                (json.dumps(result), now, now, job.id),
+            )
+
+    def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
+        with self.pool.connection() as conn, conn.transaction():
+            upsert_artifact(conn, row)
+            conn.execute(
+                "UPDATE memory_artifacts SET parent_path = %s WHERE agent_id = %s"
+                " AND source_path = ANY(%s)",
+                (row.source_path, row.agent_id, list(children)),
+            )
+
+    def known_entities(self, agent_id: str, names: dict[str, str]) -> list[str]:
+        if not names:
+            return []
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT canonical_name FROM entities WHERE agent_id = %s"
+                " AND canonical_name = ANY(%s) ORDER BY mentions DESC, canonical_name",
+                (agent_id, list(names)[:500]),
+            ).fetchall()
+        return [names[r[0]] for r in rows]
+
+    def unseen_terms(self, terms: set[str]) -> int:
+        """Terms no memory's lexical index holds. The index is stemmed (SQLite counts exact
+        words): "deploying" is seen once "deploy" is stored; a stop word is never seen."""
+        if not terms:
+            return 0
+        wanted = sorted(terms)
+        seen = 0
+        with self.pool.connection() as conn:
+            for start in range(0, len(wanted), 500):
+                row = conn.execute(
+                    "SELECT count(*) FROM unnest(%s::text[]) AS w,"
+                    " LATERAL to_tsquery('english', quote_literal(w)) AS q"
+                    " WHERE numnode(q) > 0 AND EXISTS (SELECT 1 FROM memories m"
+                    " WHERE m.lexical @@ q)",
+                    (wanted[start : start + 500],),
+                ).fetchone()
+                seen += int(row[0]) if row else 0
+        return len(wanted) - seen
+
+    def dominant_community(self, agent_id: str, canonical_names: list[str]) -> str | None:
+        if not canonical_names:
+            return None
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT community_id, count(*) AS n FROM entities WHERE agent_id = %s"
+                " AND canonical_name = ANY(%s) GROUP BY community_id ORDER BY n DESC, community_id",
+                (agent_id, canonical_names[:500]),
+            ).fetchall()
+        total = sum(int(r[1]) for r in rows)
+        best = next((r for r in rows if r[0] is not None), None)
+        return str(best[0]) if best and 2 * int(best[1]) >= total else None
+
     # -- artifacts --------------------------------------------------------------------------
     def _artifacts(self, where: str, args: Sequence[Any], order: str = "") -> list[ArtifactRow]:
         with self._cursor() as cur:
@@ -373,6 +504,15 @@ class PgSessions:
             finally:
                 if held:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
+def _owns(conn: psycopg.Connection, job: SummaryJob) -> bool:
+    """Whether `job` is still leased by the lease that returned it (the row locked)."""
+    row = conn.execute(
+        "SELECT status, attempts, leased_at FROM summary_jobs WHERE id = %s FOR UPDATE",
+        (job.id,),
+    ).fetchone()
+    return row is not None and tuple(row) == ("leased", job.attempts, job.leased_at)
 
 
 def _idf(terms: Sequence[dict[str, Any]], docs: int) -> list[tuple[str, float]]:
