@@ -9,7 +9,8 @@ embed worker). Checked, over HTTP:
 - a token issued by one (its install token; one from the CLI) is accepted by the other, and a
   revocation holds at the very next request to either (no token cache);
 - the embed jobs are each run once: one job per memory, completed, leased exactly once (a
-  second lease would need the job back in pending: attempts would read 2).
+  second lease would need the job back in pending: attempts would read 2); so are the
+  extraction jobs, which both daemons' extraction workers take from the same queue.
 """
 
 from __future__ import annotations
@@ -81,14 +82,32 @@ def test_two_daemons_on_one_database_act_as_one(tmp_path: Path, daemons, pg_url:
         assert b.get("/api/memories", headers=bearer).status_code == 401
         assert a.get("/api/memories", headers=bearer).status_code == 401
 
+        deadline = time.monotonic() + 120
+        while not all_done(pg_url, ("extract", "hints")):
+            assert time.monotonic() < deadline, "the pipeline workers never emptied the queue"
+            time.sleep(0.2)
+
     with psycopg.connect(pg_url) as conn:
         jobs = conn.execute("SELECT memory_id, status, attempts FROM memory_jobs"
                             " WHERE job_type = 'embed'").fetchall()
         vectors = conn.execute("SELECT count(*) FROM embeddings").fetchone()
+        extracted = conn.execute(
+            "SELECT j.memory_id, j.status, j.attempts, m.extraction_status FROM memory_jobs j"
+            " JOIN memories m ON m.id = j.memory_id WHERE j.job_type = 'extract'").fetchall()
     assert sorted(j[0] for j in jobs) == sorted(ids)  # one job per memory
     assert {(status, attempts) for _, status, attempts in jobs} == {("completed", 1)}
     assert vectors == (N,)
+    # The extraction workers of both daemons shared the queue: each memory extracted once.
+    assert sorted(j[0] for j in extracted) == sorted(ids)
+    assert {tuple(j[1:]) for j in extracted} == {("completed", 1, "completed")}
     assert one.terminate()[0] == 0 and two.terminate()[0] == 0
+
+
+def all_done(url: str, job_types: tuple[str, ...]) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM memory_jobs WHERE job_type = ANY(%s)"
+                           " AND status <> 'completed'", (list(job_types),)).fetchone()
+    return row is not None and row[0] == 0
 
 
 def all_embedded(url: str) -> bool:
