@@ -156,3 +156,42 @@ def test_the_compaction_and_session_end_hooks_hand_the_transcript_over(serve, ba
     assert [x["session_id"] for x in found] == ["h1"]
     nothing = s.client.post("/api/hooks/session-end", json=base)  # no transcript: nothing to hand
     assert nothing.status_code == 200 and nothing.json()["session"] is None
+
+
+def test_two_daemons_on_one_database_share_sessions_and_summarise_each_once(serve, pg_url: str) -> None:
+    """Two in-process daemons, each with its own workspace, on one PostgreSQL database."""
+    import threading
+
+    from signet.config import StoreConfig
+
+    a = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    b = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    turns = conversation(6, decision=True)
+    started = a.client.post("/api/sessions/shared/transcript", json={
+        "harness": "claude-code", "content": claude_code(turns[:6]), "project": "infra",
+        "ended": False})
+    assert started.status_code == 201 and started.json()["summary_job"] is None
+    # b holds none of a's files: it shows the messages from the row's cleaned text.
+    shown = b.client.get("/api/sessions/shared").json()
+    assert [m["text"] for m in shown["messages"]] == [t for _, t in turns[:6]]
+    ended = b.client.post("/api/sessions/shared/transcript", json={
+        "harness": "claude-code", "content": claude_code(turns), "project": "infra"})
+    assert ended.json()["status"] == "appended" and ended.json()["summary_job"]
+    # Both daemons' summary workers at once: the job is leased and summarised once.
+    runs = [threading.Thread(target=s.app.run_pipeline_until_idle, kwargs={"only": ("summary",)})
+            for s in (a, b)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join(60)
+    assert a.sql("SELECT status, attempts FROM summary_jobs") == [("completed", 1)]
+    assert len(a.sql("SELECT id FROM memories WHERE type = 'summary'")) == 1
+    assert b.client.get("/api/sessions/shared").json()["summary_status"] == "summarized"
+    (thread,) = b.client.get("/api/threads").json()["items"]
+    assert thread["summaries"] == 1
+    # MEMORY.md synthesis runs on one daemon at a time: while a holds the lock, b's is a 409.
+    with a.app.sessions.store.one_at_a_time("memory-md-synthesis") as held:
+        assert held
+        busy = b.client.post("/api/memory/synthesize")
+        assert busy.status_code == 409 and "another daemon" in busy.json()["error"]
+    assert b.client.post("/api/memory/synthesize").status_code == 200

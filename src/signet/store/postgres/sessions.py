@@ -245,7 +245,7 @@ class PgSessions:
                 "UPDATE summary_jobs SET status = 'leased', attempts = attempts + 1,"
                 " leased_at = %s, updated_at = %s WHERE id = (SELECT id FROM summary_jobs"
                 " WHERE status = 'pending' ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-                f" RETURNING {_JOB_COLUMNS}",
+                f" AND status = 'pending' RETURNING {_JOB_COLUMNS}",
                 (now, now),
             ).fetchone()
         return SummaryJob(**row) if row else None
