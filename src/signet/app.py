@@ -48,6 +48,7 @@ from signet.store.document_store import SqliteDocuments
 from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import PortableStore, SqlitePortable
 from signet.store.projection import SqliteProjection
+from signet.store.search_telemetry import SqliteLedger
 from signet.store.session_store import SqliteSessions
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
@@ -135,7 +136,7 @@ class SignetApp:
         app.connectors = FolderConnectors(app.documents)
         app.llm = chosen_llm  # type: ignore[assignment]
         app.sessions = sessions
-        app.ledger = SearchLedger(config, store, clock)
+        app.ledger = SearchLedger(config, SqliteLedger(store), clock)
         app.ledger.ensure()
         app.job_queue = JobQueue(store, clock)
         app.reviews = ReviewQueue(config, app.memory, SqlitePipeline(store),

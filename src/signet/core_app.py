@@ -23,6 +23,11 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
 - the projection and export/import are the SQLite app's services (projection/service.py,
   portable/bundle.py) over the PostgreSQL implementations of their store protocols
   (store/postgres/projection.py, store/postgres/portable.py).
+- documents and connectors: the document service, its worker and the folder connectors
+  themselves over the documents' tables (store/document_store.py; PgDocuments), chunks
+  written by the memory service inside the chunk set's transaction;
+- the recall QA ledger: the same ledger service (services/search_ledger.py) over PgLedger; a
+  recall writes its row after it answers, as on SQLite.
 
 Everything else the app offers needs tables not on the seam yet (store/backend.py NOT_PORTED).
 Each such operation is refused by name, `NotOnBackend` (HTTP 501, `not_on_backend`), never
@@ -54,6 +59,7 @@ from __future__ import annotations
 
 import builtins
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn, Self
@@ -73,12 +79,14 @@ from signet.services.core_memory import CoreMemoryService
 from signet.services.delegate import Delegate
 from signet.services.queues import ReviewQueue
 from signet.services.scope import scoped_filters
+from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
 from signet.store.document_store import DocumentStore
 from signet.store.pipeline import pipeline_for
 from signet.store.portable import PortableStore, portable_on
 from signet.store.projection import projection_on
+from signet.store.search_telemetry import LedgerStore
 from signet.store.session_store import sessions_on
 from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
@@ -106,7 +114,6 @@ UNPORTED: dict[str, str] = {
     "feedback": "feedback",
     "forget_batch": "batch forget and modify",
     "modify_batch": "batch forget and modify",
-    "search_ledger": "search ledger",
     "run_retention": "cold tier and retention",
     "jobs": "job listing",
     "job": "job listing",
@@ -130,7 +137,7 @@ UNPORTED: dict[str, str] = {
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
-    "ledger": "search ledger", "job_queue": "job listing",
+    "job_queue": "job listing",
 }
 
 
@@ -166,6 +173,7 @@ class CoreAppOps:
     core_recaller: CoreRecaller
     memory: CoreMemoryService
     sessions: Sessions
+    ledger: SearchLedger
     documents: DocumentService
     connectors: FolderConnectors
     projection: ProjectionService
@@ -223,6 +231,7 @@ class CoreAppOps:
             clock=clock,
         )
         app.connectors = FolderConnectors(app.documents)
+        app.ledger = SearchLedger(config, _ledger_store(core), clock)
         return app
 
     # -- memories ----------------------------------------------------------------------
@@ -273,7 +282,12 @@ class CoreAppOps:
             query = replace(query, filters=scoped_filters(query.filters, scope))
         if query.filters.community is not None:
             raise NotOnBackend("community filter (the knowledge graph)", self.core.backend)
-        return self.core_recaller.recall(query)
+        started = time.perf_counter()
+        response = self.core_recaller.recall(query)
+        self.ledger.record(query, response, actor or Actor(), route, started)
+        return response
+
+    search_ledger = Delegate("ledger", SearchLedger.page)
 
     def flush_accesses(self) -> int:
         return 0  # accesses are not recorded on this backend (services/core_memory.py)
@@ -355,6 +369,16 @@ class CoreAppOps:
         self.projection.close()  # its threads write to the store: they stop before it closes
         self.core_recaller.close()
         self.core.close()
+
+
+def _ledger_store(core: CoreStore) -> LedgerStore:
+    """The recall QA ledger's table on the shared store (store/postgres/search_telemetry.py)."""
+    from signet.store.postgres.core import PgCore  # the optional extra: imported when used
+    from signet.store.postgres.search_telemetry import PgLedger
+
+    if not isinstance(core, PgCore):
+        raise NotOnBackend("search ledger", core.backend)
+    return PgLedger(core)
 
 
 def _documents_store(core: CoreStore, memory: CoreMemoryService) -> DocumentStore:

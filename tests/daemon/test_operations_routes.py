@@ -249,7 +249,7 @@ def test_telemetry_records_routes_by_template_and_errors_without_content(serve) 
     assert secret not in everything and memory_id not in everything
 
 
-def test_the_recall_qa_ledger_needs_the_flag_analytics_and_stays_in_scope(serve) -> None:
+def test_the_recall_qa_ledger_needs_the_flag_analytics_and_stays_in_scope(serve, backend) -> None:
     off = serve()
     assert off.client.get("/api/telemetry/search").status_code == 404
     s = serve(pipeline=PipelineConfig(
@@ -360,7 +360,7 @@ def test_a_scoped_token_batch_forgets_only_inside_its_scope_and_stays_out_of_mai
     assert s.client.get("/api/telemetry/latency", headers=scoped_operator).status_code == 200
 
 
-def test_recall_over_http_labels_its_ledger_row_with_the_route_and_the_agent(serve) -> None:
+def test_recall_over_http_labels_its_ledger_row_with_the_route_and_the_agent(serve, backend) -> None:
     s = serve(pipeline=PipelineConfig(
         telemetry=PipelineTelemetryConfig(memory_search_qa_enabled=True)))
     agent_a = auth(issue(s.app, "operator", agent="agent-a"))

@@ -19,8 +19,8 @@ from signet.config import Config
 from signet.errors import InvalidInput, NotFound
 from signet.services.memory_input import check_ts
 from signet.store import search_telemetry as qa_sql
-from signet.store.db import Store
 from signet.store.fts import query_tokens
+from signet.store.search_telemetry import LedgerStore
 from signet.types import Actor, RecallQuery, RecallResponse
 
 __all__ = ["SearchLedger", "ledger_entry"]
@@ -30,8 +30,11 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class SearchLedger:
+    """The ledger over a LedgerStore (store/search_telemetry.py): the same service on SQLite
+    and PostgreSQL."""
+
     config: Config
-    store: Store
+    rows: LedgerStore
     clock: Clock
 
     @property
@@ -41,8 +44,7 @@ class SearchLedger:
     def ensure(self) -> None:
         """The ledger's table, created when the ledger is on (at open)."""
         if self.enabled:
-            with self.store.write_tx() as conn:
-                qa_sql.ensure(conn)
+            self.rows.ensure()
 
     def record(
         self, query: RecallQuery, response: RecallResponse, actor: Actor, route: str,
@@ -53,8 +55,7 @@ class SearchLedger:
             return
         entry = ledger_entry(query, response, actor, route, started)
         try:
-            with self.store.write_tx() as conn:
-                qa_sql.record(conn, entry, stamp(self.clock))
+            self.rows.record(entry, stamp(self.clock))
         except Exception:  # noqa: BLE001 - the ledger is a diagnostic, never a reason to fail
             log.exception("recall QA ledger write failed")
 
@@ -73,9 +74,9 @@ class SearchLedger:
             raise InvalidInput("limit must be between 1 and 10000 and offset not negative")
         if since is not None:
             check_ts(since, "since")
-        rows, total = qa_sql.list_rows(
-            self.store.reader(), agent_id=agent_id, project=project, since=since,
-            no_hits=no_hits, limit=limit, offset=offset,
+        rows, total = self.rows.list_rows(
+            agent_id=agent_id, project=project, since=since, no_hits=no_hits, limit=limit,
+            offset=offset,
         )
         return {"items": rows, "total": total, "limit": limit, "offset": offset}
 

@@ -49,7 +49,7 @@ PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
     "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
     "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
-    "documents and connectors",
+    "documents and connectors", "search ledger",
     "portable export and import", "projection",
     "review queue",
 )
@@ -57,7 +57,7 @@ NOT_PORTED = (
     "knowledge graph",
     "cold tier and retention", "telemetry", "skills",
     "feedback", "idempotency keys", "short id prefixes",
-    "access counts", "search ledger", "maintenance and repair",
+    "access counts", "maintenance and repair",
     "batch forget and modify",
 )
 

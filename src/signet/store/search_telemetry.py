@@ -7,6 +7,10 @@ the top score, whether nothing was found, the per-stage timings and a snapshot o
 (id, score, channels, the start of the content). That is memory content, so rows stay in the
 user's database and are read back only through the analytics-guarded routes, filtered by the
 caller's agent and project in SQL.
+
+`LedgerStore` is what the ledger service (services/search_ledger.py) needs, one transaction per
+method: `SqliteLedger` here, `PgLedger` in store/postgres/search_telemetry.py (its table comes
+with migration 005, so `ensure` has nothing to do there).
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from __future__ import annotations
 import json
 import uuid
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 from signet.store.connection import Connection, Row
+from signet.store.db import Store
 from signet.types import dumps
 
 TABLE = "memory_search_telemetry"
@@ -112,3 +117,46 @@ def _row(row: Row) -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+class LedgerStore(Protocol):
+    backend: str
+
+    def ensure(self) -> None:
+        """The table, created if missing (when the ledger is switched on)."""
+        ...
+
+    def record(self, entry: dict[str, Any], now: str) -> str:
+        """Insert one row from `entry` (keys of COLUMNS; *_json values as Python data)."""
+        ...
+
+    def list_rows(
+        self, *, agent_id: str | None, project: str | None, since: str | None,
+        no_hits: bool | None, limit: int, offset: int,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Rows newest first, restricted to an agent and project when given; and the total."""
+        ...
+
+
+class SqliteLedger:
+    """LedgerStore on the SQLite store: this module's functions."""
+
+    backend = "sqlite"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def ensure(self) -> None:
+        with self.store.write_tx() as conn:
+            ensure(conn)
+
+    def record(self, entry: dict[str, Any], now: str) -> str:
+        with self.store.write_tx() as conn:
+            return record(conn, entry, now)
+
+    def list_rows(
+        self, *, agent_id: str | None, project: str | None, since: str | None,
+        no_hits: bool | None, limit: int, offset: int,
+    ) -> tuple[list[dict[str, Any]], int]:
+        return list_rows(self.store.reader(), agent_id=agent_id, project=project, since=since,
+                         no_hits=no_hits, limit=limit, offset=offset)

@@ -1,0 +1,77 @@
+"""The recall QA ledger's store contract (store/search_telemetry.py LedgerStore), one suite on
+both backends: the SQLite store and a real PostgreSQL server (tests/pg_server.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from signet.config import StoreConfig
+from signet.store.backend import open_core
+from signet.store.db import Store
+from signet.store.search_telemetry import LedgerStore, SqliteLedger
+
+T0, T1, T2 = "2026-11-29T12:00:00.000Z", "2026-11-29T12:00:01.000Z", "2026-11-29T12:00:02.000Z"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerStore]:
+    if request.param == "sqlite":
+        store = Store.open(tmp_path / "memories.db")
+        rows: LedgerStore = SqliteLedger(store)
+        rows.ensure()
+        yield rows
+        store.close()
+        return
+    from signet.store.postgres.search_telemetry import PgLedger
+
+    core = open_core(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
+                     sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused.key")
+    rows = PgLedger(core)  # type: ignore[arg-type]
+    rows.ensure()
+    yield rows
+    core.close()
+
+
+def entry(query: str, *, agent: str = "a", project: str | None = "p", hits: int = 1) -> dict:
+    results = [{"id": f"m{i}", "score": 0.5, "type": "fact", "content": "x"} for i in range(hits)]
+    return {"route": "recall", "agent_id": agent, "session_key": None, "project": project,
+            "query": query, "keyword_query": query, "filters_json": {"project": project},
+            "method": "hybrid", "result_count": hits, "top_score": 0.5 if hits else None,
+            "no_hits": not hits, "duration_ms": 1.5, "timings_json": {"total": 1.5},
+            "results_json": results, "sources_json": {"fts": hits}}
+
+
+def test_rows_come_back_newest_first_as_written(ledger: LedgerStore) -> None:
+    first = ledger.record(entry("orchid light"), T0)
+    second = ledger.record(entry("nothing here", hits=0), T1)
+    rows, total = ledger.list_rows(agent_id=None, project=None, since=None, no_hits=None,
+                                   limit=10, offset=0)
+    assert total == 2 and [r["id"] for r in rows] == [second, first]
+    newest, oldest = rows
+    assert (newest["no_hits"], newest["top_score"], newest["results"]) == (True, None, [])
+    assert oldest["filters"] == {"project": "p"} and oldest["timings"] == {"total": 1.5}
+    assert oldest["results"][0]["id"] == "m0" and oldest["sources"] == {"fts": 1}
+    assert (oldest["created_at"], oldest["query"], oldest["no_hits"]) == (T0, "orchid light", False)
+
+
+def test_filters_scope_and_paging_are_in_the_statement(ledger: LedgerStore) -> None:
+    ledger.record(entry("a in p"), T0)
+    ledger.record(entry("a in q", project="q", hits=0), T1)
+    ledger.record(entry("b in p", agent="b"), T2)
+
+    def queries(**where: object) -> tuple[list[str], int]:
+        args = {"agent_id": None, "project": None, "since": None, "no_hits": None, "limit": 10,
+                "offset": 0, **where}
+        rows, total = ledger.list_rows(**args)  # type: ignore[arg-type]
+        return [r["query"] for r in rows], total
+
+    assert queries(agent_id="a") == (["a in q", "a in p"], 2)
+    assert queries(agent_id="a", project="p") == (["a in p"], 1)
+    assert queries(project="p") == (["b in p", "a in p"], 2)
+    assert queries(no_hits=True) == (["a in q"], 1)
+    assert queries(no_hits=False, since=T1) == (["b in p"], 1)
+    assert queries(limit=1, offset=1) == (["a in q"], 3)
+    assert queries(agent_id="nobody") == ([], 0)
