@@ -54,6 +54,10 @@ def test_two_daemons_on_one_postgres_database_lose_nothing_and_run_each_job_once
     jobs = run["embed_jobs"]
     assert jobs["leased_more_than_once"] == 0 and jobs.get("dead", 0) == 0
     assert jobs.get("completed", 0) + run["embed_backlog"] == run["acknowledged_writes"]
+    extract = run["extract_jobs"]  # the extraction workers of both daemons share the queue too
+    assert extract["leased_more_than_once"] == 0 and extract.get("dead", 0) == 0
+    assert sum(n for status, n in extract.items() if status != "leased_more_than_once") == (
+        run["acknowledged_writes"])
     assert "2 daemons, one database" in format_load(result)
 
 

@@ -389,12 +389,13 @@ def _shared_run(
     try:
         stored = core.get_memories(list(acked))
         jobs_seen = core.job_summary("embed")
+        extract_seen = core.job_summary("extract")  # the extraction workers share the queue
     finally:
         core.close()
     lost = sum(1 for memory_id, content in acked.items()
                if memory_id not in stored or stored[memory_id].content != content)
     report = _report(clients, seconds, logs, lost, peak_rss_mb)
-    report.update(daemons=daemons, embed_jobs=jobs_seen,
+    report.update(daemons=daemons, embed_jobs=jobs_seen, extract_jobs=extract_seen,
                   embed_backlog=jobs_seen.get("pending", 0) + jobs_seen.get("leased", 0))
     if report["requests"]:
         report["daemon_cpu_ms_per_request"] = round(cpu * 1000 / report["requests"], 2)
@@ -538,7 +539,7 @@ def format_load(result: dict[str, Any]) -> str:
         )
         if "embed_jobs" in run:
             lines.append(f"        {run['daemons']} daemons, one database; embed jobs:"
-                         f" {run['embed_jobs']}")
+                         f" {run['embed_jobs']}; extract jobs: {run.get('extract_jobs')}")
         if "p95_ratio" in run:
             ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())
             lines.append(f"        p95 with the provider hung / without: {ratios}")

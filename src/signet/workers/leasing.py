@@ -12,7 +12,7 @@ RATE_LIMIT_PAUSE.
 The queue is reached through the pipeline's store seam (store/pipeline.py `PipelineStore`), so
 the same lease, failure and release run on SQLite and on PostgreSQL (where the lease is
 `FOR UPDATE SKIP LOCKED`: two daemons' workers never take one job). A SQLite `Store` is
-accepted as is (the workers still built on it: documents, embed).
+accepted as is and wrapped.
 """
 
 from __future__ import annotations
