@@ -18,6 +18,7 @@ from signet.providers.hash_embedder import HashEmbedder
 from signet.services.store_copy import migrate_to_postgres
 from signet.store.backend import open_core
 from signet.store.db import Store
+from signet.store.session_store import sessions_on
 from signet.store.signing_key import file_key, workspace_key_path
 from signet.types import MemoryFilters, RecallQuery
 
@@ -32,6 +33,8 @@ def workspace(tmp_path: Path) -> Config:
                          tags=["team"], project="core", embed_inline=True)
         gone = app.remember("A memory that was forgotten", embed_inline=True).id
         app.forget(gone)
+        app.import_transcript(harness="generic", session_id="s1", project="core",
+                              content="User: the deploy window is Tuesday\nAssistant: Noted.")
     file_key(workspace_key_path(config.workspace))
     return config
 
@@ -53,6 +56,9 @@ def test_copy_verifies_and_the_copy_serves_the_same_memories(
     assert report["counts"]["memories"] == {"sqlite": 8, "postgres": 8}
     assert report["counts"]["memory_history"]["postgres"] >= 9
     assert report["counts"]["embeddings"]["postgres"] == 8
+    assert report["counts"]["session_transcripts"] == {"sqlite": 1, "postgres": 1}
+    assert report["counts"]["summary_jobs"]["postgres"] == 1
+    assert "session_transcripts" not in report["left_behind"]
     assert "store migrate: memories 3/8" in done.stderr  # progress per batch
 
     core = open_core(StoreConfig(backend="postgres", url=pg_url), sqlite_path=Path("unused"),
@@ -67,6 +73,8 @@ def test_copy_verifies_and_the_copy_serves_the_same_memories(
         best = core.vector_search(query, model=HashEmbedder(64).model, filters=MemoryFilters(),
                                   limit=1)
         assert best[0][0] == memory.id and best[0][1] == pytest.approx(1.0, abs=1e-5)
+        found = sessions_on(core).search("deploy window", agent_id=None, project="core", limit=3)
+        assert [row.session_id for row, _score, _snip in found] == ["s1"]
     finally:
         core.close()
 
@@ -121,5 +129,7 @@ def test_copy_back_into_a_new_workspace_round_trips(
         found = app.recall(RecallQuery("cache shard", mode="keyword",
                                        filters=MemoryFilters(project="core")))
         assert len(found.hits) == 7
+        sessions = app.session_search("deploy window")["items"]
+        assert [x["session_id"] for x in sessions] == ["s1"]  # the FTS index followed
     again = json.loads(_cli(other, "store", "migrate", "--from", pg_url).stdout)
     assert again["ok"] and sum(again["copied"].values()) == 0  # resumable: nothing twice

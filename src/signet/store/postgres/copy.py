@@ -1,7 +1,8 @@
 """Copy a SQLite workspace's core tables into a PostgreSQL store (and back), then verify.
 
 What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
-history, vectors, the job queue, tokens and the token signing key. Every other table that
+history, vectors, the job queue, sessions with their summary queue, artifact index and
+tombstones, tokens and the token signing key. Every other table that
 holds rows is named in the report as left behind, never dropped silently.
 
 Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid), each batch its
@@ -94,6 +95,52 @@ TABLES: tuple[TableCopy, ...] = (
         fingerprint_sql=(
             "SELECT id, status, attempts, job_type FROM memory_jobs",
             "SELECT id, status, attempts, job_type FROM memory_jobs",
+        ),
+    ),
+    TableCopy(
+        "session_transcripts",
+        ("session_key", "content", "harness", "project", "agent_id", "created_at", "session_id",
+         "raw_hash", "content_hash", "message_count", "started_at", "last_event_at", "ended_at",
+         "path", "raw_path", "summary_status", "updated_at"),
+        fingerprint_sql=(
+            "SELECT session_key, content_hash, message_count, ended_at, summary_status"
+            " FROM session_transcripts",
+            "SELECT session_key, content_hash, message_count, ended_at, summary_status"
+            " FROM session_transcripts",
+        ),
+    ),
+    TableCopy(
+        "summary_jobs",
+        ("id", "session_key", "session_id", "trigger", "harness", "project", "agent_id",
+         "transcript", "status", "attempts", "max_attempts", "result", "error", "captured_at",
+         "started_at", "ended_at", "leased_at", "completed_at", "created_at", "updated_at"),
+        fingerprint_sql=(
+            "SELECT id, session_key, status, attempts FROM summary_jobs",
+            "SELECT id, session_key, status, attempts FROM summary_jobs",
+        ),
+    ),
+    # The artifacts' index (derived from the markdown files, which stay in the workspace) and
+    # the tombstones that keep a re-index from bringing a forgotten session back. Their key is
+    # (agent, path|token): copied back in that order.
+    TableCopy(
+        "memory_artifacts",
+        ("agent_id", "source_path", "source_sha256", "source_kind", "session_id", "session_key",
+         "session_token", "project", "harness", "captured_at", "started_at", "ended_at",
+         "manifest_path", "memory_sentence", "memory_sentence_quality", "content", "updated_at",
+         "artifact_id", "thread_key", "condenses", "parent_path"),
+        order="(agent_id || chr(31) || source_path)",
+        fingerprint_sql=(
+            "SELECT agent_id, source_path, source_sha256, parent_path FROM memory_artifacts",
+            "SELECT agent_id, source_path, source_sha256, parent_path FROM memory_artifacts",
+        ),
+    ),
+    TableCopy(
+        "memory_artifact_tombstones",
+        ("agent_id", "session_token", "removed_at", "reason", "removed_paths"),
+        order="(agent_id || chr(31) || session_token)",
+        fingerprint_sql=(
+            "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones",
+            "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones",
         ),
     ),
     TableCopy(
