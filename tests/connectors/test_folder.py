@@ -1,5 +1,6 @@
-"""The folder connector on a real folder and store: incremental by mtime and hash, changes
-replace chunks, deletions forget them, health reported, synced on an interval."""
+"""The folder connector on a real folder and store (SQLite and PostgreSQL): incremental by mtime
+and hash, changes replace chunks, deletions forget them, health reported, synced on an
+interval."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from signet.app import SignetApp
-from signet.config import Config, DocumentsConfig, PipelineConfig
+from signet.config import Config, DocumentsConfig, PipelineConfig, StoreConfig
 from signet.connectors.folder import ConnectorWorker
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
@@ -19,8 +20,12 @@ from signet.types import MemoryScope, RecallQuery
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Iterator[SignetApp]:
+def app(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+    """The app on each backend (tests/conftest.py `backend`): SQLite, then PostgreSQL."""
     cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False))
+    if backend == "postgres":
+        cfg = cfg.replace(store=StoreConfig(backend="postgres",
+                                            url=request.getfixturevalue("pg_url")))
     opened = SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
     yield opened
     opened.close()

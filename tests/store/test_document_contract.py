@@ -5,6 +5,7 @@ the one the app builds (`app.documents.docs`), with its memory service writing t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -208,3 +209,41 @@ def test_connectors_keep_to_their_scope_and_count_their_documents(app: SignetApp
     assert docs.get_connector(cid) is None
     kept = docs.get(doc.id)
     assert kept is not None and kept.connector_id is None  # ON DELETE SET NULL on both
+
+
+def ingest_jobs(app: SignetApp) -> tuple[int, int]:
+    """(document_ingest jobs completed, those leased more than once)."""
+    if isinstance(app, CoreApp):
+        summary = app.core.job_summary("document_ingest")  # type: ignore[attr-defined]
+        return summary.get("completed", 0), summary["leased_more_than_once"]
+    jobs = app.jobs(job_type="document_ingest", limit=1000)
+    return sum(j.status == "completed" for j in jobs), sum(j.attempts > 1 for j in jobs)
+
+
+def test_two_daemons_working_at_once_process_each_document_once(
+    opener: Callable[[], SignetApp],
+) -> None:
+    one, two = opener(), opener()
+    ids = [one.documents.ingest_text(
+        "\n\n".join(f"Shelf {n} row {i}: crate {n * 100 + i} holds pears." for i in range(6)),
+        title=f"shelf {n}").document.id for n in range(10)]
+    errors: list[BaseException] = []
+
+    def drain(app: SignetApp) -> None:
+        try:
+            app.run_pipeline_until_idle(only=["documents"])
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=drain, args=(app,)) for app in (one, two)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    for doc_id in ids:
+        shown = two.documents.get(doc_id)
+        assert shown["status"] == "done" and len(shown["chunks"]) == shown["chunk_count"] > 0
+    assert ingest_jobs(one) == (10, 0)  # each job leased once, by one of the two
+    chunks = one.list(limit=1000)
+    assert chunks.total == sum(len(two.documents.get(d)["chunks"]) for d in ids)
