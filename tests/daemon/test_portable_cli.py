@@ -91,6 +91,11 @@ def test_signet_export_then_post_import_on_either_backend(
         source.close()
     exported = _signet(source_ws, free_port(), "export", str(tmp_path / "bundle"))
     assert exported["tables"]["memories"] == 8 and exported["backend"] == backend
+    if backend == "postgres":  # a shared database is no file to copy: refused, naming pg_dump
+        env = {**os.environ, "SIGNET_WORKSPACE": str(source_ws), "HOME": str(tmp_path)}
+        refused = subprocess.run([sys.executable, "-m", "signet", "backup"], env=env,
+                                 capture_output=True, text=True, timeout=120)
+        assert refused.returncode != 0 and "pg_dump" in refused.stderr, refused.stderr
 
     s = serve()
     reply = s.client.post("/api/import", json={"path": str(tmp_path / "bundle")})

@@ -81,8 +81,14 @@ def _print_import(data: dict[str, Any]) -> None:
 def backup(state: CliState, path: Path | None) -> None:
     """Copy the database consistently while the daemon runs (default:
     <workspace>/backups/memories-<time>.db)."""
+    from signet.errors import NotOnBackend
     from signet.portable.bundle import backup as take_backup
 
+    backend = state.config().store.backend
+    if backend != "sqlite":  # SQLite's online backup API copies a file; a database is no file
+        raise NotOnBackend("backup", backend, message="signet backup copies the workspace's"
+                           f" SQLite file; the {backend} store is a shared database: back it up"
+                           " with pg_dump (docs/deploy.md)")
     with open_app(state, providers=False, existing=True) as app:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = path or app.config.workspace / "backups" / f"memories-{stamp}.db"
