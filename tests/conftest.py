@@ -17,8 +17,8 @@ The daemon suites on PostgreSQL: `pytest tests/daemon tests/mcp --store-backend 
 (scripts/test runs it after the whole suite) serves every `serve` server on a fresh
 PostgreSQL database. That pass collects only the tests that run on a store it chooses: a test
 taking the `backend` fixture already ran on both stores in the first pass (one taking `pg_url`
-on its own PostgreSQL database), a test with no
-`serve` server would only repeat itself on SQLite, and a test marked `sqlite_only` is about the
+on its own PostgreSQL database), a test with no `serve` server and no `suite_store` (the
+store of its own workspaces: the MCP suite's) would only repeat itself on SQLite, and a test marked `sqlite_only` is about the
 SQLite file itself (its WAL, its bytes on disk); these are deselected, never skipped.
 """
 
@@ -61,7 +61,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         names = getattr(item, "fixturenames", ())
         # `backend` tests ran on both stores, `pg_url` tests on their own PostgreSQL database.
-        on_chosen_store = "serve" in names and not {"backend", "pg_url"} & set(names)
+        on_chosen_store = bool({"serve", "suite_store"} & set(names)) and not (
+            {"backend", "pg_url"} & set(names))
         if on_chosen_store and item.get_closest_marker("sqlite_only") is None:
             kept.append(item)
         else:
@@ -76,6 +77,15 @@ def _serves_postgres(request: pytest.FixtureRequest) -> bool:
     if "backend" in request.fixturenames:
         return request.getfixturevalue("backend") != "sqlite"
     return request.config.getoption("--store-backend") == "postgres"
+
+
+@pytest.fixture
+def suite_store(request: pytest.FixtureRequest) -> StoreConfig:
+    """The store this pass runs on (--store-backend), for a test's own workspaces (agent.yaml
+    of a daemon subprocess, an app it opens): SQLite, or a fresh PostgreSQL database."""
+    if request.config.getoption("--store-backend") == "postgres":
+        return StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
+    return StoreConfig()
 
 
 @pytest.fixture

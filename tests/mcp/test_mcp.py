@@ -21,19 +21,21 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
+import psycopg
 import pytest
 
 from auth_tokens import auth, install_token, mcp_http
 from fakes.transcripts import claude_code
 from mcp import Client, StdioServerParameters
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 from signet.daemon.server import create_app
 from signet.providers.hash_embedder import HashEmbedder
 from uvicorn_thread import serve_in_thread
@@ -55,6 +57,7 @@ def free_port() -> int:
 class Workspace:
     path: Path
     port: int
+    store: StoreConfig
 
     @property
     def db(self) -> Path:
@@ -85,12 +88,15 @@ class Workspace:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
-    """A workspace whose port has nothing listening: the CLI and `signet mcp` run in-process."""
+def workspace(tmp_path: Path, suite_store: StoreConfig) -> Workspace:
+    """A workspace whose port has nothing listening: the CLI and `signet mcp` run in-process.
+    On the store of this pass (conftest.py `suite_store`): its agent.yaml names it."""
     path = tmp_path / "agents"
     path.mkdir()
-    (path / "agent.yaml").write_text(AGENT_YAML, encoding="utf-8")
-    return Workspace(path, free_port())
+    store = (f"store:\n  backend: postgres\n  url: {json.dumps(suite_store.url)}\n"
+             if suite_store.backend == "postgres" else "")
+    (path / "agent.yaml").write_text(AGENT_YAML + store, encoding="utf-8")
+    return Workspace(path, free_port(), suite_store)
 
 
 @pytest.fixture
@@ -137,10 +143,11 @@ class Served:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+def served(tmp_path: Path, suite_store: StoreConfig) -> Iterator[Served]:
     """The daemon's FastAPI app (with /mcp mounted by create_app) under uvicorn in a thread,
     around a SignetApp with the deterministic hash embedder, so vectors take part in recall."""
-    app = SignetApp.open(Config.default(tmp_path / "served"), embedder=HashEmbedder(64))
+    config = Config.default(tmp_path / "served").replace(store=suite_store)
+    app = SignetApp.open(config, embedder=HashEmbedder(64))
     token = install_token(app.config, app)
     try:
         running = serve_in_thread(create_app(app))
@@ -248,29 +255,34 @@ async def round_trip(client: Client) -> str:
     return memory_id
 
 
-def stored_rows(db: Path, memory_id: str) -> tuple[list[tuple[Any, ...]], set[str]]:
-    """(agent_feedback rows, history actors) of one memory, read straight from SQLite."""
-    with sqlite3.connect(db) as conn:
-        feedback = conn.execute(
-            "SELECT feedback_type, correction_text, session_id, actor FROM agent_feedback"
-            " WHERE memory_id = ?", (memory_id,),
-        ).fetchall()
-        actors = {row[0] for row in conn.execute(
-            "SELECT changed_by FROM memory_history WHERE memory_id = ?", (memory_id,)
-        )}
+def stored_rows(
+    store: StoreConfig, db: Path, memory_id: str
+) -> tuple[list[tuple[Any, ...]], set[str]]:
+    """(agent_feedback rows, history actors) of one memory, read straight from the store."""
+    feedback_sql = ("SELECT feedback_type, correction_text, session_id, actor FROM agent_feedback"
+                    " WHERE memory_id = ?")
+    actors_sql = "SELECT changed_by FROM memory_history WHERE memory_id = ?"
+    if store.backend == "postgres":
+        with psycopg.connect(store.url) as pg:
+            feedback = pg.execute(feedback_sql.replace("?", "%s"), (memory_id,)).fetchall()
+            actors = {r[0] for r in pg.execute(actors_sql.replace("?", "%s"), (memory_id,))}
+        return [tuple(row) for row in feedback], actors
+    with closing(sqlite3.connect(db)) as conn:
+        feedback = conn.execute(feedback_sql, (memory_id,)).fetchall()
+        actors = {row[0] for row in conn.execute(actors_sql, (memory_id,))}
     return feedback, actors
 
 
 def test_stdio_round_trip_in_process(workspace: Workspace) -> None:
     memory_id = with_client(workspace.stdio(), round_trip)
-    feedback, actors = stored_rows(workspace.db, memory_id)
+    feedback, actors = stored_rows(workspace.store, workspace.db, memory_id)
     assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
     assert actors == {"mcp"}
 
 
 def test_http_round_trip_at_the_daemons_mcp_path(served: Served) -> None:
     memory_id = with_client(mcp_http(f"{served.url}/mcp", served.token), round_trip)
-    feedback, actors = stored_rows(served.app.config.db_path, memory_id)
+    feedback, actors = stored_rows(served.app.config.store, served.app.config.db_path, memory_id)
     assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
     assert actors == {"mcp"}
     # The daemon's own routes still answer beside /mcp, errors in the contract's shape.
@@ -294,13 +306,13 @@ def test_feedback_route_records_and_refuses_in_the_contracts_shape(served: Serve
     ):
         reply = httpx.post(url, json=body, headers=auth(served.token))
         assert reply.status_code == status and words in reply.json()["error"], reply.text
-    feedback, _actors = stored_rows(served.app.config.db_path, memory_id)
+    feedback, _actors = stored_rows(served.app.config.store, served.app.config.db_path, memory_id)
     assert feedback == [("negative", None, "sess-9", "hook")]
 
 
 def test_stdio_proxies_to_a_running_daemon(workspace: Workspace, daemon: str) -> None:
     memory_id = with_client(workspace.stdio(), round_trip)
-    feedback, actors = stored_rows(workspace.db, memory_id)
+    feedback, actors = stored_rows(workspace.store, workspace.db, memory_id)
     assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
     assert actors == {"mcp"}  # sent as X-Signet-Actor
     # The calls went through the daemon: its access log has them.
