@@ -1,16 +1,20 @@
 """The CPU a PostgreSQL server on this machine spends for the bench, read from /proc.
 
 On SQLite the whole store works inside the bench's process, so `time.process_time` counts it.
-On PostgreSQL most of the work (planning, the GIN and HNSW walks, the index updates, WAL) runs
-in the server's processes, which the client's CPU leaves out. So the bench asks one pooled
-connection for its backend's pid (psycopg's `info.backend_pid`, no statement), takes that
-process's parent as the postmaster, and sums the user and system time of the postmaster and
-every child it has (the pool's backends, the WAL writer, the checkpointer), plus the time of the
-children it already reaped. The clock ticks at 1/100 s, so one query's share is not resolved:
-the bench reports a mode's mean over all its queries, never a percentile.
+On PostgreSQL most of the work (planning, the GIN and HNSW walks, the index updates) runs in
+the server's processes, which the client's CPU leaves out. So the bench asks one pooled
+connection for its backend's pid and database (psycopg's `info`, no statement), takes that
+process's parent as the postmaster, and sums the user and system time of the postmaster's
+children that serve this database: the client backends (the process title names the user and
+the database) and the autovacuum workers on it. Other databases' backends on the same server
+(another benchmark's) are not counted, and neither are the processes the server shares (WAL
+writer, checkpointer, background writer, the I/O workers): the figure is the database's own
+sessions, a lower bound of what the server spends. A backend that exits between two readings
+takes its time with it (the pool keeps its connections, so the bench's do not).
 
-A server on another machine (or a /proc without `children`) gives None: the figure is then
-left out rather than guessed.
+The clock ticks at 1/100 s, so one query's share is not resolved: the bench reports a mode's
+mean over all its queries, never a percentile. A server on another machine (or a /proc without
+`children`) gives None: the figure is then left out rather than guessed.
 """
 
 from __future__ import annotations
@@ -28,12 +32,19 @@ def _stat(pid: int) -> list[str]:
     return text[text.rindex(")") + 2 :].split()  # the fields after the command's name
 
 
-def _seconds(pid: int, *, reaped: bool) -> float:
-    fields = _stat(pid)  # field 3 (state) is fields[0]: utime is field 14, stime 15, cu/cs 16/17
-    ticks = int(fields[11]) + int(fields[12])
-    if reaped:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / _TICK
+def _seconds(pid: int) -> float:
+    fields = _stat(pid)  # field 3 (state) is fields[0]: utime is field 14, stime field 15
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _serves(pid: int, database: str) -> bool:
+    """Whether the server process `pid` works for `database`: its title is 'postgres: USER
+    DATABASE HOST STATE' for a client backend, 'postgres: autovacuum worker DATABASE'."""
+    words = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+        "utf-8", "replace").split()
+    if words[1:3] == ["autovacuum", "worker"]:
+        return words[3:4] == [database]
+    return len(words) > 2 and words[0] == "postgres:" and words[2] == database
 
 
 def postgres_cpu(app: Any) -> Callable[[], float] | None:
@@ -44,20 +55,22 @@ def postgres_cpu(app: Any) -> Callable[[], float] | None:
         return None
     try:
         with pool.connection() as conn:
-            backend = int(conn.info.backend_pid)
+            backend, database = int(conn.info.backend_pid), str(conn.info.dbname)
         postmaster = int(_stat(backend)[1])
         children = Path(f"/proc/{postmaster}/task/{postmaster}/children")
-        children.read_text()
+        if not _serves(backend, database) or str(backend) not in children.read_text().split():
+            return None
     except (OSError, ValueError, IndexError):
         return None
 
     def clock() -> float:
-        total = _seconds(postmaster, reaped=True)
+        total = 0.0
         for pid in children.read_text().split():
             try:
-                total += _seconds(int(pid), reaped=False)
+                if _serves(int(pid), database):
+                    total += _seconds(int(pid))
             except (OSError, ValueError, IndexError):
-                continue  # ended between the listing and the read: its time is in `reaped`
+                continue  # ended between the listing and the read
         return total
 
     return clock
