@@ -133,3 +133,31 @@ def test_copy_back_into_a_new_workspace_round_trips(
         assert [x["session_id"] for x in sessions] == ["s1"]  # the FTS index followed
     again = json.loads(_cli(other, "store", "migrate", "--from", pg_url).stdout)
     assert again["ok"] and sum(again["copied"].values()) == 0  # resumable: nothing twice
+
+
+def test_documents_with_their_connector_and_chunks_go_both_ways(
+    workspace: Config, pg_url: str, tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "orchard.md").write_text("# Orchard\n\nThe pear trees are pruned in winter.")
+    with SignetApp.open(workspace, embedder=HashEmbedder(64), llm=None) as app:
+        connector = app.connectors.add(vault, project="core")
+        app.connectors.sync(connector["id"])
+        app.run_pipeline_until_idle(only=["documents", "embed"])
+        doc = app.documents.list()["items"][0]
+    report = migrate_to_postgres(workspace, pg_url, batch=2)
+    assert report.ok, report.to_dict()
+    for table in ("connectors", "documents", "document_memories"):
+        assert report.counts[table][0] == report.counts[table][1] >= 1, table
+        assert table not in report.left_behind
+    other = Config.default(tmp_path / "other")
+    other.workspace.mkdir()
+    done = _cli(other, "store", "migrate", "--from", pg_url)
+    assert done.returncode == 0, done.stderr
+    with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
+        shown = app.documents.get(doc["id"])
+        assert shown["status"] == "done" and shown["connector_id"] == connector["id"]
+        chunk = app.get(shown["chunks"][0]["memory_id"])
+        assert "pear trees" in chunk.content and chunk.source_id == doc["id"]
+        assert app.connectors.get(connector["id"])["files"] == 1

@@ -2,7 +2,8 @@
 
 What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
 history, vectors, the job queue, sessions with their summary queue, artifact index and
-tombstones, tokens and the token signing key. Every other table that
+tombstones, documents with their connectors and chunk links, tokens and the token signing
+key. Every other table that
 holds rows is named in the report as left behind, never dropped silently.
 
 Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid), each batch its
@@ -141,6 +142,37 @@ TABLES: tuple[TableCopy, ...] = (
         fingerprint_sql=(
             "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones",
             "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones",
+        ),
+    ),
+    # Documents, their connectors and chunk links (after the memories they link; connectors
+    # before the documents that name them).
+    TableCopy(
+        "connectors",
+        ("id", "provider", "display_name", "config_json", "cursor_json", "status",
+         "last_sync_at", "last_error", "created_at", "updated_at", "agent_id", "project"),
+        fingerprint_sql=(
+            "SELECT id, status, cursor_json, updated_at FROM connectors",
+            "SELECT id, status, cursor_json, updated_at FROM connectors",
+        ),
+    ),
+    TableCopy(
+        "documents",
+        ("id", "source_url", "source_type", "content_type", "content_hash", "title",
+         "raw_content", "status", "error", "connector_id", "chunk_count", "memory_count",
+         "metadata_json", "created_at", "updated_at", "completed_at", "agent_id", "project",
+         "source_key"),
+        fingerprint_sql=(
+            "SELECT id, status, content_hash, memory_count, updated_at FROM documents",
+            "SELECT id, status, content_hash, memory_count, updated_at FROM documents",
+        ),
+    ),
+    TableCopy(
+        "document_memories",
+        ("document_id", "memory_id", "chunk_index"),
+        order="(document_id || chr(31) || memory_id)",
+        fingerprint_sql=(
+            "SELECT document_id, memory_id, chunk_index FROM document_memories",
+            "SELECT document_id, memory_id, chunk_index FROM document_memories",
         ),
     ),
     TableCopy(
