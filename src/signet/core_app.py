@@ -80,6 +80,7 @@ from signet.services.delegate import Delegate
 from signet.services.queues import ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
+from signet.services.write_policy import pipeline_brief
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
 from signet.store.document_store import DocumentStore
@@ -362,6 +363,7 @@ class CoreAppOps:
                 if embedder else None
             ),
             "degraded": ["embedder"] if guard and guard.degraded else [],
+            "pipeline": pipeline_brief(self.config),
             "not_on_backend": list(sorted(set(UNPORTED.values()))),
         }
 

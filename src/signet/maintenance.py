@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from signet.clock import stamp
 from signet.errors import Conflict, InvalidInput, ProviderError
-from signet.pipeline.rule_extractor import extraction_mode
 from signet.providers.guard import ProviderGuard
+from signet.services.write_policy import pipeline_brief
 from signet.store import embeddings as emb_sql
 from signet.store import fts as fts_sql
 from signet.store import health as health_sql
@@ -314,11 +314,7 @@ def app_status(service: MemoryService, guard: ProviderGuard | None) -> dict[str,
         ),
         "degraded": ["embedder"] if guard and guard.degraded else [],
         "embeddings": emb_sql.audit(conn, embedder.model) if embedder else None,
-        "pipeline": {"enabled": config.pipeline.enabled,
-                     "mutationsFrozen": config.pipeline.mutations_frozen,
-                     "extraction": extraction_mode(
-                         config.llm.provider != "none",
-                         config.pipeline.min_fact_confidence_for_write)},
+        "pipeline": pipeline_brief(config),
         "maintenance": status_summary(service),
     }
 

@@ -61,6 +61,8 @@ def test_pause_resume_and_nudge_drive_the_background_workers(serve, backend: str
     s.api.state.workers = workers
     workers.start()
     try:
+        pipeline = ok(s.client.get("/api/status"))["pipeline"]
+        assert pipeline == {"enabled": True, "mutationsFrozen": False, "extraction": "entities"}
         assert ok(s.client.post("/api/pipeline/pause"))["paused"] is True
         memory_id = remember(s.client, "Bob works at Acme in Berlin")
         time.sleep(0.3)

@@ -4,6 +4,7 @@ store seam) decide the same way about new memories, so neither restates it:
 - `pipeline_on` / `extracts`: whether new memories go through the pipeline (enabled and not
   frozen), and whether this one is extracted: a fact the pipeline wrote is not extracted again
   (that would loop on itself), nor a skill's memory (its own SKILL.md: instructions, not facts);
+- `pipeline_brief`: the pipeline in `status` (enabled, frozen, how facts are extracted);
 - `embed_missing`: a batch's texts embedded in one call (before any write transaction), each
   distinct content once and only when it has no current vector; a provider fault leaves the
   batch to the embed worker rather than failing the write.
@@ -13,15 +14,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from signet.config import PipelineConfig
+from signet.config import Config, PipelineConfig
 from signet.errors import ProviderError
+from signet.pipeline.rule_extractor import extraction_mode
 from signet.providers.embedder import Embedder
 from signet.types import NewMemory
 
-__all__ = ["embed_missing", "extracts", "pipeline_on"]
+__all__ = ["embed_missing", "extracts", "pipeline_brief", "pipeline_on"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,13 @@ def pipeline_on(config: PipelineConfig) -> bool:
 
 def extracts(config: PipelineConfig, memory: NewMemory) -> bool:
     return pipeline_on(config) and memory.source_type not in ("pipeline", "skill")
+
+
+def pipeline_brief(config: Config) -> dict[str, Any]:
+    pipeline = config.pipeline
+    return {"enabled": pipeline.enabled, "mutationsFrozen": pipeline.mutations_frozen,
+            "extraction": extraction_mode(config.llm.provider != "none",
+                                          pipeline.min_fact_confidence_for_write)}
 
 
 def embed_missing(
