@@ -195,3 +195,19 @@ def test_two_daemons_on_one_database_share_sessions_and_summarise_each_once(serv
         busy = b.client.post("/api/memory/synthesize")
         assert busy.status_code == 409 and "another daemon" in busy.json()["error"]
     assert b.client.post("/api/memory/synthesize").status_code == 200
+
+
+def test_the_transcript_around_a_memory_is_there_for_recalls_expand(serve, backend: str) -> None:
+    """Sessions.excerpts, the lookup recall's `expand` calls, on the served store."""
+    s = serve()
+    turns = [("user", "Good morning."), ("assistant", "Morning!"),
+             ("user", "My sister Ines is visiting Lisbon in May."), ("assistant", "Noted.")]
+    assert s.client.post("/api/sessions/sess-42/transcript", json={
+        "harness": "claude-code", "content": claude_code(turns)}).status_code == 201
+    ids = [s.client.post("/api/memory/remember", json={"content": content}, headers=headers).json()["id"]
+           for content, headers in (("Ines visits Lisbon in May", {"X-Signet-Session": "sess-42"}),
+                                    ("Lisbon has steep hills", {}))]
+    memories = [s.app.get(memory_id) for memory_id in ids]
+    found = s.app.sessions.excerpts(memories)
+    assert list(found) == [ids[0]]
+    assert "User: My sister Ines is visiting Lisbon in May." in found[ids[0]]
