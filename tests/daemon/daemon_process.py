@@ -4,9 +4,11 @@ kill -9, a second daemon, a bad database). Imported by conftest.py and test_life
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
+
+from signet.config import StoreConfig
 
 NO_EMBEDDINGS = "embedding:\n  provider: none\n"
 
@@ -32,11 +37,30 @@ def daemon_env(workspace: Path, port: int) -> dict[str, str]:
     return env
 
 
-def make_workspace(path: Path, agent_yaml: str | None = NO_EMBEDDINGS) -> Path:
+def make_workspace(
+    path: Path, agent_yaml: str | None = NO_EMBEDDINGS, store: StoreConfig | None = None
+) -> Path:
+    """A workspace folder with this agent.yaml; on `store` (conftest.py `suite_store`) when
+    it is PostgreSQL, which the agent.yaml then names."""
     path.mkdir(parents=True, exist_ok=True)
+    if store is not None and store.backend == "postgres":
+        agent_yaml = (agent_yaml or "") + (
+            f"store:\n  backend: postgres\n  url: {json.dumps(store.url)}\n")
     if agent_yaml is not None:
         (path / "agent.yaml").write_text(agent_yaml)
     return path
+
+
+def store_rows(workspace: Path, store: StoreConfig, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of one SELECT on the workspace's store, read behind the daemon's back."""
+    if store.backend == "postgres":
+        with psycopg.connect(store.url) as pg:
+            return [tuple(row) for row in pg.execute(sql.encode("utf-8")).fetchall()]
+    db = sqlite3.connect(f"file:{workspace / 'memory' / 'memories.db'}?mode=ro", uri=True)
+    try:
+        return list(db.execute(sql).fetchall())
+    finally:
+        db.close()
 
 
 class DaemonProcess:

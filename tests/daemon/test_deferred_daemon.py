@@ -24,8 +24,10 @@ def _hit(http: httpx.Client, memory_id: str, mode: str) -> dict[str, Any] | None
     return next((h for h in reply.json()["results"] if h["id"] == memory_id), None)
 
 
-def test_a_deferred_write_is_found_lexically_then_by_meaning(tmp_path: Path, daemons) -> None:
-    daemon = daemons(make_workspace(tmp_path / "ws", AGENT_YAML), free_port())
+def test_a_deferred_write_is_found_lexically_then_by_meaning(
+    tmp_path: Path, daemons, suite_store
+) -> None:
+    daemon = daemons(make_workspace(tmp_path / "ws", AGENT_YAML, suite_store), free_port())
     daemon.wait_healthy(60)
     with httpx.Client(base_url=daemon.url, headers=daemon.headers(), timeout=60) as http:
         reply = http.post("/api/memory/remember", json={"content": TEXT})

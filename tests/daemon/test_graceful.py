@@ -12,29 +12,29 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
-from daemon_process import daemon_env, free_port, make_workspace
+from daemon_process import daemon_env, free_port, make_workspace, store_rows
 
 from fakes.llm_server import FakeLLMServer, Reply
 from signet.bench.load import run_load
+from signet.config import StoreConfig
 
 REMEMBER = "/api/memory/remember"
 SLOW_S = 60.0
 
 
-def slow_llm_workspace(path: Path, llm_url: str) -> Path:
+def slow_llm_workspace(path: Path, llm_url: str, store: StoreConfig) -> Path:
     return make_workspace(path, (
         "embedding:\n  provider: none\n"
         f"llm:\n  provider: openai\n  model: slow-model\n  base_url: {llm_url}\n"
         "  timeout_ms: 120000\n"
         "memory:\n  pipelineV2:\n    workerPollMs: 50\n"
-    ))
+    ), store)
 
 
 def headers(workspace: Path) -> dict[str, str]:
@@ -42,12 +42,8 @@ def headers(workspace: Path) -> dict[str, str]:
     return {"Authorization": f"Bearer {token.read_text().strip()}"} if token.exists() else {}
 
 
-def job_statuses(workspace: Path) -> list[tuple[str, str, int]]:
-    db = sqlite3.connect(f"file:{workspace / 'memory' / 'memories.db'}?mode=ro", uri=True)
-    try:
-        return db.execute("SELECT job_type, status, attempts FROM memory_jobs").fetchall()
-    finally:
-        db.close()
+def job_statuses(workspace: Path, store: StoreConfig) -> list[tuple[str, str, int]]:
+    return store_rows(workspace, store, "SELECT job_type, status, attempts FROM memory_jobs")
 
 
 def wait_for(predicate, timeout_s: float = 20.0) -> bool:
@@ -60,10 +56,10 @@ def wait_for(predicate, timeout_s: float = 20.0) -> bool:
 
 
 def test_a_slow_llm_blocks_nothing_and_sigterm_releases_the_jobs_in_flight(
-    tmp_path, daemons
+    tmp_path, daemons, suite_store
 ) -> None:
     with FakeLLMServer(default=Reply('{"facts": []}', delay_s=SLOW_S)) as llm:
-        ws = slow_llm_workspace(tmp_path / "ws", llm.url)
+        ws = slow_llm_workspace(tmp_path / "ws", llm.url, suite_store)
         daemon = daemons(ws, free_port())
         daemon.wait_healthy()
         with httpx.Client(base_url=daemon.url, headers=headers(ws), timeout=10) as client:
@@ -71,7 +67,7 @@ def test_a_slow_llm_blocks_nothing_and_sigterm_releases_the_jobs_in_flight(
                 stored = client.post(REMEMBER, json={"content": f"Alice moved to Paris, note {n}"})
                 assert stored.status_code == 200, stored.text
             assert wait_for(lambda: len(llm.requests) >= 1), "no extraction reached the LLM"
-            assert any(status == "leased" for _t, status, _a in job_statuses(ws))
+            assert any(status == "leased" for _t, status, _a in job_statuses(ws, suite_store))
 
             # The worker thread now waits on the LLM; the daemon answers as if it did not.
             # (An ordering check, not a timing one: the LLM answers only after SLOW_S, so
@@ -80,7 +76,7 @@ def test_a_slow_llm_blocks_nothing_and_sigterm_releases_the_jobs_in_flight(
                 assert client.get("/health").status_code == 200
                 reply = client.post(REMEMBER, json={"content": f"written meanwhile {n}"})
                 assert reply.status_code == 200
-            assert any(status == "leased" for _t, status, _a in job_statuses(ws))
+            assert any(status == "leased" for _t, status, _a in job_statuses(ws, suite_store))
 
         started = time.monotonic()
         code, err = daemon.terminate()
@@ -88,14 +84,14 @@ def test_a_slow_llm_blocks_nothing_and_sigterm_releases_the_jobs_in_flight(
 
     assert code == 0, err
     assert took < 20, f"shutdown took {took:.1f} s"
-    statuses = job_statuses(ws)
+    statuses = job_statuses(ws, suite_store)
     assert statuses and not [s for s in statuses if s[1] == "leased"], statuses
     # The interrupted job did not fail: it is pending again with its attempt given back.
     assert all(attempts == 0 for _t, status, attempts in statuses if status == "pending")
 
 
-def test_fifty_concurrent_clients_get_no_error_and_lose_no_write(tmp_path) -> None:
-    result = run_load([50], seconds=4, workdir=tmp_path)
+def test_fifty_concurrent_clients_get_no_error_and_lose_no_write(tmp_path, suite_store) -> None:
+    result = run_load([50], seconds=4, workdir=tmp_path, store_url=suite_store.url or None)
     run = result["runs"][0]
     assert run["errors"] == 0, run["error_samples"]
     assert run["lost_writes"] == 0
@@ -103,8 +99,8 @@ def test_fifty_concurrent_clients_get_no_error_and_lose_no_write(tmp_path) -> No
     assert run["peak_rss_mb"] > 0
 
 
-def test_signet_status_shows_the_daemons_telemetry(tmp_path, daemons) -> None:
-    ws = make_workspace(tmp_path / "ws")
+def test_signet_status_shows_the_daemons_telemetry(tmp_path, daemons, suite_store) -> None:
+    ws = make_workspace(tmp_path / "ws", store=suite_store)
     port = free_port()
     daemon = daemons(ws, port)
     daemon.wait_healthy()
