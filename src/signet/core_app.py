@@ -6,6 +6,9 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
 
 - the memory operations (remember, get, list, history, modify, forget, recover) are the memory
   service on the seam (services/core_memory.py);
+- the knowledge graph is the same `KnowledgeGraph` (graph/service.py) as on SQLite, over the
+  PostgreSQL graph store (store/postgres/graph.py): entities, pins, communities, stats,
+  `apply_graph`, the community filter, and recall's graph channels (its ranking hooks);
 - recall is recall/core_recall.py: the seam's lexical and vector searches fused by the same
   ranking spec (recall/spec.py) as hybrid recall, scope in the SQL;
 - the workers are the extraction and hints workers (workers/extract_worker.py, hints_worker.py:
@@ -32,7 +35,7 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
 Everything else the app offers needs tables not on the seam yet (store/backend.py NOT_PORTED).
 Each such operation is refused by name, `NotOnBackend` (HTTP 501, `not_on_backend`), never
 answered from nothing: `UNPORTED` maps every one to its feature, and the services the SQLite
-app holds (graph, sessions, documents, ...) are `Unported` stand-ins that refuse any use.
+app holds (projection, the search ledger, ...) are `Unported` stand-ins that refuse any use.
 tests/core/test_core_app.py checks that every public operation of SignetApp is either written
 here or listed in `UNPORTED`, so a new operation cannot silently run SQLite code here.
 
@@ -40,6 +43,14 @@ In-process caches, and why none serves stale data across daemons:
 - the vector index: none. The SQLite app keeps vectors in RAM (recall/vectors.py); here every
   vector search is a statement on the shared database (pgvector), so another daemon's vector
   is found by the next search;
+- the graph's entity-word index (graph/channels.py `EntityWords`): rebuilt whenever the
+  agent's entity marker (count, highest `seq`), read from the database on every query, moves,
+  so another daemon's new entity is matched by the next recall;
+- the hub threshold (graph/hubs.py `HubIndex`): a percentile of entity degrees cached for
+  30 s; another daemon's writes move it within that time (a percentile over a sample, which a
+  few new entities barely move);
+- the traversal paths kept for desire-path feedback (graph/traversal.py `PathMemory`): per
+  daemon by design (feedback is not on this backend yet);
 - the query-vector cache (providers/query_embeddings.py): keyed by the query text and the
   embedder, whose vector for a text never changes; nothing another daemon writes can make it
   stale;
@@ -68,6 +79,7 @@ from signet.clock import Clock, SystemClock
 from signet.config import Config
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.service import DocumentService
+from signet.graph.service import KnowledgeGraph
 from signet.pipeline.writes import PreparedMemory
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
@@ -111,7 +123,6 @@ from signet.workers.summary_worker import PreparedWrites
 
 # Every public operation of SignetApp not written in CoreApp, and the feature it needs.
 UNPORTED: dict[str, str] = {
-    "apply_graph": "knowledge graph",
     "feedback": "feedback",
     "forget_batch": "batch forget and modify",
     "modify_batch": "batch forget and modify",
@@ -137,7 +148,7 @@ UNPORTED: dict[str, str] = {
 }
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
-    "store": "the SQLite store", "recaller": "hybrid recall", "graph": "knowledge graph",
+    "store": "the SQLite store", "recaller": "hybrid recall",
     "job_queue": "job listing",
 }
 
@@ -179,6 +190,7 @@ class CoreAppOps:
     connectors: FolderConnectors
     projection: ProjectionService
     portable: PortableStore
+    graph: KnowledgeGraph
     embedder: Embedder | None
     clock: Clock
     _workers: builtins.list[Worker] | None
@@ -200,6 +212,7 @@ class CoreAppOps:
         self.batch_key = secrets.token_bytes(32)
         self._workers = None
         self.memory = memory
+        self.graph = memory.graph
         for name, feature in UNPORTED_PARTS.items():
             setattr(self, name, Unported(feature, core.backend))
         # The lineage: the same service as on SQLite, over the store's sessions tables.
@@ -222,9 +235,12 @@ class CoreAppOps:
         clock = clock or SystemClock()
         core = open_core(config.store, sqlite_path=config.db_path,
                          key_path=workspace_key_path(config.workspace))
-        recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search), embedder,
-                                guard=guard)
-        memory = CoreMemoryService(config, core, embedder, clock)
+        graph = KnowledgeGraph.build(
+            core.graph(), config.pipeline, embedder.model if embedder else None, clock
+        )
+        recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search, graph.hooks()),
+                                embedder, guard=guard)
+        memory = CoreMemoryService(config, core, embedder, clock, graph)
         app = cls(config, core, embedder, recaller, memory, clock, telemetry, llm)
         app.documents = DocumentService(
             _documents_store(core, memory), config.documents,
@@ -275,6 +291,9 @@ class CoreAppOps:
     def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
         return self.memory.write_prepared(prepared)
 
+    def apply_graph(self, payload: Any, **kwargs: Any) -> dict[str, Any]:
+        return self.memory.apply_graph(payload, **kwargs)
+
     def recall(
         self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
         scope: MemoryScope | None = None,
@@ -282,7 +301,7 @@ class CoreAppOps:
         if scope is not None:
             query = replace(query, filters=scoped_filters(query.filters, scope))
         if query.filters.community is not None:
-            raise NotOnBackend("community filter (the knowledge graph)", self.core.backend)
+            query = replace(query, filters=self.graph.community_filter(query.filters))
         started = time.perf_counter()
         response = self.core_recaller.recall(query)
         self.ledger.record(query, response, actor or Actor(), route, started)

@@ -16,7 +16,7 @@ from signet.app import SignetApp
 from signet.config import Config
 
 
-def test_knowledge_routes_list_show_pin_and_count(serve: Callable[..., Any]) -> None:
+def test_knowledge_routes_list_show_pin_and_count(serve: Callable[..., Any], backend: str) -> None:
     served = serve()
     client = served.client
     ids = build_car_and_shopping(served.app)
@@ -46,7 +46,7 @@ def test_knowledge_routes_list_show_pin_and_count(serve: Callable[..., Any]) -> 
     assert client.get("/api/knowledge/entities", params={"limit": 0}).status_code == 400
 
 
-def test_communities_and_apply_over_http(serve: Callable[..., Any]) -> None:
+def test_communities_and_apply_over_http(serve: Callable[..., Any], backend: str) -> None:
     client = serve().client
     deps = [{"source": a, "target": b, "type": "uses", "strength": 0.9}
             for a, b in [("A", "B"), ("B", "C"), ("A", "C"), ("X", "Y"), ("Y", "Z"), ("X", "Z")]]
@@ -60,7 +60,9 @@ def test_communities_and_apply_over_http(serve: Callable[..., Any]) -> None:
     assert bad.status_code == 400
 
 
-def test_recall_over_http_in_full_mode_reports_traversal_evidence(serve: Callable[..., Any]) -> None:
+def test_recall_over_http_in_full_mode_reports_traversal_evidence(
+    serve: Callable[..., Any], backend: str
+) -> None:
     served = serve()
     ids = build_car_and_shopping(served.app)
     body = served.client.post(
@@ -68,6 +70,7 @@ def test_recall_over_http_in_full_mode_reports_traversal_evidence(serve: Callabl
     ).json()
     evidence = {r["id"]: r["evidence"]["traversal"] for r in body["results"]}
     assert evidence.get(ids["target"]) is not None
+    assert (body["method"], body["meta"]["degraded"]) == ("full", [])
 
 
 def signet(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:

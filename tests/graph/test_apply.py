@@ -136,17 +136,23 @@ def test_apply_to_a_missing_memory_is_not_found(app: SignetApp) -> None:
     assert rows(app, "SELECT count(*) FROM entities") == [(0,)]
 
 
-def test_remember_over_http_takes_the_graph_field(serve: Callable[..., Any]) -> None:
+def test_remember_over_http_takes_the_graph_field(
+    serve: Callable[..., Any], backend: str
+) -> None:
     served = serve()
     response = served.client.post("/api/memory/remember", json={
         "content": "I drive a Ford Mustang", "graph": CAR,
     })
     assert response.status_code == 200, response.text
-    assert rows(served.app, "SELECT count(*) FROM entity_aliases") == [(2,)]
+    stats = served.client.get("/api/knowledge/stats").json()
+    assert (stats["aliases"], stats["mentions"]) == (2, 2)
+    history = served.client.get(f"/api/memory/{response.json()['id']}/history").json()
+    assert [e["event"] for e in history["history"]] == ["created", "none"]
     bad = served.client.post("/api/memory/remember", json={
         "content": "not written", "graph": {"entities": [""]},
     })
     assert bad.status_code == 400 and "graph.entities" in bad.json()["error"]
+    assert served.client.get("/api/memories").json()["total"] == 1
 
 
 def test_retention_decrement_removes_links_and_orphaned_entities_with_their_edges(

@@ -84,7 +84,9 @@ def test_an_unknown_or_ambiguous_community_is_refused_naming_it(app: SignetApp) 
     assert len(recalled(app, label, agent_id="default")) == 6
 
 
-def test_community_filter_over_http_recall_and_search(serve: Callable[..., Any]) -> None:
+def test_community_filter_over_http_recall_and_search(
+    serve: Callable[..., Any], backend: str
+) -> None:
     served = serve()
     ids = planted(served.app)
     left = community_of(served.app, "left1")

@@ -11,6 +11,7 @@ from graphs import QUERY, build_car_and_shopping, open_app
 from signet.app import SignetApp
 from signet.graph.hubs import HubIndex, degree_threshold, hub_memories
 from signet.graph.shaping import reserve_flat
+from signet.store.graph_store import SqliteGraph, SqliteGraphOps
 from signet.types import Evidence, Memory, RecallHit, RecallQuery
 
 
@@ -70,7 +71,7 @@ def hub_graph(app: SignetApp) -> dict[str, str]:
 def test_memories_linked_only_to_hubs_are_dampened(tmp_path: Path) -> None:
     with open_app(tmp_path) as app:
         ids = hub_graph(app)
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         threshold = degree_threshold(conn)
         assert threshold is not None and 1 <= threshold < 11
         assert hub_memories(conn, list(ids.values())) == {ids["hub_only"]}
@@ -88,12 +89,12 @@ def test_a_small_graph_has_no_hubs_and_the_threshold_is_cached(tmp_path: Path) -
     with open_app(tmp_path) as app:
         memory = app.remember("a general remark", graph={"entities": ["User"]}).id
         now = [0.0]
-        index = HubIndex(ttl_s=30, clock=lambda: now[0])
+        index = HubIndex(SqliteGraph(app.store), ttl_s=30, clock=lambda: now[0])
         assert index(app.store.reader(), [memory]) == set()
         hub_graph(app)
-        assert index.threshold(app.store.reader()) is None  # cached
+        assert index.threshold(SqliteGraphOps(app.store.reader())) is None  # cached
         now[0] = 31.0
-        assert index.threshold(app.store.reader()) is not None
+        assert index.threshold(SqliteGraphOps(app.store.reader())) is not None
 
 
 def test_the_legacy_boost_answers_when_traversal_is_off(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from signet.app import SignetApp
 from signet.config import TraversalConfig
 from signet.graph import traversal
 from signet.graph.channels import boost_ids
-from signet.store import fts, graph_read
+from signet.store import fts
+from signet.store.graph_store import SqliteGraphOps
 from signet.types import RecallQuery
 
 
@@ -46,7 +47,7 @@ def test_the_loyalty_card_surfaces_through_the_user_entity_though_it_shares_no_w
 def test_a_directly_anchored_memory_ranks_above_one_reached_through_hops(tmp_path: Path) -> None:
     with open_app(tmp_path) as app:
         ids = build_car_and_shopping(app)
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         focal = traversal.focal_entities(conn, QUERY, "default", {})
         walked = traversal.walk(conn, focal, TraversalConfig())
         assert walked.candidates[ids["car"]].anchored
@@ -60,7 +61,7 @@ def test_a_directly_anchored_memory_ranks_above_one_reached_through_hops(tmp_pat
 def test_aliases_make_focal_entities(tmp_path: Path) -> None:
     with open_app(tmp_path) as app:
         ids = build_car_and_shopping(app)
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         for text in ("is my car due a service", "MUSTANG oil change", "the ford-mustang's tyres"):
             focal = traversal.focal_entities(conn, text, "default", {})
             assert len(focal) == 1, text
@@ -108,7 +109,7 @@ def test_cycles_and_self_loops_are_walked_once(tmp_path: Path) -> None:
     with open_app(tmp_path, max_hops=10) as app:
         chain(app, [("Alpha", "Beta"), ("Beta", "Gamma"), ("Gamma", "Alpha"), ("Alpha", "Alpha"),
                     ("Beta", "Beta")])
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         focal = traversal.focal_entities(conn, "alpha", "default", {})
         walked = traversal.walk(conn, focal, TraversalConfig(max_hops=10))
         assert walked.visited == 3 and len(walked.candidates) == 3 and not walked.partial
@@ -117,7 +118,7 @@ def test_cycles_and_self_loops_are_walked_once(tmp_path: Path) -> None:
 def test_branching_and_paths_are_bounded(tmp_path: Path) -> None:
     with open_app(tmp_path) as app:
         chain(app, [("Hub", f"Spoke{i}") for i in range(30)])
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         focal = traversal.focal_entities(conn, "hub", "default", {})
         walked = traversal.walk(conn, focal, TraversalConfig(max_branching=4))
         assert walked.visited == 5
@@ -128,7 +129,7 @@ def test_branching_and_paths_are_bounded(tmp_path: Path) -> None:
 def test_an_exceeded_time_budget_returns_the_partial_walk(tmp_path: Path) -> None:
     with open_app(tmp_path) as app:
         chain(app, [("Hub", f"Spoke{i}") for i in range(20)])
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         focal = traversal.focal_entities(conn, "hub", "default", {})
         ticks = itertools.count()
         clock = lambda: next(ticks) / 1000.0  # noqa: E731 - one millisecond per reading
@@ -160,11 +161,11 @@ def test_a_hub_with_many_mentions_reads_a_bounded_slice(tmp_path: Path) -> None:
             conn.execute(
                 "UPDATE entity_attributes SET source_memory_id = attribute_value WHERE 1"
             )
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         walked = traversal.walk(conn, [entity], TraversalConfig())
         # The hub's 20,000 links are not read; its aspect's attributes are, within their bound.
         assert len(walked.candidates) == 10 and set(walked.candidates) <= set(aspect_memories)
-        assert len(graph_read.mention_memories(conn, entity, 10)) == 10
+        assert len(conn.mention_memories(entity, 10)) == 10
 
 
 def test_unicode_names_are_found_in_queries(tmp_path: Path) -> None:
@@ -187,7 +188,7 @@ def test_an_entity_most_memories_mention_is_not_focal_unless_pinned(tmp_path: Pa
         build_car_and_shopping(app)
         app.remember_many([{"content": f"filler note {n} on nothing"} for n in range(300)])
         mustang = app.graph.entities(search="mustang")["items"][0]["id"]
-        conn = app.store.reader()
+        conn = SqliteGraphOps(app.store.reader())
         assert mustang in traversal.focal_entities(conn, QUERY, "default", {})
         boosted = set(boost_ids(conn, "mustang", "default"))
         assert boosted
@@ -198,5 +199,5 @@ def test_an_entity_most_memories_mention_is_not_focal_unless_pinned(tmp_path: Pa
         # The legacy boost skips it too: only what its other neighbours reach is left.
         assert set(boost_ids(conn, "mustang", "default")) < boosted
         app.graph.pin(mustang)
-        pins = graph_read.pins(app.store.reader(), "default")
-        assert mustang in traversal.focal_entities(app.store.reader(), QUERY, "default", pins)
+        pins = conn.pins("default")
+        assert mustang in traversal.focal_entities(conn, QUERY, "default", pins)

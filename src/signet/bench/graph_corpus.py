@@ -29,6 +29,7 @@ from typing import Any
 from signet.graph.apply import apply_payload, parse_payload
 from signet.store import graph_views
 from signet.store.db import Store
+from signet.store.graph_store import SqliteGraphOps
 from signet.types import Actor, utc_now
 
 __all__ = ["SyntheticGraph", "plan_graph", "write_graph"]
@@ -139,7 +140,7 @@ def write_graph(
         now = utc_now()
         with store.write_tx() as conn:
             for memory_id, payload in payloads[start : start + BATCH]:
-                apply_payload(conn, parse_payload(payload), agent_id="default", actor=ACTOR,
+                apply_payload(SqliteGraphOps(conn), parse_payload(payload), agent_id="default", actor=ACTOR,
                               now=now, memory_id=memory_id)
     counts = graph_views.stats(store.reader(), "default")
     keys = ("entities", "aspects", "attributes", "dependencies", "mentions")

@@ -3,7 +3,8 @@
 A structured payload sent with `remember` (or on its own) names entities (with type,
 description and aliases), aspects of entities, attributes under aspects, dependencies between
 entities and typed relations. `parse_payload` checks its shape (InvalidInput on anything wrong,
-before anything is written); `apply_payload` writes it inside the caller's write transaction:
+before anything is written); `apply_payload` writes it inside the caller's write transaction,
+through the graph store's statements (store/graph_store.py `GraphOps`, either backend):
 
 - an entity is looked up by canonical name (casefolded, punctuation normalised), then by alias,
   and created when neither finds it, for the caller's agent;
@@ -24,9 +25,7 @@ from typing import Any
 
 from signet.errors import InvalidInput
 from signet.store import graph as graph_sql
-from signet.store import history as history_sql
-from signet.store import knowledge as know_sql
-from signet.store.connection import Connection
+from signet.store.graph_store import GraphOps
 from signet.types import Actor
 
 __all__ = ["GRAPH_HISTORY_ID", "GraphPayload", "apply_payload", "parse_payload"]
@@ -231,7 +230,7 @@ def _unit(value: Any, where: str) -> float:
 
 
 def apply_payload(
-    conn: Connection,
+    graph: GraphOps,
     payload: GraphPayload,
     *,
     agent_id: str,
@@ -242,66 +241,66 @@ def apply_payload(
     """Write the payload (inside the caller's write transaction) and record it in history."""
     applied = Applied()
     for spec in payload.entities:
-        entity_id = _entity_id(conn, spec.name, agent_id, now, applied)
-        know_sql.set_entity_details(
-            conn, entity_id, entity_type=spec.entity_type, description=spec.description, now=now
+        entity_id = _entity_id(graph, spec.name, agent_id, now, applied)
+        graph.set_entity_details(
+            entity_id, entity_type=spec.entity_type, description=spec.description, now=now
         )
         for alias in spec.aliases:
-            applied.aliases += know_sql.add_alias(conn, entity_id, alias, agent_id=agent_id, now=now)
+            applied.aliases += graph.add_alias(entity_id, alias, agent_id=agent_id, now=now)
     aspect_ids: dict[tuple[str, str], str] = {}
     for aspect in payload.aspects:
-        _aspect_id(conn, aspect.entity, aspect.aspect, aspect, agent_id, now, applied, aspect_ids)
+        _aspect_id(graph, aspect.entity, aspect.aspect, aspect, agent_id, now, applied, aspect_ids)
     for attr in payload.attributes:
-        aspect_id = _aspect_id(conn, attr.entity, attr.aspect, None, agent_id, now, applied, aspect_ids)
-        know_sql.upsert_attribute(
-            conn, aspect_id, applied.entities[graph_sql.canonical(attr.entity)], attr.key,
+        aspect_id = _aspect_id(graph, attr.entity, attr.aspect, None, agent_id, now, applied, aspect_ids)
+        graph.upsert_attribute(
+            aspect_id, applied.entities[graph_sql.canonical(attr.entity)], attr.key,
             attr.value, kind=attr.kind, confidence=attr.confidence,
             source_memory_id=memory_id, agent_id=agent_id, now=now,
         )
         applied.attributes += 1
     for edge in payload.dependencies:
-        source, target = _ends(conn, edge, agent_id, now, applied)
-        know_sql.upsert_dependency(
-            conn, source, target, edge.type, strength=edge.weight, agent_id=agent_id, now=now
+        source, target = _ends(graph, edge, agent_id, now, applied)
+        graph.upsert_dependency(
+            source, target, edge.type, strength=edge.weight, agent_id=agent_id, now=now
         )
         applied.dependencies += 1
     for edge in payload.relations:
-        source, target = _ends(conn, edge, agent_id, now, applied)
-        know_sql.upsert_relation_mean(
-            conn, source, target, edge.type, confidence=edge.weight, strength=None, now=now
+        source, target = _ends(graph, edge, agent_id, now, applied)
+        graph.upsert_relation_mean(
+            source, target, edge.type, confidence=edge.weight, strength=None, now=now
         )
         applied.relations += 1
     if memory_id is not None:
         for key, entity_id in applied.entities.items():
-            applied.links += graph_sql.link_mention(
-                conn, memory_id, entity_id, mention_text=key, confidence=1.0, now=now
+            applied.links += graph.link_mention(
+                memory_id, entity_id, mention_text=key, confidence=1.0, now=now
             )
-    history_sql.record(
-        conn, memory_id or GRAPH_HISTORY_ID, "none", actor, now, reason="graph payload applied",
+    graph.record_history(
+        memory_id or GRAPH_HISTORY_ID, "none", actor, now, reason="graph payload applied",
         metadata={"graph": applied.summary()},
     )
     return applied
 
 
-def _entity_id(conn: Connection, name: str, agent_id: str, now: str, applied: Applied) -> str:
+def _entity_id(graph: GraphOps, name: str, agent_id: str, now: str, applied: Applied) -> str:
     key = graph_sql.canonical(name)
     if key in applied.entities:
         return applied.entities[key]
-    found = know_sql.resolve(conn, [key], agent_id).get(key)
-    entity_id = found or graph_sql.upsert_entity(conn, name, agent_id=agent_id, now=now)
+    found = graph.resolve([key], agent_id).get(key)
+    entity_id = found or graph.upsert_entity(name, agent_id=agent_id, now=now)
     applied.entities[key] = entity_id
     return entity_id
 
 
 def _aspect_id(
-    conn: Connection, entity: str, name: str, spec: AspectSpec | None, agent_id: str, now: str,
+    graph: GraphOps, entity: str, name: str, spec: AspectSpec | None, agent_id: str, now: str,
     applied: Applied, seen: dict[tuple[str, str], str],
 ) -> str:
-    entity_id = _entity_id(conn, entity, agent_id, now, applied)
+    entity_id = _entity_id(graph, entity, agent_id, now, applied)
     if (entity_id, name) in seen and spec is None:
         return seen[(entity_id, name)]
-    aspect_id = know_sql.upsert_aspect(
-        conn, entity_id, name, agent_id=agent_id,
+    aspect_id = graph.upsert_aspect(
+        entity_id, name, agent_id=agent_id,
         description=spec.description if spec else None,
         confidence=spec.confidence if spec else AUTHORED_CONFIDENCE, now=now,
     )
@@ -312,7 +311,7 @@ def _aspect_id(
 
 
 def _ends(
-    conn: Connection, edge: EdgeSpec, agent_id: str, now: str, applied: Applied
+    graph: GraphOps, edge: EdgeSpec, agent_id: str, now: str, applied: Applied
 ) -> tuple[str, str]:
-    return (_entity_id(conn, edge.source, agent_id, now, applied),
-            _entity_id(conn, edge.target, agent_id, now, applied))
+    return (_entity_id(graph, edge.source, agent_id, now, applied),
+            _entity_id(graph, edge.target, agent_id, now, applied))

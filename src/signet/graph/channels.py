@@ -13,6 +13,10 @@ when its caller names no mode (`search.default_mode`); "hybrid" stays lexical + 
 hints, so the benchmarks compare the graph on and off in one run. With an empty graph both
 return nothing, and "full" ranks exactly as "hybrid". Any graph error (a missing table, a
 corrupt row) is logged and returns nothing: the graph never degrades core search.
+
+Both read through the graph store (store/graph_store.py), on the connection recall already
+reads on when it has one (SQLite: one snapshot for the whole recall), so they rank the same on
+either backend.
 """
 
 from __future__ import annotations
@@ -27,11 +31,8 @@ from dataclasses import dataclass, field
 from signet.config import GraphConfig, TraversalConfig
 from signet.graph import traversal
 from signet.recall.spec import BOOST_WEIGHT, ChannelInput
-from signet.store import graph_read
-from signet.store import knowledge as know_sql
-from signet.store import memories as mem_sql
-from signet.store.connection import Connection
 from signet.store.graph import canonical
+from signet.store.graph_store import GraphOps, GraphStore
 from signet.types import MemoryFilters, RecallQuery
 
 __all__ = ["BOOST_WEIGHT", "GraphBoostChannel", "TraversalChannel"]
@@ -53,11 +54,11 @@ def agent_of(query: RecallQuery) -> str:
     return query.filters.agent_id or "default"
 
 
-def allowed_ids(conn: Connection, ids: list[str], query: RecallQuery) -> set[str]:
+def allowed_ids(graph: GraphOps, ids: list[str], query: RecallQuery) -> set[str]:
     """The candidates the query's filters allow (live ones when it has none)."""
     if query.filters == NO_FILTERS:
-        return graph_read.live_ids(conn, ids)
-    return mem_sql.allowed_ids(conn, ids, query.filters)
+        return graph.live_ids(ids)
+    return graph.allowed_ids(ids, query.filters)
 
 
 def traversal_on(graph: GraphConfig, cfg: TraversalConfig) -> bool:
@@ -66,6 +67,7 @@ def traversal_on(graph: GraphConfig, cfg: TraversalConfig) -> bool:
 
 @dataclass
 class TraversalChannel:
+    store: GraphStore
     graph: GraphConfig
     config: TraversalConfig
     embedder_model: str | None = None
@@ -78,24 +80,25 @@ class TraversalChannel:
         if query.mode not in GRAPH_MODES or not traversal_on(self.graph, self.config):
             return []
         try:
-            return self._search(request.conn, query, request)
+            with self.store.reading(request.conn) as graph:
+                return self._search(graph, query, request)
         except Exception as exc:  # noqa: BLE001 - the graph never degrades core search
             log.warning("graph traversal failed, recall continues without it: %s", exc)
             return []
 
     def _search(
-        self, conn: Connection, query: RecallQuery, request: ChannelInput
+        self, graph: GraphOps, query: RecallQuery, request: ChannelInput
     ) -> list[tuple[str, float]]:
-        pins = graph_read.pins(conn, agent_of(query))
-        focal = traversal.focal_entities(conn, query.query, agent_of(query), pins)
+        pins = graph.pins(agent_of(query))
+        focal = traversal.focal_entities(graph, query.query, agent_of(query), pins)
         if not focal:
             return []
-        walked = traversal.walk(conn, focal, self.config, pins=pins, clock=self.clock)
-        allowed = allowed_ids(conn, list(walked.candidates), query)
+        walked = traversal.walk(graph, focal, self.config, pins=pins, clock=self.clock)
+        allowed = allowed_ids(graph, list(walked.candidates), query)
         walked.candidates = {m: c for m, c in walked.candidates.items() if m in allowed}
         vectors = {}
         if request.query_vector is not None and self.embedder_model is not None:
-            vectors = graph_read.memory_vectors(conn, list(walked.candidates), self.embedder_model)
+            vectors = graph.memory_vectors(list(walked.candidates), self.embedder_model)
         ranked = traversal.scored(walked, vectors, request.query_vector)
         self.paths.remember(list(walked.candidates.values()))
         return ranked[: request.limit]
@@ -103,6 +106,7 @@ class TraversalChannel:
 
 @dataclass
 class GraphBoostChannel:
+    store: GraphStore
     graph: GraphConfig
     config: TraversalConfig
     name: str = "graph_boost"
@@ -113,19 +117,20 @@ class GraphBoostChannel:
         if query.mode not in GRAPH_MODES or not self.graph.enabled:
             return []
         try:
-            return self._search(request.conn, query)
+            with self.store.reading(request.conn) as graph:
+                return self._search(graph, query)
         except Exception as exc:  # noqa: BLE001 - the graph never degrades core search
             log.warning("graph boost failed, recall continues without it: %s", exc)
             return []
 
-    def _search(self, conn: Connection, query: RecallQuery) -> list[tuple[str, float]]:
+    def _search(self, graph: GraphOps, query: RecallQuery) -> list[tuple[str, float]]:
         agent = agent_of(query)
         if traversal_on(self.graph, self.config):
-            pins = graph_read.pins(conn, agent)
-            if traversal.focal_entities(conn, query.query, agent, pins):
+            pins = graph.pins(agent)
+            if traversal.focal_entities(graph, query.query, agent, pins):
                 return []  # traversal answers this query
-        ids = boost_ids(conn, query.query, agent, self.words)
-        allowed = allowed_ids(conn, ids, query)
+        ids = boost_ids(graph, query.query, agent, self.words)
+        allowed = allowed_ids(graph, ids, query)
         return [(m, 1.0) for m in ids if m in allowed]
 
 
@@ -141,8 +146,8 @@ class EntityWords:
         self._lock = threading.Lock()
         self._built: dict[str, tuple[tuple[int, int], list[tuple[str, str]]]] = {}
 
-    def matching(self, conn: Connection, words: list[str], agent_id: str) -> list[str]:
-        index = self._index(conn, agent_id)
+    def matching(self, graph: GraphOps, words: list[str], agent_id: str) -> list[str]:
+        index = self._index(graph, agent_id)
         found: dict[str, None] = {}
         for word in words:
             start = bisect.bisect_left(index, (word, ""))
@@ -152,15 +157,15 @@ class EntityWords:
                 found.setdefault(entity_id)
         return list(found)
 
-    def _index(self, conn: Connection, agent_id: str) -> list[tuple[str, str]]:
-        marker = graph_read.entity_marker(conn, agent_id)
+    def _index(self, graph: GraphOps, agent_id: str) -> list[tuple[str, str]]:
+        marker = graph.entity_marker(agent_id)
         with self._lock:
             built = self._built.get(agent_id)
             if built is not None and built[0] == marker:
                 return built[1]
         index = sorted(
             (word, entity_id)
-            for entity_id, name in graph_read.canonical_names(conn, agent_id)
+            for entity_id, name in graph.canonical_names(agent_id)
             for word in set(name.split())
         )
         with self._lock:
@@ -169,23 +174,23 @@ class EntityWords:
 
 
 def boost_ids(
-    conn: Connection, text: str, agent_id: str, words_index: EntityWords | None = None
+    graph: GraphOps, text: str, agent_id: str, words_index: EntityWords | None = None
 ) -> list[str]:
     """Seed 002 getGraphBoostIds: entities named by a query word, one hop, their memories."""
     words = [w for w in dict.fromkeys(canonical(text).split()) if len(w) >= 3 and w not in _STOP]
     if words_index is None:
-        entities = graph_read.entities_like(conn, words, agent_id, BOOST_ENTITIES)
+        entities = graph.entities_like(words, agent_id, BOOST_ENTITIES)
     else:
-        matched = words_index.matching(conn, words, agent_id)
-        entities = graph_read.by_mentions(conn, matched, BOOST_ENTITIES)
+        matched = words_index.matching(graph, words, agent_id)
+        entities = graph.by_mentions(matched, BOOST_ENTITIES)
     if not entities:
         return []
-    hop = graph_read.relation_neighbours(conn, entities, BOOST_NEIGHBOURS)
+    hop = graph.relation_neighbours(entities, BOOST_NEIGHBOURS)
     expanded = list(dict.fromkeys([*entities, *hop]))
     # As in traversal: an entity most memories mention (often the user, one hop from every
     # other entity) would boost a large, arbitrary part of the store.
-    common = know_sql.common_entities(
-        conn, expanded, traversal.COMMON_ENTITY_FRACTION, traversal.MIN_MEMORIES_FOR_COMMON
+    common = graph.common_entities(
+        expanded, traversal.COMMON_ENTITY_FRACTION, traversal.MIN_MEMORIES_FOR_COMMON
     )
     expanded = [e for e in expanded if e not in common]
-    return graph_read.memories_of_entities(conn, expanded, BOOST_MEMORIES)
+    return graph.memories_of_entities(expanded, BOOST_MEMORIES)

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from signet.graph.traversal import Step
-from signet.store import knowledge as know_sql
-from signet.store.connection import Connection
+from signet.store.graph_store import GraphOps
 
 __all__ = ["MAX_WEIGHT", "MIN_WEIGHT", "reinforce"]
 
@@ -27,7 +26,7 @@ MAX_WEIGHT = 3.0
 
 
 def reinforce(
-    conn: Connection, memory_id: str, feedback_type: str, path: Sequence[Step] | None, now: str
+    graph: GraphOps, memory_id: str, feedback_type: str, path: Sequence[Step] | None, now: str
 ) -> dict[str, int]:
     """Move the weights on the path to `memory_id`; returns how many rows changed, by kind."""
     factor = REINFORCE if feedback_type == "positive" else DECAY
@@ -35,10 +34,10 @@ def reinforce(
         dependencies = [s.id for s in path if s.kind == "dependency"]
         aspects = [s.id for s in path if s.kind == "aspect"]
     else:
-        dependencies, aspects = [], know_sql.aspects_sourced_by(conn, memory_id)
+        dependencies, aspects = [], graph.aspects_sourced_by(memory_id)
     return {
-        "dependencies": know_sql.scale_dependency_weights(
-            conn, dependencies, factor, MIN_WEIGHT, MAX_WEIGHT, now
+        "dependencies": graph.scale_dependency_weights(
+            dependencies, factor, MIN_WEIGHT, MAX_WEIGHT, now
         ),
-        "aspects": know_sql.scale_aspect_weights(conn, aspects, factor, MIN_WEIGHT, MAX_WEIGHT, now),
+        "aspects": graph.scale_aspect_weights(aspects, factor, MIN_WEIGHT, MAX_WEIGHT, now),
     }

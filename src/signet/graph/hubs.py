@@ -8,7 +8,10 @@ with no linked entity is never a hub memory. Below `MIN_ENTITIES` entities the p
 nothing and no memory is a hub memory.
 
 `HubIndex` caches the threshold for `ttl_s` seconds: computing it reads every entity's degree,
-which at 10k entities costs milliseconds that recall should not pay on every query.
+which at 10k entities costs milliseconds that recall should not pay on every query. It reads
+through the graph store (store/graph_store.py), so the same index serves either backend; on a
+shared PostgreSQL store each daemon's cached threshold follows the others' writes within
+`ttl_s` (a percentile over a sample, which a few new entities barely move).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from signet.store import graph_read
-from signet.store.connection import Connection
+from signet.store.graph_store import GraphOps, GraphStore
 
 __all__ = ["HUB_PERCENTILE", "HubIndex", "degree_threshold", "hub_memories"]
 
@@ -28,47 +31,52 @@ HUB_PERCENTILE = 90.0
 MIN_ENTITIES = 10
 
 
-def degree_threshold(conn: Connection, percentile: float = HUB_PERCENTILE) -> float | None:
+def degree_threshold(graph: GraphOps, percentile: float = HUB_PERCENTILE) -> float | None:
     """The P90 of entity degrees; None when the graph is too small to have hubs."""
-    degrees = graph_read.all_degrees(conn)
+    degrees = graph.all_degrees()
     if len(degrees) < MIN_ENTITIES:
         return None
     return float(np.percentile(np.asarray(degrees, dtype=np.float64), percentile))
 
 
 def hub_memories(
-    conn: Connection, ids: Sequence[str], threshold: float | None = None
+    graph: GraphOps, ids: Sequence[str], threshold: float | None = None
 ) -> set[str]:
     """The memories among `ids` whose linked entities all have a degree above the threshold."""
     if threshold is None:
-        threshold = degree_threshold(conn)
+        threshold = degree_threshold(graph)
     if threshold is None or not ids:
         return set()
-    linked = graph_read.entities_by_memory(conn, ids)
-    degrees = graph_read.degrees_of(conn, {e for es in linked.values() for e in es})
+    linked = graph.entities_by_memory(ids)
+    degrees = graph.degrees_of({e for es in linked.values() for e in es})
     return {m for m, es in linked.items() if es and all(degrees.get(e, 0) > threshold for e in es)}
 
 
 class HubIndex:
-    """`hub_memories` with the threshold cached; callable as the Recaller's `hub_memories`."""
+    """`hub_memories` with the threshold cached; callable as the Recaller's `hub_memories`
+    (with the connection recall reads on, or None: the store lends one)."""
 
-    def __init__(self, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, store: GraphStore, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.store = store
         self.ttl_s = ttl_s
         self._clock = clock
         self._lock = threading.Lock()
         self._cached: tuple[float, float | None] | None = None
 
-    def threshold(self, conn: Connection) -> float | None:
+    def threshold(self, graph: GraphOps) -> float | None:
         with self._lock:
             now = self._clock()
             if self._cached is None or now - self._cached[0] > self.ttl_s:
-                self._cached = (now, degree_threshold(conn))
+                self._cached = (now, degree_threshold(graph))
             return self._cached[1]
 
     def invalidate(self) -> None:
         with self._lock:
             self._cached = None
 
-    def __call__(self, conn: Connection, ids: Sequence[str]) -> set[str]:
-        threshold = self.threshold(conn)
-        return hub_memories(conn, ids, threshold) if threshold is not None else set()
+    def __call__(self, conn: Any, ids: Sequence[str]) -> set[str]:
+        with self.store.reading(conn) as graph:
+            threshold = self.threshold(graph)
+            return hub_memories(graph, ids, threshold) if threshold is not None else set()

@@ -4,14 +4,19 @@
 spec (recall/spec.py) the root builds the one Recaller from: the traversal and legacy-boost
 channels, the small RRF weight of the boost, the flat-channel reservation (graph/shaping.py)
 and the hub lookup for dampening (graph/hubs.py). The graph never touches a built Recaller. The rest serves the adapters: entity lists
-and detail, pins, communities, stats, and `on_feedback` (desire paths, graph/desire.py), which
-the app calls inside the feedback write transaction.
+and detail, pins, communities, stats, the one audited authoring path (`apply`, graph/apply.py)
+and `on_feedback` (desire paths, graph/desire.py), which the app calls inside the feedback
+write transaction.
+
+It runs over the graph store protocol (store/graph_store.py): `SqliteGraph` on the workspace's
+SQLite store, store/postgres/graph.py `PgGraph` on a shared PostgreSQL store (core_app.py
+builds the same KnowledgeGraph there).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from signet.clock import Clock, SystemClock, stamp
@@ -19,17 +24,14 @@ from signet.config import PipelineConfig
 from signet.errors import Frozen, InvalidInput, NotFound
 from signet.graph import communities as community_detection
 from signet.graph import desire
+from signet.graph.apply import GraphPayload, apply_payload, parse_payload
 from signet.graph.channels import GraphBoostChannel, TraversalChannel
 from signet.graph.hubs import HubIndex
 from signet.graph.shaping import reserve_flat
 from signet.recall.spec import BOOST_WEIGHT, GraphHooks
-from signet.store import graph_views as views
-from signet.store import knowledge as know_sql
-from signet.store.connection import Connection
-from signet.store.db import Store
 from signet.store.graph import canonical
-from signet.store.prefixes import resolve_prefix
-from signet.types import Actor, RecallHit
+from signet.store.graph_store import GraphOps, GraphStore
+from signet.types import Actor, MemoryFilters, RecallHit
 
 __all__ = ["KnowledgeGraph"]
 
@@ -40,22 +42,22 @@ MAX_ENTITY_MEMORIES = 50
 
 @dataclass
 class KnowledgeGraph:
-    store: Store
+    store: GraphStore
     config: PipelineConfig
     traversal: TraversalChannel
     boost: GraphBoostChannel
-    hubs: HubIndex = field(default_factory=HubIndex)
+    hubs: HubIndex
     clock: Clock = field(default_factory=SystemClock)
 
     @classmethod
     def build(
-        cls, store: Store, config: PipelineConfig, embedder_model: str | None, clock: Clock
+        cls, store: GraphStore, config: PipelineConfig, embedder_model: str | None, clock: Clock
     ) -> KnowledgeGraph:
         return cls(
             store, config,
-            TraversalChannel(config.graph, config.traversal, embedder_model),
-            GraphBoostChannel(config.graph, config.traversal),
-            clock=clock,
+            TraversalChannel(store, config.graph, config.traversal, embedder_model),
+            GraphBoostChannel(store, config.graph, config.traversal),
+            HubIndex(store), clock=clock,
         )
 
     def hooks(self) -> GraphHooks:
@@ -74,13 +76,14 @@ class KnowledgeGraph:
 
     # -- feedback ------------------------------------------------------------------------------
 
-    def on_feedback(self, conn: Connection, memory_id: str, feedback_type: str, now: str) -> None:
-        """Desire paths: move the weights of the path that reached the memory. Never raises:
-        the feedback row is what the caller asked for."""
+    def on_feedback(self, graph: GraphOps, memory_id: str, feedback_type: str, now: str) -> None:
+        """Desire paths: move the weights of the path that reached the memory (`graph`: the
+        statements of the feedback's write transaction). Never raises: the feedback row is
+        what the caller asked for."""
         if not self.config.graph.enabled:
             return
         try:
-            desire.reinforce(conn, memory_id, feedback_type, self.traversal.paths.path_to(memory_id), now)
+            desire.reinforce(graph, memory_id, feedback_type, self.traversal.paths.path_to(memory_id), now)
         except Exception as exc:  # noqa: BLE001 - the graph never fails the feedback itself
             log.warning("desire-path update failed for %s: %s", memory_id, exc)
 
@@ -92,39 +95,41 @@ class KnowledgeGraph:
     ) -> dict[str, Any]:
         if not 1 <= limit <= 1000 or offset < 0:
             raise InvalidInput("limit must be 1-1000 and offset not negative")
-        items, total = views.list_entities(
-            self.store.reader(), agent_id=agent_id, search=search, limit=limit, offset=offset
-        )
+        with self.store.reading() as graph:
+            items, total = graph.list_entities(
+                agent_id=agent_id, search=search, limit=limit, offset=offset
+            )
         return {"items": items, "total": total, "limit": limit, "offset": offset}
 
     def entity(self, entity_id: str) -> dict[str, Any]:
-        conn = self.store.reader()
-        found = views.get_entity(conn, entity_id)
-        if found is None:
-            raise NotFound(f"entity {entity_id} not found")
-        return {
-            **found,
-            "aliases": views.aliases(conn, entity_id),
-            "aspects": views.aspects_with_attributes(conn, entity_id),
-            "dependencies": views.dependencies(conn, entity_id),
-            "memories": views.memories(conn, entity_id, MAX_ENTITY_MEMORIES),
-        }
+        with self.store.reading() as graph:
+            found = graph.get_entity(entity_id)
+            if found is None:
+                raise NotFound(f"entity {entity_id} not found")
+            return {
+                **found,
+                "aliases": graph.aliases(entity_id),
+                "aspects": graph.aspects_with_attributes(entity_id),
+                "dependencies": graph.dependencies(entity_id),
+                "memories": graph.memories(entity_id, MAX_ENTITY_MEMORIES),
+            }
 
     def find(self, ref: str, agent_id: str = "default") -> str:
         """An entity id from an id, a name or an alias (any case or punctuation)."""
-        conn = self.store.reader()
-        if views.get_entity(conn, ref) is not None:
-            return ref
-        key = canonical(ref)
-        found = know_sql.resolve(conn, [key], agent_id).get(key)
-        if found is None:  # last, a short id (names win: an entity may be called "cafe")
-            found = resolve_prefix(conn, "entities", ref, noun="entity")
-        if views.get_entity(conn, found) is None:
-            raise NotFound(f"no entity {ref!r}")
-        return found
+        with self.store.reading() as graph:
+            if graph.get_entity(ref) is not None:
+                return ref
+            key = canonical(ref)
+            found = graph.resolve([key], agent_id).get(key)
+            if found is None:  # last, a short id (names win: an entity may be called "cafe")
+                found = graph.entity_by_prefix(ref)
+            if graph.get_entity(found) is None:
+                raise NotFound(f"no entity {ref!r}")
+            return found
 
     def communities(self, agent_id: str = "default") -> list[dict[str, Any]]:
-        return views.communities(self.store.reader(), agent_id)
+        with self.store.reading() as graph:
+            return graph.communities(agent_id)
 
     def community_id(self, ref: str, agent_id: str | None = None) -> str:
         """A community id from an id or a name (its label, any case) that names one community;
@@ -132,7 +137,8 @@ class KnowledgeGraph:
         ref = ref.strip()
         if not ref:
             raise InvalidInput("community must be a community id or name")
-        found = views.community_ids(self.store.reader(), ref, agent_id)
+        with self.store.reading() as graph:
+            found = graph.community_ids(ref, agent_id)
         if not found:
             raise NotFound(f"no community {ref!r} (name one by its id or label)")
         if len(found) > 1:
@@ -142,8 +148,15 @@ class KnowledgeGraph:
         return found[0]
 
     def stats(self, agent_id: str = "default") -> dict[str, Any]:
-        conn = self.store.reader()
-        return {**views.stats(conn, agent_id), "hub_threshold": self.hubs.threshold(conn)}
+        with self.store.reading() as graph:
+            return {**graph.stats(agent_id), "hub_threshold": self.hubs.threshold(graph)}
+
+    def community_filter(self, filters: MemoryFilters) -> MemoryFilters:
+        """The community filter by id: a name is resolved, unknown or ambiguous ones are
+        refused naming it."""
+        if filters.community is None:
+            return filters
+        return replace(filters, community=self.community_id(filters.community, filters.agent_id))
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -155,36 +168,59 @@ class KnowledgeGraph:
         self._check_mutable()
         if weight is not None and (isinstance(weight, bool) or not 0 < weight <= 10):
             raise InvalidInput("weight must be a number above 0 and at most 10")
-        with self.store.write_tx() as conn:
-            found = views.get_entity(conn, entity_id)
+        with self.store.writing() as graph:
+            found = graph.get_entity(entity_id)
             if found is None:
                 raise NotFound(f"entity {entity_id} not found")
-            know_sql.set_pin(
-                conn, entity_id, agent_id=found["agent_id"],
+            graph.set_pin(
+                entity_id, agent_id=found["agent_id"],
                 pin_type="suppress" if suppress else "pin", weight=weight, reason=reason,
                 pinned_by=actor.name, now=stamp(self.clock),
             )
-            return views.get_entity(conn, entity_id) or found
+            return graph.get_entity(entity_id) or found
 
     def unpin(self, entity_id: str) -> dict[str, Any]:
         self._check_mutable()
-        with self.store.write_tx() as conn:
-            found = views.get_entity(conn, entity_id)
+        with self.store.writing() as graph:
+            found = graph.get_entity(entity_id)
             if found is None:
                 raise NotFound(f"entity {entity_id} not found")
-            know_sql.clear_pin(conn, entity_id, agent_id=found["agent_id"])
-            return views.get_entity(conn, entity_id) or found
+            graph.clear_pin(entity_id, agent_id=found["agent_id"])
+            return graph.get_entity(entity_id) or found
 
     def detect_communities(self, agent_id: str = "default") -> list[dict[str, Any]]:
         """Louvain over the dependency weights; replaces the stored communities."""
         self._check_mutable()
-        conn = self.store.reader()
-        edges = views.dependency_weights(conn, agent_id)
-        names = views.entity_names(conn, sorted({n for e in edges for n in e[:2]}))
+        with self.store.reading() as graph:
+            edges = graph.dependency_weights(agent_id)
+            names = graph.entity_names(sorted({n for e in edges for n in e[:2]}))
         found = community_detection.detect(edges, names)
-        with self.store.write_tx() as wconn:
-            views.replace_communities(wconn, agent_id, [c.to_row() for c in found], stamp(self.clock))
+        with self.store.writing() as graph:
+            graph.replace_communities(agent_id, [c.to_row() for c in found], stamp(self.clock))
         return self.communities(agent_id)
+
+    def apply(
+        self, payload: Any, *, memory_id: str | None = None, actor: Actor = Actor(),
+        graph: GraphOps | None = None,
+    ) -> dict[str, Any]:
+        """Author the graph through the one audited path (graph/apply.py): in `graph`, the
+        statements of the caller's open write transaction (remember's, so the memory and its
+        graph commit together), else in a transaction of its own. Returns what was written."""
+        self._check_mutable()
+        spec = parse_payload(payload)
+        if graph is not None:
+            return self._apply(graph, spec, memory_id, actor)
+        with self.store.writing() as own:
+            return self._apply(own, spec, memory_id, actor)
+
+    def _apply(
+        self, graph: GraphOps, spec: GraphPayload, memory_id: str | None, actor: Actor
+    ) -> dict[str, Any]:
+        if memory_id is not None and not graph.memory_exists(memory_id):
+            raise NotFound(f"memory {memory_id} not found")
+        applied = apply_payload(graph, spec, agent_id=actor.agent_id, actor=actor,
+                                now=stamp(self.clock), memory_id=memory_id)
+        return applied.summary()
 
     def _check_mutable(self) -> None:
         if self.config.mutations_frozen:

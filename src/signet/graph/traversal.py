@@ -34,9 +34,8 @@ import numpy as np
 
 from signet.config import TraversalConfig
 from signet.store import graph_read
-from signet.store import knowledge as know_sql
-from signet.store.connection import Connection
 from signet.store.graph import canonical
+from signet.store.graph_store import GraphOps
 
 __all__ = ["Candidate", "Step", "Walk", "focal_entities", "query_keys", "walk"]
 
@@ -95,13 +94,13 @@ MIN_MEMORIES_FOR_COMMON = 200
 
 
 def focal_entities(
-    conn: Connection, text: str, agent_id: str, pins: dict[str, graph_read.Pin]
+    graph: GraphOps, text: str, agent_id: str, pins: dict[str, graph_read.Pin]
 ) -> list[str]:
     """Entities the query names (by name or alias) that are not common to a large share of the
     store, plus pinned ones, minus suppressed ones."""
-    found = know_sql.resolve(conn, query_keys(text), agent_id)
-    common = know_sql.common_entities(
-        conn, list(found.values()), COMMON_ENTITY_FRACTION, MIN_MEMORIES_FOR_COMMON
+    found = graph.resolve(query_keys(text), agent_id)
+    common = graph.common_entities(
+        list(found.values()), COMMON_ENTITY_FRACTION, MIN_MEMORIES_FOR_COMMON
     )
     focal = dict.fromkeys(e for e in found.values() if e not in common)
     focal.update(dict.fromkeys(e for e, pin in pins.items() if pin.pin_type == "pin"))
@@ -112,7 +111,7 @@ _NO_PIN = graph_read.Pin("none", None)
 
 
 def walk(
-    conn: Connection,
+    graph: GraphOps,
     focal: Sequence[str],
     cfg: TraversalConfig,
     *,
@@ -139,11 +138,11 @@ def walk(
             continue
         seen.add(entity)
         result.visited += 1
-        _collect(conn, result, entity, hops, strength, path, cfg)
+        _collect(graph, result, entity, hops, strength, path, cfg)
         if hops >= cfg.max_hops:
             continue
-        for edge in graph_read.dependency_edges(
-            conn, entity, min_strength=cfg.min_dependency_strength, limit=cfg.max_branching
+        for edge in graph.dependency_edges(
+            entity, min_strength=cfg.min_dependency_strength, limit=cfg.max_branching
         ):
             if edge.other in seen or pins.get(edge.other, _NO_PIN).pin_type == "suppress":
                 continue
@@ -161,7 +160,7 @@ def _pin_weight(pins: dict[str, graph_read.Pin], entity: str) -> float:
 
 
 def _collect(
-    conn: Connection, result: Walk, entity: str, hops: int, strength: float,
+    graph: GraphOps, result: Walk, entity: str, hops: int, strength: float,
     path: tuple[Step, ...], cfg: TraversalConfig,
 ) -> None:
     anchored = hops == 0
@@ -169,15 +168,15 @@ def _collect(
     limit = cfg.max_attributes_per_aspect if hops else cfg.max_paths
     # A hub's links say nothing specific, and which `limit` of its thousands we would read is
     # arbitrary: its memories count only through its aspects and attributes.
-    if graph_read.mention_count(conn, entity) <= limit:
-        for memory_id, confidence in graph_read.mention_memories(conn, entity, limit):
+    if graph.mention_count(entity) <= limit:
+        for memory_id, confidence in graph.mention_memories(entity, limit):
             structural = strength * confidence * mention_factor
             if not _add(result, memory_id, structural, anchored, hops, path, cfg):
                 return
-    for aspect in graph_read.aspects(conn, entity, cfg.max_aspects_per_entity):
+    for aspect in graph.aspects(entity, cfg.max_aspects_per_entity):
         through = (*path, Step("aspect", aspect.id))
-        for memory_id, confidence in graph_read.attribute_memories(
-            conn, aspect.id, cfg.max_attributes_per_aspect
+        for memory_id, confidence in graph.attribute_memories(
+            aspect.id, cfg.max_attributes_per_aspect
         ):
             structural = strength * aspect.weight * confidence
             if not _add(result, memory_id, structural, anchored, hops, through, cfg):

@@ -15,10 +15,13 @@ with the same ranking spec (recall/spec.py), so weights are never forked:
 
 Scope and filters go into both searches' SQL (`MemoryFilters`, made `isolated` for a scoped
 caller by the app), so nothing outside the caller's slice is ever read, not even counted.
-Mode `full` asks for the graph channels as well: the graph is not on this backend, so the answer
-says so in `degraded` ("graph") rather than passing hybrid off as full. Not applied here (they
-read tables not yet on the seam): hint and whole-source channels, conversation context, dated
-windows, rehearsal and importance adjustments, dampening and source crowding. The term weights
+Mode `full` adds the spec's graph channels (graph/channels.py traversal and boost, reading the
+PostgreSQL graph store) as hybrid recall does (hybrid.py `_rank`): the flat channels are fused
+and ranked on their own, what only a graph channel found is placed after them (`_merged`), hub
+dampening (graph/hubs.py) demotes those of them linked only to hub entities, and the graph's
+page shaping applies. Not applied here (they read tables not yet on the seam): hint and
+whole-source channels, conversation context, dated windows, rehearsal and importance
+adjustments, gravity dampening and source crowding. The term weights
 of the confidence's coverage are uniform (no per-term document frequencies on the seam), and its
 cosine is the dense channel's (a memory only the lexical channel found has none).
 """
@@ -38,13 +41,11 @@ from signet.providers.query_embeddings import QueryEmbeddings
 from signet.recall import scoring
 from signet.recall.confidence import Model, QueryTerms, model, stems
 from signet.recall.fuse import alpha_blend, rrf
-from signet.recall.hybrid import QUERY_EMBED_WORDS, validated
-from signet.recall.spec import RankingSpec
+from signet.recall.hybrid import QUERY_EMBED_WORDS, _merged, validated
+from signet.recall.spec import ChannelInput, RankingSpec
 from signet.store.backend import CoreStore
 from signet.store.fts import query_tokens
 from signet.types import Memory, RecallHit, RecallQuery, RecallResponse
-
-GRAPH = "graph"
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,6 @@ class CoreRecaller:
         degraded: list[str] = []
         started = time.perf_counter()
         rankings, vector = self._channels(query, timings, degraded)
-        if query.mode == "full":
-            degraded.append(GRAPH)  # the graph channels are not on this backend (module doc)
         hits = self._ranked(query, rankings, vector, timings)
         timings["total"] = (time.perf_counter() - started) * 1000
         method = query.mode if not degraded else f"{query.mode}-degraded"
@@ -88,6 +87,16 @@ class CoreRecaller:
         vector = None
         if query.mode != "keyword":
             vector = self._semantic(query, pool, rankings, timings, degraded)
+        # As hybrid.py: the graph is one per agent; a caller scoped to a project ranks without it.
+        agent_wide = not (query.filters.isolated and query.filters.project is not None)
+        if query.mode in ("full", "hybrid") and agent_wide:
+            for channel in self.spec.channels:
+                mark = time.perf_counter()
+                try:  # no connection of ours: the graph store lends one (store/graph_store.py)
+                    rankings[channel.name] = channel.search(ChannelInput(None, query, vector, pool))
+                except Exception:  # noqa: BLE001 - an extra channel never breaks core recall
+                    degraded.append(channel.name)
+                timings[channel.name] = (time.perf_counter() - mark) * 1000
         return {n: r for n, r in rankings.items() if r}, vector
 
     def _semantic(
@@ -127,28 +136,35 @@ class CoreRecaller:
         vector: np.ndarray | None, timings: dict[str, float],
     ) -> list[RecallHit]:
         mark = time.perf_counter()
-        fused = self._fuse(rankings)
-        if not fused:
+        graph_names = self.spec.channel_names
+        fused = self._fuse({n: r for n, r in rankings.items() if n not in graph_names})
+        graph = self._fuse({n: r for n, r in rankings.items() if n in graph_names})
+        graph_only = {m: s for m, s in graph.items() if m not in fused}
+        if not fused and not graph_only:
             return []
         depth = max(query.limit * 2, 50)
         shortlist = sorted(fused, key=lambda m: (-fused[m], m))[:depth]
-        memories = self.core.get_memories(shortlist)
-        evidence_of = scoring.Evidencer(rankings, {})
-        terms = QueryTerms.of({t: 1.0 for t in query_tokens(query.query, None)})
-        rate = model(with_cosine=vector is not None)
-        min_score = self.config.min_score if query.min_score is None else query.min_score
-        floor = query.min_confidence or 0.0
-        hits: list[RecallHit] = []
-        for memory_id in shortlist:
-            memory = memories.get(memory_id)
-            if memory is None or memory.is_deleted or fused[memory_id] < min_score:
-                continue
-            hit = self._hit(memory, fused[memory_id], evidence_of, terms, rate, vector)
-            if hit.confidence >= floor:
-                hits.append(hit)
-        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        extra = sorted(graph_only, key=lambda m: (-graph_only[m], m))[
+            : max(depth - len(shortlist), 0)]
+        memories = self.core.get_memories(shortlist + extra)
+        rate = _Rater(self, query, rankings, vector)
+        hits = rate.hits(shortlist, fused, memories, set())
+        if extra:
+            more = rate.hits(extra, graph_only, memories, self._hubs(extra))
+            hits = _merged(hits, more, self.spec.graph_floor)
+        if self.spec.shape is not None:
+            hits = self.spec.shape(hits, query.limit)
         timings["fuse"] = (time.perf_counter() - mark) * 1000
         return hits[: query.limit]
+
+    def _hubs(self, ids: list[str]) -> set[str]:
+        """What a graph channel alone brought in and links only hub entities (graph/hubs.py)."""
+        if self.spec.hub_memories is None or not self.spec.dampening.hub:
+            return set()
+        try:
+            return self.spec.hub_memories(None, ids)
+        except Exception:  # noqa: BLE001 - the graph never degrades core search
+            return set()
 
     @staticmethod
     def _hit(
@@ -172,6 +188,42 @@ class CoreRecaller:
     def close(self) -> None:
         if self.query_embeddings is not None:
             self.query_embeddings.close()
+
+
+class _Rater:
+    """One recall's scoring: each memory's evidence, confidence and the score floors."""
+
+    def __init__(
+        self, recaller: CoreRecaller, query: RecallQuery,
+        rankings: dict[str, list[tuple[str, float]]], vector: np.ndarray | None,
+    ) -> None:
+        self.recaller = recaller
+        self.vector = vector
+        self.evidence_of = scoring.Evidencer(rankings, {})
+        self.terms = QueryTerms.of({t: 1.0 for t in query_tokens(query.query, None)})
+        self.rate = model(with_cosine=vector is not None)
+        config = recaller.config
+        self.min_score = config.min_score if query.min_score is None else query.min_score
+        self.floor = query.min_confidence or 0.0
+        self.hub_factor = recaller.spec.dampening.hub_factor
+
+    def hits(
+        self, ids: list[str], scores: dict[str, float], memories: dict[str, Memory],
+        hubs: set[str],
+    ) -> list[RecallHit]:
+        found: list[RecallHit] = []
+        for memory_id in ids:
+            memory = memories.get(memory_id)
+            if memory is None or memory.is_deleted or scores[memory_id] < self.min_score:
+                continue
+            hit = self.recaller._hit(memory, scores[memory_id], self.evidence_of, self.terms,
+                                     self.rate, self.vector)
+            if memory_id in hubs:
+                hit = replace(hit, score=hit.score * self.hub_factor, adjustments=("hub",))
+            if hit.confidence >= self.floor:
+                found.append(hit)
+        found.sort(key=lambda h: (-h.score, h.memory.id))
+        return found
 
 
 def _tail(text: str, words: int) -> str:

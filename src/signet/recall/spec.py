@@ -39,7 +39,9 @@ CROWDING = 0.7
 
 @dataclass(frozen=True, slots=True)
 class ChannelInput:
-    conn: Connection
+    # The connection recall reads on, or None where it holds none (the graph channels then
+    # read through their store: store/graph_store.py `reading`).
+    conn: Connection | None
     query: RecallQuery
     query_vector: np.ndarray | None
     limit: int
@@ -53,7 +55,7 @@ class Channel(Protocol):
     def search(self, request: ChannelInput) -> list[tuple[str, float]]: ...
 
 
-HubLookup = Callable[[Connection, Sequence[str]], set[str]]
+HubLookup = Callable[[Connection | None, Sequence[str]], set[str]]
 # Memory id -> transcript excerpt (sessions/service.py `Sessions.excerpts`, on either backend).
 TranscriptLookup = Callable[[Sequence[Memory]], dict[str, str]]
 Shaper = Callable[[list[RecallHit], int], list[RecallHit]]

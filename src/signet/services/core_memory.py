@@ -7,14 +7,18 @@ recovery only within the tombstone window. Each write is one CoreStore transacti
 dedup per scope + history + the `embed` job (so another daemon's worker may take it), or the
 update with its version check, or the soft delete, or the recovery.
 
-What the seam does not carry yet is refused by name (`NotOnBackend`, HTTP 501): an idempotency
-key, a graph payload, feedback, the community filter. Ids are taken whole (no short prefixes
-on this backend). A new memory gets its pipeline jobs (extract, hints) in its insert
-transaction, by the same rules as on SQLite (services/write_policy.py); new content from
-`modify` loses its old hints and is extracted and hinted again. The pipeline's workers write
-through `prepare_memory(ies)` + `write_prepared`: inside a worker's write transaction
-(PgCore.transaction) the insert joins it. With `embedding.write_path: inline` a local embedder
-embeds before the transaction, as on SQLite; else the embed worker does.
+A graph payload sent with a memory is applied by the knowledge graph (graph/service.py, over
+the PostgreSQL graph store) inside the insert's own transaction, so both commit or neither, as
+on SQLite; the inline entity linker runs in that transaction too (store/backend.py
+`insert_memory`). The community filter is resolved by the graph as on SQLite. What the seam
+does not carry yet is refused by name (`NotOnBackend`, HTTP 501): an idempotency key,
+feedback. Ids are taken whole (no short prefixes on this backend). A new memory gets its
+pipeline jobs (extract, hints) in its insert transaction, by the same rules as on SQLite
+(services/write_policy.py); new content from `modify` loses its old hints and is extracted and
+hinted again. The pipeline's workers write through `prepare_memory(ies)` + `write_prepared`:
+inside a worker's write transaction (PgCore.transaction) the insert joins it. With
+`embedding.write_path: inline` a local embedder embeds before the transaction, as on SQLite;
+else the embed worker does.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -31,13 +35,16 @@ import numpy as np
 from signet.clock import Clock, stamp
 from signet.config import Config
 from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, ProviderError
+from signet.graph.apply import parse_payload
+from signet.graph.service import KnowledgeGraph
 from signet.normalize import normalize_content
 from signet.pipeline.writes import PreparedMemory
 from signet.providers.embedder import Embedder
 from signet.services.memory_input import changed_columns, check_modifiable, check_text, new_memory
 from signet.services.scope import scoped_filters, scoped_write
 from signet.services.write_policy import embed_missing, extracts, pipeline_on
-from signet.store.backend import CoreStore, NotOnBackend
+from signet.store.backend import CoreStore, NotOnBackend, Within
+from signet.store.graph_store import GraphOps
 from signet.types import (
     Actor,
     HistoryEvent,
@@ -60,6 +67,7 @@ class CoreMemoryService:
     core: CoreStore
     embedder: Embedder | None
     clock: Clock
+    graph: KnowledgeGraph
     # Called after a write committed a memory without its vector (wakes the embed worker).
     on_deferred: Callable[[], None] | None = None
 
@@ -77,15 +85,18 @@ class CoreMemoryService:
         self.check_mutable()
         if idempotency_key is not None:
             raise NotOnBackend("idempotency keys", self.backend)
-        if graph is not None:
-            raise NotOnBackend("graph payloads (the knowledge graph)", self.backend)
-        check_text({"content": content, **fields})
+        check_text({"content": content, "graph": graph, **fields})
         if scope is not None:
             actor, fields = scoped_write(scope, actor, fields)
+        payload = parse_payload(graph) if graph is not None else None
         memory = new_memory(content, actor, fields, self.config.memory)
         norm = normalize_content(memory.content)
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
-        return self._insert(PreparedMemory(memory, norm, vector, actor))
+        within = None
+        if payload is not None and not payload.is_empty():
+            def within(ops: GraphOps, memory_id: str) -> object:
+                return self.graph.apply(payload, memory_id=memory_id, actor=actor, graph=ops)
+        return self._insert(PreparedMemory(memory, norm, vector, actor), within)
 
     def remember_many(
         self, items: Sequence[dict[str, Any]], *, actor: Actor = Actor()
@@ -126,7 +137,9 @@ class CoreMemoryService:
         (a pipeline worker's `PgCore.transaction`)."""
         return self._insert(prepared)
 
-    def _insert(self, prepared: PreparedMemory) -> RememberResult:
+    def _insert(
+        self, prepared: PreparedMemory, within: Within | None = None
+    ) -> RememberResult:
         memory, norm, vector = prepared.memory, prepared.norm, prepared.vector
         model = self.embedder.model if self.embedder is not None else None
         embedded = vector is not None or (
@@ -144,6 +157,7 @@ class CoreMemoryService:
             content_hash=norm.content_hash, actor=prepared.actor, now=stamp(self.clock),
             vector=vector, model=model, jobs=jobs,
             extraction_status="pending" if extract else "none",
+            within=within,
         )
         stored = self.core.get_memory(memory_id)
         assert stored is not None
@@ -196,7 +210,7 @@ class CoreMemoryService:
         if offset < 0:
             raise InvalidInput("offset must not be negative")
         items, total = self.core.list_memories(
-            scoped_filters(filters, scope), limit=limit, offset=offset
+            self.community_resolved(scoped_filters(filters, scope)), limit=limit, offset=offset
         )
         return Page(tuple(items), total, limit, offset)
 
@@ -299,10 +313,15 @@ class CoreMemoryService:
     def feedback(self, *_args: Any, **_kwargs: Any) -> Any:
         raise NotOnBackend("feedback", self.backend)
 
+    def apply_graph(
+        self, payload: Any, *, memory_id: str | None = None, actor: Actor = Actor()
+    ) -> dict[str, Any]:
+        """Author the knowledge graph through the one audited path (graph/apply.py)."""
+        self.check_mutable()
+        return self.graph.apply(payload, memory_id=memory_id, actor=actor)
+
     def community_resolved(self, filters: MemoryFilters) -> MemoryFilters:
-        if filters.community is not None:
-            raise NotOnBackend("community filter (the knowledge graph)", self.backend)
-        return replace(filters)
+        return self.graph.community_filter(filters)
 
     # -- policy -----------------------------------------------------------------------------
 

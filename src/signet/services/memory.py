@@ -25,7 +25,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -34,7 +34,6 @@ import numpy as np
 from signet.clock import Clock, stamp
 from signet.config import Config
 from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, ProviderError
-from signet.graph.apply import apply_payload as apply_graph_payload
 from signet.graph.apply import parse_payload as parse_graph_payload
 from signet.graph.service import KnowledgeGraph
 from signet.normalize import NormalizedContent, normalize_content
@@ -62,6 +61,7 @@ from signet.store import skills as skills_sql
 from signet.store.accesses import AccessRecorder
 from signet.store.db import Store
 from signet.store.feedback import Feedback
+from signet.store.graph_store import SqliteGraphOps
 from signet.store.prefixes import resolve_prefix
 from signet.types import (
     FEEDBACK_TYPES,
@@ -178,15 +178,7 @@ class MemoryService:
         """Author the knowledge graph (entities, aliases, aspects, attributes, dependencies,
         relations) through the one audited path, graph/apply.py; returns what was written."""
         self.check_mutable()
-        spec = parse_graph_payload(payload)
-        with self.store.write_tx() as conn:
-            if memory_id is not None and mem_sql.get(conn, memory_id) is None:
-                raise NotFound(f"memory {memory_id} not found")
-            applied = apply_graph_payload(
-                conn, spec, agent_id=actor.agent_id, actor=actor, now=stamp(self.clock),
-                memory_id=memory_id,
-            )
-        return applied.summary()
+        return self.graph.apply(payload, memory_id=memory_id, actor=actor)
 
     def _write_new(
         self, memory: NewMemory, norm: NormalizedContent, vector: np.ndarray | None, actor: Actor,
@@ -357,9 +349,7 @@ class MemoryService:
     def community_resolved(self, filters: MemoryFilters) -> MemoryFilters:
         """The community filter by id: a name is resolved (graph/service.py), unknown or
         ambiguous ones are refused naming it."""
-        if filters.community is None:
-            return filters
-        return replace(filters, community=self.graph.community_id(filters.community, filters.agent_id))
+        return self.graph.community_filter(filters)
 
     # -- modify, forget, recover ------------------------------------------------------------
 
@@ -532,7 +522,7 @@ class MemoryService:
                 # being returned by a search is not one.
                 mem_sql.touch(conn, [memory_id], recorded.created_at)
             # Desire paths (seed 003): the traversal path that reached the memory moves.
-            self.graph.on_feedback(conn, memory_id, feedback_type, recorded.created_at)
+            self.graph.on_feedback(SqliteGraphOps(conn), memory_id, feedback_type, recorded.created_at)
             if feedback_type == "positive":
                 self._record_skill_use(conn, memory_id, recorded.created_at)
             return recorded

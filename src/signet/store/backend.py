@@ -9,7 +9,7 @@ both sides, and the contract tests (tests/store/test_core_contract.py) run one s
 - `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL).
 - `PgCore` (store/postgres/core.py) is the same contract on psycopg 3 and a connection pool.
 
-What is not on PostgreSQL yet (NOT_PORTED: the graph, documents, telemetry, the
+What is not on PostgreSQL yet (NOT_PORTED: documents, telemetry, the
 cold tier, retention, ...) is refused by name, per feature: the daemon on postgres serves the
 core memory API over this seam (signet/core_app.py), and every operation that needs a feature
 not here raises `NotOnBackend` (HTTP 501, `not_on_backend`), never an answer silently missing
@@ -18,7 +18,7 @@ something.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,7 +35,7 @@ from signet.store import memories as mem_sql
 from signet.store import scope as scope_sql
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
-from signet.store.graph_store import GraphStore, SqliteGraph
+from signet.store.graph_store import GraphOps, GraphStore, SqliteGraph, SqliteGraphOps
 from signet.store.jobs import Job
 from signet.store.signing_key import file_key
 from signet.store.tokens import TokenRow
@@ -52,14 +52,18 @@ PORTED = (
     "documents and connectors", "search ledger",
     "portable export and import", "projection",
     "review queue",
+    "knowledge graph (store/graph_store.py: entities, pins, communities, graph channels)",
 )
 NOT_PORTED = (
-    "knowledge graph",
     "cold tier and retention", "telemetry", "skills",
     "feedback", "idempotency keys", "short id prefixes",
     "access counts", "maintenance and repair",
     "batch forget and modify",
 )
+
+
+# Work run inside an insert's transaction with the graph's statements and the memory's id.
+Within = Callable[[GraphOps, str], object]
 
 
 class CoreStore(Protocol):
@@ -72,12 +76,14 @@ class CoreStore(Protocol):
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
         jobs: Sequence[str] = (), extraction_status: str = "none",
+        within: Within | None = None,
     ) -> tuple[str, bool]:
         """Insert (or dedup within the scope), write history ('created', or 'none' for a
         duplicate), link a new memory to the existing entities it names (the inline entity
         linker, store/graph.py), store the vector unless the hash has a current one, enqueue
-        `jobs` for a new memory (`extraction_status` 'pending' when one is `extract`). Returns
-        (id, deduped)."""
+        `jobs` for a new memory (`extraction_status` 'pending' when one is `extract`); then
+        `within(graph statements, id)` in the same transaction (a graph payload sent with the
+        memory: both commit or neither). Returns (id, deduped)."""
         ...
 
     def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
@@ -235,6 +241,7 @@ class SqliteCore:
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
         jobs: Sequence[str] = (), extraction_status: str = "none",
+        within: Within | None = None,
     ) -> tuple[str, bool]:
         with self.store.write_tx() as conn:
             has_vector = model is not None and emb_sql.has_current(conn, content_hash, model)
@@ -248,6 +255,8 @@ class SqliteCore:
                     conn, memory_id, "none", actor, now, new_content=storage,
                     reason="duplicate content", metadata={"dedupedExistingId": memory_id},
                 )
+                if within is not None:
+                    within(SqliteGraphOps(conn), memory_id)
                 return memory_id, True
             history_sql.record(conn, memory_id, "created", actor, now, new_content=storage)
             graph_sql.link_known_entities(conn, memory_id, memory.agent_id, storage, now)
@@ -256,6 +265,8 @@ class SqliteCore:
                                source_id=memory_id)
             for job_type in jobs:
                 jobs_sql.enqueue(conn, job_type, memory_id=memory_id, now=now)
+            if within is not None:
+                within(SqliteGraphOps(conn), memory_id)
         return memory_id, False
 
     def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:

@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from signet.errors import Conflict, StoreError
-from signet.store.backend import check_version
+from signet.store.backend import Within, check_version
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
 from signet.store.memories import COLUMNS, new_id, row_to_memory
 from signet.store.postgres import jobs as pg_jobs
@@ -153,6 +153,7 @@ class PgCore:
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
         jobs: Sequence[str] = (), extraction_status: str = "none",
+        within: Within | None = None,
     ) -> tuple[str, bool]:
         with self._conn() as conn, conn.transaction():
             has_vector = model is not None and self._has_vector(conn, content_hash, model)
@@ -175,6 +176,8 @@ class PgCore:
                     raise StoreError("insert refused by a constraint other than dedup")
                 self._record(conn, existing, "none", actor, now, new_content=storage,
                              reason="duplicate content", metadata={"dedupedExistingId": existing})
+                if within is not None:
+                    within(PgGraphOps(conn), existing)
                 return existing, True
             memory_id = str(row[0])
             self._record(conn, memory_id, "created", actor, now, new_content=storage)
@@ -184,6 +187,8 @@ class PgCore:
                 self._upsert_vector(conn, content_hash, vector, model, now, memory_id)
             for job_type in jobs:
                 pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now)
+            if within is not None:
+                within(PgGraphOps(conn), memory_id)
         if vector is not None:
             self._ensure_index(int(np.asarray(vector).shape[-1]))
         return memory_id, False
@@ -525,7 +530,7 @@ class PgCore:
         return bytes(row[0])
 
     def graph(self) -> PgGraph:
-        return PgGraph(self.pool)
+        return PgGraph(self._conn)
 
     def size_bytes(self) -> int:
         with self._conn() as conn:

@@ -3,20 +3,19 @@
 The same meaning as on SQLite, in this dialect: tags are a jsonb array tested by containment,
 booleans are booleans. A filter that needs a table not yet on PostgreSQL (community: the graph)
 is refused by name rather than ignored, since ignoring it would widen what a caller sees.
+The community filter reads the graph's tables (migration 002_graph.sql): the memory mentions
+an entity of the community, as on SQLite.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from signet.store.backend import NotOnBackend
 from signet.types import MemoryFilters, MemoryScope
 
 
 def filter_sql(filters: MemoryFilters, alias: str = "m") -> tuple[str, list[Any]]:
     """A WHERE fragment (without the keyword) and its parameters for `filters`."""
-    if filters.community is not None:
-        raise NotOnBackend("community filter (the knowledge graph)", "postgres")
     clauses: list[str] = []
     params: list[Any] = []
     if not filters.include_deleted:
@@ -44,6 +43,12 @@ def filter_sql(filters: MemoryFilters, alias: str = "m") -> tuple[str, list[Any]
     if filters.importance_min is not None:
         clauses.append(f"{alias}.importance >= %s")
         params.append(filters.importance_min)
+    if filters.community is not None:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM memory_entity_mentions x JOIN entities e ON e.id = x.entity_id"
+            f" WHERE x.memory_id = {alias}.id AND e.community_id = %s)"
+        )
+        params.append(filters.community)
     return (" AND ".join(clauses) or "TRUE"), params
 
 

@@ -20,14 +20,13 @@ UPDATE ... RETURNING id` gives both the one row.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
 
 from signet.store import prefixes
 from signet.store.graph import INLINE_LINK_CONFIDENCE, EntityRow, candidate_names, canonical
@@ -48,24 +47,26 @@ _ENTITY = (
 
 
 class PgGraph:
-    """GraphStore on a PgCore pool: a pooled connection per read, one transaction per write."""
+    """GraphStore on PgCore's connections (`connect`: PgCore's, a pooled connection, or the
+    one of the caller's `PgCore.transaction()`, which a graph write then joins as a savepoint):
+    a connection per read, one transaction per write."""
 
     backend = "postgres"
 
-    def __init__(self, pool: ConnectionPool) -> None:
-        self.pool = pool
+    def __init__(self, connect: Callable[[], AbstractContextManager[psycopg.Connection]]) -> None:
+        self.connect = connect
 
     @contextmanager
     def reading(self, conn: Any = None) -> Iterator[PgGraphOps]:
         if isinstance(conn, psycopg.Connection):
             yield PgGraphOps(conn)
             return
-        with self.pool.connection() as own:
+        with self.connect() as own:
             yield PgGraphOps(own)
 
     @contextmanager
     def writing(self) -> Iterator[PgGraphOps]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self.connect() as conn, conn.transaction():
             yield PgGraphOps(conn)
 
 
