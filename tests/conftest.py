@@ -35,7 +35,7 @@ import httpx
 import psycopg
 import pytest
 
-from pg_server import pg_server, pg_url, pg_url_other  # noqa: F401  (fixtures for every folder)
+from pg_server import pg_server, pg_url, pg_url_other, pg_urls  # noqa: F401  (fixtures for every folder)
 from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
@@ -159,7 +159,8 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[.
         # has the daemon's deferred path with its embed worker).
         cfg = inline(Config.default(tmp_path / f"ws{len(stops)}")).replace(**sections)
         if _serves_postgres(request):
-            url = request.getfixturevalue("pg_url")
+            # A second server in one test is apart from the first, as on SQLite (ws0, ws1).
+            url = request.getfixturevalue("pg_urls")() if stops else request.getfixturevalue("pg_url")
             cfg = cfg.replace(store=StoreConfig(backend="postgres", url=url))
         app = SignetApp.open(cfg, embedder=HashEmbedder(64))
         api = create_app(app)

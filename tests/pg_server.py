@@ -18,7 +18,7 @@ import tempfile
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +74,18 @@ def pg_url(pg_server: Any) -> Iterator[str]:
 def pg_url_other(pg_server: Any) -> Iterator[str]:
     """A second fresh database beside `pg_url` (a copy's source or target)."""
     yield from _fresh_database(pg_server)
+
+
+@pytest.fixture
+def pg_urls(pg_server: Any) -> Iterator[Callable[[], str]]:
+    """pg_urls() -> the URL of another fresh, empty database; all are dropped afterwards (a
+    test that starts several daemons meant to be apart, each on a database of its own)."""
+    made: list[Iterator[str]] = []
+
+    def fresh() -> str:
+        made.append(_fresh_database(pg_server))
+        return str(next(made[-1]))
+
+    yield fresh
+    for database in made:
+        next(database, None)  # drops it

@@ -304,7 +304,7 @@ def test_an_idempotency_key_cannot_replay_another_scopes_memory(serve) -> None:
     assert replay["id"] != first["id"] and replay["memory"]["content"] == "b's"
 
 
-def test_scoped_tokens_are_kept_out_of_cross_scope_routes(serve) -> None:
+def test_scoped_tokens_are_kept_out_of_cross_scope_routes(serve, backend) -> None:
     s = serve()
     a = auth(issue(s.app, "admin", agent="a"))
     for path in ("/api/knowledge/entities", "/api/knowledge/stats", "/api/knowledge/communities"):

@@ -182,7 +182,7 @@ def test_conversation_context_skips_another_projects_turns(serve) -> None:
         "what should I plant in spring", "basil and parsley did well"}
 
 
-def test_another_projects_graph_shapes_nothing(serve) -> None:
+def test_another_projects_graph_shapes_nothing(serve, backend) -> None:
     def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
         if plant:  # the entity exists only because project q named it
             graph = {"entities": [{"name": "Zorro Bakery", "type": "organization"}]}
@@ -194,7 +194,7 @@ def test_another_projects_graph_shapes_nothing(serve) -> None:
                                   {"query": "friday", "mode": "full"}])
 
 
-def test_another_agents_graph_shapes_nothing(serve) -> None:
+def test_another_agents_graph_shapes_nothing(serve, backend) -> None:
     def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
         if plant:
             graph = {"entities": [{"name": "Zorro Bakery", "type": "organization"}],

@@ -3,12 +3,15 @@ fallback, and recall surviving a broken graph."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
-from graphs import QUERY, build_car_and_shopping, open_app
+from graphs import QUERY, build_car_and_shopping, open_app, traversal_config
 
 from signet.app import SignetApp
+from signet.config import StoreConfig
 from signet.graph.hubs import HubIndex, degree_threshold, hub_memories
 from signet.graph.shaping import reserve_flat
 from signet.store.graph_store import SqliteGraph, SqliteGraphOps
@@ -144,3 +147,34 @@ def test_the_boost_word_index_sees_entities_added_after_it_was_built(tmp_path: P
         later = app.remember("the harbour was busy", graph={"entities": ["Port of Hamburg"]}).id
         found = app.recall(RecallQuery("hamburg", limit=10, mode="full", touch=False)).hits
         assert [h.memory.id for h in found] == [later]
+
+
+def test_hub_dampening_over_http(serve: Callable[..., Any], backend: str) -> None:
+    served = serve()
+    ids = hub_graph(served.app)
+    body = served.client.post(
+        "/api/memory/recall", json={"query": "user", "limit": 20, "mode": "full"}
+    ).json()
+    top = next(h for h in body["results"] if h["id"] == ids["hub_only"])
+    assert top["evidence"]["traversal"] is not None and "hub" in top["adjustments"]
+    assert body["method"] == "full"
+
+
+def test_the_boost_word_index_follows_another_daemons_entities(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Two apps on one PostgreSQL database: the entity-word index one built is rebuilt when the
+    other adds an entity (the marker is read from the database on every query)."""
+    def opened(name: str) -> SignetApp:
+        cfg = traversal_config(tmp_path / name)
+        return SignetApp.open(cfg.replace(store=StoreConfig(backend="postgres", url=pg_url)),
+                              embedder=None)
+
+    with opened("a") as one, opened("b") as two:
+        first = one.remember("moved there in the spring", graph={"entities": ["East Berlin"]}).id
+        assert [h.memory.id for h in one.recall(
+            RecallQuery("berl", limit=10, mode="full", touch=False)).hits] == [first]
+        later = two.remember("the harbour was busy", graph={"entities": ["Port of Hamburg"]}).id
+        found = one.recall(RecallQuery("hamburg", limit=10, mode="full", touch=False)).hits
+        assert [h.memory.id for h in found] == [later]
+        assert found[0].evidence.lexical is None  # no shared word: the graph's boost found it

@@ -15,7 +15,6 @@ import psycopg
 import pytest
 
 from signet.errors import MigrationTampered, SchemaTooNew
-from signet.store.backend import NotOnBackend
 from signet.store.postgres import migrate
 from signet.store.postgres.core import PgCore
 from signet.types import MemoryFilters
@@ -120,11 +119,25 @@ def test_vector_search_has_an_hnsw_index_and_rescores_exactly(pg_url: str) -> No
         core.close()
 
 
-def test_features_not_on_postgres_are_refused_by_name(pg_url: str) -> None:
+def test_the_community_filter_keeps_memories_naming_its_entities(pg_url: str) -> None:
+    from signet.normalize import normalize_content
+    from signet.types import Actor, NewMemory
+
     core = PgCore.open(pg_url)
     try:
-        with pytest.raises(NotOnBackend, match="community filter .* postgres"):
-            core.lexical_search("anything", MemoryFilters(community="c1"), 5)
+        with core.graph().writing() as graph:
+            alpha = graph.upsert_entity("Alpha", agent_id="default", now=T0)
+            graph.replace_communities("default", [{"id": "c1", "label": "first", "members": [alpha],
+                                                   "modularity": 0.5, "quality": "weak"}], T0)
+        ids = {}
+        for text in ("a memory about Alpha", "a memory about nothing"):
+            norm = normalize_content(text)
+            ids[text], _ = core.insert_memory(
+                NewMemory(content=text), storage=norm.storage, normalized=norm.normalized,
+                content_hash=norm.content_hash, actor=Actor(), now=T0)
+        found = core.lexical_search("memory", MemoryFilters(community="c1"), 5)
+        assert [m for m, _ in found] == [ids["a memory about Alpha"]]
+        assert len(core.lexical_search("memory", MemoryFilters(), 5)) == 2
     finally:
         core.close()
 
