@@ -161,3 +161,42 @@ def test_documents_with_their_connector_and_chunks_go_both_ways(
         chunk = app.get(shown["chunks"][0]["memory_id"])
         assert "pear trees" in chunk.content and chunk.source_id == doc["id"]
         assert app.connectors.get(connector["id"])["files"] == 1
+
+
+def test_the_knowledge_graph_goes_over_and_back(tmp_path: Path, pg_url: str) -> None:
+    """Entities, aliases, relations, mentions (WITHOUT ROWID on SQLite), aspects, attributes,
+    dependencies, pins and communities copy over in small batches, verify, serve a postgres
+    app's graph and traversal, and come back."""
+    config = Config.default(tmp_path / "ws")
+    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as app:
+        car = app.remember("I drive a Ford Mustang to work", embed_inline=True, graph={
+            "entities": [{"name": "Ford Mustang", "aliases": ["my car"]}, "User"],
+            "attributes": [{"entity": "User", "aspect": "vehicles", "key": "drives",
+                            "value": "Ford Mustang"}],
+            "dependencies": [{"source": "Ford Mustang", "target": "User", "type": "owned_by"}],
+            "relations": [{"source": "User", "target": "Ford Mustang", "type": "drives"}],
+        }).id
+        app.remember("The Ford Mustang needs an air filter", embed_inline=True)  # inline-linked
+        app.graph.pin(app.graph.find("User"), weight=2)
+        app.graph.detect_communities()
+        before = app.graph.stats()
+    report = migrate_to_postgres(config, pg_url, batch=1)
+    assert report.ok, report.to_dict()
+    graph_tables = ("entities", "entity_aliases", "relations", "memory_entity_mentions",
+                    "entity_aspects", "entity_attributes", "entity_dependencies",
+                    "entity_pinning", "entity_communities")
+    assert not set(graph_tables) & set(report.left_behind)
+    assert report.counts["memory_entity_mentions"] == (3, 3)
+    on_pg = config.replace(store=StoreConfig(backend="postgres", url=pg_url))
+    with SignetApp.open(on_pg, embedder=HashEmbedder(64), llm=None) as app:
+        assert {k: v for k, v in app.graph.stats().items() if k != "hub_threshold"} == {
+            k: v for k, v in before.items() if k != "hub_threshold"}
+        found = app.recall(RecallQuery("what does my car need", mode="full", limit=5))
+        assert car in {h.memory.id for h in found.hits if h.evidence.traversal is not None}
+    other = Config.default(tmp_path / "other")
+    other.workspace.mkdir()
+    back = _cli(other, "store", "migrate", "--from", pg_url, "--batch", "2")
+    assert back.returncode == 0, back.stderr
+    assert json.loads(back.stdout)["counts"]["entity_pinning"] == {"sqlite": 1, "postgres": 1}
+    with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
+        assert app.graph.entity(app.graph.find("my car"))["name"] == "Ford Mustang"

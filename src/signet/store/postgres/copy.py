@@ -2,11 +2,13 @@
 
 What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
 history, vectors, the job queue, sessions with their summary queue, artifact index and
-tombstones, documents with their connectors and chunk links, tokens and the token signing
-key. Every other table that
-holds rows is named in the report as left behind, never dropped silently.
+tombstones, documents with their connectors and chunk links, the knowledge graph (entities,
+aliases, relations, mentions, aspects, attributes, dependencies, pins, communities), tokens
+and the token signing key. Every other table that holds rows is named in the report as left
+behind, never dropped silently.
 
-Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid), each batch its
+Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid; a table keyed
+otherwise, such as the WITHOUT ROWID mentions, in its key's order), each batch its
 own PostgreSQL transaction, inserted with `ON CONFLICT DO NOTHING`; a run that was stopped is
 simply run again and skips what already arrived. Verified: for every table the row count and a
 SHA-256 over each row's fingerprint (sorted by key) must be equal on both sides; a row changed
@@ -49,6 +51,13 @@ class TableCopy:
     order: str = "seq"  # the PostgreSQL column that gives insertion order (for copying back)
     casts: dict[str, str] = field(default_factory=dict)  # column -> SQL cast on insert
     fingerprint_sql: tuple[str, str] = ("", "")  # (sqlite select, postgres select)
+    # Paged by these columns on both sides instead (rowid / `order`): a unique key.
+    key: tuple[str, ...] = ()
+
+
+def _same(sql: str) -> tuple[str, str]:
+    """A fingerprint select that reads the same on both sides."""
+    return sql, sql
 
 
 _MEMORY_COLUMNS = (
@@ -185,6 +194,70 @@ TABLES: tuple[TableCopy, ...] = (
             "SELECT id, key_hash, revoked_at, role FROM tokens",
         ),
     ),
+    # The knowledge graph (PostgreSQL migration 002_graph.sql), parents before children.
+    TableCopy(
+        "entities",
+        ("id", "name", "entity_type", "description", "canonical_name", "mentions", "agent_id",
+         "community_id", "created_at", "updated_at"),
+        fingerprint_sql=_same(
+            "SELECT id, canonical_name, agent_id, mentions, community_id FROM entities"),
+    ),
+    TableCopy(
+        "entity_aliases", ("alias", "canonical_alias", "entity_id", "agent_id", "created_at"),
+        key=("canonical_alias", "agent_id", "entity_id"),
+        fingerprint_sql=_same("SELECT canonical_alias, agent_id, entity_id FROM entity_aliases"),
+    ),
+    TableCopy(
+        "relations",
+        ("id", "source_entity_id", "target_entity_id", "relation_type", "strength", "mentions",
+         "confidence", "metadata", "created_at", "updated_at"),
+        order="id",
+        fingerprint_sql=_same(
+            "SELECT id, source_entity_id, target_entity_id, relation_type, mentions FROM relations"),
+    ),
+    TableCopy(
+        "memory_entity_mentions",
+        ("memory_id", "entity_id", "mention_text", "confidence", "created_at"),
+        key=("memory_id", "entity_id"),
+        fingerprint_sql=_same("SELECT memory_id, entity_id FROM memory_entity_mentions"),
+    ),
+    TableCopy(
+        "entity_aspects",
+        ("id", "entity_id", "aspect_name", "description", "confidence", "weight", "agent_id",
+         "created_at", "updated_at"),
+        order="id",
+        fingerprint_sql=_same("SELECT id, entity_id, aspect_name FROM entity_aspects"),
+    ),
+    TableCopy(
+        "entity_attributes",
+        ("id", "aspect_id", "entity_id", "kind", "attribute_key", "attribute_value",
+         "confidence", "source_memory_id", "agent_id", "created_at", "updated_at"),
+        order="id",
+        fingerprint_sql=_same(
+            "SELECT id, aspect_id, attribute_key, attribute_value FROM entity_attributes"),
+    ),
+    TableCopy(
+        "entity_dependencies",
+        ("id", "source_entity_id", "target_entity_id", "dependency_type", "strength",
+         "traversal_weight", "metadata", "agent_id", "created_at", "updated_at"),
+        order="id",
+        fingerprint_sql=_same(
+            "SELECT id, source_entity_id, target_entity_id, dependency_type"
+            " FROM entity_dependencies"),
+    ),
+    TableCopy(
+        "entity_pinning",
+        ("entity_id", "agent_id", "pinned_by", "reason", "pinned_at", "pin_type",
+         "weight_override"),
+        key=("entity_id", "agent_id"),
+        fingerprint_sql=_same("SELECT entity_id, agent_id, pin_type FROM entity_pinning"),
+    ),
+    TableCopy(
+        "entity_communities",
+        ("id", "agent_id", "label", "size", "modularity", "quality", "member_ids", "created_at"),
+        order="id",
+        fingerprint_sql=_same("SELECT id, agent_id, label, member_ids FROM entity_communities"),
+    ),
 )
 # SQLite bookkeeping and derived tables that are not state to carry over.
 _NOT_STATE = frozenset({
@@ -251,17 +324,18 @@ def _copy_table(
         " ON CONFLICT DO NOTHING"
     )
     inserted = done = 0
-    last = 0
+    key = table.key or ("rowid",)
+    last: tuple[Any, ...] | None = None
     while True:
         rows = source.execute(
-            f"SELECT rowid, {', '.join(table.columns)} FROM {table.name} WHERE rowid > ?"
-            " ORDER BY rowid LIMIT ?",
-            (last, batch),
+            f"SELECT {', '.join(key)}, {', '.join(table.columns)} FROM {table.name}"
+            f"{_after(key, last, '?')} ORDER BY {', '.join(key)} LIMIT ?",
+            (*(last or ()), batch),
         ).fetchall()
         if not rows:
             break
-        last = int(rows[-1][0])
-        params = [_params(table, tuple(row)[1:]) for row in rows]
+        last = tuple(rows[-1])[: len(key)]
+        params = [_params(table, tuple(row)[len(key):]) for row in rows]
         with pg.transaction(), pg.cursor() as cur:
             cur.executemany(insert, params)
             inserted += max(cur.rowcount, 0)
@@ -269,6 +343,13 @@ def _copy_table(
         if progress is not None:
             progress(table.name, done, total)
     return inserted
+
+
+def _after(key: tuple[str, ...], last: tuple[Any, ...] | None, mark: str) -> str:
+    """The keyset condition of the next page (none for the first)."""
+    if last is None:
+        return ""
+    return f" WHERE ({', '.join(key)}) > ({', '.join([mark] * len(key))})"
 
 
 def _params(table: TableCopy, row: tuple[Any, ...]) -> list[Any]:
@@ -376,18 +457,18 @@ def _copy_back(
         f" VALUES ({', '.join('?' * len(table.columns))})"
     )
     inserted = done = 0
-    last: Any = None
+    key = table.key or (table.order,)
+    last: tuple[Any, ...] | None = None
     while True:
-        after = "" if last is None else f" WHERE {table.order} > %s"
         rows = pg.execute(
-            f"SELECT {table.order}, {wanted} FROM {table.name}{after}"
-            f" ORDER BY {table.order} LIMIT %s",
-            ([] if last is None else [last]) + [batch],
+            f"SELECT {', '.join(key)}, {wanted} FROM {table.name}{_after(key, last, '%s')}"
+            f" ORDER BY {', '.join(key)} LIMIT %s",
+            [*(last or ()), batch],
         ).fetchall()
         if not rows:
             break
-        last = rows[-1][0]
-        params = [_sqlite_params(table, tuple(row)[1:]) for row in rows]
+        last = tuple(rows[-1])[: len(key)]
+        params = [_sqlite_params(table, tuple(row)[len(key):]) for row in rows]
         with store.write_tx() as conn:
             before = conn.total_changes
             conn.executemany(insert, params)
