@@ -45,7 +45,6 @@ from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
-from signet.store.graph_store import SqliteGraph
 from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import PortableStore, SqlitePortable
 from signet.store.projection import SqliteProjection
@@ -109,9 +108,7 @@ class SignetApp:
             VectorSearch(chosen.model, chosen.dimensions, config.embedding.index) if chosen else None
         )
         clock = clock or SystemClock()
-        graph = KnowledgeGraph.build(
-            SqliteGraph(store), config.pipeline, chosen.model if chosen else None, clock
-        )
+        graph = KnowledgeGraph.build(store, config.pipeline, chosen.model if chosen else None, clock)
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
         sessions = Sessions(config, SqliteSessions(store), clock)
         # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.

@@ -29,8 +29,9 @@ from signet.graph.channels import GraphBoostChannel, TraversalChannel
 from signet.graph.hubs import HubIndex
 from signet.graph.shaping import reserve_flat
 from signet.recall.spec import BOOST_WEIGHT, GraphHooks
+from signet.store.db import Store
 from signet.store.graph import canonical
-from signet.store.graph_store import GraphOps, GraphStore
+from signet.store.graph_store import GraphOps, GraphStore, SqliteGraph
 from signet.types import Actor, MemoryFilters, RecallHit
 
 __all__ = ["KnowledgeGraph"]
@@ -51,8 +52,12 @@ class KnowledgeGraph:
 
     @classmethod
     def build(
-        cls, store: GraphStore, config: PipelineConfig, embedder_model: str | None, clock: Clock
+        cls, store: GraphStore | Store, config: PipelineConfig, embedder_model: str | None,
+        clock: Clock,
     ) -> KnowledgeGraph:
+        """The graph over `store`: a graph store, or a SQLite Store (its `SqliteGraph`)."""
+        if isinstance(store, Store):
+            store = SqliteGraph(store)
         return cls(
             store, config,
             TraversalChannel(store, config.graph, config.traversal, embedder_model),
