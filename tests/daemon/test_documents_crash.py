@@ -1,14 +1,16 @@
 """kill -9 during a document ingest (a real daemon process, the bundled embedding model): the
 document stays visible at its step with no chunk written, and a restarted daemon finishes it
-with exactly one chunk set."""
+with exactly one chunk set; on PostgreSQL, another daemon on the same database finishes it."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
 
 import httpx
+import psycopg
 from daemon_process import free_port, make_workspace
 
 # Inline: the chunks are embedded before their write, so the kill lands while the model runs
@@ -74,3 +76,51 @@ def test_a_kill_mid_ingest_leaves_no_half_chunk_set_and_the_document_resumes(
                              (doc_id,)).fetchone()[0]
     assert len(rows) == total == chunk_count  # one chunk set, nothing duplicated
     assert sorted(i for _m, i in rows) == list(range(chunk_count))
+
+
+def test_on_postgres_a_daemon_killed_mid_ingest_is_finished_by_another(
+    tmp_path: Path, daemons, pg_url: str
+) -> None:
+    """Two daemons on one database: the first is killed while it embeds a document's chunks;
+    the second (its own workspace) takes the job back once the lease is stale and writes one
+    chunk set; the job was leased twice, by the two, and completed once."""
+    yaml = f"store:\n  backend: postgres\n  url: {json.dumps(pg_url)}\n{YAML}"
+    first = daemons(make_workspace(tmp_path / "one", yaml), free_port())
+    first.wait_healthy(90)
+    with httpx.Client(base_url=first.url, headers=first.headers(), timeout=30) as client:
+        reply = client.post("/api/documents", json={"content": "\n\n".join(PARAGRAPHS)})
+        assert reply.status_code == 202, reply.text
+        doc_id = reply.json()["id"]
+        deadline = time.monotonic() + 60
+        while _status(client, doc_id)["status"] != "embedding":
+            assert time.monotonic() < deadline, "the document never reached embedding"
+            time.sleep(0.01)
+    first.kill()  # SIGKILL in the middle of embedding the chunks
+    with psycopg.connect(pg_url) as conn:
+        status, chunk_count = conn.execute(
+            "SELECT status, chunk_count FROM documents WHERE id = %s", (doc_id,)).fetchone()
+        written = conn.execute("SELECT count(*) FROM memories WHERE source_id = %s",
+                               (doc_id,)).fetchone()[0]
+    assert status == "embedding" and chunk_count > 150 and written == 0
+
+    second = daemons(make_workspace(tmp_path / "two", yaml), free_port())
+    second.wait_healthy(90)
+    with httpx.Client(base_url=second.url, headers=second.headers(), timeout=30) as client:
+        deadline = time.monotonic() + 150  # the reaper runs at start, then every minute
+        while (doc := _status(client, doc_id))["status"] != "done":
+            assert doc["status"] != "failed", doc["error"]
+            assert time.monotonic() < deadline, f"not resumed: {doc['status']}"
+            time.sleep(0.2)
+    second.terminate()
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute(
+            "SELECT m.id, d.chunk_index FROM memories m JOIN document_memories d"
+            " ON d.memory_id = m.id WHERE m.source_id = %s AND NOT m.is_deleted", (doc_id,)
+        ).fetchall()
+        total = conn.execute("SELECT count(*) FROM memories WHERE source_id = %s",
+                             (doc_id,)).fetchone()[0]
+        jobs = conn.execute("SELECT status, attempts FROM memory_jobs WHERE document_id = %s",
+                            (doc_id,)).fetchall()
+    assert len(rows) == total == chunk_count  # one chunk set, nothing duplicated
+    assert sorted(i for _m, i in rows) == list(range(chunk_count))
+    assert jobs == [("completed", 2)]
