@@ -12,10 +12,11 @@ import pytest
 
 from signet import injection
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 from signet.injection import tokens
-from signet.injection.budget import TRUNCATED
+from signet.injection.budget import TRUNCATED, ContextBlock
 from signet.injection.capture import requests_in
+from signet.injection.entity_context import add_entity_context, named_entities
 from signet.providers.hash_embedder import HashEmbedder
 from signet.workspace import init_workspace
 from write_paths import inline
@@ -157,3 +158,24 @@ def test_an_entity_named_by_its_alias_brings_its_current_attributes(tmp_path: Pa
     assert "## Ford Mustang" in named.context
     assert "- maintenance: air filter = replaced March 2026" in named.context
     assert named.to_dict()["entities"] and other.context == ""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_entity_context_reads_the_graph_on_either_backend(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    cfg = inline(Config.default(tmp_path / "ws"))
+    if backend == "postgres":
+        cfg = cfg.replace(store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
+    with SignetApp.open(cfg, embedder=HashEmbedder(64)) as app:
+        app.remember("Maintenance notes for the car", graph={
+            "entities": [{"name": "Ford Mustang", "aliases": ["my car"]}],
+            "attributes": [{"entity": "Ford Mustang", "aspect": "maintenance",
+                            "key": "air filter", "value": "replaced March 2026"}],
+        })
+        ids = named_entities(app, "Does my car need anything?")
+        block = ContextBlock(budget=200)
+        assert add_entity_context(app, block, ids) == ids and len(ids) == 1
+        assert named_entities(app, "Does the bike need anything?") == []
+    assert block.lines[0].startswith("## Ford Mustang")
+    assert "- maintenance: air filter = replaced March 2026" in "\n".join(block.lines)

@@ -183,3 +183,19 @@ def test_a_failed_write_leaves_nothing(core: CoreStore) -> None:
         raise InvalidInput("the caller refused the rest")
     with core.graph().reading() as g:
         assert g.resolve(["orphan"], "default") == {}
+
+
+def test_retention_decrement_drops_links_and_orphans(core: CoreStore) -> None:
+    with core.graph().writing() as g:
+        alice = g.upsert_entity("Alice", agent_id="default", now=T0)
+        bob = g.upsert_entity("Bob", agent_id="default", now=T0)
+        g.upsert_dependency(alice, bob, "knows", strength=0.5, agent_id="default", now=T0)
+    first = remember(core, "Alice and Bob met")
+    second = remember(core, "Bob again")
+    with core.graph().writing() as g:
+        counts = g.decrement_entity_mentions([first, first])
+    assert counts == {"links": 2, "entities": 2, "orphans": 1}
+    with core.graph().reading() as g:
+        assert g.resolve(["alice", "bob"], "default") == {"bob": bob}  # Alice had no other
+        assert g.mention_count(bob) == 1 and g.entities_by_memory([second]) == {second: [bob]}
+        assert g.dependency_edges(bob, min_strength=0.0, limit=5) == []  # gone with Alice

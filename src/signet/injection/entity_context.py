@@ -4,7 +4,8 @@ brings its current attributes, compactly.
 Names are looked up as canonical keys (store/graph.py `canonical`) for every run of one to
 three words in the prompt, by name then alias, in one query. Entities mentioned by more than 5%
 of memories (the user, say) are common, not news, and are skipped, as recall's focal entities
-skip them. Per entity: its strongest aspects and their most confident attributes.
+skip them. Per entity: its strongest aspects and their most confident attributes. Read through
+the knowledge graph's store (store/graph_store.py), so it answers on either backend.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from signet.injection.budget import ContextBlock
-from signet.store import graph_views as views
-from signet.store import knowledge as know_sql
 from signet.store.graph import canonical
 
 if TYPE_CHECKING:
@@ -43,26 +42,26 @@ def named_entities(app: SignetApp, prompt: str, agent_id: str = "default") -> li
                 keys.append(key)
     if not keys:
         return []
-    conn = app.store.reader()
-    found = know_sql.resolve(conn, keys[:500], agent_id)
-    ids = list(dict.fromkeys(found[k] for k in keys if k in found))
-    common = know_sql.common_entities(conn, ids, COMMON_FRACTION, COMMON_MIN_MEMORIES)
+    with app.graph.store.reading() as graph:
+        found = graph.resolve(keys[:500], agent_id)
+        ids = list(dict.fromkeys(found[k] for k in keys if k in found))
+        common = graph.common_entities(ids, COMMON_FRACTION, COMMON_MIN_MEMORIES)
     return [i for i in ids if i not in common][:MAX_ENTITIES]
 
 
 def add_entity_context(app: SignetApp, block: ContextBlock, entity_ids: list[str]) -> list[str]:
     """Add each entity's current attributes; return the ids of the entities added."""
-    conn = app.store.reader()
     added = []
-    for entity_id in entity_ids:
-        entity = views.get_entity(conn, entity_id)
-        if entity is None:
-            continue
-        lines = _attribute_lines(views.aspects_with_attributes(conn, entity_id))
-        if not lines:
-            continue
-        if block.add("\n".join([f"## {entity['name']}", *lines]), cap=block.budget // 2):
-            added.append(entity_id)
+    with app.graph.store.reading() as graph:
+        for entity_id in entity_ids:
+            entity = graph.get_entity(entity_id)
+            if entity is None:
+                continue
+            lines = _attribute_lines(graph.aspects_with_attributes(entity_id))
+            if not lines:
+                continue
+            if block.add("\n".join([f"## {entity['name']}", *lines]), cap=block.budget // 2):
+                added.append(entity_id)
     return added
 
 

@@ -96,6 +96,10 @@ class GraphOps(Protocol):
         self, ids: Sequence[str], factor: float, low: float, high: float, now: str
     ) -> int: ...
     def aspects_sourced_by(self, memory_id: str) -> list[str]: ...
+    def decrement_entity_mentions(self, memory_ids: Sequence[str]) -> dict[str, int]:
+        """Before memories are purged (retention): drop their links, count each entity down,
+        delete the entities left with none."""
+        ...
 
     # -- the memories the graph touches ----------------------------------------------------------
     def memory_exists(self, memory_id: str) -> bool: ...
@@ -211,6 +215,7 @@ class SqliteGraphOps:
     scale_dependency_weights = _bound(know_sql.scale_dependency_weights)
     scale_aspect_weights = _bound(know_sql.scale_aspect_weights)
     aspects_sourced_by = _bound(know_sql.aspects_sourced_by)
+    decrement_entity_mentions = _bound(know_sql.decrement_entity_mentions)
     memory_exists = _bound(_memory_exists)
     record_history = _bound(history_sql.record)
     allowed_ids = _bound(mem_sql.allowed_ids)

@@ -333,6 +333,24 @@ class PgGraphOps:
         )
         return [str(r[0]) for r in rows]
 
+    def decrement_entity_mentions(self, memory_ids: Sequence[str]) -> dict[str, int]:
+        ids = list(dict.fromkeys(memory_ids))
+        counts = {str(e): int(n) for e, n in self._rows(
+            "SELECT entity_id, count(*) FROM memory_entity_mentions WHERE memory_id = ANY(%s)"
+            " GROUP BY entity_id", (ids,),
+        )}
+        self.conn.execute("DELETE FROM memory_entity_mentions WHERE memory_id = ANY(%s)", (ids,))
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE entities SET mentions = GREATEST(0, mentions - %s) WHERE id = %s",
+                [(n, entity_id) for entity_id, n in counts.items()],
+            )
+        orphans = [r[0] for r in self._rows(
+            "DELETE FROM entities WHERE id = ANY(%s) AND mentions = 0 RETURNING id",
+            (list(counts),),
+        )]
+        return {"links": sum(counts.values()), "entities": len(counts), "orphans": len(orphans)}
+
     # -- the memories the graph touches -----------------------------------------------------------
     def memory_exists(self, memory_id: str) -> bool:
         return self._one("SELECT 1 FROM memories WHERE id = %s", (memory_id,)) is not None
