@@ -18,6 +18,7 @@ from signet.providers.hash_embedder import HashEmbedder
 from signet.services.store_copy import migrate_to_postgres
 from signet.store.backend import open_core
 from signet.store.db import Store
+from signet.store.pipeline import SqlitePipeline, pipeline_for
 from signet.store.session_store import sessions_on
 from signet.store.signing_key import file_key, workspace_key_path
 from signet.types import MemoryFilters, RecallQuery
@@ -200,3 +201,50 @@ def test_the_knowledge_graph_goes_over_and_back(tmp_path: Path, pg_url: str) -> 
     assert json.loads(back.stdout)["counts"]["entity_pinning"] == {"sqlite": 1, "postgres": 1}
     with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
         assert app.graph.entity(app.graph.find("my car"))["name"] == "Ford Mustang"
+
+
+def test_the_cold_tier_and_the_review_queue_go_over_and_back(
+    workspace: Config, pg_url: str, tmp_path: Path
+) -> None:
+    """The pipeline's tables (PostgreSQL migration 003): cold snapshots keep their ids (history
+    cites them as coldId) and PostgreSQL's next id follows them; a parked review comes back."""
+    store = Store.open(workspace.db_path)
+    try:
+        seam = SqlitePipeline(store)
+        first = seam.get_memory(store.reader().execute(
+            "SELECT id FROM memories WHERE is_deleted = 0 ORDER BY rowid").fetchone()[0])
+        assert first is not None
+        with seam.write() as tx:
+            for _ in range(3):
+                cold_id = tx.archive_cold(first, reason="refined", archived_by="pipeline",
+                                          now="2026-12-01T00:00:00.000Z")
+            review = tx.add_review(
+                memory_id=first.id, source_memory_id=None, action="update",
+                old_content=first.content, new_content="The build uses no cache shard",
+                proposal={"action": "update"}, verdict={"contradicts": True},
+                reason="contradicts", now="2026-12-01T00:00:00.000Z", target_version=1,
+            )
+    finally:
+        store.close()
+    report = migrate_to_postgres(workspace, pg_url, batch=2)
+    assert report.ok, report.to_dict()
+    assert report.counts["memories_cold"] == (3, 3) and report.counts["memory_review_queue"] == (1, 1)
+    assert "memories_cold" not in report.left_behind
+
+    core = open_core(StoreConfig(backend="postgres", url=pg_url), sqlite_path=Path("unused"),
+                     key_path=Path("unused"))
+    try:
+        seam_pg = pipeline_for(core)
+        assert [i.id for i in seam_pg.review_items("pending", limit=10)] == [review]
+        with seam_pg.write() as tx:  # the identity continues after the copied ids
+            assert tx.archive_cold(first, reason="again", archived_by="pipeline",
+                                   now="2026-12-01T00:00:01.000Z") == cold_id + 1
+    finally:
+        core.close()
+    other = Config.default(tmp_path / "other")
+    other.workspace.mkdir()
+    done = _cli(other, "store", "migrate", "--from", pg_url)
+    assert done.returncode == 0, done.stderr
+    with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
+        [item] = app.review_queue()
+        assert (item.id, item.new_content) == (review, "The build uses no cache shard")

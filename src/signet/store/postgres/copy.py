@@ -3,8 +3,8 @@
 What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
 history, vectors, the job queue, sessions with their summary queue, artifact index and
 tombstones, documents with their connectors and chunk links, the knowledge graph (entities,
-aliases, relations, mentions, aspects, attributes, dependencies, pins, communities), tokens
-and the token signing key. Every other table that holds rows is named in the report as left
+aliases, relations, mentions, aspects, attributes, dependencies, pins, communities), the
+pipeline's cold tier and review queue, tokens and the token signing key. Every other table that holds rows is named in the report as left
 behind, never dropped silently.
 
 Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid; a table keyed
@@ -53,6 +53,9 @@ class TableCopy:
     fingerprint_sql: tuple[str, str] = ("", "")  # (sqlite select, postgres select)
     # Paged by these columns on both sides instead (rowid / `order`): a unique key.
     key: tuple[str, ...] = ()
+    # An integer `id` PostgreSQL generates (GENERATED ALWAYS AS IDENTITY) that other rows cite
+    # (history's coldId): copied as it is, then the identity moves past the highest.
+    identity: bool = False
 
 
 def _same(sql: str) -> tuple[str, str]:
@@ -258,6 +261,23 @@ TABLES: tuple[TableCopy, ...] = (
         order="id",
         fingerprint_sql=_same("SELECT id, agent_id, label, member_ids FROM entity_communities"),
     ),
+    # The pipeline (PostgreSQL migration 003_pipeline.sql): the cold tier and the review queue.
+    TableCopy(
+        "memories_cold",
+        ("id", "memory_id", "content", "content_hash", "type", "tags", "importance", "snapshot",
+         "reason", "archived_by", "archived_at"),
+        order="id", identity=True,
+        fingerprint_sql=_same("SELECT id, memory_id, content, archived_at FROM memories_cold"),
+    ),
+    TableCopy(
+        "memory_review_queue",
+        ("id", "memory_id", "source_memory_id", "action", "old_content", "new_content",
+         "proposal", "verdict", "reason", "status", "created_at", "resolved_at", "resolved_by",
+         "target_version"),
+        order="id",
+        fingerprint_sql=_same(
+            "SELECT id, memory_id, status, new_content, target_version FROM memory_review_queue"),
+    ),
 )
 # SQLite bookkeeping and derived tables that are not state to carry over.
 _NOT_STATE = frozenset({
@@ -319,8 +339,9 @@ def _copy_table(
     values = ", ".join(
         f"%s::{table.casts[c]}" if c in table.casts else "%s" for c in table.columns
     )
+    overriding = " OVERRIDING SYSTEM VALUE" if table.identity else ""
     insert = (
-        f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES ({values})"
+        f"INSERT INTO {table.name} ({', '.join(table.columns)}){overriding} VALUES ({values})"
         " ON CONFLICT DO NOTHING"
     )
     inserted = done = 0
@@ -342,6 +363,11 @@ def _copy_table(
         done += len(rows)
         if progress is not None:
             progress(table.name, done, total)
+    if table.identity:  # the next generated id follows the copied ones
+        pg.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), max(id))"
+            f" FROM {table.name} HAVING max(id) IS NOT NULL"
+        )
     return inserted
 
 
