@@ -4,10 +4,12 @@ ingest, status, chunks, delete, scope, and a redirect into loopback refused."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from auth_tokens import auth, issue
 from fakes.web_server import WebServer
 from signet.config import DocumentsConfig
+from signet.errors import InvalidInput
 
 DOCS = "/api/documents"
 TEXT = "\n\n".join(f"Paragraph {i}: the orchard has {i} pear trees." for i in range(150))
@@ -139,3 +141,17 @@ def test_a_url_that_cannot_be_fetched_is_refused_at_once(serve, backend) -> None
         reply = s.client.post(DOCS, json={"url": url})
         assert reply.status_code == status and words in reply.json()["error"], (url, reply.text)
     assert s.client.get(DOCS).json()["total"] == 0  # nothing registered, nothing queued
+
+
+def test_text_holding_a_nul_is_refused_by_name_on_both_backends(serve, tmp_path, backend) -> None:
+    s = serve()
+    with pytest.raises(InvalidInput, match="content holds a NUL"):
+        s.app.documents.ingest_text("a note\x00with a NUL")  # the CLI's in-process path
+    note = tmp_path / "binary.md"
+    note.write_bytes(b"looks like text\x00but is not")
+    reply = s.client.post(DOCS, json={"path": str(note)})
+    assert reply.status_code == 202, reply.text
+    _drain(s)
+    failed = s.client.get(f"{DOCS}/{reply.json()['id']}").json()
+    assert failed["status"] == "failed" and "NUL character" in failed["error"]
+    assert failed["chunks"] == [] and s.client.get(DOCS).json()["total"] == 1

@@ -27,6 +27,7 @@ from signet.clock import Clock, SystemClock, stamp
 from signet.config import DocumentsConfig
 from signet.documents.fetch import parse_url
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
+from signet.services.memory_input import check_text
 from signet.store import documents as doc_sql
 from signet.store.document_store import DocumentStore
 from signet.store.documents import NewDocument
@@ -68,6 +69,7 @@ class DocumentService:
     ) -> Registered:
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("content must be a non-empty string")
+        check_text(text, "content")  # no NUL, no lone surrogate: the same on both backends
         self._check_size(len(text.encode("utf-8")), "content")
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return self._register(
@@ -212,4 +214,5 @@ def _title(title: Any) -> str | None:
         return None
     if not isinstance(title, str):
         raise InvalidInput("title must be a string")
+    check_text(title, "title")
     return title.strip()[:MAX_TITLE] or None

@@ -126,6 +126,8 @@ class DocumentWorker:
         text = extracted.text.strip()
         if not text:
             raise InvalidInput("the document has no text to ingest")
+        if "\x00" in text:  # a binary file read as text; PostgreSQL text could not hold it
+            raise InvalidInput("the document's text holds a NUL character (U+0000): not a text file")
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         links = self.docs.chunk_links(document.id)
         fields: dict[str, Any] = {"content_type": extracted.content_type, "raw_content": text}
