@@ -8,6 +8,7 @@ come from the core seam's insert, which runs the inline entity linker in its tra
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,3 +200,38 @@ def test_retention_decrement_drops_links_and_orphans(core: CoreStore) -> None:
         assert g.resolve(["alice", "bob"], "default") == {"bob": bob}  # Alice had no other
         assert g.mention_count(bob) == 1 and g.entities_by_memory([second]) == {second: [bob]}
         assert g.dependency_edges(bob, min_strength=0.0, limit=5) == []  # gone with Alice
+
+
+def test_two_handles_writing_the_same_attribute_at_once_make_one_row(
+    core: CoreStore, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """What two daemons do: each in its own transaction, at the same moment (on SQLite the one
+    writer makes the two transactions take turns)."""
+    with core.graph().writing() as g:
+        car = g.upsert_entity("Mustang", agent_id="default", now=T0)
+        aspect = g.upsert_aspect(car, "looks", agent_id="default", description=None,
+                                 confidence=0.9, now=T0)
+
+    def write(store: CoreStore, barrier: threading.Barrier | None) -> None:
+        with store.graph().writing() as g:
+            if barrier is not None:
+                barrier.wait()
+            g.upsert_attribute(aspect, car, "colour", "blue", kind="attribute", confidence=0.5,
+                               source_memory_id=None, agent_id="default", now=T1)
+
+    if core.backend == "sqlite":
+        write(core, None)
+        write(core, None)
+    else:
+        other = open_core(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
+                          sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused")
+        barrier = threading.Barrier(2, timeout=10)
+        threads = [threading.Thread(target=write, args=(s, barrier)) for s in (core, other)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=20)
+        other.close()
+    with core.graph().reading() as g:
+        [shown] = g.aspects_with_attributes(car)
+        assert len(shown["attributes"]) == 1

@@ -83,6 +83,10 @@ class PgGraphOps:
         with self.conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(sql, params).fetchall()
 
+    def _lock(self, kind: str, key: str) -> None:
+        """A transaction-scoped advisory lock on (kind, key), released at commit."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"graph:{kind}:{key}",))
+
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self.conn.execute(sql, params).fetchone()
         return row[0] if row else None
@@ -246,6 +250,10 @@ class PgGraphOps:
         self, aspect_id: str, entity_id: str, key: str, value: str, *, kind: str,
         confidence: float, source_memory_id: str | None, agent_id: str, now: str,
     ) -> str:
+        # One row per (aspect, kind, key, value) has no constraint to meet at (as on SQLite,
+        # whose one writer serialises this): two daemons writing the same attribute take turns
+        # on a transaction lock of the aspect, and the second's select sees the first's row.
+        self._lock("attribute", aspect_id)
         found = self._one(
             "SELECT id FROM entity_attributes WHERE aspect_id = %s AND kind = %s"
             " AND attribute_key = %s AND attribute_value = %s",
@@ -686,6 +694,7 @@ class PgGraphOps:
     def replace_communities(
         self, agent_id: str, found: list[dict[str, Any]], now: str
     ) -> None:
+        self._lock("communities", agent_id)  # two detections at once: the later one's set wins
         self.conn.execute(
             "UPDATE entities SET community_id = NULL WHERE agent_id = %s", (agent_id,)
         )
