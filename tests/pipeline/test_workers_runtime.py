@@ -13,7 +13,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from worker_support import Script, http_llm, open_app, pipeline_config, proposals, query, rows
+from worker_support import (
+    Script,
+    execute,
+    http_llm,
+    open_app,
+    pipeline_config,
+    proposals,
+    query,
+    rows,
+)
 
 from fakes.llm_server import FakeLLMServer
 from signet.errors import ProviderError
@@ -134,23 +143,24 @@ def test_the_embed_worker_fills_missing_vectors_and_fails_with_the_reason(tmp_pa
 
 
 def test_graph_failure_is_logged_and_never_reverts_the_facts(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, backend: str, store_url: str | None
 ) -> None:
     script = Script(
         facts={"Berlin": [{"content": "The user lives in Berlin", "confidence": 0.9}]},
         entities={"Berlin": [{"source": "user", "relationship": "lives_in", "target": "Berlin"}]},
     )
+    config = pipeline_config(tmp_path / "ws", hints=False, store_url=store_url)
     with FakeLLMServer(responder=script) as server:
-        with open_app(pipeline_config(tmp_path / "ws", hints=False), http_llm(server)) as app:
-            with app.store.write_tx() as conn:  # a broken graph schema: every upsert fails
-                conn.execute("DROP TABLE relations")
+        with open_app(config, http_llm(server)) as app:
+            # A broken graph schema: every relation upsert fails (phase 3, its own transaction).
+            execute(app, "DROP TABLE relations" + (" CASCADE" if backend == "postgres" else ""))
             source = app.remember("I moved to Berlin.").id
             with caplog.at_level(logging.WARNING):
                 app.run_pipeline_until_idle()
             assert "graph persistence failed" in caplog.text
             assert [p["outcome"] for p in proposals(app, source)] == ["add"]
             assert app.get(source).extraction_status == "completed"
-            assert rows(app.store.reader(), "SELECT count(*) FROM entities") == [(0,)]
+            assert query(app, "SELECT count(*) FROM entities") == [(0,)]
 
 
 def test_inline_linking_joins_new_memories_to_known_entities_without_an_llm(tmp_path: Path) -> None:

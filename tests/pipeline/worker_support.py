@@ -123,6 +123,17 @@ def query(app: SignetApp, sql: str, *params: Any) -> list[Any]:
         return [tuple(r) for r in conn.execute(sql.replace("?", "%s"), params).fetchall()]
 
 
+def execute(app: SignetApp, sql: str) -> None:
+    """One statement on the app's own database (a test breaking something on purpose)."""
+    if app.config.store.backend == "sqlite":
+        with app.store.write_tx() as conn:
+            conn.execute(sql)
+        return
+    assert app.config.store.url
+    with psycopg.connect(app.config.store.url, autocommit=True) as conn:
+        conn.execute(sql)
+
+
 def job_rows(app: SignetApp, job_type: str) -> list[tuple[Any, ...]]:
     """(status, attempts, error, result) of every job of `job_type`, oldest first."""
     return query(app, "SELECT status, attempts, error, result FROM memory_jobs"
