@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signet.graph.apply import apply_payload, parse_payload
-from signet.store import graph_views
-from signet.store.db import Store
-from signet.store.graph_store import SqliteGraphOps
+from signet.store.graph_store import GraphStore
 from signet.types import Actor, utc_now
 
 __all__ = ["SyntheticGraph", "plan_graph", "write_graph"]
@@ -127,9 +125,10 @@ def structure_payloads(graph: SyntheticGraph, rng: random.Random) -> list[dict[s
 
 
 def write_graph(
-    store: Store, graph: SyntheticGraph, memory_ids: Sequence[str], seed: int = 17
+    store: GraphStore, graph: SyntheticGraph, memory_ids: Sequence[str], seed: int = 17
 ) -> dict[str, Any]:
-    """Author the graph through the audited path; counts and the seconds it took."""
+    """Author the graph through the audited path, on the app's graph store (either backend);
+    counts and the seconds it took."""
     rng = random.Random(seed)
     started = time.perf_counter()
     payloads: list[tuple[str | None, dict[str, Any]]] = [
@@ -138,11 +137,12 @@ def write_graph(
     payloads += [(mid, memory_payload(graph, i, rng)) for i, mid in enumerate(memory_ids)]
     for start in range(0, len(payloads), BATCH):
         now = utc_now()
-        with store.write_tx() as conn:
+        with store.writing() as ops:
             for memory_id, payload in payloads[start : start + BATCH]:
-                apply_payload(SqliteGraphOps(conn), parse_payload(payload), agent_id="default", actor=ACTOR,
+                apply_payload(ops, parse_payload(payload), agent_id="default", actor=ACTOR,
                               now=now, memory_id=memory_id)
-    counts = graph_views.stats(store.reader(), "default")
+    with store.reading() as ops:
+        counts = ops.stats("default")
     keys = ("entities", "aspects", "attributes", "dependencies", "mentions")
     return {**{k: counts[k] for k in keys},
             "build_seconds": round(time.perf_counter() - started, 1)}

@@ -230,8 +230,8 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.option("--n", "n", type=int, default=100_000, show_default=True)
 @click.option("--queries", type=int, default=300, show_default=True)
 @click.option("--entities", type=int, default=None,
-              help="Entities of the synthetic knowledge graph (default N/10 on sqlite alone;"
-                   " 0, no graph, when postgres runs: the graph is not on that backend).")
+              help="Entities of the synthetic knowledge graph (default N/10; 0: no graph), on"
+                   " every backend.")
 @click.option("--db", "keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build the store in this folder and keep it; a later run with the same folder,"
                    " N, entities and embedder reuses it (skipping ingest).")
@@ -284,15 +284,12 @@ def scale(  # noqa: PLR0913 - the command's options
         url = store_url or os.environ.get(scale_backends.URL_ENV, "")
         if not url:
             raise click.BadParameter("the postgres leg needs --store-url or SIGNET_STORE_URL")
-        if entities:
-            raise click.BadParameter("the knowledge graph is not on the postgres backend:"
-                                     " --entities 0", param_hint="--entities")
         if keep is not None:
             raise click.BadParameter("a kept store is a SQLite folder: not with postgres",
                                      param_hint="--db")
-        entities = 0
     if len(chosen) > 1:
-        options = ["--n", str(n), "--queries", str(queries), "--entities", str(entities),
+        graph = n // 10 if entities is None else entities
+        options = ["--n", str(n), "--queries", str(queries), "--entities", str(graph),
                    "--embedder", embedder, "--batch", str(batch), "--checkpoints", checkpoints,
                    *(["--batch-tx"] if batch_tx else [])]
         try:
