@@ -135,19 +135,20 @@ def test_a_failure_in_the_decision_stage_writes_none_of_the_facts(tmp_path: Path
 
 
 def test_a_rate_limited_provider_pauses_the_worker_without_spending_attempts(
-    tmp_path: Path,
+    tmp_path: Path, store_url: str | None
 ) -> None:
     with FakeLLMServer(responder=GOOD) as server:
         llm = make_llm("ollama", model="m", base_url=server.url, max_calls_per_hour=1, burst=1)
         assert llm is not None
         llm.complete("an earlier call takes the only token in the bucket")
-        with open_app(pipeline_config(tmp_path / "ws", hints=False), llm) as app:
+        config = pipeline_config(tmp_path / "ws", hints=False, store_url=store_url)
+        with open_app(config, llm) as app:
             app.remember(SOURCE)
             start = datetime.now(UTC) + timedelta(seconds=1)
             extract = worker(app, "extract")
             assert extract.tick(start)
-            [job] = app.jobs()
-            assert (job.status, job.attempts) == ("pending", 0)
+            [(status, attempts, _, _)] = job_rows(app, "extract")
+            assert (status, attempts) == ("pending", 0)  # released with its attempt
             assert not extract.tick(start + timedelta(seconds=10))  # paused, no call made
             assert len(server.requests) == 1
             assert app.run_pipeline_until_idle() == 0
