@@ -36,15 +36,16 @@ from signet.recall.vectors import VectorSearch
 from signet.secret_store import SecretStore
 from signet.services.delegate import Delegate
 from signet.services.memory import MemoryService
+from signet.services.operations import Operations
 from signet.services.providers import configured_embedder, configured_llm
 from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
-from signet.store import jobs as jobs_sql
 from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
+from signet.store.operations import SqliteOps
 from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import PortableStore, SqlitePortable
 from signet.store.projection import SqliteProjection
@@ -74,6 +75,7 @@ class SignetApp:
     memory: MemoryService = field(init=False, repr=False)
     ledger: SearchLedger = field(init=False, repr=False)
     job_queue: JobQueue = field(init=False, repr=False)
+    operations: Operations = field(init=False, repr=False)
     reviews: ReviewQueue = field(init=False, repr=False)
     clock: Clock = field(default_factory=SystemClock, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
@@ -138,7 +140,8 @@ class SignetApp:
         app.sessions = sessions
         app.ledger = SearchLedger(config, SqliteLedger(store), clock)
         app.ledger.ensure()
-        app.job_queue = JobQueue(store, clock)
+        app.operations = Operations(config, SqliteOps(store), chosen, clock, app.llm)
+        app.job_queue = JobQueue(app.operations.ops, clock)
         app.reviews = ReviewQueue(config, app.memory, SqlitePipeline(store),
                                   chosen.model if chosen else None, clock)
         if chosen is not None and (changed := app.memory.mark_stale_vectors()):
@@ -172,8 +175,7 @@ class SignetApp:
     def release_worker_leases(self) -> int:
         """At shutdown, after the workers stopped: hand every job still leased back to
         pending with its attempt (a job interrupted by a shutdown did not fail)."""
-        with self.store.write_tx() as conn:
-            return jobs_sql.release_leases(conn, stamp(self.clock))
+        return self.operations.ops.release_leases(stamp(self.clock))
 
     def checkpoint(self) -> None:
         """Fold the WAL back into the database file (at shutdown)."""
@@ -229,7 +231,7 @@ class SignetApp:
         if self._workers is None:
             self._workers = build_workers(Parts(
                 self.config, self.store, self.recaller, self.memory, self.sessions,
-                self.connectors, self.embedder, self.llm,
+                self.connectors, self.embedder, self.llm, self.operations,
             ))
         return self._workers
 
@@ -241,7 +243,7 @@ class SignetApp:
         chosen = [w for w in self.workers() if only is None or w.name in only]
         return WorkerLoop(chosen, clock=self.clock).run_until_idle(max_rounds)
 
-    run_retention = Delegate("memory", maintenance.run_retention)
+    run_retention = Delegate("operations", maintenance.run_retention)
     review_queue = Delegate("reviews", ReviewQueue.items)
     resolve_review = Delegate("reviews", ReviewQueue.resolve)
     jobs = Delegate("job_queue", JobQueue.list)
@@ -263,23 +265,20 @@ class SignetApp:
         )
 
     modify_batch = Delegate("memory", batch.modify_batch)
-
-    def pipeline_status(self) -> dict[str, Any]:
-        return maintenance.pipeline_queue(self.memory, self.llm)
-
-    release_stale_leases = Delegate("memory", maintenance.release_stale_leases)
-    fts_check = Delegate("memory", maintenance.fts_check)
-    fts_rebuild = Delegate("memory", maintenance.fts_rebuild)
-    re_embed = Delegate("memory", maintenance.re_embed)
-    embeddings_status = Delegate("memory", maintenance.embeddings_status)
-    embeddings_health = Delegate("memory", maintenance.embeddings_health)
+    pipeline_status = Delegate("operations", maintenance.pipeline_queue)
+    release_stale_leases = Delegate("operations", maintenance.release_stale_leases)
+    fts_check = Delegate("operations", maintenance.fts_check)
+    fts_rebuild = Delegate("operations", maintenance.fts_rebuild)
+    re_embed = Delegate("operations", maintenance.re_embed)
+    embeddings_status = Delegate("operations", maintenance.embeddings_status)
+    embeddings_health = Delegate("operations", maintenance.embeddings_health)
 
     def secret_store(self) -> SecretStore:
         """The workspace's encrypted secrets (values resolved into providers only at open)."""
         return SecretStore(self.config.workspace)
 
-    run_maintenance = Delegate("memory", maintenance.run_maintenance)
-    maintenance_report = Delegate("memory", maintenance.maintenance_report)
+    run_maintenance = Delegate("operations", maintenance.run_maintenance)
+    maintenance_report = Delegate("operations", maintenance.maintenance_report)
     reconcile_skills = Delegate("memory", skills.reconcile)
     list_skills = Delegate("memory", skills.list_skills)
     show_skill = Delegate("memory", skills.show)
@@ -291,7 +290,7 @@ class SignetApp:
     write_identity_file = Delegate("config", write_identity)
 
     def status(self) -> dict[str, Any]:
-        return maintenance.app_status(self.memory, self.recaller.guard)
+        return maintenance.app_status(self.operations, self.recaller.guard)
 
 
 class CoreApp(CoreAppOps, SignetApp):  # type: ignore[misc]  # the ops replace SignetApp's

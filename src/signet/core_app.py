@@ -30,7 +30,11 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
   themselves over the documents' tables (store/document_store.py; PgDocuments), chunks
   written by the memory service inside the chunk set's transaction;
 - the recall QA ledger: the same ledger service (services/search_ledger.py) over PgLedger; a
-  recall writes its row after it answers, as on SQLite.
+  recall writes its row after it answers, as on SQLite;
+- jobs, pipeline status, repair, maintenance and retention: the same services as the SQLite
+  app (services/queues.py `JobQueue`, signet/maintenance.py on services/operations.py) over
+  the operations seam (store/operations.py; `PgOps`); the retention and maintenance workers
+  run here too, a retention sweep under an advisory lock (one daemon sweeps at a time).
 
 Everything else the app offers needs tables not on the seam yet (store/backend.py NOT_PORTED).
 Each such operation is refused by name, `NotOnBackend` (HTTP 501, `not_on_backend`), never
@@ -62,6 +66,10 @@ In-process caches, and why none serves stale data across daemons:
   shared database, checked against the slice's live vector count on every request, so a map
   another daemon's writes made stale is computed again; in process only the threads under way
   are held (so one daemon does not start the same computation twice);
+- the embed worker's held leases (job id, leased_at of its running tick): this daemon's own,
+  released at shutdown if a tick outlives the stop; emptied when the tick ends;
+- the retention and maintenance workers' last-run times: this daemon's schedule only (the
+  sweep's lock is in the database);
 - rate limits and MCP session caps are per daemon by design (a limit per process behind a
   balancer, documented in docs/deploy.md).
 """
@@ -75,7 +83,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn, Self
 
-from signet.clock import Clock, SystemClock
+from signet import maintenance
+from signet.clock import Clock, SystemClock, stamp
 from signet.config import Config
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.service import DocumentService
@@ -89,13 +98,15 @@ from signet.recall.core_recall import CoreRecaller
 from signet.recall.spec import RankingSpec
 from signet.services.core_memory import CoreMemoryService
 from signet.services.delegate import Delegate
-from signet.services.queues import ReviewQueue
+from signet.services.operations import Operations
+from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.services.write_policy import pipeline_brief
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
 from signet.store.document_store import DocumentStore
+from signet.store.operations import ops_for
 from signet.store.pipeline import pipeline_for
 from signet.store.portable import PortableStore, portable_on
 from signet.store.projection import projection_on
@@ -114,7 +125,7 @@ from signet.types import (
     RecallResponse,
     RememberResult,
 )
-from signet.worker_list import document_worker, session_workers
+from signet.worker_list import document_worker, operations_workers, session_workers
 from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
@@ -126,20 +137,6 @@ UNPORTED: dict[str, str] = {
     "feedback": "feedback",
     "forget_batch": "batch forget and modify",
     "modify_batch": "batch forget and modify",
-    "run_retention": "cold tier and retention",
-    "jobs": "job listing",
-    "job": "job listing",
-    "job_depths": "job listing",
-    "requeue_dead_jobs": "job listing",
-    "pipeline_status": "pipeline status",
-    "release_stale_leases": "maintenance and repair",
-    "fts_check": "maintenance and repair",
-    "fts_rebuild": "maintenance and repair",
-    "re_embed": "maintenance and repair",
-    "embeddings_status": "maintenance and repair",
-    "embeddings_health": "maintenance and repair",
-    "run_maintenance": "maintenance and repair",
-    "maintenance_report": "maintenance and repair",
     "reconcile_skills": "skills",
     "list_skills": "skills",
     "show_skill": "skills",
@@ -149,7 +146,6 @@ UNPORTED: dict[str, str] = {
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall",
-    "job_queue": "job listing",
 }
 
 
@@ -213,6 +209,8 @@ class CoreAppOps:
         self._workers = None
         self.memory = memory
         self.graph = memory.graph
+        self.operations = Operations(config, ops_for(core), embedder, clock, llm)
+        self.job_queue = JobQueue(self.operations.ops, clock)
         for name, feature in UNPORTED_PARTS.items():
             setattr(self, name, Unported(feature, core.backend))
         # The lineage: the same service as on SQLite, over the store's sessions tables.
@@ -347,6 +345,7 @@ class CoreAppOps:
                 CoreReaperWorker(self.core, pipeline.lease_timeout_ms),
                 *session_workers(self.sessions, self.config, PreparedWrites(self.memory),
                                  self.llm),
+                *operations_workers(self.operations),
             ]
         return self._workers
 
@@ -360,9 +359,11 @@ class CoreAppOps:
         return self.core
 
     def release_worker_leases(self) -> int:
-        # Jobs are leased one tick at a time and ended in that tick; one cut off by the
-        # shutdown is returned by any daemon's reaper after pipeline.lease_timeout_ms.
-        return 0
+        # Only this daemon's own: the jobs its workers leased in a tick the shutdown cut off,
+        # each while still at that lease (other daemons' leases on the shared queue stay).
+        held = [pair for w in self._workers or [] if isinstance(w, CoreEmbedWorker)
+                for pair in w.held_leases()]
+        return self.operations.ops.release_leases(stamp(self.clock), held) if held else 0
 
     def checkpoint(self) -> None:
         return None  # PostgreSQL has no WAL file of ours to fold back
@@ -383,6 +384,8 @@ class CoreAppOps:
             ),
             "degraded": ["embedder"] if guard and guard.degraded else [],
             "pipeline": pipeline_brief(self.config),
+            "embeddings": self.operations.ops.embedding_audit(embedder.model) if embedder else None,
+            "maintenance": maintenance.status_summary(self.operations),
             "not_on_backend": list(sorted(set(UNPORTED.values()))),
         }
 

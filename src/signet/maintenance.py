@@ -3,16 +3,18 @@
 - the pipeline's queue: depths per job type and status, the most recent failures;
 - requeue dead jobs; release stale leases (leases older than `leaseTimeoutMs`, or a given age,
   whose worker vanished) — the reaper's job, on demand;
-- the FTS consistency check (FTS5 'integrity-check' on both indexes, plus row counts) and a
-  rebuild of both indexes from the memories table;
+- the lexical index check and rebuild (SQLite: FTS5 'integrity-check' on both indexes, plus
+  row counts, and a rebuild from the memories table; PostgreSQL: the tsvector column's GIN
+  index, checked in pg_index and rebuilt by REINDEX);
 - re-embed: an embed job for every live memory that has no current vector of the configured
   model (the embed worker does the work in the background, outside any transaction);
 - the embeddings audit, and a health probe: one tiny embedding call, timed;
 - the autonomous maintenance run (`run_maintenance`, seed 002's `autonomous.*` flags): health
   checks, and in execute mode the repairs, each bounded and recorded (see "Maintenance runs").
 
-Every function takes the memory service (its store, config and embedder) and returns plain
-JSON-ready data; writes go through `store.write_tx()` and SQL stays in `signet.store`.
+Every function takes `Operations` (services/operations.py: the operator's store seam with
+the config, embedder and clock), so each runs on both store backends, and returns plain
+JSON-ready data; each store call is its own transaction and SQL stays in `signet.store`.
 """
 
 from __future__ import annotations
@@ -21,25 +23,15 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from signet.clock import stamp
 from signet.errors import Conflict, InvalidInput, ProviderError
 from signet.providers.guard import ProviderGuard
+from signet.services.operations import Operations
 from signet.services.write_policy import pipeline_brief
-from signet.store import embeddings as emb_sql
-from signet.store import fts as fts_sql
-from signet.store import health as health_sql
-from signet.store import jobs as jobs_sql
-from signet.store import memories as mem_sql
-from signet.store import sessions as sessions_sql
 from signet.types import format_ts
 from signet.workers.retention_worker import RetentionReport, sweep
-
-if TYPE_CHECKING:
-    from signet.providers.llm import LLM
-    from signet.services.memory import MemoryService
 
 __all__ = [
     "app_status",
@@ -63,88 +55,75 @@ MAX_REEMBED = 100_000
 HEALTH_TEXT = "signet embedding health check"
 
 
-def pipeline_queue(
-    service: MemoryService, llm: LLM | None, errors_limit: int = 10
-) -> dict[str, Any]:
-    conn = service.store.reader()
+def pipeline_queue(service: Operations, errors_limit: int = 10) -> dict[str, Any]:
+    """The pipeline's settings, its LLM, the queue's depths and the latest failures."""
+    ops, llm = service.ops, service.llm
     cfg = service.config.pipeline
     return {
         "enabled": cfg.enabled,
         "shadow_mode": cfg.shadow_mode,
         "mutations_frozen": cfg.mutations_frozen,
         "llm": {"provider": llm.name, "model": llm.model} if llm else None,
-        "queue": jobs_sql.depths(conn),
-        "summary_queue": sessions_sql.summary_counts(conn),  # summary_jobs: status -> count
+        "queue": ops.job_depths(),
+        "summary_queue": ops.summary_counts(),  # summary_jobs: status -> count
         "last_errors": [
             {"id": j.id, "job_type": j.job_type, "status": j.status, "memory_id": j.memory_id,
              "attempts": j.attempts, "max_attempts": j.max_attempts, "error": j.error,
              "updated_at": j.updated_at}
-            for j in jobs_sql.last_errors(conn, errors_limit)
+            for j in ops.last_errors(errors_limit)
         ],
     }
 
 
-def release_stale_leases(service: MemoryService, older_than_ms: int | None = None) -> dict[str, Any]:
+def release_stale_leases(service: Operations, older_than_ms: int | None = None) -> dict[str, Any]:
     """Leases older than `older_than_ms` (default: the configured lease timeout) go back to the
     queue, or dead on their last attempt; returns how many."""
     age = service.config.pipeline.lease_timeout_ms if older_than_ms is None else older_than_ms
     if age < 0:
         raise InvalidInput("older_than_ms must not be negative")
-    with service.store.write_tx() as conn:
-        released = jobs_sql.reap_stale_leases(conn, stamp(service.clock), age)
+    released = service.ops.reap_stale_leases(stamp(service.clock), age)
     return {"released": released, "older_than_ms": age}
 
 
-def fts_check(service: MemoryService) -> dict[str, Any]:
-    conn = service.store.reader()
-    # An external-content FTS5 table counts its content table's rows; the _docsize shadow
-    # table holds one row per document the index really holds.
-    counts = {"memories": int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])}
-    for table in fts_sql.TABLES:
-        counts[table] = int(conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0])
-    consistent = fts_sql.integrity_check(conn)
-    return {"ok": consistent and len(set(counts.values())) == 1, "integrity": consistent,
-            "rows": counts}
+def fts_check(service: Operations) -> dict[str, Any]:
+    """The full check of the lexical index (SQLite: FTS5 integrity-check and row counts of both
+    indexes; PostgreSQL: the GIN index over the tsvector column valid, store/postgres/
+    operations.py)."""
+    return service.ops.lexical_check()
 
 
-def fts_rebuild(service: MemoryService) -> dict[str, Any]:
+def fts_rebuild(service: Operations) -> dict[str, Any]:
     service.check_mutable()
     started = time.perf_counter()
-    with service.store.write_tx() as conn:
-        fts_sql.rebuild(conn)
+    rebuilt = service.ops.lexical_rebuild()
     took = round((time.perf_counter() - started) * 1000, 3)
-    return {"rebuilt": list(fts_sql.TABLES), "ms": took, "check": fts_check(service)}
+    return {"rebuilt": rebuilt, "ms": took, "check": fts_check(service)}
 
 
-def re_embed(service: MemoryService, limit: int = MAX_REEMBED) -> dict[str, Any]:
+def re_embed(service: Operations, limit: int = MAX_REEMBED) -> dict[str, Any]:
     if service.embedder is None:
         raise Conflict("no embedding provider is configured (embedding.provider: none)",
                        code="no_embedder")
     service.check_mutable()
-    now = stamp(service.clock)
-    with service.store.write_tx() as conn:
-        ids = emb_sql.missing_memory_ids(conn, service.embedder.model, max(1, limit))
-        enqueued = sum(
-            1 for memory_id in ids if jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now)
-        )
-    return {"missing": len(ids), "enqueued": enqueued, "already_queued": len(ids) - enqueued,
+    missing, enqueued = service.ops.enqueue_missing_embeds(
+        service.embedder.model, max(1, limit), stamp(service.clock))
+    return {"missing": missing, "enqueued": enqueued, "already_queued": missing - enqueued,
             "model": service.embedder.model}
 
 
-def embeddings_status(service: MemoryService) -> dict[str, Any]:
-    conn = service.store.reader()
+def embeddings_status(service: Operations) -> dict[str, Any]:
     embedder = service.embedder
-    queue = jobs_sql.depths(conn).get("embed", {})
+    queue = service.ops.job_depths().get("embed", {})
     return {
         "provider": embedder.name if embedder else "none",
         "model": embedder.model if embedder else None,
         "dimensions": embedder.dimensions if embedder else None,
-        "audit": emb_sql.audit(conn, embedder.model) if embedder else None,
+        "audit": service.ops.embedding_audit(embedder.model) if embedder else None,
         "jobs": queue,
     }
 
 
-def embeddings_health(service: MemoryService) -> dict[str, Any]:
+def embeddings_health(service: Operations) -> dict[str, Any]:
     """One tiny embedding call, timed; `ok` false with the error code when it fails."""
     embedder = service.embedder
     if embedder is None:
@@ -181,23 +160,23 @@ def _ms(started: float) -> float:
 MIB = 1024 * 1024
 
 
-def check_health(service: MemoryService, now: datetime) -> dict[str, dict[str, Any]]:
-    """Every health check: name -> {ok, counts...}."""
-    conn = service.store.reader()
-    fts = health_sql.fts_counts(conn)
+def check_health(service: Operations, now: datetime) -> dict[str, dict[str, Any]]:
+    """Every health check this store backend has: name -> {ok, counts...} (a check whose
+    tables are not on the backend, the graph's on PostgreSQL, is left out, not made up)."""
+    ops = service.ops
     stale_before = format_ts(now - timedelta(milliseconds=service.config.pipeline.lease_timeout_ms))
-    jobs = health_sql.job_counts(conn, stale_before)
-    graph = health_sql.graph_counts(conn)
-    sources = health_sql.source_drift(conn)
+    jobs = ops.job_counts(stale_before)
     checks: dict[str, dict[str, Any]] = {
-        "fts": {"ok": len(set(fts.values())) == 1, **fts},
+        "fts": ops.lexical_counts(),
         "jobs": {"ok": jobs["dead"] == 0 and jobs["stuck"] == 0, **jobs},
-        "graph": {"ok": not any(graph.values()), **graph},
-        "sources": {"ok": _sources_ok(sources), **sources},
-        "storage": _storage(service),
     }
+    if (graph := ops.graph_counts()) is not None:
+        checks["graph"] = {"ok": not any(graph.values()), **graph}
+    if (sources := ops.source_drift()) is not None:
+        checks["sources"] = {"ok": _sources_ok(sources), **sources}
+    checks["storage"] = _storage(service)
     if service.embedder is not None:
-        audit = emb_sql.audit(conn, service.embedder.model)
+        audit = ops.embedding_audit(service.embedder.model)
         checks["embeddings"] = {"ok": audit["missing"] == 0, "model": service.embedder.model, **audit}
     return checks
 
@@ -207,18 +186,12 @@ def _sources_ok(s: dict[str, int]) -> bool:
             and s["index_rows"] == s["ranked_sources"])
 
 
-def _storage(service: MemoryService) -> dict[str, Any]:
-    db = Path(service.config.db_path)
-    wal = db.with_name(db.name + "-wal")
-    db_bytes = db.stat().st_size if db.exists() else 0
-    wal_bytes = wal.stat().st_size if wal.exists() else 0
-    limit = service.config.pipeline.autonomous.wal_checkpoint_mb * MIB
-    return {"ok": wal_bytes <= limit, "db_bytes": db_bytes, "wal_bytes": wal_bytes,
-            "wal_limit_bytes": limit}
+def _storage(service: Operations) -> dict[str, Any]:
+    return service.ops.storage(service.config.pipeline.autonomous.wal_checkpoint_mb * MIB)
 
 
 def run_maintenance(
-    service: MemoryService, *, execute: bool = False, now: datetime | None = None,
+    service: Operations, *, execute: bool = False, now: datetime | None = None,
     trigger: str = "manual",
 ) -> dict[str, Any]:
     """One run: check, repair what failed (execute mode, unless frozen), record, log. `now`
@@ -246,11 +219,10 @@ def run_maintenance(
     }
     report["id"] = None
     if not service.config.pipeline.mutations_frozen:  # reads only: reported and logged, not stored
-        with service.store.write_tx() as conn:
-            report["id"] = health_sql.record_run(
-                conn, started_at=started, finished_at=stamp(service.clock), mode=str(report["mode"]),
-                trigger=trigger, report=report, actions=actions,
-            )
+        report["id"] = service.ops.record_run(
+            started_at=started, finished_at=stamp(service.clock), mode=str(report["mode"]),
+            trigger=trigger, report=report, actions=actions,
+        )
     _log_run(report)
     return report
 
@@ -268,13 +240,12 @@ def _log_run(report: dict[str, Any]) -> None:
 
 
 def maintenance_report(
-    service: MemoryService, now: datetime | None = None, *, runs: int = 5
+    service: Operations, now: datetime | None = None, *, runs: int = 5
 ) -> dict[str, Any]:
     """The configuration, the health now (read only, nothing recorded), recent runs and
     actions: what `/api/repair/report` answers."""
     now = now or service.clock.now()
     auto = service.config.pipeline.autonomous
-    conn = service.store.reader()
     current = check_health(service, now)
     return {
         "enabled": auto.enabled, "mode": auto.maintenance_mode,
@@ -283,29 +254,30 @@ def maintenance_report(
         "ok": all(c["ok"] for c in current.values()),
         "problems": [name for name, c in current.items() if not c["ok"]],
         "checks": current,
-        "runs": health_sql.latest_runs(conn, runs),
-        "recent_actions": health_sql.recent_actions(conn, 50),
+        "runs": service.ops.latest_runs(runs),
+        "recent_actions": service.ops.recent_actions(50),
     }
 
 
 def run_retention(
-    service: MemoryService, *, dry_run: bool = False, now: datetime | None = None
+    service: Operations, *, dry_run: bool = False, now: datetime | None = None
 ) -> RetentionReport:
-    """One retention sweep now (workers/retention_worker.py); `dry_run` only counts."""
+    """One retention sweep now (workers/retention_worker.py); `dry_run` only counts. On a
+    shared store a sweep another daemon is running meanwhile is not run twice (`skipped`)."""
     if not dry_run:
         service.check_mutable()
-    return sweep(service.store, service.config.retention, now or service.clock.now(), dry_run=dry_run)
+    return sweep(service.ops, service.config.retention, now or service.clock.now(), dry_run=dry_run)
 
 
-def app_status(service: MemoryService, guard: ProviderGuard | None) -> dict[str, Any]:
+def app_status(service: Operations, guard: ProviderGuard | None) -> dict[str, Any]:
     """What `signet status` and `/api/status` report: the store, the embedder with the query
     embedding's circuit breaker (`guard`: "open" means recall runs without the semantic channel
     until the provider answers again), the pipeline and maintenance in brief."""
-    conn, config, embedder = service.store.reader(), service.config, service.embedder
+    ops, config, embedder = service.ops, service.config, service.embedder
     return {
         "workspace": str(config.workspace),
         "database": str(config.db_path),
-        "memories": mem_sql.count_live(conn),
+        "memories": ops.count_live(),
         "embedder": (
             {"provider": embedder.name, "model": embedder.model,
              "dimensions": embedder.dimensions,
@@ -313,16 +285,16 @@ def app_status(service: MemoryService, guard: ProviderGuard | None) -> dict[str,
             if embedder else None
         ),
         "degraded": ["embedder"] if guard and guard.degraded else [],
-        "embeddings": emb_sql.audit(conn, embedder.model) if embedder else None,
+        "embeddings": ops.embedding_audit(embedder.model) if embedder else None,
         "pipeline": pipeline_brief(config),
         "maintenance": status_summary(service),
     }
 
 
-def status_summary(service: MemoryService) -> dict[str, Any]:
+def status_summary(service: Operations) -> dict[str, Any]:
     """For `signet status`: the settings and the last recorded run, in brief (no checks run)."""
     auto = service.config.pipeline.autonomous
-    last = health_sql.latest_runs(service.store.reader(), 1)
+    last = service.ops.latest_runs(1)
     brief = None
     if last:
         r = last[0]["report"]
@@ -335,57 +307,49 @@ def status_summary(service: MemoryService) -> dict[str, Any]:
 # --- repairs: each (service, failing check, now) -> the actions taken ------------------------------
 
 
-Repair = Callable[["MemoryService", dict[str, Any], datetime], list[dict[str, Any]]]
+Repair = Callable[[Operations, dict[str, Any], datetime], list[dict[str, Any]]]
 
 
 def _action(now: datetime, name: str, **changed: Any) -> dict[str, Any]:
     return {"at": format_ts(now), "action": name, "changed": changed}
 
 
-def _repair_fts(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    with service.store.write_tx() as conn:
-        fts_sql.rebuild(conn)
-    counts = health_sql.fts_counts(service.store.reader())
+def _repair_fts(service: Operations, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    rebuilt = service.ops.lexical_rebuild()
+    counts = {k: v for k, v in service.ops.lexical_counts().items() if k != "ok"}
     before = {k: v for k, v in check.items() if k != "ok"}
-    return [_action(now, "rebuild_fts", tables=list(fts_sql.TABLES), before=before, after=counts)]
+    return [_action(now, "rebuild_fts", tables=rebuilt, before=before, after=counts)]
 
 
-def _repair_jobs(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+def _repair_jobs(service: Operations, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
     limit = service.config.pipeline.autonomous.max_repairs_per_run
     at = format_ts(now)
     out = []
     if check["stuck"]:
-        with service.store.write_tx() as conn:
-            released = jobs_sql.reap_stale_leases(conn, at, service.config.pipeline.lease_timeout_ms)
+        released = service.ops.reap_stale_leases(at, service.config.pipeline.lease_timeout_ms)
         out.append(_action(now, "release_stale_leases", released=released))
-    with service.store.write_tx() as conn:
-        ids = health_sql.dead_jobs_never_requeued(conn, limit)
-        requeued = jobs_sql.requeue_dead(conn, at, job_ids=ids) if ids else 0
-        health_sql.mark_requeued(conn, ids, at)
+    ids, requeued = service.ops.requeue_dead_once(at, limit)
     if ids:
         out.append(_action(now, "requeue_dead_jobs", requeued=requeued, job_ids=ids))
     return out
 
 
 def _repair_embeddings(
-    service: MemoryService, check: dict[str, Any], now: datetime
+    service: Operations, check: dict[str, Any], now: datetime
 ) -> list[dict[str, Any]]:
     assert service.embedder is not None
     limit = service.config.pipeline.autonomous.max_repairs_per_run
-    at = format_ts(now)
-    with service.store.write_tx() as conn:
-        ids = emb_sql.missing_memory_ids(conn, service.embedder.model, limit)
-        enqueued = sum(1 for i in ids if jobs_sql.enqueue(conn, "embed", memory_id=i, now=at))
+    _missing, enqueued = service.ops.enqueue_missing_embeds(
+        service.embedder.model, limit, format_ts(now))
     return [_action(now, "backfill_embeddings", missing=check["missing"], enqueued=enqueued,
                     model=service.embedder.model)]
 
 
-def _repair_graph(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+def _repair_graph(service: Operations, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
     limit = service.config.pipeline.autonomous.max_repairs_per_run
     out = []
-    with service.store.write_tx() as conn:
-        mentions = health_sql.delete_orphan_mentions(conn, limit) if check["orphan_mentions"] else 0
-        entities = health_sql.delete_orphan_entities(conn, limit) if check["orphan_entities"] else []
+    mentions, entities = service.ops.delete_orphans(
+        limit, mentions=bool(check["orphan_mentions"]), entities=bool(check["orphan_entities"]))
     if mentions:
         out.append(_action(now, "delete_orphan_mentions", deleted=mentions))
     if entities:
@@ -393,14 +357,13 @@ def _repair_graph(service: MemoryService, check: dict[str, Any], now: datetime) 
     return out
 
 
-def _repair_sources(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    with service.store.write_tx() as conn:  # the writer's flush at commit re-indexes them
-        marked = health_sql.reindex_sources(conn)
+def _repair_sources(service: Operations, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    marked = service.ops.reindex_sources()
     return [_action(now, "reindex_sources", sources=marked)]
 
 
-def _repair_storage(service: MemoryService, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
-    service.store.checkpoint()
+def _repair_storage(service: Operations, check: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    service.ops.checkpoint()
     after = _storage(service)["wal_bytes"]
     return [_action(now, "checkpoint_wal", wal_bytes_before=check["wal_bytes"], wal_bytes_after=after)]
 

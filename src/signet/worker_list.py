@@ -21,6 +21,7 @@ from signet.providers.embedder import Embedder
 from signet.providers.llm import LLM
 from signet.recall.hybrid import Recaller
 from signet.services.memory import MemoryService
+from signet.services.operations import Operations
 from signet.sessions.service import Sessions
 from signet.store.db import Store
 from signet.store.document_store import DocumentStore
@@ -47,18 +48,13 @@ class Parts:
     connectors: FolderConnectors
     embedder: Embedder | None
     llm: LLM | None
+    operations: Operations
 
 
 def build_workers(parts: Parts) -> list[Worker]:
     config, store, memory, llm = parts.config, parts.store, parts.memory, parts.llm
     cfg = config.pipeline
     model = parts.embedder.model if parts.embedder else None
-
-    def maintain(now: datetime) -> bool:
-        execute = cfg.autonomous.maintenance_mode == "execute"
-        report = maintenance.run_maintenance(memory, execute=execute, now=now, trigger="scheduled")
-        return bool(report["actions"])
-
     return [
         ExtractWorker(
             store, parts.recaller, memory, cfg, llm,
@@ -75,16 +71,31 @@ def build_workers(parts: Parts) -> list[Worker]:
             frozen=cfg.mutations_frozen,
         ),
         ReaperWorker(store, cfg.lease_timeout_ms),
-        RetentionWorker(store, config.retention, frozen=cfg.mutations_frozen),
         ScheduledWorker(
             "skills", lambda now: skills.changed(skills.reconcile(memory, now)),
             interval_ms=config.skills.reconcile_interval_ms, enabled=config.skills.enabled,
         ),
-        ScheduledWorker(
-            "maintenance", maintain, interval_ms=cfg.autonomous.interval_ms,
-            enabled=cfg.autonomous.enabled,
-        ),
+        *operations_workers(parts.operations),
         *session_workers(parts.sessions, config, PreparedWrites(memory), llm),
+    ]
+
+
+def operations_workers(operations: Operations) -> list[Worker]:
+    """The operator's workers on either backend (core_app.py runs them too): the retention
+    sweep (one daemon at a time on a shared store) and the scheduled maintenance run."""
+    config = operations.config
+    cfg = config.pipeline
+
+    def maintain(now: datetime) -> bool:
+        execute = cfg.autonomous.maintenance_mode == "execute"
+        report = maintenance.run_maintenance(operations, execute=execute, now=now,
+                                             trigger="scheduled")
+        return bool(report["actions"])
+
+    return [
+        RetentionWorker(operations.ops, config.retention, frozen=cfg.mutations_frozen),
+        ScheduledWorker("maintenance", maintain, interval_ms=cfg.autonomous.interval_ms,
+                        enabled=cfg.autonomous.enabled),
     ]
 
 

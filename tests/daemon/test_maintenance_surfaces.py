@@ -7,13 +7,16 @@ import json
 import os
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from daemon_process import make_workspace
 
 from auth_tokens import auth, issue
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, RetentionConfig, StoreConfig
+from signet.core_app import CoreAppOps
 
 FROZEN_YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    autonomous:\n      frozen: true\n"
 
@@ -32,6 +35,12 @@ def run_json(ws: Path, *args: str) -> dict:
 
 
 def break_fts(app: SignetApp) -> None:
+    """Damage the lexical index: one FTS5 entry deleted (SQLite); the GIN index over the
+    tsvector column dropped, as by an operator's mistake (PostgreSQL)."""
+    if isinstance(app, CoreAppOps):
+        with app.core.pool.connection() as pg:  # type: ignore[attr-defined]
+            pg.execute("DROP INDEX memories_lexical")
+        return
     with app.store.write_tx() as conn:
         row = conn.execute("SELECT rowid, content, hints, tags FROM memories LIMIT 1").fetchone()
         conn.execute("INSERT INTO memories_fts(memories_fts, rowid, content, hints, tags)"
@@ -72,7 +81,7 @@ def test_the_cli_observes_then_executes_and_frozen_stops_it(tmp_path: Path) -> N
     assert report["recent_actions"][0]["changed"]["after"]["memories_fts"] == 2
 
 
-def test_the_report_and_run_routes(serve) -> None:
+def test_the_report_and_run_routes(serve, backend) -> None:
     served = serve()
     served.app.remember("the quick brown fox")
     break_fts(served.app)
@@ -90,3 +99,47 @@ def test_the_report_and_run_routes(serve) -> None:
     assert served.client.post("/api/repair/run", headers=reader).status_code == 403
     scoped = auth(issue(served.app, "admin", project="p"))
     assert served.client.get("/api/repair/report", headers=scoped).status_code == 403
+
+
+def forget_some(served, n: int) -> list[str]:
+    ids = [served.client.post("/api/memory/remember", json={"content": f"old fact {i}"}).json()["id"]
+           for i in range(n)]
+    for memory_id in ids:
+        assert served.client.delete(f"/api/memory/{memory_id}").status_code == 200
+    time.sleep(0.01)  # deleted_at strictly before the sweep's cutoff (tombstones kept 0 ms)
+    return ids
+
+
+def test_the_retention_route_purges_expired_tombstones(serve, backend) -> None:
+    served = serve(retention=RetentionConfig(tombstone_retention_ms=0))
+    ids = forget_some(served, 2)
+    dry = served.client.post("/api/retention/run", json={"dry_run": True}).json()
+    assert dry["dry_run"] is True and dry["steps"]["tombstones"] == 2
+    assert served.client.get(f"/api/memory/{ids[0]}").status_code == 200  # nothing changed
+    swept = served.client.post("/api/retention/run").json()
+    assert swept["steps"]["tombstones"] == 2 and "skipped" not in swept
+    assert served.client.get(f"/api/memory/{ids[0]}").status_code == 404
+    # The steps whose tables this backend lacks are named, not counted as zero.
+    assert swept.get("not_on_backend", []) == (
+        [] if backend == "sqlite" else ["idempotency_keys", "hook_ledger"])
+    reader = auth(issue(served.app, "readonly"))
+    assert served.client.post("/api/retention/run", headers=reader).status_code == 403
+
+
+def test_two_daemons_on_one_postgres_run_retention_once(serve, pg_url: str) -> None:
+    shared = {"store": StoreConfig(backend="postgres", url=pg_url),
+              "retention": RetentionConfig(tombstone_retention_ms=0)}
+    first, second = serve(**shared), serve(**shared)
+    ids = forget_some(first, 6)
+    # While one daemon sweeps (it holds the retention lock), the other's run does nothing.
+    with first.app.operations.ops.exclusive("retention") as held:
+        assert held
+        skipped = second.client.post("/api/retention/run").json()
+    assert skipped["total"] == 0 and "another daemon" in skipped["skipped"]
+    assert second.client.get(f"/api/memory/{ids[0]}").status_code == 200
+    # Both at once: every tombstone is purged exactly once between them.
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda s: s.client.post("/api/retention/run").json(),
+                             [first, second]))
+    assert sum(r["steps"].get("tombstones", 0) for r in runs) == 6
+    assert all(second.client.get(f"/api/memory/{i}").status_code == 404 for i in ids)

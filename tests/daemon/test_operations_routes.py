@@ -16,10 +16,12 @@ import httpx
 from fastapi.routing import APIRoute
 
 from auth_tokens import auth, issue
+from signet.app import SignetApp
 from signet.config import PipelineConfig, PipelineTelemetryConfig
+from signet.core_app import CoreAppOps
 from signet.daemon.auth import PERMISSION_ATTR
 from signet.daemon.background import BackgroundWorkers
-from signet.store import jobs as jobs_sql
+from signet.store.backend import CoreStore, SqliteCore
 from signet.types import utc_now
 
 REMEMBER = "/api/memory/remember"
@@ -40,13 +42,26 @@ def ok(reply: httpx.Response) -> dict:
 # --- pipeline --------------------------------------------------------------------------------
 
 
-def test_pipeline_status_reports_queue_depths_workers_and_last_errors(serve) -> None:
+def jobs_of(app: SignetApp) -> CoreStore:
+    """The app's job queue as the workers use it, on either backend."""
+    return app.core if isinstance(app, CoreAppOps) else SqliteCore(app.store)
+
+
+def extract_job(app: SignetApp, memory_id: str) -> CoreStore:
+    """An extract job for the memory (the SQLite pipeline queued one already; the PostgreSQL
+    backend runs no extraction, so the test queues it as the pipeline would)."""
+    queue = jobs_of(app)
+    queue.enqueue("extract", now=utc_now(), memory_id=memory_id)
+    return queue
+
+
+def test_pipeline_status_reports_queue_depths_workers_and_last_errors(serve, backend) -> None:
     s = serve()
     memory_id = remember(s.client, "Alice moved to Paris")
-    with s.app.store.write_tx() as conn:
-        job = jobs_sql.lease(conn, utc_now(), job_types=["extract"])
-        assert job is not None
-        jobs_sql.fail(conn, job.id, "BadResponse (bad_response): not JSON", utc_now())
+    queue = extract_job(s.app, memory_id)
+    job = queue.lease(utc_now(), job_types=["extract"])
+    assert job is not None
+    queue.fail(job.id, "BadResponse (bad_response): not JSON", utc_now())
     body = ok(s.client.get("/api/pipeline/status"))
     assert body["queue"]["extract"] == {"pending": 1}
     assert body["last_errors"][0]["memory_id"] == memory_id
@@ -197,18 +212,22 @@ def test_approving_a_review_whose_memory_moved_answers_409_with_both_texts(
 # --- repair, embeddings ------------------------------------------------------------------------
 
 
-def test_repair_actions(serve) -> None:
+def test_repair_actions(serve, backend) -> None:
     s = serve()
     memory_id = remember(s.client, "a memory to repair")
-    with s.app.store.write_tx() as conn:
-        job = jobs_sql.lease(conn, "2020-01-01T00:00:00.000Z", job_types=["extract"])
-        assert job is not None
+    queue = extract_job(s.app, memory_id)
+    job = queue.lease("2020-01-01T00:00:00.000Z", job_types=["extract"])
+    assert job is not None
     released = ok(s.client.post("/api/repair/release-stale-leases", json={"older_than_ms": 0}))
     assert released["released"] == 1
-    with s.app.store.write_tx() as conn:  # the two attempts left fail: the job goes dead
-        while (leased := jobs_sql.lease(conn, utc_now(), job_types=["extract"])) is not None:
-            jobs_sql.fail(conn, leased.id, "boom", utc_now())
+    # the two attempts left fail: the job goes dead
+    while (leased := queue.lease(utc_now(), job_types=["extract"])) is not None:
+        queue.fail(leased.id, "boom", utc_now())
     assert s.app.job(job.id).status == "dead"
+    listed = ok(s.client.get("/api/pipeline/jobs", params={"status": "dead"}))
+    assert [j["id"] for j in listed["items"]] == [job.id]
+    assert ok(s.client.get(f"/api/pipeline/jobs/{job.id[:8]}"))["id"] == job.id
+    assert s.client.get("/api/pipeline/jobs/ffff0000").status_code == 404
     assert ok(s.client.post("/api/repair/requeue-dead"))["requeued"] == 1
     assert ok(s.client.get("/api/repair/fts-check"))["ok"] is True
     rebuilt = ok(s.client.post("/api/repair/fts-rebuild"))
@@ -217,7 +236,7 @@ def test_repair_actions(serve) -> None:
     assert s.app.get(memory_id).content == "a memory to repair"
 
 
-def test_embeddings_status_and_health(serve) -> None:
+def test_embeddings_status_and_health(serve, backend) -> None:
     s = serve()
     remember(s.client, "an embedded memory")
     status = ok(s.client.get("/api/embeddings/status"))

@@ -125,7 +125,7 @@ def test_each_step_is_capped_at_the_batch_limit(config: Config) -> None:
 
 def test_the_worker_sweeps_once_per_interval(app: SignetApp) -> None:
     app.forget(app.remember("soon gone").id)
-    worker = RetentionWorker(app.store, app.config.retention)
+    worker = RetentionWorker(app.operations.ops, app.config.retention)
     t0 = datetime.now(UTC) + 31 * DAY
     assert worker.tick(t0) is True
     app.forget(app.remember("gone later").id)

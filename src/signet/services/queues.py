@@ -1,6 +1,7 @@
 """The two queues an operator looks into: the pipeline's jobs and the review queue.
 
-`JobQueue` lists, shows (by id or short id), counts and requeues jobs (store/jobs.py);
+`JobQueue` lists, shows (by id or short id), counts and requeues jobs (store/operations.py
+`JobAdmin`, on SQLite or PostgreSQL);
 `ReviewQueue` lists review items and resolves one (pipeline/writes.py `resolve_review`:
 approve applies the blocked update through the memory service, a cold archive first), over the
 pipeline's store seam (store/pipeline.py), so on SQLite and PostgreSQL alike. The app
@@ -19,11 +20,9 @@ from signet.config import Config
 from signet.errors import NotFound
 from signet.pipeline.writes import MemoryWriter, resolve_review
 from signet.services.write_policy import pipeline_on
-from signet.store import jobs as jobs_sql
-from signet.store.db import Store
 from signet.store.jobs import Job
+from signet.store.operations import JobAdmin
 from signet.store.pipeline import PipelineStore
-from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
 from signet.types import Actor
 
@@ -32,33 +31,30 @@ __all__ = ["JobQueue", "ReviewQueue"]
 
 @dataclass(frozen=True, slots=True)
 class JobQueue:
-    store: Store
+    """The job queue as an operator sees it, on either store backend (store/operations.py
+    `JobAdmin`: `SqliteOps` or `PgOps`)."""
+
+    store: JobAdmin
     clock: Clock
 
     def list(
         self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
         offset: int = 0,
     ) -> list[Job]:
-        return jobs_sql.list_jobs(
-            self.store.reader(), status=status, job_type=job_type, limit=limit, offset=offset
-        )
+        return self.store.list_jobs(status=status, job_type=job_type, limit=limit, offset=offset)
 
     def get(self, job_id: str) -> Job:
-        conn = self.store.reader()
-        found = jobs_sql.get(conn, resolve_prefix(conn, "memory_jobs", job_id, noun="job"))
+        found = self.store.find_job(job_id)
         if found is None:
             raise NotFound(f"job {job_id} not found")
         return found
 
     def depths(self) -> dict[str, dict[str, int]]:
         """Queue depth: job type -> status -> count."""
-        return jobs_sql.depths(self.store.reader())
+        return self.store.job_depths()
 
     def requeue_dead(self, job_ids: Sequence[str] | None = None) -> int:
-        with self.store.write_tx() as conn:
-            if job_ids is not None:
-                job_ids = [resolve_prefix(conn, "memory_jobs", j, noun="job") for j in job_ids]
-            return jobs_sql.requeue_dead(conn, stamp(self.clock), job_ids=job_ids)
+        return self.store.requeue_dead(stamp(self.clock), job_ids)
 
 
 class ReviewWriter(MemoryWriter, Protocol):

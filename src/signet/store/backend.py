@@ -53,11 +53,12 @@ PORTED = (
     "portable export and import", "projection",
     "review queue",
     "knowledge graph (store/graph_store.py: entities, pins, communities, graph channels)",
+    "job listing", "pipeline status", "maintenance and repair", "cold tier and retention",
 )
 NOT_PORTED = (
-    "cold tier and retention", "telemetry", "skills",
+    "telemetry", "skills",
     "feedback", "idempotency keys", "short id prefixes",
-    "access counts", "maintenance and repair",
+    "access counts",
     "batch forget and modify",
 )
 

@@ -32,7 +32,7 @@ __all__ = [
 KEEP_RUNS = 200
 
 # An entity nothing refers to: no mention, relation, aspect, dependency or pin.
-_ORPHAN_ENTITY = (
+ORPHAN_ENTITY = (
     "NOT EXISTS (SELECT 1 FROM memory_entity_mentions x WHERE x.entity_id = e.id)"
     " AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.source_entity_id = e.id"
     " OR r.target_entity_id = e.id)"
@@ -42,7 +42,7 @@ _ORPHAN_ENTITY = (
     " AND NOT EXISTS (SELECT 1 FROM entity_pinning p WHERE p.entity_id = e.id)"
 )
 # A mention whose memory or entity row is gone (possible only if foreign keys were off).
-_ORPHAN_MENTION = (
+ORPHAN_MENTION = (
     "NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = x.memory_id)"
     " OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = x.entity_id)"
 )
@@ -74,9 +74,9 @@ def job_counts(conn: Connection, stale_before: str) -> dict[str, int]:
 
 def graph_counts(conn: Connection) -> dict[str, int]:
     return {
-        "orphan_entities": _one(conn, f"SELECT count(*) FROM entities e WHERE {_ORPHAN_ENTITY}"),
+        "orphan_entities": _one(conn, f"SELECT count(*) FROM entities e WHERE {ORPHAN_ENTITY}"),
         "orphan_mentions": _one(
-            conn, f"SELECT count(*) FROM memory_entity_mentions x WHERE {_ORPHAN_MENTION}"),
+            conn, f"SELECT count(*) FROM memory_entity_mentions x WHERE {ORPHAN_MENTION}"),
     }
 
 
@@ -121,13 +121,13 @@ def delete_orphan_mentions(conn: Connection, limit: int) -> int:
         # By key: the table has no rowid (migration 051).
         "DELETE FROM memory_entity_mentions WHERE (memory_id, entity_id) IN"
         " (SELECT x.memory_id, x.entity_id FROM memory_entity_mentions x"
-        f" WHERE {_ORPHAN_MENTION} LIMIT ?)", (limit,),
+        f" WHERE {ORPHAN_MENTION} LIMIT ?)", (limit,),
     ).rowcount
 
 
 def delete_orphan_entities(conn: Connection, limit: int) -> list[str]:
     ids = [r[0] for r in conn.execute(
-        f"SELECT e.id FROM entities e WHERE {_ORPHAN_ENTITY} ORDER BY e.created_at LIMIT ?",
+        f"SELECT e.id FROM entities e WHERE {ORPHAN_ENTITY} ORDER BY e.created_at LIMIT ?",
         (limit,),
     ).fetchall()]
     conn.executemany("DELETE FROM entities WHERE id = ?", [(i,) for i in ids])

@@ -8,6 +8,8 @@
   fault fails the batch's jobs with the error (retried with back-off, then dead). A job the
   stale-lease reaper took back meanwhile is not completed (`complete` answers False): the
   vector is stored all the same, and whoever leases the job again finds it already there.
+  It keeps the (id, leased_at) of the jobs its running tick holds: a daemon stopping while a
+  tick outlives the stop hands those back, and only those (`held_leases`).
 - `CoreReaperWorker`: the stale-lease reaper on the seam: every `interval_s`, jobs leased longer
   than `pipeline.lease_timeout_ms` (their daemon died or hung) go back to the queue. Any daemon
   may run it; the UPDATE is one statement, so two reapers at once release each job once.
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime, timedelta
 
 from signet.providers.embedder import Embedder
@@ -40,19 +43,39 @@ class CoreEmbedWorker:
         self.frozen = frozen
         self.batch_size = batch_size
         self.retry_base_ms = retry_base_ms
+        # The leases this worker holds right now, job id -> leased_at: what a daemon stopping
+        # while a tick still runs hands back (CoreApp.release_worker_leases).
+        self._held: dict[str, str] = {}
+        self._held_lock = threading.Lock()
+
+    def held_leases(self) -> list[tuple[str, str]]:
+        """(job id, leased_at) of every job leased by a tick that has not ended yet."""
+        with self._held_lock:
+            return list(self._held.items())
 
     def tick(self, now: datetime) -> bool:
         if self.frozen or self.embedder is None:
             return False
         stamp = format_ts(now)
         leased: list[Job] = []
-        while len(leased) < self.batch_size * LEASE_BATCHES:
-            job = self.core.lease(stamp, job_types=["embed"])
-            if job is None:
-                break
-            leased.append(job)
-        if not leased:
-            return False
+        try:
+            while len(leased) < self.batch_size * LEASE_BATCHES:
+                job = self.core.lease(stamp, job_types=["embed"])
+                if job is None:
+                    break
+                leased.append(job)
+                with self._held_lock:
+                    self._held[job.id] = job.leased_at or stamp
+            if not leased:
+                return False
+            self._run(leased, stamp)
+        finally:
+            with self._held_lock:
+                for job in leased:
+                    self._held.pop(job.id, None)
+        return True
+
+    def _run(self, leased: list[Job], stamp: str) -> None:
         try:
             self._embed(leased, stamp)
         except Exception as exc:  # noqa: BLE001 - every job of the batch fails with the cause
@@ -61,7 +84,6 @@ class CoreEmbedWorker:
             for job in leased:
                 self.core.fail(job.id, error, stamp,
                                retry_delay_ms=retry_delay_ms(job.attempts, self.retry_base_ms))
-        return True
 
     def _embed(self, leased: list[Job], stamp: str) -> None:
         assert self.embedder is not None

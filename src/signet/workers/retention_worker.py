@@ -28,11 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from signet.config import RetentionConfig
-from signet.store import embeddings as emb_sql
-from signet.store import jobs as jobs_sql
-from signet.store import knowledge as know_sql
-from signet.store import retention as ret_sql
-from signet.store.db import Store
+from signet.store.operations import RetentionStore
 from signet.types import format_ts
 
 log = logging.getLogger(__name__)
@@ -41,62 +37,84 @@ STEPS = (
     "graph_links", "embeddings", "tombstones", "history", "completed_jobs", "dead_jobs",
     "cold_rows", "idempotency_keys", "hook_ledger",
 )
+LOCK = "retention"  # the store-wide lock a sweep holds (store/operations.py `exclusive`)
 
 
 @dataclass
 class RetentionReport:
-    """Rows purged (or, in a dry run, that would be) per step, in the order they ran."""
+    """Rows purged (or, in a dry run, that would be) per step, in the order they ran; the steps
+    whose tables are not on this store backend; `skipped` when another daemon on the same
+    store was sweeping (it does the work; this sweep did none)."""
 
     now: str
     dry_run: bool
     counts: dict[str, int] = field(default_factory=dict)
     entities_removed: int = 0
+    not_on_backend: list[str] = field(default_factory=list)
+    skipped: str | None = None
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def put(self, step: str, count: int | None) -> None:
+        if count is None:
+            self.not_on_backend.append(step)
+        else:
+            self.counts[step] = count
+
     def to_dict(self) -> dict[str, object]:
-        return {"now": self.now, "dry_run": self.dry_run, "steps": dict(self.counts),
-                "entities_removed": self.entities_removed, "total": self.total}
+        out: dict[str, object] = {
+            "now": self.now, "dry_run": self.dry_run, "steps": dict(self.counts),
+            "entities_removed": self.entities_removed, "total": self.total,
+        }
+        if self.not_on_backend:
+            out["not_on_backend"] = list(self.not_on_backend)
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
 
 
 def _cutoff(now: datetime, window_ms: int) -> str:
     return format_ts(now - timedelta(milliseconds=window_ms))
 
 
-def sweep(store: Store, cfg: RetentionConfig, now: datetime, *, dry_run: bool = False) -> RetentionReport:
-    """One pass of every step, each in its own transaction (or read-only when `dry_run`)."""
+def sweep(
+    store: RetentionStore, cfg: RetentionConfig, now: datetime, *, dry_run: bool = False
+) -> RetentionReport:
+    """One pass of every step, each in its own transaction (or read-only when `dry_run`),
+    under the store-wide retention lock: when another daemon holds it, nothing is done here."""
     report = RetentionReport(format_ts(now), dry_run)
+    with store.exclusive(LOCK) as held:
+        if not held:
+            report.skipped = "another daemon on this store is running retention"
+            return report
+        _sweep(store, cfg, now, report)
+    return report
+
+
+def _sweep(store: RetentionStore, cfg: RetentionConfig, now: datetime, report: RetentionReport) -> None:
     limit = cfg.batch_limit
     tomb_before = _cutoff(now, cfg.tombstone_retention_ms)
-    ids = ret_sql.expired_tombstones(store.reader(), tomb_before, limit)
-    if dry_run:
+    ids = store.expired_tombstones(tomb_before, limit)
+    if report.dry_run:
         _count_all(store, cfg, now, ids, tomb_before, report)
-        return report
-    with store.write_tx() as conn:  # 1. graph links
-        live_ids = ret_sql.still_expired(conn, ids, tomb_before)
-        graph = know_sql.decrement_entity_mentions(conn, live_ids)
-    report.counts["graph_links"] = graph["links"]
-    report.entities_removed = graph["orphans"]
-    with store.write_tx() as conn:  # 2. embeddings
-        hashes = ret_sql.tombstone_vector_hashes(conn, ids, tomb_before)
-        report.counts["embeddings"] = emb_sql.delete_for_hashes(conn, hashes)
-    with store.write_tx() as conn:  # 3. tombstones
-        report.counts["tombstones"] = ret_sql.delete_tombstones(conn, ids, tomb_before)
-    with store.write_tx() as conn:  # 4. history
-        report.counts["history"] = ret_sql.delete_older(
-            conn, "history", _cutoff(now, cfg.history_retention_ms), limit)
-    with store.write_tx() as conn:  # 5. and 6. completed and dead jobs (one statement each)
-        completed, dead = jobs_sql.purge(
-            conn, format_ts(now), completed_before=_cutoff(now, cfg.completed_job_retention_ms),
-            dead_before=_cutoff(now, cfg.dead_job_retention_ms), limit=limit,
-        )
-    report.counts["completed_jobs"], report.counts["dead_jobs"] = completed, dead
+        return
+    graph = store.purge_graph_links(ids, tomb_before)  # 1. graph links
+    report.put("graph_links", None if graph is None else graph["links"])
+    report.entities_removed = graph["orphans"] if graph else 0
+    report.put("embeddings", store.purge_tombstone_vectors(ids, tomb_before))  # 2.
+    report.put("tombstones", store.delete_tombstones(ids, tomb_before))  # 3.
+    report.put("history", store.delete_older(  # 4.
+        "history", _cutoff(now, cfg.history_retention_ms), limit))
+    completed, dead = store.purge_jobs(  # 5. and 6. completed and dead jobs
+        format_ts(now), completed_before=_cutoff(now, cfg.completed_job_retention_ms),
+        dead_before=_cutoff(now, cfg.dead_job_retention_ms), limit=limit,
+    )
+    report.put("completed_jobs", completed)
+    report.put("dead_jobs", dead)
     for kind, step, window in _windows(cfg):
-        with store.write_tx() as conn:
-            report.counts[step] = ret_sql.delete_older(conn, kind, _cutoff(now, window), limit)
-    return report
+        report.put(step, store.delete_older(kind, _cutoff(now, window), limit))
 
 
 def _windows(cfg: RetentionConfig) -> tuple[tuple[str, str, int], ...]:
@@ -109,21 +127,21 @@ def _windows(cfg: RetentionConfig) -> tuple[tuple[str, str, int], ...]:
 
 
 def _count_all(
-    store: Store, cfg: RetentionConfig, now: datetime, ids: list[str], tomb_before: str,
-    report: RetentionReport,
+    store: RetentionStore, cfg: RetentionConfig, now: datetime, ids: list[str],
+    tomb_before: str, report: RetentionReport,
 ) -> None:
-    conn, limit = store.reader(), cfg.batch_limit
-    report.counts["graph_links"] = ret_sql.count_mention_links(conn, ids)
-    report.counts["embeddings"] = len(ret_sql.tombstone_vector_hashes(conn, ids, tomb_before))
-    report.counts["tombstones"] = len(ids)
-    report.counts["history"] = ret_sql.count_older(
-        conn, "history", _cutoff(now, cfg.history_retention_ms), limit)
-    report.counts["completed_jobs"] = ret_sql.count_jobs(
-        conn, "completed", _cutoff(now, cfg.completed_job_retention_ms), limit)
-    report.counts["dead_jobs"] = ret_sql.count_jobs(
-        conn, "dead", _cutoff(now, cfg.dead_job_retention_ms), limit)
+    limit = cfg.batch_limit
+    report.put("graph_links", store.count_mention_links(ids))
+    report.put("embeddings", store.count_tombstone_vectors(ids, tomb_before))
+    report.put("tombstones", len(ids))
+    report.put("history", store.count_older(
+        "history", _cutoff(now, cfg.history_retention_ms), limit))
+    report.put("completed_jobs", store.count_jobs(
+        "completed", _cutoff(now, cfg.completed_job_retention_ms), limit))
+    report.put("dead_jobs", store.count_jobs(
+        "dead", _cutoff(now, cfg.dead_job_retention_ms), limit))
     for kind, step, window in _windows(cfg):
-        report.counts[step] = ret_sql.count_older(conn, kind, _cutoff(now, window), limit)
+        report.put(step, store.count_older(kind, _cutoff(now, window), limit))
 
 
 class RetentionWorker:
@@ -132,7 +150,9 @@ class RetentionWorker:
 
     name = "retention"
 
-    def __init__(self, store: Store, cfg: RetentionConfig, *, frozen: bool = False) -> None:
+    def __init__(
+        self, store: RetentionStore, cfg: RetentionConfig, *, frozen: bool = False
+    ) -> None:
         self.store = store
         self.cfg = cfg
         self.frozen = frozen  # mutationsFrozen: reads only, so nothing is purged either

@@ -29,7 +29,7 @@ from signet.store.jobs import (
     _shift,
     _ts,
 )
-from signet.types import dumps
+from signet.types import JOB_STATUSES, dumps
 
 _COLUMNS = (
     "id, memory_id, job_type, status, payload, result, attempts, max_attempts, leased_at,"
@@ -149,3 +149,120 @@ def release(conn: psycopg.Connection, job_id: str, now: str) -> None:
         " leased_at = NULL, updated_at = %s WHERE id = %s AND status = 'leased'",
         (now, job_id),
     )
+
+
+# --- the operator's side (store/operations.py JobAdmin): list, count, requeue, release -------
+
+
+def list_jobs(
+    conn: psycopg.Connection, *, status: str | None = None, job_type: str | None = None,
+    limit: int = 50, offset: int = 0,
+) -> list[Job]:
+    """Jobs newest first, optionally of one status and/or type (store/jobs.py list_jobs)."""
+    clauses, params = ["true"], []
+    if status is not None:
+        if status not in JOB_STATUSES:
+            raise InvalidInput(f"unknown job status {status!r}")
+        clauses.append("status = %s")
+        params.append(status)
+    if job_type is not None:
+        _check_type(job_type)
+        clauses.append("job_type = %s")
+        params.append(job_type)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            f"SELECT {_COLUMNS} FROM memory_jobs WHERE {' AND '.join(clauses)}"
+            " ORDER BY created_at DESC, seq DESC LIMIT %s OFFSET %s",
+            (*params, max(limit, 0), max(offset, 0)),
+        ).fetchall()
+    return [_job(r) for r in rows]  # type: ignore[arg-type]
+
+
+def ids_with_prefix(conn: psycopg.Connection, prefix: str, limit: int) -> list[str]:
+    rows = conn.execute(
+        "SELECT id FROM memory_jobs WHERE starts_with(id, %s) ORDER BY id COLLATE \"C\" LIMIT %s",
+        (prefix, limit),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def depths(conn: psycopg.Connection) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for job_type, status, n in conn.execute(
+        "SELECT job_type, status, count(*) FROM memory_jobs GROUP BY job_type, status"
+    ).fetchall():
+        out.setdefault(str(job_type), {})[str(status)] = int(n)
+    return out
+
+
+def last_errors(conn: psycopg.Connection, limit: int = 10) -> list[Job]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            f"SELECT {_COLUMNS} FROM memory_jobs WHERE error IS NOT NULL AND status != 'completed'"
+            " ORDER BY updated_at DESC, seq DESC LIMIT %s", (max(limit, 0),),
+        ).fetchall()
+    return [_job(r) for r in rows]  # type: ignore[arg-type]
+
+
+def requeue_dead(
+    conn: psycopg.Connection, now: str, *, job_ids: Sequence[str] | None = None
+) -> int:
+    """Dead jobs (all, or these ids) back to pending with a fresh set of attempts; the last
+    error stays on the row."""
+    if job_ids is not None and not job_ids:
+        return 0
+    cursor = conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', attempts = 0, failed_at = NULL,"
+        " leased_at = NULL, run_after = NULL, updated_at = %s"
+        " WHERE status = 'dead' AND (%s::text[] IS NULL OR id = ANY(%s::text[]))",
+        (_ts(now), None if job_ids is None else list(job_ids),
+         None if job_ids is None else list(job_ids)),
+    )
+    return cursor.rowcount
+
+
+def release_leases(
+    conn: psycopg.Connection, now: str, held: Sequence[tuple[str, str]] | None = None
+) -> int:
+    """Leased jobs back to pending, their attempt given back: all (None), or each given
+    (id, leased_at) only while it is still that lease (the reaper may have handed the job to
+    another daemon since; that daemon's lease is not this caller's to release)."""
+    if held is not None and not held:
+        return 0
+    ids = None if held is None else [job_id for job_id, _ in held]
+    stamps = None if held is None else [leased_at for _, leased_at in held]
+    cursor = conn.execute(
+        "UPDATE memory_jobs j SET status = 'pending', attempts = greatest(j.attempts - 1, 0),"
+        " leased_at = NULL, updated_at = %s WHERE j.status = 'leased' AND (%s::text[] IS NULL"
+        " OR (j.id, j.leased_at) IN (SELECT * FROM unnest(%s::text[], %s::text[])))",
+        (_ts(now), ids, ids, stamps),
+    )
+    return cursor.rowcount
+
+
+def purge(
+    conn: psycopg.Connection, now: str, *, completed_before: str, dead_before: str, limit: int
+) -> tuple[int, int]:
+    """Retention steps 5 and 6 (store/jobs.py purge): old completed and dead jobs, at most
+    `limit` of each, oldest first."""
+    now, completed_before, dead_before = _ts(now), _ts(completed_before), _ts(dead_before)
+    if completed_before > now or dead_before > now:
+        raise InvalidInput("purge cutoffs must not be later than now")
+    out = []
+    for status, column, before in (("completed", "completed_at", completed_before),
+                                   ("dead", "failed_at", dead_before)):
+        cursor = conn.execute(
+            f"DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs WHERE status = %s"
+            f" AND {column} < %s ORDER BY {column} LIMIT %s)", (status, before, max(limit, 0)),
+        )
+        out.append(cursor.rowcount)
+    return out[0], out[1]
+
+
+def count_older(conn: psycopg.Connection, status: str, before: str, limit: int) -> int:
+    column = "completed_at" if status == "completed" else "failed_at"
+    row = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM memory_jobs WHERE status = %s AND {column} < %s"
+        " LIMIT %s) AS t", (status, before, max(limit, 0)),
+    ).fetchone()
+    return int(row[0]) if row else 0

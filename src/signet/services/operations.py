@@ -1,0 +1,35 @@
+"""`Operations`: what an operator's actions run on (signet/maintenance.py: the pipeline's
+queue, leases, the lexical index, re-embed, the health checks and repairs, retention).
+
+It holds the operator's store seam (store/operations.py `OpsStore`: `SqliteOps` on the SQLite
+workspace, `PgOps` on a shared PostgreSQL store) with the config, the embedder, the clock and the LLM,
+so the same maintenance functions run on both backends. The app holds one
+(`app.operations`); its `fts_check`, `run_maintenance`, `run_retention`, ... are those
+functions applied to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from signet.clock import Clock
+from signet.config import Config
+from signet.errors import Frozen
+from signet.providers.embedder import Embedder
+from signet.providers.llm import LLM
+from signet.store.operations import OpsStore
+
+__all__ = ["Operations"]
+
+
+@dataclass(frozen=True, slots=True)
+class Operations:
+    config: Config
+    ops: OpsStore
+    embedder: Embedder | None
+    clock: Clock
+    llm: LLM | None = None  # named in the pipeline's status
+
+    def check_mutable(self) -> None:
+        if self.config.pipeline.mutations_frozen:
+            raise Frozen()

@@ -1,0 +1,287 @@
+"""PgOps: the operator's store seam (store/operations.py) on PostgreSQL, on PgCore's pool.
+
+What differs from SQLite, and why:
+- the lexical indexes are GIN indexes over generated `tsvector` columns (content and tags,
+  001_core.sql; hints, 003_pipeline.sql). A generated column cannot drift from its row, so
+  the check is of the indexes themselves: present, valid and ready in `pg_index` (an index an
+  operator dropped, or a failed concurrent build left invalid, fails it), plus
+  `gin_index_check` when the `amcheck` extension is installed. The rebuild is `REINDEX` (or
+  the migration's `CREATE INDEX` when one is gone);
+- "storage": the write-ahead log is the server's own, so there is nothing of ours to fold
+  back; the check reports the database's size and is always ok;
+- several daemons run maintenance at once: a dead job is requeued once across all of them
+  (its `maintenance_requeues` row is claimed with ON CONFLICT DO NOTHING before the requeue);
+- the graph check counts with the SQLite side's conditions (the graph of 002_graph.sql); the
+  sources check answers None: source ranking is not on this backend.
+Retention's steps are in store/postgres/retention.py.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from signet.store import health as health_sql
+from signet.store.health import KEEP_RUNS
+from signet.store.jobs import Job, _ts
+from signet.store.postgres import jobs as pg_jobs
+from signet.store.postgres.retention import PgRetention
+from signet.store.prefixes import MAX_LISTED, resolve_with
+
+__all__ = ["LEXICAL_INDEXES", "PgOps"]
+
+# The GIN indexes of the memories' tsvector columns (001_core.sql, 003_pipeline.sql), each
+# with the statement that creates it: the twins of SQLite's two FTS5 tables.
+LEXICAL_INDEXES = {
+    "memories_lexical": "CREATE INDEX IF NOT EXISTS memories_lexical ON memories USING gin (lexical)",
+    "memories_hint_lexical": "CREATE INDEX IF NOT EXISTS memories_hint_lexical"
+                             " ON memories USING gin (hint_lexical)",
+}
+
+
+class PgOps(PgRetention):
+    backend = "postgres"
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    # -- JobAdmin -------------------------------------------------------------------------------
+    def list_jobs(
+        self, *, status: str | None, job_type: str | None, limit: int, offset: int
+    ) -> list[Job]:
+        with self._conn() as conn:
+            return pg_jobs.list_jobs(conn, status=status, job_type=job_type, limit=limit,
+                                     offset=offset)
+
+    def find_job(self, ref: str) -> Job | None:
+        with self._conn() as conn:
+            return pg_jobs.get(conn, self._resolve(conn, ref))
+
+    def _resolve(self, conn: psycopg.Connection, ref: str) -> str:
+        return resolve_with(
+            lambda prefix: pg_jobs.ids_with_prefix(conn, prefix, MAX_LISTED + 1), ref, "job")
+
+    def job_depths(self) -> dict[str, dict[str, int]]:
+        with self._conn() as conn:
+            return pg_jobs.depths(conn)
+
+    def requeue_dead(self, now: str, job_ids: Sequence[str] | None = None) -> int:
+        with self._conn() as conn, conn.transaction():
+            if job_ids is not None:
+                job_ids = [self._resolve(conn, j) for j in job_ids]
+            return pg_jobs.requeue_dead(conn, now, job_ids=job_ids)
+
+    def last_errors(self, limit: int) -> list[Job]:
+        with self._conn() as conn:
+            return pg_jobs.last_errors(conn, limit)
+
+    def summary_counts(self) -> dict[str, int]:
+        with self._conn() as conn:  # 004_sessions.sql
+            rows = conn.execute("SELECT status, count(*) FROM summary_jobs GROUP BY status")
+            return {str(s): int(n) for s, n in rows.fetchall()}
+
+    def reap_stale_leases(self, now: str, lease_timeout_ms: int) -> int:
+        with self._conn() as conn:
+            return pg_jobs.reap_stale_leases(conn, now, lease_timeout_ms)
+
+    def release_leases(self, now: str, held: Sequence[tuple[str, str]] | None = None) -> int:
+        with self._conn() as conn:
+            return pg_jobs.release_leases(conn, now, held)
+
+    # -- RepairStore ----------------------------------------------------------------------------
+    def count_live(self) -> int:
+        with self._conn() as conn:
+            return _one(conn, "SELECT count(*) FROM memories WHERE NOT is_deleted")
+
+    def lexical_counts(self) -> dict[str, Any]:
+        with self._conn() as conn:
+            valid = {name: _index_state(conn, name)["valid"] for name in LEXICAL_INDEXES}
+            return {"ok": all(valid.values()),
+                    "memories": _one(conn, "SELECT count(*) FROM memories"),
+                    **{f"{name}_valid": ok for name, ok in valid.items()}}
+
+    def lexical_check(self) -> dict[str, Any]:
+        indexes = {}
+        with self._conn() as conn:
+            for name in LEXICAL_INDEXES:
+                state = _index_state(conn, name)
+                checked = _amcheck(conn, name) if state["valid"] else None
+                indexes[name] = {**state, "amcheck": "not installed" if checked is None else checked}
+            rows = {"memories": _one(conn, "SELECT count(*) FROM memories"),
+                    "lexical": _one(conn, "SELECT count(*) FROM memories WHERE lexical IS NOT NULL")}
+        integrity = all(i["valid"] and i["amcheck"] is not False for i in indexes.values())
+        return {"ok": integrity and len(set(rows.values())) == 1, "integrity": integrity,
+                "rows": rows, "indexes": indexes}
+
+    def lexical_rebuild(self) -> list[str]:
+        with self._conn() as conn:
+            for name, create in LEXICAL_INDEXES.items():
+                conn.execute(f"REINDEX INDEX {name}" if _index_state(conn, name)["exists"]
+                             else create)
+        return list(LEXICAL_INDEXES)
+
+    def embedding_audit(self, model: str) -> dict[str, int]:
+        with self._conn() as conn:
+            live = _one(conn, "SELECT count(DISTINCT content_hash) FROM memories WHERE NOT is_deleted")
+            current = _one(
+                conn, "SELECT count(*) FROM embeddings e WHERE e.model = %s AND NOT e.stale AND"
+                " EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash"
+                " AND NOT m.is_deleted)", (model,))
+            stale = _one(conn, "SELECT count(*) FROM embeddings WHERE stale")
+            total = _one(conn, "SELECT count(*) FROM embeddings")
+        return {"memories": live, "embedded": current, "missing": live - current,
+                "stale": stale, "vectors": total}
+
+    def enqueue_missing_embeds(self, model: str, limit: int, now: str) -> tuple[int, int]:
+        with self._conn() as conn, conn.transaction():
+            ids = [str(r[0]) for r in conn.execute(
+                "SELECT m.id FROM memories m LEFT JOIN embeddings e ON e.content_hash ="
+                " m.content_hash AND e.model = %s AND NOT e.stale WHERE NOT m.is_deleted AND"
+                " m.content_hash IS NOT NULL AND e.id IS NULL ORDER BY m.created_at, m.seq"
+                " LIMIT %s", (model, limit)).fetchall()]
+            enqueued = sum(1 for i in ids if pg_jobs.enqueue(conn, "embed", memory_id=i, now=now))
+        return len(ids), enqueued
+
+    def job_counts(self, stale_before: str) -> dict[str, int]:
+        with self._conn() as conn:
+            return {
+                "dead": _one(conn, "SELECT count(*) FROM memory_jobs WHERE status = 'dead'"),
+                "stuck": _one(conn, "SELECT count(*) FROM memory_jobs WHERE status = 'leased'"
+                                    " AND leased_at < %s", (_ts(stale_before),)),
+                "dead_requeued_before": _one(
+                    conn, "SELECT count(*) FROM memory_jobs j WHERE j.status = 'dead' AND EXISTS"
+                          " (SELECT 1 FROM maintenance_requeues q WHERE q.job_id = j.id)"),
+            }
+
+    def graph_counts(self) -> dict[str, int] | None:
+        with self._conn() as conn:  # the SQLite side's conditions (store/health.py), as is
+            return {
+                "orphan_entities": _one(
+                    conn, f"SELECT count(*) FROM entities e WHERE {health_sql.ORPHAN_ENTITY}"),
+                "orphan_mentions": _one(
+                    conn, "SELECT count(*) FROM memory_entity_mentions x WHERE"
+                          f" {health_sql.ORPHAN_MENTION}"),
+            }
+
+    def source_drift(self) -> dict[str, int] | None:
+        return None  # source ranking (memory_sources) is not on this backend
+
+    def storage(self, wal_limit_bytes: int) -> dict[str, Any]:
+        with self._conn() as conn:
+            size = _one(conn, "SELECT pg_database_size(current_database())")
+        return {"ok": True, "db_bytes": size, "wal": "the PostgreSQL server's own"}
+
+    def checkpoint(self) -> None:
+        return None  # the server checkpoints its own WAL
+
+    def requeue_dead_once(self, now: str, limit: int) -> tuple[list[str], int]:
+        now = _ts(now)
+        with self._conn() as conn, conn.transaction():
+            # The claim first: a job another daemon's run claimed is not requeued twice.
+            ids = [str(r[0]) for r in conn.execute(
+                "INSERT INTO maintenance_requeues (job_id, requeued_at) SELECT j.id, %s FROM"
+                " memory_jobs j WHERE j.status = 'dead' AND NOT EXISTS (SELECT 1 FROM"
+                " maintenance_requeues q WHERE q.job_id = j.id) ORDER BY j.failed_at LIMIT %s"
+                " ON CONFLICT DO NOTHING RETURNING job_id", (now, limit)).fetchall()]
+            requeued = pg_jobs.requeue_dead(conn, now, job_ids=ids) if ids else 0
+        return ids, requeued
+
+    def delete_orphans(self, limit: int, *, mentions: bool, entities: bool) -> tuple[int, list[str]]:
+        gone, ids = 0, []
+        with self._conn() as conn, conn.transaction():
+            if mentions:  # foreign keys hold here, so there are none to find; asked all the same
+                gone = conn.execute(
+                    "DELETE FROM memory_entity_mentions WHERE (memory_id, entity_id) IN (SELECT"
+                    f" x.memory_id, x.entity_id FROM memory_entity_mentions x WHERE"
+                    f" {health_sql.ORPHAN_MENTION} LIMIT %s)", (limit,)).rowcount
+            if entities:
+                ids = [str(r[0]) for r in conn.execute(
+                    "DELETE FROM entities WHERE id IN (SELECT e.id FROM entities e WHERE"
+                    f" {health_sql.ORPHAN_ENTITY} ORDER BY e.created_at LIMIT %s) RETURNING id",
+                    (limit,)).fetchall()]
+        return gone, sorted(ids)
+
+    def reindex_sources(self) -> int:
+        return 0  # no source index here (source_drift is None, so no run asks)
+
+    def record_run(
+        self, *, started_at: str, finished_at: str, mode: str, trigger: str,
+        report: dict[str, Any], actions: list[dict[str, Any]],
+    ) -> str:
+        run_id = "mnt_" + secrets.token_hex(8)
+        with self._conn() as conn, conn.transaction():
+            conn.execute(
+                "INSERT INTO maintenance_runs (id, started_at, finished_at, mode, trigger,"
+                " report_json) VALUES (%s, %s, %s, %s, %s, %s)",
+                (run_id, started_at, finished_at, mode, trigger, json.dumps(report, sort_keys=True)),
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO maintenance_actions (run_id, at, action, changed_json)"
+                    " VALUES (%s, %s, %s, %s)",
+                    [(run_id, a["at"], a["action"], json.dumps(a["changed"], sort_keys=True))
+                     for a in actions],
+                )
+            old = ("SELECT id FROM maintenance_runs ORDER BY started_at DESC, seq DESC"
+                   " OFFSET %s")
+            conn.execute(f"DELETE FROM maintenance_actions WHERE run_id IN ({old})", (KEEP_RUNS,))
+            conn.execute(f"DELETE FROM maintenance_runs WHERE id IN ({old})", (KEEP_RUNS,))
+        return run_id
+
+    def latest_runs(self, limit: int) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, started_at, finished_at, mode, trigger, report_json FROM"
+                " maintenance_runs ORDER BY started_at DESC, seq DESC LIMIT %s", (limit,),
+            ).fetchall()
+        return [{"id": r[0], "started_at": r[1], "finished_at": r[2], "mode": r[3],
+                 "trigger": r[4], "report": json.loads(r[5])} for r in rows]
+
+    def recent_actions(self, limit: int) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT run_id, at, action, changed_json FROM maintenance_actions"
+                " ORDER BY id DESC LIMIT %s", (limit,),
+            ).fetchall()
+        return [{"run_id": r[0], "at": r[1], "action": r[2], "changed": json.loads(r[3])}
+                for r in rows]
+
+
+def _one(conn: psycopg.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
+    row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _index_state(conn: psycopg.Connection, name: str) -> dict[str, bool]:
+    row = conn.execute(
+        "SELECT i.indisvalid, i.indisready FROM pg_index i"
+        " WHERE i.indexrelid = to_regclass(%s)", (name,),
+    ).fetchone()
+    if row is None:
+        return {"exists": False, "valid": False}
+    return {"exists": True, "valid": bool(row[0] and row[1])}
+
+
+def _amcheck(conn: psycopg.Connection, name: str) -> bool | None:
+    """amcheck's GIN check (PostgreSQL 18) when the extension is installed, else None."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'").fetchone() is None:
+        return None
+    try:
+        with conn.transaction():
+            conn.execute("SELECT gin_index_check(%s::regclass)", (name,))
+    except psycopg.errors.UndefinedFunction:
+        return None
+    except psycopg.Error:
+        return False
+    return True
