@@ -13,8 +13,8 @@ import pytest
 
 from signet.app import SignetApp
 from signet.config import Config, DocumentsConfig, PipelineConfig, StoreConfig
-from signet.connectors.folder import ConnectorWorker
-from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
+from signet.connectors.folder import ConnectorWorker, FolderConnectors
+from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
 from signet.types import MemoryScope, RecallQuery
 
@@ -139,3 +139,22 @@ def test_with_mutations_frozen_connectors_change_nothing(app: SignetApp, vault: 
     assert [c["id"] for c in app.connectors.list()] == [added["id"]]
     assert app.connectors.get(added["id"])["status"] == "idle"
     assert app.connectors.get(added["id"])["last_sync_at"] is None
+
+
+def test_only_a_daemon_on_the_folders_host_syncs_it(app: SignetApp, vault: Path) -> None:
+    """Daemons on other machines share the database, not the folder: one elsewhere neither
+    reads the path nor forgets the documents of files it cannot see."""
+    here = FolderConnectors(app.documents, host="laptop")
+    elsewhere = FolderConnectors(app.documents, host="server")
+    added = here.add(vault)
+    assert added["config"]["host"] == "laptop"
+    here.sync(added["id"])
+    with pytest.raises(Conflict, match="host 'laptop'"):
+        elsewhere.sync(added["id"])
+    now = datetime.now(UTC)
+    assert ConnectorWorker(elsewhere, 1000).tick(now) is False  # skipped, not synced
+    (vault / "garden.md").unlink()
+    assert ConnectorWorker(elsewhere, 1000).tick(now) is False
+    assert here.get(added["id"])["documents"] == {"queued": 2}  # nothing forgotten elsewhere
+    assert ConnectorWorker(here, 1000).tick(now) is True
+    assert here.get(added["id"])["documents"] == {"queued": 1}

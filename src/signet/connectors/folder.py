@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 from signet.clock import stamp
 from signet.documents.extract import EXTENSIONS
 from signet.documents.service import DocumentService, is_folder, local_path
-from signet.errors import Forbidden, Frozen, InvalidInput, NotFound, SignetError
+from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, SignetError
 from signet.store.documents import Connector
 from signet.types import Actor, MemoryScope
 
@@ -69,14 +70,20 @@ class FolderConnectors:
     """The folder connectors of every slice, over the documents' store (store/
     document_store.py), on SQLite or PostgreSQL.
 
-    Several daemons on one database may sync one connector at once (each runs a
-    ConnectorWorker): registration finds a source's document under a lock of that source
-    (PostgreSQL) or the one writer (SQLite), so both walks register each file once; the last
-    cursor written wins, and both hold the same files."""
+    A folder is on one machine: the connector records the host that added it (`config.host`)
+    and only a daemon on that host syncs it (its ConnectorWorker skips the others; asked to
+    sync one, it answers a Conflict naming the host), so a daemon elsewhere on the shared
+    database never reads another machine's path, let alone forgets the documents of files it
+    cannot see. Several daemons on that host may sync one connector at once: registration
+    finds a source's document under a lock of that source (PostgreSQL) or the one writer
+    (SQLite), so both walks register each file once; the last cursor written wins, and both
+    hold the same files."""
 
-    def __init__(self, documents: DocumentService) -> None:
+    def __init__(self, documents: DocumentService, host: str | None = None) -> None:
+        """`host`: this machine's name (default: socket.gethostname())."""
         self.documents = documents
         self.docs = documents.docs
+        self.host = host or socket.gethostname()
 
     def add(
         self, path: Any, *, name: str | None = None, project: str | None = None,
@@ -89,7 +96,8 @@ class FolderConnectors:
         if not is_folder(folder):  # a well-formed path that names no folder: not found
             raise NotFound(f"no such folder: {folder}")
         connector_id = self.docs.add_connector(
-            provider=PROVIDER, display_name=name or folder.name, config={"path": str(folder)},
+            provider=PROVIDER, display_name=name or folder.name,
+            config={"path": str(folder), "host": self.host},
             agent_id=actor.agent_id, project=project, now=stamp(self.documents.clock),
         )
         return self.get(connector_id)
@@ -107,12 +115,23 @@ class FolderConnectors:
         return {**connector.to_dict(), "documents": self.docs.document_counts(connector.id)}
 
     def sync_all(self) -> builtins.list[SyncReport]:
-        return [self.sync(c.id) for c in self.docs.list_connectors()]
+        return [self.sync(c.id) for c in self.docs.list_connectors() if self.is_local(c)]
+
+    def is_local(self, connector: Connector) -> bool:
+        """Whether the connector's folder is on this machine (one added before hosts were
+        recorded counts as local)."""
+        return connector.config.get("host", self.host) == self.host
 
     def sync(self, connector_id: str, scope: MemoryScope | None = None) -> SyncReport:
         connector = self.docs.get_connector(connector_id, scope)
         if connector is None:
             raise NotFound(f"connector {connector_id} not found")
+        if not self.is_local(connector):
+            raise Conflict(
+                f"connector {connector_id} watches a folder on host {connector.config['host']!r};"
+                f" this daemon runs on {self.host!r}: sync it through a daemon on that host",
+                code="connector_elsewhere",
+            )
         self._check_mutable()
         self._state(connector_id, "syncing")
         try:
@@ -213,6 +232,8 @@ class ConnectorWorker:
         self.last_run = now
         did = False
         for connector in self.connectors.docs.list_connectors():
+            if not self.connectors.is_local(connector):
+                continue  # another machine's folder: a daemon there syncs it
             try:
                 report = self.connectors.sync(connector.id)
             except (OSError, SignetError) as exc:
