@@ -10,7 +10,13 @@ from dataclasses import replace
 import pytest
 
 from signet.app import SignetApp
-from signet.config import Config, LlmConfig, PipelineConfig, PipelineTelemetryConfig
+from signet.config import (
+    Config,
+    LlmConfig,
+    PipelineConfig,
+    PipelineTelemetryConfig,
+    StoreConfig,
+)
 from signet.errors import InvalidInput, NotFound
 from signet.identity import MAX_IDENTITY_BYTES
 from signet.providers.hash_embedder import HashEmbedder
@@ -39,7 +45,10 @@ def test_the_fts_check_finds_a_damaged_index_and_the_rebuild_repairs_it(app) -> 
     assert rebuilt["check"]["ok"] is True and rebuilt["check"]["rows"]["memories_stem_fts"] == 1
 
 
-def test_re_embed_enqueues_a_job_for_each_memory_without_a_vector(config) -> None:
+def test_re_embed_enqueues_a_job_for_each_memory_without_a_vector(config, backend, request) -> None:
+    if backend == "postgres":
+        config = config.replace(
+            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
     with SignetApp.open(config, embedder=None) as plain:
         ids = [plain.remember(f"unembedded memory {n}").id for n in range(3)]
     with SignetApp.open(config, embedder=HashEmbedder(32)) as app:

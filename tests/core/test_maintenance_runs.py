@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from signet.app import SignetApp
-from signet.config import AutonomousConfig, Config
+from signet.config import AutonomousConfig, Config, StoreConfig
+from signet.core_app import CoreAppOps
 from signet.providers.hash_embedder import HashEmbedder
-from signet.store import jobs as jobs_sql
+from signet.store.backend import CoreStore, SqliteCore
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -81,40 +82,65 @@ def test_frozen_stops_every_repair_but_still_reports(config: Config) -> None:
         app.close()
 
 
-def test_a_dead_job_is_requeued_once_and_a_stuck_lease_released(config: Config) -> None:
-    app = open_app(config)
+@pytest.fixture
+def on_backend(config: Config, backend: str, request: pytest.FixtureRequest) -> Config:
+    """`config` on the store the `backend` parameter names (SQLite, or a fresh PostgreSQL
+    database)."""
+    if backend == "sqlite":
+        return config
+    return config.replace(store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
+
+
+def job_store(app: SignetApp) -> CoreStore:
+    """The app's job queue as the workers use it, on either backend."""
+    return app.core if isinstance(app, CoreAppOps) else SqliteCore(app.store)
+
+
+def test_a_dead_job_is_requeued_once_and_a_stuck_lease_released(on_backend: Config) -> None:
+    app = open_app(on_backend)
+    queue = job_store(app)
     try:
-        with app.store.write_tx() as conn:
-            dead = jobs_sql.enqueue(conn, "hints", memory_id="m1", now="2026-01-01T00:00:00.000Z",
-                                    max_attempts=1)
-            stuck = jobs_sql.enqueue(conn, "hints", memory_id="m2", now="2026-01-01T00:00:00.000Z")
-            assert dead and stuck
-            leased = jobs_sql.lease(conn, "2026-01-01T00:00:00.000Z")
-            assert leased is not None
-            jobs_sql.fail(conn, leased.id, "boom", "2026-01-01T00:00:01.000Z")
-            jobs_sql.lease(conn, "2026-01-01T00:00:02.000Z")  # the second job: never finished
+        dead = queue.enqueue("hints", memory_id="m1", now="2026-01-01T00:00:00.000Z",
+                             max_attempts=1)
+        stuck = queue.enqueue("hints", memory_id="m2", now="2026-01-01T00:00:00.000Z")
+        assert dead and stuck
+        leased = queue.lease("2026-01-01T00:00:00.000Z")
+        assert leased is not None and leased.id == dead
+        queue.fail(leased.id, "boom", "2026-01-01T00:00:01.000Z")
+        assert queue.lease("2026-01-01T00:00:02.000Z") is not None  # never finished
         first = app.run_maintenance(execute=True, now=T0)
         done = {a["action"]: a["changed"] for a in first["actions"]}
         assert done["release_stale_leases"] == {"released": 1}
-        assert done["requeue_dead_jobs"]["requeued"] == 1
+        assert done["requeue_dead_jobs"] == {"requeued": 1, "job_ids": [dead]}
         # It dies again: maintenance does not requeue the same job a second time.
-        with app.store.write_tx() as conn:
-            conn.execute("UPDATE memory_jobs SET status = 'dead' WHERE id = ?",
-                         (done["requeue_dead_jobs"]["job_ids"][0],))
+        while (job := queue.lease("2026-01-01T00:00:03.000Z")) is not None:
+            if job.id == dead:
+                assert queue.fail(job.id, "boom again", "2026-01-01T00:00:04.000Z") == "dead"
+            else:
+                queue.complete(job.id, "2026-01-01T00:00:04.000Z")
         second = app.run_maintenance(execute=True, now=T0 + timedelta(hours=2))
         assert "requeue_dead_jobs" not in {a["action"] for a in second["actions"]}
         assert second["checks"]["jobs"]["dead_requeued_before"] == 1
+        assert [r["id"] for r in app.maintenance_report()["runs"]] == [second["id"], first["id"]]
     finally:
         app.close()
 
 
-def test_missing_vectors_are_backfilled_within_the_per_run_limit(config: Config) -> None:
-    app = open_app(config, max_repairs_per_run=2)
+def drop_vectors(app: SignetApp) -> None:
+    if isinstance(app, CoreAppOps):
+        with app.core.pool.connection() as conn:  # type: ignore[attr-defined]
+            conn.execute("DELETE FROM embeddings")
+        return
+    with app.store.write_tx() as conn:
+        conn.execute("DELETE FROM embeddings")
+
+
+def test_missing_vectors_are_backfilled_within_the_per_run_limit(on_backend: Config) -> None:
+    app = open_app(on_backend, max_repairs_per_run=2)
     try:
         for n in range(5):
             app.remember(f"memory number {n} about topic {n}")
-        with app.store.write_tx() as conn:
-            conn.execute("DELETE FROM embeddings")
+        drop_vectors(app)
         report = app.run_maintenance(execute=True, now=T0)
         [action] = [a for a in report["actions"] if a["action"] == "backfill_embeddings"]
         assert action["changed"]["missing"] == 5 and action["changed"]["enqueued"] == 2
