@@ -342,22 +342,23 @@ class PgGraphOps:
         return [str(r[0]) for r in rows]
 
     def decrement_entity_mentions(self, memory_ids: Sequence[str]) -> dict[str, int]:
-        ids = list(dict.fromkeys(memory_ids))
-        counts = {str(e): int(n) for e, n in self._rows(
-            "SELECT entity_id, count(*) FROM memory_entity_mentions WHERE memory_id = ANY(%s)"
-            " GROUP BY entity_id", (ids,),
-        )}
-        self.conn.execute("DELETE FROM memory_entity_mentions WHERE memory_id = ANY(%s)", (ids,))
-        with self.conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE entities SET mentions = GREATEST(0, mentions - %s) WHERE id = %s",
-                [(n, entity_id) for entity_id, n in counts.items()],
-            )
-        orphans = [r[0] for r in self._rows(
-            "DELETE FROM entities WHERE id = ANY(%s) AND mentions = 0 RETURNING id",
-            (list(counts),),
-        )]
-        return {"links": sum(counts.values()), "entities": len(counts), "orphans": len(orphans)}
+        rows = self._rows(
+            "WITH gone AS (DELETE FROM memory_entity_mentions WHERE memory_id = ANY(%s)"
+            " RETURNING entity_id) SELECT entity_id, count(*) FROM gone GROUP BY entity_id",
+            (list(dict.fromkeys(memory_ids)),),
+        )
+        counts = {str(e): int(n) for e, n in rows}
+        if not counts:
+            return {"links": 0, "entities": 0, "orphans": 0}
+        self.conn.execute(
+            "UPDATE entities e SET mentions = greatest(0, e.mentions - d.n) FROM"
+            " unnest(%s::text[], %s::int[]) AS d(id, n) WHERE e.id = d.id",
+            (list(counts), list(counts.values())),
+        )
+        orphans = self.conn.execute(
+            "DELETE FROM entities WHERE id = ANY(%s) AND mentions = 0", (list(counts),)
+        ).rowcount
+        return {"links": sum(counts.values()), "entities": len(counts), "orphans": orphans}
 
     # -- the memories the graph touches -----------------------------------------------------------
     def memory_exists(self, memory_id: str) -> bool:

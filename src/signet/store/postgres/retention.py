@@ -20,6 +20,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from signet.store.postgres import jobs as pg_jobs
+from signet.store.postgres.graph import PgGraphOps
 
 __all__ = ["PgRetention", "lock_key"]
 
@@ -72,30 +73,16 @@ class PgRetention:
         return [str(r[0]) for r in rows]
 
     def purge_graph_links(self, ids: Sequence[str], before: str) -> dict[str, int] | None:
-        """store/knowledge.py decrement_entity_mentions: the expired tombstones' mention links
-        dropped (the delete of step 3 would cascade them, but not the counts), each linked
-        entity's `mentions` decremented, the entities left with none deleted."""
+        """The graph's decrement_entity_mentions (store/graph_store.py): the expired
+        tombstones' mention links dropped (the delete of step 3 would cascade them, but not the
+        counts), each linked entity's `mentions` decremented, the entities left with none
+        deleted."""
         with self.pool.connection() as conn, conn.transaction():
             live = [str(r[0]) for r in conn.execute(
                 f"SELECT id FROM memories WHERE id = ANY(%s) AND {_EXPIRED}", (list(ids), before),
             ).fetchall()]
-            rows = conn.execute(
-                "WITH gone AS (DELETE FROM memory_entity_mentions WHERE memory_id = ANY(%s)"
-                " RETURNING entity_id) SELECT entity_id, count(*) FROM gone GROUP BY entity_id",
-                (live,),
-            ).fetchall()
-            counts = {str(e): int(n) for e, n in rows}
-            if not counts:
-                return {"links": 0, "entities": 0, "orphans": 0}
-            conn.execute(
-                "UPDATE entities e SET mentions = greatest(0, e.mentions - d.n) FROM"
-                " unnest(%s::text[], %s::int[]) AS d(id, n) WHERE e.id = d.id",
-                (list(counts), list(counts.values())),
-            )
-            orphans = conn.execute(
-                "DELETE FROM entities WHERE id = ANY(%s) AND mentions = 0", (list(counts),)
-            ).rowcount
-        return {"links": sum(counts.values()), "entities": len(counts), "orphans": orphans}
+            # The graph's own statement (store/postgres/graph.py), in this transaction.
+            return PgGraphOps(conn).decrement_entity_mentions(live)
 
     def purge_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
         with self.pool.connection() as conn, conn.transaction():
