@@ -145,6 +145,15 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def backend_store(backend: str, request: pytest.FixtureRequest) -> StoreConfig:
+    """The store of the `backend` parameter, for a test's own apps: SQLite, or a fresh
+    PostgreSQL database."""
+    if backend == "sqlite":
+        return StoreConfig()
+    return StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
 def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Served]]:
     """serve(**config_sections) -> a running server; everything stops at teardown. On the
     store named by the `backend` fixture when the test takes it, else on SQLite."""

@@ -45,6 +45,7 @@ from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
+from signet.store.injections import InjectionStore, SqliteInjections
 from signet.store.operations import SqliteOps
 from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import PortableStore, SqlitePortable
@@ -69,6 +70,7 @@ class SignetApp:
     graph: KnowledgeGraph = field(init=False, repr=False)
     projection: ProjectionService = field(init=False, repr=False)
     portable: PortableStore = field(init=False, repr=False)  # export and import's rows
+    injections: InjectionStore = field(init=False, repr=False)  # the hooks' ledger
     sessions: Sessions = field(init=False, repr=False)
     documents: DocumentService = field(init=False, repr=False)
     connectors: FolderConnectors = field(init=False, repr=False)
@@ -129,7 +131,7 @@ class SignetApp:
             SqliteProjection(store), chosen.model if chosen else None,
             chosen.dimensions if chosen else None, clock,
         )
-        app.portable = SqlitePortable(store)
+        app.portable, app.injections = SqlitePortable(store), SqliteInjections(store)
         app.documents = DocumentService(
             SqliteDocuments(store, app.memory.write_prepared), config.documents,
             max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,
@@ -273,10 +275,7 @@ class SignetApp:
     embeddings_status = Delegate("operations", maintenance.embeddings_status)
     embeddings_health = Delegate("operations", maintenance.embeddings_health)
 
-    def secret_store(self) -> SecretStore:
-        """The workspace's encrypted secrets (values resolved into providers only at open)."""
-        return SecretStore(self.config.workspace)
-
+    secret_store = Delegate("config", SecretStore.of)
     run_maintenance = Delegate("operations", maintenance.run_maintenance)
     maintenance_report = Delegate("operations", maintenance.maintenance_report)
     reconcile_skills = Delegate("memory", skills.reconcile)

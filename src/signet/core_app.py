@@ -106,6 +106,7 @@ from signet.services.write_policy import pipeline_brief
 from signet.sessions.service import Sessions
 from signet.store.backend import CoreStore, NotOnBackend, open_core
 from signet.store.document_store import DocumentStore
+from signet.store.injections import InjectionStore, injections_on
 from signet.store.operations import ops_for
 from signet.store.pipeline import pipeline_for
 from signet.store.portable import PortableStore, portable_on
@@ -186,6 +187,7 @@ class CoreAppOps:
     connectors: FolderConnectors
     projection: ProjectionService
     portable: PortableStore
+    injections: InjectionStore
     graph: KnowledgeGraph
     embedder: Embedder | None
     clock: Clock
@@ -220,6 +222,7 @@ class CoreAppOps:
             embedder.dimensions if embedder else None, clock,
         )
         self.portable = portable_on(core)
+        self.injections = injections_on(core)  # the hooks' ledger, shared by every daemon
         # The review queue: the same service as on SQLite, over the pipeline's seam.
         self.reviews = ReviewQueue(config, memory, pipeline_for(core),
                                    embedder.model if embedder else None, clock)

@@ -80,6 +80,11 @@ class SecretStore:
     """The secrets of one workspace. Cheap to build; reads the files on every call, so a
     change made by `signet secret set` is seen by the next call of any process."""
 
+    @classmethod
+    def of(cls, config: Any) -> SecretStore:
+        """The secrets of `config`'s workspace (values resolved into providers only at open)."""
+        return cls(config.workspace)
+
     def __init__(self, workspace: Path) -> None:
         self.dir = Path(workspace) / ".secrets"
         self.key_path = self.dir / "secrets.key"

@@ -22,10 +22,10 @@ from signet.workspace import init_workspace
 from write_paths import inline
 
 
-def open_app(tmp_path: Path, **hooks: object) -> SignetApp:
+def open_app(tmp_path: Path, store: StoreConfig | None = None, **hooks: object) -> SignetApp:
     init_workspace(tmp_path / "ws")
     cfg = inline(Config.default(tmp_path / "ws"))
-    cfg = cfg.replace(hooks=dataclasses.replace(cfg.hooks, **hooks))
+    cfg = cfg.replace(hooks=dataclasses.replace(cfg.hooks, **hooks), store=store or StoreConfig())
     return SignetApp.open(cfg, embedder=HashEmbedder(64))
 
 
@@ -40,8 +40,10 @@ def test_session_start_stays_within_its_token_budget_and_marks_the_cut(tmp_path:
     assert "## USER.md" in result.context and result.memories  # the file is cut, memories fit
 
 
-def test_pinned_first_then_the_project_then_importance(tmp_path: Path) -> None:
-    with open_app(tmp_path) as app:
+def test_pinned_first_then_the_project_then_importance(
+    tmp_path: Path, backend_store: StoreConfig
+) -> None:
+    with open_app(tmp_path, backend_store) as app:
         other = app.remember("an important fact of another project", importance=0.9, project="web").id
         mine = app.remember("a fact of this project", importance=0.4, project="billing").id
         pinned = app.remember("critical: never deploy on Fridays").id
@@ -52,9 +54,9 @@ def test_pinned_first_then_the_project_then_importance(tmp_path: Path) -> None:
 
 
 def test_no_memory_is_injected_twice_in_a_session_until_its_context_is_compacted(
-    tmp_path: Path,
+    tmp_path: Path, backend_store: StoreConfig,
 ) -> None:
-    with open_app(tmp_path) as app:
+    with open_app(tmp_path, backend_store) as app:
         memory = app.remember("we ship on Tuesdays").id
         first = injection.handle(app, "session-start", {"session_id": "s1", "source": "startup"})
         again = injection.handle(app, "session-start", {"session_id": "s1", "source": "resume"})
@@ -64,8 +66,8 @@ def test_no_memory_is_injected_twice_in_a_session_until_its_context_is_compacted
     assert memory in other.memories and memory in compacted.memories
 
 
-def test_a_preview_writes_nothing(tmp_path: Path) -> None:
-    with open_app(tmp_path) as app:
+def test_a_preview_writes_nothing(tmp_path: Path, backend_store: StoreConfig) -> None:
+    with open_app(tmp_path, backend_store) as app:
         memory = app.remember("we ship on Tuesdays").id
         injection.handle(app, "session-start", {"session_id": "s"}, record=False)
         injection.handle(app, "user-prompt-submit",

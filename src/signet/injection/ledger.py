@@ -1,5 +1,7 @@
 """The per-session injection ledger as the hooks use it: skip what a session already has,
-record what it gets. A request without a session id has no ledger (each call stands alone)."""
+record what it gets. A request without a session id has no ledger (each call stands alone).
+The ledger is the app's `injections` store (store/injections.py): SQLite's, or PostgreSQL's,
+shared by every daemon."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from signet.clock import stamp
 from signet.injection.request import HookRequest
-from signet.store import injections as inj_sql
 from signet.types import Memory
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ def fresh_only(app: SignetApp, request: HookRequest, memories: Sequence[Memory])
     """`memories` without those this session was already given."""
     if not request.session_id or not memories:
         return list(memories)
-    seen = inj_sql.injected(app.store.reader(), request.session_id, [m.id for m in memories])
+    seen = app.injections.injected(request.session_id, [m.id for m in memories])
     return [m for m in memories if m.id not in seen]
 
 
@@ -30,8 +31,7 @@ def remember_injected(
 ) -> None:
     if not request.session_id or not memory_ids or app.config.pipeline.mutations_frozen:
         return
-    with app.store.write_tx() as conn:
-        inj_sql.record(conn, request.session_id, memory_ids, event, stamp(app.clock))
+    app.injections.record(request.session_id, memory_ids, event, stamp(app.clock))
 
 
 def start_over(app: SignetApp, request: HookRequest) -> None:
@@ -39,5 +39,4 @@ def start_over(app: SignetApp, request: HookRequest) -> None:
     it, so the ledger starts again."""
     if not request.session_id or app.config.pipeline.mutations_frozen:
         return
-    with app.store.write_tx() as conn:
-        inj_sql.forget_session(conn, request.session_id)
+    app.injections.forget_session(request.session_id)

@@ -23,7 +23,6 @@ from signet.injection.memory_lines import add_memories
 from signet.injection.request import HookRequest
 from signet.injection.result import Injection
 from signet.injection.warm import warm_up
-from signet.store import injections as inj_sql
 from signet.types import Memory, parse_ts
 
 if TYPE_CHECKING:
@@ -79,8 +78,8 @@ def _memory_md(app: SignetApp, block: ContextBlock, budget: int) -> None:
 
 def _memories(app: SignetApp, block: ContextBlock, request: HookRequest) -> list[str]:
     project = request.project_name
-    candidates = inj_sql.startup_candidates(
-        app.store.reader(), agent_id="default", project=project, limit=CANDIDATES
+    candidates = app.injections.startup_candidates(
+        agent_id="default", project=project, limit=CANDIDATES
     )
     candidates = fresh_only(app, request, candidates)
     if not candidates or block.left < 20:

@@ -9,12 +9,66 @@ scores them (importance x decay, pinned = 1, project first) in Python, where the
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from signet.store.connection import Connection
+from signet.store.db import Store
 from signet.store.memories import COLUMNS, row_to_memory
 from signet.types import Memory
 
-__all__ = ["forget_session", "injected", "record", "startup_candidates"]
+__all__ = [
+    "InjectionStore", "SqliteInjections", "forget_session", "injected", "injections_on",
+    "record", "startup_candidates",
+]
+
+
+class InjectionStore(Protocol):
+    """The hooks' reads and writes (injection/ledger.py, injection/session_start.py), one
+    transaction each, on either backend."""
+
+    def injected(self, session_id: str, memory_ids: Sequence[str]) -> set[str]: ...
+
+    def record(self, session_id: str, memory_ids: Sequence[str], event: str, now: str) -> None: ...
+
+    def forget_session(self, session_id: str) -> int: ...
+
+    def startup_candidates(
+        self, *, agent_id: str, project: str | None, limit: int
+    ) -> list[Memory]: ...
+
+
+class SqliteInjections:
+    """InjectionStore on the workspace's SQLite store: the functions below."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def injected(self, session_id: str, memory_ids: Sequence[str]) -> set[str]:
+        return injected(self.store.reader(), session_id, memory_ids)
+
+    def record(self, session_id: str, memory_ids: Sequence[str], event: str, now: str) -> None:
+        with self.store.write_tx() as conn:
+            record(conn, session_id, memory_ids, event, now)
+
+    def forget_session(self, session_id: str) -> int:
+        with self.store.write_tx() as conn:
+            return forget_session(conn, session_id)
+
+    def startup_candidates(
+        self, *, agent_id: str, project: str | None, limit: int
+    ) -> list[Memory]:
+        return startup_candidates(self.store.reader(), agent_id=agent_id, project=project,
+                                  limit=limit)
+
+
+def injections_on(core: Any) -> InjectionStore:
+    """The hooks' store beside a CoreStore (store/backend.py): the same SQLite file, or the
+    same PostgreSQL pool (imported here: psycopg is the optional `postgres` extra)."""
+    if core.backend == "sqlite":
+        return SqliteInjections(core.store)
+    from signet.store.postgres.injections import PgInjections
+
+    return PgInjections(core.pool)
 
 
 def injected(conn: Connection, session_id: str, memory_ids: Sequence[str]) -> set[str]:

@@ -47,8 +47,8 @@ from signet.types import (
     utc_now,
 )
 
-# The memories columns as row_to_memory reads them (tags come back as JSON text).
-_SELECT = ", ".join(
+# The memories columns as row_to_memory reads them (tags come back as JSON text), of `m`.
+_SELECT = MEMORY_SELECT = ", ".join(
     "m.tags::text AS tags" if c.strip() == "tags" else f"m.{c.strip()}" for c in COLUMNS.split(",")
 )
 _TOKEN_COLUMNS = (

@@ -6,7 +6,7 @@ steps is never touched. `exclusive` is a session advisory lock held on one poole
 for the whole sweep: of several daemons whose retention workers come due at once, one sweeps
 and the others skip (`pg_try_advisory_lock`, never waiting), so the work is done once.
 
-Steps whose tables are not on this backend (idempotency keys, the hooks' injection ledger)
+Steps whose tables are not on this backend (idempotency keys, until they are ported)
 answer None: the sweep reports them as not on this backend.
 """
 
@@ -25,8 +25,13 @@ from signet.store.postgres.graph import PgGraphOps
 __all__ = ["PgRetention", "lock_key"]
 
 _EXPIRED = "is_deleted AND deleted_at IS NOT NULL AND deleted_at < %s"
-# kind -> (table, time column), the kinds of store/retention.py that are on this backend.
-_WINDOWED = {"history": ("memory_history", "created_at"), "cold": ("memories_cold", "archived_at")}
+# The kinds of store/retention.py that are on this backend.
+# kind -> (table, row key, time column); the ledger has no id of its own: its rows by ctid.
+_WINDOWED = {
+    "history": ("memory_history", "id", "created_at"),
+    "cold": ("memories_cold", "id", "archived_at"),
+    "hook_ledger": ("hook_injections", "ctid", "injected_at"),
+}
 
 
 def lock_key(name: str) -> int:
@@ -109,10 +114,10 @@ class PgRetention:
     def delete_older(self, kind: str, before: str, limit: int) -> int | None:
         if kind not in _WINDOWED:
             return None
-        table, column = _WINDOWED[kind]
+        table, key, column = _WINDOWED[kind]
         with self.pool.connection() as conn:
             return conn.execute(
-                f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE {column} < %s"
+                f"DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} WHERE {column} < %s"
                 f" ORDER BY {column} LIMIT %s)", (before, max(limit, 0)),
             ).rowcount
 
@@ -131,7 +136,7 @@ class PgRetention:
     def count_older(self, kind: str, before: str, limit: int) -> int | None:
         if kind not in _WINDOWED:
             return None
-        table, column = _WINDOWED[kind]
+        table, _key, column = _WINDOWED[kind]
         with self.pool.connection() as conn:
             row = conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} < %s LIMIT %s) AS t",
