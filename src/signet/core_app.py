@@ -215,8 +215,10 @@ class CoreAppOps:
         self.job_queue = JobQueue(self.operations.ops, clock)
         for name, feature in UNPORTED_PARTS.items():
             setattr(self, name, Unported(feature, core.backend))
-        # The lineage: the same service as on SQLite, over the store's sessions tables.
+        # The lineage: the same service as on SQLite, over the store's sessions tables; recall's
+        # `expand` reads the transcripts through it.
         self.sessions = Sessions(config, sessions_on(core), clock)
+        self.core_recaller = replace(recaller, transcripts=self.sessions.excerpts)
         self.projection = ProjectionService(
             projection_on(core), embedder.model if embedder else None,
             embedder.dimensions if embedder else None, clock,

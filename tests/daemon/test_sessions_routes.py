@@ -198,7 +198,8 @@ def test_two_daemons_on_one_database_share_sessions_and_summarise_each_once(serv
 
 
 def test_the_transcript_around_a_memory_is_there_for_recalls_expand(serve, backend: str) -> None:
-    """Sessions.excerpts, the lookup recall's `expand` calls, on the served store."""
+    """Sessions.excerpts, the lookup recall's `expand` calls, and recall with expand, on the
+    served store."""
     s = serve()
     turns = [("user", "Good morning."), ("assistant", "Morning!"),
              ("user", "My sister Ines is visiting Lisbon in May."), ("assistant", "Noted.")]
@@ -211,3 +212,7 @@ def test_the_transcript_around_a_memory_is_there_for_recalls_expand(serve, backe
     found = s.app.sessions.excerpts(memories)
     assert list(found) == [ids[0]]
     assert "User: My sister Ines is visiting Lisbon in May." in found[ids[0]]
+    # Recall over HTTP with expand: the memory from the session carries it, the other nothing.
+    hits = s.client.post("/api/memory/recall", json={"query": "Lisbon", "expand": True}).json()
+    by_content = {h["content"]: h.get("transcript") for h in hits["results"]}
+    assert by_content == {"Ines visits Lisbon in May": found[ids[0]], "Lisbon has steep hills": None}

@@ -42,7 +42,7 @@ from signet.recall import scoring
 from signet.recall.confidence import Model, QueryTerms, model, stems
 from signet.recall.fuse import alpha_blend, rrf
 from signet.recall.hybrid import QUERY_EMBED_WORDS, _merged, validated
-from signet.recall.spec import ChannelInput, RankingSpec
+from signet.recall.spec import ChannelInput, RankingSpec, TranscriptLookup
 from signet.store.backend import CoreStore
 from signet.store.fts import query_tokens
 from signet.types import Memory, RecallHit, RecallQuery, RecallResponse
@@ -56,6 +56,8 @@ class CoreRecaller:
     embedder: Embedder | None = None
     guard: ProviderGuard | None = None
     query_embeddings: QueryEmbeddings | None = field(default=None)
+    # The lineage's transcripts for `expand` (sessions/service.py `Sessions.excerpts`).
+    transcripts: TranscriptLookup | None = None
 
     def __post_init__(self) -> None:
         if self.query_embeddings is None and self.embedder is not None:
@@ -69,6 +71,11 @@ class CoreRecaller:
         started = time.perf_counter()
         rankings, vector = self._channels(query, timings, degraded)
         hits = self._ranked(query, rankings, vector, timings)
+        if query.expand and self.transcripts is not None and hits:
+            mark = time.perf_counter()
+            texts = self.transcripts([h.memory for h in hits])
+            timings["expand"] = (time.perf_counter() - mark) * 1000
+            hits = [replace(h, transcript=texts.get(h.memory.id)) for h in hits]
         timings["total"] = (time.perf_counter() - started) * 1000
         method = query.mode if not degraded else f"{query.mode}-degraded"
         return RecallResponse(tuple(hits), query.query, method, timings, tuple(degraded))
