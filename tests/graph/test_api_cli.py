@@ -10,10 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from graphs import QUERY, build_car_and_shopping
 
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 
 
 def test_knowledge_routes_list_show_pin_and_count(serve: Callable[..., Any], backend: str) -> None:
@@ -80,9 +81,19 @@ def signet(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
-def test_signet_graph_commands(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_signet_graph_commands(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     workspace = tmp_path / "ws"
-    with SignetApp.open(Config.default(workspace), embedder=None) as app:
+    config = Config.default(workspace)
+    if backend == "postgres":  # the CLI's in-process app on the shared store, as agent.yaml says
+        url = request.getfixturevalue("pg_url")
+        config = config.replace(store=StoreConfig(backend="postgres", url=url))
+        workspace.mkdir()
+        (workspace / "agent.yaml").write_text(
+            f"store:\n  backend: postgres\n  url: {json.dumps(url)}\n")
+    with SignetApp.open(config, embedder=None) as app:
         build_car_and_shopping(app)
         app.apply_graph({"dependencies": [{"source": "User", "target": "Target", "type": "shops_at",
                                            "strength": 0.8}]})
