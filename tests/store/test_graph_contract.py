@@ -235,3 +235,19 @@ def test_two_handles_writing_the_same_attribute_at_once_make_one_row(
     with core.graph().reading() as g:
         [shown] = g.aspects_with_attributes(car)
         assert len(shown["attributes"]) == 1
+
+
+def test_common_entities_and_names_over_aliases(core: CoreStore) -> None:
+    ids = [remember(core, f"note {i} about Alice") for i in range(3)]
+    with core.graph().writing() as g:
+        alice = g.upsert_entity("Alice", agent_id="default", now=T0)
+        bob = g.upsert_entity("Bob", agent_id="default", now=T0)
+        for memory_id in ids:
+            g.link_mention(memory_id, alice, mention_text="Alice", confidence=1.0, now=T0)
+        g.add_alias(bob, "alice", agent_id="default", now=T0)  # a name wins over an alias
+        g.add_alias(bob, "bobby", agent_id="default", now=T0)
+    with core.graph().reading() as g:
+        assert g.resolve(["alice", "bobby", "carol"], "default") == {"alice": alice, "bobby": bob}
+        assert g.common_entities([alice, bob], 0.5, 3) == {alice}  # 3 of 3 memories
+        assert g.common_entities([alice, bob], 0.5, 4) == set()  # too few memories to judge
+        assert g.common_entities([alice], 1.0, 1) == set()  # not more than all of them

@@ -185,19 +185,21 @@ class PgGraphOps:
     def resolve(self, keys: Sequence[str], agent_id: str) -> dict[str, str]:
         if not keys:
             return {}
+        # One statement (a round trip to the server per step of recall counts): aliases first,
+        # oldest first, then real names, which win over an alias.
+        rows = self._rows(
+            "SELECT 0, canonical_alias, entity_id, created_at FROM entity_aliases"
+            " WHERE agent_id = %(agent)s AND canonical_alias = ANY(%(keys)s)"
+            " UNION ALL SELECT 1, canonical_name, id, '' FROM entities"
+            " WHERE agent_id = %(agent)s AND canonical_name = ANY(%(keys)s) ORDER BY 1, 4",
+            {"agent": agent_id, "keys": list(keys)},  # type: ignore[arg-type]
+        )
         found: dict[str, str] = {}
-        for key, entity_id in self._rows(
-            "SELECT canonical_alias, entity_id FROM entity_aliases WHERE agent_id = %s"
-            " AND canonical_alias = ANY(%s) ORDER BY created_at",
-            (agent_id, list(keys)),
-        ):
-            found.setdefault(key, entity_id)
-        for key, entity_id in self._rows(
-            "SELECT canonical_name, id FROM entities WHERE agent_id = %s"
-            " AND canonical_name = ANY(%s)",
-            (agent_id, list(keys)),
-        ):
-            found[key] = entity_id  # a real name wins over an alias
+        for by_name, key, entity_id, _ in rows:
+            if by_name:
+                found[key] = entity_id
+            else:
+                found.setdefault(key, entity_id)
         return found
 
     def common_entities(
@@ -206,13 +208,12 @@ class PgGraphOps:
         if not ids:
             return set()
         # max(seq) is O(1) through its unique index and close to the row count (SQLite's
-        # max(rowid)).
-        total = int(self._one("SELECT COALESCE(max(seq), 0) FROM memories") or 0)
-        if total < min_memories:
-            return set()
+        # max(rowid)); one statement with the test.
         rows = self._rows(
-            "SELECT id FROM entities WHERE id = ANY(%s) AND mentions > %s",
-            (list(ids), fraction * total),
+            "WITH total AS (SELECT COALESCE(max(seq), 0) AS n FROM memories)"
+            " SELECT e.id FROM total JOIN entities e ON e.id = ANY(%s)"
+            " WHERE total.n >= %s AND e.mentions > %s * total.n",
+            (list(ids), min_memories, fraction),
         )
         return {r[0] for r in rows}
 
