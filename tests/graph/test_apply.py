@@ -1,19 +1,36 @@
-"""The audited graph authorship path: structured payloads sent with remember or on their own."""
+"""The audited graph authorship path: structured payloads sent with remember or on their own,
+on both store backends (the `app` here is a SQLite app, then one on a fresh PostgreSQL
+database)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from signet.app import SignetApp
+from signet.config import Config, StoreConfig
 from signet.errors import InvalidInput, NotFound
+from signet.providers.hash_embedder import HashEmbedder
 from signet.types import Actor
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+    if request.param == "postgres":
+        config = config.replace(
+            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
+    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
+        yield opened
+
+
 def rows(app: SignetApp, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """One statement on the app's store, behind its back (`?` marks on either backend)."""
+    if app.config.store.backend == "postgres":
+        with app.core.pool.connection() as conn:  # type: ignore[attr-defined]
+            return [tuple(r) for r in conn.execute(sql.replace("?", "%s"), params).fetchall()]
     return [tuple(r) for r in app.store.reader().execute(sql, params).fetchall()]
 
 
@@ -98,8 +115,11 @@ def test_a_repeated_attribute_is_one_row_and_a_dependency_keeps_its_learned_weig
                "dependencies": [{"source": "User", "target": "Target", "type": "shops_at",
                                  "strength": 0.4}]}
     app.apply_graph(payload)
-    with app.store.write_tx() as conn:
-        conn.execute("UPDATE entity_dependencies SET traversal_weight = 2.0")
+    if app.config.store.backend == "postgres":
+        rows(app, "UPDATE entity_dependencies SET traversal_weight = 2.0 RETURNING id")
+    else:
+        with app.store.write_tx() as conn:
+            conn.execute("UPDATE entity_dependencies SET traversal_weight = 2.0")
     app.apply_graph(payload)
     assert rows(app, "SELECT count(*) FROM entity_attributes") == [(1,)]
     assert rows(app, "SELECT strength, traversal_weight FROM entity_dependencies") == [(0.4, 2.0)]
@@ -158,15 +178,13 @@ def test_remember_over_http_takes_the_graph_field(
 def test_retention_decrement_removes_links_and_orphaned_entities_with_their_edges(
     app: SignetApp,
 ) -> None:
-    from signet.store.knowledge import decrement_entity_mentions
-
     first = app.remember("Anna moved to Lisbon", graph={
         "relations": [{"source": "Anna", "target": "Lisbon", "type": "lives_in"}],
     }).id
     second = app.remember("Anna plays the cello", graph={"entities": ["Anna"]}).id
     app.apply_graph({"entities": ["Porto"]})  # authored, no memory: not the purge's business
-    with app.store.write_tx() as conn:
-        counts = decrement_entity_mentions(conn, [first])
+    with app.graph.store.writing() as graph:
+        counts = graph.decrement_entity_mentions([first])
     assert counts == {"links": 2, "entities": 2, "orphans": 1}
     assert rows(app, "SELECT canonical_name, mentions FROM entities ORDER BY 1") == [
         ("anna", 1), ("porto", 0)
