@@ -247,3 +247,29 @@ def test_two_daemons_working_at_once_process_each_document_once(
     assert ingest_jobs(one) == (10, 0)  # each job leased once, by one of the two
     chunks = one.list(limit=1000)
     assert chunks.total == sum(len(two.documents.get(d)["chunks"]) for d in ids)
+
+
+def test_one_source_registered_by_two_daemons_at_once_is_one_document(
+    opener: Callable[[], SignetApp],
+) -> None:
+    """Two daemons syncing one folder register each file once: the lookup and the insert are
+    one transaction under a lock of the source (PostgreSQL) or the one writer (SQLite)."""
+    apps = [opener(), opener()]
+    found: list[str] = []
+    start = threading.Barrier(4)
+
+    def register(app: SignetApp, key: str) -> None:
+        start.wait(timeout=30)
+        for _ in range(5):
+            found.append(docs_of(app).register(text(key), now=T0, max_attempts=3)[0].id)
+
+    threads = [threading.Thread(target=register, args=(app, key))
+               for app in apps for key in ("same", "same")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(found) == 20 and len(set(found)) == 1
+    page, total = docs_of(apps[0]).list_page(None, status=None, connector_id=None, limit=10,
+                                             offset=0)
+    assert total == 1
