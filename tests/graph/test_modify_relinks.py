@@ -1,22 +1,37 @@
 """A content change keeps the graph current: the memory loses the links of its old text, the
 inline linker links the entities its new text names, and extraction (and hints) run again.
-Real database, the default pipeline (rule extraction, no LLM), the hash embedder."""
+Real database (SQLite, then PostgreSQL), the default pipeline (rule extraction, no LLM), the
+hash embedder."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
 from signet.app import SignetApp
-from signet.store import graph as graph_sql
+from signet.config import Config, StoreConfig
+from signet.providers.hash_embedder import HashEmbedder
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+    """A SQLite app, then one on a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        config = config.replace(
+            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
+    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
+        yield opened
 
 
 def names(app: SignetApp, memory_id: str) -> set[str]:
-    return {e.name for e in graph_sql.entities_of_memory(app.store.reader(), memory_id)}
+    with app.graph.store.reading() as graph:
+        return {e.name for e in graph.entities_of_memory(memory_id)}
 
 
 def mentions(app: SignetApp, name: str) -> int:
-    row = app.store.reader().execute(
-        "SELECT mentions FROM entities WHERE canonical_name = ?", (name.lower(),)
-    ).fetchone()
-    return int(row[0])
+    with app.graph.store.reading() as graph:
+        return graph.mention_count(graph.resolve([name.lower()], "default")[name.lower()])
 
 
 def test_modify_relinks_the_mentions_and_queues_extraction_again(app: SignetApp) -> None:
