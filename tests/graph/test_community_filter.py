@@ -26,6 +26,7 @@ from signet.types import Actor, MemoryFilters, RecallQuery
 
 QUESTION = "planning note budget"
 
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
     """A SQLite app, then one on a fresh PostgreSQL database."""
@@ -34,7 +35,6 @@ def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
             store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
     with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
         yield opened
-
 
 
 def planted(app: SignetApp, actor: Actor = Actor()) -> dict[str, set[str]]:
