@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,23 @@ from graphs import DISTRACTORS, QUERY, build_car_and_shopping
 
 from mcp import Client
 from signet.app import SignetApp
-from signet.config import Config, SearchConfig
+from signet.config import Config, SearchConfig, StoreConfig
 from signet.mcp.backends import AppBackend
 from signet.mcp.tools import build_server
+from signet.providers.hash_embedder import HashEmbedder
 from signet.types import RecallQuery
 
 NO_EMBEDDINGS = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+    """A SQLite app, then one on a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        config = config.replace(
+            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
+    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
+        yield opened
 
 
 def ranked(app: SignetApp, text: str, mode: str) -> list[tuple[str, Any, Any, tuple[str, ...]]]:
@@ -37,7 +48,7 @@ def ranked(app: SignetApp, text: str, mode: str) -> list[tuple[str, Any, Any, tu
 def test_full_ranks_exactly_as_hybrid_when_the_graph_is_empty(app: SignetApp) -> None:
     for text in [*DISTRACTORS, "Ford Mustang air filter", "Target loyalty discounts"]:
         app.remember(text)
-    assert app.store.reader().execute("SELECT count(*) FROM entities").fetchone()[0] == 0
+    assert app.graph.stats()["entities"] == 0
     for text in [QUERY, "filter", "weekly standup Thursday", "Mustang", "discounts on flights"]:
         full, hybrid = ranked(app, text, "full"), ranked(app, text, "hybrid")
         assert full == hybrid and full
@@ -64,7 +75,7 @@ def recall_method(client: Any, **body: Any) -> tuple[str, dict[str, Any]]:
 
 
 def test_http_recall_and_search_use_the_configured_default_mode(
-    serve: Callable[..., Any],
+    serve: Callable[..., Any], backend: str
 ) -> None:
     served = serve()
     ids = build_car_and_shopping(served.app)
