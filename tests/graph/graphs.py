@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
 
 QUERY = "My Ford Mustang needs an air filter, where can I use my loyalty discounts?"
@@ -35,10 +35,19 @@ def traversal_config(tmp: Path, **traversal: Any) -> Config:
     ))
 
 
-def open_app(tmp: Path, *, embedder: bool = True, **traversal: Any) -> SignetApp:
-    return SignetApp.open(
-        traversal_config(tmp, **traversal), embedder=HashEmbedder(64) if embedder else None
-    )
+def open_app(
+    tmp: Path, *, embedder: bool = True, store_url: str | None = None, **traversal: Any
+) -> SignetApp:
+    """The app on the workspace's SQLite file, or on the PostgreSQL database `store_url`."""
+    config = traversal_config(tmp, **traversal)
+    if store_url:
+        config = config.replace(store=StoreConfig(backend="postgres", url=store_url))
+    return SignetApp.open(config, embedder=HashEmbedder(64) if embedder else None)
+
+
+def url_for(backend: str, request: Any) -> str | None:
+    """The test's fresh PostgreSQL database when `backend` is postgres (the `backend` fixture)."""
+    return str(request.getfixturevalue("pg_url")) if backend == "postgres" else None
 
 
 def build_car_and_shopping(app: SignetApp) -> dict[str, str]:

@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from graphs import QUERY, TARGET_TEXT, build_car_and_shopping, open_app
+from graphs import QUERY, TARGET_TEXT, build_car_and_shopping, open_app, url_for
 
 from signet.app import SignetApp
 from signet.config import TraversalConfig
@@ -29,9 +29,9 @@ def via_graph(app: SignetApp, text: str) -> set[str]:
 
 
 def test_the_loyalty_card_surfaces_through_the_user_entity_though_it_shares_no_word(
-    tmp_path: Path,
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest,
 ) -> None:
-    with open_app(tmp_path) as app:
+    with open_app(tmp_path, store_url=url_for(backend, request)) as app:
         ids = build_car_and_shopping(app)
         response = app.recall(RecallQuery(QUERY, limit=10, mode="full", touch=False))
         hits = {h.memory.id: h for h in response.hits}
@@ -68,20 +68,26 @@ def test_aliases_make_focal_entities(tmp_path: Path) -> None:
         assert ids["target"] in via_graph(app, "is my car due a service")
 
 
-def test_no_hops_stays_on_the_focal_entity(tmp_path: Path) -> None:
-    with open_app(tmp_path, max_hops=0) as app:
+def test_no_hops_stays_on_the_focal_entity(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    with open_app(tmp_path, max_hops=0, store_url=url_for(backend, request)) as app:
         ids = build_car_and_shopping(app)
         assert via_graph(app, "Ford Mustang") == {ids["car"]}
 
 
-def test_a_weak_dependency_is_not_followed(tmp_path: Path) -> None:
-    with open_app(tmp_path, min_dependency_strength=0.95) as app:
+def test_a_weak_dependency_is_not_followed(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    with open_app(tmp_path, min_dependency_strength=0.95, store_url=url_for(backend, request)) as app:
         ids = build_car_and_shopping(app)
         assert via_graph(app, QUERY) == {ids["car"]}
 
 
-def test_pinned_entities_are_always_focal_and_suppressed_ones_never(tmp_path: Path) -> None:
-    with open_app(tmp_path) as app:
+def test_pinned_entities_are_always_focal_and_suppressed_ones_never(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    with open_app(tmp_path, store_url=url_for(backend, request)) as app:
         ids = build_car_and_shopping(app)
         user = app.graph.entities(search="user")["items"][0]["id"]
         mustang = app.graph.entities(search="mustang")["items"][0]["id"]
@@ -168,8 +174,10 @@ def test_a_hub_with_many_mentions_reads_a_bounded_slice(tmp_path: Path) -> None:
         assert len(conn.mention_memories(entity, 10)) == 10
 
 
-def test_unicode_names_are_found_in_queries(tmp_path: Path) -> None:
-    with open_app(tmp_path) as app:
+def test_unicode_names_are_found_in_queries(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    with open_app(tmp_path, store_url=url_for(backend, request)) as app:
         memory = app.remember("Ein Treffen im Café", graph={"entities": ["Zoë Straße"]}).id
         assert memory in via_graph(app, "wann kommt ZOË STRASSE?")
 
