@@ -8,7 +8,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from graphs import QUERY, build_car_and_shopping, open_app, traversal_config
+import pytest
+from graphs import QUERY, build_car_and_shopping, open_app, traversal_config, url_for
 
 from signet.app import SignetApp
 from signet.config import StoreConfig
@@ -43,10 +44,12 @@ def test_reserve_flat_lets_graph_results_fill_slots_flat_ones_cannot() -> None:
     assert page[:7] == ["g0", "g1", "g2", "g3", "g4", "g5", "f0"] and len(page) == 9
 
 
-def test_a_hub_entity_cannot_crowd_flat_matches_off_the_page(tmp_path: Path) -> None:
+def test_a_hub_entity_cannot_crowd_flat_matches_off_the_page(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     """Graph-only results come after every flat match (issue 11: the reservation let them take
     60% of the page, and they pulled good flat results down)."""
-    with open_app(tmp_path, embedder=False) as app:
+    with open_app(tmp_path, embedder=False, store_url=url_for(backend, request)) as app:
         for i in range(20):
             app.remember(f"decision {i}: quarterly planning notes", type="decision",
                          graph={"entities": ["Zephyr"]}, event_at=day(i))
@@ -117,8 +120,10 @@ def test_the_legacy_boost_answers_when_traversal_is_off(tmp_path: Path) -> None:
         assert target not in [h.memory.id for h in hybrid.hits]
 
 
-def test_the_legacy_boost_answers_when_no_entity_is_named(tmp_path: Path) -> None:
-    with open_app(tmp_path, embedder=False) as app:
+def test_the_legacy_boost_answers_when_no_entity_is_named(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    with open_app(tmp_path, embedder=False, store_url=url_for(backend, request)) as app:
         target = app.remember("moved there in the spring", graph={"entities": ["Berlin"]}).id
         response = app.recall(RecallQuery("berl", limit=10, mode="full", touch=False))
         assert [h.memory.id for h in response.hits] == [target]
