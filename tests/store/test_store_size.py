@@ -67,7 +67,7 @@ def test_050_drops_the_redundant_indexes_and_the_graph_walk_keeps_its_seek(
     with SignetApp.open(config, embedder=HashEmbedder(64)) as app:
         graph = graph_corpus.plan_graph(60, 12)
         ids = [app.remember(f"note {i} about the build" + graph.suffix(i)).id for i in range(60)]
-        counts = graph_corpus.write_graph(app.store, graph, ids)
+        counts = graph_corpus.write_graph(app.graph.store, graph, ids)
         conn = app.store.reader()
         assert not REDUNDANT & _indexes(conn)
         assert conn.execute("SELECT count(*) FROM entity_dependencies").fetchone()[0] == (
