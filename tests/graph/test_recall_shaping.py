@@ -130,14 +130,21 @@ def test_the_legacy_boost_answers_when_no_entity_is_named(
         assert response.hits[0].evidence.traversal is None
 
 
-def test_a_broken_graph_never_breaks_recall(tmp_path: Path) -> None:
-    with open_app(tmp_path) as app:
+def test_a_broken_graph_never_breaks_recall(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    with open_app(tmp_path, store_url=url_for(backend, request)) as app:
         build_car_and_shopping(app)
         before = app.recall(RecallQuery(QUERY, limit=10, mode="hybrid", touch=False))
-        with app.store.write_tx() as conn:
-            for table in ("entity_attributes", "entity_aspects", "entity_dependencies",
-                          "entity_pinning", "entity_aliases", "memory_entity_mentions"):
-                conn.execute(f"DROP TABLE {table}")
+        tables = ("entity_attributes", "entity_aspects", "entity_dependencies",
+                  "entity_pinning", "entity_aliases", "memory_entity_mentions")
+        if backend == "postgres":
+            with app.core.pool.connection() as pg:  # type: ignore[attr-defined]
+                pg.execute(f"DROP TABLE {', '.join(tables)}")
+        else:
+            with app.store.write_tx() as conn:
+                for table in tables:
+                    conn.execute(f"DROP TABLE {table}")
         app.graph.hubs.invalidate()
         for mode in ("full", "hybrid"):
             response = app.recall(RecallQuery(QUERY, limit=10, mode=mode, touch=False))  # type: ignore[arg-type]
