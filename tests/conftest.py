@@ -7,7 +7,8 @@ shared fakes import as `from fakes.llm_server import FakeLLMServer, Reply` (a sc
 The fixtures every folder shares:
 - `config`: a default Config on a workspace in tmp_path, embedding on the write path
   (`write_paths.inline`: these tests read vectors right after writing);
-- `app`: a SignetApp opened on it with the deterministic hash embedder and no LLM;
+- `app`: a SignetApp opened on it with the deterministic hash embedder and no LLM (on
+  PostgreSQL too when the test takes `backend`);
 - `lexical_app`: the same with no embedder (only the lexical channels);
 - `serve(**config_sections)`: a real daemon app under uvicorn on a free loopback port
   (uvicorn_thread.py, the start-up every in-process server shares), spoken to over real HTTP
@@ -96,7 +97,11 @@ def config(tmp_path: Path) -> Config:
 
 
 @pytest.fixture
-def app(config: Config) -> Iterator[SignetApp]:
+def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+    """On the store named by the `backend` fixture when the test takes it, else on SQLite."""
+    if "backend" in request.fixturenames and request.getfixturevalue("backend") != "sqlite":
+        url = request.getfixturevalue("pg_url")
+        config = config.replace(store=StoreConfig(backend="postgres", url=url))
     signet = SignetApp.open(config, embedder=HashEmbedder(64), llm=None)
     yield signet
     signet.close()

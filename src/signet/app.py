@@ -42,7 +42,7 @@ from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
-from signet.store.backend import CoreStore
+from signet.store.backend import CoreStore, SqliteCore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
 from signet.store.injections import InjectionStore, SqliteInjections
@@ -125,7 +125,8 @@ class SignetApp:
         app.telemetry = telemetry
         app.graph = graph
         app.memory = MemoryService(
-            config, store, chosen, vectors, app.graph, recaller.accesses, app.clock
+            config, store, SqliteCore(store), chosen, vectors, app.graph, recaller.accesses,
+            app.clock,
         )
         app.projection = ProjectionService(
             SqliteProjection(store), chosen.model if chosen else None,
@@ -168,7 +169,7 @@ class SignetApp:
 
     def flush_accesses(self) -> int:
         """Write the accesses recorded so far now (tests, benchmarks, before a report)."""
-        return self.recaller.accesses.flush()
+        return self.memory.accesses.flush()  # the recorder recall and reads share
 
     def token_authority_store(self) -> Store | CoreStore:
         """Where API tokens live (daemon/security.py): this workspace's database."""

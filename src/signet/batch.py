@@ -9,7 +9,8 @@ changed in between makes the match differ), and expires after CONFIRM_TTL_S. Not
 between the two calls.
 
 A match is given either as ids or as a query plus filters. A query matches memories holding
-*every* word of it (FTS5, exact words, stop words aside), never by ranked recall or vector
+*every* word of it (the store's `match_all`: on SQLite FTS5 exact words, on PostgreSQL the
+words' English stems; stop words aside), never by ranked recall or vector
 similarity, which would sweep in memories that merely resemble it; filters alone match by
 listing. At most MAX_BATCH memories
 are matched; more ids is an error, a broader query is reported as `capped`.
@@ -27,7 +28,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from signet.errors import Conflict, InvalidInput, NotFound, SignetError
-from signet.store import fts as fts_sql
 from signet.types import Actor, Memory, MemoryFilters, MemoryScope
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def _match(
     if ids is not None:
         return _by_ids(service, ids, scope)
     if query is not None and query.strip():
-        ids = fts_sql.match_all(service.store.reader(), query, filters, MAX_BATCH + 1)
+        ids = service.core.match_all(query, filters, MAX_BATCH + 1)
         memories = [service.get(memory_id, scope=scope) for memory_id in ids[:MAX_BATCH]]
         return memories, [], len(ids) > MAX_BATCH
     # Filters that only restate the caller's scope select everything it can see: refused.

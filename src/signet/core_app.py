@@ -4,8 +4,9 @@
 app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backend.py
 `CoreStore`) instead of the SQLite Store:
 
-- the memory operations (remember, get, list, history, modify, forget, recover) are the memory
-  service on the seam (services/core_memory.py);
+- the memory operations (remember, get, list, history, modify, forget, recover, feedback,
+  batch forget and modify, skills) are SignetApp's own, on THE memory service
+  (services/memory.py) built over the seam: `SHARED` names them, CoreApp inherits them;
 - the knowledge graph is the same `KnowledgeGraph` (graph/service.py) as on SQLite, over the
   PostgreSQL graph store (store/postgres/graph.py): entities, pins, communities, stats,
   `apply_graph`, the community filter, and recall's graph channels (its ranking hooks);
@@ -58,6 +59,9 @@ In-process caches, and why none serves stale data across daemons:
 - the query-vector cache (providers/query_embeddings.py): keyed by the query text and the
   embedder, whose vector for a text never changes; nothing another daemon writes can make it
   stale;
+- accesses (reads and `touch` recalls) wait in an in-process buffer (store/accesses.py) until
+  its flush, within a second, adds them in the database (`access_count + n`): a count, never a
+  copy of a row, so nothing is served from it; another daemon sees them after that flush;
 - tokens: every request verifies against the `tokens` row (no cache), so a revocation by one
   daemon holds at the next request to any; the signing key is read once at start (it never
   changes: `signing_keys` is insert-once); `guards.Authenticate` throttles only the
@@ -77,7 +81,8 @@ In-process caches, and why none serves stale data across daemons:
 from __future__ import annotations
 
 import builtins
-import secrets
+import hashlib
+import hmac
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -89,21 +94,21 @@ from signet.config import Config
 from signet.connectors.folder import ConnectorWorker, FolderConnectors
 from signet.documents.service import DocumentService
 from signet.graph.service import KnowledgeGraph
-from signet.pipeline.writes import PreparedMemory
 from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.llm import LLM
 from signet.recall.core_recall import CoreRecaller
 from signet.recall.spec import RankingSpec
-from signet.services.core_memory import CoreMemoryService
 from signet.services.delegate import Delegate
+from signet.services.memory import MemoryService
 from signet.services.operations import Operations
 from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.services.write_policy import pipeline_brief
 from signet.sessions.service import Sessions
+from signet.store.accesses import AccessRecorder
 from signet.store.backend import CoreStore, NotOnBackend, open_core
 from signet.store.document_store import DocumentStore
 from signet.store.injections import InjectionStore, injections_on
@@ -117,14 +122,10 @@ from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
 from signet.types import (
     Actor,
-    HistoryEvent,
-    Memory,
     MemoryFilters,
     MemoryScope,
-    Page,
     RecallQuery,
     RecallResponse,
-    RememberResult,
 )
 from signet.worker_list import document_worker, operations_workers, session_workers
 from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
@@ -138,12 +139,15 @@ UNPORTED: dict[str, str] = {
     "feedback": "feedback",
     "forget_batch": "batch forget and modify",
     "modify_batch": "batch forget and modify",
-    "reconcile_skills": "skills",
-    "list_skills": "skills",
-    "show_skill": "skills",
-    "install_skill": "skills",
-    "remove_skill": "skills",
 }
+# SignetApp's operations that run on this backend as written there: over `app.memory`, the one
+# memory service, which runs on the seam.
+SHARED = (
+    "remember", "get", "list", "history", "modify", "forget", "recover", "feedback",
+    "remember_many", "prepare_memories", "prepare_memory", "write_prepared",
+    "forget_batch", "modify_batch", "flush_accesses", "reconcile_skills", "list_skills",
+    "show_skill", "install_skill", "remove_skill",
+)
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
     "store": "the SQLite store", "recaller": "hybrid recall",
@@ -180,7 +184,7 @@ class CoreAppOps:
     config: Config
     core: CoreStore
     core_recaller: CoreRecaller
-    memory: CoreMemoryService
+    memory: MemoryService
     sessions: Sessions
     ledger: SearchLedger
     documents: DocumentService
@@ -195,7 +199,7 @@ class CoreAppOps:
 
     def __init__(  # noqa: PLR0913 - the parts the root wired
         self, config: Config, core: CoreStore, embedder: Embedder | None,
-        recaller: CoreRecaller, memory: CoreMemoryService, clock: Clock,
+        recaller: CoreRecaller, memory: MemoryService, clock: Clock,
         telemetry: Telemetry, llm: LLM | None,
     ) -> None:
         self.config = config
@@ -207,7 +211,10 @@ class CoreAppOps:
         self.llm = llm
         self.clock = clock
         self.telemetry = telemetry
-        self.batch_key = secrets.token_bytes(32)
+        # Batch-forget confirm tokens (signet/batch.py) verify on every daemon of the database:
+        # their key is derived from the shared signing key.
+        self.batch_key = hmac.new(core.signing_key(), b"signet batch confirm",
+                                  hashlib.sha256).digest()
         self._workers = None
         self.memory = memory
         self.graph = memory.graph
@@ -241,9 +248,13 @@ class CoreAppOps:
         graph = KnowledgeGraph.build(
             core.graph(), config.pipeline, embedder.model if embedder else None, clock
         )
+        accesses = AccessRecorder(core.add_accesses, clock=clock)
         recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search, graph.hooks()),
-                                embedder, guard=guard)
-        memory = CoreMemoryService(config, core, embedder, clock, graph)
+                                embedder, guard=guard, accesses=accesses)
+        memory = MemoryService(
+            config, Unported("the SQLite store", core.backend), core,  # type: ignore[arg-type]
+            embedder, None, graph, accesses, clock,
+        )
         app = cls(config, core, embedder, recaller, memory, clock, telemetry, llm)
         app.documents = DocumentService(
             _documents_store(core, memory), config.documents,
@@ -254,49 +265,7 @@ class CoreAppOps:
         app.ledger = SearchLedger(config, _ledger_store(core), clock)
         return app
 
-    # -- memories ----------------------------------------------------------------------
-    def remember(self, content: str, **kwargs: Any) -> RememberResult:
-        return self.memory.remember(content, **kwargs)
-
-    def get(self, memory_id: str, **kwargs: Any) -> Memory:
-        return self.memory.get(memory_id, **kwargs)
-
-    def list(
-        self, filters: MemoryFilters = MemoryFilters(), **kwargs: Any
-    ) -> Page:
-        return self.memory.list(filters, **kwargs)
-
-    def history(self, memory_id: str, **kwargs: Any) -> builtins.list[HistoryEvent]:
-        return self.memory.history(memory_id, **kwargs)
-
-    def modify(self, memory_id: str, changes: dict[str, Any], **kwargs: Any) -> Memory:
-        return self.memory.modify(memory_id, changes, **kwargs)
-
-    def forget(self, memory_id: str, **kwargs: Any) -> Memory:
-        return self.memory.forget(memory_id, **kwargs)
-
-    def recover(self, memory_id: str, **kwargs: Any) -> Memory:
-        return self.memory.recover(memory_id, **kwargs)
-
-    def remember_many(
-        self, items: Sequence[dict[str, Any]], **kwargs: Any
-    ) -> builtins.list[RememberResult]:
-        return self.memory.remember_many(items, **kwargs)
-
-    def prepare_memories(
-        self, items: Sequence[dict[str, Any]], **kwargs: Any
-    ) -> builtins.list[PreparedMemory]:
-        return self.memory.prepare_memories(items, **kwargs)
-
-    def prepare_memory(self, content: str, **kwargs: Any) -> PreparedMemory:
-        return self.memory.prepare_memory(content, **kwargs)
-
-    def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
-        return self.memory.write_prepared(prepared)
-
-    def apply_graph(self, payload: Any, **kwargs: Any) -> dict[str, Any]:
-        return self.memory.apply_graph(payload, **kwargs)
-
+    # -- memories: SignetApp's (SHARED), on `self.memory`; recall is the seam's ----------
     def recall(
         self, query: RecallQuery, *, actor: Actor | None = None, route: str = "recall",
         scope: MemoryScope | None = None,
@@ -305,15 +274,14 @@ class CoreAppOps:
             query = replace(query, filters=scoped_filters(query.filters, scope))
         if query.filters.community is not None:
             query = replace(query, filters=self.graph.community_filter(query.filters))
+        if query.touch and self.config.pipeline.mutations_frozen:
+            query = replace(query, touch=False)
         started = time.perf_counter()
         response = self.core_recaller.recall(query)
         self.ledger.record(query, response, actor or Actor(), route, started)
         return response
 
     search_ledger = Delegate("ledger", SearchLedger.page)
-
-    def flush_accesses(self) -> int:
-        return 0  # accesses are not recorded on this backend (services/core_memory.py)
 
     # -- sessions and lineage: the lineage service itself (sessions/service.py) ----------
     import_transcript = Delegate("sessions", Sessions.import_for)
@@ -397,6 +365,7 @@ class CoreAppOps:
     def close(self) -> None:
         self.projection.close()  # its threads write to the store: they stop before it closes
         self.core_recaller.close()
+        self.memory.accesses.close()  # the accesses still buffered, written before closing
         self.core.close()
 
 
@@ -410,7 +379,7 @@ def _ledger_store(core: CoreStore) -> LedgerStore:
     return PgLedger(core)
 
 
-def _documents_store(core: CoreStore, memory: CoreMemoryService) -> DocumentStore:
+def _documents_store(core: CoreStore, memory: MemoryService) -> DocumentStore:
     """The documents' tables on the shared store (store/postgres/documents.py); chunks are
     written by the memory service, inside the chunk set's transaction."""
     from signet.store.postgres.core import PgCore  # the optional extra: imported when used

@@ -154,8 +154,7 @@ def reconcile(service: MemoryService, now: datetime | None = None) -> dict[str, 
         return {"added": [], "changed": [], "removed": [], "decayed": 0,
                 "errors": [f"skills not reconciled: {MUTATIONS_FROZEN}"]}
     found, errors = scan(skills_dir(service))
-    conn = service.store.reader()
-    known = {m.skill_name: m for m in skills_sql.list_meta(conn, AGENT_ID)}
+    known = {m.skill_name: m for m in service.core.skill_metas(AGENT_ID)}
     report: dict[str, Any] = {"added": [], "changed": [], "removed": [],
                               "errors": list(errors.values())}
     for name, skill in found.items():
@@ -180,7 +179,7 @@ def changed(report: dict[str, Any]) -> bool:
 
 def _index(service: MemoryService, skill: Skill, now: datetime) -> str | None:
     text = skill.memory_text(service.config.memory.max_content_chars)
-    existing = skills_sql.skill_memory(service.store.reader(), skill.name, AGENT_ID)
+    existing = service.core.skill_memory(skill.name, AGENT_ID)
     tags = ["skill", skill.name] + ([skill.role] if skill.role else [])
     outcome = None
     if existing is None:
@@ -193,37 +192,32 @@ def _index(service: MemoryService, skill: Skill, now: datetime) -> str | None:
         service.modify(existing.id, {"content": text, "tags": tags}, actor=ACTOR,
                    reason=f"{skill.folder / SKILL_FILE} changed")
         outcome = "changed"
-    with service.store.write_tx() as conn:
-        skills_sql.upsert_meta(
-            conn, name=skill.name, agent_id=AGENT_ID, path=str(skill.folder), role=skill.role,
-            decay_rate=service.config.skills.decay_rate, now=format_ts(now),
-        )
+    service.core.upsert_skill_meta(
+        name=skill.name, agent_id=AGENT_ID, path=str(skill.folder), role=skill.role,
+        decay_rate=service.config.skills.decay_rate, now=format_ts(now),
+    )
     return outcome
 
 
 def _unindex(service: MemoryService, name: str) -> None:
-    memory = skills_sql.skill_memory(service.store.reader(), name, AGENT_ID)
+    memory = service.core.skill_memory(name, AGENT_ID)
     if memory is not None:
         service.forget(memory.id, actor=ACTOR, force=True, reason=f"skill {name} removed")
-    with service.store.write_tx() as conn:
-        skills_sql.delete_meta(conn, name, AGENT_ID)
+    service.core.delete_skill_meta(name, AGENT_ID)
 
 
 def _decay(service: MemoryService, now: datetime) -> int:
     """Set each skill memory's importance from its idle days; returns how many moved."""
-    conn = service.store.reader()
     moves = []
-    for meta in skills_sql.list_meta(conn, AGENT_ID):
-        memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
+    for meta in service.core.skill_metas(AGENT_ID):
+        memory = service.core.skill_memory(meta.skill_name, AGENT_ID)
         if memory is None:
             continue
         wanted = round(_importance(meta, now), 4)
         if abs(wanted - memory.importance) >= 0.0001:
             moves.append((memory.id, wanted))
     if moves:
-        with service.store.write_tx() as wconn:
-            for memory_id, importance in moves:
-                skills_sql.set_importance(wconn, memory_id, importance)
+        service.core.set_importances(moves)
     return len(moves)
 
 
@@ -238,10 +232,9 @@ def _importance(meta: skills_sql.SkillMeta, now: datetime) -> float:
 
 
 def list_skills(service: MemoryService) -> list[dict[str, Any]]:
-    conn = service.store.reader()
     out = []
-    for meta in skills_sql.list_meta(conn, AGENT_ID):
-        memory = skills_sql.skill_memory(conn, meta.skill_name, AGENT_ID)
+    for meta in service.core.skill_metas(AGENT_ID):
+        memory = service.core.skill_memory(meta.skill_name, AGENT_ID)
         out.append({
             "name": meta.skill_name, "role": meta.role_classification,
             "path": meta.filesystem_path, "use_count": meta.use_count,

@@ -20,19 +20,19 @@ from signet.store.db import Store
 from signet.types import RecallQuery
 
 
-def test_a_get_records_an_access_that_the_writer_writes_later(app: SignetApp) -> None:
+def test_a_get_records_an_access_that_the_writer_writes_later(app: SignetApp, backend: str) -> None:
     memory_id = app.remember("The deploy key lives in the vault").id
     assert app.get(memory_id, access=True).access_count == 0
     app.get(memory_id, access=True)
-    assert app.recaller.accesses.pending() == {memory_id: 2}
+    assert app.memory.accesses.pending() == {memory_id: 2}
     assert app.get(memory_id).access_count == 0  # nothing written on the read path
     assert app.flush_accesses() == 1  # two reads, one row written
     memory = app.get(memory_id)
     assert memory.access_count == 2 and memory.last_accessed is not None
-    assert app.recaller.accesses.pending() == {}
+    assert app.memory.accesses.pending() == {}
 
 
-def test_the_flusher_thread_writes_without_being_asked(app: SignetApp) -> None:
+def test_the_flusher_thread_writes_without_being_asked(app: SignetApp, backend: str) -> None:
     memory_id = app.remember("Standup moved to Thursday").id
     app.get(memory_id, access=True)
     deadline = time.monotonic() + 20
@@ -92,18 +92,18 @@ def test_a_failed_write_keeps_the_accesses_for_the_next(app: SignetApp) -> None:
 
 def test_close_writes_what_is_pending(app: SignetApp) -> None:
     memory_id = app.remember("The office plant is a ficus").id
-    app.recaller.accesses.interval_s = 3600
+    app.memory.accesses.interval_s = 3600
     app.get(memory_id, access=True)
     app.close()
     with SignetApp.open(app.config, embedder=None) as again:
         assert again.get(memory_id).access_count == 1
 
 
-def test_a_later_batch_never_moves_last_accessed_back(app: SignetApp) -> None:
+def test_a_later_batch_never_moves_last_accessed_back(app: SignetApp, backend: str) -> None:
     memory_id = app.remember("Alice owns svc-5").id
-    app.recaller.accesses.record([memory_id], at="2030-01-02T00:00:00.000Z")
+    app.memory.accesses.record([memory_id], at="2030-01-02T00:00:00.000Z")
     app.flush_accesses()
-    app.recaller.accesses.record([memory_id], at="2030-01-01T00:00:00.000Z")
+    app.memory.accesses.record([memory_id], at="2030-01-01T00:00:00.000Z")
     app.flush_accesses()
     memory = app.get(memory_id)
     assert memory.access_count == 2 and memory.last_accessed == "2030-01-02T00:00:00.000Z"

@@ -1,5 +1,6 @@
 """Batch forget (preview, then execute with the preview's confirm token) and batch modify,
-on a real database: each memory through the one write path, per-item results, the cap."""
+on a real database (SQLite, and PostgreSQL in the tests taking `backend`): each memory through
+the one write path, per-item results, the cap."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def _remember(app, *texts: str, **fields) -> list[str]:
     return [app.remember(text, **fields).id for text in texts]
 
 
-def test_preview_changes_nothing_and_execute_with_its_token_forgets_exactly_that(app) -> None:
+def test_preview_changes_nothing_and_execute_with_its_token_forgets_exactly_that(app, backend: str) -> None:
     ids = _remember(app, "the kettle is blue", "the kettle whistles loudly", "tea is green")
     preview = app.forget_batch(query="kettle")
     assert preview["mode"] == "preview" and preview["count"] == 2
@@ -30,7 +31,7 @@ def test_preview_changes_nothing_and_execute_with_its_token_forgets_exactly_that
     assert app.history(ids[0])[-1].changed_by == "ops"
 
 
-def test_execute_without_a_token_or_with_a_stale_one_is_refused(app) -> None:
+def test_execute_without_a_token_or_with_a_stale_one_is_refused(app, backend: str) -> None:
     _remember(app, "alpha note one", "alpha note two")
     preview = app.forget_batch(query="alpha")
     with pytest.raises(InvalidInput):
@@ -42,7 +43,7 @@ def test_execute_without_a_token_or_with_a_stale_one_is_refused(app) -> None:
     assert app.list().total == 3 and all(not m.is_deleted for m in app.list().items)
 
 
-def test_a_token_is_bound_to_force_and_cannot_be_forged(app) -> None:
+def test_a_token_is_bound_to_force_and_cannot_be_forged(app, backend: str) -> None:
     ids = _remember(app, "pinned one", pinned=True)
     preview = app.forget_batch(ids=ids)
     with pytest.raises(Conflict):
@@ -67,7 +68,7 @@ def test_an_expired_token_is_refused(config) -> None:
         assert not app.get(ids[0]).is_deleted
 
 
-def test_pinned_and_missing_memories_are_reported_per_item(app) -> None:
+def test_pinned_and_missing_memories_are_reported_per_item(app, backend: str) -> None:
     ids = _remember(app, "plain memory") + _remember(app, "a pinned memory", pinned=True)
     preview = app.forget_batch(ids=[*ids, "nope"])
     assert preview["missing"] == ["nope"] and preview["pinned"] == [ids[1]]
@@ -79,7 +80,7 @@ def test_pinned_and_missing_memories_are_reported_per_item(app) -> None:
     assert done["missing"] == ["nope"] and not app.get(ids[1]).is_deleted
 
 
-def test_the_batch_is_capped_and_never_matches_everything(app) -> None:
+def test_the_batch_is_capped_and_never_matches_everything(app, backend: str) -> None:
     with pytest.raises(InvalidInput):
         app.forget_batch(ids=[f"id{n}" for n in range(batch.MAX_BATCH + 1)])
     with pytest.raises(InvalidInput):
@@ -91,7 +92,7 @@ def test_the_batch_is_capped_and_never_matches_everything(app) -> None:
     assert preview["count"] == batch.MAX_BATCH and preview["capped"] is True
 
 
-def test_batch_modify_applies_each_item_and_reports_failures(app) -> None:
+def test_batch_modify_applies_each_item_and_reports_failures(app, backend: str) -> None:
     ids = _remember(app, "first content", "second content")
     out = app.modify_batch([
         {"id": ids[0], "changes": {"importance": 0.9}},

@@ -1,4 +1,6 @@
-"""remember / get / list / modify / forget / recover / history through the app, on real SQLite."""
+"""remember / get / list / modify / forget / recover / history through the app, on real SQLite
+(and, in the tests taking `backend`, on a real PostgreSQL database too: the one memory service
+on both stores)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from signet.store import fts
 from signet.types import Actor, MemoryFilters, RecallQuery
 
 
-def test_remember_returns_a_stored_memory_with_history(app: SignetApp) -> None:
+def test_remember_returns_a_stored_memory_with_history(app: SignetApp, backend: str) -> None:
     result = app.remember("The deploy script lives in ops/deploy.sh", tags=["ops"], who="alice")
     memory = app.get(result.id)
     assert memory.content == "The deploy script lives in ops/deploy.sh"
@@ -30,13 +32,13 @@ def test_remember_returns_a_stored_memory_with_history(app: SignetApp) -> None:
     assert events[0].actor_type == "operator"
 
 
-def test_critical_prefix_pins_with_full_importance(app: SignetApp) -> None:
+def test_critical_prefix_pins_with_full_importance(app: SignetApp, backend: str) -> None:
     memory = app.remember("critical: never force-push to main").memory
     assert memory.pinned and memory.importance == 1.0
     assert memory.content == "never force-push to main"
 
 
-def test_tag_prefix_sets_tags_and_combines_with_critical(app: SignetApp) -> None:
+def test_tag_prefix_sets_tags_and_combines_with_critical(app: SignetApp, backend: str) -> None:
     memory = app.remember("critical: [git, safety]: rebase before merging").memory
     assert memory.tags == ("git", "safety")
     assert memory.pinned
@@ -73,7 +75,7 @@ def test_oversized_content_is_refused(config: Config) -> None:
         assert app.list().total == 0
 
 
-def test_duplicate_content_is_a_dedup_hit_with_history(app: SignetApp) -> None:
+def test_duplicate_content_is_a_dedup_hit_with_history(app: SignetApp, backend: str) -> None:
     first = app.remember("Uses PostgreSQL for the main database.")
     second = app.remember("  uses postgresql for the main   database ")
     assert second.deduped and second.id == first.id
@@ -102,7 +104,7 @@ def test_two_processes_racing_to_insert_the_same_content_keep_one_row(config: Co
         assert app.list(limit=1000).total == 60
 
 
-def test_modify_checks_version_and_records_history(app: SignetApp) -> None:
+def test_modify_checks_version_and_records_history(app: SignetApp, backend: str) -> None:
     memory = app.remember("Team standup is at 9:30").memory
     updated = app.modify(memory.id, {"content": "Team standup is at 10:00"}, expected_version=1)
     assert updated.version == 2 and updated.update_count == 1
@@ -114,7 +116,7 @@ def test_modify_checks_version_and_records_history(app: SignetApp) -> None:
     assert events[1].new_content == "Team standup is at 10:00"
 
 
-def test_modify_refuses_unknown_fields_and_content_of_another_memory(app: SignetApp) -> None:
+def test_modify_refuses_unknown_fields_and_content_of_another_memory(app: SignetApp, backend: str) -> None:
     a = app.remember("alpha fact").id
     app.remember("beta fact")
     with pytest.raises(InvalidInput):
@@ -124,7 +126,7 @@ def test_modify_refuses_unknown_fields_and_content_of_another_memory(app: Signet
     assert app.get(a).content == "alpha fact"
 
 
-def test_forget_needs_force_for_pinned_and_recover_restores(app: SignetApp) -> None:
+def test_forget_needs_force_for_pinned_and_recover_restores(app: SignetApp, backend: str) -> None:
     pinned = app.remember("critical: the API key rotates monthly").id
     with pytest.raises(Conflict, match="pinned"):
         app.forget(pinned)
@@ -152,7 +154,7 @@ def test_recover_outside_the_tombstone_window_is_refused(config: Config) -> None
             app.recover(lost)
 
 
-def test_unknown_ids_are_not_found(app: SignetApp) -> None:
+def test_unknown_ids_are_not_found(app: SignetApp, backend: str) -> None:
     for call in (app.get, app.history, app.forget, app.recover):
         with pytest.raises(NotFound):
             call("nope")
@@ -160,7 +162,7 @@ def test_unknown_ids_are_not_found(app: SignetApp) -> None:
         app.modify("nope", {"importance": 0.1})
 
 
-def test_actor_is_recorded(app: SignetApp) -> None:
+def test_actor_is_recorded(app: SignetApp, backend: str) -> None:
     actor = Actor(name="claude-code", type="agent", session_id="s1", request_id="r1")
     memory_id = app.remember("agent-written fact", actor=actor).id
     event = app.history(memory_id)[0]
@@ -169,7 +171,7 @@ def test_actor_is_recorded(app: SignetApp) -> None:
     )
 
 
-def test_list_paginates_and_filters(app: SignetApp) -> None:
+def test_list_paginates_and_filters(app: SignetApp, backend: str) -> None:
     for i in range(7):
         app.remember(f"note number {i}", project="p1" if i % 2 else "p2", tags=["t"] if i < 3 else [])
     page = app.list(MemoryFilters(project="p1"), limit=2, offset=0)

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from signet.config import StoreConfig
-from signet.errors import Conflict, InvalidInput
+from signet.errors import Conflict, InvalidInput, NotFound
 from signet.normalize import normalize_content
 from signet.store.backend import CoreStore, open_core
+from signet.store.idempotency import KeySpace, replayed_result
 from signet.store.tokens import TokenRow
 from signet.types import Actor, MemoryFilters, MemoryScope, NewMemory
 
@@ -58,12 +59,14 @@ def remember(
     jobs: tuple[str, ...] = (), **fields: object,
 ) -> tuple[str, bool]:
     norm = normalize_content(content)
-    return core.insert_memory(
+    result = core.write_memory(
         NewMemory(content=content, **fields),  # type: ignore[arg-type]
         storage=norm.storage, normalized=norm.normalized, content_hash=norm.content_hash,
         actor=ACTOR, now=now, vector=vector, model=MODEL if vector is not None else None,
         jobs=jobs,
-    )
+    ).result
+    assert result is not None
+    return result.id, result.deduped
 
 
 def unit(*values: float) -> np.ndarray:
@@ -121,6 +124,7 @@ def test_update_forget_recover(core: CoreStore) -> None:
         actor=ACTOR, now=T1, reason="moved",
     )
     assert updated is not None
+    updated = updated.memory
     assert updated.content == "Standup is at ten" and updated.version == 2
     assert updated.tags == ("meetings",) and updated.pinned and updated.update_count == 1
     forgotten = core.forget(memory_id, actor=ACTOR, now=T1)
@@ -230,7 +234,7 @@ def test_get_memories_and_guarded_updates(core: CoreStore) -> None:
         core.update_memory(third, {"content": norm.storage, "normalized_content": norm.normalized,
                                    "content_hash": norm.content_hash}, actor=ACTOR, now=T1)
     moved = core.update_memory(first, {"project": "q"}, actor=ACTOR, now=T1, expected_version=1)
-    assert moved is not None and moved.project == "q" and moved.version == 2
+    assert moved is not None and moved.memory.project == "q" and moved.memory.version == 2
 
 
 # --- jobs ------------------------------------------------------------------------------------
@@ -319,3 +323,180 @@ def test_a_write_through_one_handle_is_read_through_another(
     assert [m for m, _ in two.lexical_search("daemons", MemoryFilters(), 5)] == [memory_id]
     hits = two.vector_search(unit(0, 0, 1), model=MODEL, filters=MemoryFilters(), limit=1)
     assert [m for m, _ in hits] == [memory_id]
+
+
+# --- the memory service's transactions (store/memory_ops.py, store/postgres/memory.py) ------
+
+
+def write(core: CoreStore, content: str, **kwargs: object) -> object:
+    norm = normalize_content(content)
+    return core.write_memory(
+        NewMemory(content=content), storage=norm.storage, normalized=norm.normalized,
+        content_hash=norm.content_hash, actor=ACTOR, now=T0, **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_an_idempotency_key_replays_the_first_answer_in_its_namespace(core: CoreStore) -> None:
+    key = KeySpace("retry-1", "a1", None)
+    first = write(core, "Payroll runs on Fridays", key=key)
+    assert first.result is not None and first.replayed is None  # type: ignore[attr-defined]
+    again = write(core, "Payroll runs on Fridays", key=key)
+    assert again.result is None and again.replayed is not None  # type: ignore[attr-defined]
+    replayed = replayed_result(again.replayed.response)  # type: ignore[attr-defined]
+    assert replayed.id == first.result.id and replayed.memory.content == "Payroll runs on Fridays"  # type: ignore[attr-defined]
+    assert core.idempotent(key) == again.replayed  # type: ignore[attr-defined]
+    # The same key in another namespace (another agent, or no scope at all) is another key.
+    assert core.idempotent(KeySpace("retry-1", "a2", None)) is None
+    assert core.idempotent(KeySpace("retry-1")) is None
+    assert write(core, "Payroll runs on Fridays", key=KeySpace("retry-1")).result is not None  # type: ignore[attr-defined]
+
+
+def test_a_new_memory_gets_its_jobs_its_status_and_an_embed_job(core: CoreStore) -> None:
+    written = write(core, "The build cache lives on the NAS", model=MODEL,
+                    jobs=("extract",), extraction_status="pending", max_attempts=5)
+    result = written.result  # type: ignore[attr-defined]
+    assert not result.embedded and result.memory.extraction_status == "pending"
+    leased = [core.lease(T1, job_types=[t]) for t in ("extract", "embed")]
+    assert [j.job_type for j in leased if j] == ["extract", "embed"]
+    assert all(j is not None and j.memory_id == result.id and j.max_attempts == 5 for j in leased)
+    with_vector = write(core, "A second fact", model=MODEL, vector=unit(1, 0, 0))
+    assert with_vector.result.embedded  # type: ignore[attr-defined]
+    assert core.has_vector(normalize_content("A second fact").content_hash, MODEL)
+
+
+def test_short_ids_resolve_in_scope_and_ambiguity_is_refused(core: CoreStore) -> None:
+    ids = [remember(core, f"fact number {i}", agent_id="a1" if i else "a2")[0] for i in range(40)]
+    target = ids[5]
+    prefix = next(target[:n] for n in range(4, 32)
+                  if sum(i.startswith(target[:n]) for i in ids) == 1)
+    assert core.resolve_id("memories", prefix, noun="memory") == target
+    assert core.resolve_id("memories", prefix.upper(), noun="memory") == target
+    assert core.resolve_id("memories", "not-a-prefix", noun="memory") == "not-a-prefix"
+    # A prefix of a memory outside the scope is not found, as an unknown one.
+    with pytest.raises(NotFound):
+        core.resolve_id("memories", ids[0][:12], noun="memory", scope=MemoryScope(agent_id="a1"))
+    shared = next(p for p in {i[:1] for i in ids} if sum(i.startswith(p) for i in ids) > 1)
+    common = max((i[:n] for i in ids for n in range(4, 8)
+                  if sum(j.startswith(i[:n]) for j in ids) > 1), key=len, default=None)
+    assert shared  # 40 ids over 16 first characters: some share one
+    if common is not None:
+        with pytest.raises(InvalidInput) as refused:
+            core.resolve_id("memories", common, noun="memory")
+        assert refused.value.code == "ambiguous_id"
+    with pytest.raises(NotFound):
+        core.resolve_id("memories", "ffffffffffff", noun="memory")
+    job_id = core.enqueue("embed", now=T0, memory_id=target)
+    assert job_id is not None and core.resolve_id("memory_jobs", job_id[:12], noun="job") == job_id
+    # Every write resolves a short id inside its transaction.
+    forgotten = core.forget(prefix, actor=ACTOR, now=T1)
+    assert forgotten is not None and forgotten.id == target and forgotten.is_deleted
+
+
+def test_checks_run_on_the_row_inside_the_transaction(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Pinned rule", pinned=True)
+
+    def refuse(memory: object) -> None:
+        raise Conflict("pinned")
+
+    with pytest.raises(Conflict, match="pinned"):
+        core.forget(memory_id, actor=ACTOR, now=T1, check=refuse)
+    current = core.get_memory(memory_id)
+    assert current is not None and not current.is_deleted
+    forgotten = core.forget(memory_id, actor=ACTOR, now=T1, metadata={"force": True})
+    assert forgotten is not None and forgotten.is_deleted
+    assert core.history(memory_id)[-1].metadata == {"force": True}
+    with pytest.raises(Conflict, match="pinned"):
+        core.recover(memory_id, actor=ACTOR, now=T9, check=refuse)
+    assert core.get_memory(memory_id).is_deleted  # type: ignore[union-attr]
+
+
+def test_new_content_is_relinked_reembedded_and_reextracted(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Old text about lunch")
+    norm = normalize_content("New text about dinner")
+    edited = core.update_memory(
+        memory_id, {"content": norm.storage, "normalized_content": norm.normalized,
+                    "content_hash": norm.content_hash}, actor=ACTOR, now=T1,
+        changed=["content"], model=MODEL, relink=True, jobs=("extract",), max_attempts=4,
+    )
+    assert edited is not None and edited.memory.extraction_status == "pending"
+    assert edited.memory.hints == ""
+    assert core.history(memory_id)[-1].metadata == {"changed": ["content"]}
+    jobs = [core.lease(T1, job_types=[t]) for t in ("extract", "embed")]
+    assert all(j is not None and j.memory_id == memory_id and j.max_attempts == 4 for j in jobs)
+
+
+def test_feedback_is_recorded_and_positive_feedback_is_an_access(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Use the staging cluster for demos", agent_id="a1")
+    outside = MemoryScope(agent_id="a2")
+    assert core.add_feedback(memory_id, feedback_type="positive", correction_text=None,
+                             session_id=None, actor="x", agent_id="a2", now=T1,
+                             scope=outside, used=True) is None
+    seen: list[str] = []
+    given = core.add_feedback(
+        memory_id[:10], feedback_type="positive", correction_text=None, session_id="s1",
+        actor="agent", agent_id="a1", now=T1, used=True,
+        in_tx=lambda conn, found, now: seen.append(found),
+    )
+    assert given is not None and given.memory_id == memory_id and seen == [memory_id]
+    core.add_feedback(memory_id, feedback_type="correction", correction_text="prod, not staging",
+                      session_id=None, actor="agent", agent_id="a1", now=T9)
+    listed = core.feedback_for(memory_id)
+    assert [(f.feedback_type, f.session_id) for f in listed] == [("positive", "s1"),
+                                                                 ("correction", None)]
+    assert listed[1].correction_text == "prod, not staging"
+    memory = core.get_memory(memory_id)
+    assert memory is not None and memory.access_count == 1 and memory.last_accessed == T1
+
+
+def test_accesses_add_up_and_the_latest_time_wins(opener: Callable[[], CoreStore]) -> None:
+    one, two = opener(), opener()
+    memory_id, _ = remember(one, "Read often")
+    one.add_accesses([(memory_id, 3, T9)])
+    two.add_accesses([(memory_id, 2, T1), ("no-such-memory", 1, T1)])
+    memory = one.get_memory(memory_id)
+    assert memory is not None and memory.access_count == 5 and memory.last_accessed == T9
+
+
+def test_match_all_needs_every_word(core: CoreStore) -> None:
+    both, _ = remember(core, "The billing service is written in Go")
+    remember(core, "The billing team meets on Monday")
+    other, _ = remember(core, "Service billing in Go, project two", project="two")
+    gone, _ = remember(core, "billing service, deleted")
+    core.forget(gone, actor=ACTOR, now=T1)
+    assert core.match_all("billing service", MemoryFilters(), 10) == [both, other]
+    assert core.match_all("billing service", MemoryFilters(project="two"), 10) == [other]
+    assert core.match_all("billing service", MemoryFilters(), 1) == [both]
+    core.match_all("the", MemoryFilters(), 10)  # stop words alone: an answer, no error
+    assert core.match_all("", MemoryFilters(), 10) == []
+
+
+def test_vectors_of_another_model_are_marked_stale(core: CoreStore) -> None:
+    remember(core, "Embedded by the old model", vector=unit(1, 0, 0))
+    assert core.mark_stale_except("new-model", 3) == 1
+    assert not core.has_vector(normalize_content("Embedded by the old model").content_hash, MODEL)
+    assert core.mark_stale_except("new-model", 3) == 0
+
+
+def test_skill_meta_and_skill_memories(core: CoreStore) -> None:
+    memory_id, _ = remember(core, "Skill deploy: ship it", source_type="skill",
+                            source_id="skill:deploy")
+    core.upsert_skill_meta(name="deploy", agent_id="default", path="/s/deploy", role=None,
+                           decay_rate=0.9, now=T0)
+    core.upsert_skill_meta(name="deploy", agent_id="default", path="/s/deploy2", role="ops",
+                           decay_rate=0.9, now=T1)
+    [meta] = core.skill_metas("default")
+    assert (meta.skill_name, meta.filesystem_path, meta.role_classification) == (
+        "deploy", "/s/deploy2", "ops")
+    assert meta.created_at == T0 and meta.updated_at == T1 and meta.use_count == 0
+    found = core.skill_memory("deploy", "default")
+    assert found is not None and found.id == memory_id and found.version == 1
+    core.set_importances([(memory_id, 0.25)])
+    assert core.skill_memory("deploy", "default").importance == 0.25  # type: ignore[union-attr]
+    core.add_feedback(memory_id, feedback_type="positive", correction_text=None,
+                      session_id=None, actor="a", agent_id="default", now=T9, used=True)
+    [meta] = core.skill_metas("default")
+    assert meta.use_count == 1 and meta.last_used_at == T9
+    assert core.skill_memory("deploy", "default").importance == 1.0  # type: ignore[union-attr]
+    assert core.skill_memory("deploy", "default").version == 1  # type: ignore[union-attr]
+    assert core.delete_skill_meta("deploy", "default") and core.skill_metas("default") == []
+    assert not core.delete_skill_meta("deploy", "default")

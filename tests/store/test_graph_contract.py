@@ -42,12 +42,13 @@ def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
 def remember(core: CoreStore, content: str, *, agent_id: str = "default",
              vector: np.ndarray | None = None) -> str:
     norm = normalize_content(content)
-    memory_id, _ = core.insert_memory(
+    written = core.write_memory(
         NewMemory(content=content, agent_id=agent_id), storage=norm.storage,
         normalized=norm.normalized, content_hash=norm.content_hash, actor=ACTOR, now=T0,
         vector=vector, model=MODEL if vector is not None else None,
-    )
-    return memory_id
+    ).result
+    assert written is not None
+    return written.id
 
 
 def test_entities_are_unique_per_agent_by_canonical_name(core: CoreStore) -> None:

@@ -45,12 +45,13 @@ def seam(core: CoreStore) -> PipelineStore:
 
 def remember(core: CoreStore, content: str, *, jobs: tuple[str, ...] = (), **fields: object) -> str:
     norm = normalize_content(content)
-    memory_id, _ = core.insert_memory(
+    written = core.write_memory(
         NewMemory(content=content, **fields), storage=norm.storage,  # type: ignore[arg-type]
         normalized=norm.normalized, content_hash=norm.content_hash, actor=ACTOR, now=T0,
         jobs=jobs,
-    )
-    return memory_id
+    ).result
+    assert written is not None
+    return written.id
 
 
 def test_write_is_one_transaction_that_rolls_back_whole(core: CoreStore, seam: PipelineStore) -> None:

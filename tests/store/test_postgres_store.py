@@ -101,7 +101,7 @@ def test_vector_search_has_an_hnsw_index_and_rescores_exactly(pg_url: str) -> No
     try:
         for i, vector in enumerate(vectors):
             norm = normalize_content(f"memory number {i}")
-            core.insert_memory(NewMemory(content=f"memory number {i}"), storage=norm.storage,
+            core.write_memory(NewMemory(content=f"memory number {i}"), storage=norm.storage,
                                normalized=norm.normalized, content_hash=norm.content_hash,
                                actor=Actor(), now=T0, vector=vector, model="m")
         with psycopg.connect(pg_url) as conn:

@@ -185,11 +185,13 @@ def test_memories_of_a_session_and_their_excerpt_sessions(opener: Callable[..., 
     core, store = opener()
     save(store, session("s1", "User: Heron is staging", project="infra"))
     norm = normalize_content("Staging is called Heron")
-    memory_id, _ = core.insert_memory(
+    written = core.write_memory(
         NewMemory(content="Staging is called Heron", session_id="s1", project="infra"),
         storage=norm.storage, normalized=norm.normalized, content_hash=norm.content_hash,
         actor=Actor(), now=T0,
-    )
+    ).result
+    assert written is not None
+    memory_id = written.id
     assert store.memories_of("default", "s1", "infra") == [memory_id]
     assert store.memories_of("default", "s1", "other") == []
     found = store.for_memories([("default", "s1", "infra"), ("default", "s1", "other")])
@@ -247,7 +249,7 @@ def test_the_head_reads_memories_projects_and_when_memory_last_changed(
     assert store.last_change() is None
     for content, pinned, at in (("Never deploy on Fridays", True, T0), ("Ana leads infra", False, T1)):
         norm = normalize_content(content)
-        core.insert_memory(
+        core.write_memory(
             NewMemory(content=content, pinned=pinned, project="infra", importance=0.9),
             storage=norm.storage, normalized=norm.normalized, content_hash=norm.content_hash,
             actor=Actor(), now=at,

@@ -1,7 +1,7 @@
 """`signet bench store`: the core store operations on each backend, side by side in one run.
 
 The same synthetic corpus (bench/perf.py) and the same vectors go into each backend through
-the store seam (`CoreStore`): ingest is `insert_memory` one at a time with its vector (the
+the store seam (`CoreStore`): ingest is `write_memory` one at a time with its vector (the
 embedding is done once beforehand and not timed, so ingest/s measures the store), then each
 query is timed through `lexical_search` and `vector_search` (limit 10). Reported per backend:
 ingest/s and p50/p95 per insert, p50/p95 per search mode, size on disk; and across backends
@@ -99,7 +99,7 @@ def _leg(
     for i, (text, vector) in enumerate(zip(corpus, vectors, strict=True)):
         norm = normalize_content(text)
         mark = time.perf_counter()
-        core.insert_memory(NewMemory(content=text), storage=norm.storage,
+        core.write_memory(NewMemory(content=text), storage=norm.storage,
                            normalized=norm.normalized, content_hash=norm.content_hash,
                            actor=actor, now=utc_now(), vector=vector, model=model)
         inserts.append((time.perf_counter() - mark) * 1000)

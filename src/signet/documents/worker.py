@@ -54,7 +54,7 @@ PERMANENT = (InvalidInput, Forbidden, NotFound)
 
 
 class ChunkWriter(Protocol):
-    """The memory service's first half of a write (services/memory.py, services/core_memory.py):
+    """The memory service's first half of a write (services/memory.py, on either store):
     the same validation, normalisation and embedding as remember; the store's chunk set
     transaction writes them (store/document_store.py)."""
 

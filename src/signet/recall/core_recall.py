@@ -43,6 +43,7 @@ from signet.recall.confidence import Model, QueryTerms, model, stems
 from signet.recall.fuse import alpha_blend, rrf
 from signet.recall.hybrid import QUERY_EMBED_WORDS, _merged, validated
 from signet.recall.spec import ChannelInput, RankingSpec, TranscriptLookup
+from signet.store.accesses import AccessRecorder
 from signet.store.backend import CoreStore
 from signet.store.fts import query_tokens
 from signet.types import Memory, RecallHit, RecallQuery, RecallResponse
@@ -58,6 +59,9 @@ class CoreRecaller:
     query_embeddings: QueryEmbeddings | None = field(default=None)
     # The lineage's transcripts for `expand` (sessions/service.py `Sessions.excerpts`).
     transcripts: TranscriptLookup | None = None
+    # A `touch` recall's hits are recorded here and written by its flush (store/accesses.py):
+    # recall itself never writes.
+    accesses: AccessRecorder | None = None
 
     def __post_init__(self) -> None:
         if self.query_embeddings is None and self.embedder is not None:
@@ -76,6 +80,8 @@ class CoreRecaller:
             texts = self.transcripts([h.memory for h in hits])
             timings["expand"] = (time.perf_counter() - mark) * 1000
             hits = [replace(h, transcript=texts.get(h.memory.id)) for h in hits]
+        if query.touch and hits and self.accesses is not None:
+            self.accesses.record([h.memory.id for h in hits])
         timings["total"] = (time.perf_counter() - started) * 1000
         method = query.mode if not degraded else f"{query.mode}-degraded"
         return RecallResponse(tuple(hits), query.query, method, timings, tuple(degraded))

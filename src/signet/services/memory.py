@@ -13,11 +13,15 @@ content hash among live rows, even from a racing writer) is a dedup hit that ret
 id and records `dedupedExistingId` in history. An idempotency key replays the first answer
 (services/idempotency.py).
 
-Everyone who writes a memory comes through here: the adapters via SignetApp, the pipeline's
-workers (extraction, summaries, documents) via `prepare_memory(ies)` + `write_prepared`, the
-review queue, batch forget/modify, the skills reconciler. The SQL is in the store modules this
-calls by name (`mem_sql.insert`, `history_sql.record`, `jobs_sql.enqueue`, ...); the time comes
-from the clock it is given.
+Everyone who writes a memory comes through here, on either backend: the adapters via
+SignetApp (or the PostgreSQL app, core_app.py), the pipeline's workers (extraction, summaries,
+documents) via `prepare_memory(ies)` + `write_prepared`, the review queue, batch forget/modify,
+the skills reconciler. Each write is one transaction of the store seam (store/backend.py
+`CoreStore`: store/memory_ops.py on SQLite, today's SQL in today's order; store/postgres/
+memory.py): the service decides (validation, scope, what to embed and enqueue, the checks it
+passes to run on the row inside the transaction), the store commits. The time comes from the
+clock it is given. The knowledge graph's part of a write (a graph payload, desire paths on
+feedback) runs inside the store's transaction on that backend's graph statements (`GraphOps`).
 """
 
 from __future__ import annotations
@@ -49,20 +53,14 @@ from signet.services.memory_input import (
     new_memory,
     optional_str,
 )
-from signet.services.scope import check_scope, scoped_filters, scoped_write
+from signet.services.scope import scoped_filters, scoped_write
 from signet.services.write_policy import embed_missing, extracts, pipeline_on
-from signet.store import embeddings as emb_sql
-from signet.store import feedback as feedback_sql
-from signet.store import graph as graph_sql
-from signet.store import history as history_sql
-from signet.store import jobs as jobs_sql
-from signet.store import memories as mem_sql
-from signet.store import skills as skills_sql
 from signet.store.accesses import AccessRecorder
+from signet.store.backend import CoreStore
 from signet.store.db import Store
 from signet.store.feedback import Feedback
-from signet.store.graph_store import SqliteGraphOps
-from signet.store.prefixes import resolve_prefix
+from signet.store.graph_store import GraphOps
+from signet.store.memory_ops import Within
 from signet.types import (
     FEEDBACK_TYPES,
     Actor,
@@ -84,7 +82,12 @@ log = logging.getLogger(__name__)
 @dataclass
 class MemoryService:
     config: Config
+    # The SQLite store, for the SQLite-only services that still take it from here (the
+    # pipeline's workers, maintenance, the review queue); an `Unported` stand-in on PostgreSQL.
     store: Store
+    # Every read and write of this service goes through the store seam (store/backend.py):
+    # `SqliteCore` on the same `store`, or `PgCore`.
+    core: CoreStore
     embedder: Embedder | None
     vectors: VectorSearch | None
     graph: KnowledgeGraph
@@ -120,17 +123,17 @@ class MemoryService:
         payload = parse_graph_payload(graph) if graph is not None else None
         memory = new_memory(content, actor, fields, self.config.memory)
         norm = normalize_content(memory.content)
-        if space is not None and (replay := idempotency.replay(self.store.reader(), space, norm)):
+        if space is not None and (replay := idempotency.replay(self.core.idempotent(space), norm)):
             return replay
         vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
-        if payload is None or payload.is_empty():
-            return self._woken(self._write_new(memory, norm, vector, actor, space))
-        # The memory and its graph commit together: a graph that fails leaves no memory behind
-        # (a retry would otherwise dedup onto a memory that lacks its graph).
-        with self.store.write_tx():
-            result = self._write_new(memory, norm, vector, actor, space)
-            self.apply_graph(payload, memory_id=result.id, actor=actor)
-        return self._woken(result)
+        within = None
+        if payload is not None and not payload.is_empty():
+            # The memory and its graph commit together (the graph applied inside the insert's
+            # transaction): a graph that fails leaves no memory behind (a retry would otherwise
+            # dedup onto a memory that lacks its graph).
+            def within(ops: GraphOps, memory_id: str) -> object:
+                return self.graph.apply(payload, memory_id=memory_id, actor=actor, graph=ops)
+        return self._woken(self._write_new(memory, norm, vector, actor, space, within))
 
     def remember_many(
         self, items: Sequence[dict[str, Any]], *, actor: Actor = Actor()
@@ -182,78 +185,36 @@ class MemoryService:
 
     def _write_new(
         self, memory: NewMemory, norm: NormalizedContent, vector: np.ndarray | None, actor: Actor,
-        space: KeySpace | None = None,
+        space: KeySpace | None = None, within: Within | None = None,
     ) -> RememberResult:
-        now = stamp(self.clock)
-        with self.store.write_tx() as conn:
-            # Checked again under the write lock: a racing retry may have landed meanwhile.
-            if space is not None and (replay := idempotency.replay(conn, space, norm)):
-                return replay
-            # `embedded`: the content has a current vector, made now or earlier (possibly for
-            # the same text in another scope: neither the answer nor the row may depend on that).
-            embedded = vector is not None or (
-                self.embedder is not None
-                and emb_sql.has_current(conn, norm.content_hash, self.embedder.model)
-            )
-            memory_id, deduped = mem_sql.insert(
-                conn, memory, storage=norm.storage, normalized=norm.normalized,
-                content_hash=norm.content_hash, now=now,
-                embedding_model=self.embedder.model if embedded and self.embedder else None,
-                extraction_status="pending" if self._extracts(memory) else "none",
-            )
-            if deduped:
-                history_sql.record(
-                    conn, memory_id, "none", actor, now, new_content=norm.storage,
-                    reason="duplicate content", metadata={"dedupedExistingId": memory_id},
-                )
-            else:
-                self._after_insert(conn, memory_id, norm.storage, actor, now, memory)
-            emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
-            stored = mem_sql.get(conn, memory_id)
-            assert stored is not None
-            result = RememberResult(memory_id, deduped, stored, embedded=embedded)
-            if space is not None:
-                idempotency.record(conn, space, norm, result, now)
+        written = self.core.write_memory(
+            memory, storage=norm.storage, normalized=norm.normalized,
+            content_hash=norm.content_hash, actor=actor, now=stamp(self.clock), vector=vector,
+            model=self.embedder.model if self.embedder is not None else None,
+            jobs=self._jobs(memory), max_attempts=self.config.pipeline.max_attempts,
+            extraction_status="pending" if self._extracts(memory) else "none",
+            link_entities=True, key=space, within=within,
+        )
+        if written.result is None:  # a racing retry with the same key landed first
+            assert space is not None and written.replayed is not None
+            replayed = idempotency.replay(written.replayed, norm)
+            assert replayed is not None
+            return replayed
         # Inside a caller's transaction the row may still roll back: the next search's sync
         # loads it from the table once committed.
-        if (emb_id is not None and self.vectors is not None and vector is not None
-                and not self.store.in_write_tx):
-            self.vectors.add(emb_id, vector)
-        return result
+        if (written.vector_id is not None and self.vectors is not None and vector is not None
+                and not self.core.in_write_tx):
+            self.vectors.add(written.vector_id, vector)
+        return written.result
 
-    def _after_insert(
-        self, conn: Any, memory_id: str, content: str, actor: Actor, now: str, memory: NewMemory
-    ) -> None:
-        history_sql.record(conn, memory_id, "created", actor, now, new_content=content)
-        # Inline entity linking (seed 002): existing entities only, no LLM, same tx.
-        graph_sql.link_known_entities(conn, memory_id, memory.agent_id, content, now)
-        if self.pipeline_on():
-            if self._extracts(memory):
-                self._enqueue(conn, "extract", memory_id, now)
-            if self.config.pipeline.hints.enabled:
-                self._enqueue(conn, "hints", memory_id, now)
-
-    def _enqueue(self, conn: Any, job_type: str, memory_id: str, now: str) -> None:
-        jobs_sql.enqueue(
-            conn, job_type, memory_id=memory_id, now=now,
-            max_attempts=self.config.pipeline.max_attempts,
-        )
-
-    def _store_vector(
-        self, conn: Any, content_hash: str, vector: np.ndarray | None, memory_id: str, now: str
-    ) -> int | None:
-        """The vector stored (its embedding id), or an embed job when there is none yet."""
-        if vector is None or self.embedder is None:
-            if self.embedder is not None and not emb_sql.has_current(
-                conn, content_hash, self.embedder.model
-            ):
-                self._enqueue(conn, "embed", memory_id, now)
-            return None
-        if emb_sql.has_current(conn, content_hash, self.embedder.model):
-            return None
-        return emb_sql.upsert(
-            conn, content_hash, vector, model=self.embedder.model, now=now, source_id=memory_id
-        )
+    def _jobs(self, memory: NewMemory | Memory) -> tuple[str, ...]:
+        """The pipeline's jobs for a new memory, or for new content of an existing one."""
+        if not self.pipeline_on():
+            return ()
+        extracts = (self._extracts(memory) if isinstance(memory, NewMemory)
+                    else memory.source_type != "pipeline")
+        hints = self.config.pipeline.hints.enabled
+        return tuple(j for j, on in (("extract", extracts), ("hints", hints)) if on)
 
     def _woken(self, result: RememberResult) -> RememberResult:
         """`result`, after waking the embed worker when its memory still lacks a vector (once
@@ -264,7 +225,7 @@ class MemoryService:
         return result
 
     def _wake(self) -> None:
-        if self.on_deferred is not None and not self.store.in_write_tx:
+        if self.on_deferred is not None and not self.core.in_write_tx:
             self.on_deferred()
 
     # -- embedding, before any transaction (write_path: inline) -----------------------------
@@ -285,7 +246,7 @@ class MemoryService:
         inline = self._inline() if embed_inline is None else embed_inline
         if not inline:
             return None
-        if emb_sql.has_current(self.store.reader(), content_hash, self.embedder.model):
+        if self.core.has_vector(content_hash, self.embedder.model):
             return None
         try:
             return self.embedder.embed([text])[0]
@@ -297,10 +258,8 @@ class MemoryService:
     def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
         if self.embedder is None or not self._inline():
             return [None] * len(texts)
-        conn, model = self.store.reader(), self.embedder.model
-        return embed_missing(
-            self.embedder, texts, hashes, lambda h: emb_sql.has_current(conn, h, model)
-        )
+        model = self.embedder.model
+        return embed_missing(self.embedder, texts, hashes, lambda h: self.core.has_vector(h, model))
 
     # -- read -------------------------------------------------------------------------------
 
@@ -308,8 +267,7 @@ class MemoryService:
         """Mark every vector made by another model or width stale (at open, after a model
         change), so the embed worker's sweep re-embeds them; how many were marked."""
         assert self.embedder is not None
-        with self.store.write_tx() as conn:
-            changed = emb_sql.mark_stale_except(conn, self.embedder.model, self.embedder.dimensions)
+        changed = self.core.mark_stale_except(self.embedder.model, self.embedder.dimensions)
         if changed:
             log.info("marked %d vectors stale after a model change", changed)
         return changed
@@ -320,10 +278,8 @@ class MemoryService:
         """The memory as stored. `access`: a caller's read of it (the HTTP/MCP/CLI get) counts
         as an access; it is recorded off the read path (store/accesses.py) and written within
         a second, so the memory returned shows the counts from before this read."""
-        conn = self.store.reader()
-        memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
-        check_scope(conn, memory_id, scope)
-        memory = mem_sql.get(conn, memory_id)
+        memory_id = self.core.resolve_id("memories", memory_id, noun="memory", scope=scope)
+        memory = self.core.get_memory(memory_id, scope)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
         if access and not self.config.pipeline.mutations_frozen:
@@ -339,12 +295,12 @@ class MemoryService:
         if offset < 0:
             raise InvalidInput("offset must not be negative")
         filters = self.community_resolved(scoped_filters(filters, scope))
-        items, total = mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
+        items, total = self.core.list_memories(filters, limit=limit, offset=offset)
         return Page(tuple(items), total, limit, offset)
 
     def history(self, memory_id: str, *, scope: MemoryScope | None = None) -> builtins.list[HistoryEvent]:
         memory = self.get(memory_id, scope=scope)
-        return history_sql.for_memory(self.store.reader(), memory.id)
+        return self.core.history(memory.id)
 
     def community_resolved(self, filters: MemoryFilters) -> MemoryFilters:
         """The community filter by id: a name is resolved (graph/service.py), unknown or
@@ -375,56 +331,22 @@ class MemoryService:
         vector = None
         if norm is not None:
             vector = self._embed_for_write(norm.storage, norm.content_hash, None)
-        now = stamp(self.clock)
-        with self.store.write_tx() as conn:
-            fresh = mem_sql.get(conn, memory_id)
-            assert fresh is not None
-            if expected_version is not None and fresh.version != expected_version:
-                raise Conflict(
-                    f"memory {memory_id} is at version {fresh.version}, not {expected_version}"
-                )
-            if norm is not None or "project" in columns:
-                # Dedup is per agent and project: new content, or a move to another project,
-                # must not meet the same text already live there.
-                content_hash = norm.content_hash if norm is not None else fresh.content_hash
-                other = mem_sql.find_live_by_hash(
-                    conn, content_hash or "", fresh.agent_id, columns.get("project", fresh.project)
-                )
-                if other and other != memory_id:
-                    raise Conflict(f"memory {other} already holds this content")
-            mem_sql.update(conn, memory_id, columns, now)
-            history_sql.record(
-                conn, memory_id, "updated", actor, now, old_content=fresh.content,
-                new_content=columns.get("content", fresh.content), reason=reason,
-                metadata={"changed": sorted(changes)},
-            )
-            emb_id = None
-            if norm is not None:
-                emb_id = self._store_vector(conn, norm.content_hash, vector, memory_id, now)
-                self._relink(conn, fresh, norm.storage, now)
-            updated = mem_sql.get(conn, memory_id)
-        if emb_id is not None and vector is not None and self.vectors is not None:
-            self.vectors.add(emb_id, vector)
+        edited = self.core.update_memory(
+            memory_id, columns, actor=actor, now=stamp(self.clock), reason=reason,
+            expected_version=expected_version, changed=sorted(changes), vector=vector,
+            model=self.embedder.model if self.embedder is not None else None,
+            # New content names other things: the graph's links, the hints and extraction
+            # are redone in the same transaction (store/memory_ops.py `_relink`).
+            jobs=self._jobs(current) if norm is not None else (),
+            max_attempts=self.config.pipeline.max_attempts,
+        )
+        if edited is None:
+            raise NotFound(f"memory {memory_id} not found")
+        if edited.vector_id is not None and vector is not None and self.vectors is not None:
+            self.vectors.add(edited.vector_id, vector)
         if norm is not None and vector is None:
             self._wake()  # new content without its vector yet
-        assert updated is not None
-        return updated
-
-    def _relink(self, conn: Any, memory: Memory, content: str, now: str) -> None:
-        """New content names other things: the graph forgets what the old text named, the
-        inline linker links the entities the new text names, and extraction (which creates
-        the entities that do not exist yet) and hints run again. Same transaction as the
-        update."""
-        graph_sql.unlink_memory(conn, memory.id)
-        graph_sql.link_known_entities(conn, memory.id, memory.agent_id, content, now)
-        mem_sql.set_hints(conn, memory.id, "")  # hints of the old text would find it wrongly
-        if not self.pipeline_on():
-            return
-        if memory.source_type != "pipeline":
-            self._enqueue(conn, "extract", memory.id, now)
-            mem_sql.set_extraction_status(conn, memory.id, "pending", None)
-        if self.config.pipeline.hints.enabled:
-            self._enqueue(conn, "hints", memory.id, now)
+        return edited.memory
 
     def forget(
         self,
@@ -436,21 +358,18 @@ class MemoryService:
         scope: MemoryScope | None = None,
     ) -> Memory:
         self.check_mutable()
-        now = stamp(self.clock)
-        with self.store.write_tx() as conn:
-            current = self._locked(conn, memory_id, scope)
-            if current.is_deleted:
-                return current
+
+        def unpinned(current: Memory) -> None:
             if current.pinned and not force:
                 raise Conflict(f"memory {current.id} is pinned; pass force to forget it")
-            mem_sql.soft_delete(conn, current.id, now)
-            history_sql.record(
-                conn, current.id, "deleted", actor, now, old_content=current.content,
-                reason=reason, metadata={"force": force} if force else None,
-            )
-            deleted = mem_sql.get(conn, current.id)
-        assert deleted is not None
-        return deleted
+
+        forgotten = self.core.forget(
+            memory_id, actor=actor, now=stamp(self.clock), reason=reason, scope=scope,
+            check=unpinned, metadata={"force": force} if force else None,
+        )
+        if forgotten is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return forgotten
 
     def recover(
         self, memory_id: str, *, actor: Actor = Actor(), reason: str | None = None,
@@ -459,36 +378,19 @@ class MemoryService:
         self.check_mutable()
         now = stamp(self.clock)
         window = timedelta(milliseconds=self.config.retention.tombstone_retention_ms)
-        with self.store.write_tx() as conn:
-            current = self._locked(conn, memory_id, scope)
-            memory_id = current.id
-            if not current.is_deleted:
-                raise Conflict(f"memory {memory_id} is not deleted")
-            if current.deleted_at and parse_ts(current.deleted_at) + window < parse_ts(now):
-                raise Conflict(f"memory {memory_id} was deleted beyond the recovery window")
-            other = mem_sql.find_live_by_hash(
-                conn, current.content_hash or "", current.agent_id, current.project
-            )
-            if other:
-                raise Conflict(f"memory {other} already holds this content")
-            mem_sql.recover(conn, memory_id, now)
-            history_sql.record(
-                conn, memory_id, "recovered", actor, now, new_content=current.content,
-                reason=reason,
-            )
-            recovered = mem_sql.get(conn, memory_id)
-        assert recovered is not None
-        return recovered
 
-    def _locked(self, conn: Any, memory_id: str, scope: MemoryScope | None) -> Memory:
-        """The memory `memory_id` (a prefix resolved, the scope checked), read inside the
-        caller's write transaction."""
-        memory_id = resolve_prefix(conn, "memories", memory_id, noun="memory", scope=scope)
-        check_scope(conn, memory_id, scope)
-        current = mem_sql.get(conn, memory_id)
-        if current is None:
+        def recoverable(current: Memory) -> None:
+            if not current.is_deleted:
+                raise Conflict(f"memory {current.id} is not deleted")
+            if current.deleted_at and parse_ts(current.deleted_at) + window < parse_ts(now):
+                raise Conflict(f"memory {current.id} was deleted beyond the recovery window")
+
+        recovered = self.core.recover(
+            memory_id, actor=actor, now=now, reason=reason, scope=scope, check=recoverable
+        )
+        if recovered is None:
             raise NotFound(f"memory {memory_id} not found")
-        return current
+        return recovered
 
     # -- feedback ---------------------------------------------------------------------------
 
@@ -502,7 +404,10 @@ class MemoryService:
         session_id: str | None = None,
         scope: MemoryScope | None = None,
     ) -> Feedback:
-        """Record an agent's verdict on a memory it used; the memory itself is not changed."""
+        """Record an agent's verdict on a memory it used; the memory itself is not changed.
+        Positive feedback is an access (recall's bounded rehearsal boost reads these; being
+        returned by a search is not one) and a use of the skill the memory indexes
+        (signet/skills.py: its importance is back at 1, its decay restarts)."""
         if feedback_type not in FEEDBACK_TYPES:
             raise InvalidInput(f"feedback must be one of {', '.join(FEEDBACK_TYPES)}")
         text = optional_str(correction_text, "correction_text")
@@ -510,29 +415,21 @@ class MemoryService:
             raise InvalidInput("a correction needs correction_text")
         if text is not None and len(text) > self.config.memory.max_content_chars:
             raise InvalidInput("correction_text is too long")
-        with self.store.write_tx() as conn:
-            memory_id = self._locked(conn, memory_id, scope).id
-            recorded = feedback_sql.add(
-                conn, memory_id=memory_id, feedback_type=feedback_type, correction_text=text,
-                session_id=optional_str(session_id, "session_id") or actor.session_id,
-                actor=actor.name, agent_id=actor.agent_id, now=stamp(self.clock),
-            )
-            if feedback_type == "positive":
-                # The agent used it: an access (recall's bounded rehearsal boost reads these);
-                # being returned by a search is not one.
-                mem_sql.touch(conn, [memory_id], recorded.created_at)
-            # Desire paths (seed 003): the traversal path that reached the memory moves.
-            self.graph.on_feedback(SqliteGraphOps(conn), memory_id, feedback_type, recorded.created_at)
-            if feedback_type == "positive":
-                self._record_skill_use(conn, memory_id, recorded.created_at)
-            return recorded
+        graph = self.graph
 
-    @staticmethod
-    def _record_skill_use(conn: Any, memory_id: str, now: str) -> None:
-        """A skill that helped is used (signet/skills.py): its use is counted and its
-        importance is back at 1, so its decay restarts from `now`."""
-        if skills_sql.record_use_for_memory(conn, memory_id, now) is not None:
-            skills_sql.set_importance(conn, memory_id, 1.0)
+        def desire_paths(ops: GraphOps, found: str, now: str) -> None:
+            # Seed 003: the traversal path that reached the memory moves.
+            graph.on_feedback(ops, found, feedback_type, now)
+
+        recorded = self.core.add_feedback(
+            memory_id, feedback_type=feedback_type, correction_text=text,
+            session_id=optional_str(session_id, "session_id") or actor.session_id,
+            actor=actor.name, agent_id=actor.agent_id, now=stamp(self.clock), scope=scope,
+            used=feedback_type == "positive", in_tx=desire_paths,
+        )
+        if recorded is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return recorded
 
     # -- policy -----------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""What both memory services (services/memory.py on SQLite, services/core_memory.py on the
-store seam) decide the same way about new memories, so neither restates it:
+"""What the memory service (services/memory.py, on either store) decides about new memories,
+in functions of their own:
 
 - `pipeline_on` / `extracts`: whether new memories go through the pipeline (enabled and not
   frozen), and whether this one is extracted: a fact the pipeline wrote is not extracted again

@@ -8,7 +8,9 @@ remember and pipeline write), so a read only *records* its accesses here:
 
 - `record(ids)` adds them to an in-memory buffer under a short lock; it touches no SQLite;
 - a flusher thread, started on the first record, writes the buffer `interval_s` after the
-  first pending access, in one write transaction through `Store.write_tx` (the one writer);
+  first pending access, in one write transaction through `Store.write_tx` (the one writer;
+  on PostgreSQL the store seam's `add_accesses`, one statement adding in the database, so
+  several daemons' flushes add up);
   `flush()` writes at once, and `close()` flushes what is left (the app calls it on close);
 - accesses of one memory coalesce: n accesses become `access_count + n` and the latest time,
   so the buffer holds at most one entry per memory and a burst of reads costs one write.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from signet.clock import Clock, SystemClock, stamp
@@ -45,12 +47,26 @@ class _Pending:
     last: str
 
 
+# Writes (memory id, accesses, latest time) rows in one transaction.
+AccessWriter = Callable[[Sequence[tuple[str, int, str]]], None]
+
+
+def sqlite_writer(store: Store) -> AccessWriter:
+    def write(rows: Sequence[tuple[str, int, str]]) -> None:
+        with store.write_tx() as conn:
+            mem_sql.add_accesses(conn, rows)
+
+    return write
+
+
 class AccessRecorder:
     def __init__(
-        self, store: Store, *, interval_s: float = FLUSH_INTERVAL_S, max_pending: int = MAX_PENDING,
-        clock: Clock | None = None,
+        self, store: Store | AccessWriter, *, interval_s: float = FLUSH_INTERVAL_S,
+        max_pending: int = MAX_PENDING, clock: Clock | None = None,
     ) -> None:
-        self.store = store
+        """`store`: the SQLite store written through its one writer, or a writer function
+        (the PostgreSQL store's `add_accesses`)."""
+        self._write = sqlite_writer(store) if isinstance(store, Store) else store
         self.clock = clock or SystemClock()  # the time an access is stamped with
         self.interval_s = interval_s
         self.max_pending = max_pending
@@ -100,8 +116,7 @@ class AccessRecorder:
                 return 0
             rows = [(memory_id, e.count, e.last) for memory_id, e in batch.items()]
             try:
-                with self.store.write_tx() as conn:
-                    mem_sql.add_accesses(conn, rows)
+                self._write(rows)
             except Exception:
                 self._put_back(batch)
                 raise

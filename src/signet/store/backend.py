@@ -18,53 +18,58 @@ something.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from signet.config import StoreConfig
-from signet.errors import ConfigError, Conflict, NotOnBackend, StoreError
+from signet.errors import ConfigError, NotOnBackend, StoreError
 from signet.store import embeddings as emb_sql
 from signet.store import fts
-from signet.store import graph as graph_sql
 from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
-from signet.store import scope as scope_sql
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
-from signet.store.graph_store import GraphOps, GraphStore, SqliteGraph, SqliteGraphOps
+from signet.store.feedback import Feedback
+from signet.store.graph_store import GraphStore, SqliteGraph
+from signet.store.idempotency import KeySpace, Recorded
 from signet.store.jobs import Job
+from signet.store.memory_ops import (
+    Check,
+    Edited,
+    InTx,
+    SqliteMemoryOps,
+    Within,
+    Written,
+    check_version,
+)
 from signet.store.signing_key import file_key
+from signet.store.skills import SkillMemory, SkillMeta
 from signet.store.tokens import TokenRow
 from signet.store.vector_index import NumpyIndex
 from signet.types import Actor, HistoryEvent, Memory, MemoryFilters, MemoryScope, NewMemory
 
-__all__ = ["NOT_PORTED", "PORTED", "CoreStore", "NotOnBackend", "SqliteCore", "open_core"]
+__all__ = [
+    "NOT_PORTED", "PORTED", "CoreStore", "NotOnBackend", "SqliteCore", "check_version",
+    "open_core",
+]
 
 # What runs on PostgreSQL today, and what does not (named in every refusal).
 PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
     "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
     "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
-    "documents and connectors", "search ledger",
-    "portable export and import", "projection",
+    "documents and connectors", "search ledger", "portable export and import", "projection",
     "review queue",
     "knowledge graph (store/graph_store.py: entities, pins, communities, graph channels)",
     "job listing", "pipeline status", "maintenance and repair", "cold tier and retention",
+    "feedback", "idempotency keys", "short id prefixes", "access counts",
+    "batch forget and modify", "skills", "telemetry",
 )
-NOT_PORTED = (
-    "telemetry", "skills",
-    "feedback", "idempotency keys", "short id prefixes",
-    "access counts",
-    "batch forget and modify",
-)
-
-
-# Work run inside an insert's transaction with the graph's statements and the memory's id.
-Within = Callable[[GraphOps, str], object]
+NOT_PORTED: tuple[str, ...] = ()
 
 
 class CoreStore(Protocol):
@@ -72,19 +77,41 @@ class CoreStore(Protocol):
 
     backend: str
 
-    # -- memories and history ---------------------------------------------------------------
-    def insert_memory(
+    # -- memories and history: the memory service's transactions (store/memory_ops.py) -------
+    @property
+    def in_write_tx(self) -> bool:
+        """Whether this thread is inside a caller's write transaction (SQLite workers)."""
+        ...
+
+    def resolve_id(
+        self, table: str, ref: str, *, noun: str, scope: MemoryScope | None = None
+    ) -> str:
+        """The one id of `table` starting with the short id `ref` (store/prefixes.py), inside
+        `scope`; `ref` unchanged when it is no prefix; NotFound / ambiguous InvalidInput."""
+        ...
+
+    def write_memory(
         self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
         actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
-        jobs: Sequence[str] = (), extraction_status: str = "none",
+        jobs: Sequence[str] = (), max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS,
+        extraction_status: str = "none", link_entities: bool = True, key: KeySpace | None = None,
         within: Within | None = None,
-    ) -> tuple[str, bool]:
-        """Insert (or dedup within the scope), write history ('created', or 'none' for a
-        duplicate), link a new memory to the existing entities it names (the inline entity
-        linker, store/graph.py), store the vector unless the hash has a current one, enqueue
-        `jobs` for a new memory (`extraction_status` 'pending' when one is `extract`); then
-        `within(graph statements, id)` in the same transaction (a graph payload sent with the
-        memory: both commit or neither). Returns (id, deduped)."""
+    ) -> Written:
+        """One remember: the answer under `key` when one is recorded (nothing written); else
+        insert (or dedup within the scope) with history ('created', or 'none' for a
+        duplicate), a new memory linked to the existing entities it names (the inline entity
+        linker, store/graph.py; unless not `link_entities`) and its `jobs`, the
+        vector unless the hash has a current one of `model` (an `embed` job when there is no
+        vector), then `within(graph statements, id)` (a graph payload sent with the memory:
+        both commit or neither), and the answer recorded under `key`."""
+        ...
+
+    def insert_memory(self, memory: NewMemory, **kwargs: Any) -> tuple[str, bool]:
+        """`write_memory` (no key) answering (id, deduped)."""
+        ...
+
+    def idempotent(self, key: KeySpace) -> Recorded | None:
+        """The answer recorded under an idempotency key, if any."""
         ...
 
     def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
@@ -102,27 +129,69 @@ class CoreStore(Protocol):
     def update_memory(
         self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
         reason: str | None = None, scope: MemoryScope | None = None,
-        expected_version: int | None = None,
-    ) -> Memory | None:
-        """Apply column changes (version + 1) with an 'updated' history row (new content is
-        re-linked to the entities it names); None when the memory is unknown or out of scope. Conflict when `expected_version` is given and the
-        row is at another, or when the new content (or project) meets the same content live
-        in that scope."""
+        expected_version: int | None = None, check: Check | None = None,
+        changed: Sequence[str] | None = None, vector: np.ndarray | None = None,
+        model: str | None = None, jobs: Sequence[str] = (),
+        max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS,
+    ) -> Edited | None:
+        """Apply column changes (version + 1) with an 'updated' history row; None when the
+        memory is unknown or out of scope. `check` sees the row first; Conflict when
+        `expected_version` is given and the row is at another, or when the new content (or
+        project) meets the same content live in that scope. New content gets its vector (or
+        an embed job), its entity links redone, its hints cleared and `jobs` enqueued."""
         ...
 
     def forget(
         self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
-        scope: MemoryScope | None = None,
+        scope: MemoryScope | None = None, check: Check | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> Memory | None:
         """Soft delete with a 'deleted' history row (a deleted memory is returned as is)."""
         ...
 
     def recover(
         self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
-        reason: str | None = None,
+        reason: str | None = None, check: Check | None = None,
     ) -> Memory | None:
         """Undo a soft delete; Conflict when the same content is live again in its scope."""
         ...
+
+    def add_feedback(
+        self, memory_id: str, *, feedback_type: str, correction_text: str | None,
+        session_id: str | None, actor: str | None, agent_id: str, now: str,
+        scope: MemoryScope | None = None, used: bool = False, in_tx: InTx | None = None,
+    ) -> Feedback | None:
+        """A verdict on a memory (None: unknown or out of scope); `used` counts an access and
+        a use of the skill it indexes; `in_tx` runs in the same transaction."""
+        ...
+
+    def feedback_for(self, memory_id: str) -> list[Feedback]: ...
+
+    def add_accesses(self, rows: Sequence[tuple[str, int, str]]) -> None:
+        """(memory id, accesses, latest time): counts added, the latest time kept."""
+        ...
+
+    def match_all(self, text: str, filters: MemoryFilters, limit: int) -> list[str]:
+        """Ids of memories holding every word of `text`, oldest first (batch forget)."""
+        ...
+
+    def mark_stale_except(self, model: str, dimensions: int) -> int:
+        """Mark every vector of another model or width stale; how many were marked."""
+        ...
+
+    # -- skills (signet/skills.py: skill_meta and the memory indexing each skill) ------------
+    def skill_metas(self, agent_id: str) -> list[SkillMeta]: ...
+
+    def skill_memory(self, name: str, agent_id: str) -> SkillMemory | None: ...
+
+    def upsert_skill_meta(
+        self, *, name: str, agent_id: str, path: str, role: str | None, decay_rate: float,
+        now: str,
+    ) -> None: ...
+
+    def delete_skill_meta(self, name: str, agent_id: str) -> bool: ...
+
+    def set_importances(self, moves: Sequence[tuple[str, float]]) -> None: ...
 
     def history(self, memory_id: str) -> list[HistoryEvent]: ...
 
@@ -221,13 +290,7 @@ def open_core(config: StoreConfig, *, sqlite_path: Path, key_path: Path) -> Core
     return PgCore.open(config.url)
 
 
-def check_version(current: Memory, expected: int | None) -> None:
-    """Conflict when the caller edits a version it did not read (optimistic concurrency)."""
-    if expected is not None and current.version != expected:
-        raise Conflict(f"memory {current.id} is at version {current.version}, not {expected}")
-
-
-class SqliteCore:
+class SqliteCore(SqliteMemoryOps):
     """CoreStore on today's SQLite store: the existing store/ functions, unchanged."""
 
     backend = "sqlite"
@@ -237,45 +300,7 @@ class SqliteCore:
         self.key_path = key_path
         self._vectors: tuple[tuple[str, int, tuple[int, int]], NumpyIndex] | None = None
 
-    # -- memories and history ---------------------------------------------------------------
-    def insert_memory(
-        self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
-        actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
-        jobs: Sequence[str] = (), extraction_status: str = "none",
-        within: Within | None = None,
-    ) -> tuple[str, bool]:
-        with self.store.write_tx() as conn:
-            has_vector = model is not None and emb_sql.has_current(conn, content_hash, model)
-            memory_id, deduped = mem_sql.insert(
-                conn, memory, storage=storage, normalized=normalized, content_hash=content_hash,
-                now=now, embedding_model=model if (vector is not None or has_vector) else None,
-                extraction_status=extraction_status,
-            )
-            if deduped:
-                history_sql.record(
-                    conn, memory_id, "none", actor, now, new_content=storage,
-                    reason="duplicate content", metadata={"dedupedExistingId": memory_id},
-                )
-                if within is not None:
-                    within(SqliteGraphOps(conn), memory_id)
-                return memory_id, True
-            history_sql.record(conn, memory_id, "created", actor, now, new_content=storage)
-            graph_sql.link_known_entities(conn, memory_id, memory.agent_id, storage, now)
-            if vector is not None and model is not None and not has_vector:
-                emb_sql.upsert(conn, content_hash, vector, model=model, now=now,
-                               source_id=memory_id)
-            for job_type in jobs:
-                jobs_sql.enqueue(conn, job_type, memory_id=memory_id, now=now)
-            if within is not None:
-                within(SqliteGraphOps(conn), memory_id)
-        return memory_id, False
-
-    def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
-        conn = self.store.reader()
-        if scope is not None and not scope_sql.contains(conn, memory_id, scope):
-            return None
-        return mem_sql.get(conn, memory_id)
-
+    # -- memories and history (the memory service's transactions: store/memory_ops.py) ----
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         return mem_sql.get_many(self.store.reader(), list(ids))
 
@@ -283,71 +308,6 @@ class SqliteCore:
         self, filters: MemoryFilters, *, limit: int, offset: int
     ) -> tuple[list[Memory], int]:
         return mem_sql.list_page(self.store.reader(), filters, limit=limit, offset=offset)
-
-    def update_memory(
-        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
-        reason: str | None = None, scope: MemoryScope | None = None,
-        expected_version: int | None = None,
-    ) -> Memory | None:
-        with self.store.write_tx() as conn:
-            current = self._visible(conn, memory_id, scope)
-            if current is None:
-                return None
-            check_version(current, expected_version)
-            if "content_hash" in columns or "project" in columns:
-                other = mem_sql.find_live_by_hash(
-                    conn, columns.get("content_hash", current.content_hash) or "",
-                    current.agent_id, columns.get("project", current.project),
-                )
-                if other and other != memory_id:
-                    raise Conflict(f"memory {other} already holds this content")
-            mem_sql.update(conn, memory_id, columns, now)
-            history_sql.record(
-                conn, memory_id, "updated", actor, now, old_content=current.content,
-                new_content=columns.get("content", current.content), reason=reason,
-                metadata={"changed": sorted(columns)},
-            )
-            if "content" in columns:  # new text may name other entities
-                graph_sql.unlink_memory(conn, memory_id)
-                graph_sql.link_known_entities(conn, memory_id, current.agent_id,
-                                              columns["content"], now)
-            return mem_sql.get(conn, memory_id)
-
-    def forget(
-        self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
-        scope: MemoryScope | None = None,
-    ) -> Memory | None:
-        with self.store.write_tx() as conn:
-            current = self._visible(conn, memory_id, scope)
-            if current is None or current.is_deleted:
-                return current
-            mem_sql.soft_delete(conn, memory_id, now)
-            history_sql.record(conn, memory_id, "deleted", actor, now,
-                               old_content=current.content, reason=reason)
-            return mem_sql.get(conn, memory_id)
-
-    def recover(
-        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
-        reason: str | None = None,
-    ) -> Memory | None:
-        with self.store.write_tx() as conn:
-            current = self._visible(conn, memory_id, scope)
-            if current is None or not current.is_deleted:
-                return current
-            other = mem_sql.find_live_by_hash(
-                conn, current.content_hash or "", current.agent_id, current.project
-            )
-            if other:
-                raise Conflict(f"memory {other} already holds this content")
-            mem_sql.recover(conn, memory_id, now)
-            history_sql.record(conn, memory_id, "recovered", actor, now,
-                               new_content=current.content, reason=reason)
-            return mem_sql.get(conn, memory_id)
-
-    def _visible(self, conn: Any, memory_id: str, scope: MemoryScope | None) -> Memory | None:
-        if scope is not None and not scope_sql.contains(conn, memory_id, scope):
-            return None
-        return mem_sql.get(conn, memory_id)
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         return history_sql.for_memory(self.store.reader(), memory_id)

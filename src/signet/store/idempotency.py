@@ -14,11 +14,13 @@ nothing it did not already send.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from signet.store.connection import Connection
+from signet.types import Memory, RememberResult, dumps
 
-__all__ = ["KeySpace", "Recorded", "get", "put"]
+__all__ = ["KeySpace", "Recorded", "get", "put", "replayed_result", "result_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +63,17 @@ def put(
         " content_hash, memory_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (space.key, space.agent, space.project, content_hash, memory_id, response, now),
     )
+
+
+def result_json(result: RememberResult) -> str:
+    """The answer kept under a key (both backends store this text)."""
+    return dumps({"id": result.id, "deduped": result.deduped, "embedded": result.embedded,
+                  "memory": result.memory.to_dict()})
+
+
+def replayed_result(response: str) -> RememberResult:
+    """The result recorded under an idempotency key: the first call's answer, as it was."""
+    data = json.loads(response)
+    fields = {k: v for k, v in data["memory"].items() if k in Memory.__dataclass_fields__}
+    memory = Memory(**{**fields, "tags": tuple(fields["tags"])})
+    return RememberResult(data["id"], data["deduped"], memory, embedded=data["embedded"])

@@ -26,14 +26,14 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from signet.errors import Conflict, StoreError
-from signet.store.backend import Within, check_version
+from signet.errors import StoreError
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
 from signet.store.memories import COLUMNS, new_id, row_to_memory
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
 from signet.store.postgres.filters import filter_sql, scope_sql
-from signet.store.postgres.graph import PgGraph, PgGraphOps
+from signet.store.postgres.graph import PgGraph
+from signet.store.postgres.memory import PgMemoryOps
 from signet.store.signing_key import SECRET_BYTES
 from signet.store.tokens import LOGIN_ROLE, TokenRow, _row
 from signet.types import (
@@ -42,7 +42,6 @@ from signet.types import (
     Memory,
     MemoryFilters,
     MemoryScope,
-    NewMemory,
     dumps,
     utc_now,
 )
@@ -80,7 +79,7 @@ class StorePool(ConnectionPool):
             raise StoreError(f"the PostgreSQL store is unavailable: {exc}") from exc
 
 
-class PgCore:
+class PgCore(PgMemoryOps):
     backend = "postgres"
 
     def __init__(self, pool: ConnectionPool) -> None:
@@ -148,51 +147,7 @@ class PgCore:
         """Whether this thread is inside `transaction()`."""
         return getattr(self._local, "conn", None) is not None
 
-    # -- memories and history ---------------------------------------------------------------
-    def insert_memory(
-        self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
-        actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
-        jobs: Sequence[str] = (), extraction_status: str = "none",
-        within: Within | None = None,
-    ) -> tuple[str, bool]:
-        with self._conn() as conn, conn.transaction():
-            has_vector = model is not None and self._has_vector(conn, content_hash, model)
-            embedded = model if (vector is not None or has_vector) else None
-            row = conn.execute(
-                "INSERT INTO memories (id, content, type, category, content_hash,"
-                " normalized_content, confidence, importance, source_id, source_type, tags, who,"
-                " why, project, agent_id, session_id, created_at, updated_at, event_at,"
-                " embedding_model, pinned, extraction_status) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,"
-                "%s,%s::jsonb,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING id",
-                (new_id(), storage, memory.type, memory.category, content_hash, normalized,
-                 memory.confidence, memory.importance, memory.source_id, memory.source_type,
-                 dumps(list(memory.tags)), memory.who, memory.why, memory.project,
-                 memory.agent_id, memory.session_id, now, now, memory.event_at, embedded,
-                 bool(memory.pinned), extraction_status),
-            ).fetchone()
-            if row is None:
-                existing = self._live_by_hash(conn, content_hash, memory.agent_id, memory.project)
-                if existing is None:
-                    raise StoreError("insert refused by a constraint other than dedup")
-                self._record(conn, existing, "none", actor, now, new_content=storage,
-                             reason="duplicate content", metadata={"dedupedExistingId": existing})
-                if within is not None:
-                    within(PgGraphOps(conn), existing)
-                return existing, True
-            memory_id = str(row[0])
-            self._record(conn, memory_id, "created", actor, now, new_content=storage)
-            # The inline entity linker (store/graph.py), in the insert's transaction.
-            PgGraphOps(conn).link_known_entities(memory_id, memory.agent_id, storage, now)
-            if vector is not None and model is not None and not has_vector:
-                self._upsert_vector(conn, content_hash, vector, model, now, memory_id)
-            for job_type in jobs:
-                pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now)
-            if within is not None:
-                within(PgGraphOps(conn), memory_id)
-        if vector is not None:
-            self._ensure_index(int(np.asarray(vector).shape[-1]))
-        return memory_id, False
-
+    # -- memories and history (the memory service's transactions: postgres/memory.py) -----
     def get_memory(self, memory_id: str, scope: MemoryScope | None = None) -> Memory | None:
         with self._conn() as conn:
             return self._get(conn, memory_id, scope)
@@ -219,85 +174,6 @@ class PgCore:
                 [*params, limit, offset],
             ).fetchall()
         return [row_to_memory(r) for r in rows], count  # type: ignore[arg-type]
-
-    def update_memory(
-        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
-        reason: str | None = None, scope: MemoryScope | None = None,
-        expected_version: int | None = None,
-    ) -> Memory | None:
-        values = {k: (dumps(list(v)) if k == "tags" and not isinstance(v, str) else v)
-                  for k, v in columns.items()}
-        if "pinned" in values:
-            values["pinned"] = bool(values["pinned"])
-        sets = ", ".join(f"{c} = %s::jsonb" if c == "tags" else f"{c} = %s" for c in values)
-        with self._conn() as conn, conn.transaction():
-            current = self._get(conn, memory_id, scope, lock=True)
-            if current is None:
-                return None
-            check_version(current, expected_version)
-            if "content_hash" in columns or "project" in columns:
-                other = self._live_by_hash(
-                    conn, columns.get("content_hash", current.content_hash) or "",
-                    current.agent_id, columns.get("project", current.project),
-                )
-                if other and other != memory_id:
-                    raise Conflict(f"memory {other} already holds this content")
-            try:
-                with conn.transaction():  # a savepoint: a racing writer's row is a Conflict
-                    conn.execute(
-                        f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
-                        " update_count = update_count + 1 WHERE id = %s",
-                        [*values.values(), now, memory_id],
-                    )
-            except psycopg.errors.UniqueViolation as exc:
-                raise Conflict(f"another memory already holds this content ({memory_id})") from exc
-            self._record(conn, memory_id, "updated", actor, now, old_content=current.content,
-                         new_content=columns.get("content", current.content), reason=reason,
-                         metadata={"changed": sorted(columns)})
-            if "content" in columns:  # new text may name other entities
-                graph = PgGraphOps(conn)
-                graph.unlink_memory(memory_id)
-                graph.link_known_entities(memory_id, current.agent_id, columns["content"], now)
-            return self._get(conn, memory_id, None)
-
-    def forget(
-        self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
-        scope: MemoryScope | None = None,
-    ) -> Memory | None:
-        with self._conn() as conn, conn.transaction():
-            current = self._get(conn, memory_id, scope, lock=True)
-            if current is None or current.is_deleted:
-                return current
-            conn.execute(
-                "UPDATE memories SET is_deleted = true, deleted_at = %s, updated_at = %s,"
-                " version = version + 1 WHERE id = %s",
-                (now, now, memory_id),
-            )
-            self._record(conn, memory_id, "deleted", actor, now, old_content=current.content,
-                         reason=reason)
-            return self._get(conn, memory_id, None)
-
-    def recover(
-        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
-        reason: str | None = None,
-    ) -> Memory | None:
-        with self._conn() as conn, conn.transaction():
-            current = self._get(conn, memory_id, scope, lock=True)
-            if current is None or not current.is_deleted:
-                return current
-            other = self._live_by_hash(
-                conn, current.content_hash or "", current.agent_id, current.project
-            )
-            if other:
-                raise Conflict(f"memory {other} already holds this content")
-            conn.execute(
-                "UPDATE memories SET is_deleted = false, deleted_at = NULL, updated_at = %s,"
-                " version = version + 1 WHERE id = %s",
-                (now, memory_id),
-            )
-            self._record(conn, memory_id, "recovered", actor, now, new_content=current.content,
-                         reason=reason)
-            return self._get(conn, memory_id, None)
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:

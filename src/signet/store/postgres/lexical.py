@@ -108,3 +108,24 @@ def _documents(conn: psycopg.Connection, filters: MemoryFilters) -> int:
             return int(row[0])
     row = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()
     return int(row[0]) if row else 0
+
+
+def match_all(
+    conn: psycopg.Connection, text: str, filters: MemoryFilters, limit: int
+) -> list[str]:
+    """Ids of memories holding *every* word of `text` (the words tokenised as `search` does,
+    stop words aside), oldest first: batch forget's strict match (store/fts.py match_all).
+    Words match by their English stem here, where SQLite's exact index matches whole words."""
+    words = query_tokens(text)
+    if not words or limit <= 0:
+        return []
+    where, params = filter_sql(filters)
+    rows = conn.execute(
+        "WITH q AS (SELECT string_agg('(' || t::text || ')', ' & ')::tsquery AS all_words"
+        " FROM unnest(%s::text[]) AS w, LATERAL to_tsquery('english', quote_literal(w)) AS t"
+        " WHERE numnode(t) > 0)"
+        f" SELECT m.id FROM memories m, q WHERE q.all_words IS NOT NULL"
+        f" AND m.lexical @@ q.all_words AND {where} ORDER BY m.created_at, m.seq LIMIT %s",
+        [words, *params, limit],
+    ).fetchall()
+    return [str(r[0]) for r in rows]

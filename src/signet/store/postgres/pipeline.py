@@ -1,7 +1,7 @@
 """The pipeline's store seam (store/pipeline.py) on PostgreSQL, on PgCore's pool.
 
 `write()` is `PgCore.transaction()`: one connection bound to the worker's thread for the whole
-transaction, so the memory service's insert (PgCore.insert_memory) called by the controlled
+transaction, so the memory service's insert (PgCore.write_memory) called by the controlled
 writes inside it joins the same transaction, as it nests on SQLite's writer. Several daemons
 run these workers on one database at once:
 

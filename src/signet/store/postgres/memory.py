@@ -1,0 +1,462 @@
+"""The memory service's transactions on PostgreSQL: store/memory_ops.py's contract in this
+dialect, mixed into `PgCore` (store/postgres/core.py) and sharing its pool.
+
+Each method is one transaction on a pooled connection, as on SQLite; where SQLite relies on its
+one writer, rows are locked instead (`SELECT ... FOR UPDATE` of the memory an edit, forget,
+recovery or feedback is about), and a racing insert of the same content meets the unique index
+of live hashes (ON CONFLICT DO NOTHING, then the winner's id). Idempotency keys are inserted
+with ON CONFLICT DO NOTHING, so two daemons answering the same retry at once record one
+answer; accesses are added with `access_count + n` in one statement, never read-then-written.
+
+The knowledge graph's part of these transactions (inline entity links of a new memory, and of
+new content after unlinking the old) runs on the same connection through store/postgres/graph.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import psycopg
+
+from signet.errors import Conflict, StoreError
+from signet.store.feedback import Feedback
+from signet.store.idempotency import KeySpace, Recorded, result_json
+from signet.store.jobs import DEFAULT_MAX_ATTEMPTS
+from signet.store.memories import new_id
+from signet.store.memory_ops import (
+    Check,
+    Edited,
+    InsertShorthand,
+    InTx,
+    Within,
+    Written,
+    check_version,
+)
+from signet.store.postgres import jobs as pg_jobs
+from signet.store.postgres import lexical
+from signet.store.postgres.filters import scope_sql
+from signet.store.postgres.graph import PgGraphOps
+from signet.store.prefixes import MAX_LISTED, resolve_with
+from signet.store.skills import SOURCE_TYPE, SkillMemory, SkillMeta, source_id
+from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, RememberResult, dumps
+
+_KEY_WHERE = (
+    "key = %s AND scope_agent IS NOT DISTINCT FROM %s AND scope_project IS NOT DISTINCT FROM %s"
+)
+_FEEDBACK = (
+    "id, memory_id, session_id, feedback_type, correction_text, actor, agent_id, created_at"
+)
+_SKILL = ("skill_name, agent_id, decay_rate, use_count, last_used_at, role_classification,"
+          " filesystem_path, created_at, updated_at")
+__all__ = ["PgMemoryOps"]
+
+_PREFIX_TABLES = frozenset({"memories", "memory_jobs"})
+
+
+class PgMemoryOps(InsertShorthand):
+    """The memory service's transactions (PgCore provides the pool and the row helpers)."""
+
+    # Provided by PgCore (the pool, and the row helpers its own reads use too).
+    if TYPE_CHECKING:
+        def _conn(self) -> AbstractContextManager[psycopg.Connection]: ...
+        def _get(self, conn: psycopg.Connection, memory_id: str, scope: MemoryScope | None,
+                 *, lock: bool = False) -> Memory | None: ...
+        def _live_by_hash(self, conn: psycopg.Connection, content_hash: str, agent_id: str,
+                          project: str | None) -> str | None: ...
+        def _record(self, conn: psycopg.Connection, memory_id: str, event: str, actor: Actor,
+                    now: str, *, old_content: str | None = None, new_content: str | None = None,
+                    reason: str | None = None,
+                    metadata: dict[str, Any] | None = None) -> None: ...
+        def _has_vector(self, conn: psycopg.Connection, content_hash: str,
+                        model: str) -> bool: ...
+        def _upsert_vector(self, conn: psycopg.Connection, content_hash: str,
+                           vector: np.ndarray, model: str, now: str,
+                           source_id: str) -> None: ...
+        def _ensure_index(self, dimensions: int) -> None: ...
+        @property
+        def in_transaction(self) -> bool: ...
+
+    @property
+    def in_write_tx(self) -> bool:
+        """Whether this thread is inside `PgCore.transaction()` (a pipeline worker's write):
+        what this writes commits with it, or rolls back with it."""
+        return self.in_transaction
+
+    def resolve_id(
+        self, table: str, ref: str, *, noun: str, scope: MemoryScope | None = None
+    ) -> str:
+        with self._conn() as conn:
+            return self._resolve(conn, table, ref, noun, scope)
+
+    def _resolve(
+        self, conn: psycopg.Connection, table: str, ref: str, noun: str,
+        scope: MemoryScope | None,
+    ) -> str:
+        if table not in _PREFIX_TABLES:
+            raise ValueError(f"no short ids for table {table} on this backend")
+
+        def lookup(prefix: str) -> list[str]:
+            # A hex prefix (store/prefixes.py checked it): no LIKE wildcard can be in it.
+            where, params = scope_sql(scope if table == "memories" else None, alias=table)
+            rows = conn.execute(
+                f"SELECT id FROM {table} WHERE id LIKE %s AND {where} ORDER BY id COLLATE \"C\""
+                " LIMIT %s", [prefix + "%", *params, MAX_LISTED + 1],
+            ).fetchall()
+            return [str(r[0]) for r in rows]
+
+        return resolve_with(lookup, ref, noun)
+
+    # -- remember ----------------------------------------------------------------------------
+
+    def write_memory(
+        self, memory: NewMemory, *, storage: str, normalized: str, content_hash: str,
+        actor: Actor, now: str, vector: np.ndarray | None = None, model: str | None = None,
+        jobs: Sequence[str] = (), max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        extraction_status: str = "none", link_entities: bool = True, key: KeySpace | None = None,
+        within: Within | None = None,
+    ) -> Written:
+        with self._conn() as conn, conn.transaction():
+            if key is not None and (recorded := _recorded(conn, key, lock=True)) is not None:
+                return Written(None, replayed=recorded)
+            embedded = vector is not None or (
+                model is not None and self._has_vector(conn, content_hash, model)
+            )
+            memory_id, deduped = self._insert(conn, memory, storage, normalized, content_hash,
+                                              now, model if embedded else None, extraction_status)
+            if deduped:
+                self._record(conn, memory_id, "none", actor, now, new_content=storage,
+                             reason="duplicate content",
+                             metadata={"dedupedExistingId": memory_id})
+            else:
+                self._record(conn, memory_id, "created", actor, now, new_content=storage)
+                if link_entities:  # the inline entity linker (store/graph.py), same transaction
+                    PgGraphOps(conn).link_known_entities(memory_id, memory.agent_id, storage, now)
+                for job_type in jobs:
+                    pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now,
+                                    max_attempts=max_attempts)
+            self._vector_or_job(conn, content_hash, vector, model, memory_id, now, max_attempts)
+            if within is not None:
+                within(PgGraphOps(conn), memory_id)
+            stored = self._get(conn, memory_id, None)
+            assert stored is not None
+            result = RememberResult(memory_id, deduped, stored, embedded=embedded)
+            if key is not None:
+                conn.execute(
+                    "INSERT INTO idempotency_scoped_keys (key, scope_agent, scope_project,"
+                    " content_hash, memory_id, response, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (key.key, key.agent, key.project, content_hash, memory_id,
+                     result_json(result), now),
+                )
+        if vector is not None:
+            self._ensure_index(int(np.asarray(vector).shape[-1]))
+        return Written(result)
+
+    def _insert(
+        self, conn: psycopg.Connection, memory: NewMemory, storage: str, normalized: str,
+        content_hash: str, now: str, embedded: str | None, extraction_status: str,
+    ) -> tuple[str, bool]:
+        row = conn.execute(
+            "INSERT INTO memories (id, content, type, category, content_hash,"
+            " normalized_content, confidence, importance, source_id, source_type, tags, who,"
+            " why, project, agent_id, session_id, created_at, updated_at, event_at,"
+            " embedding_model, pinned, extraction_status) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+            "%s,%s::jsonb,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING RETURNING id",
+            (new_id(), storage, memory.type, memory.category, content_hash, normalized,
+             memory.confidence, memory.importance, memory.source_id, memory.source_type,
+             dumps(list(memory.tags)), memory.who, memory.why, memory.project,
+             memory.agent_id, memory.session_id, now, now, memory.event_at, embedded,
+             bool(memory.pinned), extraction_status),
+        ).fetchone()
+        if row is not None:
+            return str(row[0]), False
+        existing = self._live_by_hash(conn, content_hash, memory.agent_id, memory.project)
+        if existing is None:
+            raise StoreError("insert refused by a constraint other than dedup")
+        return existing, True
+
+    def _vector_or_job(
+        self, conn: psycopg.Connection, content_hash: str, vector: np.ndarray | None,
+        model: str | None, memory_id: str, now: str, max_attempts: int,
+    ) -> None:
+        if model is None or self._has_vector(conn, content_hash, model):
+            return
+        if vector is None:
+            pg_jobs.enqueue(conn, "embed", memory_id=memory_id, now=now,
+                            max_attempts=max_attempts)
+        else:
+            self._upsert_vector(conn, content_hash, vector, model, now, memory_id)
+
+    def idempotent(self, key: KeySpace) -> Recorded | None:
+        with self._conn() as conn:
+            return _recorded(conn, key)
+
+    # -- edit, forget, recover -----------------------------------------------------------------
+
+    def update_memory(
+        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
+        reason: str | None = None, scope: MemoryScope | None = None,
+        expected_version: int | None = None, check: Check | None = None,
+        changed: Sequence[str] | None = None, vector: np.ndarray | None = None,
+        model: str | None = None, jobs: Sequence[str] = (),
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> Edited | None:
+        values = {k: (dumps(list(v)) if k == "tags" and not isinstance(v, str) else v)
+                  for k, v in columns.items()}
+        if "pinned" in values:
+            values["pinned"] = bool(values["pinned"])
+        sets = ", ".join(f"{c} = %s::jsonb" if c == "tags" else f"{c} = %s" for c in values)
+        with self._conn() as conn, conn.transaction():
+            current = self._visible(conn, memory_id, scope)
+            if current is None:
+                return None
+            memory_id = current.id
+            if check is not None:
+                check(current)
+            check_version(current, expected_version)
+            if "content_hash" in columns or "project" in columns:
+                other = self._live_by_hash(
+                    conn, columns.get("content_hash", current.content_hash) or "",
+                    current.agent_id, columns.get("project", current.project),
+                )
+                if other and other != memory_id:
+                    raise Conflict(f"memory {other} already holds this content")
+            try:
+                with conn.transaction():  # a savepoint: a racing writer's row is a Conflict
+                    conn.execute(
+                        f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
+                        " update_count = update_count + 1 WHERE id = %s",
+                        [*values.values(), now, memory_id],
+                    )
+            except psycopg.errors.UniqueViolation as exc:
+                raise Conflict(f"another memory already holds this content ({memory_id})") from exc
+            self._record(conn, memory_id, "updated", actor, now, old_content=current.content,
+                         new_content=columns.get("content", current.content), reason=reason,
+                         metadata={"changed": sorted(changed if changed is not None else columns)})
+            if "content_hash" in columns:
+                self._vector_or_job(conn, columns["content_hash"], vector, model, memory_id, now,
+                                    max_attempts)
+            if "content" in columns:  # new text names other things (store/memory_ops.py)
+                graph = PgGraphOps(conn)
+                graph.unlink_memory(memory_id)
+                graph.link_known_entities(memory_id, current.agent_id, columns["content"], now)
+                conn.execute("UPDATE memories SET hints = '' WHERE id = %s", (memory_id,))
+                for job_type in jobs:
+                    pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now,
+                                    max_attempts=max_attempts)
+                    if job_type == "extract":
+                        conn.execute("UPDATE memories SET extraction_status = 'pending'"
+                                     " WHERE id = %s", (memory_id,))
+            updated = self._get(conn, memory_id, None)
+        if vector is not None:
+            self._ensure_index(int(np.asarray(vector).shape[-1]))
+        assert updated is not None
+        return Edited(updated)
+
+    def forget(
+        self, memory_id: str, *, actor: Actor, now: str, reason: str | None = None,
+        scope: MemoryScope | None = None, check: Check | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory | None:
+        with self._conn() as conn, conn.transaction():
+            current = self._visible(conn, memory_id, scope)
+            if current is None or current.is_deleted:
+                return current
+            if check is not None:
+                check(current)
+            conn.execute(
+                "UPDATE memories SET is_deleted = true, deleted_at = %s, updated_at = %s,"
+                " version = version + 1 WHERE id = %s",
+                (now, now, current.id),
+            )
+            self._record(conn, current.id, "deleted", actor, now, old_content=current.content,
+                         reason=reason, metadata=metadata)
+            return self._get(conn, current.id, None)
+
+    def recover(
+        self, memory_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None,
+        reason: str | None = None, check: Check | None = None,
+    ) -> Memory | None:
+        with self._conn() as conn, conn.transaction():
+            current = self._visible(conn, memory_id, scope)
+            if current is None:
+                return None
+            if check is not None:
+                check(current)
+            if not current.is_deleted:
+                return current
+            other = self._live_by_hash(
+                conn, current.content_hash or "", current.agent_id, current.project
+            )
+            if other:
+                raise Conflict(f"memory {other} already holds this content")
+            try:
+                with conn.transaction():
+                    conn.execute(
+                        "UPDATE memories SET is_deleted = false, deleted_at = NULL,"
+                        " updated_at = %s, version = version + 1 WHERE id = %s",
+                        (now, current.id),
+                    )
+            except psycopg.errors.UniqueViolation as exc:  # the same content live meanwhile
+                raise Conflict(f"another memory already holds this content ({current.id})") from exc
+            self._record(conn, current.id, "recovered", actor, now, new_content=current.content,
+                         reason=reason)
+            return self._get(conn, current.id, None)
+
+    def _visible(
+        self, conn: psycopg.Connection, memory_id: str, scope: MemoryScope | None
+    ) -> Memory | None:
+        """The memory (a short id resolved, in scope), locked for the transaction."""
+        memory_id = self._resolve(conn, "memories", memory_id, "memory", scope)
+        return self._get(conn, memory_id, scope, lock=True)
+
+    # -- feedback, accesses, batch matching, vectors -------------------------------------------
+
+    def add_feedback(
+        self, memory_id: str, *, feedback_type: str, correction_text: str | None,
+        session_id: str | None, actor: str | None, agent_id: str, now: str,
+        scope: MemoryScope | None = None, used: bool = False, in_tx: InTx | None = None,
+    ) -> Feedback | None:
+        with self._conn() as conn, conn.transaction():
+            current = self._visible(conn, memory_id, scope)
+            if current is None:
+                return None
+            row = conn.execute(
+                f"INSERT INTO agent_feedback ({_FEEDBACK}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)"
+                f" RETURNING {_FEEDBACK}",
+                (new_id(), current.id, session_id, feedback_type, correction_text, actor,
+                 agent_id, now),
+            ).fetchone()
+            assert row is not None
+            recorded = Feedback(*row)
+            if used:
+                conn.execute(
+                    "UPDATE memories SET access_count = access_count + 1, last_accessed = %s"
+                    " WHERE id = %s", (now, current.id),
+                )
+            if in_tx is not None:
+                in_tx(PgGraphOps(conn), current.id, now)
+            if used and _record_skill_use(conn, current.id, now):
+                conn.execute("UPDATE memories SET importance = 1.0 WHERE id = %s", (current.id,))
+            return recorded
+
+    def feedback_for(self, memory_id: str) -> list[Feedback]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_FEEDBACK} FROM agent_feedback WHERE memory_id = %s"
+                " ORDER BY created_at, seq", (memory_id,),
+            ).fetchall()
+        return [Feedback(*r) for r in rows]
+
+    def add_accesses(self, rows: Sequence[tuple[str, int, str]]) -> None:
+        if not rows:
+            return
+        ids, counts, lasts = zip(*rows, strict=True)
+        with self._conn() as conn:
+            # One statement, increments in the database: two daemons' flushes add up.
+            conn.execute(
+                "UPDATE memories m SET access_count = m.access_count + a.n,"
+                " last_accessed = GREATEST(COALESCE(m.last_accessed, ''), a.last)"
+                " FROM unnest(%s::text[], %s::int[], %s::text[]) AS a(id, n, last)"
+                " WHERE m.id = a.id",
+                (list(ids), list(counts), list(lasts)),
+            )
+
+    def match_all(self, text: str, filters: MemoryFilters, limit: int) -> list[str]:
+        with self._conn() as conn:
+            return lexical.match_all(conn, text, filters, limit)
+
+    def mark_stale_except(self, model: str, dimensions: int) -> int:
+        with self._conn() as conn:
+            cursor = conn.execute(
+                "UPDATE embeddings SET stale = true WHERE NOT stale"
+                " AND (model != %s OR dimensions != %s)", (model, dimensions),
+            )
+            return cursor.rowcount
+
+    # -- skills -------------------------------------------------------------------------------
+
+    def skill_metas(self, agent_id: str) -> list[SkillMeta]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_SKILL} FROM skill_meta WHERE agent_id = %s"
+                " ORDER BY skill_name COLLATE \"C\"", (agent_id,),
+            ).fetchall()
+        return [SkillMeta(*r) for r in rows]
+
+    def skill_memory(self, name: str, agent_id: str) -> SkillMemory | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT id, content, importance, version FROM memories WHERE source_type = %s"
+                " AND source_id = %s AND agent_id = %s AND NOT is_deleted"
+                " ORDER BY created_at, seq LIMIT 1",
+                (SOURCE_TYPE, source_id(name), agent_id),
+            ).fetchone()
+        return SkillMemory(str(row[0]), str(row[1]), float(row[2]), int(row[3])) if row else None
+
+    def upsert_skill_meta(
+        self, *, name: str, agent_id: str, path: str, role: str | None, decay_rate: float,
+        now: str,
+    ) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO skill_meta (id, skill_name, agent_id, decay_rate,"
+                " role_classification, filesystem_path, created_at, updated_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (skill_name, agent_id)"
+                " DO UPDATE SET role_classification = excluded.role_classification,"
+                " filesystem_path = excluded.filesystem_path, decay_rate = excluded.decay_rate,"
+                " updated_at = excluded.updated_at WHERE skill_meta.role_classification IS"
+                " DISTINCT FROM excluded.role_classification OR skill_meta.filesystem_path IS"
+                " DISTINCT FROM excluded.filesystem_path"
+                " OR skill_meta.decay_rate != excluded.decay_rate",
+                ("skm_" + new_id()[:16], name, agent_id, decay_rate, role, path, now, now),
+            )
+
+    def delete_skill_meta(self, name: str, agent_id: str) -> bool:
+        with self._conn() as conn:
+            cursor = conn.execute(
+                "DELETE FROM skill_meta WHERE skill_name = %s AND agent_id = %s", (name, agent_id)
+            )
+            return cursor.rowcount > 0
+
+    def set_importances(self, moves: Sequence[tuple[str, float]]) -> None:
+        if not moves:
+            return
+        ids, values = zip(*moves, strict=True)
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE memories m SET importance = v.importance"
+                " FROM unnest(%s::text[], %s::float8[]) AS v(id, importance) WHERE m.id = v.id",
+                (list(ids), list(values)),
+            )
+
+
+def _recorded(conn: psycopg.Connection, key: KeySpace, *, lock: bool = False) -> Recorded | None:
+    if lock:
+        # Two daemons answering the same retry: the second waits for the first's answer.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                     (dumps([key.key, key.agent, key.project]),))
+    row = conn.execute(
+        f"SELECT content_hash, response FROM idempotency_scoped_keys WHERE {_KEY_WHERE}",
+        (key.key, key.agent, key.project),
+    ).fetchone()
+    return Recorded(str(row[0]), str(row[1])) if row else None
+
+
+def _record_skill_use(conn: psycopg.Connection, memory_id: str, now: str) -> bool:
+    """If `memory_id` indexes a skill, count a use of it (store/skills.py's twin)."""
+    row = conn.execute(
+        "SELECT source_id, agent_id FROM memories WHERE id = %s AND source_type = %s",
+        (memory_id, SOURCE_TYPE),
+    ).fetchone()
+    if row is None or not str(row[0]).startswith("skill:"):
+        return False
+    cursor = conn.execute(
+        "UPDATE skill_meta SET use_count = use_count + 1, last_used_at = %s, updated_at = %s"
+        " WHERE skill_name = %s AND agent_id = %s",
+        (now, now, str(row[0])[len("skill:"):], row[1]),
+    )
+    return cursor.rowcount > 0
