@@ -127,7 +127,12 @@ from signet.types import (
     RecallQuery,
     RecallResponse,
 )
-from signet.worker_list import document_worker, operations_workers, session_workers
+from signet.worker_list import (
+    document_worker,
+    operations_workers,
+    session_workers,
+    skills_worker,
+)
 from signet.workers.core_workers import CoreEmbedWorker, CoreReaperWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
@@ -136,9 +141,6 @@ from signet.workers.summary_worker import PreparedWrites
 
 # Every public operation of SignetApp not written in CoreApp, and the feature it needs.
 UNPORTED: dict[str, str] = {
-    "feedback": "feedback",
-    "forget_batch": "batch forget and modify",
-    "modify_batch": "batch forget and modify",
 }
 # SignetApp's operations that run on this backend as written there: over `app.memory`, the one
 # memory service, which runs on the seam.
@@ -319,6 +321,7 @@ class CoreAppOps:
                 *session_workers(self.sessions, self.config, PreparedWrites(self.memory),
                                  self.llm),
                 *operations_workers(self.operations),
+                skills_worker(self.memory, self.config),
             ]
         return self._workers
 

@@ -33,7 +33,10 @@ from signet.workers.retention_worker import RetentionWorker
 from signet.workers.scheduled import ScheduledWorker
 from signet.workers.summary_worker import PreparedWrites, SummaryWorker, SummaryWrites
 
-__all__ = ["Parts", "build_workers", "document_worker", "session_workers"]
+__all__ = [
+    "Parts", "build_workers", "document_worker", "operations_workers", "session_workers",
+    "skills_worker",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +74,18 @@ def build_workers(parts: Parts) -> list[Worker]:
             frozen=cfg.mutations_frozen,
         ),
         ReaperWorker(store, cfg.lease_timeout_ms),
-        ScheduledWorker(
-            "skills", lambda now: skills.changed(skills.reconcile(memory, now)),
-            interval_ms=config.skills.reconcile_interval_ms, enabled=config.skills.enabled,
-        ),
+        skills_worker(memory, config),
         *operations_workers(parts.operations),
         *session_workers(parts.sessions, config, PreparedWrites(memory), llm),
     ]
+
+
+def skills_worker(memory: MemoryService, config: Config) -> Worker:
+    """The skills reconciler (signet/skills.py), on either backend (core_app.py runs it too)."""
+    return ScheduledWorker(
+        "skills", lambda now: skills.changed(skills.reconcile(memory, now)),
+        interval_ms=config.skills.reconcile_interval_ms, enabled=config.skills.enabled,
+    )
 
 
 def operations_workers(operations: Operations) -> list[Worker]:

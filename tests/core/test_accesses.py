@@ -161,3 +161,17 @@ def test_a_full_buffer_is_written_at_once_and_what_it_dropped_is_logged(
             assert "1 accesses not counted" in caplog.text
     finally:
         recorder.close()
+
+
+def test_a_touch_recall_records_and_only_the_flush_writes(app: SignetApp, backend: str) -> None:
+    """Recall never writes: its `touch` is recorded, and the flush (here, or the flusher's)
+    adds it in the database, on either store."""
+    memory_id = app.remember("The backup window is at two in the morning").id
+    app.memory.accesses.interval_s = 3600  # only an explicit flush writes in this test
+    hits = app.recall(RecallQuery("backup window", mode="keyword", touch=True)).hits
+    assert [h.memory.id for h in hits] == [memory_id]
+    assert app.memory.accesses.pending() == {memory_id: 1}
+    assert app.get(memory_id).access_count == 0
+    app.recall(RecallQuery("backup window", mode="keyword"))  # no touch: no access
+    assert app.flush_accesses() == 1
+    assert app.get(memory_id).access_count == 1 and app.memory.accesses.pending() == {}

@@ -106,7 +106,7 @@ def wait_for(predicate, timeout_s: float = 10.0) -> bool:
 # --- batch memory operations and the review queue ----------------------------------------------
 
 
-def test_batch_forget_previews_then_executes_with_the_token(serve) -> None:
+def test_batch_forget_previews_then_executes_with_the_token(serve, backend) -> None:
     s = serve()
     ids = [remember(s.client, f"the old server {n} is retired") for n in range(3)]
     keep = remember(s.client, "the new server is fine")
@@ -128,7 +128,7 @@ def test_batch_forget_previews_then_executes_with_the_token(serve) -> None:
     assert too_many.status_code == 400 and too_many.json()["code"] == "invalid_input"
 
 
-def test_batch_forget_refuses_a_filter_it_does_not_know(serve) -> None:
+def test_batch_forget_refuses_a_filter_it_does_not_know(serve, backend) -> None:
     s = serve()
     ids = [remember(s.client, f"note {n} about tea") for n in range(2)]
     for body in ({"query": "tea", "filters": {"community": "drinks"}},
@@ -139,7 +139,7 @@ def test_batch_forget_refuses_a_filter_it_does_not_know(serve) -> None:
     assert not any(ok(s.client.get(f"/api/memory/{i}"))["is_deleted"] for i in ids)
 
 
-def test_batch_modify_reports_each_item(serve) -> None:
+def test_batch_modify_reports_each_item(serve, backend) -> None:
     s = serve()
     first, second = remember(s.client, "first item"), remember(s.client, "second item")
     body = ok(s.client.post("/api/memory/modify", json={"items": [
@@ -249,7 +249,7 @@ def test_embeddings_status_and_health(serve, backend) -> None:
 # --- telemetry -------------------------------------------------------------------------------
 
 
-def test_telemetry_records_routes_by_template_and_errors_without_content(serve) -> None:
+def test_telemetry_records_routes_by_template_and_errors_without_content(serve, backend) -> None:
     s = serve()
     secret = "tangerine-5512"
     memory_id = remember(s.client, f"the code word is {secret}")
@@ -350,7 +350,7 @@ def test_docs_api_md_lists_every_route_with_its_method_and_permission(serve) -> 
 
 
 def test_a_scoped_token_batch_forgets_only_inside_its_scope_and_stays_out_of_maintenance(
-    serve,
+    serve, backend,
 ) -> None:
     s = serve()
     agent_a = auth(issue(s.app, "agent", agent="agent-a"))

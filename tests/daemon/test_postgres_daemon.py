@@ -1,5 +1,6 @@
-"""The daemon on PostgreSQL (`store.backend: postgres`, core_app.py): what is not on the backend
-yet is refused by name on every surface, and nothing answers from a table that is not there.
+"""The daemon on PostgreSQL (`store.backend: postgres`, core_app.py): every app operation is
+written for the shared store, what it does not hold refuses by name, and nothing answers from a
+table that is not there.
 
 The memory routes and auth run on both backends in test_routes.py and test_auth.py (the
 `backend` fixture); two daemon processes on one database are in test_shared_database.py.
@@ -19,7 +20,8 @@ from auth_tokens import issue, mcp_http
 from mcp import Client
 from signet.app import SignetApp
 from signet.config import StoreConfig
-from signet.core_app import SHARED, UNPORTED, UNPORTED_PARTS, CoreAppOps
+from signet.core_app import SHARED, UNPORTED, UNPORTED_PARTS, CoreAppOps, Unported
+from signet.errors import NotOnBackend
 from signet.services.delegate import Delegate
 from signet.store.backend import NOT_PORTED
 
@@ -53,20 +55,14 @@ def test_every_app_operation_is_written_for_the_shared_store_or_refused_by_name(
     assert set(UNPORTED.values()) - {"batch remember", "pipeline writes"} <= set(NOT_PORTED)
 
 
-def refusals(s: Any) -> list[tuple[str, str, dict[str, Any]]]:
-    s.client.post("/api/memory/remember", json={"content": "a fact"})
-    return [
-    ]
-
-
-def test_features_not_on_postgres_answer_501_naming_the_feature(serve: Any, pg_url: str) -> None:
-    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
-    for method, path, kwargs in refusals(s):
-        reply = s.client.request(method, path, **kwargs)
-        assert reply.status_code == 501, (path, reply.text)
-        body = reply.json()
-        assert body["code"] == "not_on_backend" and body["backend"] == "postgres", body
-        assert body["feature"] in body["error"]
+def test_a_stand_in_refuses_any_use_by_the_name_of_its_feature() -> None:
+    """What the postgres app does not hold (the SQLite store, the hybrid Recaller) is an
+    `Unported` stand-in: any use is a 501 naming it, never SQLite code on a postgres daemon."""
+    store = Unported("the SQLite store", "postgres")
+    assert not store
+    with pytest.raises(NotOnBackend, match="the SQLite store") as refused:
+        store.reader()
+    assert refused.value.code == "not_on_backend"
 
 
 def test_no_route_answers_500_on_postgres(serve: Any, pg_url: str) -> None:

@@ -132,7 +132,7 @@ def test_remembering_the_same_content_again_is_a_dedup_hit(serve, backend) -> No
     assert total(client) == 1
 
 
-def test_a_repeated_idempotency_key_returns_the_first_response_without_writing(serve) -> None:
+def test_a_repeated_idempotency_key_returns_the_first_response_without_writing(serve, backend) -> None:
     client = serve().client
     first = client.post(REMEMBER, json={"content": "first write", "idempotency_key": "k-1"})
     again = client.post(REMEMBER, json={"content": "first write", "idempotency_key": "k-1"})
@@ -147,7 +147,7 @@ def test_a_repeated_idempotency_key_returns_the_first_response_without_writing(s
     assert other["id"] != first.json()["id"] and total(client) == 2
 
 
-def test_racing_requests_with_one_idempotency_key_write_once(serve) -> None:
+def test_racing_requests_with_one_idempotency_key_write_once(serve, backend) -> None:
     s = serve()
     barrier = threading.Barrier(8)
     replies: list[dict[str, Any]] = []

@@ -1,6 +1,6 @@
 """Skills through the CLI and a real daemon: `signet skill install|list|show|remove` as
 subprocesses, and the daemon's reconciler picking up a folder added, changed and removed by hand,
-seen in recall over HTTP."""
+seen in recall over HTTP; on both backends (the `backend` fixture)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from daemon_process import free_port, make_workspace
 
 SKILL = """---
@@ -54,8 +55,18 @@ def eventually(predicate, timeout_s: float = 20) -> bool:
     return False
 
 
-def test_the_cli_installs_lists_shows_and_removes(tmp_path: Path) -> None:
-    ws = make_workspace(tmp_path / "ws")
+def store_section(request: pytest.FixtureRequest, backend: str) -> str:
+    """The agent.yaml lines for the test's backend (PostgreSQL: a fresh database)."""
+    if backend == "sqlite":
+        return ""
+    return f"store:\n  backend: postgres\n  url: {request.getfixturevalue('pg_url')}\n"
+
+
+def test_the_cli_installs_lists_shows_and_removes(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    ws = make_workspace(tmp_path / "ws", "embedding:\n  provider: none\n"
+                        + store_section(request, backend))
     source = tmp_path / "incoming"
     source.mkdir()
     (source / "SKILL.md").write_text(SKILL)
@@ -73,8 +84,10 @@ def test_the_cli_installs_lists_shows_and_removes(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "no skill named" in missing.stderr
 
 
-def test_the_daemon_follows_a_skill_folder_in_recall(tmp_path: Path, daemons) -> None:
-    ws = make_workspace(tmp_path / "ws", FAST)
+def test_the_daemon_follows_a_skill_folder_in_recall(
+    tmp_path: Path, daemons, backend: str, request: pytest.FixtureRequest
+) -> None:
+    ws = make_workspace(tmp_path / "ws", FAST + store_section(request, backend))
     folder = ws / "skills" / "notes"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(SKILL)

@@ -416,7 +416,7 @@ def test_new_content_is_relinked_reembedded_and_reextracted(core: CoreStore) -> 
     edited = core.update_memory(
         memory_id, {"content": norm.storage, "normalized_content": norm.normalized,
                     "content_hash": norm.content_hash}, actor=ACTOR, now=T1,
-        changed=["content"], model=MODEL, relink=True, jobs=("extract",), max_attempts=4,
+        changed=["content"], model=MODEL, jobs=("extract",), max_attempts=4,
     )
     assert edited is not None and edited.memory.extraction_status == "pending"
     assert edited.memory.hints == ""

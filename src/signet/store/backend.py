@@ -2,17 +2,18 @@
 
 `CoreStore` names what a team deployment needs shared between daemons: memories with their
 history, lexical and vector search, the job queue with leases, API tokens and the secret that
-signs them. Each operation is one transaction on the backend (callers pass `now`, so tests and
+signs them, and every transaction of the memory service (services/memory.py runs on this seam
+on both backends: store/memory_ops.py, store/postgres/memory.py), with feedback, idempotency
+keys, short ids, accesses and skills. Each operation is one transaction on the backend (callers pass `now`, so tests and
 the reaper can move the clock); results are the same values (`Memory`, `Job`, `TokenRow`) on
 both sides, and the contract tests (tests/store/test_core_contract.py) run one suite on both.
 
-- `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL).
+- `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL);
+  the memory service's transactions are today's statements in today's order.
 - `PgCore` (store/postgres/core.py) is the same contract on psycopg 3 and a connection pool.
 
-What is not on PostgreSQL yet (NOT_PORTED: documents, telemetry, the
-cold tier, retention, ...) is refused by name, per feature: the daemon on postgres serves the
-core memory API over this seam (signet/core_app.py), and every operation that needs a feature
-not here raises `NotOnBackend` (HTTP 501, `not_on_backend`), never an answer silently missing
+What is not on PostgreSQL (NOT_PORTED, empty today) is refused by name, per feature: every
+operation that needs a feature not here raises `NotOnBackend` (HTTP 501, `not_on_backend`), never an answer silently missing
 something.
 """
 

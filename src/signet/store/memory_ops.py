@@ -43,7 +43,7 @@ from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, R
 
 __all__ = [
     "Check", "Edited", "InTx", "InsertShorthand", "SqliteMemoryOps", "Within", "Written",
-    "check_version",
+    "check_edit", "check_version",
 ]
 
 # Called on the row read inside the transaction; raises to refuse the operation.
@@ -76,6 +76,26 @@ def check_version(current: Memory, expected: int | None) -> None:
     """Conflict when the caller edits a version it did not read (optimistic concurrency)."""
     if expected is not None and current.version != expected:
         raise Conflict(f"memory {current.id} is at version {current.version}, not {expected}")
+
+
+def check_edit(
+    current: Memory, columns: dict[str, Any], check: Check | None, expected_version: int | None,
+    live_by_hash: Callable[[str, str, str | None], str | None],
+) -> None:
+    """An edit's checks on the row read inside its transaction, on either backend: the
+    caller's `check`, the version, and dedup per agent and project (new content, or a move to
+    another project, must not meet the same text already live there; `live_by_hash` finds it
+    in this backend's dialect)."""
+    if check is not None:
+        check(current)
+    check_version(current, expected_version)
+    if "content_hash" in columns or "project" in columns:
+        other = live_by_hash(
+            columns.get("content_hash", current.content_hash) or "", current.agent_id,
+            columns.get("project", current.project),
+        )
+        if other and other != current.id:
+            raise Conflict(f"memory {other} already holds this content")
 
 
 class InsertShorthand:
@@ -173,18 +193,8 @@ class SqliteMemoryOps(InsertShorthand):
             if current is None:
                 return None
             memory_id = current.id
-            if check is not None:
-                check(current)
-            check_version(current, expected_version)
-            if "content_hash" in columns or "project" in columns:
-                # Dedup is per agent and project: new content, or a move to another project,
-                # must not meet the same text already live there.
-                other = mem_sql.find_live_by_hash(
-                    conn, columns.get("content_hash", current.content_hash) or "",
-                    current.agent_id, columns.get("project", current.project),
-                )
-                if other and other != memory_id:
-                    raise Conflict(f"memory {other} already holds this content")
+            check_edit(current, columns, check, expected_version,
+                       lambda *where: mem_sql.find_live_by_hash(conn, *where))
             mem_sql.update(conn, memory_id, columns, now)
             history_sql.record(
                 conn, memory_id, "updated", actor, now, old_content=current.content,

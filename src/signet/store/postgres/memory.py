@@ -33,7 +33,7 @@ from signet.store.memory_ops import (
     InTx,
     Within,
     Written,
-    check_version,
+    check_edit,
 )
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical
@@ -214,16 +214,8 @@ class PgMemoryOps(InsertShorthand):
             if current is None:
                 return None
             memory_id = current.id
-            if check is not None:
-                check(current)
-            check_version(current, expected_version)
-            if "content_hash" in columns or "project" in columns:
-                other = self._live_by_hash(
-                    conn, columns.get("content_hash", current.content_hash) or "",
-                    current.agent_id, columns.get("project", current.project),
-                )
-                if other and other != memory_id:
-                    raise Conflict(f"memory {other} already holds this content")
+            check_edit(current, columns, check, expected_version,
+                       lambda *where: self._live_by_hash(conn, *where))
             try:
                 with conn.transaction():  # a savepoint: a racing writer's row is a Conflict
                     conn.execute(

@@ -6,8 +6,8 @@ steps is never touched. `exclusive` is a session advisory lock held on one poole
 for the whole sweep: of several daemons whose retention workers come due at once, one sweeps
 and the others skip (`pg_try_advisory_lock`, never waiting), so the work is done once.
 
-Steps whose tables are not on this backend (idempotency keys, until they are ported)
-answer None: the sweep reports them as not on this backend.
+Every step of store/retention.py has its table here (a step whose table a backend lacks would
+answer None, and the sweep would name it as not on this backend).
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ from signet.store.postgres.graph import PgGraphOps
 __all__ = ["PgRetention", "lock_key"]
 
 _EXPIRED = "is_deleted AND deleted_at IS NOT NULL AND deleted_at < %s"
-# The kinds of store/retention.py that are on this backend.
-# kind -> (table, row key, time column); the ledger has no id of its own: its rows by ctid.
+# kind -> (table, row key, time column), the kinds of store/retention.py on this backend;
+# the ledger has no id of its own and idempotency keys are unique per scope, not alone: their
+# rows by ctid.
 _WINDOWED = {
     "history": ("memory_history", "id", "created_at"),
     "cold": ("memories_cold", "id", "archived_at"),
     "hook_ledger": ("hook_injections", "ctid", "injected_at"),
+    "idempotency_keys": ("idempotency_scoped_keys", "ctid", "created_at"),
 }
 
 
