@@ -337,9 +337,11 @@ class CoreAppOps:
     def release_worker_leases(self) -> int:
         # Only this daemon's own: the jobs its workers leased in a tick the shutdown cut off,
         # each while still at that lease (other daemons' leases on the shared queue stay).
-        held = [pair for w in self._workers or [] if isinstance(w, CoreEmbedWorker)
-                for pair in w.held_leases()]
-        return self.operations.ops.release_leases(stamp(self.clock), held) if held else 0
+        held = dict(self.core.held_leases())  # every worker's lease through the store's
+        held.update(pair for w in self._workers or [] if isinstance(w, CoreEmbedWorker)
+                    for pair in w.held_leases())
+        pairs = list(held.items())
+        return self.operations.ops.release_leases(stamp(self.clock), pairs) if pairs else 0
 
     def checkpoint(self) -> None:
         return None  # PostgreSQL has no WAL file of ours to fold back

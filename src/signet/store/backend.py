@@ -235,6 +235,11 @@ class CoreStore(Protocol):
 
     def reap_stale_leases(self, now: str, lease_timeout_ms: int) -> int: ...
 
+    def held_leases(self) -> list[tuple[str, str]]:
+        """(job id, leased_at) of the jobs this process leased lately, for a clean shutdown
+        to hand back those still at that lease (PostgreSQL: the queue is shared)."""
+        ...
+
     def get_job(self, job_id: str) -> Job | None: ...
 
     # -- tokens -----------------------------------------------------------------------------
@@ -400,6 +405,9 @@ class SqliteCore(SqliteMemoryOps):
     def reap_stale_leases(self, now: str, lease_timeout_ms: int) -> int:
         with self.store.write_tx() as conn:
             return jobs_sql.reap_stale_leases(conn, now, lease_timeout_ms)
+
+    def held_leases(self) -> list[tuple[str, str]]:
+        return []  # one daemon owns the file: its shutdown releases every lease (app.py)
 
     def get_job(self, job_id: str) -> Job | None:
         return jobs_sql.get(self.store.reader(), job_id)

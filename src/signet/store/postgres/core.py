@@ -16,6 +16,7 @@ import json
 import re
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -56,6 +57,7 @@ _TOKEN_COLUMNS = (
 )
 SIGNING_KEY_NAME = "auth"
 CONNECT_TIMEOUT_S = 10
+RECENT_LEASES = 1024  # held_leases: far more than the jobs of one tick of every worker
 
 
 def redact(url: str) -> str:
@@ -86,6 +88,8 @@ class PgCore(PgMemoryOps):
         self.pool = pool
         self._indexed: set[int] = set()
         self._local = threading.local()  # the connection of this thread's `transaction()`
+        self._leases: OrderedDict[str, str] = OrderedDict()  # held_leases
+        self._leases_lock = threading.Lock()
 
     @classmethod
     def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PgCore:
@@ -303,7 +307,23 @@ class PgCore(PgMemoryOps):
 
     def lease(self, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
         with self._conn() as conn:
-            return pg_jobs.lease(conn, now, job_types=job_types)
+            job = pg_jobs.lease(conn, now, job_types=job_types)
+        if job is not None:
+            with self._leases_lock:
+                self._leases[job.id] = job.leased_at or now
+                while len(self._leases) > RECENT_LEASES:
+                    self._leases.popitem(last=False)
+        return job
+
+    def held_leases(self) -> list[tuple[str, str]]:
+        """(job id, leased_at) of the latest jobs this process leased through `lease`. At a
+        clean shutdown the app hands back those still at that very lease
+        (CoreApp.release_worker_leases): a job interrupted by the shutdown did not fail, and
+        the jobs other daemons hold on the shared queue are never touched. Ended jobs are not
+        'leased' any more and match nothing, so the list needs no upkeep beyond its bound: a
+        worker holds one tick's jobs at a time."""
+        with self._leases_lock:
+            return list(self._leases.items())
 
     def complete(self, job_id: str, now: str, result: dict[str, Any] | None = None) -> bool:
         with self._conn() as conn:
