@@ -42,6 +42,7 @@ from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
+from signet.store.accesses import AccessRecorder
 from signet.store.backend import CoreStore, SqliteCore
 from signet.store.db import Store
 from signet.store.document_store import SqliteDocuments
@@ -50,6 +51,7 @@ from signet.store.operations import SqliteOps
 from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import PortableStore, SqlitePortable
 from signet.store.projection import SqliteProjection
+from signet.store.recall_reads import SqliteRecallReads
 from signet.store.search_telemetry import SqliteLedger
 from signet.store.session_store import SqliteSessions
 from signet.telemetry import Telemetry
@@ -116,16 +118,15 @@ class SignetApp:
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
         sessions = Sessions(config, SqliteSessions(store), clock)
         # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
+        accesses = AccessRecorder(store, clock=clock)
         recaller = Recaller(
-            store, config.search, RankingSpec.of(config.search, graph.hooks()), chosen, vectors,
-            transcripts=sessions.excerpts, guard=query_guard(config.search, inline=chosen.inline) if chosen else None,
-            clock=clock,
-        )
+            SqliteRecallReads(store, vectors), config.search, RankingSpec.of(config.search, graph.hooks()),
+            chosen, transcripts=sessions.excerpts, guard=query_guard(config.search, inline=chosen.inline) if chosen else None, clock=clock, accesses=accesses)
         app = cls(config, store, chosen, recaller, vectors, clock=clock)
         app.telemetry = telemetry
         app.graph = graph
         app.memory = MemoryService(
-            config, store, SqliteCore(store), chosen, vectors, app.graph, recaller.accesses,
+            config, store, SqliteCore(store), chosen, vectors, app.graph, accesses,
             app.clock,
         )
         app.projection = ProjectionService(
@@ -186,7 +187,7 @@ class SignetApp:
 
     def close(self) -> None:
         self.projection.close()  # its threads write to the store: they stop before it closes
-        self.recaller.accesses.close()  # the accesses still buffered, written before closing
+        self.memory.accesses.close()  # the accesses still buffered, written before closing
         if self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()
         self.store.close()

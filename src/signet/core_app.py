@@ -10,8 +10,10 @@ app to every adapter (daemon, MCP, CLI), wired over the store seam (store/backen
 - the knowledge graph is the same `KnowledgeGraph` (graph/service.py) as on SQLite, over the
   PostgreSQL graph store (store/postgres/graph.py): entities, pins, communities, stats,
   `apply_graph`, the community filter, and recall's graph channels (its ranking hooks);
-- recall is recall/core_recall.py: the seam's lexical and vector searches fused by the same
-  ranking spec (recall/spec.py) as hybrid recall, scope in the SQL;
+- recall is THE Recaller (recall/hybrid.py) of the SQLite app, over the PostgreSQL recall
+  reads (store/postgres/recall_reads.py): the same channels (lexical BM25, dated windows,
+  hints, the dense channel, whole sources, the graph's), fusion, context, dampening,
+  crowding and confidence, scope in the SQL;
 - the workers are the extraction and hints workers (workers/extract_worker.py, hints_worker.py:
   the same workers as on SQLite, over the pipeline's seam, store/pipeline.py; the pipeline's
   writes go through the memory service's `prepare_memory` + `write_prepared`, inside the
@@ -98,7 +100,7 @@ from signet.projection.service import ProjectionService
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.llm import LLM
-from signet.recall.core_recall import CoreRecaller
+from signet.recall.hybrid import Recaller
 from signet.recall.spec import RankingSpec
 from signet.services.delegate import Delegate
 from signet.services.memory import MemoryService
@@ -152,7 +154,7 @@ SHARED = (
 )
 # The services the SQLite app holds, each standing for the feature it carries.
 UNPORTED_PARTS: dict[str, str] = {
-    "store": "the SQLite store", "recaller": "hybrid recall",
+    "store": "the SQLite store",
 }
 
 
@@ -185,7 +187,7 @@ class CoreAppOps:
 
     config: Config
     core: CoreStore
-    core_recaller: CoreRecaller
+    recaller: Recaller
     memory: MemoryService
     sessions: Sessions
     ledger: SearchLedger
@@ -201,13 +203,13 @@ class CoreAppOps:
 
     def __init__(  # noqa: PLR0913 - the parts the root wired
         self, config: Config, core: CoreStore, embedder: Embedder | None,
-        recaller: CoreRecaller, memory: MemoryService, clock: Clock,
+        recaller: Recaller, memory: MemoryService, clock: Clock,
         telemetry: Telemetry, llm: LLM | None,
     ) -> None:
         self.config = config
         self.core = core
         self.embedder = embedder
-        self.core_recaller = recaller
+        self.recaller = recaller
         self.vectors = None
         self.notes: builtins.list[str] = []
         self.llm = llm
@@ -227,7 +229,7 @@ class CoreAppOps:
         # The lineage: the same service as on SQLite, over the store's sessions tables; recall's
         # `expand` reads the transcripts through it.
         self.sessions = Sessions(config, sessions_on(core), clock)
-        self.core_recaller = replace(recaller, transcripts=self.sessions.excerpts)
+        self.recaller = replace(recaller, transcripts=self.sessions.excerpts)
         self.projection = ProjectionService(
             projection_on(core), embedder.model if embedder else None,
             embedder.dimensions if embedder else None, clock,
@@ -251,8 +253,12 @@ class CoreAppOps:
             core.graph(), config.pipeline, embedder.model if embedder else None, clock
         )
         accesses = AccessRecorder(core.add_accesses, clock=clock)
-        recaller = CoreRecaller(core, config.search, RankingSpec.of(config.search, graph.hooks()),
-                                embedder, guard=guard, accesses=accesses)
+        # The one Recaller (recall/hybrid.py) over this store's recall reads.
+        recaller = Recaller(
+            core.recall_reads(embedder.model if embedder else None), config.search,
+            RankingSpec.of(config.search, graph.hooks()), embedder, guard=guard, clock=clock,
+            accesses=accesses,
+        )
         memory = MemoryService(
             config, Unported("the SQLite store", core.backend), core,  # type: ignore[arg-type]
             embedder, None, graph, accesses, clock,
@@ -279,7 +285,7 @@ class CoreAppOps:
         if query.touch and self.config.pipeline.mutations_frozen:
             query = replace(query, touch=False)
         started = time.perf_counter()
-        response = self.core_recaller.recall(query)
+        response = self.recaller.recall(query)
         self.ledger.record(query, response, actor or Actor(), route, started)
         return response
 
@@ -308,7 +314,7 @@ class CoreAppOps:
             model = self.embedder.model if self.embedder else None
             seam = pipeline_for(self.core)
             self._workers = [
-                ExtractWorker(seam, self.core_recaller, self.memory, pipeline, llm,
+                ExtractWorker(seam, self.recaller, self.memory, pipeline, llm,
                               llm_model=llm.model if llm else None, embedder_model=model,
                               graph=self.core.graph()),
                 HintsWorker(seam, pipeline, llm, self.embedder),
@@ -350,7 +356,7 @@ class CoreAppOps:
         from signet.store.postgres.core import redact  # psycopg: the optional extra
 
         _items, live = self.core.list_memories(MemoryFilters(), limit=1, offset=0)
-        embedder, guard = self.embedder, self.core_recaller.guard
+        embedder, guard = self.embedder, self.recaller.guard
         return {
             "workspace": str(self.config.workspace), "backend": self.core.backend,
             "database": redact(self.config.store.url or ""), "memories": live,
@@ -369,7 +375,8 @@ class CoreAppOps:
 
     def close(self) -> None:
         self.projection.close()  # its threads write to the store: they stop before it closes
-        self.core_recaller.close()
+        if self.recaller.query_embeddings is not None:
+            self.recaller.query_embeddings.close()
         self.memory.accesses.close()  # the accesses still buffered, written before closing
         self.core.close()
 

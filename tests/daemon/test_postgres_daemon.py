@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import httpx
+import psycopg
 import pytest
 from fastapi import routing
 from fastapi.routing import APIRoute
@@ -128,6 +129,24 @@ def test_recall_modes_on_postgres(serve: Any, pg_url: str, mode: str) -> None:
     assert (evidence["semantic"] is not None) == (mode != "keyword")
     # full adds the graph channels (an empty graph here): nothing is degraded.
     assert (body["method"], body["meta"]["degraded"]) == (mode, [])
+
+
+def test_the_hint_channel_and_expand_on_postgres(serve: Any, pg_url: str) -> None:
+    """The one Recaller on postgres searches the prospective hints as their own channel (what
+    the hints worker writes), and `expand` reads the lineage: nothing is degraded."""
+    s = serve(store=StoreConfig(backend="postgres", url=pg_url))
+    memory_id = s.client.post("/api/memory/remember",
+                              json={"content": "Ana deploys the billing service"}).json()["id"]
+    query = {"query": "who ships invoices", "mode": "keyword"}
+    assert s.client.post("/api/memory/recall", json=query).json()["results"] == []
+    # As the hints worker writes them (its own tests run it on postgres).
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE memories SET hints = 'who ships invoices' WHERE id = %s",
+                     (memory_id,))
+    hinted = s.client.post("/api/memory/recall", json={**query, "expand": True}).json()
+    assert [h["id"] for h in hinted["results"]] == [memory_id]
+    assert hinted["results"][0]["evidence"]["hint"] == 1.0
+    assert hinted["meta"]["degraded"] == [] and hinted["method"] == "keyword"
 
 
 def test_a_scoped_token_recalls_only_its_slice_on_postgres(serve: Any, pg_url: str) -> None:

@@ -26,7 +26,9 @@ NOTES = ("The billing service is written in Go", "My cat is named Whiskers",
          "We moved the standup to Thursday", "kubernetes is on my reading list")
 
 
-def test_http_recall_and_search_take_min_confidence(serve: Callable[..., Any]) -> None:
+def test_http_recall_and_search_take_min_confidence(
+    serve: Callable[..., Any], backend: str
+) -> None:
     served = serve()
     for text in NOTES:
         served.app.remember(text)

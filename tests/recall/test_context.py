@@ -16,6 +16,12 @@ def _ids(app: SignetApp, text: str, limit: int = 10) -> list[str]:
     return [h.memory.id for h in app.recall(query).hits]
 
 
+def _neighbours(app: SignetApp, ids: list[str]) -> dict[str, list[str]]:
+    """The conversation neighbours as the backend's recall reads find them."""
+    with app.recaller.reads.reader() as reader:
+        return reader.neighbours(ids, same_project=False)
+
+
 def _distractors(app: SignetApp, session: str | None = None) -> None:
     actor = Actor(session_id=session)
     for text in ("We cooked pasta on Sunday", "The bus was late again", "My sister called"):
@@ -52,7 +58,7 @@ def test_a_shared_source_is_a_conversation(lexical_app: SignetApp) -> None:
     lexical_app.remember("The bus was late again", source_id="other", event_at=at)
     answer = lexical_app.remember(ANSWER, source_id="transcript-7", event_at=at).id
     loose = lexical_app.remember("My sister called", event_at=at).id
-    links = context.neighbours(lexical_app.store.reader(), [question, loose])
+    links = _neighbours(lexical_app, [question, loose])
     assert links == {question: [answer]}
 
 
@@ -86,7 +92,7 @@ def test_deleted_turns_are_skipped_over(lexical_app: SignetApp) -> None:
     between = lexical_app.remember("Melanie: hold on", actor=CHAT, event_at="2023-05-08T13:56:00").id
     answer = lexical_app.remember(ANSWER, actor=CHAT, event_at="2023-05-08T13:56:00").id
     lexical_app.forget(between)
-    links = context.neighbours(lexical_app.store.reader(), [question])
+    links = _neighbours(lexical_app, [question])
     assert links == {question: [answer]}
     assert answer in _ids(lexical_app, "pottery class")
 

@@ -26,7 +26,8 @@ def test_the_recaller_and_its_spec_refuse_mutation(app: SignetApp) -> None:
     assert isinstance(recaller.spec.channels, tuple)  # no extend/append on the channels
 
 
-def test_the_graph_is_in_the_spec_from_the_start_when_on(app: SignetApp) -> None:
+def test_the_graph_is_in_the_spec_from_the_start_when_on(sqlite_app: SignetApp) -> None:
+    app = sqlite_app
     spec = app.recaller.spec
     assert [c.name for c in spec.channels] == ["traversal", "graph_boost"]
     assert spec.channels == (app.graph.traversal, app.graph.boost)

@@ -19,7 +19,8 @@ def test_inflected_query_finds_other_word_form(lexical_app: SignetApp) -> None:
     assert _ids(lexical_app, "paintings of sunrises") == [painted]
 
 
-def test_exact_table_still_matches_exact_words_only(lexical_app: SignetApp) -> None:
+def test_exact_table_still_matches_exact_words_only(sqlite_lexical_app: SignetApp) -> None:
+    lexical_app = sqlite_lexical_app  # SQLite's two FTS5 tables
     lexical_app.remember("Melanie painted a lake sunrise last year")
     conn = lexical_app.store.reader()
     exact = fts.search(conn, "paintings", MemoryFilters(), 10, table=fts.EXACT_TABLE)
@@ -27,7 +28,8 @@ def test_exact_table_still_matches_exact_words_only(lexical_app: SignetApp) -> N
     assert exact == [] and len(stemmed) == 1
 
 
-def test_stemmed_index_follows_updates_and_deletes(lexical_app: SignetApp) -> None:
+def test_stemmed_index_follows_updates_and_deletes(sqlite_lexical_app: SignetApp) -> None:
+    lexical_app = sqlite_lexical_app  # SQLite's FTS5 integrity check
     memory = lexical_app.remember("We are running the migration tonight").id
     lexical_app.modify(memory, {"content": "We walked the dog tonight"})
     assert _ids(lexical_app, "runs") == []

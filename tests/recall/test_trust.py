@@ -23,8 +23,9 @@ def test_being_returned_by_a_search_is_not_an_access(lexical_app: SignetApp) -> 
 
 
 def test_rehearsal_cannot_lift_a_memory_over_a_clearly_better_match(
-    lexical_app: SignetApp,
+    sqlite_lexical_app: SignetApp,
 ) -> None:
+    lexical_app = sqlite_lexical_app  # access counts are kept on SQLite only, for now
     best = lexical_app.remember("svc-5 owner is Dana Whitfield").id
     coffee = lexical_app.remember("The owner of the coffee machine rota is Sam").id
     retired = lexical_app.remember("svc-9 was retired last spring").id
@@ -37,7 +38,8 @@ def test_rehearsal_cannot_lift_a_memory_over_a_clearly_better_match(
     assert "rehearsal" not in boosted[best]
 
 
-def test_rehearsal_still_orders_equal_matches(lexical_app: SignetApp) -> None:
+def test_rehearsal_still_orders_equal_matches(sqlite_lexical_app: SignetApp) -> None:
+    lexical_app = sqlite_lexical_app  # access counts are kept on SQLite only, for now
     lexical_app.remember("deploy notes for the payments api")
     lexical_app.remember("deploy notes for the search api")
     before = [h.memory.id for h in lexical_app.recall(RecallQuery("deploy notes", mode="keyword")).hits]
@@ -80,7 +82,10 @@ def test_every_evidence_field_is_in_zero_one(app: SignetApp) -> None:
     assert best.evidence.lexical == 1.0 and best.evidence.coverage == 1.0
 
 
-def test_positive_feedback_is_an_access_and_negative_is_not(lexical_app: SignetApp) -> None:
+def test_positive_feedback_is_an_access_and_negative_is_not(
+    sqlite_lexical_app: SignetApp,
+) -> None:
+    lexical_app = sqlite_lexical_app  # feedback is not on PostgreSQL yet
     memory_id = lexical_app.remember("The billing service is written in Go").id
     lexical_app.feedback(memory_id, "negative")
     assert lexical_app.get(memory_id).access_count == 0

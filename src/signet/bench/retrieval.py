@@ -2,7 +2,9 @@
 question through the real recall, score per category or tier, all modes side by side.
 
 Each group of docs (a LoCoMo conversation; the whole MemAware haystack) goes into a fresh
-temporary workspace with the embedded defaults (the bundled local model, no LLM). A doc's key is
+temporary workspace with the embedded defaults (the bundled local model, no LLM); with
+`store_url` (`--backend postgres`) its store is a fresh database on that PostgreSQL server
+(store/postgres/scratch.py), dropped after the group. A doc's key is
 kept as the memory's `source_id`; a returned memory maps back to every key that produced it
 (identical content is stored once), and scoring pools keys in rank order.
 """
@@ -13,10 +15,11 @@ import dataclasses
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from signet.app import SignetApp
 from signet.bench.datasets import (
@@ -27,11 +30,12 @@ from signet.bench.datasets import (
     with_dialogue,
 )
 from signet.bench.metrics import locomo_groups, memaware_groups, percentile, score
-from signet.config import Config
-from signet.errors import InvalidInput
+from signet.config import Config, StoreConfig
+from signet.errors import InvalidInput, NotOnBackend
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
 from signet.providers.embedding_cache import CachedEmbedder
+from signet.services.core_store import scratch_store_url
 from signet.services.providers import configured_embedder
 from signet.types import RecallQuery, RecallResponse
 from signet.workers.hints_worker import HintsWorker
@@ -95,13 +99,15 @@ def run(
     cache: Path | None = None,
     observe: Observer | None = None,
     negatives: Sequence[str] = (),
+    store_url: str | None = None,
 ) -> BenchResult:
     """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
     with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
     per group with the app, the group's questions and the memory -> keys map, after the modes
     were asked (the injection benchmark, bench/injection.py). `cache`: a folder for the
     persistent embedding cache (providers/embedding_cache.py); None embeds afresh. `observe`
-    sees every response, and with it each of `negatives` is asked in every store."""
+    sees every response, and with it each of `negatives` is asked in every store. `store_url`:
+    each group's store is a scratch database on this PostgreSQL server (None: SQLite)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     ingest = {"docs": 0.0, "seconds": 0.0}
@@ -119,7 +125,7 @@ def run(
                 embedder = _cached(config, cache)
             graph = "full" in modes
             config = _with_hints(config) if hints else _with_graph(config) if graph else _quiet(config)
-            with SignetApp.open(config, embedder=embedder) as app:
+            with _store(config, store_url) as config, SignetApp.open(config, embedder=embedder) as app:
                 started = time.perf_counter()
                 keys_of = _ingest(app, group_docs)
                 ingest["seconds"] += time.perf_counter() - started
@@ -154,6 +160,16 @@ def run(
     }
     ingest["per_second"] = ingest["docs"] / ingest["seconds"] if ingest["seconds"] else 0.0
     return BenchResult(results, latency, ingest)
+
+
+@contextmanager
+def _store(config: Config, url: str | None) -> Iterator[Config]:
+    """`config` on a scratch PostgreSQL database of the server at `url` (None: as it is)."""
+    if url is None:
+        yield config
+        return
+    with scratch_store_url(url) as scratch:
+        yield config.replace(store=StoreConfig(backend="postgres", url=scratch))
 
 
 def default_cache_dir() -> Path:
@@ -214,7 +230,11 @@ def _ingest(app: SignetApp, docs: Sequence[BenchDoc]) -> dict[str, list[str]]:
              "session_id": d.session}
             for d in batch
         ]
-        for doc, result in zip(batch, app.remember_many(items), strict=True):
+        try:
+            results = app.remember_many(items)
+        except NotOnBackend:  # not on this store backend yet: one at a time, the same writes
+            results = [app.remember(**cast(dict[str, Any], item)) for item in items]
+        for doc, result in zip(batch, results, strict=True):
             keys = keys_of.setdefault(result.id, [])
             if doc.key not in keys:
                 keys.append(doc.key)

@@ -53,6 +53,25 @@ def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
     return None if no_cache else cache or retrieval.default_cache_dir()
 
 
+# The retrieval benchmarks on either store backend (each group a scratch database on postgres).
+_backend = click.option(
+    "--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True,
+    help="postgres: each store is a scratch database on the server of --store-url.")
+_store_url = click.option(
+    "--store-url", default=None, metavar="URL",
+    help="With --backend postgres: any database on a server whose role may create databases"
+         " (default: $SIGNET_STORE_URL).")
+
+
+def _bench_store_url(backend: str, store_url: str | None) -> str | None:
+    if backend != "postgres":
+        return None
+    url = store_url or os.environ.get("SIGNET_STORE_URL")
+    if not url:
+        raise click.BadParameter("--backend postgres needs --store-url or SIGNET_STORE_URL")
+    return url
+
+
 @bench.command()
 @click.option("--file", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_mode
@@ -74,12 +93,14 @@ def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
                    " to sweep, a comma list.")
 @_cache
 @_no_cache
+@_backend
+@_store_url
 @_json
 @click.pass_context
 def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
     turns: int, inject: bool, negatives: Path | None, thresholds: str, cache: Path | None,
-    no_cache: bool, as_json: bool,
+    no_cache: bool, backend: str, store_url: str | None, as_json: bool,
 ) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
     --inject, what the prompt hook injects)."""
@@ -88,11 +109,12 @@ def locomo(
         raise click.BadParameter("at least one turn", param_hint="--turns")
     from signet.bench.metrics import locomo_groups
 
+    url = _bench_store_url(backend, store_url)
     injector = _injection_bench(negatives, thresholds, locomo_groups) if inject else None
     result = retrieval.run_locomo(
         path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
-        after_ask=injector,
+        after_ask=injector, store_url=url,
     )
     if injector is not None:
         result.extra["inject"] = injector.result()
@@ -122,16 +144,24 @@ def locomo(
 @_no_cache
 @click.option("--embedder", type=click.Choice(["local", "none"]), default="local",
               show_default=True, help="With --sessions-as-transcripts: none for a fast bm25 run.")
+@_backend
+@_store_url
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, thresholds: str,
-    as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, as_json: bool,
+    as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, backend: str,
+    store_url: str | None, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
     _setup_threads()
+    url = _bench_store_url(backend, store_url)
+    if url is not None and (as_transcripts or hints):
+        raise click.BadParameter(
+            "--sessions-as-transcripts and --hints run on the sqlite backend only",
+            param_hint="--backend")
     if as_transcripts:
         from signet.bench import sessions_bench
 
@@ -145,7 +175,7 @@ def memaware(
     injector = _injection_bench(negatives, thresholds) if inject else None
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
-        hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache),
+        hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache), store_url=url,
     )
     if injector is not None:
         result.extra["inject"] = injector.result()

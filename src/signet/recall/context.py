@@ -19,6 +19,9 @@ the first turn of the next. Memories with neither a session nor a source share n
 with anything: two notes remembered a minute apart are not context for each other. Deleted
 memories are skipped over.
 
+Who is whose neighbour is read by the store (store/neighbours.py on SQLite, the PostgreSQL
+recall reads beside it), and both sides choose by `store.neighbours.chosen`.
+
 The lift is context, not the channel's own evidence: recall fuses the lifted ranking but reports
 a memory's lexical and semantic scores as the channels found them, and the lift apart as
 `context` (`lifts`).
@@ -26,75 +29,18 @@ a memory's lexical and semantic scores as the channels found them, and the lift 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
 
 from signet.recall.spec import CONTEXT_WEIGHT
-from signet.store.connection import Connection
-from signet.types import parse_ts
+from signet.store.neighbours import NEIGHBOUR_GAP, neighbours
 
-NEIGHBOUR_GAP = timedelta(hours=12)
+__all__ = ["CONTEXT_SOURCES", "NEIGHBOUR_GAP", "lifts", "neighbours", "with_context"]
+
 # Only the best of each channel's candidates lend context; deeper ones are weak evidence and
 # each costs two index probes.
 CONTEXT_SOURCES = 50
 
 Ranking = Sequence[tuple[str, float]]
-
-# One probe per direction and per link (session, source); a memory with neither has no
-# neighbours. The closer of the two candidates in write order is the neighbour.
-_SIDE = """(SELECT n.rowid || char(31) || n.id || char(31) || coalesce(n.event_at, n.created_at)
-    FROM memories n WHERE n.agent_id = m.agent_id AND n.{link} = m.{link} {{project}}
-      AND n.rowid {op} m.rowid AND n.is_deleted = 0 ORDER BY n.rowid {order} LIMIT 1)"""
-_NEIGHBOURS = (
-    "SELECT m.rowid, m.id, coalesce(m.event_at, m.created_at), "
-    + ", ".join(
-        _SIDE.format(link=link, op=op, order=order)
-        for op, order in (("<", "DESC"), (">", "ASC"))
-        for link in ("session_id", "source_id")
-    )
-    + " FROM memories m WHERE m.id IN ({marks})"
-)
-
-
-def neighbours(
-    conn: Connection, ids: Iterable[str], *, same_project: bool = False
-) -> dict[str, list[str]]:
-    """Memory id -> the ids of its conversation neighbours (before, after), when close in time.
-    `same_project`: only turns of the memory's own project count (a caller scoped to a project
-    must find the neighbour it would find if other projects' turns did not exist)."""
-    wanted = list(dict.fromkeys(ids))
-    found: dict[str, list[str]] = {}
-    project = "AND n.project IS m.project" if same_project else ""
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        sql = _NEIGHBOURS.format(marks=",".join("?" * len(chunk)), project=project)
-        for rowid, memory_id, at, *sides in conn.execute(sql, chunk).fetchall():
-            before = _nearest(rowid, sides[:2])
-            after = _nearest(rowid, sides[2:])
-            close = [n for n in (_close(at, before), _close(at, after)) if n]
-            if close:
-                found[memory_id] = list(dict.fromkeys(close))
-    return found
-
-
-def _nearest(rowid: int, packed: Sequence[str | None]) -> str | None:
-    """Of the session's and the source's candidate on one side, the one closer in write order."""
-    present = [p for p in packed if p is not None]
-    if not present:
-        return None
-    best = min(present, key=lambda p: abs(int(p.split("\x1f", 1)[0]) - rowid))
-    return best.split("\x1f", 1)[1]
-
-
-def _close(at: str, packed: str | None) -> str | None:
-    if packed is None:
-        return None
-    other_id, _, other_at = packed.partition("\x1f")
-    try:
-        gap = abs(parse_ts(at) - parse_ts(other_at))
-    except ValueError:
-        return None
-    return other_id if gap <= NEIGHBOUR_GAP else None
 
 
 def with_context(

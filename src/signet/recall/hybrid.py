@@ -1,8 +1,11 @@
-"""One recall implementation for every surface (HTTP, MCP, CLI, hooks, benchmarks).
+"""One recall implementation for every surface (HTTP, MCP, CLI, hooks, benchmarks) and both
+store backends: what it reads, it reads through `RecallReads` (store/recall_reads.py: SQLite's
+FTS5 and RAM vector index, or PostgreSQL's tsvector BM25 and pgvector), so every step below
+is this one code on either store. A part a backend cannot read yet is named in `degraded`.
 
 Channels are searched apart and kept apart as evidence on each result:
-- lexical: FTS5 BM25 over content and tags, on the Porter-stemmed index;
-- hint: FTS5 BM25 over the prospective hints written by the pipeline;
+- lexical: BM25 over content and tags, on the stemmed index;
+- hint: BM25 over the prospective hints written by the pipeline;
 - semantic: exact cosine search over the stored vectors (when an embedder is configured);
 - extra channels (graph traversal) plug in through `Channel`.
 What ranks, and with which weights, is one frozen `RankingSpec` (recall/spec.py) given when the
@@ -38,7 +41,7 @@ import numpy as np
 
 from signet.clock import Clock, SystemClock
 from signet.config import SearchConfig
-from signet.errors import InvalidInput, ProviderError
+from signet.errors import InvalidInput, NotOnBackend, ProviderError
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.query_embeddings import QueryEmbeddings
@@ -55,13 +58,9 @@ from signet.recall.spec import (
     RankingSpec,
     TranscriptLookup,
 )
-from signet.recall.vectors import VectorSearch
-from signet.store import fts, graph_read
-from signet.store import memories as mem_sql
-from signet.store import sources as source_sql
+from signet.store import fts
 from signet.store.accesses import AccessRecorder
-from signet.store.connection import Connection
-from signet.store.db import Store
+from signet.store.recall_reads import RecallReader, RecallReads, narrows
 from signet.types import Memory, RecallHit, RecallQuery, RecallResponse, parse_ts
 
 MODES = ("hybrid", "keyword", "vector", "full")
@@ -73,6 +72,10 @@ REHEARSAL_FULL = 20
 # question itself was never embedded, only the oldest turns. English chat text takes 1.33 word
 # pieces per word (1.42 at the 95th percentile), so 160 words fit the window.
 QUERY_EMBED_WORDS = 160
+
+
+# The query's vector (None when not asked or not made), and whether embedding it failed.
+Embedded = tuple[np.ndarray | None, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +97,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Recaller:
-    """Built once (app.py); frozen: the ranking is `spec`'s, the hooks are given at build."""
+    """Built once (app.py, core_app.py); frozen: the ranking is `spec`'s, the hooks are given
+    at build. `reads` is the backend's (store/recall_reads.py): SQLite or PostgreSQL, the same
+    ranking over either."""
 
-    store: Store
+    reads: RecallReads
     config: SearchConfig
     # How recall ranks: channels, weights, fusion, shaping, dampening, graph hooks.
     spec: RankingSpec
     embedder: Embedder | None = None
-    vectors: VectorSearch | None = None
     # The lineage's transcripts for `expand` (sessions/service.py `Sessions.excerpts`).
     transcripts: TranscriptLookup | None = None
     # Query vectors, cached by normalised text and micro-batched across concurrent recalls
@@ -110,14 +114,14 @@ class Recaller:
     # The query embedding's deadline and circuit breaker (providers/guard.py): a hung embedder
     # costs a recall at most the budget, then none while the breaker is open.
     guard: ProviderGuard | None = None
-    # The time decay is measured to and accesses are stamped with (signet/clock.py).
+    # The time decay is measured to (signet/clock.py).
     clock: Clock = field(default_factory=SystemClock)
-    # Accesses (`touch`) go to the deferred recorder, written in batches by the one writer.
-    accesses: AccessRecorder = field(init=False, repr=False)
+    # Accesses (`touch`) go to the deferred recorder (store/accesses.py), written in batches by
+    # the one writer; None where access counts are not kept (PostgreSQL, for now).
+    accesses: AccessRecorder | None = None
 
     def __post_init__(self) -> None:
-        # Frozen: the two objects recall owns are set once, here (object.__setattr__).
-        object.__setattr__(self, "accesses", AccessRecorder(self.store, clock=self.clock))
+        # Frozen: the query cache recall owns is set once, here (object.__setattr__).
         if self.query_embeddings is None and self.embedder is not None:
             queries = QueryEmbeddings(self.embedder, cache_size=self.config.query_cache_size)
             object.__setattr__(self, "query_embeddings", queries)
@@ -125,9 +129,7 @@ class Recaller:
     def respec(self, **changes: Any) -> Recaller:
         """A new Recaller ranking by this spec with `changes` (a RankingSpec field each), on
         the same store, query cache and access recorder; this one is left as it was."""
-        other = replace(self, spec=replace(self.spec, **changes))
-        object.__setattr__(other, "accesses", self.accesses)
-        return other
+        return replace(self, spec=replace(self.spec, **changes))
 
     @property
     def channels(self) -> tuple[Channel, ...]:
@@ -142,12 +144,18 @@ class Recaller:
         timings: dict[str, float] = {}
         degraded: list[str] = []
         started = time.perf_counter()
-        conn = self.store.reader()
-        found = self._channels(conn, query, timings, degraded)
-        hits = self._rank(conn, query, found, timings)
+        # The query is embedded before a reader is taken: no connection of a pooled backend is
+        # held while the model (or a hung provider, up to the guard's budget) runs.
+        embedded = self._query_vector(query, timings)
+        with self.reads.reader() as reader:
+            found = self._channels(reader, query, timings, degraded, embedded)
+            hits = self._rank(reader, query, found, timings)
         if query.expand and self.transcripts and hits:
-            hits = self._expand(conn, hits, timings)
-        if query.touch and hits:
+            # After the reader is given back: the lineage reads through a connection of its own.
+            hits = self._expand(hits, timings)
+        if query.expand and self.transcripts is None and "transcripts" in self.reads.missing:
+            degraded.append("transcripts")
+        if query.touch and hits and self.accesses is not None:
             # Recorded, not written: recall never waits for the writer (store/accesses.py).
             self.accesses.record([h.memory.id for h in hits])
         timings["total"] = (time.perf_counter() - started) * 1000
@@ -157,7 +165,8 @@ class Recaller:
     # -- channels ---------------------------------------------------------------------------
 
     def _channels(
-        self, conn: Connection, query: RecallQuery, timings: dict[str, float], degraded: list[str]
+        self, reader: RecallReader, query: RecallQuery, timings: dict[str, float],
+        degraded: list[str], embedded: Embedded,
     ) -> Found:
         pool = max(self.config.candidate_pool, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
@@ -165,18 +174,17 @@ class Recaller:
             return Found(rankings, rankings, {}, None)
         if query.mode != "vector":
             mark = time.perf_counter()
-            rankings["lexical"] = fts.search(
-                conn, query.query, query.filters, pool, index=self.store.lexical
-            )
-            if fts.has_hints(conn, query.filters):
-                rankings["hint"] = fts.search(
-                    conn, query.query, query.filters, pool, columns=fts.HINT_COLUMNS
-                )
-            rankings["dated"] = _dated(conn, query, pool)
+            rankings["lexical"] = reader.lexical(query.query, query.filters, pool)
+            if reader.has_hints(query.filters):
+                try:
+                    rankings["hint"] = reader.hints(query.query, query.filters, pool)
+                except NotOnBackend:
+                    degraded.append("hint")
+            rankings["dated"] = _dated(reader, query, pool)
             timings["lexical"] = (time.perf_counter() - mark) * 1000
         vector = None
         if query.mode != "keyword":
-            vector = self._semantic(conn, query, pool, rankings, timings, degraded)
+            vector = self._semantic(reader, query, pool, rankings, timings, degraded, embedded)
         # The graph is one per agent, built from all its projects: a caller scoped to a project
         # ranks without it, or other projects' entities would shape its answers.
         agent_wide = not (query.filters.isolated and query.filters.project is not None)
@@ -185,25 +193,27 @@ class Recaller:
                 mark = time.perf_counter()
                 try:
                     rankings[channel.name] = channel.search(
-                        ChannelInput(conn, query, vector, pool)
+                        ChannelInput(reader.conn, query, vector, pool)
                     )
                 except Exception:  # noqa: BLE001 - an extra channel never breaks core recall
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
+        if query.mode == "full" and not self.channels and "graph" in self.reads.missing:
+            degraded.append("graph")  # the graph channels are not on this backend yet
         rankings = {name: ranking for name, ranking in rankings.items() if ranking}
-        if self.spec.source_channel and source_sql.any_ranked(conn, query.filters):
+        if self.spec.source_channel and reader.sources_ranked(query.filters):
             mark = time.perf_counter()
-            rankings = self._sourced(conn, query, rankings, pool)
+            rankings = self._sourced(reader, query, rankings, pool)
             timings["sources"] = (time.perf_counter() - mark) * 1000
         mark = time.perf_counter()
-        lifted, lifts = self._with_context(conn, query, rankings)
+        lifted, lifts = self._with_context(reader, query, rankings)
         timings["context"] = (time.perf_counter() - mark) * 1000
         cut = {name: ranking[: max(pool, 1)] for name, ranking in lifted.items()}
         return Found(cut, rankings, lifts, vector)
 
     def _sourced(
         self,
-        conn: Connection,
+        reader: RecallReader,
         query: RecallQuery,
         rankings: dict[str, list[tuple[str, float]]],
         pool: int,
@@ -211,13 +221,9 @@ class Recaller:
         """Add the source channel; give each source one representative across channels."""
         hits = []
         if query.mode != "vector":
-            tokens = fts.search_tokens(conn, query.query)
-            hits = source_sql.search(
-                conn, query.query, query.filters.agent_id, pool, tokens,
-                project=query.filters.project, filters=query.filters,
-            )
+            hits = reader.sources(query.query, query.filters, pool)
         ids = {m for ranking in rankings.values() for m, _ in ranking}
-        key_of = source_sql.keys_of(conn, list(ids))
+        key_of = reader.source_keys(list(ids))
         if not hits and not key_of:
             return rankings
         weights = dict(self.spec.channel_weights)
@@ -232,7 +238,7 @@ class Recaller:
             sourced = [(m, s) for m, s in out["semantic"] if m in key_of]
             out["source_semantic"] = source_recall.max_pooled(sourced, key_of, rep)
         if hits:
-            out["source"] = source_recall.source_ranking(conn, hits, rep, query.filters)
+            out["source"] = source_recall.source_ranking(reader, hits, rep, query.filters)
         for name in ("lexical", "semantic"):
             if name in out:
                 # A member's evidence counts once, in its whole source's channels.
@@ -240,7 +246,8 @@ class Recaller:
         return {name: ranking for name, ranking in out.items() if ranking}
 
     def _with_context(
-        self, conn: Connection, query: RecallQuery, rankings: dict[str, list[tuple[str, float]]]
+        self, reader: RecallReader, query: RecallQuery,
+        rankings: dict[str, list[tuple[str, float]]],
     ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, float]]:
         """Lift each context channel's memories by their conversation neighbours' scores; also
         the lift each memory received (its `context` evidence, apart from the channel's own)."""
@@ -249,10 +256,10 @@ class Recaller:
             return rankings, {}
         chosen = [name for name in self.spec.context_channels if name in rankings]
         sources = {m for name in chosen for m, _ in rankings[name][: context.CONTEXT_SOURCES]}
-        links = context.neighbours(conn, sources, same_project=query.filters.isolated)
-        if links and _has_filters(query):
+        links = reader.neighbours(list(sources), same_project=query.filters.isolated)
+        if links and narrows(query.filters):
             linked = {n for ns in links.values() for n in ns}
-            allowed = mem_sql.allowed_ids(conn, sorted(linked), query.filters)
+            allowed = reader.allowed_ids(sorted(linked), query.filters)
             links = {m: [n for n in ns if n in allowed] for m, ns in links.items()}
         out = dict(rankings)
         lifts: dict[str, float] = {}
@@ -266,37 +273,42 @@ class Recaller:
 
     def _semantic(
         self,
-        conn: Connection,
+        reader: RecallReader,
         query: RecallQuery,
         pool: int,
         rankings: dict[str, list[tuple[str, float]]],
         timings: dict[str, float],
         degraded: list[str],
+        embedded: Embedded,
     ) -> np.ndarray | None:
-        if self.embedder is None or self.vectors is None:
+        if self.embedder is None or not self.reads.searches_vectors:
             if query.mode == "vector":
                 degraded.append("semantic")
             return None
+        vector, failed = embedded
+        if failed or vector is None:
+            degraded.append("semantic")
+            return None
+        mark = time.perf_counter()
+        rankings["semantic"] = reader.nearest(
+            vector, query.filters, pool, self.config.min_cosine
+        )
+        timings["semantic"] = (time.perf_counter() - mark) * 1000
+        return vector
+
+    def _query_vector(self, query: RecallQuery, timings: dict[str, float]) -> Embedded:
+        """(the query's vector, whether embedding it failed); (None, False) when the query
+        asks no dense channel."""
+        if (not query.query or query.mode == "keyword" or self.embedder is None
+                or not self.reads.searches_vectors):
+            return None, False
         mark = time.perf_counter()
         try:
             vector = self._embed_query(_tail(query.query, QUERY_EMBED_WORDS))
         except ProviderError:
-            degraded.append("semantic")
-            return None
+            return None, True
         timings["embed"] = (time.perf_counter() - mark) * 1000
-        mark = time.perf_counter()
-        if _has_filters(query):
-            # The nearest memories *within* the filters (a scope), not the filtered global top.
-            found = self.vectors.search_within(
-                conn, vector, pool, lambda ids: mem_sql.allowed_ids(conn, ids, query.filters),
-                self.config.min_cosine,
-            )
-        else:
-            found = self.vectors.search(conn, vector, pool)
-            found = [(m, s) for m, s in found if s >= self.config.min_cosine]
-        rankings["semantic"] = found
-        timings["semantic"] = (time.perf_counter() - mark) * 1000
-        return vector
+        return vector, False
 
     def _embed_query(self, text: str) -> np.ndarray:
         queries = self.query_embeddings
@@ -308,7 +320,7 @@ class Recaller:
     # -- ranking ----------------------------------------------------------------------------
 
     def _rank(
-        self, conn: Connection, query: RecallQuery, found: Found, timings: dict[str, float]
+        self, reader: RecallReader, query: RecallQuery, found: Found, timings: dict[str, float]
     ) -> list[RecallHit]:
         """Fuse the flat channels and rank their memories as hybrid does; then place what only
         a graph channel found (`_merged`). The graph's evidence is reported on the flat results
@@ -318,7 +330,7 @@ class Recaller:
         graph_names = self.spec.channel_names
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
-        terms = self._terms(conn, query)
+        terms = self._terms(reader, query)
         fused = self._fuse(flat)
         graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names})
         graph_only = {m: s for m, s in graph.items() if m not in fused}
@@ -329,12 +341,12 @@ class Recaller:
         depth = max(query.limit * 2, 50)
         shortlist = sorted(fused, key=lambda m: -fused[m])[:depth]
         extra = sorted(graph_only, key=lambda m: -graph_only[m])[: max(depth - len(shortlist), 0)]
-        memories = mem_sql.get_many(conn, shortlist + extra)
-        hits = self._crowded(self._scored(conn, query, terms, found, fused, memories, set()))
+        memories = reader.memories(shortlist + extra)
+        hits = self._crowded(self._scored(reader, query, terms, found, fused, memories, set()))
         if extra:
             # Hub dampening concerns only what a graph channel alone brought in.
-            hubs = self._hubs(conn, extra)
-            more = self._scored(conn, query, terms, found, graph_only, memories, hubs)
+            hubs = self._hubs(reader, extra)
+            more = self._scored(reader, query, terms, found, graph_only, memories, hubs)
             hits = _merged(hits, self._crowded(more), self.spec.graph_floor)
         timings["dampen"] = (time.perf_counter() - mark) * 1000
         floor = query.min_confidence
@@ -350,10 +362,8 @@ class Recaller:
             return alpha_blend(rankings, spec.alpha)
         return rrf(rankings, spec.rrf_k, dict(spec.channel_weights) or None)
 
-    def _terms(self, conn: Connection, query: RecallQuery) -> QueryTerms:
-        return QueryTerms.of(
-            fts.term_idf(conn, fts.query_tokens(query.query, None), query.filters)
-        )
+    def _terms(self, reader: RecallReader, query: RecallQuery) -> QueryTerms:
+        return QueryTerms.of(reader.term_idf(fts.query_tokens(query.query, None), query.filters))
 
     def _crowded(self, hits: list[RecallHit]) -> list[RecallHit]:
         """Sorted best first, later memories of an already-listed source damped."""
@@ -367,17 +377,17 @@ class Recaller:
         )
         return [_with_score(by_id[m], score) for m, score in order]
 
-    def _hubs(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+    def _hubs(self, reader: RecallReader, ids: Sequence[str]) -> set[str]:
         if not ids or self.spec.hub_memories is None or not self.spec.dampening.hub:
             return set()
         try:
-            return self.spec.hub_memories(conn, ids)
+            return self.spec.hub_memories(reader.conn, ids)
         except Exception:  # noqa: BLE001 - the graph never degrades core search
             return set()
 
     def _scored(
         self,
-        conn: Connection,
+        reader: RecallReader,
         query: RecallQuery,
         terms: QueryTerms,
         found: Found,
@@ -388,7 +398,7 @@ class Recaller:
         evidence_of = scoring.Evidencer(found.raw, found.lifts)
         query_terms = set(fts.query_tokens(query.query))
         live = [m for m in fused if m in memories and not memories[m].is_deleted]
-        cosines = self._cosines(conn, found, live, evidence_of)
+        cosines = self._cosines(reader, found, live, evidence_of)
         rate = model(with_cosine=found.vector is not None)
         min_score = self.config.min_score if query.min_score is None else query.min_score
         now = self.clock.now()
@@ -422,7 +432,8 @@ class Recaller:
         ]
 
     def _cosines(
-        self, conn: Connection, found: Found, ids: Sequence[str], evidence_of: scoring.Evidencer
+        self, reader: RecallReader, found: Found, ids: Sequence[str],
+        evidence_of: scoring.Evidencer,
     ) -> dict[str, float]:
         """Each candidate's cosine to the query: its own, its source's closest member's, or
         (when no channel ranked it) read from its stored vector."""
@@ -431,7 +442,7 @@ class Recaller:
         out = evidence_of.cosines(ids)
         missing = [m for m in ids if m not in out]
         if missing and self.embedder is not None:
-            stored = graph_read.memory_vectors(conn, missing, self.embedder.model)
+            stored = reader.vectors(missing, self.embedder.model)
             for memory_id, vector in stored.items():
                 if vector.shape == found.vector.shape:
                     out[memory_id] = max(float(np.dot(vector, found.vector)), 0.0)
@@ -460,9 +471,7 @@ class Recaller:
             adjustments.append("importance")
         return boost * band, tuple(adjustments)
 
-    def _expand(
-        self, conn: Connection, hits: list[RecallHit], timings: dict[str, float]
-    ) -> list[RecallHit]:
+    def _expand(self, hits: list[RecallHit], timings: dict[str, float]) -> list[RecallHit]:
         mark = time.perf_counter()
         assert self.transcripts is not None
         texts = self.transcripts([h.memory for h in hits])
@@ -470,7 +479,7 @@ class Recaller:
         return [replace(h, transcript=texts.get(h.memory.id)) for h in hits]
 
 
-def _dated(conn: Connection, query: RecallQuery, limit: int) -> list[tuple[str, float]]:
+def _dated(reader: RecallReader, query: RecallQuery, limit: int) -> list[tuple[str, float]]:
     """The lexical search again, within each day or month the query names (recall/dates.py)."""
     found: dict[str, float] = {}
     for span in dates.spans(query.query):
@@ -479,7 +488,7 @@ def _dated(conn: Connection, query: RecallQuery, limit: int) -> list[tuple[str, 
         if since > until:
             continue
         window = replace(query.filters, since=since, until=until)
-        for memory_id, score in fts.search(conn, query.query, window, limit):
+        for memory_id, score in reader.lexical(query.query, window, limit):
             found[memory_id] = max(found.get(memory_id, score), score)
     return sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
@@ -515,14 +524,6 @@ def _tail(text: str, words: int) -> str:
     """The last `words` words of `text` (all of it when shorter): a query's newest words."""
     parts = text.split()
     return text if len(parts) <= words else " ".join(parts[-words:])
-
-
-def _has_filters(query: RecallQuery) -> bool:
-    f = query.filters
-    return any(
-        [f.type, f.tags, f.who, f.project, f.since, f.until, f.pinned is not None,
-         f.importance_min is not None, f.agent_id, f.source_id, f.community]
-    )
 
 
 def validated(query: RecallQuery, config: SearchConfig) -> RecallQuery:

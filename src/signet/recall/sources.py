@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from signet.store import sources as source_sql
-from signet.store.connection import Connection
+from signet.store.recall_reads import RecallReader
 from signet.types import MemoryFilters
 
 Ranking = list[tuple[str, float]]
@@ -68,7 +68,7 @@ def max_pooled(ranking: Ranking, key_of: Mapping[str, SourceKey], rep: Mapping[S
 
 
 def source_ranking(
-    conn: Connection,
+    reader: RecallReader,
     hits: Sequence[source_sql.SourceHit],
     rep: dict[SourceKey, str],
     filters: MemoryFilters,
@@ -76,7 +76,7 @@ def source_ranking(
     """The source channel as memories: each ranked source through its representative."""
     missing = [h for h in hits if h.key not in rep]
     if missing:
-        rep.update(source_sql.representatives(conn, missing, filters))
+        rep.update(reader.source_representatives(missing, filters))
     out = []
     for hit in hits:
         leader = rep.get(hit.key)

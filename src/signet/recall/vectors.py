@@ -20,8 +20,11 @@ from typing import Literal
 import numpy as np
 
 from signet.store import embeddings as emb_sql
+from signet.store import memories as mem_sql
 from signet.store.connection import Connection
+from signet.store.recall_reads import narrows
 from signet.store.vector_index import NumpyIndex, QuantizedIndex, VectorIndex
+from signet.types import MemoryFilters
 
 IndexKind = Literal["quantized", "exact"]
 # Vectors read from the table per step while (re)loading: bounds the transient copies (a 50k
@@ -139,6 +142,19 @@ class VectorSearch:
             if len(kept) >= k or exhausted:
                 return kept[:k]
             wanted *= 4
+
+    def nearest(
+        self, conn: Connection, query: np.ndarray, filters: MemoryFilters, k: int,
+        min_cosine: float,
+    ) -> list[tuple[str, float]]:
+        """The semantic channel (store/recall_reads.py `NearestVectors`): the `k` nearest
+        memories within `filters` whose cosine reaches `min_cosine`."""
+        if narrows(filters):
+            # The nearest memories *within* the filters (a scope), not the filtered global top.
+            return self.search_within(
+                conn, query, k, lambda ids: mem_sql.allowed_ids(conn, ids, filters), min_cosine
+            )
+        return [(m, s) for m, s in self.search(conn, query, k) if s >= min_cosine]
 
     def embedded_ids(self, ids: Sequence[int]) -> list[int]:
         return [i for i in ids if i in self._index]

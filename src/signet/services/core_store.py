@@ -6,11 +6,24 @@ with the workspace's database file and signing-key file filled in.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from signet.config import Config
 from signet.store.backend import CoreStore, open_core
 from signet.store.signing_key import workspace_key_path
 
-__all__ = ["CoreStore", "open_core_store"]
+__all__ = ["CoreStore", "open_core_store", "scratch_store_url"]
+
+
+@contextmanager
+def scratch_store_url(url: str) -> Iterator[str]:
+    """A fresh PostgreSQL database on `url`'s server for one benchmark store, dropped after
+    (store/postgres/scratch.py)."""
+    from signet.store.postgres.scratch import scratch_database
+
+    with scratch_database(url) as scratch:
+        yield scratch
 
 
 def open_core_store(config: Config) -> CoreStore:

@@ -47,6 +47,7 @@ from signet.store.memory_ops import (
     Written,
     check_version,
 )
+from signet.store.recall_reads import Ranking, RecallReads, SqliteRecallReads
 from signet.store.signing_key import file_key
 from signet.store.skills import SkillMemory, SkillMeta
 from signet.store.tokens import TokenRow
@@ -61,7 +62,8 @@ __all__ = [
 # What runs on PostgreSQL today, and what does not (named in every refusal).
 PORTED = (
     "memories + history", "lexical search", "vector search", "jobs with leases",
-    "tokens + signing key", "core recall (lexical + vector, fused)", "embed worker",
+    "tokens + signing key", "recall (the one Recaller over store/recall_reads.py: BM25,"
+    " vectors, whole sources, context, dates, hints)", "embed worker",
     "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
     "documents and connectors", "search ledger", "portable export and import", "projection",
     "review queue",
@@ -272,6 +274,11 @@ class CoreStore(Protocol):
         """The knowledge graph's statements on this store (store/graph_store.py)."""
         ...
 
+    def recall_reads(self, model: str | None) -> RecallReads:
+        """What the Recaller (recall/hybrid.py) reads on this store; `model`: the embedder's,
+        whose vectors the semantic channel searches (None: no semantic channel)."""
+        ...
+
     def size_bytes(self) -> int:
         """The store's size on disk (the database file with its WAL; the PostgreSQL database)."""
         ...
@@ -448,9 +455,29 @@ class SqliteCore(SqliteMemoryOps):
     def graph(self) -> GraphStore:
         return SqliteGraph(self.store)
 
+    def recall_reads(self, model: str | None) -> RecallReads:
+        # The SQLite app builds its reads with the RAM vector index (app.py); this exact scan
+        # is the seam's own (`vector_search`).
+        return SqliteRecallReads(self.store, _SeamVectors(self, model) if model else None)
+
     def size_bytes(self) -> int:
         self.store.checkpoint()
         return sum(p.stat().st_size for p in self.store.path.parent.glob(self.store.path.name + "*"))
 
     def close(self) -> None:
         self.store.close()
+
+
+class _SeamVectors:
+    """`vector_search` as the recall reads' vector index (store/recall_reads.NearestVectors)."""
+
+    def __init__(self, core: SqliteCore, model: str) -> None:
+        self.core = core
+        self.model = model
+
+    def nearest(
+        self, conn: Any, vector: np.ndarray, filters: MemoryFilters, limit: int,
+        min_cosine: float,
+    ) -> Ranking:
+        found = self.core.vector_search(vector, model=self.model, filters=filters, limit=limit)
+        return [(m, s) for m, s in found if s >= min_cosine]

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
@@ -37,6 +37,9 @@ from signet.store.postgres.graph import PgGraph
 from signet.store.postgres.memory import PgMemoryOps
 from signet.store.signing_key import SECRET_BYTES
 from signet.store.tokens import LOGIN_ROLE, TokenRow, _row
+
+if TYPE_CHECKING:
+    from signet.store.postgres.recall_reads import PgRecallReads
 from signet.types import (
     Actor,
     HistoryEvent,
@@ -51,6 +54,7 @@ from signet.types import (
 _SELECT = MEMORY_SELECT = ", ".join(
     "m.tags::text AS tags" if c.strip() == "tags" else f"m.{c.strip()}" for c in COLUMNS.split(",")
 )
+MEMORY_COLUMNS = _SELECT  # for the other PostgreSQL readers (recall_reads.py)
 _TOKEN_COLUMNS = (
     "id, name, role, permissions, scope_project, scope_agent, key_hash, created_at,"
     " expires_at, revoked_at, last_used_at"
@@ -427,6 +431,11 @@ class PgCore(PgMemoryOps):
 
     def graph(self) -> PgGraph:
         return PgGraph(self._conn)
+
+    def recall_reads(self, model: str | None) -> PgRecallReads:
+        from signet.store.postgres.recall_reads import PgRecallReads
+
+        return PgRecallReads(self.pool, model)
 
     def size_bytes(self) -> int:
         with self._conn() as conn:

@@ -14,10 +14,9 @@ tables:
   history, the vector or an `embed` job for any daemon's embed worker, the pipeline's jobs),
   inside the chunk set's transaction (`PgCore.transaction`, which its insert joins).
 
-SQLite's source index (store/sources.py: BM25 over whole documents, flushed inside the writing
-transaction) has no twin here: recall on this backend fuses the lexical and vector channels
-(recall/core_recall.py), which rank each chunk as a memory; there is no derived table to keep
-in step with the chunks.
+Recall ranks a document's chunks as one source, as on SQLite: `memory_sources` (migration
+008, kept by a trigger in the writing transaction) holds each source's joined text, ranked by
+BM25 over whole sources (store/postgres/lexical.py `search_sources`).
 """
 
 from __future__ import annotations

@@ -1,113 +1,223 @@
-"""Lexical search on PostgreSQL: a generated tsvector with a GIN index, ranked BM25-like.
+"""Lexical search on PostgreSQL: BM25 over a generated tsvector with a GIN index.
 
 Tokenisation follows the SQLite side (store/fts.py): the query is cut into `\\w+` tokens,
-lowercased, stop words dropped unless nothing else is left, at most 32 distinct ones, each
-taken as a literal word (no query syntax reaches the parser) and the words OR-ed. The column
-side is `to_tsvector('english', ...)`: the Snowball English stemmer, where SQLite uses Porter;
-both fold "running"/"runs" to "run".
+lowercased, stop words dropped unless nothing else is left; each token is taken as a literal
+word (no query syntax reaches the parser), stemmed by `to_tsvector('english', ...)` (Snowball
+English, where SQLite uses Porter; both fold "running"/"runs" to "run"), and the stems OR-ed.
+As on SQLite, in a store of at least MIN_DOCS_FOR_PRUNING memories a stem held by more than
+COMMON_TERM_FRACTION of them is dropped while a rarer one is left, and a long query keeps its
+MAX_QUERY_TOKENS rarest stems.
 
-Ranking, "BM25-like": PostgreSQL's ts_rank has no inverse document frequency, so the score of a
-memory is the sum over query words w of idf(w) * ts_rank(lexical, w, 1), with
-- idf(w) = ln(1 + (N - df + 0.5) / (df + 0.5)), BM25's, from the GIN index (df: memories
-  holding w; N: all memories, the table's row estimate once it is large). A scoped caller
-  (`filters.isolated`) gets N and df of its own slice, so nothing outside it moves a score;
-- ts_rank's term frequency, which saturates (each further occurrence adds 1/k^2 of the
-  first), like BM25's k1;
-- normalisation 1 (divide by 1 + ln(document length)), standing in for BM25's b;
-- field weights content 1.0 (A) and tags 0.5 (C), as the SQLite side weighs its columns.
-Scores are not comparable with SQLite's numbers, only their order is meant to agree.
+Ranking is BM25 with FTS5's formula and constants (k1 = 1.2, b = 0.75), so the two backends
+rank alike (`signet_bm25`, migration 008):
+
+    score(d) = sum over query stems t held by d of
+               idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * len(d) / avglen))
+    idf(t)   = max(ln((N - df(t) + 0.5) / (df(t) + 0.5)), 1e-6)
+
+- tf(t, d): t's occurrences in d weighted by field, content 1.0 and tags 0.5 (tsvector labels
+  A and C), as FTS5 weighs the columns;
+- len(d): d's words, stop words included, as FTS5 counts tokens (`signet_doc_length`: the
+  last word position of the tsvector);
+- N and avglen: rows and their mean length, from `lexical_totals` (kept by a trigger in every
+  writing transaction, so every daemon reads the same numbers; deleted memories stay counted
+  as in SQLite's index); df(t): rows holding t, from the GIN index at query time.
+A scoped caller (`filters.isolated`) gets N, avglen and df of its own slice, so nothing outside
+it moves a score. Whole sources (`search_sources`) are ranked by the same formula over their
+joined text, with their own statistics (sources of at least two live members).
 
 The same ranking serves the hint channel (`column="hint_lexical"`, migration 003): the
-prospective hints the pipeline wrote, searched apart from content and tags, with df and N of
-that column, as SQLite ranks its FTS5 hint column on its own.
+prospective hints the pipeline wrote, searched apart from content and tags, df counted in that
+column; N and avglen are the memories' (as FTS5 ranks its hint column against whole rows).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
 
-from signet.store.fts import query_tokens
+from signet.store.fts import (
+    COMMON_TERM_FRACTION,
+    MAX_QUERY_TOKENS,
+    MIN_DOCS_FOR_PRUNING,
+    query_tokens,
+)
 from signet.store.postgres.filters import filter_sql
+from signet.store.sources import MIN_MEMBERS, SourceHit
 from signet.types import MemoryFilters
 
-# ts_rank weights {D, C, B, A}: tags are C, content A.
-WEIGHTS = "{0.1, 0.5, 0.6, 1.0}"
-# Above this many rows N comes from the planner's estimate (a count would scan the table).
-ESTIMATE_ABOVE = 10_000
+IDF_FLOOR = 1e-6
 # The tsvector columns a search may rank: content + tags, or the prospective hints.
 COLUMNS = ("lexical", "hint_lexical")
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The query's stems with their BM25 IDF, and the mean length they are ranked against."""
+
+    lexemes: list[str]
+    idf: list[float]
+    avglen: float
 
 
 def search(
     conn: psycopg.Connection, text: str, filters: MemoryFilters, limit: int,
     column: str = "lexical",
 ) -> list[tuple[str, float]]:
+    """(memory id, BM25) over content and tags (or the hints: `column`), best first."""
     if column not in COLUMNS:
         raise ValueError(f"unknown lexical column {column!r}")
-    words = query_tokens(text)
+    words = query_tokens(text, None)
     if not words or limit <= 0:
         return []
     where, params = filter_sql(filters)
-    terms = _terms(conn, words, filters, column)
-    if not terms:
+    terms = _terms(conn, words, *_memory_slice(filters), selective=True, column=column)
+    if terms is None:
         return []
-    queries = [q for q, _ in terms]
-    weights = [w for _, w in terms]
     rows = conn.execute(
-        f"SELECT m.id, (SELECT sum(t.w * ts_rank(%s::float4[], m.{column}, t.q, 1))"
-        " FROM unnest(%s::tsquery[], %s::float8[]) AS t(q, w)) AS score"
-        f" FROM memories m WHERE m.{column} @@ %s::tsquery AND {where}"
+        f"SELECT m.id, signet_bm25(m.{column}, %s::text[], %s::float8[], %s) AS score"
+        f" FROM memories m WHERE m.{column} @@ {_MATCH} AND {where}"
         " ORDER BY score DESC, m.seq LIMIT %s",
-        [WEIGHTS, queries, weights, " | ".join(f"({q})" for q in queries), *params, limit],
+        [terms.lexemes, terms.idf, terms.avglen, terms.lexemes, *params, limit],
     ).fetchall()
     return [(str(r[0]), float(r[1])) for r in rows]
 
 
-def _terms(
-    conn: psycopg.Connection, words: list[str], filters: MemoryFilters, column: str
-) -> list[tuple[str, float]]:
-    """(normalised tsquery text, idf) per query word the English configuration keeps."""
-    slice_where, slice_params = _slice(filters)
+def search_sources(
+    conn: psycopg.Connection, text: str, filters: MemoryFilters, limit: int
+) -> list[SourceHit]:
+    """Whole sources (>= MIN_MEMBERS live members) of the filters' agent and project (any when
+    unset) by BM25 over their joined text, best first."""
+    words = query_tokens(text, None)
+    if not words or limit <= 0:
+        return []
+    terms = _terms(conn, words, *_source_slice(filters), selective=True)
+    if terms is None:
+        return []
     rows = conn.execute(
-        f"SELECT q::text, (SELECT count(*) FROM memories m WHERE m.{column} @@ q"
-        f" AND {slice_where}) FROM unnest(%s::text[]) AS w,"
-        " LATERAL to_tsquery('english', quote_literal(w)) AS q WHERE numnode(q) > 0",
-        [*slice_params, words],
+        "SELECT s.agent_id, s.project, s.source_id,"
+        " signet_bm25(s.lexical, %s::text[], %s::float8[], %s) AS score"
+        f" FROM memory_sources s WHERE s.members >= {MIN_MEMBERS} AND s.lexical @@ {_MATCH}"
+        " AND (%s::text IS NULL OR s.agent_id = %s) AND (%s::text IS NULL OR s.project = %s)"
+        " ORDER BY score DESC, s.agent_id, s.source_id LIMIT %s",
+        [terms.lexemes, terms.idf, terms.avglen, terms.lexemes, filters.agent_id,
+         filters.agent_id, filters.project, filters.project, limit],
     ).fetchall()
-    docs = _documents(conn, filters)
-    out: list[tuple[str, float]] = []
-    seen: set[str] = set()
-    for query, df in rows:
-        if query in seen:  # two words with one stem count once
-            continue
-        seen.add(query)
-        df = int(df)
-        out.append((str(query), math.log(1.0 + (docs - df + 0.5) / (df + 0.5))))
-    return out
+    return [SourceHit(str(r[0]), r[1], str(r[2]), float(r[3])) for r in rows]
 
 
-def _slice(filters: MemoryFilters) -> tuple[str, list[Any]]:
-    """Where df and N are counted: the caller's slice when isolated, else every memory (deleted
-    ones included, as the SQLite index's statistics include them)."""
-    if not filters.isolated:
-        return "TRUE", []
-    return filter_sql(replace(filters, include_deleted=True))
+def term_idf(
+    conn: psycopg.Connection, tokens: Sequence[str], filters: MemoryFilters
+) -> dict[str, float]:
+    """ln(1 + (N - df + 0.5) / (df + 0.5)) per query token (store/fts.term_idf's measure, the
+    confidence's term weights), df counted for the token's stem; a token with no stem (a stop
+    word of the English configuration) counts as held by nothing."""
+    if not tokens:
+        return {}
+    table, slice_where, slice_params = _memory_slice(filters)
+    docs, _ = _totals(conn, table, slice_where, slice_params)
+    rows = conn.execute(
+        f"SELECT w, (SELECT count(*) FROM {table} WHERE lexical @@ {_MATCH_ONE}"
+        f" AND {slice_where}) FROM unnest(%s::text[]) AS w,"
+        " unnest(tsvector_to_array(to_tsvector('english', w))) AS x",
+        [*slice_params, list(dict.fromkeys(tokens))],
+    ).fetchall()
+    frequency: dict[str, int] = {}
+    for token, df in rows:
+        frequency[str(token)] = max(frequency.get(str(token), 0), int(df))
+    return {
+        t: math.log(1.0 + (docs - frequency.get(t, 0) + 0.5) / (frequency.get(t, 0) + 0.5))
+        for t in tokens
+    }
 
 
-def _documents(conn: psycopg.Connection, filters: MemoryFilters) -> int:
-    where, params = _slice(filters)
-    if not filters.isolated:
+# The query's stems OR-ed as a tsquery, each taken literally (already normalised).
+_MATCH = "array_to_string(ARRAY(SELECT quote_literal(x) FROM unnest(%s::text[]) AS x), ' | ')::tsquery"
+_MATCH_ONE = "quote_literal(x)::tsquery"
+
+
+def _terms(
+    conn: psycopg.Connection, words: list[str], table: str, where: str, params: list[Any],
+    *, selective: bool, column: str = "lexical",
+) -> Terms | None:
+    """The words' distinct stems with their IDF over `table`'s slice `where` (df counted in
+    `column`); None if none."""
+    rows = conn.execute(
+        f"SELECT x, (SELECT count(*) FROM {table} WHERE {column} @@ {_MATCH_ONE} AND {where})"
+        " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, i),"
+        " unnest(tsvector_to_array(to_tsvector('english', w.word))) AS x"
+        " GROUP BY x ORDER BY min(w.i)",
+        [*params, words],
+    ).fetchall()
+    if not rows:
+        return None
+    docs, avglen = _totals(conn, table, where, params)
+    frequency = {str(r[0]): int(r[1]) for r in rows}
+    lexemes = list(frequency)
+    if selective:
+        lexemes = _selective(lexemes, frequency, docs)
+    idf = [
+        max(math.log((docs - frequency[t] + 0.5) / (frequency[t] + 0.5)), IDF_FLOOR)
+        for t in lexemes
+    ]
+    return Terms(lexemes, idf, avglen)
+
+
+def _selective(lexemes: list[str], frequency: dict[str, int], docs: int) -> list[str]:
+    """store/fts.selective_tokens's choice: common stems dropped while rarer ones are left; the
+    MAX_QUERY_TOKENS rarest kept (a stem no row holds last), in query order."""
+    kept = lexemes
+    if docs >= MIN_DOCS_FOR_PRUNING:
+        kept = [t for t in lexemes if frequency[t] <= COMMON_TERM_FRACTION * docs] or lexemes
+    if len(kept) > MAX_QUERY_TOKENS:
+        rarest = set(sorted(kept, key=lambda t: (frequency[t] == 0, frequency[t]))[
+            :MAX_QUERY_TOKENS])
+        kept = [t for t in kept if t in rarest]
+    return kept
+
+
+def _totals(
+    conn: psycopg.Connection, table: str, where: str, params: list[Any]
+) -> tuple[int, float]:
+    """(rows, mean length) of the slice: the trigger-kept totals for all memories, else a
+    count over the slice."""
+    if table == "memories" and where == "TRUE":
         row = conn.execute(
-            "SELECT reltuples::bigint FROM pg_class WHERE oid = 'memories'::regclass"
+            "SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM lexical_totals"
         ).fetchone()
-        if row is not None and int(row[0]) >= ESTIMATE_ABOVE:
-            return int(row[0])
-    row = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()
-    return int(row[0]) if row else 0
+    else:
+        row = conn.execute(
+            f"SELECT count(*), coalesce(sum(signet_doc_length(lexical)), 0) FROM {table}"
+            f" WHERE {where}",
+            params,
+        ).fetchone()
+    docs, tokens = (int(row[0]), float(row[1])) if row else (0, 0.0)
+    return docs, (tokens / docs if docs else 1.0)
+
+
+def _memory_slice(filters: MemoryFilters) -> tuple[str, str, list[Any]]:
+    """Where N, df and the mean length are counted: the caller's slice when isolated, else
+    every memory (deleted ones included, as the SQLite index's statistics include them)."""
+    if not filters.isolated:
+        return "memories", "TRUE", []
+    where, params = filter_sql(replace(filters, include_deleted=True), alias="memories")
+    return "memories", where, params
+
+
+def _source_slice(filters: MemoryFilters) -> tuple[str, str, list[Any]]:
+    """Sources ranked as wholes; a scoped caller's: of its agent and project only."""
+    where = f"members >= {MIN_MEMBERS}"
+    if not filters.isolated:
+        return "memory_sources", where, []
+    return (
+        "memory_sources",
+        where + " AND (%s::text IS NULL OR agent_id = %s) AND (%s::text IS NULL OR project = %s)",
+        [filters.agent_id, filters.agent_id, filters.project, filters.project],
+    )
 
 
 def match_all(

@@ -1,0 +1,82 @@
+"""Conversation neighbours (recall/context.py's rule), read from SQLite; the choice shared.
+
+A memory's neighbours are the live memory written just before and the one just after it by the
+same agent in the same conversation (the same `session_id`, or the same `source_id`), when their
+event times are at most NEIGHBOUR_GAP apart. The store finds, per direction, the nearest
+candidate through each link; `chosen` then keeps the closer of the two in write order and drops
+it when too far in time. The PostgreSQL recall reads (store/postgres/recall_reads.py) select the
+same candidates in its dialect (`seq` for the rowid) and choose with the same function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+
+from signet.store.connection import Connection
+from signet.types import parse_ts
+
+NEIGHBOUR_GAP = timedelta(hours=12)
+
+# One probe per direction and per link (session, source); a memory with neither has no
+# neighbours. Each candidate comes packed as "<rowid>\x1f<id>\x1f<event time>".
+_SIDE = """(SELECT n.rowid || char(31) || n.id || char(31) || coalesce(n.event_at, n.created_at)
+    FROM memories n WHERE n.agent_id = m.agent_id AND n.{link} = m.{link} {{project}}
+      AND n.rowid {op} m.rowid AND n.is_deleted = 0 ORDER BY n.rowid {order} LIMIT 1)"""
+_NEIGHBOURS = (
+    "SELECT m.rowid, m.id, coalesce(m.event_at, m.created_at), "
+    + ", ".join(
+        _SIDE.format(link=link, op=op, order=order)
+        for op, order in (("<", "DESC"), (">", "ASC"))
+        for link in ("session_id", "source_id")
+    )
+    + " FROM memories m WHERE m.id IN ({marks})"
+)
+
+
+def neighbours(
+    conn: Connection, ids: Iterable[str], *, same_project: bool = False
+) -> dict[str, list[str]]:
+    """Memory id -> the ids of its conversation neighbours (before, after), when close in time.
+    `same_project`: only turns of the memory's own project count (a caller scoped to a project
+    must find the neighbour it would find if other projects' turns did not exist)."""
+    wanted = list(dict.fromkeys(ids))
+    found: dict[str, list[str]] = {}
+    project = "AND n.project IS m.project" if same_project else ""
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        sql = _NEIGHBOURS.format(marks=",".join("?" * len(chunk)), project=project)
+        for rowid, memory_id, at, *sides in conn.execute(sql, chunk).fetchall():
+            close = chosen(int(rowid), at, sides)
+            if close:
+                found[memory_id] = close
+    return found
+
+
+def chosen(rowid: int, at: str, sides: Sequence[str | None]) -> list[str]:
+    """The neighbours kept from the four packed candidates (before: session, source; after:
+    session, source) of the memory at `rowid` written at `at`."""
+    before = _nearest(rowid, sides[:2])
+    after = _nearest(rowid, sides[2:])
+    close = [n for n in (_close(at, before), _close(at, after)) if n]
+    return list(dict.fromkeys(close))
+
+
+def _nearest(rowid: int, packed: Sequence[str | None]) -> str | None:
+    """Of the session's and the source's candidate on one side, the one closer in write order."""
+    present = [p for p in packed if p is not None]
+    if not present:
+        return None
+    best = min(present, key=lambda p: abs(int(p.split("\x1f", 1)[0]) - rowid))
+    return best.split("\x1f", 1)[1]
+
+
+def _close(at: str, packed: str | None) -> str | None:
+    if packed is None:
+        return None
+    other_id, _, other_at = packed.partition("\x1f")
+    try:
+        gap = abs(parse_ts(at) - parse_ts(other_at))
+    except ValueError:
+        return None
+    return other_id if gap <= NEIGHBOUR_GAP else None

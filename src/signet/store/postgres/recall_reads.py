@@ -1,0 +1,185 @@
+"""Recall's reads on PostgreSQL (store/recall_reads.py's protocol), for the one Recaller.
+
+A recall borrows one pooled connection for its length (autocommit: each statement sees what
+every daemon committed before it) and reads through it:
+- lexical and whole-source BM25 (store/postgres/lexical.py, statistics kept in the database);
+- the semantic channel: pgvector's HNSW shortlist rescored exactly, filters and scope in the
+  statement (store/postgres/vectors.py);
+- the source keys and representatives from `memory_sources` (migration 008, kept by trigger);
+- the conversation neighbours by `seq` (SQLite's rowid), chosen by store/neighbours.py's rule;
+- the hint channel over the prospective hints (`hint_lexical`, migration 003);
+- memories, stored vectors and filter checks for the ranking.
+
+The graph channels read through the graph store (store/postgres/graph.py), on this reader's
+connection (`ChannelInput.conn`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from signet.store.memories import row_to_memory
+from signet.store.neighbours import chosen
+from signet.store.postgres import lexical, vectors
+from signet.store.postgres.core import MEMORY_COLUMNS
+from signet.store.postgres.filters import filter_sql
+from signet.store.recall_reads import Ranking, SourceHit, SourceKey
+from signet.store.sources import MIN_MEMBERS
+from signet.types import Memory, MemoryFilters
+
+# The four neighbour candidates (before: session, source; after: session, source), packed as
+# store/neighbours.py packs them: "<seq>\x1f<id>\x1f<event time>".
+_SIDE = """(SELECT n.seq || chr(31) || n.id || chr(31) || coalesce(n.event_at, n.created_at)
+    FROM memories n WHERE n.agent_id = m.agent_id AND n.{link} = m.{link} {{project}}
+      AND n.seq {op} m.seq AND NOT n.is_deleted ORDER BY n.seq {order} LIMIT 1)"""
+_NEIGHBOURS = (
+    "SELECT m.seq, m.id, coalesce(m.event_at, m.created_at), "
+    + ", ".join(
+        _SIDE.format(link=link, op=op, order=order)
+        for op, order in (("<", "DESC"), (">", "ASC"))
+        for link in ("session_id", "source_id")
+    )
+    + " FROM memories m WHERE m.id = ANY(%s)"
+)
+_SOURCE_JOIN = (
+    "JOIN memory_sources s ON s.agent_id = m.agent_id AND s.source_id = m.source_id"
+    " AND s.project_null = (m.project IS NULL) AND s.project_key = coalesce(m.project, '')"
+)
+
+
+class PgRecallReads:
+    backend = "postgres"
+    missing: frozenset[str] = frozenset()
+
+    def __init__(self, pool: ConnectionPool, model: str | None) -> None:
+        self.pool = pool
+        self.model = model  # the embedder's: the vectors the semantic channel searches
+
+    @property
+    def searches_vectors(self) -> bool:
+        return self.model is not None
+
+    @contextmanager
+    def reader(self) -> Iterator[PgRecallReader]:
+        with self.pool.connection() as conn:
+            yield PgRecallReader(conn, self.model)
+
+
+class PgRecallReader:
+    def __init__(self, conn: psycopg.Connection, model: str | None) -> None:
+        self.conn = conn
+        self.model = model
+
+    def lexical(self, text: str, filters: MemoryFilters, limit: int) -> Ranking:
+        return lexical.search(self.conn, text, filters, limit)
+
+    def has_hints(self, filters: MemoryFilters) -> bool:
+        where, params = filter_sql(filters)
+        row = self.conn.execute(
+            f"SELECT 1 FROM memories m WHERE m.hints <> '' AND {where} LIMIT 1", params
+        ).fetchone()
+        return row is not None
+
+    def hints(self, text: str, filters: MemoryFilters, limit: int) -> Ranking:
+        return lexical.search(self.conn, text, filters, limit, column="hint_lexical")
+
+    def nearest(
+        self, vector: np.ndarray, filters: MemoryFilters, limit: int, min_cosine: float
+    ) -> Ranking:
+        assert self.model is not None  # asked only when `searches_vectors`
+        found = vectors.search(self.conn, vector, model=self.model, filters=filters, limit=limit)
+        return [(m, s) for m, s in found if s >= min_cosine]
+
+    def sources_ranked(self, filters: MemoryFilters) -> bool:
+        agent, project = (filters.agent_id, filters.project) if filters.isolated else (None, None)
+        row = self.conn.execute(
+            f"SELECT 1 FROM memory_sources WHERE members >= {MIN_MEMBERS}"
+            " AND (%s::text IS NULL OR agent_id = %s) AND (%s::text IS NULL OR project = %s)"
+            " LIMIT 1",
+            [agent, agent, project, project],
+        ).fetchone()
+        return row is not None
+
+    def sources(self, text: str, filters: MemoryFilters, limit: int) -> list[SourceHit]:
+        return lexical.search_sources(self.conn, text, filters, limit)
+
+    def source_keys(self, ids: Sequence[str]) -> dict[str, SourceKey]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT m.id, m.agent_id, m.project, m.source_id FROM memories m {_SOURCE_JOIN}"
+            f" WHERE m.id = ANY(%s) AND s.members >= {MIN_MEMBERS}",
+            [list(ids)],
+        ).fetchall()
+        return {str(r[0]): (str(r[1]), r[2], str(r[3])) for r in rows}
+
+    def source_representatives(
+        self, hits: Sequence[SourceHit], filters: MemoryFilters
+    ) -> dict[SourceKey, str]:
+        if not hits:
+            return {}
+        where, params = filter_sql(filters)
+        rows = self.conn.execute(
+            "SELECT k.i, r.id FROM unnest(%s::text[], %s::text[], %s::text[])"
+            " WITH ORDINALITY AS k(agent_id, project, source_id, i),"
+            " LATERAL (SELECT m.id FROM memories m WHERE m.source_id = k.source_id"
+            " AND m.agent_id = k.agent_id AND m.project IS NOT DISTINCT FROM k.project"
+            f" AND {where} ORDER BY m.seq LIMIT 1) AS r",
+            [[h.agent_id for h in hits], [h.project for h in hits],
+             [h.source_id for h in hits], *params],
+        ).fetchall()
+        return {hits[int(i) - 1].key: str(memory_id) for i, memory_id in rows}
+
+    def neighbours(self, ids: Sequence[str], *, same_project: bool) -> dict[str, list[str]]:
+        if not ids:
+            return {}
+        project = "AND n.project IS NOT DISTINCT FROM m.project" if same_project else ""
+        rows = self.conn.execute(
+            _NEIGHBOURS.format(project=project), [list(dict.fromkeys(ids))]
+        ).fetchall()
+        found: dict[str, list[str]] = {}
+        for seq, memory_id, at, *sides in rows:
+            close = chosen(int(seq), at, sides)
+            if close:
+                found[str(memory_id)] = close
+        return found
+
+    def allowed_ids(self, ids: Sequence[str], filters: MemoryFilters) -> set[str]:
+        if not ids:
+            return set()
+        where, params = filter_sql(filters)
+        rows = self.conn.execute(
+            f"SELECT m.id FROM memories m WHERE m.id = ANY(%s) AND {where}", [list(ids), *params]
+        ).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def term_idf(self, tokens: Sequence[str], filters: MemoryFilters) -> dict[str, float]:
+        return lexical.term_idf(self.conn, tokens, filters)
+
+    def memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ANY(%s)", (list(ids),)
+            ).fetchall()
+        return {r["id"]: row_to_memory(r) for r in rows}  # type: ignore[arg-type]
+
+    def vectors(self, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            "SELECT m.id, e.vector::text FROM memories m JOIN embeddings e"
+            " ON e.content_hash = m.content_hash WHERE m.id = ANY(%s) AND e.model = %s"
+            " AND NOT e.stale",
+            [list(ids), model],
+        ).fetchall()
+        return {
+            str(r[0]): np.array(r[1].strip("[]").split(","), dtype=np.float32) for r in rows
+        }
