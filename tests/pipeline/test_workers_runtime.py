@@ -17,6 +17,7 @@ from worker_support import (
     Script,
     execute,
     http_llm,
+    job_rows,
     open_app,
     pipeline_config,
     proposals,
@@ -183,10 +184,13 @@ def test_inline_linking_joins_new_memories_to_known_entities_without_an_llm(tmp_
             assert rows(conn, "SELECT count(*) FROM entities") == [(2,)]
 
 
-def test_llm_hints_are_stored_and_found_by_the_hint_channel(tmp_path: Path) -> None:
+def test_llm_hints_are_stored_and_found_by_the_hint_channel(
+    tmp_path: Path, store_url: str | None
+) -> None:
     script = Script(hints=["where can I get discounts on car parts?", "which stores do I shop at?"])
     with FakeLLMServer(responder=script) as server:
-        with open_app(pipeline_config(tmp_path / "ws"), http_llm(server)) as app:
+        config = pipeline_config(tmp_path / "ws", store_url=store_url)
+        with open_app(config, http_llm(server)) as app:
             memory_id = app.remember("The user has a Target loyalty card").id
             app.run_pipeline_until_idle()
             assert app.get(memory_id).hints == (
@@ -195,8 +199,8 @@ def test_llm_hints_are_stored_and_found_by_the_hint_channel(tmp_path: Path) -> N
             response = app.recall(RecallQuery("discounts", mode="keyword", touch=False))
             [hit] = response.hits
             assert hit.memory.id == memory_id and hit.evidence.hint is not None
-            [job] = app.jobs(job_type="hints")
-            assert job.result and job.result["method"] == "llm"
+            [(_, _, _, result)] = job_rows(app, "hints")
+            assert json.loads(result)["method"] == "llm"
 
 
 class InstantLLM:

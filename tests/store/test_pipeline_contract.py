@@ -135,19 +135,23 @@ def test_vectors_are_read_and_stored_inside_and_outside(core: CoreStore, seam: P
     assert found is not None and np.allclose(found, vector)
 
 
-def test_hint_search_ranks_hints_apart_from_content_within_the_filters(
+def test_stored_hints_are_searched_apart_from_content_within_the_filters(
     core: CoreStore, seam: PipelineStore
 ) -> None:
+    """What the hints worker stores through the seam, recall's hint channel finds
+    (store/recall_reads.py): by the hints' words only, inside the caller's filters."""
     card = remember(core, "The user has a Target loyalty card", agent_id="alice")
     other = remember(core, "Discounts on car parts are common in spring", agent_id="alice")
     theirs = remember(core, "Bob keeps a membership at the hardware store", agent_id="bob")
     alice = MemoryFilters(agent_id="alice")
-    assert seam.hint_search("discounts", alice, 10) == []  # no hints yet: no channel
+    with core.recall_reads(None).reader() as reader:
+        assert not reader.has_hints(alice)  # no hints yet: recall skips the channel
     with seam.write() as tx:
         tx.set_hints(card, "where can I get discounts? cheap air filter for my car")
         tx.set_hints(theirs, "where can I get discounts on tools?")
-    found = [m for m, _ in seam.hint_search("discounts car", alice, 10)]
-    assert found == [card]  # `other` says it in its content, not in hints; bob is out of scope
-    assert other not in found and theirs not in found
-    assert [m for m, _ in seam.hint_search("discounts", MemoryFilters(), 10)] != []
-    assert seam.hint_search("", alice, 10) == []
+    with core.recall_reads(None).reader() as reader:
+        assert reader.has_hints(alice)
+        found = [m for m, _ in reader.hints("discounts car", alice, 10)]
+        assert found == [card]  # `other` says it in its content, not in hints; bob is out
+        assert other not in found and theirs not in found
+        assert {m for m, _ in reader.hints("discounts", MemoryFilters(), 10)} == {card, theirs}

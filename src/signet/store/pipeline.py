@@ -29,7 +29,6 @@ import numpy as np
 
 from signet.store import cold as cold_sql
 from signet.store import embeddings as emb_sql
-from signet.store import fts
 from signet.store import graph as graph_sql
 from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
@@ -40,7 +39,7 @@ from signet.store.db import Store
 from signet.store.jobs import Job
 from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
-from signet.types import Actor, Memory, MemoryFilters
+from signet.types import Actor, Memory
 
 __all__ = ["PipelineStore", "PipelineTx", "SqlitePipeline", "SqlitePipelineTx", "pipeline_for"]
 
@@ -136,13 +135,6 @@ class PipelineStore(Protocol):
     def review_id(self, ref: str) -> str:
         """The id of the review item `ref` names, whole or by a unique prefix (NotFound,
         or InvalidInput `ambiguous_id`; store/prefixes.py)."""
-        ...
-
-    def hint_search(
-        self, text: str, filters: MemoryFilters, limit: int
-    ) -> list[tuple[str, float]]:
-        """(memory id, score) over the prospective hints, best first (higher is better); []
-        when no memory in the filters' slice carries hints. Recall's hint channel."""
         ...
 
 
@@ -263,14 +255,6 @@ class SqlitePipeline:
 
     def review_id(self, ref: str) -> str:
         return resolve_prefix(self.store.reader(), "memory_review_queue", ref, noun="review item")
-
-    def hint_search(
-        self, text: str, filters: MemoryFilters, limit: int
-    ) -> list[tuple[str, float]]:
-        conn = self.store.reader()
-        if not fts.has_hints(conn, filters):
-            return []
-        return fts.search(conn, text, filters, limit, columns=fts.HINT_COLUMNS)
 
 
 def pipeline_for(core: Any) -> PipelineStore:

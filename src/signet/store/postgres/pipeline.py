@@ -13,8 +13,9 @@ run these workers on one database at once:
 - a target memory is re-read `FOR UPDATE` before it is changed, so a concurrent writer either
   waits for us or finds the version moved (`stale_target`, pipeline/writes.py).
 
-Hints are searched here too (`hint_search`): the generated `hint_lexical` tsvector of
-migration 003, ranked as the lexical channel is (store/postgres/lexical.py).
+The hints the hints worker stores are searched by recall's hint channel
+(store/postgres/recall_reads.py): the generated `hint_lexical` tsvector of migration 003,
+ranked as the lexical channel is (store/postgres/lexical.py).
 """
 
 from __future__ import annotations
@@ -32,14 +33,12 @@ from signet.store.jobs import Job
 from signet.store.memories import new_id
 from signet.store.pipeline import PipelineTx
 from signet.store.postgres import jobs as pg_jobs
-from signet.store.postgres import lexical
 from signet.store.postgres.core import PgCore
-from signet.store.postgres.filters import filter_sql
 from signet.store.postgres.graph import PgGraphOps
 from signet.store.prefixes import MAX_LISTED, resolve_with
 from signet.store.review import REVIEW_STATUSES, ReviewItem
 from signet.store.review import item_from_row as review_item
-from signet.types import Actor, Memory, MemoryFilters, dumps
+from signet.types import Actor, Memory, dumps
 
 __all__ = ["PgPipeline", "PgPipelineTx"]
 
@@ -231,16 +230,3 @@ class PgPipeline:
             return [str(r[0]) for r in rows]
 
         return resolve_with(lookup, ref, "review item")
-
-    def hint_search(
-        self, text: str, filters: MemoryFilters, limit: int
-    ) -> list[tuple[str, float]]:
-        """(memory id, score) over the prospective hints, best first; [] when no memory of
-        the filters' slice carries any."""
-        where, params = filter_sql(filters)
-        with self.core._conn() as conn:
-            if conn.execute(
-                f"SELECT 1 FROM memories m WHERE m.hints <> '' AND {where} LIMIT 1", params
-            ).fetchone() is None:
-                return []
-            return lexical.search(conn, text, filters, limit, column="hint_lexical")
