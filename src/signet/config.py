@@ -508,8 +508,8 @@ class StoreConfig:
     """Where the shared state lives: the workspace's SQLite file, or a PostgreSQL database."""
 
     backend: Literal["sqlite", "postgres"] = opt(
-        "sqlite", "sqlite (memory/memories.db in the workspace) or postgres (store.url; only the"
-        " core operations so far, see docs/deploy.md)."
+        "sqlite", "sqlite (memory/memories.db in the workspace) or postgres (store.url: one"
+        " database several daemons share, see docs/deploy.md)."
     )
     url: str = opt(
         "", "The PostgreSQL URL (postgresql://user@host:5432/db) for backend postgres; env"
