@@ -576,3 +576,24 @@ def test_no_value_in_any_field_makes_a_5xx(serve) -> None:
         if reply.status_code >= 500:
             failures.append(("get", "memories", repr(value)[:30], reply.text[:100]))
     assert not failures, failures
+
+
+def test_feedback_by_short_id_is_recorded_and_positive_feedback_counts_an_access(
+    serve, backend
+) -> None:
+    client = serve().client
+    memory_id = remember(client, "the staging cluster is for demos")["id"]
+    short = memory_id[:8]
+    assert client.get(f"/api/memory/{short}").json()["id"] == memory_id  # a short id reads
+    given = client.post("/api/memory/feedback", json={
+        "memory_id": short, "feedback": "positive", "session_id": "s-1"})
+    assert given.status_code == 200, given.text
+    assert (given.json()["memory_id"], given.json()["feedback_type"]) == (memory_id, "positive")
+    listed = client.get("/api/memories").json()["items"]
+    assert next(m for m in listed if m["id"] == memory_id)["access_count"] >= 1
+    bare = client.post("/api/memory/feedback", json={"memory_id": memory_id,
+                                                     "feedback": "correction"})
+    assert bare.status_code == 400 and "correction_text" in bare.text
+    unknown = client.post("/api/memory/feedback", json={"memory_id": "f" * 32,
+                                                        "feedback": "negative"})
+    assert unknown.status_code == 404
