@@ -69,8 +69,7 @@ def test_only_the_install_token_names_an_actor_and_history_keeps_the_token(serve
     made = httpx.post(f"{s.url}{REMEMBER}", json={"content": "written by the agent"},
                       headers={**auth(scoped), "X-Signet-Actor": "someone-else"}).json()
     event = s.client.get(f"/api/memory/{made['id']}/history").json()["history"][0]
-    token_id = s.app.store.reader().execute(
-        "SELECT id FROM tokens WHERE name = 'ci-agent'").fetchone()[0]
+    token_id = s.sql("SELECT id FROM tokens WHERE name = 'ci-agent'")[0][0]
     assert (event["changed_by"], event["token_id"]) == ("ci-agent", token_id)
     for name in ("pipeline", "Pipeline-Shadow"):
         refused = s.client.post(REMEMBER, json={"content": "x"}, headers={"X-Signet-Actor": name})

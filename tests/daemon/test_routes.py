@@ -597,3 +597,31 @@ def test_feedback_by_short_id_is_recorded_and_positive_feedback_counts_an_access
     unknown = client.post("/api/memory/feedback", json={"memory_id": "f" * 32,
                                                         "feedback": "negative"})
     assert unknown.status_code == 404
+
+
+NUL_REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("GET", "/api/memories", {"params": {"who": "\x00"}}),
+    ("GET", "/api/memories", {"params": {"project": "a\x00"}}),
+    ("GET", "/api/memory/search", {"params": {"q": "a\x00b"}}),
+    ("GET", "/api/memory/a%00b", {}),
+    ("DELETE", "/api/memory/a%00b", {}),
+    ("GET", "/api/sessions/a%00b", {}),
+    ("GET", "/api/knowledge/entities/a%00b", {}),
+    ("GET", "/api/documents/a%00b", {}),
+    ("GET", "/api/lineage/a%00b", {}),
+    ("GET", "/api/threads/a%00b", {}),
+    ("GET", "/api/pipeline/jobs/a%00b", {}),
+]
+
+
+def test_a_nul_in_a_query_or_a_path_is_refused_never_a_5xx(serve, backend) -> None:
+    """PostgreSQL text cannot hold a NUL: a query parameter holding one is refused by name (the
+    same 400 on both backends), an id holding one names nothing (404 on SQLite, 400 on
+    PostgreSQL, whose driver refuses the value)."""
+    client = serve().client
+    remember(client, "one memory")
+    for method, url, kwargs in NUL_REQUESTS:
+        reply = client.request(method, url, **kwargs)
+        assert reply.status_code in (400, 404), (method, url, reply.text)
+        if "params" in kwargs:
+            assert_error(reply, 400, "invalid_input", "NUL")

@@ -24,6 +24,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from signet.daemon.schemas import NOT_BLANK
@@ -46,6 +47,9 @@ def error_response(
 def install(api: FastAPI) -> None:
     api.add_exception_handler(SignetError, _signet_error)
     api.add_exception_handler(RequestValidationError, _validation_error)
+    # A request model a handler builds from query parameters (the memory filters) refuses
+    # what its fields refuse (a NUL, say) as pydantic's own error: the same 400.
+    api.add_exception_handler(ValidationError, _model_error)
     api.add_exception_handler(HTTPException, _http_error)
     api.add_exception_handler(DatabaseError, _database_error)
     api.add_exception_handler(OverflowError, _overflow_error)
@@ -61,6 +65,11 @@ async def _signet_error(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    return error_response(400, validation_message(exc.errors()), "invalid_input")
+
+
+async def _model_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ValidationError)
     return error_response(400, validation_message(exc.errors()), "invalid_input")
 
 

@@ -47,6 +47,7 @@ def install(api: FastAPI, config: Config) -> None:
         schema = build()
         _resolve(schema, config)
         _drop_null_defaults(schema)
+        _nul_free(schema)
         api.openapi_schema = schema
         return schema
 
@@ -60,6 +61,64 @@ def _drop_null_defaults(schema: dict[str, Any]) -> None:
         for prop in model.get("properties", {}).values():
             if "default" in prop and prop["default"] is None and not _nullable(prop):
                 del prop["default"]
+
+
+NUL = "\\u0000"  # the regex escape of U+0000 (Python's re and ECMA-262 alike)
+
+
+def _nul_free(schema: dict[str, Any]) -> None:
+    """No text a request carries may hold a NUL (schemas._Body refuses it: PostgreSQL text
+    cannot store one), so the document says so: every string of every request body gets a
+    pattern without U+0000, folded into the pattern it already has (a negated class gains the
+    character; an unanchored one-class pattern becomes anchored around it)."""
+    models = schema.get("components", {}).get("schemas", {})
+    todo = [ref for ref in _refs(schema.get("paths", {}), request_bodies=True)]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in models:
+            continue
+        seen.add(name)
+        todo.extend(_refs(models[name]))
+        _strings_nul_free(models[name])
+
+
+def _refs(node: Any, *, request_bodies: bool = False) -> list[str]:
+    """The component names `node` refers to ($ref), only under requestBody when asked."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and not request_bodies:
+                found.append(value.rsplit("/", 1)[-1])
+            elif request_bodies and key == "requestBody":
+                found.extend(_refs(value))
+            else:
+                found.extend(_refs(value, request_bodies=request_bodies))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_refs(item, request_bodies=request_bodies))
+    return found
+
+
+def _strings_nul_free(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("type") == "string" and not {"enum", "const", "format"} & node.keys():
+            node["pattern"] = _without_nul(node.get("pattern"))
+        for value in node.values():
+            _strings_nul_free(value)
+    elif isinstance(node, list):
+        for item in node:
+            _strings_nul_free(item)
+
+
+def _without_nul(pattern: str | None) -> str:
+    if pattern is None:
+        return f"^[^{NUL}]*$"
+    if pattern.startswith("^"):  # anchored (tags text, paths): no class may match a NUL
+        return pattern.replace("[^", f"[^{NUL}").replace("\\S", f"[^\\s{NUL}]")
+    if pattern.startswith("[^") and pattern.endswith("]") and pattern.count("[") == 1:
+        return f"^[^{NUL}]*{pattern.replace('[^', f'[^{NUL}', 1)}[^{NUL}]*$"
+    raise ValueError(f"cannot fold NUL out of the pattern {pattern!r}")
 
 
 def _nullable(prop: dict[str, Any]) -> bool:

@@ -27,7 +27,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from signet.errors import StoreError
+from signet.errors import InvalidInput, StoreError
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
 from signet.store.memories import COLUMNS, new_id, row_to_memory
 from signet.store.postgres import jobs as pg_jobs
@@ -74,7 +74,8 @@ class StorePool(ConnectionPool):
     """The pool every PostgreSQL store module borrows from: a database that went away (the
     server stopped, the network cut, the pool closed at shutdown, every connection busy past
     the timeout) surfaces as StoreError, which the daemon answers 503 `store_error` as it does
-    for an unusable SQLite file, never as an unexplained 500."""
+    for an unusable SQLite file, never as an unexplained 500; a NUL character in a value is
+    InvalidInput (400)."""
 
     @contextmanager
     def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection]:
@@ -83,6 +84,13 @@ class StorePool(ConnectionPool):
                 yield conn
         except (psycopg.OperationalError, PoolClosed, PoolTimeout) as exc:
             raise StoreError(f"the PostgreSQL store is unavailable: {exc}") from exc
+        except psycopg.DataError as exc:
+            # A NUL in a value the request did not validate as text (an id in a URL path):
+            # PostgreSQL text cannot hold one, so it names nothing stored here.
+            if "NUL" not in str(exc):
+                raise
+            raise InvalidInput(
+                "a value holds a NUL character (U+0000), which no text may contain") from exc
 
 
 class PgCore(PgMemoryOps):
