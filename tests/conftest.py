@@ -19,8 +19,9 @@ The daemon suites on PostgreSQL: `pytest tests/daemon tests/mcp --store-backend 
 PostgreSQL database. That pass collects only the tests that run on a store it chooses: a test
 taking the `backend` fixture already ran on both stores in the first pass (one taking `pg_url`
 on its own PostgreSQL database), a test with no `serve` server and no `suite_store` (the
-store of its own workspaces: the MCP suite's) would only repeat itself on SQLite, and a test marked `sqlite_only` is about the
-SQLite file itself (its WAL, its bytes on disk); these are deselected, never skipped.
+store of its own workspaces: the MCP suite's) would only repeat itself on SQLite (the tests
+about the SQLite file itself, its WAL and its bytes on disk, are of this kind); these are
+deselected, never skipped.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # `backend` tests ran on both stores, `pg_url` tests on their own PostgreSQL database.
         on_chosen_store = bool({"serve", "suite_store"} & set(names)) and not (
             {"backend", "pg_url"} & set(names))
-        if on_chosen_store and item.get_closest_marker("sqlite_only") is None:
+        if on_chosen_store:
             kept.append(item)
         else:
             dropped.append(item)
