@@ -6,20 +6,28 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from chromium import CHROMIUM
 
 
 def test_bench_dashboard_reports_first_load_and_map_frames(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "signet", "bench", "dashboard", "--json", "--memories", "3",
-         "--points", "2000", "--runs", "1", "--map-memories", "40", "--chromium", CHROMIUM],
-        env=env, capture_output=True, text=True, timeout=240,
-    )
+    # A short TMPDIR: chromium puts its singleton socket in a temporary folder, and a Unix
+    # socket path is limited to 107 bytes (pytest's tmp_path can be longer than that).
+    short = Path(tempfile.mkdtemp(prefix="sgbd-"))
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(short), "OMP_NUM_THREADS": "1"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "signet", "bench", "dashboard", "--json", "--memories", "3",
+             "--points", "2000", "--runs", "1", "--map-memories", "40", "--chromium", CHROMIUM],
+            env=env, capture_output=True, text=True, timeout=240,
+        )
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
     assert done.returncode == 0, done.stderr
     assert "map renderer at 2,000 points" in done.stderr  # progress on stderr
     data = json.loads(done.stdout)
