@@ -113,6 +113,10 @@ def test_hint_scores_ignore_another_scopes_hints(serve) -> None:
         if plant:
             theirs = remember(s, other, "an unrelated note")
             hinted[theirs] = "what colour is the car colour paint"
+        if s.cfg.store.backend != "sqlite":  # the hints column, as the hints worker sets it
+            for memory_id, hints in hinted.items():
+                s.sql(f"UPDATE memories SET hints = '{hints}' WHERE id = '{memory_id}'")
+            return
         with s.app.store.write_tx() as conn:
             for memory_id, hints in hinted.items():
                 mem_sql.set_hints(conn, memory_id, hints)
