@@ -28,20 +28,31 @@ if TYPE_CHECKING:  # typing and pathlib cost a hook process imports it does not 
     from pathlib import Path
     from typing import Any, BinaryIO
 
-__all__ = ["EVENTS", "HARNESSES", "LOG_NAME", "exit_now_if_abandoned", "run"]
+__all__ = ["EVENTS", "GUARD_ENV", "HARNESSES", "LOG_NAME", "exit_now_if_abandoned", "guarded", "run"]
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
 HARNESSES = ("claude-code", "codex", "opencode", "generic")
 LOG_NAME = "hooks.log"
 MAX_STDIN_BYTES = 8 * 1024 * 1024
 DEFAULT_BUDGET_MS = 1000
+# Set by the `command` LLM provider for the harness CLI it runs (providers/llm_command.py):
+# that CLI's own hooks would call the daemon, whose pipeline would call the CLI again.
+GUARD_ENV = ("SIGNET_NO_HOOKS", "SIGNET_BYPASS")
+
+
+def guarded(env: Mapping[str, str]) -> bool:
+    """True when the re-entry guard is set: the hook then does nothing at all."""
+    return any(env.get(name, "").strip().lower() not in ("", "0", "false", "no") for name in GUARD_ENV)
 
 
 def run(
     event: str, harness: str, stdin: BinaryIO, *, workspace: str | Path | None,
     env: Mapping[str, str],
 ) -> str:
-    """The hook's stdout ("" when there is nothing to say or anything failed)."""
+    """The hook's stdout ("" when there is nothing to say, anything failed, or the re-entry
+    guard is set: then not even stdin or the configuration is read)."""
+    if guarded(env):
+        return ""
     started = time.monotonic()
     where = str(workspace) if workspace is not None and str(workspace) else None
     try:
