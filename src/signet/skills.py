@@ -23,13 +23,16 @@ Installing copies a folder or unpacks a local archive (.zip, .tar, .tar.gz, .tgz
 
 from __future__ import annotations
 
+import gzip
 import logging
+import lzma
 import re
 import shutil
 import stat
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -59,6 +62,12 @@ MAX_SKILL_BYTES = 256 * 1024
 MIN_IMPORTANCE = 0.01
 MAX_ARCHIVE_BYTES = 10 * 1024 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# What reading a damaged archive raises: bad checksums and headers, truncated or corrupt
+# compressed streams, unsupported methods or encryption (zip), a member whose data runs out.
+_DAMAGED = (
+    zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, EOFError, zlib.error,
+    lzma.LZMAError, gzip.BadGzipFile, NotImplementedError, RuntimeError, ValueError,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,12 +306,16 @@ def _stage(source: Path, tmp: Path) -> Path:
         raise InvalidInput(f"{source}: not a folder, .zip or .tar(.gz) archive")
     unpacked = tmp / "unpacked"
     unpacked.mkdir()
-    if zipfile.is_zipfile(source):
-        _unzip(source, unpacked)
-    elif tarfile.is_tarfile(source):
-        _untar(source, unpacked)
-    else:
-        raise InvalidInput(f"{source}: not a folder, .zip or .tar(.gz) archive")
+    try:
+        if zipfile.is_zipfile(source):
+            _unzip(source, unpacked)
+        elif tarfile.is_tarfile(source):
+            _untar(source, unpacked)
+        else:
+            raise InvalidInput(f"{source}: not a folder, .zip or .tar(.gz) archive")
+    except _DAMAGED as exc:
+        # Headers that lie (sizes, checksums, offsets) surface as these once a member is read.
+        raise InvalidInput(f"{source}: damaged archive ({exc})") from exc
     if (unpacked / SKILL_FILE).is_file():
         return unpacked
     folders = [p for p in unpacked.iterdir() if p.is_dir()]
