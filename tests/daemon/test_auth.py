@@ -26,7 +26,7 @@ from signet.clock import ManualClock, stamp
 from signet.config import AuthConfig, Config, NetworkConfig
 from signet.daemon.auth import PERMISSION_ATTR, PERMISSIONS
 from signet.daemon.guards import Authenticate, HostGuard, is_public
-from signet.daemon.mcp_guard import TOOL_PERMISSIONS
+from signet.daemon.mcp_access import TOOLS
 from signet.daemon.tokens import TokenAuthority, refuse_open_bind
 from signet.errors import ConfigError, NotFound, Unauthorized
 from signet.store.db import Store
@@ -336,7 +336,7 @@ def test_mcp_tools_check_the_tokens_permission(serve, backend) -> None:
     assert stored.is_error and "remember" in stored.content[0].text
     assert not searched.is_error
     assert s.app.list().total == 0
-    assert set(TOOL_PERMISSIONS.values()) <= set(PERMISSIONS)
+    assert {rule.permission for rule in TOOLS.values()} <= set(PERMISSIONS)
 
 
 def test_mcp_tools_honour_the_tokens_scope(serve, backend) -> None:

@@ -1,10 +1,12 @@
-"""Permissions and scope for the MCP tools served at /mcp.
+"""Permissions and scope for everything served at /mcp.
 
 The HTTP request carrying an MCP message has already passed `guards.Authenticate`, so its
-`Principal` is in the request state. `guard_mcp` adds an MCP server middleware that, for every
-`tools/call`, checks the tool's permission (`TOOL_PERMISSIONS`; a tool missing from the table
-needs `admin`, so a new tool is closed until someone decides), applies the per-token rate limit
-to the tools that write, and makes the principal's scope current for the call.
+`Principal` is in the request state. `guard_mcp` adds an MCP server middleware that sees every
+inbound message (requests and notifications alike): it checks the method, and the tool, prompt
+or resource it names, against the table in mcp_access.py (default deny: what is not there is
+open only to an unscoped admin token), answers the list methods with only what the caller may
+use, applies the per-token rate limit to the tools that write, and makes the principal's scope
+current for the call.
 
 `ScopedAppBackend` is the /mcp backend: the same in-process calls as `mcp.AppBackend`, but for
 a scoped principal every call goes through `ScopedApp`, which passes the scope to the app (so
@@ -22,30 +24,20 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_REQUEST, CallToolResult, TextContent
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signet.app import SignetApp
+from signet.daemon import mcp_access
 from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import Principal
 from signet.errors import Forbidden, SignetError
 from signet.mcp.backends import AppBackend
 from signet.types import Actor, MemoryScope
 
-__all__ = ["TOOL_PERMISSIONS", "ScopedApp", "ScopedAppBackend", "guard_mcp"]
+__all__ = ["ScopedApp", "ScopedAppBackend", "guard_mcp"]
 
-TOOL_PERMISSIONS: dict[str, str] = {
-    "memory_search": "recall",
-    "memory_get": "recall",
-    "memory_list": "recall",
-    "memory_store": "remember",
-    "memory_modify": "modify",
-    "memory_forget": "forget",
-    "memory_feedback": "remember",
-    "session_search": "recall",
-    "memory_context": "recall",
-}
 READ_TOOL_PERMISSIONS = frozenset({"recall", "diagnostics", "analytics"})
 
 _scope: ContextVar[MemoryScope | None] = ContextVar("signet_mcp_scope", default=None)
@@ -53,38 +45,51 @@ _token: ContextVar[str | None] = ContextVar("signet_mcp_token", default=None)
 
 
 def guard_mcp(server: MCPServer, limiter: RateLimiter | None) -> None:
-    """Check every tool call's permission against the calling token (see module doc)."""
+    """Check every MCP message against the calling token (see module doc)."""
 
     async def check(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
         principal = _principal_of(ctx)
-        name = str((ctx.params or {}).get("name", ""))
-        permission = TOOL_PERMISSIONS.get(name, "admin")
-        if not principal.allows(permission):
-            return _refusal(f"forbidden: this token lacks the {permission} permission ({name})")
-        if limiter is not None and permission not in READ_TOOL_PERMISSIONS:
-            try:
-                limiter.check(principal.token_id)
-            except SignetError as exc:
-                return _refusal(exc.message)
+        refused = mcp_access.refusal(principal, ctx.method, ctx.params)
+        if refused is None and ctx.method == "tools/call":
+            refused = _rate_limited(principal, str((ctx.params or {}).get("name", "")), limiter)
+        if refused is not None:
+            return _refusal(ctx, refused)
         scope = (
             MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
             if principal.scoped else None
         )
         token, token_id = _scope.set(scope), _token.set(principal.token_id)
         try:
-            return await call_next(ctx)
+            result = await call_next(ctx)
         finally:
             _scope.reset(token)
             _token.reset(token_id)
+        return mcp_access.visible(principal, ctx.method, result)
 
     server.middleware.append(check)
 
 
-def _refusal(message: str) -> CallToolResult:
-    """A tool error the agent can read (as the tools' own SignetErrors become)."""
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+def _rate_limited(principal: Principal, tool: str, limiter: RateLimiter | None) -> str | None:
+    """The per-token write budget, spent by the tools that write."""
+    rule = mcp_access.TOOLS.get(tool)
+    permission = rule.permission if rule is not None else "admin"
+    if limiter is None or permission in READ_TOOL_PERMISSIONS:
+        return None
+    try:
+        limiter.check(principal.token_id)
+    except SignetError as exc:
+        return exc.message
+    return None
+
+
+def _refusal(ctx: ServerRequestContext[Any, Any], message: str) -> HandlerResult:
+    """A refused tool call is a tool error the agent can read (as the tools' own SignetErrors
+    become); a refused notification is dropped; any other request is a JSON-RPC error."""
+    if ctx.method == "tools/call":
+        return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    if ctx.request_id is None:
+        return None
+    raise MCPError(code=INVALID_REQUEST, message=message)
 
 
 def _principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
@@ -93,7 +98,7 @@ def _principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
     principal = state.get("principal")
     if not isinstance(principal, Principal):
         # Only reachable if /mcp were served without guards.Authenticate: refuse, never allow.
-        raise ToolError("unauthorized: a bearer token is required")
+        raise MCPError(code=INVALID_REQUEST, message="unauthorized: a bearer token is required")
     return principal
 
 
@@ -146,6 +151,13 @@ class ScopedAppBackend(AppBackend):
         if _scope.get() is not None:
             raise Forbidden("memory_context spans every project; a scoped token cannot use it")
         return super().context(project=project, cwd=cwd)
+
+    def identity(self, name: str) -> dict[str, Any]:
+        # A scoped token reads the identity files HTTP gives it; MEMORY.md is rendered from
+        # every project's memories.
+        if _scope.get() is not None and name == "MEMORY.md":
+            raise Forbidden("MEMORY.md spans every project; a scoped token cannot read it")
+        return self._shared.identity_file(name)
 
 
 @dataclasses.dataclass
