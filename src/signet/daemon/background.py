@@ -5,6 +5,7 @@ open and stops them before the store is checkpointed and closed. The loop itself
 a failing tick logged and skipped) is `signet.workers.loop.WorkerLoop`; this module owns its
 thread and its controls:
 
+- the workers of `app.workers()` and the spool import (daemon/spool_import.py);
 - two threads, each a `WorkerLoop` running one tick at a time: the embed worker alone in one,
   every other worker in the other. Writes do not embed (`embedding.write_path: deferred`): a
   new memory's vector comes from the embed worker, so its freshness must not wait behind an
@@ -34,6 +35,7 @@ from typing import Any
 
 from signet.app import SignetApp
 from signet.clock import Clock
+from signet.daemon.spool_import import spool_worker
 from signet.workers.loop import Worker, WorkerLoop
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,9 @@ class BackgroundWorkers:
         self.app = app
         poll_s = app.config.pipeline.worker_poll_ms / 1000
         self._stop = threading.Event()
-        workers = app.workers()
+        # The spool import is the daemon's own (hooks spool while it is down), so it runs
+        # here, not in `signet pipeline run`.
+        workers = [*app.workers(), spool_worker(app)]
         groups = [[w for w in workers if w.name != EMBED], [w for w in workers if w.name == EMBED]]
         self._lanes = [_Lane(group, poll_s, self._stop, app.clock) for group in groups if group]
         self._paused = False

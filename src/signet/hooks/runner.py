@@ -1,5 +1,10 @@
 """Run one hook and fail open: whatever happens, the harness gets valid output or none.
 
+Failing open never loses a capture: session-end and pre-compaction (the transcript) and a
+prompt that asks to remember something are spooled in the workspace (signet/spool.py) before
+the daemon is asked, and the file is deleted once it answered; otherwise the daemon imports it
+later. A spool write under way when the budget runs out is given up to SPOOL_GRACE_S more.
+
 The whole hook (reading stdin, asking the daemon, formatting) runs in a worker thread that the
 main thread waits for at most the event's time budget (hooks.*_timeout_ms in agent.yaml,
 defaults 2 s for session-start, 1 s for user-prompt-submit). Past the budget, or on any error
@@ -17,6 +22,7 @@ import sys
 import threading
 import time
 
+from signet import spool
 from signet.hooks.formats import render
 from signet.hooks.payloads import to_request
 from signet.hooks.settings import HookSettings, load_settings, resolve_workspace
@@ -35,6 +41,9 @@ HARNESSES = ("claude-code", "codex", "opencode", "generic")
 LOG_NAME = "hooks.log"
 MAX_STDIN_BYTES = 8 * 1024 * 1024
 DEFAULT_BUDGET_MS = 1000
+SPOOL_GRACE_S = 5.0
+MAX_SPOOLED_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # larger: the path is spooled, read at import
+HANDOFF_EVENTS = ("session-end", "pre-compaction")
 # Set by the `command` LLM provider for the harness CLI it runs (providers/llm_command.py):
 # that CLI's own hooks would call the daemon, whose pipeline would call the CLI again.
 GUARD_ENV = ("SIGNET_NO_HOOKS", "SIGNET_BYPASS")
@@ -62,21 +71,27 @@ def run(
         return ""
     budget_s = cfg.budgets_ms.get(event, DEFAULT_BUDGET_MS) / 1000
     outcome: dict[str, Any] = {}
+    spooling = threading.Event()  # set while a spool file is being written
+    spooled = threading.Event()  # set once it is written (or failed)
 
     def work() -> None:
         try:
-            outcome["out"] = _ask(cfg, event, harness, stdin, started + budget_s)
+            outcome["out"] = _ask(cfg, event, harness, stdin, started + budget_s,
+                                  (spooling, spooled, outcome))
         except Exception as exc:  # noqa: BLE001 - every failure is logged and swallowed
             outcome["error"] = exc
 
     thread = threading.Thread(target=work, name="signet-hook", daemon=True)
     thread.start()
     thread.join(max(budget_s - (time.monotonic() - started), 0))
+    if thread.is_alive() and spooling.is_set() and not spooled.is_set():
+        spooled.wait(SPOOL_GRACE_S)  # a capture half written is finished, not dropped
     if thread.is_alive():
-        _log(cfg.log_dir, event, harness, f"gave up after its {budget_s * 1000:.0f} ms budget")
+        message = f"gave up after its {budget_s * 1000:.0f} ms budget"
+        _log(cfg.log_dir, event, harness, message + _spool_note(outcome))
         return ""
     if "error" in outcome:
-        _log(cfg.log_dir, event, harness, _describe(outcome["error"]))
+        _log(cfg.log_dir, event, harness, _describe(outcome["error"]) + _spool_note(outcome))
         return ""
     return str(outcome.get("out", ""))
 
@@ -98,7 +113,10 @@ def exit_now_if_abandoned() -> None:
         os._exit(0)
 
 
-def _ask(cfg: HookSettings, event: str, harness: str, stdin: BinaryIO, deadline: float) -> str:
+def _ask(
+    cfg: HookSettings, event: str, harness: str, stdin: BinaryIO, deadline: float,
+    state: tuple[threading.Event, threading.Event, dict[str, Any]],
+) -> str:
     raw = stdin.read(MAX_STDIN_BYTES + 1)
     if len(raw) > MAX_STDIN_BYTES:
         raise ValueError(f"the hook payload is over {MAX_STDIN_BYTES} bytes")
@@ -107,11 +125,56 @@ def _ask(cfg: HookSettings, event: str, harness: str, stdin: BinaryIO, deadline:
     except ValueError as exc:
         raise ValueError(f"the hook payload is not JSON: {exc}") from exc
     body = to_request(harness, payload)
+    kept = _spool(cfg, event, harness, body, state)
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError("no time left to ask the daemon")
     answer = post(cfg.bind, cfg.port, f"/api/hooks/{event}", body, cfg.token_path, left)
+    spool.remove(kept)  # the daemon has it now
+    state[2].pop("spooled_path", None)
     return render(harness, event, answer)
+
+
+def _spool(
+    cfg: HookSettings, event: str, harness: str, body: dict[str, Any],
+    state: tuple[threading.Event, threading.Event, dict[str, Any]],
+) -> str | None:
+    """Write the event to the spool first when it carries something to keep: a transcript
+    (session-end, pre-compaction) or a prompt that may ask to remember something."""
+    transcript: bytes | None = None
+    if event in HANDOFF_EVENTS:
+        if not body.get("transcript_path") and not body.get("transcript"):
+            return None
+        transcript = _transcript_bytes(body.get("transcript_path"))
+    elif event != "user-prompt-submit" or "remember" not in str(body.get("prompt", "")).lower():
+        return None
+    spooling, spooled, outcome = state
+    spooling.set()
+    try:
+        path = spool.write(cfg.workspace, event, harness, body, transcript)
+    finally:
+        spooled.set()
+    if path:
+        outcome["spooled_path"] = path
+    return path
+
+
+def _transcript_bytes(path: Any) -> bytes | None:
+    """The transcript file's raw bytes; None when there is none to read (or it is too large:
+    then the spooled path is read at import time)."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(os.path.expanduser(path), "rb") as handle:
+            data = handle.read(MAX_SPOOLED_TRANSCRIPT_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_SPOOLED_TRANSCRIPT_BYTES else None
+
+
+def _spool_note(outcome: dict[str, Any]) -> str:
+    path = outcome.get("spooled_path")
+    return f"; spooled as {os.path.basename(path)} for the daemon to import" if path else ""
 
 
 def _describe(exc: BaseException) -> str:
