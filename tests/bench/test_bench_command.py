@@ -48,8 +48,10 @@ QUESTIONS = [
 ]
 
 
-def run_bench(tmp_path: Path, *args: str) -> dict:
+def run_bench(tmp_path: Path, *args: str, data: str | None = None) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    if data is not None:
+        env["SIGNET_BENCH_DATA"] = data
     done = subprocess.run(
         [sys.executable, "-m", "signet", "bench", *args, "--json"],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
@@ -87,6 +89,18 @@ def test_bench_memaware_on_tiny_sessions(tmp_path: Path) -> None:
     assert data["bm25"]["all"]["n"] == 1
 
 
+def bench_data(tmp_path: Path, *, locomo: bool = False, memaware: bool = False) -> str:
+    """A SIGNET_BENCH_DATA folder holding the other benchmark's tiny file (hard negatives)."""
+    root = tmp_path / "bench-data"
+    (root / "locomo").mkdir(parents=True)
+    (root / "memaware").mkdir()
+    if locomo:
+        (root / "locomo" / "locomo-dev.json").write_text(json.dumps(LOCOMO))
+    if memaware:
+        (root / "memaware" / "questions-dev.json").write_text(json.dumps(QUESTIONS))
+    return str(root)
+
+
 def test_bench_memaware_inject_scores_what_the_prompt_hook_injects(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
@@ -96,40 +110,52 @@ def test_bench_memaware_inject_scores_what_the_prompt_hook_injects(tmp_path: Pat
     questions.write_text(json.dumps(QUESTIONS))
     negatives = tmp_path / "negatives.json"
     negatives.write_text(json.dumps(["How do I reverse a linked list in Rust?"]))
+    rows = tmp_path / "rows.json"
     data = run_bench(
         tmp_path, "memaware", "--sessions", str(sessions), "--questions", str(questions),
-        "--mode", "hybrid", "--inject", "--negatives", str(negatives), "--thresholds", "0,0.99",
+        "--mode", "hybrid", "--inject", "--negatives", str(negatives), "--rows", str(rows),
+        data=bench_data(tmp_path, locomo=True),
     )
     inject = data["inject"]
-    assert inject["min_similarity"] == 0.36  # the headline is the configured gate
-    assert set(inject["sweep"]) == {"0", "0.36", "0.99"}
-    open_gate = inject["sweep"]["0"]
-    assert open_gate["easy"]["n"] == 1 and open_gate["easy"]["context_hit"] == 1.0
-    assert open_gate["easy"]["injection_rate"] == 1.0 and 0 < open_gate["easy"]["mean_tokens"] <= 800
-    strict = inject["sweep"]["0.99"]
-    assert strict["easy"]["context_hit"] == 0.0 and strict["easy"]["mean_tokens"] == 0.0
-    assert strict["negatives"] == {"n": 1, "false_injection_rate": 0.0}
+    easy = inject["easy"]
+    assert easy["n"] == 1 and easy["context_hit"] in (0.0, 1.0)
+    assert set(easy) >= {"tokens_per_injected", "injection_rate", "lines_per_injected"}
+    assert easy["tokens_per_injected"] <= 800
+    # Easy negatives and the hard ones (LoCoMo's questions of categories 1-4) apart.
+    assert inject["negatives"]["easy"]["n"] == 1
+    assert inject["negatives"]["hard: locomo"]["n"] == 2
+    assert 0.0 <= inject["negatives"]["hard: locomo"]["false_injection_rate"] <= 1.0
     assert data["hybrid"]["easy"]["Hit@1"] == 1.0  # one ingest serves both
-    # Held out: the rule picks a threshold on one half, the other half is reported at it.
-    assert [h["chosen_on_half"] for h in inject["held_out"]] == [0, 1]
-    assert all(h["split"] == "question" for h in inject["held_out"])
+    kept = json.loads(rows.read_text())
+    assert kept["benchmark"] == "memaware"
+    assert sorted(p["kind"] for p in kept["prompts"]) == [
+        "easy", "hard: locomo", "hard: locomo", "positive"]
+    positive = next(p for p in kept["prompts"] if p["kind"] == "positive")
+    # The gold session's window is a candidate, labelled relevant; a negative's never are.
+    assert [c[0] for c in positive["candidates"]].count(1) == 1
+    assert all(len(c) == 1 + len(kept["features"]) for c in positive["candidates"])
+    assert not any(c[0] for p in kept["prompts"] if p["kind"] != "positive"
+                   for c in p["candidates"])
 
 
 def test_bench_locomo_inject_scores_what_the_prompt_hook_injects(tmp_path: Path) -> None:
+    other = json.loads(json.dumps(LOCOMO[0]))
+    other["sample_id"] = "conv-y"
     path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(LOCOMO))
+    path.write_text(json.dumps([LOCOMO[0], other]))
     negatives = tmp_path / "negatives.json"
     negatives.write_text(json.dumps(["How do I reverse a linked list in Rust?"]))
     data = run_bench(tmp_path, "locomo", "--file", str(path), "--mode", "hybrid", "--inject",
-                     "--negatives", str(negatives), "--thresholds", "0,0.99")
+                     "--negatives", str(negatives), data=bench_data(tmp_path, memaware=True))
     inject = data["inject"]
-    assert inject["min_similarity"] == 0.36 and set(inject["sweep"]) == {"0", "0.36", "0.99"}
-    open_gate, strict = inject["sweep"]["0"], inject["sweep"]["0.99"]
-    # Three turns: an open gate injects all of them, so every evidence turn is in.
-    assert open_gate["cat1-4"]["n"] == 2 and open_gate["cat1-4"]["context_hit"] == 1.0
-    assert open_gate["adversarial"]["context_hit"] == 1.0
-    assert strict["cat1-4"]["injection_rate"] == 0.0
-    assert strict["negatives"] == {"n": 1, "false_injection_rate": 0.0}
+    assert inject["cat1-4"]["n"] == 4 and inject["adversarial"]["n"] == 2
+    assert inject["precision"] is None or 0.0 <= inject["precision"] <= 1.0
+    negatives_of = inject["negatives"]
+    assert negatives_of["easy"]["n"] == 2  # asked in both stores
+    # Each store is asked the other conversation's two questions of categories 1-4, and
+    # MemAware's one request.
+    assert negatives_of["hard: other conversations"]["n"] == 4
+    assert negatives_of["hard: memaware"]["n"] == 2
 
 
 def test_bench_memaware_refuses_a_negatives_file_that_is_not_a_list(tmp_path: Path) -> None:

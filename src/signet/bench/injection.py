@@ -1,27 +1,29 @@
-"""The injection benchmark: MemAware's requests through the exact code of the
-user-prompt-submit hook (signet/injection, same budget, same relevance gate), after the same
-ingest as the retrieval benchmark.
+"""The injection benchmark: every request through the exact code of the user-prompt-submit hook
+(signet/injection: same budget, same judge), after the same ingest as the retrieval benchmark.
 
-Per tier: **context hit** (the injected block holds a memory from a gold session), the mean
-injected tokens (bundled tokenizer, over every request, an empty injection counting 0) and the
-injection rate (requests that injected anything). With a file of negatives (prompts about
-nothing stored), the **false injection rate**: the fraction of those that injected anything.
-`thresholds` re-runs the same requests at other thresholds of the gate
-(hooks.min_similarity: the calibration sweep the default was chosen from); the figures at the
-configured threshold are the headline. With a sweep, `held_out` applies the rule the default
-was chosen by (the lowest threshold whose false injection rate is at most 10%) to one half of
-the data and reports the other half at that threshold, both ways round: halves by
-conversation when the questions come from several (LoCoMo), else by question (MemAware's one
-haystack), the negatives by prompt (each asked in every store). `groups` names the tiers or
-categories (MemAware's by default; LoCoMo's for `signet bench locomo --inject`).
+Per tier or category, over the prompts about something stored:
+- **context hit**: the injected block holds a memory of the gold (a window of a gold session, an
+  evidence turn);
+- **tokens per injected prompt** (bundled tokenizer, over the prompts that injected anything) and
+  the injection rate;
+- **precision**: the share of injected memory lines that are relevant (from the gold).
+
+Negatives, each asked in every store and reported apart: the **easy** set (bundled
+negatives.json: programming questions against people's lives) and the **hard** sets made at
+bench time from the development halves (bench/hard_negatives.py: other conversations'
+questions, the other benchmark's requests). Their figure is the **false injection rate**: the
+share that injected anything.
+
+With `rows`, every prompt's candidates (recall's hits as the hook sees them) are kept with the
+judge's features (injection/judge.py) and their labels, for `signet bench inject-fit`, which
+fits the judge and its floor held out.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +32,12 @@ from signet.app import SignetApp
 from signet.bench.datasets import BenchQuestion
 from signet.bench.metrics import MEMAWARE_ALL, memaware_groups
 from signet.errors import InvalidInput
-from signet.injection import tokens
+from signet.injection import judge, tokens
+from signet.injection.prompt_submit import candidates
 
-__all__ = ["MAX_FALSE_INJECTION", "InjectionBench", "load_negatives"]
+__all__ = ["EASY", "InjectionBench", "load_negatives"]
 
-MAX_FALSE_INJECTION = 0.10  # the rule hooks.min_similarity was chosen by (docs/benchmarks.md)
+EASY = "easy"
 
 
 def load_negatives(path: Path) -> list[str]:
@@ -49,99 +52,110 @@ def load_negatives(path: Path) -> list[str]:
 
 
 @dataclasses.dataclass
+class _Asked:
+    """What one prompt got: injected tokens, lines, relevant lines."""
+
+    tokens: int
+    lines: int
+    relevant: int
+
+
+@dataclasses.dataclass
 class InjectionBench:
     """Called once per ingested group with the app and the group's questions; `result()` then
-    holds the figures."""
+    holds the figures. `hard` maps a store (the group) to its named hard-negative sets."""
 
-    negatives: Sequence[str] = ()
-    thresholds: Sequence[float] = ()
+    benchmark: str
+    easy: Sequence[str] = ()
+    hard: Mapping[str, Mapping[str, Sequence[str]]] = dataclasses.field(default_factory=dict)
     progress: Callable[[str], None] | None = None
     groups: Callable[[Iterable[BenchQuestion]], dict[str, list[str]]] = memaware_groups
-    _hits: dict[float, dict[str, bool]] = dataclasses.field(default_factory=dict)
-    _tokens: dict[float, dict[str, int]] = dataclasses.field(default_factory=dict)
-    # (prompt, injected anything) per negative asked, in every store
-    _false: dict[float, list[tuple[str, bool]]] = dataclasses.field(default_factory=dict)
+    rows: bool = False
+    _asked: dict[str, _Asked] = dataclasses.field(default_factory=dict)
+    _negatives: dict[str, list[_Asked]] = dataclasses.field(default_factory=dict)
     _questions: list[BenchQuestion] = dataclasses.field(default_factory=list)
-    _configured: float | None = None
+    _rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
-    def __call__(self, app: SignetApp, questions: Sequence[BenchQuestion], keys_of: dict[str, list[str]]) -> None:
-        configured = app.config.hooks.min_similarity
-        self._configured = configured
+    def __call__(self, app: SignetApp, questions: Sequence[BenchQuestion],
+                 keys_of: dict[str, list[str]]) -> None:
+        if not questions:
+            return
+        store = questions[0].group
         self._questions.extend(questions)
-        original = app.config
-        try:
-            for threshold in dict.fromkeys([configured, *self.thresholds]):
-                app.config = dataclasses.replace(
-                    original, hooks=dataclasses.replace(original.hooks, min_similarity=threshold)
-                )
-                self._run(app, questions, keys_of, threshold)
-        finally:
-            app.config = original
-
-    def _run(
-        self, app: SignetApp, questions: Sequence[BenchQuestion], keys_of: dict[str, list[str]],
-        threshold: float,
-    ) -> None:
-        hits = self._hits.setdefault(threshold, {})
-        used = self._tokens.setdefault(threshold, {})
         for index, question in enumerate(questions, 1):
-            result = injection.handle(app, "user-prompt-submit", {"prompt": question.text}, record=False)
-            sessions = {k for memory_id in result.memories for k in keys_of.get(memory_id, [])}
-            hits[question.qid] = bool(sessions & question.gold)
-            used[question.qid] = tokens.count(result.context)
-            if self.progress and index % 50 == 0:
-                self.progress(f"inject @{threshold:g}: {index}/{len(questions)} requests")
-        false = self._false.setdefault(threshold, [])
-        for prompt in self.negatives:
-            result = injection.handle(app, "user-prompt-submit", {"prompt": prompt}, record=False)
-            false.append((prompt, bool(result.context)))
+            self._asked[question.qid] = self._ask(app, question.text, keys_of, question.gold)
+            self._keep(app, question.text, keys_of, question.gold, "positive", store,
+                       question.qid, question.category)
+            if self.progress and index % 100 == 0:
+                self.progress(f"inject: {index}/{len(questions)} requests")
+        sets = {EASY: list(self.easy), **{f"hard: {k}": list(v)
+                                          for k, v in self.hard.get(store, {}).items()}}
+        for name, prompts in sets.items():
+            for prompt in prompts:
+                self._negatives.setdefault(name, []).append(self._ask(app, prompt, keys_of))
+                self._keep(app, prompt, keys_of, frozenset(), name, store, None, None)
+        if self.progress:
+            self.progress(f"inject: {store}: negatives asked")
+
+    def _ask(self, app: SignetApp, prompt: str, keys_of: dict[str, list[str]],
+             gold: frozenset[str] = frozenset()) -> _Asked:
+        result = injection.handle(app, "user-prompt-submit", {"prompt": prompt}, record=False)
+        relevant = sum(bool(gold & set(keys_of.get(m, []))) for m in result.memories)
+        return _Asked(tokens.count(result.context), len(result.memories), relevant)
+
+    def _keep(self, app: SignetApp, prompt: str, keys_of: dict[str, list[str]],
+              gold: frozenset[str], kind: str, store: str, qid: str | None,
+              group: str | None) -> None:
+        if not self.rows:
+            return
+        hits = candidates(app, prompt)
+        judged = judge.judge(hits)
+        self._rows.append({
+            "kind": kind, "store": store, "qid": qid, "group": group,
+            "candidates": [
+                [int(bool(gold & set(keys_of.get(j.hit.memory.id, [])))),
+                 *[round(x, 5) for x in j.features]]
+                for j in judged
+            ],
+        })
 
     def result(self) -> dict[str, Any]:
-        assert self._configured is not None, "no group was run"
-        out = self._figures(self._configured)
-        if len(self._hits) > 1:
-            out["sweep"] = {f"{t:g}": self._figures(t) for t in sorted(self._hits)}
-            if self.negatives:
-                out["held_out"] = [self._held_out(half) for half in (0, 1)]
-        return out
-
-    def _figures(
-        self, threshold: float, questions: Sequence[BenchQuestion] | None = None,
-        negatives: Callable[[str], bool] | None = None,
-    ) -> dict[str, Any]:
-        hits, used = self._hits[threshold], self._tokens[threshold]
-        out: dict[str, Any] = {"min_similarity": threshold}
-        for group, qids in self.groups(self._questions if questions is None else questions).items():
+        out: dict[str, Any] = {}
+        positive: list[_Asked] = []
+        for group, qids in self.groups(self._questions).items():
             if group == MEMAWARE_ALL or not qids:
                 continue
-            n = len(qids)
-            out[group] = {
-                "n": n,
-                "context_hit": round(sum(hits[q] for q in qids) / n, 4),
-                "mean_tokens": round(sum(used[q] for q in qids) / n, 1),
-                "injection_rate": round(sum(used[q] > 0 for q in qids) / n, 4),
-            }
-        false = [injected for prompt, injected in self._false.get(threshold, [])
-                 if negatives is None or negatives(prompt)]
-        if self.negatives:
-            out["negatives"] = {"n": len(false), "false_injection_rate": round(sum(false) / max(len(false), 1), 4)}
+            asked = [self._asked[q] for q in qids]
+            hit = sum(self._hit(q) for q in qids)
+            out[group] = {"n": len(qids), "context_hit": round(hit / len(qids), 4), **_figures(asked)}
+            if group != "cat1-4":
+                positive += asked
+        lines = sum(a.lines for a in positive)
+        out["precision"] = round(sum(a.relevant for a in positive) / lines, 4) if lines else None
+        out["negatives"] = {
+            name: {"n": len(asked), "false_injection_rate":
+                   round(sum(a.lines > 0 or a.tokens > 0 for a in asked) / max(len(asked), 1), 4),
+                   **_figures(asked)}
+            for name, asked in self._negatives.items()
+        }
         return out
 
-    def _held_out(self, half: int) -> dict[str, Any]:
-        """The threshold the rule picks on `half`, and the other half's figures at it."""
-        by_conversation = len({q.group for q in self._questions}) > 1
-        side = lambda key: _half(key) == half  # noqa: E731 - a one-line predicate
-        chosen_q = [q for q in self._questions if side(q.group if by_conversation else q.qid)]
-        other_q = [q for q in self._questions if q not in chosen_q]
-        chosen = next(
-            (t for t in sorted(self._hits)
-             if self._figures(t, chosen_q, side)["negatives"]["false_injection_rate"] <= MAX_FALSE_INJECTION),
-            max(self._hits),
-        )
-        figures = self._figures(chosen, other_q, lambda p: not side(p))
-        return {"split": "conversation" if by_conversation else "question", "chosen_on_half": half,
-                "held_out": figures}
+    def _hit(self, qid: str) -> bool:
+        return self._asked[qid].relevant > 0
+
+    def dump_rows(self, path: Path) -> None:
+        path.write_text(json.dumps({"benchmark": self.benchmark, "features": judge.FEATURES,
+                                    "prompts": self._rows}), "utf-8")
 
 
-def _half(key: str) -> int:
-    return hashlib.sha256(key.encode("utf-8")).digest()[0] % 2
+def _figures(asked: Sequence[_Asked]) -> dict[str, Any]:
+    injected = [a for a in asked if a.tokens > 0]
+    n = max(len(asked), 1)
+    return {
+        "injection_rate": round(len(injected) / n, 4),
+        "tokens_per_injected": round(sum(a.tokens for a in injected) / len(injected), 1)
+        if injected else 0.0,
+        "mean_tokens": round(sum(a.tokens for a in asked) / n, 1),
+        "lines_per_injected": round(sum(a.lines for a in injected) / len(injected), 2)
+        if injected else 0.0,
+    }

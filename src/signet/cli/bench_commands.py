@@ -14,6 +14,7 @@ import click
 from signet.bench import cli_start, perf, retrieval
 from signet.bench import load as load_bench
 from signet.bench.metrics import format_table
+from signet.errors import InvalidInput
 
 
 def _setup_threads() -> None:
@@ -47,6 +48,10 @@ _cache = click.option(
     "./.cache/embeddings).",
 )
 _no_cache = click.option("--no-cache", is_flag=True, help="Embed everything afresh.")
+_rows = click.option(
+    "--rows", type=click.Path(dir_okay=False, path_type=Path),
+    help="With --inject: write every prompt's candidates with the judge's features and labels"
+         " to this JSON file (for `signet bench inject-fit`).")
 
 
 def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
@@ -83,14 +88,12 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
               help="Dialogue turns before each question with --long-queries.")
 @click.option("--inject", is_flag=True,
               help="Also pass every question through the user-prompt-submit hook's code: context"
-                   " hit (an evidence turn injected), mean injected tokens and injection rate per"
-                   " category.")
+                   " hit (an evidence turn injected), tokens per injected prompt, precision per"
+                   " category; false injection on easy and hard negatives.")
 @click.option("--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="With --inject: a JSON list of prompts about nothing stored, asked in every"
-                   " conversation's store. Default: the bundled bench/negatives.json.")
-@click.option("--thresholds", default="",
-              help="With --inject: other thresholds of the relevance gate (hooks.min_similarity)"
-                   " to sweep, a comma list.")
+              help="With --inject: the easy negatives, a JSON list of prompts about nothing stored,"
+                   " asked in every conversation's store. Default: the bundled bench/negatives.json.")
+@_rows
 @_cache
 @_no_cache
 @_backend
@@ -99,7 +102,7 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
 @click.pass_context
 def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
-    turns: int, inject: bool, negatives: Path | None, thresholds: str, cache: Path | None,
+    turns: int, inject: bool, negatives: Path | None, rows: Path | None, cache: Path | None,
     no_cache: bool, backend: str, store_url: str | None, as_json: bool,
 ) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
@@ -107,10 +110,17 @@ def locomo(
     _setup_threads()
     if turns < 1:
         raise click.BadParameter("at least one turn", param_hint="--turns")
+    from signet.bench import hard_negatives
+    from signet.bench.datasets import load_locomo
     from signet.bench.metrics import locomo_groups
 
     url = _bench_store_url(backend, store_url)
-    injector = _injection_bench(negatives, thresholds, locomo_groups) if inject else None
+    injector = None
+    if inject:
+        _, questions = load_locomo(path or retrieval.bench_data_dir() / "locomo" / "locomo-dev.json")
+        hard = hard_negatives.for_locomo(questions, hard_negatives.memaware_requests(
+            _other_data("memaware", "questions-dev.json")))
+        injector = _injection_bench("locomo", negatives, hard, rows, locomo_groups)
     result = retrieval.run_locomo(
         path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
@@ -118,6 +128,8 @@ def locomo(
     )
     if injector is not None:
         result.extra["inject"] = injector.result()
+        if rows is not None:
+            injector.dump_rows(rows)
     _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms)
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
@@ -131,12 +143,12 @@ def locomo(
               help="Run the hints worker after ingest (LLM hints, or vocabulary hints with none).")
 @click.option("--inject", is_flag=True,
               help="Also pass every request through the user-prompt-submit hook's code: context"
-                   " hit, mean injected tokens and injection rate per tier.")
+                   " hit, tokens per injected prompt, precision per tier; false injection on easy"
+                   " and hard negatives.")
 @click.option("--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="With --inject: a JSON list of prompts about nothing stored (false injection"
-                   " rate). Default: the bundled bench/negatives.json.")
-@click.option("--thresholds", default="",
-              help="With --inject: other thresholds of the relevance gate (hooks.min_similarity) to sweep, a comma list.")
+              help="With --inject: the easy negatives, a JSON list of prompts about nothing stored."
+                   " Default: the bundled bench/negatives.json.")
+@_rows
 @click.option("--sessions-as-transcripts", "as_transcripts", is_flag=True,
               help="Also import each session as a transcript (summaries, gate, MEMORY.md) and"
                    " compare windows, transcripts and both.")
@@ -150,7 +162,7 @@ def locomo(
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
-    limit: int | None, hints: bool, inject: bool, negatives: Path | None, thresholds: str,
+    limit: int | None, hints: bool, inject: bool, negatives: Path | None, rows: Path | None,
     as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, backend: str,
     store_url: str | None, as_json: bool,
 ) -> None:
@@ -172,18 +184,27 @@ def memaware(
         table = format_table(data["results"], data["latency_ms"])
         _emit(ctx, as_json, data, table + "\n" + json.dumps(data["lineage"], indent=2))
         return
-    injector = _injection_bench(negatives, thresholds) if inject else None
+    injector = None
+    if inject:
+        from signet.bench import hard_negatives
+
+        hard = hard_negatives.for_memaware(_other_data("locomo", "locomo-dev.json"))
+        injector = _injection_bench("memaware", negatives, {"memaware": hard}, rows)
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache), store_url=url,
     )
     if injector is not None:
         result.extra["inject"] = injector.result()
+        if rows is not None:
+            injector.dump_rows(rows)
     _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms)
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
 
-def _injection_bench(negatives: Path | None, thresholds: str, groups: Any = None) -> Any:
+def _injection_bench(
+    benchmark: str, negatives: Path | None, hard: Any, rows: Path | None, groups: Any = None
+) -> Any:
     from importlib import resources
 
     from signet.bench.injection import InjectionBench, load_negatives
@@ -193,14 +214,20 @@ def _injection_bench(negatives: Path | None, thresholds: str, groups: Any = None
             prompts = load_negatives(path)
     else:
         prompts = load_negatives(negatives)
-    try:
-        sweep = [float(t) for t in thresholds.split(",") if t.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("a comma list of numbers", param_hint="--thresholds") from exc
-    bench = InjectionBench(negatives=prompts, thresholds=sweep, progress=_progress)
+    bench = InjectionBench(benchmark, easy=prompts, hard=hard, progress=_progress,
+                           rows=rows is not None)
     if groups is not None:
         bench.groups = groups
     return bench
+
+
+def _other_data(folder: str, name: str) -> Path | None:
+    """A file of the development data, for hard negatives; None when the data is elsewhere."""
+    try:
+        path = retrieval.bench_data_dir() / folder / name
+    except InvalidInput:
+        return None
+    return path if path.is_file() else None
 
 
 @bench.command()
@@ -227,6 +254,23 @@ def confidence(
         (chosen[0], chosen[1]), limit=limit, cache=_cache_dir(cache, no_cache), progress=_progress
     )
     _emit(ctx, as_json, data, calibration.format_tradeoff(data))
+
+
+@bench.command("inject-fit")
+@click.argument("rows", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--max-memories", "k", type=int, default=6, show_default=True,
+              help="Most memories one prompt may inject (hooks.prompt_max_memories).")
+@_json
+@click.pass_context
+def inject_fit(ctx: click.Context, rows: tuple[Path, ...], k: int, as_json: bool) -> None:
+    """Fit the prompt hook's per-memory judge on rows of `bench locomo|memaware --inject
+    --rows`, with its floor, held out: each benchmark on the other, each LoCoMo conversation
+    left out."""
+    from signet.bench import injection_fit
+
+    data = injection_fit.run(list(rows), k)
+    _emit(ctx, as_json, data, injection_fit.format_fit(data))
 
 
 @bench.command()

@@ -39,7 +39,7 @@ from signet.types import RecallHit, RecallQuery
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["SIMILAR_NEIGHBOURS", "gated_hits", "prompt_submit", "relevant"]
+__all__ = ["SIMILAR_NEIGHBOURS", "candidates", "gated_hits", "prompt_submit", "relevant"]
 
 RECALL_DEPTH = 3  # recall asks this many times the memories it may inject
 SIMILAR_NEIGHBOURS = 3  # the gate reads the mean cosine of the prompt's this many nearest hits
@@ -72,6 +72,13 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
 def gated_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
     """Recall's hits for `prompt`, best first, when the prompt clears the gate; else none."""
     cfg = app.config.hooks
+    hits = candidates(app, prompt)
+    return hits if relevant(hits, cfg.min_similarity, cfg.min_relevance) else []
+
+
+def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
+    """Recall's hits for `prompt`, best first: what the hook may choose from."""
+    cfg = app.config.hooks
     if cfg.prompt_max_memories == 0:
         return []
     query = RecallQuery(
@@ -79,8 +86,7 @@ def gated_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
         limit=min(cfg.prompt_max_memories * RECALL_DEPTH, app.config.search.max_limit),
         mode=app.config.search.default_mode, touch=False,
     )
-    hits = list(app.recall(query, route="hook").hits)
-    return hits if relevant(hits, cfg.min_similarity, cfg.min_relevance) else []
+    return list(app.recall(query, route="hook").hits)
 
 
 def relevant(hits: list[RecallHit], min_similarity: float, min_relevance: float) -> bool:
