@@ -26,6 +26,7 @@ deselected, never skipped.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -43,6 +44,11 @@ from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
 from signet.store.postgres.core import redact
 from write_paths import inline
+
+# A hook that finds no daemon starts one (signet/hooks/autostart.py). The tests run hooks
+# against ports nobody serves all the time; those must not leave daemons behind. The
+# autostart tests turn it on for their own hooks.
+os.environ["SIGNET_AUTOSTART"] = "0"
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -4,6 +4,8 @@ Failing open never loses a capture: session-end and pre-compaction (the transcri
 prompt that asks to remember something are spooled in the workspace (signet/spool.py) before
 the daemon is asked, and the file is deleted once it answered; otherwise the daemon imports it
 later. A spool write under way when the budget runs out is given up to SPOOL_GRACE_S more.
+A hook that finds nothing on the daemon's port starts the daemon in the background
+(autostart.py) and still fails open.
 
 The whole hook (reading stdin, asking the daemon, formatting) runs in a worker thread that the
 main thread waits for at most the event's time budget (hooks.*_timeout_ms in agent.yaml,
@@ -23,10 +25,11 @@ import threading
 import time
 
 from signet import spool
+from signet.hooks.autostart import start_daemon
 from signet.hooks.formats import render
 from signet.hooks.payloads import to_request
 from signet.hooks.settings import HookSettings, load_settings, resolve_workspace
-from signet.hooks.transport import post
+from signet.hooks.transport import DaemonDown, post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib cost a hook process imports it does not need at run time
@@ -77,7 +80,7 @@ def run(
     def work() -> None:
         try:
             outcome["out"] = _ask(cfg, event, harness, stdin, started + budget_s,
-                                  (spooling, spooled, outcome))
+                                  (spooling, spooled, outcome), env)
         except Exception as exc:  # noqa: BLE001 - every failure is logged and swallowed
             outcome["error"] = exc
 
@@ -115,7 +118,7 @@ def exit_now_if_abandoned() -> None:
 
 def _ask(
     cfg: HookSettings, event: str, harness: str, stdin: BinaryIO, deadline: float,
-    state: tuple[threading.Event, threading.Event, dict[str, Any]],
+    state: tuple[threading.Event, threading.Event, dict[str, Any]], env: Mapping[str, str],
 ) -> str:
     raw = stdin.read(MAX_STDIN_BYTES + 1)
     if len(raw) > MAX_STDIN_BYTES:
@@ -129,7 +132,13 @@ def _ask(
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError("no time left to ask the daemon")
-    answer = post(cfg.bind, cfg.port, f"/api/hooks/{event}", body, cfg.token_path, left)
+    try:
+        answer = post(cfg.bind, cfg.port, f"/api/hooks/{event}", body, cfg.token_path, left)
+    except DaemonDown as exc:
+        started = start_daemon(cfg, env)
+        if started:
+            raise DaemonDown(f"{exc}; {started}") from exc
+        raise
     spool.remove(kept)  # the daemon has it now
     state[2].pop("spooled_path", None)
     return render(harness, event, answer)

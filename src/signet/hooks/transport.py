@@ -19,13 +19,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["HookTransportError", "post"]
+__all__ = ["DaemonDown", "HookTransportError", "post"]
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 class HookTransportError(Exception):
     """The daemon could not be asked, or did not answer with a JSON object."""
+
+
+class DaemonDown(HookTransportError):
+    """Nothing listens on the daemon's port (the connection was refused)."""
 
 
 def host_of(bind: str) -> str:
@@ -57,6 +61,8 @@ def post(
         ) as sock:
             sock.sendall(request)
             raw = _read_all(sock, deadline)
+    except ConnectionRefusedError as exc:
+        raise DaemonDown(f"daemon at {host}:{port} did not answer: {exc}") from exc
     except OSError as exc:
         raise HookTransportError(f"daemon at {host}:{port} did not answer: {exc}") from exc
     status, reply = _parse(raw)
