@@ -10,8 +10,10 @@ them. The database file itself is created later by the store, which owns all SQL
 
 The identity files and agent.yaml describe the user (USER.md, SOUL.md, ...): they are 0600, and an
 existing one that other accounts could read is tightened to 0600 (its mode only, never its
-bytes). A workspace folder that existed before, open to other accounts, is kept as it is with a
-warning in the report: it is the user's folder.
+bytes). A workspace folder (or its memory/ folder) that existed before, open to other accounts,
+is kept as it is with a warning in the report: it is the user's folder. `private_dir`,
+`private_file` and `private_tree` give the store's files (the database, backups, export
+bundles) the same modes whatever the umask.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ from pathlib import Path
 from signet.config import CONFIG_FILE, render_agent_yaml
 from signet.errors import ConfigError
 
-__all__ = ["IDENTITY_FILES", "InitReport", "init_workspace"]
+__all__ = [
+    "IDENTITY_FILES", "InitReport", "init_workspace", "private_dir", "private_file",
+    "private_tree",
+]
 
 PRIVATE_DIR = 0o700
 SHARED_DIR = 0o755
@@ -65,13 +70,49 @@ def init_workspace(path: Path) -> InitReport:
     _ensure_file(root / CONFIG_FILE, render_agent_yaml(), created, kept)
     for name in IDENTITY_FILES:
         _ensure_file(root / name, _template(name), created, kept)
-    warnings = []
-    if root in kept and root.stat().st_mode & 0o077:
-        warnings.append(
-            f"{root} is open to other accounts (mode {root.stat().st_mode & 0o777:o});"
-            f" chmod 700 {root} keeps them out"
-        )
+    warnings = [
+        f"{folder} is open to other accounts (mode {folder.stat().st_mode & 0o777:o});"
+        f" chmod 700 {folder} keeps them out"
+        for folder in (root, root / "memory")
+        if folder in kept and folder.stat().st_mode & 0o077
+    ]
     return InitReport(root, tuple(created), tuple(kept), tuple(warnings))
+
+
+def private_dir(path: Path) -> None:
+    """Make `path` and any missing parents 0700 (chmod after mkdir: the umask cannot loosen
+    them); a folder that exists keeps its mode."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:
+            continue  # made meanwhile by someone else: theirs, as it is
+        os.chmod(folder, PRIVATE_DIR)
+
+
+def private_file(path: Path) -> None:
+    """Create `path` empty and 0600 when absent; tighten it to 0600 when others could read it
+    (its mode only, never its bytes). A symlink is left alone."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+    except FileExistsError:
+        if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o077:
+            os.chmod(path, FILE_MODE)
+        return
+    os.chmod(path, FILE_MODE)
+
+
+def private_tree(root: Path) -> None:
+    """Every folder under `root` (itself included) 0700, every file 0600; links untouched."""
+    os.chmod(root, PRIVATE_DIR)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            if not os.path.islink(os.path.join(folder, name)):
+                os.chmod(os.path.join(folder, name), PRIVATE_DIR)
+        for name in files:
+            if not os.path.islink(os.path.join(folder, name)):
+                os.chmod(os.path.join(folder, name), FILE_MODE)
 
 
 def _ensure_dir(path: Path, mode: int, created: list[Path], kept: list[Path]) -> None:

@@ -44,7 +44,7 @@ from signet.store import portable as port_sql
 from signet.store.db import Store
 from signet.store.portable import PortableStore
 from signet.types import utc_now
-from signet.workspace import IDENTITY_FILES
+from signet.workspace import IDENTITY_FILES, private_dir, private_file, private_tree
 
 FORMAT = "signet-export"
 VERSION = 1
@@ -72,7 +72,8 @@ def export_bundle(
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        (partial / "tables").mkdir(parents=True)
+        private_dir(partial)  # 0700 from the start: nothing inside is reachable meanwhile
+        (partial / "tables").mkdir()
         counts = _export_tables(store, partial / "tables", progress)
         files = _export_files(workspace, partial / "files")
         config = _export_config(workspace, partial / "config")
@@ -83,6 +84,7 @@ def export_bundle(
             "config": config,
         }
         (partial / "manifest.json").write_text(json.dumps(manifest, indent=2), "utf-8")
+        private_tree(partial)  # the store's content: the user's alone, whatever the umask
         if target.exists():
             target.rmdir()
         partial.rename(target)
@@ -276,9 +278,10 @@ def backup(store: Store, target: Path) -> dict[str, Any]:
         raise InvalidInput(f"{target} exists; choose a new file")
     partial = target.with_name(target.name + ".partial")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         if partial.exists():
             partial.unlink()
+        private_file(partial)  # 0600 before SQLite writes into it (its journal takes its mode)
         port_sql.backup(store.reader(), partial)
         os.replace(partial, target)
     except OSError as exc:

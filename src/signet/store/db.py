@@ -21,6 +21,7 @@ from signet.store import migrate, sources
 from signet.store.connection import Connection, DatabaseError, connect
 from signet.store.lexical_index import LexicalIndex
 from signet.store.write_queue import WriteQueue
+from signet.workspace import private_dir, private_file
 
 
 class Store:
@@ -40,7 +41,7 @@ class Store:
     def open(cls, path: Path, *, busy_timeout_ms: int = 5000) -> Store:
         """Open (creating if needed) and migrate the database at `path`."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private(path)
         store = cls(path, busy_timeout_ms=busy_timeout_ms)
         try:
             with store._queue.turn():
@@ -144,3 +145,14 @@ def _finish(conn: Connection, depth: int, name: str) -> None:
             except DatabaseError:
                 pass
         raise
+
+
+def _private(path: Path) -> None:
+    """The database is the user's alone, whatever the umask: its folder 0700 when created here,
+    the file 0600 before SQLite opens it (SQLite gives -wal and -shm the database file's mode),
+    and a file an older version left readable by others tightened."""
+    private_dir(path.parent)
+    private_file(path)
+    for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if side.is_file() and not side.is_symlink() and side.stat().st_mode & 0o077:
+            side.chmod(0o600)
