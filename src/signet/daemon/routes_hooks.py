@@ -10,19 +10,22 @@ speaks HTTP, such as OpenCode's) gets what `signet hook` prints locally.
 The body is the hook's request (signet/injection/request.py): `{harness?, session_id?, cwd?,
 project?, prompt?, transcript_path?, transcript?, source?, reason?}`, Claude Code's field
 names, so a Claude Code payload can be posted as it is. Hooks write (the ledger, captures, the
-queue) so they need `remember`; they read across projects, so a scoped token is refused.
+queue) so they need `remember`; they read across projects, so a scoped token is refused. The
+daemon reads a `transcript_path` with its own rights: any path for an admin token (the local
+`signet hook`), for any other token only a transcript inside the harness's own transcript
+folder (sessions/transcript_folders.py), every other path refused alike.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
 from signet import injection
-from signet.daemon.auth import require, unscoped
+from signet.daemon.auth import Principal, require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
 
@@ -51,7 +54,11 @@ class HookBody(_Body):
     reason: str | None = Field(None, max_length=4096)
 
 
-@router.post("/{event}", dependencies=[Depends(require("remember")), Depends(unscoped)])
-def run_hook(event: Event, body: HookBody, app: App) -> JSONResponse:
-    result = injection.handle(app, event, body.model_dump(exclude_none=True))
+@router.post("/{event}", dependencies=[Depends(unscoped)])
+def run_hook(
+    event: Event, body: HookBody, app: App,
+    principal: Annotated[Principal, Depends(require("remember"))],
+) -> JSONResponse:
+    result = injection.handle(app, event, body.model_dump(exclude_none=True),
+                              confined=not principal.allows("admin"))
     return JSONResponse(result.to_dict())

@@ -2,7 +2,7 @@
 
 - `POST /api/sessions/{session_id}/transcript` body {harness, path | content, project?, ended?}:
   import a harness transcript (claude-code, codex, opencode, generic); idempotent, a longer
-  version appends. `ended` (default true) closes the session and queues its summary.
+  version appends. `path` (a file on the daemon's host) needs the admin permission. `ended` (default true) closes the session and queues its summary.
 - `GET /api/sessions?project=&harness=&limit=&offset=` -> {items, total, limit, offset}
 - `GET /api/sessions/search?q=&project=&limit=` -> {items: [session + score, snippet], query}
 - `GET /api/sessions/{session_id}?project=` -> the session with its cleaned messages
@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field
 from signet.daemon.auth import Principal, memory_scope, require
 from signet.daemon.dependencies import App, CallerActor
 from signet.daemon.schemas import MAX_SQL_INT, NOT_BLANK, ErrorOut, _Body, optional
+from signet.errors import Forbidden
 
 __all__ = ["router"]
 
@@ -42,7 +43,7 @@ class TranscriptBody(_Body):
     })
     harness: Literal["claude-code", "codex", "opencode", "generic"]
     path: str = optional(pattern=NOT_BLANK,
-                         description="A transcript file the daemon reads (unscoped tokens).")
+                         description="A transcript file the daemon reads (admin tokens only).")
     content: str = optional(pattern=NOT_BLANK, description="The transcript's text.")
     project: str = optional(max_length=500, pattern=NOT_BLANK)
     ended: bool = Field(True, description="The session has ended: close it and queue its summary.")
@@ -52,6 +53,10 @@ class TranscriptBody(_Body):
 def import_transcript(
     session_id: SessionId, body: TranscriptBody, app: App, actor: CallerActor, principal: Remembers
 ) -> JSONResponse:
+    if body.path is not None and not principal.allows("admin"):
+        # The daemon reads the file with its own rights: refused before anything is looked at.
+        raise Forbidden("importing a transcript by path needs the admin permission; send the"
+                        " content instead")
     result = app.import_transcript(
         scope=memory_scope(principal), actor=actor, session_id=session_id,
         **body.model_dump(exclude_none=True),

@@ -32,14 +32,18 @@ if TYPE_CHECKING:
 __all__ = ["EVENTS", "HARNESSES", "HookRequest", "Injection", "handle"]
 
 
-def handle(app: SignetApp, event: str, payload: Any, *, record: bool = True) -> Injection:
+def handle(
+    app: SignetApp, event: str, payload: Any, *, record: bool = True, confined: bool = True
+) -> Injection:
     """Run hook `event` for `payload` (a HookRequest or its JSON object). `record` False
-    previews: nothing is written (no ledger rows, no capture, no queued job)."""
+    previews: nothing is written (no ledger rows, no capture, no queued job). `confined` (the
+    default) reads a transcript_path only inside the harness's transcript folders; only an
+    admin caller's hook reads any path (sessions/transcript_folders.py)."""
     request = payload if isinstance(payload, HookRequest) else HookRequest.parse(payload)
     if event == "session-start":
         return session_start(app, request, record=record)
     if event == "user-prompt-submit":
         return prompt_submit(app, request, record=record)
     if event in ("pre-compaction", "session-end"):
-        return hand_off(app, event, request) if record else Injection(event)
+        return hand_off(app, event, request, confined=confined) if record else Injection(event)
     raise InvalidInput(f"unknown hook event {event!r} (one of {', '.join(EVENTS)})")

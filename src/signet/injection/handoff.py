@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["hand_off"]
 
 
-def hand_off(app: SignetApp, event: str, request: HookRequest) -> Injection:
+def hand_off(app: SignetApp, event: str, request: HookRequest, *, confined: bool = True) -> Injection:
+    """Import the hook's transcript; `confined` reads a transcript_path only inside the
+    harness's transcript folders (a caller without the admin permission)."""
     if not request.transcript_path and not request.transcript:
         return Injection(event, extra={"session": None})
     if not request.session_id:
@@ -35,6 +37,6 @@ def hand_off(app: SignetApp, event: str, request: HookRequest) -> Injection:
     result = app.import_transcript(
         actor=Actor(name=f"hook:{request.harness}", type="agent", session_id=request.session_id),
         harness=request.harness, session_id=request.session_id, project=request.project_name,
-        ended=event == "session-end", **source,
+        ended=event == "session-end", confined=confined, **source,
     )
     return Injection(event, extra={"session": result})

@@ -12,9 +12,11 @@ caller's scope.
 
 Scope: a caller scoped to an agent and/or project (MemoryScope) sees only sessions of that agent
 and project; everything else answers exactly as if it did not exist. A scoped caller imports
-into its own agent and project, and only as content: reading a file named by `path` is for
-unscoped (local) callers, since the daemon would otherwise read any file it can for a token
-holder.
+into its own agent and project, and only as content. Reading a file named by `path` happens
+with the daemon's rights, so the adapters allow it to an admin only, or `confined` to the
+harness's own transcript folders (sessions/transcript_folders.py) for a hook of any other
+token; a confined read that cannot be imported is one refusal, whatever the reason, so it tells
+nothing about the host's files.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from signet.lineage.formats import HARNESSES, Message, parse
 from signet.sessions.importer import Importer, ImportResult
 from signet.sessions.lineage import Lineage
 from signet.sessions.synthesis import HeadSynthesis
+from signet.sessions.transcript_folders import transcript_file
 from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow
 from signet.types import Actor, Memory, MemoryScope, format_ts
@@ -61,9 +64,10 @@ class Sessions:
     def import_transcript(
         self, *, harness: Any, session_id: str | None = None, path: Any = None,
         content: Any = None, project: Any = None, ended: bool = True, agent_id: str = "default",
-        scope: MemoryScope | None = None,
+        scope: MemoryScope | None = None, confined: bool = False,
     ) -> ImportResult:
-        """Import a transcript given as `content` or as a file `path` (exactly one)."""
+        """Import a transcript given as `content` or as a file `path` (exactly one); `confined`
+        reads a path only inside the harness's transcript folders."""
         if not isinstance(harness, str) or harness not in HARNESSES:
             raise InvalidInput(f"unknown harness {harness!r} (one of {', '.join(HARNESSES)})")
         if (path is None) == (content is None):
@@ -77,7 +81,10 @@ class Sessions:
                 raise Forbidden(f"this token may write only to project {scope.project!r}")
             project = scope.project or project
             agent_id = scope.agent_id or agent_id
-        text = self._read(path) if path is not None else _text(content, self.config)
+        if path is None:
+            text = _text(content, self.config)
+        else:
+            text = self._read_confined(path, harness) if confined else self._read(path)
         importer = Importer(
             self.store, self.workspace, self.config.pipeline.max_attempts, self.clock
         )
@@ -106,6 +113,26 @@ class Sessions:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         except OSError as exc:
             raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+
+    def _read_confined(self, path: Any, harness: str) -> str:
+        """The transcript at `path` when it is a well-formed one of `harness` inside its
+        transcript folders; one Forbidden for every other case."""
+        refusal = Forbidden(
+            "transcript_path: without the admin permission the daemon reads only a readable,"
+            " well-formed transcript inside the harness's own transcript folder; send the"
+            " transcript as content instead"
+        )
+        file = transcript_file(path, harness) if isinstance(path, str) else None
+        if file is None:
+            raise refusal
+        try:
+            if file.stat().st_size > self.config.sessions.max_transcript_bytes:
+                raise refusal
+            text = file.read_text("utf-8")
+            parse(harness, text)
+        except (OSError, UnicodeDecodeError, InvalidInput):
+            raise refusal from None
+        return text
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -1,0 +1,56 @@
+"""The folders where each harness keeps its own transcripts, and whether a path lies inside one.
+
+A hook names its transcript file (`transcript_path`) and the daemon reads it with its own
+rights. For a caller without the admin permission that read is confined to these folders,
+judged on the path with every symlink and `..` resolved, so a token cannot make the daemon
+read ~/.ssh or agent.yaml by naming it, by a link planted in the folder, or by climbing out:
+
+- claude-code: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`;
+- codex: `$CODEX_HOME/sessions`, else `~/.codex/sessions`;
+- opencode: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode` (its storage);
+- generic: none.
+
+The environment is the daemon's, read at each call, as each harness reads its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["transcript_file", "transcript_folders"]
+
+
+def transcript_folders(harness: str, env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The folders `harness` writes its transcripts to on this host (none for generic)."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    if harness == "claude-code":
+        return (_under(env, "CLAUDE_CONFIG_DIR", home / ".claude") / "projects",)
+    if harness == "codex":
+        return (_under(env, "CODEX_HOME", home / ".codex") / "sessions",)
+    if harness == "opencode":
+        return (_under(env, "XDG_DATA_HOME", home / ".local" / "share") / "opencode",)
+    return ()
+
+
+def transcript_file(path: str, harness: str, env: Mapping[str, str] | None = None) -> Path | None:
+    """`path` resolved (symlinks and `..` followed) when it is an existing regular file inside
+    one of the harness's transcript folders; None otherwise, whatever the reason."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        return None
+    try:
+        resolved = candidate.resolve(strict=True)
+        if not resolved.is_file():
+            return None
+        roots = [folder.resolve() for folder in transcript_folders(harness, env)]
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return resolved if any(resolved.is_relative_to(root) for root in roots) else None
+
+
+def _under(env: Mapping[str, str], name: str, default: Path) -> Path:
+    value = (env.get(name) or "").strip()
+    return Path(value) if value and Path(value).is_absolute() else default
