@@ -38,6 +38,7 @@ import httpx
 import psycopg
 import pytest
 
+from exit_guard import pytest_sessionfinish, pytest_unconfigure  # noqa: F401  (hooks)
 from pg_server import pg_server, pg_url, pg_url_other, pg_urls  # noqa: F401  (fixtures for every folder)
 from signet.app import SignetApp
 from signet.config import Config, StoreConfig

@@ -2,9 +2,11 @@
 the in-process server fixtures share (tests/conftest.py `serve`, tests/dashboard/conftest.py,
 tests/mcp/test_mcp.py `served`).
 
-Starting waits for uvicorn's `started` flag, polled every 10 ms, so it returns as soon as the
-server listens; the deadline is only for a machine so loaded that start-up (lifespan, the MCP
-session manager) takes long, and it stops early when the server thread has died.
+Starting waits for uvicorn's `started` flag, polled every 10 ms, then for the server to answer
+GET /health with 200, so a test's first request (or a CLI subprocess asking whether a daemon
+runs) meets a server that answers. The deadline is only for a machine so loaded that start-up
+(lifespan, the MCP session manager) takes long; it stops early when the server thread has
+died, and the error says which step never came and what /health last said.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import httpx
 
 from signet.daemon.server import bind_socket, make_server
 
@@ -51,4 +55,27 @@ def serve_in_thread(api: FastAPI, start_deadline_s: float = START_DEADLINE_S) ->
         stop()
         raise AssertionError(f"uvicorn did not start within {start_deadline_s:.0f} s"
                              + ("" if thread.is_alive() else " (its thread died; see the log)"))
-    return Running(f"http://127.0.0.1:{port}", port, stop)
+    url = f"http://127.0.0.1:{port}"
+    last = _wait_answering(url, thread, deadline)
+    if last:
+        stop()
+        raise AssertionError(f"the server listens at {url} but /health did not answer 200 within"
+                             f" {start_deadline_s:.0f} s: {last}")
+    return Running(url, port, stop)
+
+
+def _wait_answering(url: str, thread: threading.Thread, deadline: float) -> str:
+    """Poll GET /health until it answers 200: "" then, else what it last said."""
+    last = "never asked"
+    while thread.is_alive():
+        try:
+            reply = httpx.get(f"{url}/health", timeout=2.0)
+            if reply.status_code == 200:
+                return ""
+            last = f"HTTP {reply.status_code}: {reply.text[:200]}"
+        except httpx.HTTPError as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        if time.monotonic() >= deadline:
+            return last
+        time.sleep(0.01)
+    return f"{last} (the server thread died; see the log)"

@@ -29,6 +29,7 @@ from chromium import CHROMIUM, CHROMIUM_ARGS
 
 from auth_tokens import auth, install_token
 from signet.app import SignetApp
+from signet.client.remote import health_pid, is_running
 from signet.config import Config
 from signet.daemon.server import create_app
 from signet.daemon.tokens import TokenAuthority
@@ -68,6 +69,11 @@ def start_daemon(workspace: Path) -> tuple[Daemon, Callable[[], None]]:
     cfg.pid_path.parent.mkdir(parents=True, exist_ok=True)
     cfg.pid_path.write_text(str(os.getpid()))  # this process serves /health, as a daemon's would
     client = httpx.Client(base_url=running.url, timeout=30, headers=auth(install_token(cfg, app)))
+    # What `signet dashboard` asks first (the pid file names the process /health reports).
+    assert is_running(cfg.replace(port=running.port, bind="127.0.0.1")), (
+        f"the daemon at {running.url} does not answer as this workspace's daemon: /health names"
+        f" pid {health_pid(cfg.replace(port=running.port, bind='127.0.0.1'), 5.0)}, the pid file"
+        f" {cfg.pid_path.read_text()}")
 
     def stop() -> None:
         client.close()

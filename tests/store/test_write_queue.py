@@ -29,6 +29,11 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened.close()
 
 
+# Every thread a test starts is a daemon thread and is joined with a bound: a test that fails
+# while a writer still waits for its turn must fail, not keep the test process alive.
+JOIN_S = 30.0
+
+
 def wait_until(condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + 10
     while not condition():
@@ -36,23 +41,35 @@ def wait_until(condition: Callable[[], bool]) -> None:
         time.sleep(0.001)
 
 
+def start(target: Callable[[], None]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def finish(*threads: threading.Thread) -> None:
+    """Join each thread, failing (not hanging) when one is still blocked after JOIN_S."""
+    for thread in threads:
+        thread.join(JOIN_S)
+        assert not thread.is_alive(), f"{thread.name} still waits after {JOIN_S:.0f} s"
+
+
 class Holder:
     """A thread that holds the write turn (inside a write_tx) until released."""
 
     def __init__(self, store: Store) -> None:
         self.inside, self.leave = threading.Event(), threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(store,))
-        self.thread.start()
-        self.inside.wait()
+        self.thread = start(lambda: self._run(store))
+        assert self.inside.wait(JOIN_S), "the holder never got the write turn"
 
     def _run(self, store: Store) -> None:
         with store.write_tx():
             self.inside.set()
-            self.leave.wait()
+            self.leave.wait(JOIN_S)
 
     def release(self) -> None:
         self.leave.set()
-        self.thread.join()
+        finish(self.thread)
 
 
 def writer(store: Store, name: str, background: bool = False) -> threading.Thread:
@@ -64,9 +81,7 @@ def writer(store: Store, name: str, background: bool = False) -> threading.Threa
             with store.write_tx() as conn:
                 conn.execute("INSERT INTO seen VALUES (?)", (name,))
 
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
+    return start(run)
 
 
 def queue_in_order(store: Store, names: list[tuple[str, bool]]) -> list[threading.Thread]:
@@ -88,8 +103,7 @@ def test_writers_in_one_lane_go_in_arrival_order(store: Store, background: bool)
     names = [f"w{i}" for i in range(8)]
     threads = queue_in_order(store, [(name, background) for name in names])
     holder.release()
-    for thread in threads:
-        thread.join()
+    finish(*threads)
     assert seen(store) == names
 
 
@@ -100,8 +114,7 @@ def test_a_foreground_write_goes_before_every_queued_background_write(store: Sto
                                      ("bg3", True), ("req2", False)])
     assert store._queue.waiting() == (2, 3)
     holder.release()
-    for thread in threads:
-        thread.join()
+    finish(*threads)
     assert seen(store) == ["req1", "req2", "bg1", "bg2", "bg3"]
 
 
@@ -114,8 +127,7 @@ def test_a_background_write_passed_over_for_its_bound_goes_next(store: Store) ->
     time.sleep(0.1)
     threads += queue_in_order(store, [("req2", False)])
     holder.release()
-    for thread in threads:
-        thread.join()
+    finish(*threads)
     assert seen(store) == ["bg1", "req1", "req2"]
 
 
@@ -131,14 +143,11 @@ def test_a_failed_transaction_rolls_back_and_passes_the_turn_on(store: Store) ->
         except Exception as exc:  # noqa: BLE001 - the test inspects it
             failed.append(exc)
 
-    first = threading.Thread(target=failing)
-    first.start()
+    first = start(failing)
     wait_until(lambda: store._queue.waiting() == (1, 0))
     after = queue_in_order(store, [("next", False)])
     holder.release()
-    first.join()
-    for thread in after:
-        thread.join()
+    finish(first, *after)
     assert "no_such_table" in str(failed[0])
     assert seen(store) == ["next"]
     with store.write_tx() as conn:  # and the queue is free again
@@ -161,11 +170,10 @@ def test_an_interrupted_waiter_leaves_the_queue_and_never_holds_the_turn() -> No
     def hold() -> None:
         with queue.turn():
             holding.set()
-            leave.wait()
+            leave.wait(JOIN_S)
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-    holding.wait()
+    holder = start(hold)
+    assert holding.wait(JOIN_S)
     main = threading.main_thread().ident
     assert main == threading.get_ident()
 
@@ -173,12 +181,12 @@ def test_an_interrupted_waiter_leaves_the_queue_and_never_holds_the_turn() -> No
         wait_until(lambda: queue.waiting() == (1, 0))
         signal.pthread_kill(main, signal.SIGINT)
 
-    threading.Thread(target=interrupt).start()
+    start(interrupt)
     with pytest.raises(KeyboardInterrupt):
         queue.acquire()
     assert queue.waiting() == (0, 0)
     leave.set()
-    holder.join()
+    finish(holder)
     with queue.turn():  # free, not promised to the waiter that gave up
         assert queue.waiting() == (0, 0)
 

@@ -23,7 +23,7 @@ from typing import TypeAlias
 
 from signet.client.local import ACTOR_NAME, LocalClient, require_workspace
 from signet.client.remote import Client as PublicClient
-from signet.client.remote import daemon_url, health_pid, is_running, pid_file_value, read_token
+from signet.client.remote import daemon_url, is_running, read_token
 from signet.config import Config
 
 __all__ = [
@@ -42,11 +42,10 @@ def connect(cfg: Config, env: Mapping[str, str] | None = None) -> Client:
     remote = (env.get("SIGNET_DAEMON_URL") or "").strip()
     if remote:
         return DaemonClient(cfg, base_url=remote.rstrip("/"), token=env.get("SIGNET_TOKEN"))
-    answering = health_pid(cfg)
     # The port alone does not say whose daemon it is: one started for another workspace may
     # hold it, and `--workspace B` must never read or write A's memories. The daemon writes
     # its pid to <workspace>/.daemon/pid; /health tells which process answers.
-    if answering is not None and answering == pid_file_value(cfg):
+    if is_running(cfg):
         return DaemonClient(cfg)
     return LocalClient(cfg)
 

@@ -18,6 +18,7 @@ module costs a short-lived process almost nothing.
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 HEALTH_TIMEOUT_S = 0.3
+# When the pid file names a live process but /health was slower than HEALTH_TIMEOUT_S (a busy
+# machine), ask once more with this much patience before deciding no daemon answers.
+PATIENT_HEALTH_TIMEOUT_S = 5.0
 # Remember and recall may embed on the daemon's side; give them room, but never hang forever.
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -60,14 +64,33 @@ def read_token(cfg: Config) -> str | None:
 
 def is_running(cfg: Config) -> bool:
     """Whether this workspace's daemon answers at cfg's address (its pid file names the pid
-    that /health reports)."""
+    that /health reports). No pid file: no daemon, and nothing is asked. A live process named
+    by the pid file gets a second, patient question when the first one went unanswered, so a
+    daemon slowed by a loaded machine is not taken for an absent one."""
+    expected = pid_file_value(cfg)
+    if expected is None:
+        return False
     answering = health_pid(cfg)
-    return answering is not None and answering == pid_file_value(cfg)
+    if answering is None and _process_exists(expected):
+        answering = health_pid(cfg, PATIENT_HEALTH_TIMEOUT_S)
+    return answering == expected
 
 
-def health_pid(cfg: Config) -> int | None:
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: it exists
+    except OSError:
+        return False
+    return True
+
+
+def health_pid(cfg: Config, timeout_s: float = HEALTH_TIMEOUT_S) -> int | None:
     """The pid cfg's address reports on /health, or None when nothing of ours answers."""
-    http = DaemonHttp(daemon_url(cfg), {}, HEALTH_TIMEOUT_S)
+    http = DaemonHttp(daemon_url(cfg), {}, timeout_s)
     try:
         reply = http.request("GET", "/health")
         body = reply.json()
