@@ -10,7 +10,8 @@ removed (NLTK's list, minus its apostrophe forms, which `\\w+` never produces). 
 non-negative Lucene form log(1 + (N - df + 0.5) / (df + 0.5)); a repeated query word counts
 each time it appears. Only documents sharing a word with the query are returned.
 
-Run: `python -m signet.bench.bm25_reference [BENCH_DATA_DIR]`.
+Run: `signet bench baseline [--data BENCH_DATA_DIR]` (the tables, then `verify`'s checks of
+the whole development data; exit 1 when one fails), or `python -m signet.bench.bm25_reference`.
 """
 
 from __future__ import annotations
@@ -119,6 +120,66 @@ def report(data_dir: Path) -> str:
         results[f"bm25-{unit}"] = score(questions, ranked, memaware_groups(questions))
         latency[f"bm25-{unit}"] = _latency(ms)
     return f"LoCoMo (dev)\n{locomo}\n\nMemAware (dev)\n{format_table(results, latency)}\n"
+
+
+# Published baselines on the dev halves (the bench-data README and docs/benchmarks.md), percent;
+# +-1.5 allows for the tokenizer details the README leaves open (a question or two sits exactly
+# at rank 10).
+LOCOMO_BM25_HIT10 = 62.8
+MEMAWARE_BM25_HIT10 = {"easy": 55.7, "medium": 46.7, "hard": 8.3}
+TOLERANCE = 1.5
+
+
+def verify(data_dir: Path) -> list[str]:
+    """The checks of the whole development data: every file loads whole, no id leaks into the
+    text, and plain BM25 reproduces the published baselines. The problems found (none: [])."""
+    problems = _verify_locomo(data_dir / "locomo" / "locomo-dev.json")
+    problems += _verify_memaware(data_dir / "memaware")
+    return problems
+
+
+def _verify_locomo(path: Path) -> list[str]:
+    problems: list[str] = []
+    docs, questions = load_locomo(path)
+    if {d.group for d in docs} != {q.group for q in questions}:
+        problems.append("LoCoMo: a conversation without questions, or questions without turns")
+    if len(questions) < 990:  # 999 minus the few without a valid evidence turn
+        problems.append(f"LoCoMo: {len(questions)} questions with evidence, expected >= 990")
+    keys = {(d.group, d.key) for d in docs}
+    if not all((q.group, k) in keys for q in questions for k in q.gold):
+        problems.append("LoCoMo: a gold turn that no document holds")
+    if not all(d.event_at and d.event_at[4] == "-" and "T" in d.event_at for d in docs):
+        problems.append("LoCoMo: a turn without an ISO session time")
+    bare, _ = load_locomo(path, captions=False)
+    ranked, _ = rank(bare, questions)
+    hit10 = 100 * score(questions, ranked, locomo_groups(questions))["cat1-4"]["Hit@10"]
+    if abs(hit10 - LOCOMO_BM25_HIT10) > TOLERANCE:
+        problems.append(f"LoCoMo: BM25 Hit@10 {hit10:.1f}, published {LOCOMO_BM25_HIT10}")
+    return problems
+
+
+def _verify_memaware(root: Path) -> list[str]:
+    problems: list[str] = []
+    sessions, questions_path = root / "sessions", root / "questions-dev.json"
+    docs, questions = load_memaware(sessions, questions_path, unit="session")
+    session_ids = {d.key for d in docs}
+    if not len(session_ids) == len(docs) > 1000:
+        problems.append(f"MemAware: {len(docs)} sessions ({len(session_ids)} ids), expected > 1000")
+    if {q.category for q in questions} != {"easy", "medium", "hard"}:
+        problems.append("MemAware: the tiers are not easy, medium and hard")
+    for unit in ("window", "message"):
+        unit_docs, _ = load_memaware(sessions, questions_path, unit=unit)
+        if not {d.key for d in unit_docs} <= session_ids:
+            problems.append(f"MemAware: a {unit} from no session")
+        if any("answer_" in d.text or "## Session" in d.text for d in unit_docs):
+            problems.append(f"MemAware: a session id leaks into a {unit}'s text")
+    ranked, _ = rank(docs, questions)
+    result = score(questions, ranked, memaware_groups(questions))
+    for tier, expected in MEMAWARE_BM25_HIT10.items():
+        got = 100 * result[tier]["Hit@10"]
+        if abs(got - expected) > TOLERANCE:
+            problems.append(f"MemAware {tier}: BM25 Hit@10 {got:.1f}, published {expected}")
+    return problems
 
 
 def _latency(ms: list[float]) -> dict[str, float]:

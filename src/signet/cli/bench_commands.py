@@ -231,6 +231,28 @@ def _other_data(folder: str, name: str) -> Path | None:
 
 
 @bench.command()
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The bench-data folder (holding locomo/ and memaware/). Default:"
+                   " $SIGNET_BENCH_DATA, else ../shared/bench-data.")
+def baseline(data_dir: Path | None) -> None:
+    """Plain BM25 on the whole development data: the tables, then the checks that the loaders
+    and metrics reproduce the published baselines (exit 1 when one fails)."""
+    from signet.bench import bm25_reference
+
+    root = data_dir or retrieval.bench_data_dir()
+    if not root.is_dir():
+        raise click.ClickException(f"benchmark data not found at {root}")
+    click.echo(bm25_reference.report(root))
+    problems = bm25_reference.verify(root)
+    for problem in problems:
+        click.echo(f"check failed: {problem}", err=True)
+    if problems:
+        raise SystemExit(1)
+    click.echo(f"checks: the whole development data at {root} loads and reproduces the published"
+               " BM25 baselines")
+
+
+@bench.command()
 @click.option("--modes", default="bm25,hybrid", show_default=True,
               help="The keyword mode and the vector-using mode to calibrate on.")
 @_limit
