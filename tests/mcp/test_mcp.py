@@ -199,10 +199,15 @@ async def round_trip(client: Client) -> str:
 
     found = await call(client, "memory_search", query="tabs or spaces", limit=5)
     assert found["results"][0]["id"] == memory_id
-    # Compact by default: what the agent needs to use the memory, nothing else.
+    # Compact by default: what the agent needs to use the memory, nothing else (no fused
+    # score: the order ranks; the confidence says how likely it answers).
     assert set(found["results"][0]) == {
-        "id", "content", "score", "confidence", "type", "tags", "created_at", "source"
+        "id", "content", "confidence", "type", "tags", "created_at", "source"
     }
+    raw = await client.call_tool("memory_search", {"query": "tabs or spaces", "limit": 5})
+    text = raw.content[0].text  # type: ignore[union-attr]
+    # One line of JSON, no indentation or padding: every character is the agent's context.
+    assert text == json.dumps(raw.structured_content, separators=(",", ":"), ensure_ascii=False)
     assert set(found) == {"results", "query", "method", "count"}
     verbose = await call(client, "memory_search", query="tabs or spaces", limit=5, verbose=True)
     assert verbose["results"][0]["evidence"]["lexical"] is not None

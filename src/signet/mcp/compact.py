@@ -5,7 +5,8 @@ of memory text: 33 fields per result (hashes, counters, extraction state, per-ch
 evidence), all of it paid for in the agent's context window. By default the MCP tools that
 return lists of memories keep, per memory, `id`, `content`, `type`, `tags`, `created_at`,
 `source` (the memory's source type: manual, session, pipeline, ...) and, for search results,
-`score` and `confidence`; `verbose: true` returns the full shape instead.
+`confidence` (how likely it answers the query; recall's fused score only ranks, and the order
+already says that); `verbose: true` returns the full shape instead.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ __all__ = ["MEMORY_FIELDS", "SEARCH_FIELDS", "compact_memory", "compact_page", "
 JSON = dict[str, Any]
 
 MEMORY_FIELDS = ("id", "content", "type", "tags", "created_at", "source")
-SEARCH_FIELDS = ("id", "content", "score", "confidence", "type", "tags", "created_at", "source")
+SEARCH_FIELDS = ("id", "content", "confidence", "type", "tags", "created_at", "source")
 
 
 def compact_memory(memory: JSON, fields: tuple[str, ...] = MEMORY_FIELDS) -> JSON:

@@ -10,12 +10,13 @@ and act on; anything else is a bug and the SDK reports it without details.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 import signet
 from signet.errors import SignetError
@@ -55,10 +56,10 @@ def build_server(backend: Backend) -> MCPServer:
         tags: list[str] | None = None, project: str | None = None, community: str | None = None,
         expand: bool = False, verbose: bool = False,
         min_confidence: float = AGENT_MIN_CONFIDENCE,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Search long-term memory for what answers `query` (a question or keywords).
 
-        Returns {"results": [{"id", "content", "score", "confidence", "type", "tags",
+        Returns {"results": [{"id", "content", "confidence", "type", "tags",
         "created_at", "source"}], "query", "method", "count"}, best first; `verbose`: every
         field of each memory plus "evidence" and "adjustments", and "meta" with timings. `mode`: "full" (keywords,
         meaning and the knowledge graph; the default unless configured otherwise), "hybrid"
@@ -75,19 +76,19 @@ def build_server(backend: Backend) -> MCPServer:
             backend.recall, query, limit=limit, mode=mode, filters=filters, expand=expand,
             min_confidence=min_confidence,
         )
-        return found if verbose else compact_search(found)
+        return _out(found if verbose else compact_search(found))
 
     @server.tool(annotations=READ_ONLY)
-    def session_search(query: str, limit: int = 10, project: str | None = None) -> JSON:
+    def session_search(query: str, limit: int = 10, project: str | None = None) -> CallToolResult:
         """Find past sessions (whole conversations) whose words match `query`.
 
         Returns {"items": [session + {"score", "snippet"}], "query"}, best first: use it to
         find when something was discussed; memory_search finds the facts themselves.
         """
-        return _answer(backend.session_search, query, limit=limit, project=project)
+        return _out(_answer(backend.session_search, query, limit=limit, project=project))
 
     @server.tool(annotations=READ_ONLY)
-    def memory_context(project: str | None = None, cwd: str | None = None) -> JSON:
+    def memory_context(project: str | None = None, cwd: str | None = None) -> CallToolResult:
         """What Signet puts in front of an agent at the start of a session: the identity files,
         the head of MEMORY.md, pinned memories and the most important ones (the project's
         first), under the session-start token budget. Call it when your harness has no Signet
@@ -95,7 +96,7 @@ def build_server(backend: Backend) -> MCPServer:
 
         Returns {"context": text, "memories": [ids in it], "tokens", "truncated", "project"}.
         """
-        return _answer(backend.context, project=project, cwd=cwd)
+        return _out(_answer(backend.context, project=project, cwd=cwd))
 
     for name in IDENTITY_FILES:
         _identity_resource(server, backend, name)
@@ -111,7 +112,7 @@ def build_server(backend: Backend) -> MCPServer:
     def memory_store(
         content: str, type: str = "fact", tags: list[str] | None = None,
         importance: float | None = None, pinned: bool = False, project: str | None = None,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Store one memory: a self-contained statement worth recalling in a later session.
 
         `type`: fact, preference, decision, procedural, semantic, constraint, episodic, note.
@@ -121,18 +122,18 @@ def build_server(backend: Backend) -> MCPServer:
         """
         fields = _present(type=type, tags=tags, importance=importance, project=project)
         stored = _answer(backend.remember, content, {**fields, "pinned": pinned})
-        return {"id": stored["id"], "deduped": stored["deduped"]}
+        return _out({"id": stored["id"], "deduped": stored["deduped"]})
 
     @server.tool(annotations=READ_ONLY)
-    def memory_get(id: str) -> JSON:
+    def memory_get(id: str) -> CallToolResult:
         """One memory by its id, with all its fields (content, type, tags, version, ...)."""
-        return _answer(backend.get, id)
+        return _out(_answer(backend.get, id))
 
     @server.tool(annotations=READ_ONLY)
     def memory_list(
         limit: int = 20, offset: int = 0, type: str | None = None, project: str | None = None,
         verbose: bool = False,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Browse memories, newest first: {"items": [{"id", "content", "type", "tags",
         "created_at", "source"}], "total", "limit", "offset"}; `verbose`: every field.
 
@@ -140,14 +141,14 @@ def build_server(backend: Backend) -> MCPServer:
         """
         filters = _present(type=type, project=project)
         page = _answer(backend.list, limit=limit, offset=offset, filters=filters)
-        return page if verbose else compact_page(page)
+        return _out(page if verbose else compact_page(page))
 
     @server.tool(annotations=WRITES)
     def memory_modify(
         id: str, content: str | None = None, type: str | None = None,
         tags: list[str] | None = None, importance: float | None = None,
         pinned: bool | None = None, version: int | None = None, reason: str | None = None,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Change a memory: only the fields given change; returns the updated memory.
 
         Pass the `version` you read (memory_get) to refuse the change when someone else changed
@@ -156,26 +157,26 @@ def build_server(backend: Backend) -> MCPServer:
         changes = _present(
             content=content, type=type, tags=tags, importance=importance, pinned=pinned
         )
-        return _answer(backend.modify, id, changes, version=version, reason=reason)
+        return _out(_answer(backend.modify, id, changes, version=version, reason=reason))
 
     @server.tool(annotations=DELETES)
-    def memory_forget(id: str, force: bool = False, reason: str | None = None) -> JSON:
+    def memory_forget(id: str, force: bool = False, reason: str | None = None) -> CallToolResult:
         """Forget a memory (soft delete: it stops being recalled and can be recovered for a
         while). A pinned memory needs `force`. Returns the memory, now with is_deleted true."""
-        return _answer(backend.forget, id, force=force, reason=reason)
+        return _out(_answer(backend.forget, id, force=force, reason=reason))
 
     @server.tool(annotations=WRITES)
     def memory_feedback(
         memory_id: str, feedback: FeedbackType = "positive", correction_text: str | None = None,
         session_id: str | None = None,
-    ) -> JSON:
+    ) -> CallToolResult:
         """Say whether a recalled memory helped: "positive", "negative", or "correction" with
         `correction_text` saying what is right. The memory itself is not changed (use
         memory_modify for that). Returns the recorded feedback."""
-        return _answer(
+        return _out(_answer(
             backend.feedback, memory_id, feedback, correction_text=correction_text,
             session_id=session_id,
-        )
+        ))
 
     return server
 
@@ -198,6 +199,13 @@ def _answer(call: Callable[..., JSON], *args: Any, **kwargs: Any) -> JSON:
         return call(*args, **kwargs)
     except SignetError as exc:
         raise ToolError(exc.message) from exc
+
+
+def _out(data: JSON) -> CallToolResult:
+    """A tool's answer as one line of JSON (no indentation: every character is the agent's
+    context) and as structured content."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _present(**values: Any) -> JSON:
