@@ -216,7 +216,9 @@ class DocumentsConfig:
         False, "Let document ingest fetch http(s) URLs (off: no server-side requests at all)."
     )
     fetch_max_bytes: int = opt(10_000_000, "Largest document fetched from a URL, in bytes.", ge=1)
-    fetch_timeout_ms: int = opt(15_000, "Timeout for fetching one URL, in ms.", ge=1)
+    fetch_timeout_ms: int = opt(
+        15_000, "Deadline for fetching one URL: connect, redirects and body together, in ms.", ge=1
+    )
     fetch_max_redirects: int = opt(5, "Redirects followed (each one checked) per URL.", ge=0)
     fetch_allowed_hosts: tuple[str, ...] = opt(
         (), "Host names a URL may name although they resolve to loopback or private addresses."

@@ -10,8 +10,11 @@ each redirect (followed by hand, at most `max_redirects`), must:
   `documents.fetch_allowed_hosts` (an operator's own intranet wiki, say);
 
 and the answer must be a supported content type (extract.kind_of), no larger than
-`documents.fetch_max_bytes` (read as a stream and cut off, whatever Content-Length claims),
-within `documents.fetch_timeout_ms`. The check resolves the name just before the request; a
+`documents.fetch_max_bytes` (read as a stream and cut off, whatever Content-Length claims).
+`documents.fetch_timeout_ms` is one deadline for the whole fetch: each hop's connect, request
+and reads wait at most the time left, and a body still arriving at the deadline is cut off
+(its socket shut down, so a server trickling a byte at a time cannot hold the worker). The
+check resolves the name just before the request; a
 DNS answer that changes in between (rebinding) is the residual risk, which the allow-list keeps
 small: only listed hosts may ever resolve privately.
 """
@@ -20,13 +23,17 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from signet.documents.extract import kind_of
-from signet.errors import Forbidden, InvalidInput, ProviderError
+from signet.errors import Forbidden, InvalidInput, ProviderError, ProviderTimeout
 
 USER_AGENT = "signet-document-fetch/1"
 
@@ -55,19 +62,59 @@ def fetch(url: str, policy: FetchPolicy, transport: httpx.BaseTransport | None =
             "fetching URLs is off; set documents.url_fetch_enabled: true in agent.yaml to allow it",
             code="url_fetch_disabled",
         )
-    with httpx.Client(timeout=policy.timeout_s, follow_redirects=False, transport=transport,
+    deadline = time.monotonic() + policy.timeout_s
+    with httpx.Client(follow_redirects=False, transport=transport,
                       headers={"User-Agent": USER_AGENT}) as client:
         for _hop in range(policy.max_redirects + 1):
             check_url(url, policy)
             try:
-                with client.stream("GET", url) as reply:
+                with client.stream("GET", url, timeout=_left(deadline, url, policy)) as reply:
                     if reply.is_redirect:
                         url = urljoin(url, reply.headers.get("location", ""))
                         continue
-                    return _read(reply, url, policy)
+                    with _cut_off_at(deadline, reply):
+                        return _read(reply, url, policy, deadline)
             except httpx.HTTPError as exc:
+                if time.monotonic() >= deadline:
+                    raise _too_slow(url, policy) from exc
                 raise ProviderError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from exc
     raise InvalidInput(f"more than {policy.max_redirects} redirects fetching the document")
+
+
+def _left(deadline: float, url: str, policy: FetchPolicy) -> float:
+    """Seconds until the deadline; ProviderTimeout when it has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _too_slow(url, policy)
+    return left
+
+
+def _too_slow(url: str, policy: FetchPolicy) -> ProviderTimeout:
+    return ProviderTimeout(f"fetching {url} took longer than {policy.timeout_s:g} s"
+                           " (documents.fetch_timeout_ms), redirects and body included")
+
+
+@contextmanager
+def _cut_off_at(deadline: float, reply: httpx.Response) -> Iterator[None]:
+    """Shut the reply's socket down at the deadline: each read waits at most the time left
+    when its hop began, so without this a body arriving a byte at a time would run past it."""
+    stream = reply.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is None:
+        yield
+        return
+
+    def shut() -> None:
+        with suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), shut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def parse_url(url: str) -> tuple[str, str, int]:
@@ -115,7 +162,7 @@ def _addresses(host: str, port: int) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
-def _read(reply: httpx.Response, url: str, policy: FetchPolicy) -> Fetched:
+def _read(reply: httpx.Response, url: str, policy: FetchPolicy, deadline: float) -> Fetched:
     if reply.status_code >= 400:
         raise ProviderError(f"fetching {url} answered HTTP {reply.status_code}")
     content_type = reply.headers.get("content-type", "")
@@ -126,6 +173,7 @@ def _read(reply: httpx.Response, url: str, policy: FetchPolicy) -> Fetched:
                            " (documents.fetch_max_bytes)")
     body = bytearray()
     for piece in reply.iter_bytes():
+        _left(deadline, url, policy)
         body += piece
         if len(body) > policy.max_bytes:
             raise InvalidInput(f"the document is larger than {policy.max_bytes} bytes"
