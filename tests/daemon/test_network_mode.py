@@ -3,10 +3,13 @@ daemon in a network mode with SIGNET_DAEMON_URL and SIGNET_TOKEN (real subproces
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -121,3 +124,59 @@ def test_daemon_start_on_every_interface_reports_the_daemon_it_started(tmp_path:
         assert json.loads(status.stdout)["healthy"] is True, status.stdout
     finally:
         run(served, "daemon", "stop", **env)
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers every request with an empty JSON object and keeps its Authorization header."""
+
+    seen: list[str] = []
+
+    def _answer(self) -> None:
+        _Recorder.seen.append(self.headers.get("Authorization", ""))
+        body = b"{}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def test_the_local_token_is_never_sent_to_another_machine(tmp_path: Path) -> None:
+    """SIGNET_DAEMON_URL naming another host without SIGNET_TOKEN: the CLI says what is
+    missing and sends nothing, least of all the local install token (admin)."""
+    laptop = make_workspace(tmp_path / "laptop")
+    local = "sgt1.LOCAL-INSTALL-TOKEN.sig"
+    (laptop / ".daemon").mkdir()
+    (laptop / ".daemon" / "token").write_text(local + "\n")
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    env = {k: v for k, v in os.environ.items() if k != "SIGNET_TOKEN"}
+    env.update(SIGNET_WORKSPACE=str(laptop), OMP_NUM_THREADS="1")
+    try:
+        # The machine's own name resolves here, but a name is not loopback: it can point
+        # anywhere, so it counts as another machine.
+        for url in (f"http://{socket.gethostname()}:{port}", f"http://192.0.2.1:{port}"):
+            done = subprocess.run(
+                [sys.executable, "-m", "signet", "recall", "build server"],
+                env={**env, "SIGNET_DAEMON_URL": url}, capture_output=True, text=True,
+                timeout=120,
+            )
+            assert done.returncode == 1, done.stdout
+            assert "SIGNET_TOKEN" in done.stderr and url in done.stderr, done.stderr
+        assert not [h for h in _Recorder.seen if local in h]
+        # A loopback URL is this machine: the local token goes there as before.
+        done = subprocess.run(
+            [sys.executable, "-m", "signet", "--json", "status"],
+            env={**env, "SIGNET_DAEMON_URL": f"http://127.0.0.1:{port}"}, capture_output=True,
+            text=True, timeout=120,
+        )
+        assert _Recorder.seen and _Recorder.seen[-1] == f"Bearer {local}", done.stderr
+    finally:
+        server.shutdown()
+        server.server_close()

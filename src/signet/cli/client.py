@@ -12,19 +12,25 @@ the one in this workspace's pid file, owns the database and gets every call (so 
 see new memories at once); otherwise `LocalClient` opens the store itself.
 
 `SIGNET_DAEMON_URL` (with the token in `SIGNET_TOKEN`) points the CLI at a daemon on another
-machine (`network.mode` tailscale or lan): every call goes there, never to a local store.
+machine (`network.mode` tailscale or lan): every call goes there, never to a local store. The
+workspace's own token (`.daemon/token`, an admin token) is sent only to this workspace's daemon
+or a loopback address: a URL naming any other host (a name counts as another host whatever it
+resolves to) without SIGNET_TOKEN is refused before anything is sent.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from typing import TypeAlias
+from urllib.parse import urlsplit
 
 from signet.client.local import ACTOR_NAME, LocalClient, require_workspace
 from signet.client.remote import Client as PublicClient
 from signet.client.remote import daemon_url, is_running, read_token
 from signet.config import Config
+from signet.errors import ConfigError
 
 __all__ = [
     "Client", "DaemonClient", "LocalClient", "connect", "daemon_url", "is_running",
@@ -59,10 +65,33 @@ class DaemonClient(PublicClient):
     def __init__(
         self, cfg: Config, *, base_url: str | None = None, token: str | None = None
     ) -> None:
-        token = (token or "").strip() or read_token(cfg)
-        super().__init__(
-            base_url or daemon_url(cfg), token, actor=ACTOR_NAME, timeout_s=REQUEST_TIMEOUT_S
+        url = base_url or daemon_url(cfg)
+        token = (token or "").strip() or _local_token(cfg, url)
+        super().__init__(url, token, actor=ACTOR_NAME, timeout_s=REQUEST_TIMEOUT_S)
+
+
+def _local_token(cfg: Config, url: str) -> str | None:
+    """The workspace's own token, for its own daemon or a loopback URL only; ConfigError
+    naming SIGNET_TOKEN for any other host, which must never see it."""
+    host = urlsplit(url).hostname or ""
+    if url != daemon_url(cfg) and not is_loopback(host):
+        raise ConfigError(
+            f"SIGNET_DAEMON_URL is {url}, another machine, and SIGNET_TOKEN is not set: issue a"
+            " token on that daemon's machine (signet token create) and export it as"
+            " SIGNET_TOKEN; this workspace's own token is never sent to another host"
         )
+    return read_token(cfg)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address by its spelling ("localhost" or 127.x / ::1);
+    no name is looked up, since what a name resolves to can change."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 # Either side answers every operation with the HTTP contract's JSON; a command calls what both
