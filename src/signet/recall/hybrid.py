@@ -14,7 +14,8 @@ Each channel's ranking is then made aware of where its memories came from:
 - whole sources (recall/sources.py): memories sharing a `source_id` (the windows of one
   session, the chunks of one document) are ranked as one document, by BM25 over the source's
   whole text (channel "source") and by its closest member's cosine ("source_semantic"), both
-  carried by one representative member; their own lexical and semantic ranks give way to these;
+  carried by one representative member; their own lexical and semantic ranks give way to these
+  (not a document's chunks: a document competes by its best passage, each chunk on its own);
 - conversation context (recall/context.py): a memory's score lifts its neighbours in the same
   session (the turn before and after), so an answer is found through the question it answers.
 Then: fusion (RRF by default, with per-channel weights: a memory's own dense rank counts less
@@ -24,7 +25,7 @@ rehearsal boost and importance decay from the access history (recall itself writ
 a `touch` is recorded in store/accesses.py and written later by the one writer), post-fusion
 dampening,
 min_score, the final sort with source crowding (the n-th memory of an already-listed source is
-damped), and (on request) the source transcript attached. Each stage is timed into
+damped), session summaries below the facts they mention (recall/summaries.py), and (on request) the source transcript attached. Each stage is timed into
 `meta.timings`. An embedder that fails never fails recall: it degrades to the other channels
 and says so in `degraded`.
 """
@@ -45,7 +46,7 @@ from signet.errors import InvalidInput, NotOnBackend, ProviderError
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.query_embeddings import QueryEmbeddings
-from signet.recall import context, dates, pooling, scoring
+from signet.recall import context, dates, pooling, scoring, summaries
 from signet.recall import sources as source_recall
 from signet.recall.confidence import QueryTerms, model, stems
 from signet.recall.dampen import dampen
@@ -224,6 +225,14 @@ class Recaller:
             hits = reader.sources(query.query, query.filters, pool)
         ids = {m for ranking in rankings.values() for m, _ in ranking}
         key_of = reader.source_keys(list(ids))
+        # A document competes by its best passage: its chunks keep their own ranks, and the
+        # document is not ranked as a whole (a long one holds every query word somewhere).
+        documents = reader.documents(
+            sorted({key[2] for key in key_of.values()} | {h.source_id for h in hits})
+        )
+        if documents:
+            key_of = {m: key for m, key in key_of.items() if key[2] not in documents}
+            hits = [h for h in hits if h.source_id not in documents]
         if not hits and not key_of:
             return rankings
         weights = dict(self.spec.channel_weights)
@@ -348,6 +357,7 @@ class Recaller:
             hubs = self._hubs(reader, extra)
             more = self._scored(reader, query, terms, found, graph_only, memories, hubs)
             hits = _merged(hits, self._crowded(more), self.spec.graph_floor)
+        hits = summaries.below_facts(hits, frozenset(terms.weights))
         timings["dampen"] = (time.perf_counter() - mark) * 1000
         floor = query.min_confidence
         if floor is not None and floor > 0:

@@ -95,6 +95,10 @@ class RecallReader(Protocol):
         """Memory id -> its source's key, for members of sources ranked as a whole."""
         ...
 
+    def documents(self, source_ids: Sequence[str]) -> set[str]:
+        """The ids among `source_ids` that name a document (its chunks share its id)."""
+        ...
+
     def source_representatives(
         self, hits: Sequence[SourceHit], filters: MemoryFilters
     ) -> dict[SourceKey, str]:
@@ -196,6 +200,9 @@ class SqliteRecallReader:
 
     def source_keys(self, ids: Sequence[str]) -> dict[str, SourceKey]:
         return source_sql.keys_of(self.conn, list(ids))
+
+    def documents(self, source_ids: Sequence[str]) -> set[str]:
+        return source_sql.documents(self.conn, list(source_ids))
 
     def source_representatives(
         self, hits: Sequence[SourceHit], filters: MemoryFilters

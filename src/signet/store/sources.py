@@ -28,7 +28,7 @@ from signet.store.memories import filter_sql
 from signet.types import MemoryFilters
 
 __all__ = [
-    "SourceHit", "SourceKey", "any_ranked", "flush", "keys_of", "pending", "representatives", "search",
+    "SourceHit", "SourceKey", "any_ranked", "documents", "flush", "keys_of", "pending", "representatives", "search",
 ]
 
 MIN_MEMBERS = 2
@@ -155,6 +155,17 @@ def representatives(
         if row is not None:
             found[hit.key] = row[0]
     return found
+
+
+def documents(conn: Connection, source_ids: Sequence[str]) -> set[str]:
+    """The ids among `source_ids` that name a document (a document's chunks carry its id)."""
+    if not source_ids:
+        return set()
+    rows = conn.execute(
+        "SELECT d.id FROM json_each(?) AS j JOIN documents d ON d.id = j.value",
+        [dumps(list(dict.fromkeys(source_ids)))],
+    ).fetchall()
+    return {str(r[0]) for r in rows}
 
 
 def keys_of(conn: Connection, ids: Sequence[str]) -> dict[str, SourceKey]:

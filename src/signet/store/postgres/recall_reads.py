@@ -119,6 +119,14 @@ class PgRecallReader:
         ).fetchall()
         return {str(r[0]): (str(r[1]), r[2], str(r[3])) for r in rows}
 
+    def documents(self, source_ids: Sequence[str]) -> set[str]:
+        if not source_ids:
+            return set()
+        rows = self.conn.execute(
+            "SELECT id FROM documents WHERE id = ANY(%s)", [list(dict.fromkeys(source_ids))]
+        ).fetchall()
+        return {str(r[0]) for r in rows}
+
     def source_representatives(
         self, hits: Sequence[SourceHit], filters: MemoryFilters
     ) -> dict[SourceKey, str]:
