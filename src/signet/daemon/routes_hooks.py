@@ -13,7 +13,9 @@ names, so a Claude Code payload can be posted as it is. Hooks write (the ledger,
 queue) so they need `remember`; they read across projects, so a scoped token is refused. The
 daemon reads a `transcript_path` with its own rights: any path for an admin token (the local
 `signet hook`), for any other token only a transcript inside the harness's own transcript
-folder (sessions/transcript_folders.py), every other path refused alike.
+folder (sessions/transcript_folders.py), every other path refused alike. The per-session
+injection ledger is kept per token: another token sending the same session id changes nothing
+of what this session is given.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from signet import injection
 from signet.daemon.auth import Principal, require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body
+from signet.injection import HookRequest
 
 __all__ = ["router"]
 
@@ -59,6 +62,7 @@ def run_hook(
     event: Event, body: HookBody, app: App,
     principal: Annotated[Principal, Depends(require("remember"))],
 ) -> JSONResponse:
-    result = injection.handle(app, event, body.model_dump(exclude_none=True),
+    request = HookRequest.parse(body.model_dump(exclude_none=True))
+    result = injection.handle(app, event, request.for_caller(principal.token_id),
                               confined=not principal.allows("admin"))
     return JSONResponse(result.to_dict())

@@ -59,7 +59,8 @@ from signet.daemon import openapi as openapi_doc
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.connections import guarded_h11
 from signet.daemon.dependencies import known_query_only
-from signet.daemon.mcp_guard import McpSessionCap, ScopedAppBackend
+from signet.daemon.mcp_guard import ScopedAppBackend
+from signet.daemon.mcp_sessions import McpSessionCap
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.daemon.network import check_network_mode
 from signet.daemon.request_telemetry import RequestTelemetry

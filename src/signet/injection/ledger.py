@@ -1,5 +1,6 @@
 """The per-session injection ledger as the hooks use it: skip what a session already has,
-record what it gets. A request without a session id has no ledger (each call stands alone).
+record what it gets. A request without a session id has no ledger (each call stands alone). The
+ledger is kept per caller and session (`HookRequest.caller`, the token the hook came with).
 The ledger is the app's `injections` store (store/injections.py): SQLite's, or PostgreSQL's,
 shared by every daemon."""
 
@@ -22,7 +23,7 @@ def fresh_only(app: SignetApp, request: HookRequest, memories: Sequence[Memory])
     """`memories` without those this session was already given."""
     if not request.session_id or not memories:
         return list(memories)
-    seen = app.injections.injected(request.session_id, [m.id for m in memories])
+    seen = app.injections.injected(request.caller, request.session_id, [m.id for m in memories])
     return [m for m in memories if m.id not in seen]
 
 
@@ -31,7 +32,9 @@ def remember_injected(
 ) -> None:
     if not request.session_id or not memory_ids or app.config.pipeline.mutations_frozen:
         return
-    app.injections.record(request.session_id, memory_ids, event, stamp(app.clock))
+    app.injections.record(
+        request.caller, request.session_id, memory_ids, event, stamp(app.clock)
+    )
 
 
 def start_over(app: SignetApp, request: HookRequest) -> None:
@@ -39,4 +42,4 @@ def start_over(app: SignetApp, request: HookRequest) -> None:
     it, so the ledger starts again."""
     if not request.session_id or app.config.pipeline.mutations_frozen:
         return
-    app.injections.forget_session(request.session_id)
+    app.injections.forget_session(request.caller, request.session_id)

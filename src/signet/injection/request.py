@@ -7,7 +7,7 @@ Code payload posted as-is is understood too; unknown fields are ignored, wrong t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
 
@@ -33,6 +33,9 @@ class HookRequest:
     transcript: str | None = None
     source: str | None = None
     reason: str | None = None
+    # Whose ledger the session's injections go in: the daemon sets the calling token's id
+    # (`for_caller`); never read from a payload, so one token cannot speak for another.
+    caller: str = ""
 
     @classmethod
     def parse(cls, data: Any) -> HookRequest:
@@ -53,6 +56,10 @@ class HookRequest:
             source=_text(data, "source"),
             reason=_text(data, "reason") or _text(data, "trigger"),
         )
+
+    def for_caller(self, caller: str) -> HookRequest:
+        """This request, its ledger kept under `caller`."""
+        return replace(self, caller=caller)
 
     @property
     def project_name(self) -> str | None:

@@ -1,7 +1,9 @@
 """SQL for the harness hooks: the per-session injection ledger and the session-start candidates.
 
-The ledger (migration 025) holds which memories a session has already been given, so the hooks
-never inject one twice in a session. The candidates of session-start are read in three bounded
+The ledger (migrations 025, 058) holds which memories a session has already been given, so the
+hooks never inject one twice in a session. It is kept per caller (the token the hook came with)
+and session, so another token sending the same session id neither hides memories from that
+session nor makes them repeat. The candidates of session-start are read in three bounded
 index scans (pinned, the project's most important, everyone's most important); the caller
 scores them (importance x decay, pinned = 1, project first) in Python, where the decay clock is.
 """
@@ -26,11 +28,13 @@ class InjectionStore(Protocol):
     """The hooks' reads and writes (injection/ledger.py, injection/session_start.py), one
     transaction each, on either backend."""
 
-    def injected(self, session_id: str, memory_ids: Sequence[str]) -> set[str]: ...
+    def injected(self, caller: str, session_id: str, memory_ids: Sequence[str]) -> set[str]: ...
 
-    def record(self, session_id: str, memory_ids: Sequence[str], event: str, now: str) -> None: ...
+    def record(
+        self, caller: str, session_id: str, memory_ids: Sequence[str], event: str, now: str
+    ) -> None: ...
 
-    def forget_session(self, session_id: str) -> int: ...
+    def forget_session(self, caller: str, session_id: str) -> int: ...
 
     def startup_candidates(
         self, *, agent_id: str, project: str | None, limit: int
@@ -43,16 +47,18 @@ class SqliteInjections:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def injected(self, session_id: str, memory_ids: Sequence[str]) -> set[str]:
-        return injected(self.store.reader(), session_id, memory_ids)
+    def injected(self, caller: str, session_id: str, memory_ids: Sequence[str]) -> set[str]:
+        return injected(self.store.reader(), caller, session_id, memory_ids)
 
-    def record(self, session_id: str, memory_ids: Sequence[str], event: str, now: str) -> None:
+    def record(
+        self, caller: str, session_id: str, memory_ids: Sequence[str], event: str, now: str
+    ) -> None:
         with self.store.write_tx() as conn:
-            record(conn, session_id, memory_ids, event, now)
+            record(conn, caller, session_id, memory_ids, event, now)
 
-    def forget_session(self, session_id: str) -> int:
+    def forget_session(self, caller: str, session_id: str) -> int:
         with self.store.write_tx() as conn:
-            return forget_session(conn, session_id)
+            return forget_session(conn, caller, session_id)
 
     def startup_candidates(
         self, *, agent_id: str, project: str | None, limit: int
@@ -71,26 +77,29 @@ def injections_on(core: Any) -> InjectionStore:
     return PgInjections(core.pool)
 
 
-def injected(conn: Connection, session_id: str, memory_ids: Sequence[str]) -> set[str]:
-    """Which of `memory_ids` this session has already been given."""
+def injected(
+    conn: Connection, caller: str, session_id: str, memory_ids: Sequence[str]
+) -> set[str]:
+    """Which of `memory_ids` this caller's session has already been given."""
     if not memory_ids:
         return set()
     rows = conn.execute(
         "SELECT l.memory_id FROM json_each(?) AS j CROSS JOIN hook_injections l"
-        " ON l.session_id = ? AND l.memory_id = j.value",
-        (_json_list(memory_ids), session_id),
+        " ON l.caller = ? AND l.session_id = ? AND l.memory_id = j.value",
+        (_json_list(memory_ids), caller, session_id),
     ).fetchall()
     return {row[0] for row in rows}
 
 
 def record(
-    conn: Connection, session_id: str, memory_ids: Iterable[str], event: str, now: str
+    conn: Connection, caller: str, session_id: str, memory_ids: Iterable[str], event: str,
+    now: str,
 ) -> None:
-    """Remember that `session_id` was given `memory_ids` (a repeat is ignored)."""
+    """Remember that this caller's `session_id` was given `memory_ids` (a repeat is ignored)."""
     conn.executemany(
-        "INSERT OR IGNORE INTO hook_injections (session_id, memory_id, event, injected_at)"
-        " VALUES (?, ?, ?, ?)",
-        [(session_id, memory_id, event, now) for memory_id in memory_ids],
+        "INSERT OR IGNORE INTO hook_injections (caller, session_id, memory_id, event, injected_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(caller, session_id, memory_id, event, now) for memory_id in memory_ids],
     )
 
 
@@ -122,6 +131,8 @@ def _json_list(values: Sequence[str]) -> str:
     return json.dumps(list(values))
 
 
-def forget_session(conn: Connection, session_id: str) -> int:
-    """Drop a session's ledger (its context was cleared or compacted away)."""
-    return conn.execute("DELETE FROM hook_injections WHERE session_id = ?", (session_id,)).rowcount
+def forget_session(conn: Connection, caller: str, session_id: str) -> int:
+    """Drop this caller's ledger of a session (its context was cleared or compacted away)."""
+    return conn.execute(
+        "DELETE FROM hook_injections WHERE caller = ? AND session_id = ?", (caller, session_id)
+    ).rowcount

@@ -92,8 +92,8 @@ _WINDOWED = {
     "cold": ("memories_cold", "id", "archived_at"),
     # Keys are unique per scope, not alone (migration 011): rows are deleted by rowid.
     "idempotency_keys": ("idempotency_scoped_keys", "rowid", "created_at"),
-    # WITHOUT ROWID, keyed by (session_id, memory_id): matched by that row value.
-    "hook_ledger": ("hook_injections", "session_id, memory_id", "injected_at"),
+    # WITHOUT ROWID, keyed by (caller, session_id, memory_id): matched by that row value.
+    "hook_ledger": ("hook_injections", "caller, session_id, memory_id", "injected_at"),
 }
 
 

@@ -1,8 +1,8 @@
 """The hooks' injection ledger and session-start candidates (store/injections.py
 `InjectionStore`) on PostgreSQL: the same statements in this dialect.
 
-The ledger (migration 010) is keyed by (session, memory), so a memory recorded twice for a
-session stays one row (`ON CONFLICT DO NOTHING`), whichever daemon served the hook: the ledger
+The ledger (migrations 010, 011) is keyed by (caller, session, memory), so a memory recorded
+twice for a session stays one row (`ON CONFLICT DO NOTHING`), whichever daemon served the hook: the ledger
 is shared, and a session that moves between daemons behind a balancer is still never given one
 memory twice. The candidates are the three bounded scans of the SQLite side (pinned, the
 project's most important, everyone's most important), duplicates removed in order.
@@ -28,30 +28,33 @@ class PgInjections:
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
 
-    def injected(self, session_id: str, memory_ids: Sequence[str]) -> set[str]:
+    def injected(self, caller: str, session_id: str, memory_ids: Sequence[str]) -> set[str]:
         if not memory_ids:
             return set()
         with self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT memory_id FROM hook_injections WHERE session_id = %s"
-                " AND memory_id = ANY(%s)", (session_id, list(memory_ids)),
+                "SELECT memory_id FROM hook_injections WHERE caller = %s AND session_id = %s"
+                " AND memory_id = ANY(%s)", (caller, session_id, list(memory_ids)),
             ).fetchall()
         return {str(r[0]) for r in rows}
 
-    def record(self, session_id: str, memory_ids: Sequence[str], event: str, now: str) -> None:
+    def record(
+        self, caller: str, session_id: str, memory_ids: Sequence[str], event: str, now: str
+    ) -> None:
         if not memory_ids:
             return
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO hook_injections (session_id, memory_id, event, injected_at)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(session_id, memory_id, event, now) for memory_id in memory_ids],
+                "INSERT INTO hook_injections (caller, session_id, memory_id, event, injected_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [(caller, session_id, memory_id, event, now) for memory_id in memory_ids],
             )
 
-    def forget_session(self, session_id: str) -> int:
+    def forget_session(self, caller: str, session_id: str) -> int:
         with self.pool.connection() as conn:
             return conn.execute(
-                "DELETE FROM hook_injections WHERE session_id = %s", (session_id,)
+                "DELETE FROM hook_injections WHERE caller = %s AND session_id = %s",
+                (caller, session_id),
             ).rowcount
 
     def startup_candidates(
