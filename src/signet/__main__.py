@@ -12,7 +12,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if "hook" in args[:3]:
+    if "hook" in args[:5]:
         from signet.hooks.fast import parse, run_fast
 
         parsed = parse(args)

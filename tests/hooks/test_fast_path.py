@@ -83,11 +83,16 @@ def _free_port() -> int:
 
 
 @pytest.mark.parametrize(("argv", "parsed"), [
-    (["hook", "session-start"], (None, "session-start", "generic")),
+    (["hook", "session-start"], (None, "session-start", "generic", None)),
     (["--workspace", "/w", "hook", "user-prompt-submit", "--harness", "codex"],
-     ("/w", "user-prompt-submit", "codex")),
+     ("/w", "user-prompt-submit", "codex", None)),
     (["--workspace=/w", "hook", "session-end", "--harness=claude-code"],
-     ("/w", "session-end", "claude-code")),
+     ("/w", "session-end", "claude-code", None)),
+    (["--workspace", "/w", "--port", "3851", "hook", "session-end", "--harness", "codex"],
+     ("/w", "session-end", "codex", "3851")),
+    (["--port=3851", "hook", "session-start"], (None, "session-start", "generic", "3851")),
+    (["--port", "nope", "hook", "session-start"], None),
+    (["--port", "1", "--port", "2", "hook", "session-start"], None),
     (["hook", "--help"], None),
     (["hook", "nope"], None),
     (["hook", "session-start", "--harness", "vim"], None),

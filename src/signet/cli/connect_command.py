@@ -14,36 +14,53 @@ from pathlib import Path
 import click
 
 from signet.cli import harness_files
-from signet.cli.harness_targets import HARNESSES, edits_for, signet_argv
+from signet.cli.harness_targets import HARNESSES, edits_for, signet_argv, travelling_port
 from signet.cli.state import CliState
 
-__all__ = ["connect"]
+__all__ = ["connect", "connect_harness"]
 
 
 @click.command()
 @click.argument("harness", type=click.Choice(HARNESSES))
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path),
               help="Write the project's config in DIR instead of the user's.")
+@click.option("--allow-tools", is_flag=True,
+              help="claude-code: also allow the signet MCP tools without asking (`claude -p` "
+                   "denies them otherwise); --uninstall removes the rule.")
 @click.option("--uninstall", is_flag=True, help="Take Signet out again (restores the original bytes).")
 @click.option("--dry-run", is_flag=True, help="Print the diff of what would change; write nothing.")
 @click.pass_obj
 def connect(
-    state: CliState, harness: str, project: Path | None, uninstall: bool, dry_run: bool
+    state: CliState, harness: str, project: Path | None, allow_tools: bool, uninstall: bool,
+    dry_run: bool,
 ) -> None:
     """Register Signet's MCP server and hooks in HARNESS's config (claude-code, codex,
     opencode, cursor)."""
-    workspace = state.config().workspace
-    argv = signet_argv(workspace)
-    edits = edits_for(harness, argv, project=project.absolute() if project else None, env=os.environ)
-    manifest = harness_files.Manifest(workspace / "connect" / "manifest.json")
+    for line in connect_harness(state, harness, project=project, allow_tools=allow_tools,
+                                uninstall=uninstall, dry_run=dry_run):
+        click.echo(line)
+
+
+def connect_harness(
+    state: CliState, harness: str, *, project: Path | None = None, allow_tools: bool = False,
+    uninstall: bool = False, dry_run: bool = False,
+) -> list[str]:
+    """Edit the harness's files; the report, one line per file (and the diffs of a dry run)."""
+    cfg = state.config()
+    argv = signet_argv(cfg.workspace, travelling_port(cfg.port, os.environ))
+    edits = edits_for(harness, argv, project=project.absolute() if project else None,
+                      env=os.environ, allow_tools=allow_tools or uninstall)
+    manifest = harness_files.Manifest(cfg.workspace / "connect" / "manifest.json")
     harness_files.check(edits, removing=uninstall)
     step = harness_files.uninstall if uninstall else harness_files.install
     changes = [step(edit, manifest, dry_run=dry_run) for edit in edits]
     if not dry_run:
         manifest.save()
+    lines = []
     for change in changes:
-        click.echo(f"{harness}: {change.line()}")
+        lines.append(f"{harness}: {change.line()}")
         if dry_run and change.diff:
-            click.echo(change.diff, nl=False)
+            lines.append(change.diff.rstrip("\n"))
     if not uninstall and not dry_run and harness == "codex":
-        click.echo("codex: Codex versions before hooks were on by default need `[features] codex_hooks = true` in config.toml")
+        lines.append("codex: Codex versions before hooks were on by default need `[features] codex_hooks = true` in config.toml")
+    return lines

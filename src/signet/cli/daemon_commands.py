@@ -1,4 +1,6 @@
-"""`signet daemon start [--foreground] | stop | status | logs`: thin wrappers over the lifecycle.
+"""`signet daemon start [--foreground] | stop | status | logs | install | uninstall`: thin
+wrappers over the lifecycle, and the user service that starts the daemon at login
+(cli/service_files.py).
 
 The process management itself (pid file, detaching, signals, log files) lives in
 `signet.daemon.lifecycle`. It is imported inside each command, not at the top: it pulls in the
@@ -7,14 +9,17 @@ web stack, which the memory commands never need, and the CLI must start fast.
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import click
 
-from signet.cli import output
+from signet.cli import output, service_files
 from signet.cli.client import daemon_url
+from signet.cli.harness_targets import signet_argv, travelling_port
 from signet.cli.state import CliState, json_option
 from signet.errors import SignetError
 
@@ -101,3 +106,71 @@ def print_tails(data: dict[str, list[dict[str, object]]]) -> None:
         click.echo(f"==> {entry['path']} <==")
         for line in entry["lines"]:  # type: ignore[attr-defined]
             click.echo(line)
+
+
+PLATFORM_OPTION = click.option(
+    "--platform", type=click.Choice(service_files.PLATFORMS), default=None,
+    help="systemd (a user unit) or launchd (a user agent); default: this system's.",
+)
+
+
+@daemon.command()
+@PLATFORM_OPTION
+@click.option("--no-enable", is_flag=True, help="Only write the service file; enable nothing.")
+@json_option
+@click.pass_obj
+def install(state: CliState, platform: str | None, no_enable: bool) -> None:
+    """Install the daemon as a user service that starts at login and restarts on failure
+    (a systemd user unit on Linux, a launchd agent on macOS)."""
+    state.show(install_service(state, platform, enable=not no_enable), print_service)
+
+
+@daemon.command()
+@PLATFORM_OPTION
+@json_option
+@click.pass_obj
+def uninstall(state: CliState, platform: str | None) -> None:
+    """Stop, disable and delete the user service `signet daemon install` wrote."""
+    service = _service(state, platform)
+    result: dict[str, Any] = {"platform": service.platform, "service": service.name,
+                              "path": str(service.path), "action": "absent", "error": None}
+    if service.path.exists():
+        result["error"] = service_files.run_all(service_files.disable(service, os.getuid()))
+        service.path.unlink()
+        result["action"] = "deleted"
+    state.show(result, print_service)
+
+
+def install_service(state: CliState, platform: str | None, *, enable: bool) -> dict[str, Any]:
+    """Write the service file (unchanged when it already says the same) and enable it."""
+    service = _service(state, platform)
+    old = service.path.read_text("utf-8") if service.path.exists() else None
+    action = "unchanged" if old == service.text else ("updated" if old is not None else "written")
+    if old != service.text:
+        service.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = service.path.with_name(f".{service.path.name}.tmp")
+        temp.write_text(service.text, "utf-8")
+        temp.replace(service.path)
+    commands = service_files.enable(service, os.getuid())
+    error = service_files.run_all(commands) if enable else None
+    return {"platform": service.platform, "service": service.name, "path": str(service.path),
+            "action": action, "enabled": enable and error is None, "error": error,
+            "enable_commands": [" ".join(c) for c in commands]}
+
+
+def _service(state: CliState, platform: str | None) -> service_files.Service:
+    cfg = state.config()
+    argv = [*signet_argv(cfg.workspace, travelling_port(cfg.port, os.environ)),
+            "daemon", "start", "--foreground"]
+    return service_files.service_for(
+        platform or service_files.default_platform(), argv, cfg.workspace, os.environ)
+
+
+def print_service(data: dict[str, Any]) -> None:
+    click.echo(f"{data['platform']} service {data['service']}: {data['path']} {data['action']}")
+    if data.get("enabled"):
+        click.echo("enabled and started: the daemon now starts at login")
+    if data.get("error"):
+        click.echo(f"warning: {data['error']}", err=True)
+    if "enabled" in data and not data["enabled"]:
+        click.echo("to enable it: " + "; ".join(data["enable_commands"]))

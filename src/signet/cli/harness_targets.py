@@ -32,7 +32,7 @@ from typing import Any
 from signet.cli.harness_files import Edit
 from signet.errors import ConfigError
 
-__all__ = ["HARNESSES", "edits_for", "signet_argv"]
+__all__ = ["HARNESSES", "edits_for", "installed_harnesses", "signet_argv", "travelling_port"]
 
 HARNESSES = ("claude-code", "codex", "opencode", "cursor")
 HOOK_TIMEOUT_S = 10  # the harness's own limit; our hooks give up at their budget (1-2 s) first
@@ -46,21 +46,32 @@ TOML_END = "# <<< signet"
 JSON = dict[str, Any]
 
 
-def signet_argv(workspace: Path) -> list[str]:
+def signet_argv(workspace: Path, port: int | None = None) -> list[str]:
     """How the harness starts signet: the `signet` next to this Python, else on PATH, else
-    `python -m signet`; always with this workspace."""
+    `python -m signet`; always with this workspace, and with `port` when given (a port that
+    came from the environment, which a harness started from another shell would not have)."""
     beside = Path(sys.executable).parent / "signet"
     found = str(beside) if beside.exists() else shutil.which("signet")
     base = [found] if found else [sys.executable, "-m", "signet"]
-    return [*base, "--workspace", str(workspace)]
+    return [*base, "--workspace", str(workspace), *(["--port", str(port)] if port else [])]
+
+
+def travelling_port(port: int, env: Mapping[str, str]) -> int | None:
+    """The port to write into a harness's command line: the configured one when SIGNET_PORT
+    (or `--port`) set it, else None, and agent.yaml, which every command reads, says it."""
+    return port if env.get("SIGNET_PORT") else None
 
 
 def edits_for(
-    harness: str, argv: list[str], *, project: Path | None, env: Mapping[str, str]
+    harness: str, argv: list[str], *, project: Path | None, env: Mapping[str, str],
+    allow_tools: bool = False,
 ) -> list[Edit]:
+    """`allow_tools`: claude-code's settings also allow the signet MCP tools (on uninstall,
+    the rule is taken out if it is there)."""
     home = Path(env.get("HOME") or Path.home())
     if harness == "claude-code":
-        return _claude(argv, project, env, home)
+        edits = _claude(argv, project, env, home)
+        return [*edits, _allow_rule(edits[0].path)] if allow_tools else edits
     if harness == "codex":
         return _codex(argv, project, env, home)
     if harness == "opencode":
@@ -83,6 +94,49 @@ def _claude(argv: list[str], project: Path | None, env: Mapping[str, str], home:
         mcp = Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
     server = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": {}}
     return [_hooks_json(settings, argv, "claude-code", CLAUDE_EVENTS), _mcp_json(mcp, server)]
+
+
+# Claude Code's permission rule for every tool of the MCP server `signet`: `claude -p` runs no
+# tool that needs a permission it was not given, and asks for nothing.
+ALLOW_RULE = "mcp__signet"
+
+
+def _allow_rule(settings: Path) -> Edit:
+    def add(data: JSON) -> JSON:
+        permissions = _object(data.setdefault("permissions", {}), "permissions")
+        allow = permissions.setdefault("allow", [])
+        if not isinstance(allow, list):
+            raise ConfigError(f"{settings}: permissions.allow is not a list")
+        if ALLOW_RULE not in allow:
+            allow.append(ALLOW_RULE)
+        return data
+
+    def remove(data: JSON) -> JSON:
+        permissions = data.get("permissions")
+        if isinstance(permissions, dict) and isinstance(permissions.get("allow"), list):
+            permissions["allow"] = [r for r in permissions["allow"] if r != ALLOW_RULE]
+            if not permissions["allow"]:
+                del permissions["allow"]
+            if not permissions:
+                del data["permissions"]
+        return data
+
+    return _json_edit(settings, f"permission rule {ALLOW_RULE}", add, remove)
+
+
+def installed_harnesses(env: Mapping[str, str]) -> list[str]:
+    """The harnesses this machine has: the command on PATH or the harness's config folder."""
+    home = Path(env.get("HOME") or Path.home())
+    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    marks = {
+        "claude-code": ("claude", [Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"]),
+        "codex": ("codex", [Path(env.get("CODEX_HOME") or home / ".codex")]),
+        "opencode": ("opencode", [xdg / "opencode"]),
+        "cursor": ("cursor", [home / ".cursor"]),
+    }
+    path = env.get("PATH")
+    return [name for name, (command, folders) in marks.items()
+            if shutil.which(command, path=path) or any(f.is_dir() for f in folders)]
 
 
 # --- codex --------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = ["COMMANDS", "cli", "main"]
 # short help is here so listing the commands needs no import (a test checks it matches).
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("signet.cli.workspace_commands:init", "Create the workspace (directories, agent.yaml, identity files, database) if missing."),
+    "setup": ("signet.cli.setup_command:setup", "Set up Signet in one step: init, connect the harnesses found, install the daemon's user service."),
     "status": ("signet.cli.workspace_commands:status", "Show the workspace, the database, the embedder and whether a daemon serves them."),
     "remember": ("signet.cli.memory_commands:remember", 'Store CONTENT as a memory ("-" reads it from stdin).'),
     "recall": ("signet.cli.memory_commands:recall", "Find the memories that answer QUERY, with each channel's evidence."),
@@ -163,15 +165,23 @@ def _wants_json(ctx: click.Context) -> bool:
     "--workspace", type=click.Path(path_type=Path), default=None,
     help="Workspace directory (default: $SIGNET_WORKSPACE, else ~/.agents).",
 )
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=None,
+    help="The daemon's port (default: $SIGNET_PORT, else agent.yaml's, else 3850).",
+)
 @click.option("--json", "json_output", is_flag=True, help="Print JSON instead of tables.")
 @click.version_option(__version__, prog_name="signet")
 @click.pass_context
-def cli(ctx: click.Context, workspace: Path | None, json_output: bool) -> None:
+def cli(ctx: click.Context, workspace: Path | None, port: int | None, json_output: bool) -> None:
     """Signet: local-first long-term memory for AI agents.
 
     Commands talk to the running daemon, or open the store in-process when none runs.
     """
     from signet.cli.state import CliState
+
+    if port is not None:
+        # The same as SIGNET_PORT for this process and what it starts (a daemon, a hook).
+        os.environ["SIGNET_PORT"] = str(port)
 
     ctx.obj = CliState(workspace=workspace, json=json_output)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -31,6 +32,15 @@ __all__ = ["COMMANDS"]
 @click.pass_obj
 def init(state: CliState, path: Path | None) -> None:
     """Create the workspace (directories, agent.yaml, identity files, database) if missing."""
+    report = initialise(state, path)
+    for warning in report["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+    state.show(report, output.print_init)
+
+
+def initialise(state: CliState, path: Path | None = None) -> dict[str, Any]:
+    """`signet init`'s work (also the first step of `signet setup`): what was created, what
+    was kept."""
     root = resolve_workspace(path if path is not None else state.workspace, os.environ)
     report = init_workspace(root)
     state.workspace = root
@@ -50,10 +60,8 @@ def init(state: CliState, path: Path | None) -> None:
     if cfg.store.backend == "sqlite":  # a shared store is no file of the workspace's
         (kept if database_existed else created).append(str(cfg.db_path))
     (created if wrote_token or not token_existed else kept).append(str(cfg.token_path))
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    state.show({"workspace": str(root), "created": created, "kept": kept,
-                "warnings": list(report.warnings)}, output.print_init)
+    return {"workspace": str(root), "created": created, "kept": kept,
+            "warnings": list(report.warnings)}
 
 
 @click.command()

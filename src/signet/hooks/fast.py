@@ -1,8 +1,8 @@
 """The fast path of `signet hook ...`: argv parsed by hand, no click, no CLI modules.
 
 A harness starts the hook on every prompt, so its process start is part of the agent's
-latency. `signet.__main__` hands an argv of the exact form `[--workspace DIR] hook EVENT
-[--harness NAME]` here before importing the CLI; anything else (help, a typo, another option)
+latency. `signet.__main__` hands an argv of the exact form `[--workspace DIR] [--port N] hook
+EVENT [--harness NAME]` here before importing the CLI; anything else (help, a typo, another option)
 returns None and the full click CLI handles it, with its usual messages.
 """
 
@@ -17,15 +17,25 @@ EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end"
 HARNESSES = ("claude-code", "codex", "opencode", "generic")
 
 
-def parse(argv: list[str]) -> tuple[str | None, str, str] | None:
-    """(workspace, event, harness) when argv is a plain hook call, else None. The workspace
-    stays a string: pathlib is an import the hook process does without."""
+def parse(argv: list[str]) -> tuple[str | None, str, str, str | None] | None:
+    """(workspace, event, harness, port) when argv is a plain hook call, else None. The
+    workspace stays a string: pathlib is an import the hook process does without."""
     args = list(argv)
-    workspace: str | None = None
-    if args[:1] == ["--workspace"] and len(args) >= 2:
-        workspace, args = args[1], args[2:]
-    elif args and args[0].startswith("--workspace="):
-        workspace, args = args[0].split("=", 1)[1], args[1:]
+    options: dict[str, str] = {}
+    while args and args[0].startswith("--") and args[0].split("=", 1)[0] in ("--workspace", "--port"):
+        name, sep, value = args[0].partition("=")
+        if sep:
+            args = args[1:]
+        elif len(args) >= 2:
+            value, args = args[1], args[2:]
+        else:
+            return None
+        if name in options:
+            return None
+        options[name] = value
+    workspace, port = options.get("--workspace"), options.get("--port")
+    if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        return None  # click says what is wrong with it
     if len(args) < 2 or args[0] != "hook" or args[1] not in EVENTS:
         return None
     rest, harness = args[2:], "generic"
@@ -35,13 +45,14 @@ def parse(argv: list[str]) -> tuple[str | None, str, str] | None:
         harness = rest[0].split("=", 1)[1]
     elif rest:
         return None
-    return (workspace, args[1], harness) if harness in HARNESSES else None
+    return (workspace, args[1], harness, port) if harness in HARNESSES else None
 
 
-def run_fast(workspace: str | None, event: str, harness: str) -> int:
+def run_fast(workspace: str | None, event: str, harness: str, port: str | None = None) -> int:
     from signet.hooks.runner import exit_now_if_abandoned, run
 
-    out = run(event, harness, sys.stdin.buffer, workspace=workspace, env=os.environ)
+    env = os.environ if port is None else {**os.environ, "SIGNET_PORT": port}
+    out = run(event, harness, sys.stdin.buffer, workspace=workspace, env=env)
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
