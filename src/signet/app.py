@@ -144,7 +144,7 @@ class SignetApp:
         app.sessions = sessions
         app.ledger = SearchLedger(config, SqliteLedger(store), clock)
         app.ledger.ensure()
-        app.operations = Operations(config, SqliteOps(store), chosen, clock, app.llm)
+        app.operations = Operations(config, SqliteOps(store), chosen, clock, app.llm, recaller.guard)
         app.job_queue = JobQueue(app.operations.ops, clock)
         app.reviews = ReviewQueue(config, app.memory, SqlitePipeline(store),
                                   chosen.model if chosen else None, clock)

@@ -222,7 +222,7 @@ class CoreAppOps:
         self._workers = None
         self.memory = memory
         self.graph = memory.graph
-        self.operations = Operations(config, ops_for(core), embedder, clock, llm)
+        self.operations = Operations(config, ops_for(core), embedder, clock, llm, recaller.guard)
         self.job_queue = JobQueue(self.operations.ops, clock)
         for name, feature in UNPORTED_PARTS.items():
             setattr(self, name, Unported(feature, core.backend))

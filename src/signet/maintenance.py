@@ -52,7 +52,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MAX_REEMBED = 100_000
-HEALTH_TEXT = "signet embedding health check"
 
 
 def pipeline_queue(service: Operations, errors_limit: int = 10) -> dict[str, Any]:
@@ -124,21 +123,27 @@ def embeddings_status(service: Operations) -> dict[str, Any]:
 
 
 def embeddings_health(service: Operations) -> dict[str, Any]:
-    """One tiny embedding call, timed; `ok` false with the error code when it fails."""
-    embedder = service.embedder
-    if embedder is None:
+    """One tiny embedding call, timed; `ok` false with the error code when it fails.
+
+    The call runs on the probe's own thread (concurrent callers share the one in flight) and is
+    waited for through recall's guard (`service.guard`): the same breaker and budget, so a hung
+    provider costs a caller the budget at most, then nothing while the breaker is open, and its
+    failures are the breaker's too."""
+    embedder, probe, guard = service.embedder, service.probe, service.guard
+    if embedder is None or probe is None:
         return {"ok": True, "provider": "none", "model": None, "latency_ms": None,
                 "detail": "no embedding provider configured; recall is keyword-only"}
     base = {"provider": embedder.name, "model": embedder.model}
     started = time.perf_counter()
     try:
-        vectors = embedder.embed([HEALTH_TEXT])
+        probed = guard.wait(probe.submit) if guard is not None else probe.submit().result()
     except ProviderError as exc:
         return {**base, "ok": False, "latency_ms": _ms(started), "error": exc.code,
                 "detail": exc.message}
-    dims = int(vectors.shape[-1]) if hasattr(vectors, "shape") else len(vectors[0])
+    vectors = probed.vectors
+    dims = int(vectors.shape[-1]) if vectors.ndim else 0
     ok = dims == embedder.dimensions
-    return {**base, "ok": ok, "latency_ms": _ms(started), "dimensions": dims,
+    return {**base, "ok": ok, "latency_ms": round(probed.latency_ms, 3), "dimensions": dims,
             "detail": "ok" if ok else f"expected {embedder.dimensions} dimensions, got {dims}"}
 
 

@@ -15,19 +15,25 @@ from typing import Any
 import httpx
 import pytest
 
-from auth_tokens import auth, install_token
+from auth_tokens import auth, install_token, issue
 from fakes.embed_server import FakeEmbedServer
 from signet.app import SignetApp
-from signet.config import Config, EmbeddingConfig, SearchConfig
+from signet.config import Config, EmbeddingConfig, SearchConfig, StoreConfig
 from signet.daemon.server import bind_socket, create_app, make_server
 
 RECALL = "/api/memory/recall"
 
 
 @pytest.fixture
-def hung(tmp_path: Path) -> Iterator[tuple[httpx.Client, FakeEmbedServer, SignetApp]]:
+def hung(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[httpx.Client, FakeEmbedServer, SignetApp]]:
+    """On SQLite, or on the store of the `backend` parameter when the test takes it."""
+    store = (request.getfixturevalue("backend_store") if "backend" in request.fixturenames
+             else StoreConfig())
     with FakeEmbedServer(dimensions=16) as server:
         cfg = Config.default(tmp_path / "ws").replace(
+            store=store,
             # The provider's own timeout is long: only the recall budget can cut the wait short.
             embedding=replace(EmbeddingConfig(), provider="ollama", model="m", dimensions=16,
                               base_url=server.url, timeout_ms=60_000),
@@ -95,3 +101,36 @@ def test_routes_without_embeddings_answer_while_recalls_wait_on_a_hung_embedder(
         thread.join(30)
     assert listed.status_code == 200 and listed.json()["total"] == 1
     assert results == [200] * 45
+
+
+def test_health_probes_of_a_hung_embedder_share_the_breaker_and_stall_nothing(
+    hung, backend: str
+) -> None:
+    client, server, app = hung
+    client.post("/api/memory/remember", json={"content": "a note to list"})
+    readonly = httpx.Client(base_url=str(client.base_url), timeout=20,
+                            headers=auth(issue(app, "readonly")))
+    assert readonly.get("/api/embeddings/health").json()["ok"] is True  # the provider answers
+    server.hang()
+    asked = len(server.requests)
+    answers: list[dict[str, Any]] = []
+
+    def probe() -> None:
+        reply = readonly.get("/api/embeddings/health")
+        assert reply.status_code == 200, reply.text
+        answers.append(reply.json())
+
+    threads = [threading.Thread(target=probe) for _ in range(45)]  # more than the request pool (40)
+    for thread in threads:
+        thread.start()
+    listed = readonly.get("/api/memories")  # would wait for a request thread the probes held
+    for thread in threads:
+        thread.join(30)
+    assert listed.status_code == 200 and listed.json()["total"] == 1
+    assert len(answers) == 45 and not any(a["ok"] for a in answers)
+    assert {a["error"] for a in answers} <= {"provider_timeout", "provider_unavailable"}
+    # One probe reached the hung provider; the rest waited for it or were refused by the
+    # breaker, which recall shares: the status says the embedder is degraded.
+    assert len(server.requests) == asked + 1
+    assert client.get("/api/status").json()["degraded"] == ["embedder"]
+    readonly.close()

@@ -6,7 +6,8 @@
 - `POST /api/repair/fts-rebuild` -> {rebuilt, ms, check}
 - `POST /api/repair/re-embed` -> {missing, enqueued, already_queued, model}
 - `GET /api/embeddings/status` -> {provider, model, dimensions, audit, jobs}
-- `GET /api/embeddings/health` -> {ok, provider, model, latency_ms, ...} (one tiny embed call)
+- `GET /api/embeddings/health` -> {ok, provider, model, latency_ms, ...} (one tiny embed call,
+  through recall's breaker and budget)
 - `GET /api/repair/report` -> {enabled, mode, frozen, ok, problems, checks, runs, recent_actions}
   (the health now, read only, and the recorded maintenance runs)
 - `POST /api/repair/run` body {execute?} -> the run's report (checks, actions, skipped, after)
