@@ -9,9 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from signet.app import SignetApp
-from signet.config import Config
+from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
 from signet.store import embeddings as emb_sql
 from signet.types import RecallQuery
@@ -157,3 +158,23 @@ def test_one_tick_stores_its_vectors_in_short_transactions_each_job_with_its_vec
         assert all(vectors == done <= STORE_CHUNK for vectors, done in stores), stores
         assert all(_has_vector(app, memory_id) for memory_id in ids)
         assert {j.status for j in app.jobs(job_type="embed")} == {"completed"}
+
+
+def test_the_embed_worker_records_its_model_on_each_memory_it_embeds(
+    config: Config, backend: str, request: pytest.FixtureRequest,
+) -> None:
+    config = config.replace(embedding=replace(config.embedding, write_path="deferred"))
+    if backend != "sqlite":
+        config = config.replace(store=StoreConfig(backend="postgres",
+                                                  url=request.getfixturevalue("pg_url")))
+    embedder = RecordingEmbedder()
+    with SignetApp.open(config, embedder=embedder) as app:
+        first = app.remember("the nightly backup runs at two")
+        assert app.get(first.id).embedding_model is None
+        app.run_pipeline_until_idle(only=["embed"])
+        assert app.get(first.id).embedding_model == "recording-hash-32"
+        # The same text in another project: its vector exists already, the memory still says so.
+        second = app.remember("the nightly backup runs at two", project="ops")
+        app.run_pipeline_until_idle(only=["embed"])
+        assert second.id != first.id
+        assert app.get(second.id).embedding_model == "recording-hash-32"

@@ -216,10 +216,12 @@ class CoreStore(Protocol):
         ...
 
     def store_vectors(
-        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str
+        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
+        embedded: Sequence[str] = (),
     ) -> int:
         """Store (content hash, vector, source memory id) for each hash without a current
-        vector of `model`, in one transaction; returns how many were stored."""
+        vector of `model`, and record `model` as the embedding model of the memories
+        `embedded`, in one transaction; returns how many vectors were stored."""
         ...
 
     # -- jobs -------------------------------------------------------------------------------
@@ -335,7 +337,8 @@ class SqliteCore(SqliteMemoryOps):
         return emb_sql.has_current(self.store.reader(), content_hash, model)
 
     def store_vectors(
-        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str
+        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
+        embedded: Sequence[str] = (),
     ) -> int:
         stored = 0
         with self.store.write_tx() as conn:
@@ -344,6 +347,7 @@ class SqliteCore(SqliteMemoryOps):
                     emb_sql.upsert(conn, content_hash, vector, model=model, now=now,
                                    source_id=memory_id)
                     stored += 1
+            mem_sql.set_embedding_model(conn, embedded, model)
         return stored
 
     def vector_search(

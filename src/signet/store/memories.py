@@ -117,6 +117,19 @@ def insert(
     return memory_id, False
 
 
+def set_embedding_model(conn: Connection, ids: Sequence[str], model: str) -> None:
+    """Record `model` as what embedded those of these live memories whose content has a
+    current vector of it (derived data: no version, no history)."""
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start:start + 500])
+        marks = ",".join("?" * len(chunk))
+        conn.execute(
+            f"UPDATE memories SET embedding_model = ? WHERE id IN ({marks}) AND is_deleted = 0"
+            " AND embedding_model IS NOT ? AND EXISTS (SELECT 1 FROM embeddings e WHERE"
+            " e.content_hash = memories.content_hash AND e.model = ? AND e.stale = 0)",
+            (model, *chunk, model, model))
+
+
 def get(conn: Connection, memory_id: str) -> Memory | None:
     row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
     return row_to_memory(row) if row else None

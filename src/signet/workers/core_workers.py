@@ -90,15 +90,16 @@ class CoreEmbedWorker:
         model = self.embedder.model
         memories = self.core.get_memories([j.memory_id for j in leased if j.memory_id])
         todo: dict[str, tuple[str, str]] = {}
-        for memory in memories.values():
-            if memory.content_hash and not memory.is_deleted and memory.content_hash not in todo:
-                if not self.core.has_vector(memory.content_hash, model):
-                    todo[memory.content_hash] = (memory.content, memory.id)
-        if todo:
-            matrix = self.embedder.embed([content for content, _ in todo.values()])
+        live = [m for m in memories.values() if m.content_hash and not m.is_deleted]
+        for memory in live:
+            if memory.content_hash not in todo and not self.core.has_vector(memory.content_hash, model):
+                todo[memory.content_hash] = (memory.content, memory.id)
+        matrix = self.embedder.embed([content for content, _ in todo.values()]) if todo else None
+        if live:  # each now has a current vector of `model`: say so on the memory too
             self.core.store_vectors(
-                [(h, matrix[row], memory_id) for row, (h, (_, memory_id)) in enumerate(todo.items())],
-                model=model, now=stamp,
+                [(h, matrix[row], mid) for row, (h, (_, mid)) in enumerate(todo.items())]
+                if matrix is not None else [],
+                model=model, now=stamp, embedded=[m.id for m in live],
             )
         for job in leased:
             self.core.complete(job.id, stamp, {"model": model})

@@ -110,6 +110,7 @@ class EmbedWorker:
             needed = {hash_of[j.memory_id] for j in chunk if j.memory_id in hash_of}
             with self.store.write_tx() as conn:
                 self._store(conn, {h: unstored.pop(h) for h in needed if h in unstored}, stamp)
+                mem_sql.set_embedding_model(conn, [j.memory_id for j in chunk if j.memory_id], model)
                 for job in chunk:
                     # A job the reaper took back is not ours to complete; the vector is in anyway.
                     if owns(conn, job):

@@ -252,7 +252,8 @@ class PgCore(PgMemoryOps):
             return self._has_vector(conn, content_hash, model)
 
     def store_vectors(
-        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str
+        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
+        embedded: Sequence[str] = (),
     ) -> int:
         stored = 0
         dims: set[int] = set()
@@ -262,6 +263,12 @@ class PgCore(PgMemoryOps):
                     self._upsert_vector(conn, content_hash, vector, model, now, memory_id or "")
                     dims.add(int(np.asarray(vector).shape[-1]))
                     stored += 1
+            if embedded:
+                conn.execute(
+                    "UPDATE memories m SET embedding_model = %s WHERE m.id = ANY(%s)"
+                    " AND NOT m.is_deleted AND m.embedding_model IS DISTINCT FROM %s AND EXISTS"
+                    " (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash"
+                    " AND e.model = %s AND NOT e.stale)", (model, list(embedded), model, model))
         for dimensions in dims:
             self._ensure_index(dimensions)
         return stored
