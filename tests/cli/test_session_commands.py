@@ -72,3 +72,35 @@ def test_threads_lineage_reindex_and_synthesize_from_the_shell(tmp_path: Path) -
     assert made["tokens"] <= made["budget"] and (ws / "MEMORY.md").read_text("utf-8").startswith("# Memory")
     gone = run(ws, "session", "forget", "cli-1")
     assert gone.returncode == 0 and "removed session cli-1" in gone.stdout
+
+
+def test_an_imported_transcript_belongs_to_the_project_it_ran_in(tmp_path: Path) -> None:
+    # As the session-end hook files it: the transcript's cwd names the project, and so the thread.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text("embedding:\n  provider: none\n", "utf-8")
+    file = tmp_path / "s.jsonl"
+    file.write_text(claude_code([("user", "The invoices service retries three times."),
+                                 ("assistant", "Noted.")], session_id="cwd-1",
+                                cwd="/home/u/invoices"), "utf-8")
+    done = run(ws, "--json", "session", "import", str(file), "--harness", "claude-code")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["session"]["project"] == "invoices"
+    named = run(ws, "--json", "session", "import", str(file), "--harness", "claude-code",
+                "--session-id", "cwd-2", "--project", "billing")
+    assert json.loads(named.stdout)["session"]["project"] == "billing"  # a named project wins
+
+
+def test_lineage_takes_the_short_id_the_tables_show(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "agent.yaml").write_text(QUIET, "utf-8")
+    made = run(ws, "--json", "remember", "The deploy window is Tuesday morning")
+    assert made.returncode == 0, made.stderr
+    memory_id = json.loads(made.stdout)["id"]
+    shown = run(ws, "--json", "lineage", memory_id[:8])
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["node"] == {
+        "kind": "memory", "id": memory_id, "content": "The deploy window is Tuesday morning"}
+    unknown = run(ws, "lineage", "ffffffff")
+    assert unknown.returncode == 1 and "ffffffff is no memory, session or artifact" in unknown.stderr

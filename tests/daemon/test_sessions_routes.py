@@ -104,6 +104,16 @@ def test_lineage_threads_reindex_and_forget_over_http(serve, backend: str) -> No
     assert s.client.post("/api/artifacts/reindex").json()["indexed"] == 0
 
 
+def test_lineage_takes_a_memorys_short_id_inside_the_callers_scope(serve, backend: str) -> None:
+    s = serve()
+    made = s.app.remember("The cache is flushed every hour", project="infra")
+    short = made.id[:8]
+    node = s.client.get(f"/api/lineage/{short}").json()["node"]
+    assert node == {"kind": "memory", "id": made.id, "content": "The cache is flushed every hour"}
+    outsider = auth(issue(s.app, "agent", agent="agent-b"))
+    assert s.client.get(f"/api/lineage/{short}", headers=outsider).status_code == 404
+
+
 def test_a_scoped_token_cannot_read_the_rendered_memory_md(serve, backend: str) -> None:
     s = serve()
     s.app.remember("The alpha launch code name is Bluebird", project="alpha", importance=0.9)

@@ -115,7 +115,7 @@ def test_a_session_without_a_project_joins_the_thread_of_its_entities_community(
     })
     (community,) = [c for c in app.graph.detect_communities() if c["size"] >= 3] or [None]
     assert community is not None
-    text = claude_code(conversation(6), session_id="no-project")
+    text = claude_code(conversation(6), session_id="no-project", cwd="")
     app.import_transcript(harness="claude-code", content=text)
     app.run_pipeline_until_idle(only=("summary",))
     (thread,) = app.threads()["items"]

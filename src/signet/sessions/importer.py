@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from signet.clock import Clock, SystemClock, stamp
@@ -82,6 +82,8 @@ class Importer:
     ) -> ImportResult:
         parsed = parse(harness, text)
         sid = _session_id(session_id or parsed.session_id)
+        # As the session-end hook does: the project is the folder the session ran in.
+        project = project or _project_of(parsed.cwd)
         key = sessions_sql.session_key(agent_id, project, sid)
         raw_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with _LOCK:
@@ -173,6 +175,11 @@ class Importer:
             now=now, max_attempts=self.max_attempts,
         )
         return ImportResult(stored, status, added, job)
+
+
+def _project_of(cwd: str | None) -> str | None:
+    """The project a session ran in: its working folder's last name (the hooks' rule too)."""
+    return (PurePath(cwd).name or None) if cwd else None
 
 
 def _session_id(value: str | None) -> str:

@@ -155,6 +155,13 @@ class Lineage:
             project is None or row.project == project
         ):
             return {"kind": "session", "session": row}
+        # Last, the short id every table shows (the first 8 characters of a memory's id).
+        try:
+            memory_id = self.store.resolve_memory(ref, scope)
+        except NotFound:
+            memory_id = ref
+        if memory_id != ref and (memory := self.store.memory(memory_id, scope)) is not None:
+            return {"kind": "memory", "memory": memory}
         raise NotFound(f"{ref} is no memory, session or artifact")
 
     def _up(self, starts: list[ArtifactRow], *, include_self: bool = True) -> list[dict[str, Any]]:

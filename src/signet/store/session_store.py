@@ -30,6 +30,7 @@ from signet.store import scope as scope_sql
 from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
 from signet.store.db import Store
+from signet.store.prefixes import resolve_prefix
 from signet.store.sessions import SessionRow, SummaryJob
 from signet.types import Memory, MemoryScope
 
@@ -92,6 +93,12 @@ class SessionStore(Protocol):
 
     def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
         """A memory inside the scope, deleted or not; None outside it."""
+        ...
+
+    def resolve_memory(self, ref: str, scope: MemoryScope | None) -> str:
+        """The memory id `ref` names inside the scope: the one id it starts (a short id), or
+        `ref` unchanged when it is no prefix. NotFound when no id starts with it; InvalidInput
+        when several do."""
         ...
 
     # -- the summary queue (workers/summary_worker.py) ---------------------------------------
@@ -261,6 +268,9 @@ class SqliteSessions:
         if scope is not None and not scope_sql.contains(conn, memory_id, scope):
             return None
         return mem_sql.get(conn, memory_id)
+
+    def resolve_memory(self, ref: str, scope: MemoryScope | None) -> str:
+        return resolve_prefix(self.store.reader(), "memories", ref, noun="memory", scope=scope)
 
     # -- the summary queue ------------------------------------------------------------------
     def lease_summary(self, now: str) -> SummaryJob | None:

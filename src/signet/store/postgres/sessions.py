@@ -237,6 +237,9 @@ class PgSessions:
     def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
         return self.core.get_memory(memory_id, scope)
 
+    def resolve_memory(self, ref: str, scope: MemoryScope | None) -> str:
+        return self.core.resolve_id("memories", ref, noun="memory", scope=scope)
+
     # -- the summary queue ------------------------------------------------------------------
     def lease_summary(self, now: str) -> SummaryJob | None:
         with self._cursor() as cur:
