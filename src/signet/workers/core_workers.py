@@ -92,8 +92,9 @@ class CoreEmbedWorker:
         todo: dict[str, tuple[str, str]] = {}
         live = [m for m in memories.values() if m.content_hash and not m.is_deleted]
         for memory in live:
-            if memory.content_hash not in todo and not self.core.has_vector(memory.content_hash, model):
-                todo[memory.content_hash] = (memory.content, memory.id)
+            content_hash = memory.content_hash or ""
+            if content_hash not in todo and not self.core.has_vector(content_hash, model):
+                todo[content_hash] = (memory.content, memory.id)
         matrix = self.embedder.embed([content for content, _ in todo.values()]) if todo else None
         if live:  # each now has a current vector of `model`: say so on the memory too
             self.core.store_vectors(
