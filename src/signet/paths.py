@@ -15,7 +15,7 @@ from pathlib import Path
 
 from signet.errors import InvalidInput
 
-__all__ = ["lookup", "shown"]
+__all__ = ["leads_out", "lookup", "shown"]
 
 # Nothing can be at such a path: the caller hears "not found".
 _ABSENT = {errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP}
@@ -38,3 +38,16 @@ def shown(path: Path) -> str:
     """The path for a message, cut when it is very long."""
     text = str(path)
     return text if len(text) <= 200 else f"{text[:200]}..."
+
+
+def leads_out(path: Path, root: Path) -> bool:
+    """Whether `path`, a symlink under `root`, resolves outside `root` (resolved too), or to a
+    folder holding the link itself (a cycle); a broken or looping link leads nowhere safe."""
+    try:
+        target = path.resolve(strict=True)
+        base = root.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return True
+    if not target.is_relative_to(base):
+        return True
+    return target.is_dir() and path.parent.resolve().is_relative_to(target)

@@ -33,6 +33,7 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -42,7 +43,7 @@ import yaml
 
 from signet.errors import MUTATIONS_FROZEN, Conflict, InvalidInput, NotFound
 from signet.normalize import normalize_content
-from signet.paths import lookup, shown
+from signet.paths import leads_out, lookup, shown
 from signet.store import skills as skills_sql
 from signet.types import Actor, format_ts, parse_ts
 
@@ -270,8 +271,9 @@ def install(
     source, now = Path(source), now or service.clock.now()
     root = skills_dir(service)
     root.mkdir(parents=True, exist_ok=True)
+    links_out: list[str] = []
     with tempfile.TemporaryDirectory(dir=root, prefix=".install-") as tmp:
-        staged = _stage(Path(source), Path(tmp))
+        staged = _stage(Path(source), Path(tmp), links_out)
         skill = parse_skill(staged)
         target = root / skill.name
         if target.exists():
@@ -281,7 +283,8 @@ def install(
             shutil.rmtree(target)
         staged.rename(target)
     report = reconcile(service, now)
-    return {"installed": skill.name, "path": str(target), "reconcile": report}
+    return {"installed": skill.name, "path": str(target), "reconcile": report,
+            "links_skipped": sorted(links_out)}
 
 
 def remove(service: MemoryService, name: str, now: datetime | None = None) -> dict[str, Any]:
@@ -293,14 +296,15 @@ def remove(service: MemoryService, name: str, now: datetime | None = None) -> di
     return {"removed": name, "reconcile": reconcile(service, now)}
 
 
-def _stage(source: Path, tmp: Path) -> Path:
-    """The skill folder of `source` (a folder or an archive) inside `tmp`."""
+def _stage(source: Path, tmp: Path, links_out: list[str]) -> Path:
+    """The skill folder of `source` (a folder or an archive) inside `tmp`; a folder's links
+    that lead out of it are left behind and named in `links_out`."""
     found = lookup(source)
     if found is None:
         raise NotFound(f"{shown(source)}: no such folder or archive")
     if stat.S_ISDIR(found.st_mode):
         staged = tmp / "skill"
-        shutil.copytree(source, staged, symlinks=False)
+        shutil.copytree(source, staged, symlinks=False, ignore=_links_out(source, links_out))
         return staged
     if not stat.S_ISREG(found.st_mode):
         raise InvalidInput(f"{source}: not a folder, .zip or .tar(.gz) archive")
@@ -322,6 +326,23 @@ def _stage(source: Path, tmp: Path) -> Path:
     if len(folders) == 1 and (folders[0] / SKILL_FILE).is_file():
         return folders[0]
     raise InvalidInput(f"{source}: the archive holds no {SKILL_FILE} at its top or in one folder")
+
+
+def _links_out(root: Path, found: list[str]) -> Callable[[str, list[str]], set[str]]:
+    """A copytree `ignore` that skips symlinks resolving outside `root` (or into a cycle),
+    recording their paths relative to `root`: links inside the folder are followed, but a
+    link must not copy ~/.ssh into a skill that recall then puts in front of an agent."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set()
+        for name in names:
+            path = Path(folder) / name
+            if path.is_symlink() and leads_out(path, root):
+                skipped.add(name)
+                found.append(path.relative_to(root).as_posix())
+        return skipped
+
+    return ignore
 
 
 def _safe_member(name: str, source: Path) -> PurePosixPath:

@@ -140,3 +140,68 @@ def test_the_transcript_folders_follow_the_harness_environment(
     assert ok.status_code == 200, ok.text
     # One harness's folder is not another's.
     assert _hook(s, headers, str(rollout), harness="claude-code").status_code == 403
+
+
+# --- links out of a folder: the folder connector and skill install -----------------------------
+
+CHAT = "the door code of the lab is 7319"
+SKILL = """---
+name: release-notes
+description: Write release notes from the merged pull requests
+---
+Collect merged pull requests with `gh pr list --state merged`, group them by label.
+"""
+
+
+def _private(home: Path) -> Path:
+    private = home / "private"
+    private.mkdir(mode=0o700)
+    (private / "chat.txt").write_text(CHAT, "utf-8")
+    return private
+
+
+def test_a_folder_connector_skips_and_reports_links_out_of_its_folder(
+    serve, backend: str, home: Path
+) -> None:
+    s = serve()
+    private = _private(home)
+    vault = home / "vault"
+    (vault / "daily").mkdir(parents=True)
+    (vault / "garden.md").write_text("The tomatoes go in the south bed.", "utf-8")
+    (vault / "leak.md").symlink_to(private / "chat.txt")
+    (vault / "daily" / "up.md").symlink_to(Path("..") / ".." / "private" / "chat.txt")
+    (vault / "same.md").symlink_to(vault / "garden.md")  # inside the folder: kept
+    made = s.client.post("/api/connectors", json={"path": str(vault), "project": "beta"})
+    assert made.status_code == 200, made.text
+    report = s.client.post(f"/api/connectors/{made.json()['id']}/sync").json()
+    assert report["added"] == 2 and sorted(report["links_skipped"]) == ["daily/up.md", "leak.md"]
+    s.app.run_pipeline_until_idle(only=["documents"])
+    sources = [d["source_url"] for d in s.client.get("/api/documents").json()["items"]]
+    assert len(sources) == 2 and {Path(p).name for p in sources} == {"garden.md"}
+    beta = auth(issue(s.app, "agent", project="beta"))
+    found = s.client.post("/api/memory/recall", headers=beta,
+                          json={"query": "door code of the lab", "mode": "keyword"}).json()
+    assert "7319" not in str(found) and found["results"] == []
+    health = s.client.get(f"/api/connectors/{made.json()['id']}").json()
+    assert "leak.md" in (health["last_error"] or "")  # said where the operator looks
+
+
+def test_a_skill_folder_is_installed_without_links_out_of_it(
+    serve, backend: str, home: Path
+) -> None:
+    s = serve()
+    private = _private(home)
+    source = home / "skill-src"
+    (source / "refs").mkdir(parents=True)
+    (source / "SKILL.md").write_text(SKILL, "utf-8")
+    (source / "refs" / "guide.md").write_text("Group by label.", "utf-8")
+    (source / "notes.md").symlink_to(private / "chat.txt")
+    (source / "private").symlink_to(private)  # a folder link out
+    (source / "guide.md").symlink_to(source / "refs" / "guide.md")  # inside: kept
+    reply = s.client.post("/api/skills", json={"path": str(source)})
+    assert reply.status_code in (200, 201), reply.text
+    assert sorted(reply.json()["links_skipped"]) == ["notes.md", "private"]
+    installed = s.cfg.workspace / "skills" / "release-notes"
+    assert sorted(p.relative_to(installed).as_posix() for p in installed.rglob("*")) == [
+        "SKILL.md", "guide.md", "refs", "refs/guide.md"]
+    assert CHAT not in "".join(p.read_text("utf-8") for p in installed.rglob("*.md"))

@@ -64,7 +64,10 @@ def _register(
         return [client.ingest_document(url=source, title=title, project=project)]
     path = Path(source)
     if path.is_dir():
-        files = note_files(path)
+        links_out: list[str] = []
+        files = note_files(path, links_out)
+        refused.extend({"id": None, "source": str(path / rel),
+                        "error": "a link out of the folder: skipped"} for rel in links_out)
         if not files:
             raise click.ClickException(f"no markdown, text, HTML or PDF files under {path}")
         # One file refused (too large, unreadable) must not strand the rest of the folder

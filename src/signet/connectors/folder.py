@@ -12,6 +12,10 @@ skipped; markdown, text, HTML and PDF files kept) and:
 - deletes the document of a file that is gone (its chunks forgotten, recoverable within the
   tombstone window).
 
+A symlink whose target lies outside the folder (or that is broken) is skipped and named in the
+report (`links_skipped`, and the connector's `last_error`): connecting a folder must not make
+the daemon read ~/.ssh through a link planted in it. Links within the folder are followed.
+
 The connector's status is `syncing` during a sync, then `idle`, or `error` with `last_error`
 when the folder is missing or unreadable (health in `GET /api/connectors`). Syncs run on
 demand (`signet connector sync`, `POST /api/connectors/{id}/sync`) and every
@@ -32,6 +36,7 @@ from signet.clock import stamp
 from signet.documents.extract import EXTENSIONS
 from signet.documents.service import DocumentService, is_folder, local_path
 from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, SignetError
+from signet.paths import leads_out
 from signet.store.documents import Connector
 from signet.types import Actor, MemoryScope
 
@@ -49,19 +54,27 @@ class SyncReport:
     skipped: int = 0  # mtime and size unchanged: not even read
     removed: int = 0
     errors: list[str] = field(default_factory=list)
+    links_skipped: list[str] = field(default_factory=list)  # links leading out of the folder
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def note_files(folder: Path) -> list[Path]:
-    """Supported files under `folder`, sorted; hidden folders and files skipped."""
+def note_files(folder: Path, links_out: list[str] | None = None) -> list[Path]:
+    """Supported files under `folder`, sorted; hidden folders and files skipped, and so are
+    symlinks leading out of the folder (their relative paths appended to `links_out`)."""
     found = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts):
             continue
-        if path.is_file() and path.suffix.lower() in EXTENSIONS:
+        if path.suffix.lower() not in EXTENSIONS:
+            continue
+        if path.is_symlink() and leads_out(path, folder):
+            if links_out is not None:
+                links_out.append(rel.as_posix())
+            continue
+        if path.is_file():
             found.append(path)
     return found
 
@@ -139,8 +152,10 @@ class FolderConnectors:
         except (OSError, SignetError) as exc:
             self._state(connector_id, "error", error=f"{type(exc).__name__}: {exc}")
             raise
+        problems = [*report.errors,
+                    *(f"{rel}: a link out of the folder, skipped" for rel in report.links_skipped)]
         self._state(connector_id, "idle", cursor=cursor, synced=True,
-                    error="; ".join(report.errors)[:2000] or None)
+                    error="; ".join(problems)[:2000] or None)
         return report
 
     def _walk(self, connector: Connector) -> tuple[SyncReport, dict[str, Any]]:
@@ -151,7 +166,7 @@ class FolderConnectors:
         known: dict[str, dict[str, Any]] = dict(connector.cursor.get("files", {}))
         seen: dict[str, dict[str, Any]] = {}
         actor = Actor(name=f"connector:{connector.id}", type="daemon", agent_id=connector.agent_id)
-        for path in note_files(folder):
+        for path in note_files(folder, report.links_skipped):
             rel = path.relative_to(folder).as_posix()
             stat = path.stat()
             entry = known.get(rel)
