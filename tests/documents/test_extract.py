@@ -67,3 +67,18 @@ def test_a_broken_pdf_and_unsupported_types_are_refused_by_name() -> None:
         extract(b"PK", name="report.docx")
     with pytest.raises(InvalidInput, match="not UTF-8"):
         extract(b"\xff\xfe\xfa bad", name="a.txt")
+
+
+def test_front_matter_is_metadata_and_leaves_the_text() -> None:
+    got = extract(b"---\r\ntitle: Plans\r\ntags: alpha, beta\r\n---\r\nBody text", name="a.md")
+    assert (got.text, got.title, got.tags) == ("Body text", "Plans", ("alpha", "beta"))
+    assert got.raw == "---\r\ntitle: Plans\r\ntags: alpha, beta\r\n---\r\nBody text"
+    listed = extract(b"---\ntags: [x, 3, x]\n---\n# Head\nBody", name="a.md")
+    assert (listed.title, listed.tags, listed.text) == ("Head", ("x", "3"), "# Head\nBody")
+    # Not a YAML mapping (a horizontal rule, a list): the text stays whole.
+    rule = extract(b"---\n- one\n- two\n---\nBody", name="a.md")
+    assert rule.text.startswith("---\n- one") and rule.tags == ()
+    broken = extract(b"---\ntitle: [unclosed\n---\nBody", name="a.md")
+    assert broken.text.startswith("---") and broken.title == "a"
+    plain = extract(b"---\ntitle: X\n---\nBody", name="a.txt")  # plain text has no front matter
+    assert plain.text.startswith("---") and plain.title == "a"

@@ -18,7 +18,7 @@ from signet.store.backend import CoreStore, SqliteCore
 from signet.store.document_store import DocumentStore
 from signet.store.documents import NewDocument
 from signet.store.jobs import LostLease
-from signet.types import Actor, MemoryScope
+from signet.types import Actor, MemoryScope, RecallQuery
 from write_paths import inline
 
 T0 = "2026-11-29T12:00:00.000Z"
@@ -273,3 +273,32 @@ def test_one_source_registered_by_two_daemons_at_once_is_one_document(
     page, total = docs_of(apps[0]).list_page(None, status=None, connector_id=None, limit=10,
                                              offset=0)
     assert total == 1
+
+
+FRONT_MATTER_NOTE = """---
+title: Release checklist
+tags: [release, ops]
+owner: dana
+---
+# Steps
+
+Tag the build, then publish the changelog to the mailing list.
+"""
+
+
+def test_markdown_front_matter_becomes_title_and_tags_not_text(
+    app: SignetApp, tmp_path: Path,
+) -> None:
+    note = tmp_path / "release.md"
+    note.write_text(FRONT_MATTER_NOTE, "utf-8")
+    doc_id = app.documents.ingest_file(note).document.id
+    app.run_pipeline_until_idle(only=["documents"])
+    doc = app.documents.get(doc_id)
+    assert doc["status"] == "done", doc
+    assert doc["title"] == "Release checklist" and doc["metadata"]["tags"] == ["release", "ops"]
+    chunks = [app.get(c["memory_id"]) for c in doc["chunks"]]
+    assert chunks and all("owner:" not in c.content and "---" not in c.content for c in chunks)
+    assert all(c.tags == ("release", "ops") for c in chunks)
+    hits = app.recall(RecallQuery("publish the changelog", mode="keyword")).hits
+    assert hits and "title: Release" not in hits[0].memory.content
+    assert hits[0].memory.content.startswith("# Steps")

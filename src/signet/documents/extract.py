@@ -5,6 +5,11 @@ The HTML extractor keeps what a reader came for: text inside `<article>` (else `
 `<body>`), block by block, without scripts, styles, navigation, headers, footers, asides and
 forms, and without blocks that are mostly link text (menus, tag clouds). The title is
 `<title>` (else the first `<h1>`).
+
+Markdown front matter (a YAML mapping between `---` lines at the very top) is metadata, not
+text: its `title` becomes the document's title and its `tags` (a list, or a comma-separated
+string) the document's tags; the text that is chunked and recalled starts after it. A block
+that is not a YAML mapping is left in the text as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import PurePath
+
+import yaml
 
 from signet.errors import InvalidInput
 
@@ -26,11 +33,24 @@ KIND_TYPES = {"markdown": "text/markdown", "text": "text/plain", "html": "text/h
               "pdf": "application/pdf"}
 
 
+# Tags taken from front matter: at most this many, each at most MAX_TAG_CHARS long.
+MAX_FRONT_MATTER_TAGS = 20
+MAX_TAG_CHARS = 100
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
 @dataclass(frozen=True, slots=True)
 class Extracted:
     text: str
     title: str | None
     content_type: str
+    tags: tuple[str, ...] = ()
+    front_matter: str = ""  # the block verbatim, kept with the document's raw text
+
+    @property
+    def raw(self) -> str:
+        """The document as it came: its front matter, then its text."""
+        return self.front_matter + self.text
 
 
 def kind_of(content_type: str | None, name: str | None, head: bytes = b"") -> str:
@@ -60,8 +80,47 @@ def extract(data: bytes, *, content_type: str | None = None, name: str | None = 
     text = decode(data, content_type)
     if kind == "html":
         return html_to_text(text)
-    title = _markdown_title(text) if kind == "markdown" else None
-    return Extracted(text.strip(), title or _name_title(name), KIND_TYPES[kind])
+    if kind != "markdown":
+        return Extracted(text.strip(), _name_title(name), KIND_TYPES[kind])
+    text = text.lstrip("\ufeff")
+    body, front = split_front_matter(text)
+    title = _front_title(front) or _markdown_title(body)
+    return Extracted(body.strip(), title or _name_title(name), KIND_TYPES[kind], _front_tags(front),
+                     text[: len(text) - len(body)])
+
+
+def split_front_matter(text: str) -> tuple[str, dict[str, object]]:
+    """(the text after the front matter, its fields); the text unchanged and {} when it has
+    none, or when the block is not a YAML mapping."""
+    found = _FRONT_MATTER.match(text)
+    if not found:
+        return text, {}
+    try:
+        fields = yaml.safe_load(found.group(1))
+    except yaml.YAMLError:
+        return text, {}
+    if not isinstance(fields, dict):
+        return text, {}
+    return text[found.end():], {str(k): v for k, v in fields.items()}
+
+
+def _front_title(front: dict[str, object]) -> str | None:
+    title = front.get("title")
+    if isinstance(title, str | int | float) and not isinstance(title, bool):
+        return str(title).strip() or None
+    return None
+
+
+def _front_tags(front: dict[str, object]) -> tuple[str, ...]:
+    raw = front.get("tags")
+    if isinstance(raw, str):
+        items: list[object] = list(raw.split(","))
+    elif isinstance(raw, list | tuple):
+        items = list(raw)
+    else:
+        return ()
+    tags = [str(t).strip()[:MAX_TAG_CHARS] for t in items if isinstance(t, str | int | float)]
+    return tuple(dict.fromkeys(t for t in tags if t))[:MAX_FRONT_MATTER_TAGS]
 
 
 def decode(data: bytes, content_type: str | None = None) -> str:
@@ -79,9 +138,6 @@ def _name_title(name: str | None) -> str | None:
 
 
 def _markdown_title(text: str) -> str | None:
-    front = re.match(r"---\n(.*?)\n---\n", text, re.DOTALL)
-    if front and (title := re.search(r"^title:\s*['\"]?(.+?)['\"]?\s*$", front.group(1), re.M)):
-        return title.group(1)
     heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
     return heading.group(1).strip() if heading else None
 

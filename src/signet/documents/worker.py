@@ -44,7 +44,7 @@ from signet.pipeline.writes import PreparedMemory
 from signet.store import documents as doc_sql
 from signet.store.document_store import DocumentStore
 from signet.store.jobs import Job, LostLease
-from signet.types import Actor, format_ts
+from signet.types import Actor, dumps, format_ts
 from signet.workers.leasing import RETRY_BASE_MS, describe_error, retry_delay_ms
 
 log = logging.getLogger(__name__)
@@ -128,11 +128,14 @@ class DocumentWorker:
             raise InvalidInput("the document has no text to ingest")
         if "\x00" in text:  # a binary file read as text; PostgreSQL text could not hold it
             raise InvalidInput("the document's text holds a NUL character (U+0000): not a text file")
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        raw = extracted.raw.strip()  # with its front matter: a new title or tag is a change
+        digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()
         links = self.docs.chunk_links(document.id)
-        fields: dict[str, Any] = {"content_type": extracted.content_type, "raw_content": text}
+        fields: dict[str, Any] = {"content_type": extracted.content_type, "raw_content": raw}
         if extracted.title and not document.title:
             fields["title"] = extracted.title
+        if extracted.tags or "tags" in document.metadata:
+            fields["metadata_json"] = dumps({**document.metadata, "tags": list(extracted.tags)})
         # content_hash is written only with a finished chunk set, so equality means exactly
         # this text is indexed already.
         if digest == document.content_hash and links:
@@ -146,7 +149,8 @@ class DocumentWorker:
         todo = [i for i, h in enumerate(hashes) if h not in held]
         actor = Actor(name="documents", type="daemon", agent_id=document.agent_id)
         prepared = self.writer.prepare_memories(
-            [self._chunk_fields(document, chunks[i]) for i in todo], actor=actor, prefixes=False
+            [self._chunk_fields(document, chunks[i], extracted.tags) for i in todo], actor=actor,
+            prefixes=False
         )
         self._step(job, document.id, "indexing", now)
         # The whole chunk set in one transaction, the job completed in it too.
@@ -168,9 +172,12 @@ class DocumentWorker:
         raw = self.docs.raw_content(document.id) or ""
         return extract(raw.encode("utf-8"), content_type="text/markdown")
 
-    def _chunk_fields(self, document: doc_sql.Document, chunk: str) -> dict[str, Any]:
+    def _chunk_fields(
+        self, document: doc_sql.Document, chunk: str, tags: tuple[str, ...]
+    ) -> dict[str, Any]:
         return {"content": chunk, "type": "document_chunk", "importance": CHUNK_IMPORTANCE,
-                "source_id": document.id, "source_type": "document", "project": document.project}
+                "source_id": document.id, "source_type": "document", "project": document.project,
+                "tags": list(tags)}
 
     # -- status steps ------------------------------------------------------------------------
 

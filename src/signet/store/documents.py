@@ -168,7 +168,7 @@ def set_status(conn: Connection, doc_id: str, status: str, now: str, **fields: A
     """Move a document to `status`, setting the named columns too; False when it is gone."""
     assert status in STATUSES
     allowed = {"error", "title", "content_hash", "content_type", "raw_content", "chunk_count",
-               "memory_count", "completed_at", "source_url"}
+               "memory_count", "completed_at", "source_url", "metadata_json"}
     assert set(fields) <= allowed, fields
     sets = "".join(f", {name} = :{name}" for name in fields)
     cursor = conn.execute(

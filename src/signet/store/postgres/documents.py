@@ -49,7 +49,7 @@ __all__ = ["PgDocuments"]
 _SCOPE = "(%(agent)s::text IS NULL OR agent_id = %(agent)s) AND " \
     "(%(project)s::text IS NULL OR project = %(project)s)"
 _FIELDS = frozenset({"error", "title", "content_hash", "content_type", "raw_content",
-                     "chunk_count", "memory_count", "completed_at", "source_url"})
+                     "chunk_count", "memory_count", "completed_at", "source_url", "metadata_json"})
 
 
 def _scope(scope: MemoryScope | None) -> dict[str, Any]:
