@@ -95,7 +95,6 @@ def test_defaults_match_the_documented_values(tmp_path: Path) -> None:
     assert (cfg.auth.mode, cfg.auth.token_ttl_days, cfg.auth.rate_limit_per_minute) == ("local", 365, 600)
     assert (cfg.network.mode, cfg.network.allowed_hosts, cfg.network.cors_origins) == ("localhost", (), ())
     assert (cfg.telemetry.enabled, cfg.telemetry.error_ring_size) == (True, 200)
-    assert cfg.runtime.threads == 1
     assert cfg.warnings == ()
 
 
@@ -239,7 +238,6 @@ auth: {mode: hybrid, token_ttl_days: 7, rate_limit_per_minute: 60, unauthenticat
 network: {mode: tailscale, allowed_hosts: [box.ts.net], cors_origins: ["http://localhost:5173"],
   header_timeout_s: 3, max_connections: 50}
 telemetry: {enabled: false, error_ring_size: 10}
-runtime: {threads: 4}
 """
     cfg = load(tmp_path, text)
     assert cfg.warnings == ()
@@ -281,7 +279,6 @@ runtime: {threads: 4}
         "tailscale", ("box.ts.net",), ("http://localhost:5173",), 3.0, 50
     )
     assert dataclasses.astuple(cfg.telemetry) == (False, 10)
-    assert cfg.runtime.threads == 4
 
 
 def test_partial_sections_keep_the_other_defaults(tmp_path: Path) -> None:
@@ -451,3 +448,20 @@ def test_docs_describe_every_key() -> None:
     assert len(keys) > 80
     missing = [key for key in keys if f"| `{key}` |" not in docs]
     assert missing == []
+
+
+def test_runtime_threads_is_gone_and_an_old_file_naming_it_still_loads(tmp_path: Path) -> None:
+    # It was never read (embedding.threads sizes the local model's onnxruntime pool).
+    assert "runtime" not in render_agent_yaml()
+    cfg = load(tmp_path, "runtime:\n  threads: 4\n")
+    assert any("unknown key runtime" in w for w in cfg.warnings), cfg.warnings
+
+
+def test_memory_default_importance_is_what_a_memory_naming_none_gets(tmp_path: Path) -> None:
+    from signet.app import SignetApp
+
+    cfg = load(tmp_path, "memory:\n  defaultImportance: 0.9\nembedding:\n  provider: none\n")
+    with SignetApp.open(cfg, embedder=None, llm=None) as app:
+        assert app.remember("The office opens at eight").memory.importance == 0.9
+        assert app.remember("The office closes at six", importance=0.2).memory.importance == 0.2
+        assert app.remember("critical: the alarm code changes monthly").memory.importance == 1.0

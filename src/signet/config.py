@@ -52,7 +52,6 @@ __all__ = [
     "PipelineConfig",
     "PipelineTelemetryConfig",
     "RetentionConfig",
-    "RuntimeConfig",
     "SearchConfig",
     "SkillsConfig",
     "SessionsConfig",
@@ -127,7 +126,7 @@ class HintsConfig:
 
     enabled: bool = opt(True, "Generate hints for each new memory at write time.")
     max: int = opt(5, "Most hints kept per memory.", ge=0)
-    min: int = opt(3, "Fewest hints asked for per memory.", ge=0)
+    min: int = opt(3, "Fewest hints the LLM is asked for per memory (the prompt asks for min to max).", ge=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +135,9 @@ class AutonomousConfig:
 
     enabled: bool = opt(False, "Allow scheduled maintenance and repair.")
     frozen: bool = opt(False, "Hard stop on autonomous maintenance actions.")
-    allow_update_delete: bool = opt(False, "Let maintenance update or delete memories.")
+    allow_update_delete: bool = opt(
+        False, "Let the pipeline apply an extracted update or delete to an existing memory (off:"
+        " such proposals are recorded, never applied).")
     maintenance_mode: Literal["observe", "execute"] = opt(
         "observe", "observe: report what would change; execute: change it."
     )
@@ -174,7 +175,8 @@ class PipelineConfig:
     document_chunk_size: int = opt(2000, "Characters per document chunk.", ge=1)
     document_chunk_overlap: int = opt(200, "Characters shared by neighbouring chunks.", ge=0)
     contradiction_threshold: float = opt(
-        0.6, "Similarity above which a contradicting fact is checked (0-1).", ge=0, le=1
+        0.6, "Confidence (0-1) at which a pipeline update is judged to contradict the memory it"
+        " changes; such an update goes to the review queue instead of being applied.", ge=0, le=1
     )
     graph: GraphConfig = section(GraphConfig)
     traversal: TraversalConfig = section(TraversalConfig)
@@ -499,13 +501,6 @@ class SkillsConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class RuntimeConfig:
-    """Process-wide numeric settings."""
-
-    threads: int = opt(1, "BLAS and onnxruntime thread counts (1 is fastest on small machines).", ge=1)
-
-
-@dataclass(frozen=True, slots=True)
 class StoreConfig:
     """Where the shared state lives: the workspace's SQLite file, or a PostgreSQL database."""
 
@@ -540,7 +535,6 @@ class Config:
     network: NetworkConfig = section(NetworkConfig)
     telemetry: TelemetryConfig = section(TelemetryConfig)
     hooks: HooksConfig = section(HooksConfig)
-    runtime: RuntimeConfig = section(RuntimeConfig)
     skills: SkillsConfig = section(SkillsConfig)
     sessions: SessionsConfig = section(SessionsConfig)
     store: StoreConfig = section(StoreConfig)

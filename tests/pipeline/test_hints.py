@@ -57,8 +57,23 @@ def test_replies_without_hints_raise_bad_response(reply: str) -> None:
 
 def test_prompt_asks_for_three_to_five_hints_as_json() -> None:
     prompt = build_hints_prompt("The user has a Target loyalty card")
-    assert '{"hints": [' in prompt and "3 to 5" in prompt
+    assert '{"hints": [' in prompt and "Write 3 to 5 different" in prompt
     assert prompt.endswith("The user has a Target loyalty card")
+
+
+def test_prompt_asks_for_the_configured_number_of_hints() -> None:
+    # memory.pipelineV2.hints.min and .max
+    assert "Write 2 to 4 different" in build_hints_prompt("fact", 2, 4)
+    assert "Write 4 different" in build_hints_prompt("fact", 4, 4)
+    assert "Write up to 2 different" in build_hints_prompt("fact", 0, 2)
+
+
+def test_generate_hints_keeps_at_most_the_most_asked_for() -> None:
+    llm = ScriptedLLM('{"hints": ["a?", "b?", "c?"]}')
+    assert generate_hints(llm, "The user has a Target loyalty card", 1, 2) == ["a?", "b?"]
+    assert "Write up to 2 different" in llm.prompts[0]
+    assert generate_hints(llm, "The user has a Target loyalty card", 0, 0) == []
+    assert len(llm.prompts) == 1  # none asked for: no call
 
 
 def test_generate_hints_makes_one_call() -> None:

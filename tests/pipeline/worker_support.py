@@ -32,7 +32,7 @@ from write_paths import inline
 EXTRACTION_MARK = "Extract the facts worth remembering"
 DECISION_MARK = "New fact ("
 CONTRADICTION_MARK = "Now compare:"
-HINTS_MARK = "Write 3 to 5 different questions"
+HINTS_MARK = "different questions or\nrequests"
 
 
 @dataclass

@@ -47,7 +47,8 @@ def type_option(command: Any) -> Any:
 @click.argument("content")
 @type_option
 @tags_option
-@click.option("--importance", type=float, help="0 to 1 (default 0.5).")
+@click.option("--importance", type=float,
+              help="0 to 1 (default: memory.defaultImportance in agent.yaml, 0.5).")
 @click.option("--pinned", is_flag=True, help="Pin it: always kept, forget needs --force.")
 @click.option("--who", help="Whom the memory is about or from.")
 @click.option("--project", help="Project the memory belongs to.")

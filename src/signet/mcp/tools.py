@@ -116,7 +116,7 @@ def build_server(backend: Backend) -> MCPServer:
         """Store one memory: a self-contained statement worth recalling in a later session.
 
         `type`: fact, preference, decision, procedural, semantic, constraint, episodic, note.
-        `importance` from 0 to 1 (default 0.5); `pinned` keeps it from being forgotten without
+        `importance` from 0 to 1 (default: the workspace's memory.defaultImportance, 0.5); `pinned` keeps it from being forgotten without
         force. Storing text that is already remembered returns the existing id with
         "deduped": true. Returns {"id", "deduped"}.
         """

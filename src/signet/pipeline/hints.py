@@ -33,7 +33,7 @@ HINTS_SYSTEM = (
     "You help a long-term memory find facts later. Reply with one JSON object and nothing else."
 )
 
-_INSTRUCTIONS = """Here is a fact from a user's memory. Write 3 to 5 different questions or
+_INSTRUCTIONS = """Here is a fact from a user's memory. Write {count} different questions or
 requests the user might type in a future conversation where this fact would help answer them.
 Vary them: direct questions about the fact, and indirect situations where it matters without
 being named (for "The user has a Target loyalty card": "where can I get discounts?", "I need an
@@ -44,18 +44,30 @@ Reply as {"hints": ["...", "...", "..."]}
 Fact: """
 
 
-def build_hints_prompt(content: str) -> str:
-    return _INSTRUCTIONS + content[:MAX_CONTENT_CHARS]
+def build_hints_prompt(content: str, fewest: int = 3, most: int = MAX_HINTS) -> str:
+    """The request for between `fewest` and `most` hints (memory.pipelineV2.hints.min/max)."""
+    fewest, most = min(fewest, most), max(most, 1)
+    if fewest == most:
+        count = str(most)
+    elif fewest <= 1:
+        count = f"up to {most}"
+    else:
+        count = f"{fewest} to {most}"
+    return _INSTRUCTIONS.replace("{count}", count) + content[:MAX_CONTENT_CHARS]
 
 
-def generate_hints(llm: CompletingLLM, content: str) -> list[str]:
-    """One LLM call; empty content gives no hints and no call."""
-    if not content.strip():
+def generate_hints(
+    llm: CompletingLLM, content: str, fewest: int = 3, most: int = MAX_HINTS
+) -> list[str]:
+    """One LLM call asking for `fewest` to `most` hints; at most `most` kept. Empty content or
+    `most` 0 gives no hints and no call."""
+    if not content.strip() or most <= 0:
         return []
     completion = llm.complete(
-        build_hints_prompt(content), system=HINTS_SYSTEM, json_mode=True, max_tokens=400
+        build_hints_prompt(content, fewest, most), system=HINTS_SYSTEM, json_mode=True,
+        max_tokens=400,
     )
-    return parse_hints(completion.text)
+    return parse_hints(completion.text)[:most]
 
 
 def parse_hints(text: str) -> list[str]:

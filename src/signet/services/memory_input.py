@@ -42,7 +42,8 @@ def new_memory(
     merged = {**prefix_fields, **{k: v for k, v in fields.items() if v is not None}}
     if "tags" in prefix_fields and "tags" in fields and fields["tags"]:
         merged["tags"] = tuple(dict.fromkeys([*prefix_fields["tags"], *fields["tags"]]))
-    memory = NewMemory(content=content, agent_id=actor.agent_id, session_id=actor.session_id)
+    memory = NewMemory(content=content, agent_id=actor.agent_id, session_id=actor.session_id,
+                       importance=limits.default_importance)
     return validated(replace(memory, **merged), limits)
 
 

@@ -88,7 +88,7 @@ class HintsWorker:
         """Phase 1, no transaction: the LLM call or the vocabulary lookup."""
         limit = self.config.hints.max
         if self.llm is not None:
-            return generate_hints(self.llm, memory.content)[:limit], "llm"
+            return generate_hints(self.llm, memory.content, self.config.hints.min, limit), "llm"
         if self.vocabulary is None or self.embedder is None:
             return [], "none"  # no model to imagine questions with (see the module docstring)
         vector = self._vector(memory)
