@@ -52,3 +52,17 @@ def test_requests_without_a_valid_token_have_their_own_rate_limit(serve) -> None
     assert [r.status_code for r in replies[:3]] == [401, 401, 401]
     assert replies[4].status_code == 429 and int(replies[4].headers["retry-after"]) >= 1
     assert s.client.get("/api/memories").status_code == 200  # a valid token is not slowed
+
+
+def test_login_code_guesses_spend_the_unauthenticated_rate_limit(serve) -> None:
+    s = serve(auth=replace(AuthConfig(), unauthenticated_per_minute=3))
+    guesses = [httpx.post(f"{s.url}/auth/login", json={"code": f"guess-{n}"}) for n in range(3)]
+    assert [r.status_code for r in guesses] == [401, 401, 401]
+    for path, reply in (
+        ("/auth/login", httpx.get(f"{s.url}/auth/login", params={"code": "guess"})),
+        ("/app/login", httpx.get(f"{s.url}/app/login", params={"code": "guess"})),
+        ("/api/memories", httpx.get(f"{s.url}/api/memories", headers=auth("sgt1.bad.token"))),
+    ):
+        assert reply.status_code == 429 and int(reply.headers["retry-after"]) >= 1, path
+        assert reply.json()["code"] == "rate_limited", path
+    assert s.client.get("/api/memories").status_code == 200  # a valid token is not slowed

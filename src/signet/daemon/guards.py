@@ -11,7 +11,8 @@ Outermost first, inside `middleware.AccessLog`:
 - `Authenticate`: every path but `/health`, `/auth/login` and the dashboard's page shell (`/`,
   `/app/...`: static files and the login link, never data) needs `Authorization: Bearer
   <token>`, or the dashboard's session cookie, verified by `tokens.TokenAuthority`; otherwise
-  401 `unauthorized`. A cookie rides along with any request the browser makes, so a mutating
+  401 `unauthorized`. The two login paths take a one-time code instead: each request to them
+  spends the rate limit of requests without a valid token. A cookie rides along with any request the browser makes, so a mutating
   request authenticated by it must also carry the session's CSRF token in `X-Signet-CSRF`
   (403 `csrf_failed` otherwise). The verified `Principal` is left in the request state for
   `auth.require` and the routes (and, for a cookie session, its CSRF token for the dashboard).
@@ -47,6 +48,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = frozenset({"/health", "/auth/login"})
+# Public paths that take a credential (a one-time login code): each request spends the
+# unauthenticated rate limit, so codes cannot be guessed at full speed.
+LOGIN_PATHS = frozenset({"/auth/login", "/app/login"})
 # The dashboard's shell: HTML, scripts and styles that hold no data, and its login link (the
 # one-time code is the credential). Everything it shows comes from /api/... with the cookie.
 DASHBOARD_PREFIX = "/app/"
@@ -157,6 +161,9 @@ class Authenticate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in GUARDED or is_public(scope["path"]):
+            if scope.get("path") in LOGIN_PATHS and (limited := self._limited(scope)) is not None:
+                await _too_many(scope, send, limited)
+                return
             await self.app(scope, receive, send)
             return
         token = _bearer(scope)
@@ -171,8 +178,7 @@ class Authenticate:
             principal = self.authority.verify(token)
         except Unauthorized as exc:
             if (limited := self._limited(scope)) is not None:
-                await _refuse(scope, send, 429, {"error": limited.message, "code": limited.code},
-                              [(b"retry-after", str(max(1, math.ceil(limited.retry_after))).encode())])
+                await _too_many(scope, send, limited)
                 return
             await _refuse(scope, send, 401, {"error": exc.message, "code": exc.code},
                           [(b"www-authenticate", b'Bearer realm="signet"')])
@@ -268,6 +274,11 @@ def _host_name(host: str) -> str:
     if host.startswith("["):
         return host.split("]", 1)[0] + "]"
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+async def _too_many(scope: Scope, send: Send, limited: RateLimited) -> None:
+    await _refuse(scope, send, 429, {"error": limited.message, "code": limited.code},
+                  [(b"retry-after", str(max(1, math.ceil(limited.retry_after))).encode())])
 
 
 async def _refuse(

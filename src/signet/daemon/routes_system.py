@@ -1,18 +1,25 @@
 """Routes about the daemon itself: `/health` (is it up, which version, which process) and
-`/api/status` (the app's status plus the daemon's pid, port and uptime)."""
+`/api/status` (the app's status plus the daemon's pid, port and uptime).
+
+A scoped token's status counts only its own slice's memories and leaves out what counts every
+scope (the embeddings audit, maintenance problems, request telemetry) and the host's paths."""
 
 from __future__ import annotations
 
 import os
 import time
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 import signet
+from signet.app import SignetApp
 from signet.daemon.auth import require
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import HealthOut, StatusOut
+from signet.daemon.tokens import Principal
+from signet.types import MemoryScope
 
 router = APIRouter()
 
@@ -23,15 +30,30 @@ async def health() -> JSONResponse:
     return JSONResponse({"status": "ok", "version": signet.__version__, "pid": os.getpid()})
 
 
-@router.get("/api/status", response_model=StatusOut, dependencies=[Depends(require("diagnostics"))])
-def status(request: Request, app: App) -> JSONResponse:
+# What a scoped token's status keeps: the daemon's own state, nothing counted over every scope.
+SCOPED_FIELDS = ("backend", "embedder", "degraded", "pipeline", "not_on_backend")
+
+
+@router.get("/api/status", response_model=StatusOut)
+def status(
+    request: Request, app: App, principal: Annotated[Principal, Depends(require("diagnostics"))],
+) -> JSONResponse:
     started: float = request.app.state.started_at
-    body = app.status()
+    body = _scoped_status(app, principal) if principal.scoped else app.status()
     body["daemon"] = {
         "pid": os.getpid(),
         "port": app.config.port,
         "started_at": request.app.state.started_at_iso,
         "uptime_s": round(time.time() - started, 3),
     }
-    body["telemetry"] = app.telemetry.summary()
+    if not principal.scoped:
+        body["telemetry"] = app.telemetry.summary()
     return JSONResponse(body)
+
+
+def _scoped_status(app: SignetApp, principal: Principal) -> dict[str, Any]:
+    scope = MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
+    whole = app.status()
+    body = {name: whole[name] for name in SCOPED_FIELDS if name in whole}
+    body["memories"] = app.list(limit=1, scope=scope).total
+    return body
