@@ -54,7 +54,7 @@ from signet.services.memory_input import (
     optional_str,
 )
 from signet.services.scope import scoped_filters, scoped_write
-from signet.services.write_policy import embed_missing, extracts, pipeline_on
+from signet.services.write_policy import embed_each, extracts, pipeline_on
 from signet.store.accesses import AccessRecorder
 from signet.store.backend import CoreStore
 from signet.store.db import Store
@@ -125,7 +125,7 @@ class MemoryService:
         norm = normalize_content(memory.content)
         if space is not None and (replay := idempotency.replay(self.core.idempotent(space), norm)):
             return replay
-        vector = self._embed_for_write(norm.storage, norm.content_hash, embed_inline)
+        vector = self._embed_for_write(norm.storage, embed_inline)
         within = None
         if payload is not None and not payload.is_empty():
             # The memory and its graph commit together (the graph applied inside the insert's
@@ -166,7 +166,7 @@ class MemoryService:
         """First half of `remember` for the pipeline: validate, normalise, embed (no tx open)."""
         memory = new_memory(content, actor, fields, self.config.memory)
         norm = normalize_content(memory.content)
-        vector = self._embed_for_write(norm.storage, norm.content_hash, None)
+        vector = self._embed_for_write(norm.storage, None)
         return PreparedMemory(memory, norm, vector, actor)
 
     def write_prepared(self, prepared: PreparedMemory) -> RememberResult:
@@ -238,16 +238,14 @@ class MemoryService:
             and self.config.embedding.write_path == "inline"
         )
 
-    def _embed_for_write(
-        self, text: str, content_hash: str, embed_inline: bool | None
-    ) -> np.ndarray | None:
+    def _embed_for_write(self, text: str, embed_inline: bool | None) -> np.ndarray | None:
         if self.embedder is None:
             return None
         inline = self._inline() if embed_inline is None else embed_inline
         if not inline:
             return None
-        if self.core.has_vector(content_hash, self.embedder.model):
-            return None
+        # Embedded even when a vector of this content is stored already: vectors are shared by
+        # every scope, and the write's answer and time must not depend on what others hold.
         try:
             return self.embedder.embed([text])[0]
         except ProviderError as exc:
@@ -258,8 +256,7 @@ class MemoryService:
     def _embed_batch(self, texts: list[str], hashes: list[str]) -> list[np.ndarray | None]:
         if self.embedder is None or not self._inline():
             return [None] * len(texts)
-        model = self.embedder.model
-        return embed_missing(self.embedder, texts, hashes, lambda h: self.core.has_vector(h, model))
+        return embed_each(self.embedder, texts, hashes)
 
     # -- read -------------------------------------------------------------------------------
 
@@ -330,7 +327,7 @@ class MemoryService:
         columns, norm = changed_columns(current, changes, self.config.memory)
         vector = None
         if norm is not None:
-            vector = self._embed_for_write(norm.storage, norm.content_hash, None)
+            vector = self._embed_for_write(norm.storage, None)
         edited = self.core.update_memory(
             memory_id, columns, actor=actor, now=stamp(self.clock), reason=reason,
             expected_version=expected_version, changed=sorted(changes), vector=vector,

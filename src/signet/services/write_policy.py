@@ -5,15 +5,17 @@ in functions of their own:
   frozen), and whether this one is extracted: a fact the pipeline wrote is not extracted again
   (that would loop on itself), nor a skill's memory (its own SKILL.md: instructions, not facts);
 - `pipeline_brief`: the pipeline in `status` (enabled, frozen, how facts are extracted);
-- `embed_missing`: a batch's texts embedded in one call (before any write transaction), each
-  distinct content once and only when it has no current vector; a provider fault leaves the
-  batch to the embed worker rather than failing the write.
+- `embed_each`: a batch's texts embedded in one call (before any write transaction), each
+  distinct content once, whether or not a vector of it is stored already: vectors are shared
+  by every scope, so skipping the stored ones would make a write's answer (and its time)
+  depend on what other scopes hold; a provider fault leaves the batch to the embed worker
+  rather than failing the write.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from signet.pipeline.rule_extractor import extraction_mode
 from signet.providers.embedder import Embedder
 from signet.types import NewMemory
 
-__all__ = ["embed_missing", "extracts", "pipeline_brief", "pipeline_on"]
+__all__ = ["embed_each", "extracts", "pipeline_brief", "pipeline_on"]
 
 log = logging.getLogger(__name__)
 
@@ -44,24 +46,18 @@ def pipeline_brief(config: Config) -> dict[str, Any]:
                                           pipeline.min_fact_confidence_for_write)}
 
 
-def embed_missing(
-    embedder: Embedder, texts: Sequence[str], hashes: Sequence[str],
-    has_vector: Callable[[str], bool],
-) -> list[np.ndarray | None]:
-    """A vector for each text whose hash has none yet (None for the others, or for all when
-    the provider fails)."""
+def embed_each(embedder: Embedder, texts: Sequence[str], hashes: Sequence[str]) -> list[np.ndarray | None]:
+    """A vector for each text, each distinct content embedded once (all None when the provider
+    fails)."""
     unique: dict[str, int] = {}
     for i, content_hash in enumerate(hashes):
-        if content_hash not in unique and not has_vector(content_hash):
-            unique[content_hash] = i
-    out: list[np.ndarray | None] = [None] * len(texts)
+        unique.setdefault(content_hash, i)
     if not unique:
-        return out
+        return [None] * len(texts)
     try:
         matrix = embedder.embed([texts[i] for i in unique.values()])
     except ProviderError as exc:
         log.warning("batch embedding failed, deferring to the embed worker: %s", exc)
-        return out
-    for row, i in enumerate(unique.values()):
-        out[i] = matrix[row]
-    return out
+        return [None] * len(texts)
+    row_of = {content_hash: row for row, content_hash in enumerate(unique)}
+    return [matrix[row_of[content_hash]] for content_hash in hashes]

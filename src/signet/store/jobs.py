@@ -136,6 +136,15 @@ def enqueue(
     return job_id if cursor.rowcount == 1 else None
 
 
+def waiting(conn: Connection, job_type: str, memory_id: str) -> bool:
+    """Whether a job of this type for this memory is pending or leased."""
+    row = conn.execute(
+        "SELECT 1 FROM memory_jobs WHERE job_type = ? AND memory_id = ?"
+        " AND status IN ('pending', 'leased') LIMIT 1", (job_type, memory_id),
+    ).fetchone()
+    return row is not None
+
+
 def lease(conn: Connection, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
     """Claim the oldest claimable pending job (call inside write_tx); None when there is none."""
     params: dict[str, str] = {"now": _ts(now)}

@@ -136,15 +136,15 @@ class SqliteMemoryOps(InsertShorthand):
             # Checked again under the write lock: a racing retry may have landed meanwhile.
             if key is not None and (recorded := idem_sql.get(conn, key)) is not None:
                 return Written(None, replayed=recorded)
-            # `embedded`: the content has a current vector, made now or earlier (possibly for
-            # the same text in another scope: neither the answer nor the row may depend on that).
-            embedded = vector is not None or (
-                model is not None and emb_sql.has_current(conn, content_hash, model)
-            )
+            # The row's model and the answer's `embedded` say what this write did (a vector
+            # made now), never whether another scope stored a vector of the same text.
             memory_id, deduped = mem_sql.insert(
                 conn, memory, storage=storage, normalized=normalized, content_hash=content_hash,
-                now=now, embedding_model=model if embedded else None,
+                now=now, embedding_model=model if vector is not None else None,
                 extraction_status=extraction_status,
+            )
+            embedded = vector is not None or (
+                deduped and model is not None and _embedded(conn, memory_id, content_hash, model)
             )
             if deduped:
                 history_sql.record(
@@ -159,7 +159,7 @@ class SqliteMemoryOps(InsertShorthand):
                     jobs_sql.enqueue(conn, job_type, memory_id=memory_id, now=now,
                                      max_attempts=max_attempts)
             vector_id = _vector_or_job(conn, content_hash, vector, model, memory_id, now,
-                                       max_attempts)
+                                       max_attempts, fresh=not deduped)
             if within is not None:
                 within(SqliteGraphOps(conn), memory_id)
             stored = mem_sql.get(conn, memory_id)
@@ -204,7 +204,7 @@ class SqliteMemoryOps(InsertShorthand):
             vector_id = None
             if "content_hash" in columns:
                 vector_id = _vector_or_job(conn, columns["content_hash"], vector, model,
-                                           memory_id, now, max_attempts)
+                                           memory_id, now, max_attempts, fresh=True)
             if "content" in columns:
                 self._relink(conn, current, columns.get("content", current.content), now, jobs,
                              max_attempts)
@@ -349,14 +349,28 @@ class SqliteMemoryOps(InsertShorthand):
 
 def _vector_or_job(
     conn: Any, content_hash: str, vector: np.ndarray | None, model: str | None, memory_id: str,
-    now: str, max_attempts: int,
+    now: str, max_attempts: int, *, fresh: bool = False,
 ) -> int | None:
-    """The vector stored (its embedding id), or an `embed` job when the hash has none yet."""
+    """The vector stored (its embedding id) when the hash has none yet, else None; without a
+    vector, an `embed` job. A `fresh` memory (new in its scope) gets its job whether or not
+    another scope's vector of the same text is stored: the write does what it would do if
+    the text were new everywhere, and the embed worker finds the vector there."""
     if model is None:
         return None
-    if emb_sql.has_current(conn, content_hash, model):
-        return None
+    stored = emb_sql.has_current(conn, content_hash, model)
     if vector is None:
-        jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now, max_attempts=max_attempts)
+        if fresh or not stored:
+            jobs_sql.enqueue(conn, "embed", memory_id=memory_id, now=now,
+                             max_attempts=max_attempts)
+        return None
+    if stored:
         return None
     return emb_sql.upsert(conn, content_hash, vector, model=model, now=now, source_id=memory_id)
+
+
+def _embedded(conn: Any, memory_id: str, content_hash: str, model: str) -> bool:
+    """Whether the caller's own memory (a duplicate it wrote before) has its vector: stored,
+    and no embed job of its own still waiting (until then the vector could be another
+    scope's)."""
+    return emb_sql.has_current(conn, content_hash, model) and not jobs_sql.waiting(
+        conn, "embed", memory_id)

@@ -122,6 +122,15 @@ def reap_stale_leases(conn: psycopg.Connection, now: str, lease_timeout_ms: int)
     return cursor.rowcount
 
 
+def waiting(conn: psycopg.Connection, job_type: str, memory_id: str) -> bool:
+    """Whether a job of this type for this memory is pending or leased."""
+    row = conn.execute(
+        "SELECT 1 FROM memory_jobs WHERE job_type = %s AND memory_id = %s"
+        " AND status IN ('pending', 'leased') LIMIT 1", (job_type, memory_id),
+    ).fetchone()
+    return row is not None
+
+
 def get(conn: psycopg.Connection, job_id: str) -> Job | None:
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(f"SELECT {_COLUMNS} FROM memory_jobs WHERE id = %s", (job_id,)).fetchone()

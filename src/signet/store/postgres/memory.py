@@ -121,11 +121,15 @@ class PgMemoryOps(InsertShorthand):
         with self._conn() as conn, conn.transaction():
             if key is not None and (recorded := _recorded(conn, key, lock=True)) is not None:
                 return Written(None, replayed=recorded)
-            embedded = vector is not None or (
-                model is not None and self._has_vector(conn, content_hash, model)
-            )
+            # The row's model and the answer's `embedded` say what this write did (a vector
+            # made now), never whether another scope stored a vector of the same text.
             memory_id, deduped = self._insert(conn, memory, storage, normalized, content_hash,
-                                              now, model if embedded else None, extraction_status)
+                                              now, model if vector is not None else None,
+                                              extraction_status)
+            embedded = vector is not None or (
+                deduped and model is not None and self._embedded(conn, memory_id, content_hash,
+                                                                 model)
+            )
             if deduped:
                 self._record(conn, memory_id, "none", actor, now, new_content=storage,
                              reason="duplicate content",
@@ -137,7 +141,8 @@ class PgMemoryOps(InsertShorthand):
                 for job_type in jobs:
                     pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now,
                                     max_attempts=max_attempts)
-            self._vector_or_job(conn, content_hash, vector, model, memory_id, now, max_attempts)
+            self._vector_or_job(conn, content_hash, vector, model, memory_id, now, max_attempts,
+                                fresh=not deduped)
             if within is not None:
                 within(PgGraphOps(conn), memory_id)
             stored = self._get(conn, memory_id, None)
@@ -180,15 +185,27 @@ class PgMemoryOps(InsertShorthand):
 
     def _vector_or_job(
         self, conn: psycopg.Connection, content_hash: str, vector: np.ndarray | None,
-        model: str | None, memory_id: str, now: str, max_attempts: int,
+        model: str | None, memory_id: str, now: str, max_attempts: int, *, fresh: bool = False,
     ) -> None:
-        if model is None or self._has_vector(conn, content_hash, model):
+        """As store/memory_ops.py `_vector_or_job`: a `fresh` memory without a vector gets its
+        embed job even when another scope's vector of the same text is stored."""
+        if model is None:
             return
+        stored = self._has_vector(conn, content_hash, model)
         if vector is None:
-            pg_jobs.enqueue(conn, "embed", memory_id=memory_id, now=now,
-                            max_attempts=max_attempts)
-        else:
+            if fresh or not stored:
+                pg_jobs.enqueue(conn, "embed", memory_id=memory_id, now=now,
+                                max_attempts=max_attempts)
+        elif not stored:
             self._upsert_vector(conn, content_hash, vector, model, now, memory_id)
+
+    def _embedded(
+        self, conn: psycopg.Connection, memory_id: str, content_hash: str, model: str
+    ) -> bool:
+        """Whether the caller's own duplicate has its vector: stored, and no embed job of its
+        own still waiting (until then the vector could be another scope's)."""
+        return self._has_vector(conn, content_hash, model) and not pg_jobs.waiting(
+            conn, "embed", memory_id)
 
     def idempotent(self, key: KeySpace) -> Recorded | None:
         with self._conn() as conn:
@@ -230,7 +247,7 @@ class PgMemoryOps(InsertShorthand):
                          metadata={"changed": sorted(changed if changed is not None else columns)})
             if "content_hash" in columns:
                 self._vector_or_job(conn, columns["content_hash"], vector, model, memory_id, now,
-                                    max_attempts)
+                                    max_attempts, fresh=True)
             if "content" in columns:  # new text names other things (store/memory_ops.py)
                 graph = PgGraphOps(conn)
                 graph.unlink_memory(memory_id)
