@@ -75,10 +75,10 @@ def test_remember_answers_a_guess_of_another_projects_text_as_a_fresh_one(
         guess = remember(alpha, SECRET)
         assert answer(guess) == answer(control) == {
             "deduped": False, "embedded": False, "embedding_model": None}
-        stored = http.get(f"/api/memory/{guess['id']}", headers=alpha).json()
-        assert stored["embedding_model"] is None
         # Its own vector, once the worker has been through alpha's jobs, is alpha's to know.
         settled(ws, backend_store, vectors=2)
+        stored = http.get(f"/api/memory/{guess['id']}", headers=alpha).json()
+        assert stored["embedding_model"] == "m"
         again = remember(alpha, SECRET)
         assert again["id"] == guess["id"] and again["deduped"] is True and again["embedded"]
     assert daemon.terminate()[0] == 0
