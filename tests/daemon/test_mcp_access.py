@@ -152,6 +152,7 @@ def test_what_the_guard_does_not_know_is_refused_to_all_but_an_unscoped_admin(se
             ("completion/complete", {"ref": {"type": "ref/prompt", "name": "signet_context"},
                                      "argument": {"name": "project", "value": "b"}}),
             ("resources/subscribe", {"uri": MEMORY_MD}),
+            ("subscriptions/listen", {"filter": {}}),
             ("logging/setLevel", {"level": "debug"}),
             ("signet/anything", {}),
         ):
@@ -179,6 +180,22 @@ def message(reply: httpx.Response) -> dict[str, Any]:
     return dict(reply.json())
 
 
+MODERN = "2026-07-28"
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def modern_call(url: str, token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One self-contained request of the sessionless protocol revision (no handshake)."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {**auth(token), "Accept": "application/json, text/event-stream",
+               "Mcp-Protocol-Version": MODERN, "Mcp-Method": method}
+    if method in NAMED:
+        headers["Mcp-Name"] = params[NAMED[method]]
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**params, "_meta": meta}}
+    return message(httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=10))
+
+
 def raw_call(url: str, token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One request in a fresh session, as a hand-written client sends it."""
     headers = {**auth(token), **ACCEPT}
@@ -201,8 +218,14 @@ def test_a_raw_client_gets_the_same_refusals(serve) -> None:
         ("prompts/get", {"name": "signet_context", "arguments": {"project": "beta"}}),
         ("resources/read", {"uri": MEMORY_MD}),
         ("resources/read", {"uri": "signet://identity/../MEMORY.md"}),
+        ("resources/read", {"uri": "SIGNET://identity/MEMORY.md"}),
         ("tools/call", {"name": "memory_context", "arguments": {"project": "beta"}}),
     ):
-        reply = raw_call(s.url, token, method, params)
-        assert "7781" not in json.dumps(reply) and "zeta" not in json.dumps(reply), method
-        assert "error" in reply or reply["result"].get("isError"), (method, reply)
+        for call in (raw_call, modern_call):  # in a session, and the sessionless revision
+            reply = call(s.url, token, method, params)
+            assert "7781" not in json.dumps(reply) and "zeta" not in json.dumps(reply), method
+            assert "error" in reply or reply["result"].get("isError"), (method, reply)
+            assert "forbidden" in json.dumps(reply), (call.__name__, method, reply)
+    # The sessionless revision answers a permitted read: the refusals above are the guard's.
+    listed = modern_call(s.url, token, "resources/list", {})
+    assert {r["uri"] for r in listed["result"]["resources"]} == IDENTITY
