@@ -158,3 +158,34 @@ def test_only_a_daemon_on_the_folders_host_syncs_it(app: SignetApp, vault: Path)
     assert here.get(added["id"])["documents"] == {"queued": 2}  # nothing forgotten elsewhere
     assert ConnectorWorker(here, 1000).tick(now) is True
     assert here.get(added["id"])["documents"] == {"queued": 1}
+
+
+def _texts(app: SignetApp, query: str) -> list[str]:
+    return [h.memory.content for h in app.recall(RecallQuery(query, mode="keyword")).hits]
+
+
+def test_a_file_has_one_document_whoever_ingested_it(app: SignetApp, vault: Path) -> None:
+    # `signet ingest vault/` then `signet connector add vault/`: the connector adopts the
+    # documents already there; edits and deletions then reach recall.
+    for path in (vault / "garden.md", vault / "daily" / "mon.md"):
+        app.documents.ingest_file(path)
+    _drain(app)
+    added = app.connectors.add(vault)
+    first = app.connectors.sync(added["id"])
+    assert (first.added, first.unchanged) == (0, 2)
+    listed = app.documents.list()
+    assert listed["total"] == 2
+    assert {d["connector_id"] for d in listed["items"]} == {added["id"]}
+
+    _bump(vault / "garden.md", "# Garden\n\nThe squash goes in the north bed.")
+    (vault / "daily" / "mon.md").unlink()
+    second = app.connectors.sync(added["id"])
+    assert (second.changed, second.removed) == (1, 1)
+    _drain(app)
+    assert app.documents.list()["total"] == 1
+    assert not any("greenhouse" in t for t in _texts(app, "greenhouse door"))
+    assert not any("tomatoes" in t for t in _texts(app, "tomatoes south bed"))
+    assert any("north bed" in t for t in _texts(app, "squash north bed"))
+    # And `signet ingest` of a file the connector holds finds its document, not a new one.
+    again = app.documents.ingest_file(vault / "garden.md")
+    assert again.outcome == "unchanged" and again.document.connector_id == added["id"]

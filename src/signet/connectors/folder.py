@@ -8,7 +8,9 @@ skipped; markdown, text, HTML and PDF files kept) and:
 - skips a file whose mtime and size are unchanged, without reading it;
 - registers any other file through the document service (source key `connector:<id>:<path>`),
   which hashes it: a touched but unchanged file is a no-op, a changed one is requeued and its
-  chunks replaced by the document worker, history kept;
+  chunks replaced by the document worker, history kept. A file has one document in its slice
+  whoever registered it: a file `signet ingest` indexed already keeps its document, which the
+  connector adopts (its `connector_id` set), so nothing is indexed twice;
 - deletes the document of a file that is gone (its chunks forgotten, recoverable within the
   tombstone window).
 
@@ -185,6 +187,10 @@ class FolderConnectors:
                     seen[rel] = entry
                 continue
             outcome = registered.outcome
+            if entry and entry["document_id"] != registered.document.id:
+                # The file's one document is another (an older one, made by `signet ingest`,
+                # adopted now): the connector's own copy of it is a duplicate.
+                self._forget_file(entry, actor)
             report.added += outcome == "queued"
             report.changed += outcome == "requeued"
             report.unchanged += outcome == "unchanged"

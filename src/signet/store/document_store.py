@@ -56,8 +56,10 @@ class DocumentStore(Protocol):
 
     # -- the service's transactions ------------------------------------------------------------
     def register(self, new: NewDocument, *, now: str, max_attempts: int) -> tuple[Document, str]:
-        """Find the source in its slice; answer it "unchanged" (NewDocument.unchanged), else
-        requeue it ("requeued") or insert it ("queued") and enqueue its ingest job."""
+        """Find the source in its slice (a local file by its path too, whoever registered it:
+        one document per file, adopted by the connector registering it); answer it
+        "unchanged" (NewDocument.unchanged), else requeue it ("requeued") or insert it
+        ("queued") and enqueue its ingest job."""
         ...
 
     def get(self, doc_id: str, scope: MemoryScope | None = None) -> Document | None: ...
@@ -168,7 +170,11 @@ class SqliteDocuments:
 
     def register(self, new: NewDocument, *, now: str, max_attempts: int) -> tuple[Document, str]:
         with self.store.write_tx() as conn:
-            known = doc_sql.find_by_source(conn, new.source_key, new.agent_id, new.project)
+            known = doc_sql.find_by_source(conn, new)
+            if known is not None and new.connector_id and known.connector_id != new.connector_id:
+                doc_sql.adopt(conn, known.id, new.connector_id)
+                known = doc_sql.get(conn, known.id)
+                assert known is not None
             if known is not None and new.unchanged(known):
                 return known, "unchanged"
             if known is None:

@@ -137,15 +137,22 @@ def raw_content(conn: Connection, doc_id: str) -> str | None:
     return row[0] if row else None
 
 
-def find_by_source(
-    conn: Connection, source_key: str, agent_id: str, project: str | None
-) -> Document | None:
+def find_by_source(conn: Connection, new: NewDocument) -> Document | None:
+    """The document of `new`'s source in its slice: the same source key, or for a local file
+    the same path whoever registered it (the oldest, should there be several)."""
+    path = new.source_url if new.source_type == "file" else None
     row = conn.execute(
-        f"SELECT {_COLUMNS} FROM documents WHERE source_key = ? AND agent_id = ?"
-        " AND project IS ? ORDER BY created_at LIMIT 1",
-        (source_key, agent_id, project),
+        f"SELECT {_COLUMNS} FROM documents WHERE agent_id = ? AND project IS ? AND"
+        " (source_key = ? OR (? IS NOT NULL AND source_type = 'file' AND source_url = ?))"
+        " ORDER BY created_at, rowid LIMIT 1",
+        (new.agent_id, new.project, new.source_key, path, path),
     ).fetchone()
     return _document(row) if row else None
+
+
+def adopt(conn: Connection, doc_id: str, connector_id: str) -> None:
+    """The document now belongs to this connector (it syncs the folder the file is in)."""
+    conn.execute("UPDATE documents SET connector_id = ? WHERE id = ?", (connector_id, doc_id))
 
 
 def list_page(

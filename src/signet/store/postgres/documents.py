@@ -69,14 +69,22 @@ class PgDocuments:
     # -- the service's transactions ------------------------------------------------------------
     def register(self, new: NewDocument, *, now: str, max_attempts: int) -> tuple[Document, str]:
         with self.core.transaction() as conn:
+            # A local file is one source whoever registers it: locked, and found, by its path.
+            path = new.source_url if new.source_type == "file" else None
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (dumps([new.agent_id, new.project, new.source_key]),),
+                (dumps([new.agent_id, new.project, path or new.source_key]),),
             )
-            known = self._one(conn, f"SELECT {_COLUMNS} FROM documents WHERE source_key = %s"
-                              " AND agent_id = %s AND project IS NOT DISTINCT FROM %s"
+            known = self._one(conn, f"SELECT {_COLUMNS} FROM documents WHERE agent_id = %s"
+                              " AND project IS NOT DISTINCT FROM %s AND (source_key = %s OR"
+                              " (%s::text IS NOT NULL AND source_type = 'file' AND source_url = %s))"
                               " ORDER BY created_at, seq LIMIT 1",
-                              (new.source_key, new.agent_id, new.project))
+                              (new.agent_id, new.project, new.source_key, path, path))
+            if known is not None and new.connector_id and known.connector_id != new.connector_id:
+                conn.execute("UPDATE documents SET connector_id = %s WHERE id = %s",
+                             (new.connector_id, known.id))
+                known = self._get(conn, known.id, None)
+                assert known is not None
             if known is not None and new.unchanged(known):
                 return known, "unchanged"
             if known is None:
