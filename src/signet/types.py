@@ -90,6 +90,8 @@ class Memory:
     access_count: int
     pinned: bool
     hints: str = ""
+    # The later memory that replaced this one on the same subject (None: current).
+    superseded_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: _jsonable(getattr(self, name)) for name in self.__dataclass_fields__}

@@ -238,13 +238,14 @@ def test_queue_throughput_with_an_instant_llm(tmp_path: Path) -> None:
 
 def test_facts_below_the_write_gate_cost_no_search(tmp_path: Path) -> None:
     """Without an LLM the rule extractor's facts (confidence 0.6) are below the write gate:
-    they are not proposed at all, so no candidate search (no query embedding) runs."""
+    they are not proposed at all, so no candidate search (no query embedding) runs. (A memory
+    marking itself current, "now", is searched once for what it replaces: not this one.)"""
     guard = TxGuard()
     embedder = GuardedEmbedder(HashEmbedder(64), guard)
     with open_app(pipeline_config(tmp_path / "ws"), None, embedder=embedder) as app:  # type: ignore[arg-type]
         guard.store = app.store
         source = app.remember(
-            "User: I moved to Lisbon last spring and I work at a small design studio now.\n"
+            "User: I moved to Lisbon last spring and I work at a small design studio.\n"
             "User: My sister Ana visits every summer."
         ).id
         guard.calls.clear()

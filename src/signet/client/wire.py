@@ -47,6 +47,7 @@ class MemoryJSON(TypedDict):
     access_count: int
     pinned: bool
     hints: str
+    superseded_by: str | None
 
 
 class RememberJSON(TypedDict):

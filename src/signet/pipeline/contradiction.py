@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from signet.errors import BadResponse, SignetError
@@ -54,6 +54,7 @@ __all__ = [
     "detect_contradiction",
     "has_temporal_supersession",
     "shared_tokens",
+    "value_conflict",
 ]
 
 MIN_SHARED_FOR_FAST_PATH = 2
@@ -322,6 +323,18 @@ def _value_conflict(ca: _Claim, cb: _Claim) -> ContradictionSignal | None:
     if ca.change or cb.change:
         confidence = max(confidence, _CHANGE_CONFIDENCE)
     return ContradictionSignal("value", confidence, f"{ca.text!r} vs {cb.text!r}")
+
+
+def value_conflict(a: str, b: str, *, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether some claim of `a` and some claim of `b` hold one predicate with different
+    objects, without the shared-word gate; `ignore`: subject words that do not name a subject
+    ("now", "decided"), set aside before the subjects are compared."""
+    for ca in _claims(a):
+        for cb in _claims(b):
+            ca_, cb_ = replace(ca, subject=ca.subject - ignore), replace(cb, subject=cb.subject - ignore)
+            if _value_conflict(ca_, cb_) is not None:
+                return True
+    return False
 
 
 # -- temporal supersession --------------------------------------------------------------------

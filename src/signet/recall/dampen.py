@@ -4,10 +4,13 @@
   its content is often a generic "gravity well" that sits near every query; pull it down.
 - hub (x0.7): a result whose linked entities are all hubs (degree above the P90 of the graph)
   says little specific; the graph layer supplies which memories those are.
+- superseded (x0.3): a memory a later one replaced on the same subject ("we now use MongoDB"
+  after "we decided to use PostgreSQL"; the link is set by the extraction worker,
+  pipeline/supersession.py) stays findable, below what is current.
 - resolution (x1.2): constraints, decisions and date-anchored memories resolve questions, so
   they rise; returned apart as `boost`, so recall can bound it with the other boosts (it never
   lifts a memory over a clearly better match, recall/scoring.py).
-Each stage is toggled by DampeningConfig.
+Gravity, hub and resolution are toggled by DampeningConfig; a superseded memory is always damped.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 RESOLVING_TYPES = frozenset({"constraint", "decision"})
+# A replaced memory's score is multiplied by this: far below any current match, still listed.
+SUPERSEDED_FACTOR = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +87,11 @@ def dampen(
     if config.hub and is_hub_only:
         score *= config.hub_factor
         adjustments.append("hub")
+    if memory.superseded_by is not None:
+        score *= SUPERSEDED_FACTOR
+        adjustments.append("superseded")
     boost = 1.0
-    if config.resolution and (
+    if config.resolution and memory.superseded_by is None and (
         memory.type in RESOLVING_TYPES or is_date_anchored(memory.content)
     ):
         boost = config.resolution_factor

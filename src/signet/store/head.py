@@ -15,7 +15,7 @@ def memories(conn: Connection, agent_id: str) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT id, content, type, importance, pinned, project, created_at, last_accessed"
         " FROM memories WHERE agent_id = ? AND is_deleted = 0"
-        " AND type NOT IN ('document_chunk', 'summary')"
+        " AND type NOT IN ('document_chunk', 'summary') AND superseded_by IS NULL"
         " ORDER BY pinned DESC, importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT ?",
         (agent_id, CANDIDATES),
     ).fetchall()
@@ -70,10 +70,20 @@ def questions_in(summaries: list[str]) -> list[str]:
     return found
 
 
+# An entity named only by replaced memories (superseded_by set) is not current: left out.
+CURRENT_ENTITY = (
+    "(NOT EXISTS (SELECT 1 FROM memory_entity_mentions mm JOIN memories m ON m.id = mm.memory_id"
+    " WHERE mm.entity_id = entities.id AND m.superseded_by IS NOT NULL)"
+    " OR EXISTS (SELECT 1 FROM memory_entity_mentions mm JOIN memories m ON m.id = mm.memory_id"
+    " WHERE mm.entity_id = entities.id AND m.superseded_by IS NULL))"
+)
+
+
 def entities(conn: Connection, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT name, entity_type, mentions FROM entities WHERE agent_id = ?"
-        " AND canonical_name <> 'user' AND mentions > 0 ORDER BY mentions DESC, name LIMIT ?",
+        f" AND canonical_name <> 'user' AND mentions > 0 AND {CURRENT_ENTITY}"
+        " ORDER BY mentions DESC, name LIMIT ?",
         (agent_id, limit),
     ).fetchall()
     return [dict(r) for r in rows]

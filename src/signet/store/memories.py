@@ -22,7 +22,8 @@ COLUMNS = (
     "id, content, type, category, content_hash, normalized_content, confidence, importance, "
     "source_id, source_type, tags, who, why, project, agent_id, session_id, created_at, "
     "updated_at, event_at, is_deleted, deleted_at, extraction_status, embedding_model, "
-    "extraction_model, update_count, version, last_accessed, access_count, pinned, hints"
+    "extraction_model, update_count, version, last_accessed, access_count, pinned, hints, "
+    "superseded_by"
 )
 
 
@@ -58,6 +59,7 @@ def row_to_memory(row: Row) -> Memory:
         access_count=int(row["access_count"]),
         pinned=bool(row["pinned"]),
         hints=row["hints"] or "",
+        superseded_by=row["superseded_by"],
     )
 
 

@@ -34,20 +34,27 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from signet.config import PipelineConfig
+from signet.pipeline.contradiction import has_temporal_supersession, shared_tokens
 from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
 from signet.pipeline.extraction import Extraction, extract
 from signet.pipeline.graph_persist import persist_graph
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.rule_extractor import extract_without_llm, extraction_mode
+from signet.pipeline.supersession import supersedes
 from signet.pipeline.writes import MemoryWriter, Planned, WriteFlags, apply_plan, plan_proposal
 from signet.store import jobs
 from signet.store.db import Store
 from signet.store.graph_store import GraphStore, SqliteGraph
 from signet.store.pipeline import PipelineStore, PipelineTx
-from signet.types import Memory, MemoryFilters, RecallQuery, RecallResponse, format_ts
+from signet.types import Actor, Memory, MemoryFilters, RecallQuery, RecallResponse, format_ts
 from signet.workers.leasing import JobRunner, as_pipeline, complete_job
 
 log = logging.getLogger(__name__)
+
+# How close in meaning an older memory must be to one that replaces it (the bundled MiniLM:
+# "We decided to use PostgreSQL" / "we now use MongoDB" 0.52; an unrelated "The deployment
+# pipeline runs on GitHub Actions" 0.03, "The billing service is written in Go" 0.21).
+SUPERSEDE_COSINE = 0.4
 
 RULES_MODEL = "rules"
 
@@ -65,6 +72,8 @@ class _Work:
     source: Memory
     extraction: Extraction
     plans: list[Planned]
+    # Older memories the source replaces on the same subject (pipeline/supersession.py).
+    replaced: tuple[str, ...] = ()
 
 
 class ExtractWorker:
@@ -135,7 +144,30 @@ class ExtractWorker:
                 candidates, targets = self._candidates(source, fact.content)
             proposal = decide(self.llm, fact, candidates)
             plans.append(self._plan(proposal, source, targets))
-        return _Work(source, extraction, plans)
+        return _Work(source, extraction, plans, self._replaced(source))
+
+    def _replaced(self, source: Memory) -> tuple[str, ...]:
+        """The older memories of the source's agent and project that it replaces: it marks
+        itself current ("now", "no longer") and states another value of what they state. Only
+        near ones count: close in meaning (cosine), or sharing two content words without one."""
+        if not has_temporal_supersession(source.content):
+            return ()
+        query = RecallQuery(
+            source.content, limit=MAX_CANDIDATES + 1, mode="hybrid", touch=False,
+            filters=MemoryFilters(agent_id=source.agent_id),
+        )
+        found = []
+        for hit in self.recaller.recall(query).hits:
+            old = hit.memory
+            if (old.id == source.id or old.superseded_by is not None
+                    or old.project != source.project or not _older(old, source)):
+                continue
+            cosine = hit.evidence.cosine
+            near = (cosine >= SUPERSEDE_COSINE if cosine is not None
+                    else len(shared_tokens(old.content, source.content)) >= 2)
+            if near and supersedes(old.content, source.content):
+                found.append(old.id)
+        return tuple(found)
 
     def _without_llm(self, content: str) -> Extraction:
         """The rule extractor's names always (the graph); its facts only where the write gate
@@ -178,6 +210,8 @@ class ExtractWorker:
                 outcomes[applied.outcome] = outcomes.get(applied.outcome, 0) + 1
                 if applied.outcome in ("add", "update") and applied.memory_id:
                     written.append((applied.memory_id, planned.proposal.fact.content))
+            if not self.flags.shadow:
+                self._supersede(tx, work, stamp)
             self._mark(tx, job, "completed")
             result: dict[str, Any] = {
                 "facts": len(work.extraction.facts),
@@ -185,9 +219,20 @@ class ExtractWorker:
                 "outcomes": outcomes,
                 "warnings": list(work.extraction.warnings)[:20],
                 "shadow": self.flags.shadow,
+                "superseded": list(work.replaced),
             }
             complete_job(tx, job, now, result)
         return written
+
+    def _supersede(self, tx: PipelineTx, work: _Work, stamp: str) -> None:
+        """Link each replaced memory to its replacement; each change in its history."""
+        actor = Actor(name="pipeline", type="daemon", agent_id=work.source.agent_id)
+        for old_id in work.replaced:
+            tx.update_columns(old_id, {"superseded_by": work.source.id}, stamp)
+            tx.record(
+                old_id, "updated", actor, stamp, reason=f"superseded by {work.source.id}",
+                metadata={"superseded_by": work.source.id},
+            )
 
     def _persist_graph(self, work: _Work, written: list[tuple[str, str]], now: datetime) -> None:
         """Phase 3: the graph, in its own transaction; failures never revert the facts."""
@@ -207,3 +252,8 @@ class ExtractWorker:
         if job.memory_id:
             model = self.llm_model if status == "completed" else None
             tx.set_extraction_status(job.memory_id, status, model)
+
+
+def _older(old: Memory, new: Memory) -> bool:
+    """Whether `old` was stated before `new` (its event time, else when it was written)."""
+    return (old.event_at or old.created_at, old.created_at) < (new.event_at or new.created_at, new.created_at)

@@ -68,7 +68,7 @@ _MEMORY_COLUMNS = (
     "importance", "source_id", "source_type", "tags", "who", "why", "project", "agent_id",
     "session_id", "created_at", "updated_at", "event_at", "is_deleted", "deleted_at",
     "extraction_status", "embedding_model", "extraction_model", "update_count", "version",
-    "last_accessed", "access_count", "pinned", "hints",
+    "last_accessed", "access_count", "pinned", "hints", "superseded_by",
 )
 
 TABLES: tuple[TableCopy, ...] = (

@@ -43,7 +43,7 @@ from signet.types import Actor, Memory, dumps
 __all__ = ["PgPipeline", "PgPipelineTx"]
 
 # The memories columns the pipeline may change, by name (never spliced from input).
-_UPDATABLE = frozenset({"content", "normalized_content", "content_hash", "hints"})
+_UPDATABLE = frozenset({"content", "normalized_content", "content_hash", "hints", "superseded_by"})
 
 
 class PgPipelineTx:

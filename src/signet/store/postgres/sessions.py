@@ -41,7 +41,7 @@ from signet.store.artifacts import FIELDS as ART_FIELDS
 from signet.store.artifacts import ArtifactRow, thread_items
 from signet.store.artifacts import _row as artifact_of
 from signet.store.fts import query_tokens
-from signet.store.head import CANDIDATES, questions_in
+from signet.store.head import CANDIDATES, CURRENT_ENTITY, questions_in
 from signet.store.postgres.core import PgCore
 from signet.store.session_store import with_memory
 from signet.store.sessions import MAX_ERROR_CHARS, SessionRow, SummaryJob
@@ -445,7 +445,8 @@ class PgSessions:
             return cur.execute(
                 "SELECT id, content, type, importance, pinned, project, created_at, last_accessed"
                 " FROM memories WHERE agent_id = %s AND NOT is_deleted"
-                " AND type NOT IN ('document_chunk', 'summary') ORDER BY pinned DESC,"
+                " AND type NOT IN ('document_chunk', 'summary') AND superseded_by IS NULL"
+                " ORDER BY pinned DESC,"
                 " importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT %s",
                 (agent_id, CANDIDATES),
             ).fetchall()
@@ -483,7 +484,8 @@ class PgSessions:
         with self._cursor() as cur:
             return cur.execute(
                 "SELECT name, entity_type, mentions FROM entities WHERE agent_id = %s"
-                " AND canonical_name <> 'user' AND mentions > 0 ORDER BY mentions DESC, name"
+                f" AND canonical_name <> 'user' AND mentions > 0 AND {CURRENT_ENTITY}"
+                " ORDER BY mentions DESC, name"
                 " LIMIT %s",
                 (agent_id, limit),
             ).fetchall()
