@@ -80,3 +80,33 @@ def test_write_tx_nests_as_savepoints(tmp_path: Path) -> None:
     assert not store.in_write_tx
     assert [r[0] for r in store.reader().execute("SELECT x FROM t")] == [1]
     store.close()
+
+
+UNWRITTEN_TABLES = {"conversations", "task_meta", "predictor_comparisons",
+                    "predictor_training_pairs"}
+
+
+def test_schema_no_code_writes_is_gone(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "m.db")
+    try:
+        conn = store.reader()
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert not UNWRITTEN_TABLES & tables
+        assert "embedding" not in {r[1] for r in conn.execute("PRAGMA table_info(entities)")}
+    finally:
+        store.close()
+
+
+def test_schema_no_code_writes_is_gone_on_postgres(pg_url: str) -> None:
+    import psycopg
+
+    from signet.store.postgres.migrate import migrate as pg_migrate
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        pg_migrate(conn)
+        names = {r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
+        columns = {r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'entities'")}
+    assert "entities" in names and not UNWRITTEN_TABLES & names
+    assert "embedding" not in columns
