@@ -1,4 +1,4 @@
--- 060_drop_unwritten_schema: tables and a column from the first schema that no code ever wrote
+-- 061_drop_unwritten_schema: tables and a column from the first schema that no code ever wrote
 -- or read: `conversations` (sessions live in session_transcripts, their summaries in
 -- memory_artifacts), `task_meta` (no scheduled-task feature), `predictor_comparisons` and
 -- `predictor_training_pairs` (no learned predictor), and `entities.embedding` (name resolution

@@ -1,4 +1,4 @@
--- 013_drop_unwritten_schema: the PostgreSQL side of SQLite's 060. This schema never created
+-- 014_drop_unwritten_schema: the PostgreSQL side of SQLite's 061. This schema never created
 -- `conversations`, `task_meta`, `predictor_comparisons`, `predictor_training_pairs` or
 -- `entities.embedding` (nothing wrote them); stated here so both backends say the same, and so
 -- a database made by hand from the SQLite schema ends up the same.
