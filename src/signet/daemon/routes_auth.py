@@ -18,7 +18,8 @@ from signet.daemon.tokens import TokenAuthority
 
 __all__ = ["router"]
 
-router = APIRouter(responses={code: {"model": ErrorOut} for code in (400, 401, 503)})
+# 429: each request spends the unauthenticated rate limit (guards.Authenticate).
+router = APIRouter(responses={code: {"model": ErrorOut} for code in (400, 401, 429, 503)})
 
 
 @router.get("/auth/login")
