@@ -60,7 +60,14 @@ def remember(
     importance: float | None, pinned: bool, who: str | None, project: str | None,
     category: str | None,
 ) -> None:
-    """Store CONTENT as a memory ("-" reads it from stdin)."""
+    """Store CONTENT as a memory ("-" reads it from stdin).
+
+    \b
+    Two prefixes of CONTENT set fields, in either order, and are not stored:
+      critical:   pins the memory (importance 1; forgetting it then needs --force)
+      [a,b]:      tags it a and b (as --tags a,b; both given, the tags add up)
+    For example: signet remember "critical: [deploy]: production deploys only on weekdays"
+    """
     text = sys.stdin.read() if content == "-" else content
     fields = present(
         type=type_, tags=tags, importance=importance, pinned=pinned or None, who=who,

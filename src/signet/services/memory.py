@@ -358,7 +358,8 @@ class MemoryService:
 
         def unpinned(current: Memory) -> None:
             if current.pinned and not force:
-                raise Conflict(f"memory {current.id} is pinned; pass force to forget it")
+                raise Conflict(f"memory {current.id} is pinned; forget it with --force"
+                               " (force=true over HTTP, force over MCP)")
 
         forgotten = self.core.forget(
             memory_id, actor=actor, now=stamp(self.clock), reason=reason, scope=scope,
