@@ -45,7 +45,7 @@ def test_inject_fit_measures_the_judge_held_out(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"cosine", "cosine+margin+lead", "all"}
+    assert set(data) == {"cosine", "cosine+margin", "cosine+margin+lead+rank", "all"}
     table = data["all"]
     assert set(table) == {"locomo -> memaware", "memaware -> locomo",
                           "locomo: one conversation left out", "all (fitted on everything)"}

@@ -72,9 +72,10 @@ def test_two_sessions_through_claude_code_hooks(daemon: DaemonProcess, tmp_path:
     assert end.code == 0 and end.stdout == ""  # SessionEnd takes no output
 
     second = run_hook("session-start", payload("SessionStart", "s2", cwd, tmp_path / "s2.jsonl", source="startup"), env)
-    assert DECISION in second.context() and decision_id in second.context()
+    # One line per memory: its short id and its text, nothing else (no type, no score).
+    assert f"- [{decision_id[:8]}] {DECISION}" in second.context().splitlines()
     again = run_hook("user-prompt-submit", payload("UserPromptSubmit", "s2", cwd, tmp_path / "s2.jsonl", prompt=RELATED), env)
-    assert decision_id not in again.stdout  # s2 already has it: the ledger
+    assert decision_id[:8] not in again.stdout  # s2 already has it: the ledger
 
     related = run_hook("user-prompt-submit", payload("UserPromptSubmit", "s3", cwd, tmp_path / "s3.jsonl", prompt=RELATED), env)
     assert related.code == 0 and DECISION in related.context()
@@ -95,6 +96,43 @@ def test_two_sessions_through_claude_code_hooks(daemon: DaemonProcess, tmp_path:
         assert (down.code, down.stdout) == (0, "")
     log = log_path.read_text().splitlines()[logged:]
     assert len(log) == 4 and all("did not answer" in line for line in log)
+
+
+TEA = "The user prefers tea."
+OTHERS = ["The deploy runs every Friday at noon", "Our team uses tabs, never spaces, in Go code",
+          "The staging database listens on port 5433", "Priya leads the billing team"]
+
+
+def test_each_memory_is_judged_alone_and_a_resume_gets_no_second_batch(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """In a store of five memories the one the prompt is about goes in, alone (its cosine is
+    0.66, the others' far lower: a prompt-level mean of the nearest three would shut it out);
+    the same prompt again injects nothing rather than the leftovers; a resumed session gets no
+    second session-start batch."""
+    env = daemon_env(daemon.workspace, daemon.port)
+    ids = {}
+    for text in [TEA, *OTHERS]:
+        stored = subprocess.run([sys.executable, "-m", "signet", "remember", text, "--json"],
+                                env=env, capture_output=True, text=True, timeout=60)
+        assert stored.returncode == 0, stored.stderr
+        ids[text] = json.loads(stored.stdout)["id"]
+    cwd, transcript = tmp_path / "home", tmp_path / "t.jsonl"
+    cwd.mkdir()
+    ask = payload("UserPromptSubmit", "tea", cwd, transcript, prompt="What kind of tea do I like?")
+    first = run_hook("user-prompt-submit", ask, env)
+    assert first.code == 0
+    lines = [line for line in first.context().splitlines() if line.startswith("- [")]
+    assert lines == [f"- [{ids[TEA][:8]}] {TEA}"]
+    again = run_hook("user-prompt-submit", ask, env)
+    assert (again.code, again.stdout) == (0, "")  # nothing new, and no filler
+
+    start = run_hook("session-start", payload("SessionStart", "tea", cwd, transcript, source="startup"), env)
+    assert "# Agent" in start.context()
+    resumed = run_hook("session-start", payload("SessionStart", "tea", cwd, transcript, source="resume"), env)
+    assert (resumed.code, resumed.stdout) == (0, "")
+    cleared = run_hook("session-start", payload("SessionStart", "tea", cwd, transcript, source="clear"), env)
+    assert "# Agent" in cleared.context() and TEA in cleared.context()  # its context was emptied
 
 
 def test_a_hung_daemon_costs_the_hook_its_budget_and_no_more(tmp_path: Path) -> None:

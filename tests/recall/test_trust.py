@@ -93,10 +93,10 @@ def test_positive_feedback_is_an_access_and_negative_is_not(
     assert lexical_app.get(memory_id).access_count == 1
 
 
-def test_the_hooks_prompt_gate_is_at_least_the_agent_floor() -> None:
-    """Without vectors the prompt hook injects only when the prompt's best hit's confidence
-    reaches hooks.min_relevance, a gate never below the agent floor (with vectors it reads
-    the prompt's nearest cosines, hooks.min_similarity: signet/injection/prompt_submit.py)."""
+def test_the_hooks_prompt_floor_is_at_least_the_agent_floor() -> None:
+    """Without vectors the prompt hook injects a hit only when its confidence reaches
+    hooks.min_relevance, a floor never below the agent floor (with vectors the floor reads the
+    judge's probability: signet/injection/judge.py)."""
     from signet.config import HooksConfig
     from signet.recall.confidence import AGENT_MIN_CONFIDENCE, agent_min_confidence
 

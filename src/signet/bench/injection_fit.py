@@ -34,9 +34,11 @@ FLOORS = tuple(round(f, 3) for f in np.arange(0.05, 0.951, 0.025))
 MAX_HARD = 0.10
 MAX_EASY = 0.02
 POSITIVE = "positive"
+# "cosine+margin" is the shipped judge (injection/judge.py); the others say what a fact adds.
 SUBSETS: dict[str, tuple[str, ...]] = {
     "cosine": ("cosine",),
-    "cosine+margin+lead": ("cosine", "margin", "lead"),
+    "cosine+margin": ("cosine", "margin"),
+    "cosine+margin+lead+rank": ("cosine", "margin", "lead", "rank"),
     "all": FEATURES,
 }
 

@@ -3,21 +3,26 @@
 The prompt hook injects a memory only when its own probability of being relevant reaches
 hooks.min_relevance, so a prompt gets 0..k memories and never "the prompt passed, fill the
 slots". The probability is a logistic model over facts about the hit among the prompt's
-recalled candidates (recall's first CANDIDATES hits):
+recalled candidates (recall's first hits):
 
 - `cosine`: the prompt's cosine to the memory (the bundled model's scale);
 - `margin`: that cosine above the median of the other candidates' (how far the hit stands out
-  of what any prompt finds in this store: a big store's background is high, a small one's low);
-- `lead`: that cosine minus the best other candidate's (the one standout of its prompt);
-- `coverage`: the share of the prompt's informative words the memory holds;
-- `agree`: a lexical and a dense channel both found it;
-- `rank`: log(1 + its place in recall's ranking).
+  of what any prompt finds in this store: a big store's background is high, a small one's low,
+  and a store of one memory has none).
 
-The coefficients are fitted by `signet bench inject-fit` on the development halves of LoCoMo
-and MemAware with their hard and easy negatives, and checked held out (fitted on one
-benchmark, judged on the other; one LoCoMo conversation left out at a time): docs/benchmarks.md,
-"What the prompt hook injects". Without vectors (keyword mode, the embedder down) no hit has a
-cosine, and recall's own calibrated confidence (coverage only) is the probability.
+Four more facts are computed and kept by the benchmark (`--rows`) but weigh nothing: the lead
+over the best other candidate, the share of the prompt's informative words the memory holds,
+whether a lexical and a dense channel both found it, and its rank. Fitted with them, the model
+did better on the benchmark it was fitted on and worse on the other (coverage grows with a
+memory's length: MemAware's long windows hold more of any prompt's words than LoCoMo's turns),
+so they are left at 0 until they hold up held out.
+
+The coefficients and the floor come from `signet bench inject-fit` on the development halves
+of LoCoMo and MemAware with their easy and hard negatives (fitted on everything; checked fitted
+on one benchmark and judged on the other, and one LoCoMo conversation left out at a time):
+docs/benchmarks.md, "What the prompt hook injects". Without vectors (keyword mode, the embedder
+down) no hit has a cosine, and recall's own calibrated confidence (coverage only) is the
+probability.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ __all__ = ["COEFFICIENTS", "FEATURES", "Judged", "features", "judge", "probabili
 
 FEATURES: tuple[str, ...] = ("cosine", "margin", "lead", "coverage", "agree", "rank")
 # bias first, then one weight per feature (bench: `signet bench inject-fit`).
-COEFFICIENTS: tuple[float, ...] = (-9.0, 10.0, 6.0, 4.0, 2.0, 0.5, -0.5)
+COEFFICIENTS: tuple[float, ...] = (-6.227, 6.5219, 2.2555, 0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)

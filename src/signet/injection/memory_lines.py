@@ -1,7 +1,9 @@
-"""How one memory reads in an injected block: `- [type, id] content`, cut to a token cap.
+"""How one memory reads in an injected block: `- [a1b2c3d4] content`, one line, cut to a cap.
 
-The id is the memory's full id so the agent can fetch, correct or give feedback on it
-(memory_get, memory_modify, memory_feedback); a cut memory ends with the truncation mark.
+The block carries the memory's text and nothing else an agent does not use: no score, no type,
+no timestamps. The short id (the first SHORT_ID characters, store/prefixes.py) is enough to
+fetch, correct or give feedback on the memory (memory_get, memory_modify, memory_feedback
+accept it), at a third of the full id's tokens; a cut memory ends with the truncation mark.
 """
 
 from __future__ import annotations
@@ -9,7 +11,14 @@ from __future__ import annotations
 from signet.injection.budget import ContextBlock
 from signet.types import Memory
 
-__all__ = ["add_memories"]
+__all__ = ["SHORT_ID", "add_memories", "line"]
+
+SHORT_ID = 8
+
+
+def line(memory: Memory) -> str:
+    """The memory as one line of the block."""
+    return f"- [{memory.id[:SHORT_ID]}] {' '.join(memory.content.split())}"
 
 
 def add_memories(
@@ -20,8 +29,7 @@ def add_memories(
     for memory in memories:
         if limit is not None and len(added) >= limit:
             break
-        line = f"- [{memory.type}, {memory.id}] {' '.join(memory.content.split())}"
-        if not block.add(line, cap=cap):
+        if not block.add(line(memory), cap=cap):
             break
         added.append(memory.id)
     return added

@@ -5,21 +5,14 @@ Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
 1. Entity context: the current attributes of known entities named in the prompt
    (entity_context.py).
 2. Implicit recall of the prompt through the one Recaller (the configured default mode, no
-   access touch: an injection is not the agent asking), behind the relevance gate, which asks
-   one question of the prompt as a whole: is it about something stored? (`relevant`). The
-   evidence is how close in meaning the prompt's nearest memories are: the mean cosine of its
-   SIMILAR_NEIGHBOURS closest recalled memories must reach hooks.min_similarity (one close
-   memory can be luck; several close ones are a subject the store holds). Without vectors
-   (keyword mode, the embedder down) it falls back to the best hit's calibrated confidence
-   (recall/confidence.py) against hooks.min_relevance. Once the prompt passes, recall's own
-   ranking decides what goes in: its first hits, as many as the budget and
-   hooks.prompt_max_memories allow, with no per-hit floor. Both benchmarks showed why
-   (docs/benchmarks.md, "What the prompt hook injects"): the per-hit confidence says whether a
-   hit holds the prompt's words, and MemAware's requests are paraphrases that share none, and
-   LoCoMo's answers are often found through the question turn before them; gating on it kept
-   most true answers out, and so did a per-hit confidence floor after the gate. Recall's fused
-   score cannot gate either: it ranks, and the best hit of a prompt about nothing stored scores
-   like the best of a related one. Memories this session already has are skipped (the ledger).
+   access touch: an injection is not the agent asking); each recalled memory is judged on its
+   own (injection/judge.py: the probability that it is about this prompt, from its cosine, how
+   far it stands out of the other candidates, the prompt's words it holds and whether the
+   lexical and dense channels agree) and goes in only when that probability reaches
+   hooks.min_relevance, in recall's order, at most hooks.prompt_max_memories. A prompt about
+   nothing stored gets nothing; a prompt about one memory gets that one, never filler to fill
+   the slots. Memories this session already has are skipped (the ledger), so a repeated
+   prompt injects nothing new.
 3. Capture: "remember that ..." requests become memories (capture.py).
 """
 
@@ -30,6 +23,7 @@ from typing import TYPE_CHECKING
 from signet.injection.budget import ContextBlock
 from signet.injection.capture import capture_requests
 from signet.injection.entity_context import add_entity_context, named_entities
+from signet.injection.judge import judge
 from signet.injection.ledger import fresh_only, remember_injected
 from signet.injection.memory_lines import add_memories
 from signet.injection.request import HookRequest
@@ -39,10 +33,9 @@ from signet.types import RecallHit, RecallQuery
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["SIMILAR_NEIGHBOURS", "candidates", "gated_hits", "prompt_submit", "relevant"]
+__all__ = ["candidates", "judged_hits", "prompt_submit"]
 
 RECALL_DEPTH = 3  # recall asks this many times the memories it may inject
-SIMILAR_NEIGHBOURS = 3  # the gate reads the mean cosine of the prompt's this many nearest hits
 
 
 def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) -> Injection:
@@ -55,7 +48,7 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
     block.add("# Signet memory (relevant to this prompt)", whole=True)
     header_lines = len(block.lines)
     entities = add_entity_context(app, block, named_entities(app, prompt))
-    hits = gated_hits(app, prompt)
+    hits = judged_hits(app, prompt)
     hits = [h for h in hits if h.memory.id not in captured]
     fresh = fresh_only(app, request, [h.memory for h in hits])
     ids = add_memories(block, fresh, cap=cfg.memory_tokens, limit=cfg.prompt_max_memories)
@@ -69,11 +62,10 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
     )
 
 
-def gated_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
-    """Recall's hits for `prompt`, best first, when the prompt clears the gate; else none."""
-    cfg = app.config.hooks
-    hits = candidates(app, prompt)
-    return hits if relevant(hits, cfg.min_similarity, cfg.min_relevance) else []
+def judged_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
+    """Recall's hits for `prompt` that are each judged relevant to it, in recall's order."""
+    floor = app.config.hooks.min_relevance
+    return [j.hit for j in judge(candidates(app, prompt)) if j.probability >= floor]
 
 
 def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
@@ -87,18 +79,3 @@ def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
         mode=app.config.search.default_mode, touch=False,
     )
     return list(app.recall(query, route="hook").hits)
-
-
-def relevant(hits: list[RecallHit], min_similarity: float, min_relevance: float) -> bool:
-    """Whether the prompt these hits answer is about something stored.
-
-    With vectors: the mean cosine of its SIMILAR_NEIGHBOURS nearest hits (fewer when the store
-    holds fewer; a hit without a vector counts 0) reaches `min_similarity`. Without (no hit
-    carries a cosine): the best calibrated confidence reaches `min_relevance`."""
-    if not hits:
-        return False
-    cosines = [h.evidence.cosine for h in hits]
-    if all(c is None for c in cosines):
-        return max(h.confidence for h in hits) >= min_relevance
-    nearest = sorted((c or 0.0 for c in cosines), reverse=True)[:SIMILAR_NEIGHBOURS]
-    return sum(nearest) / len(nearest) >= min_similarity

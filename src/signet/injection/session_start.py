@@ -5,9 +5,11 @@ files (AGENTS.md, SOUL.md, IDENTITY.md, USER.md; a file still holding its starte
 nothing and is skipped, except AGENTS.md whose starter text is the instruction to use memory),
 the head of MEMORY.md, then memories: pinned ones first (score 1), then by importance x decay
 (importance x (1 - decay_rate)^days since last access, the recall's decay), the session's
-project before the rest. After a `clear` or `compact` start the ledger starts over. Each identity file may take at most a quarter of the budget and
-MEMORY.md a fifth, so memories always get a seat. Memories already given to this session (the
-ledger) are skipped, and the ones injected are recorded.
+project before the rest. After a `clear` or `compact` start the ledger starts over; a `resume`
+start gets nothing (the resumed transcript already holds the session's first batch). Each
+identity file may take at most a quarter of the budget and MEMORY.md a fifth, so memories
+always get a seat. Memories already given to this session (the ledger) are skipped, and the
+ones injected are recorded.
 """
 
 from __future__ import annotations
@@ -37,11 +39,15 @@ CANDIDATES = 200
 # Claude Code's SessionStart sources after which the agent's context no longer holds what
 # this session was given before.
 CONTEXT_RESET_SOURCES = frozenset({"clear", "compact"})
+# A resumed session's context is its transcript, which holds the batch it started with.
+RESUMED = "resume"
 
 
 def session_start(app: SignetApp, request: HookRequest, *, record: bool = True) -> Injection:
     """`record`: write the injected ids to the session's ledger (False: a preview)."""
     warm_up(app)
+    if request.source == RESUMED:
+        return Injection("session-start", extra={"project": request.project_name, "resumed": True})
     if record and request.source in CONTEXT_RESET_SOURCES:
         start_over(app, request)
     budget = app.config.hooks.session_start_tokens
