@@ -197,7 +197,7 @@ def splits(prompts: Sequence[Prompt], names: Sequence[str], k: int = 6) -> dict[
             train_p = [p for p in prompts if p.benchmark != "locomo" or p.store != store]
             w = fit(train_p, names)
             floor = choose_floor(train_p, w, k)
-            floors.append(floor)
+            floors.append(float(floor))
             folds.append(evaluate([p for p in locomo if p.store == store], w, floor, k))
         out["locomo: one conversation left out"] = {"floor": floors, **_merge(folds)}
     w = fit(prompts, names)
