@@ -46,6 +46,7 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     # The entry point dispatches: the hook fast path first, else the click CLI.
     ("__main__.py", "cli"): "entry point",
     ("__main__.py", "hooks"): "entry point (the hooks' fast path skips click)",
+    ("__main__.py", "mcp"): "entry point (the MCP stdio relay to the daemon skips click)",
     # The CLI starts the other adapters in this process: the daemon, the MCP stdio server,
     # the benchmarks, and prints the daemon's OpenAPI document.
     ("cli/daemon_commands.py", "daemon"): "`signet daemon start` runs the daemon",

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from auth_tokens import auth, issue
+from signet.config import AuthConfig
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -76,3 +77,16 @@ def test_another_token_cannot_change_what_a_session_was_given(serve) -> None:
     assert memory not in hook(s, mine, "session-start", session_id="s1", source="resume")["memories"]
     # The session's own clear starts its ledger over.
     assert memory in hook(s, mine, "session-start", session_id="s1", source="clear")["memories"]
+
+
+def test_requests_before_initialize_take_no_session_slot(serve) -> None:
+    """The SDK names a session in its 400 to a request without one that is not `initialize`
+    (a newer client's `server/discover`); that session is nobody's and holds no slot."""
+    s = serve(auth=AuthConfig(mcp_sessions_per_token=2))
+    token = issue(s.app, "agent")
+    discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    for _ in range(4):
+        reply = httpx.post(f"{s.url}/mcp", json=discover, headers={**auth(token), **ACCEPT}, timeout=10)
+        assert reply.status_code == 400, reply.text
+    open_session(s.url, token)
+    open_session(s.url, token)

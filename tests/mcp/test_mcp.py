@@ -37,6 +37,7 @@ from mcp import Client, StdioServerParameters
 from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.daemon.server import create_app
+from signet.mcp.tools import WITHOUT_DAEMON
 from signet.providers.hash_embedder import HashEmbedder
 from uvicorn_thread import serve_in_thread
 
@@ -208,11 +209,15 @@ async def round_trip(client: Client) -> str:
     text = raw.content[0].text  # type: ignore[union-attr]
     # One line of JSON, no indentation or padding: every character is the agent's context.
     assert text == json.dumps(raw.structured_content, separators=(",", ":"), ensure_ascii=False)
-    assert set(found) == {"results", "query", "method", "count"}
+    # Served from a store `signet mcp` opened itself, every search answer says so.
+    alone = WITHOUT_DAEMON in (client.instructions or "")
+    assert set(found) == {"results", "query", "method", "count", *(["note"] if alone else [])}
+    assert found.get("note") == (WITHOUT_DAEMON if alone else None)
     verbose = await call(client, "memory_search", query="tabs or spaces", limit=5, verbose=True)
     assert verbose["results"][0]["evidence"]["lexical"] is not None
     assert set(verbose["meta"]) >= {"count", "timings", "degraded"}
-    assert len(json.dumps(found)) * 3 < len(json.dumps(verbose))
+    found_alone, verbose_alone = ({k: v for k, v in a.items() if k != "note"} for a in (found, verbose))
+    assert len(json.dumps(found_alone)) * 3 < len(json.dumps(verbose_alone))
     assert (await call(client, "memory_search", query="tabs", type="decision"))["results"] == []
     assert (await call(client, "memory_search", query="deploy", tags=["style"]))["results"] == []
 
@@ -278,8 +283,19 @@ def stored_rows(
     return feedback, actors
 
 
+async def without_daemon(client: Client) -> str:
+    """The round trip, on a server that must say it works without the daemon."""
+    assert client.instructions is not None and WITHOUT_DAEMON in client.instructions
+    return await round_trip(client)
+
+
+async def through_daemon(client: Client) -> str:
+    assert client.instructions is not None and WITHOUT_DAEMON not in client.instructions
+    return await round_trip(client)
+
+
 def test_stdio_round_trip_in_process(workspace: Workspace) -> None:
-    memory_id = with_client(workspace.stdio(), round_trip)
+    memory_id = with_client(workspace.stdio(), without_daemon)
     feedback, actors = stored_rows(workspace.store, workspace.db, memory_id)
     assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
     assert actors == {"mcp"}
@@ -315,18 +331,40 @@ def test_feedback_route_records_and_refuses_in_the_contracts_shape(served: Serve
     assert feedback == [("negative", None, "sess-9", "hook")]
 
 
-def test_stdio_proxies_to_a_running_daemon(workspace: Workspace, daemon: str) -> None:
-    memory_id = with_client(workspace.stdio(), round_trip)
+def test_stdio_relays_to_a_running_daemon(workspace: Workspace, daemon: str) -> None:
+    memory_id = with_client(workspace.stdio(), through_daemon)
     feedback, actors = stored_rows(workspace.store, workspace.db, memory_id)
     assert feedback == [("correction", "Priya uses spaces in Python", "s-1", "mcp")]
-    assert actors == {"mcp"}  # sent as X-Signet-Actor
-    # The calls went through the daemon: its access log has them.
+    assert actors == {"mcp"}
+    # The messages went to the daemon's /mcp (signet/mcp/bridge.py): its access log has them.
     logs = subprocess.run(
         [sys.executable, "-m", "signet", "daemon", "logs", "-n", "500"], env=workspace.env(),
         capture_output=True, text=True, timeout=60,
     ).stdout
-    for path in ("/api/memory/remember", "/api/memory/recall", "/api/memory/feedback"):
-        assert path in logs
+    assert logs.count('"path": "/mcp"') >= 20 or logs.count("/mcp") >= 20, logs[-2000:]
+
+
+def test_the_relay_loads_no_mcp_sdk_and_no_app(workspace: Workspace, daemon: str) -> None:
+    """`signet mcp` with the daemon running answers initialize from a process that imported
+    neither the MCP SDK, nor the web stack, nor the store, nor (its settings cached, as the
+    hooks keep them) the configuration (checked with -X importtime)."""
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}
+    for _first_then_cached_settings in range(2):  # the first run caches what Config.load found
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "signet", "mcp"],
+            input=(json.dumps(init) + "\n").encode(), env=workspace.env(), capture_output=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["id"] == 0 and answer["result"]["serverInfo"]["name"] == "signet"
+    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:")}
+    heavy = ("mcp", "fastapi", "starlette", "pydantic", "numpy", "httpx", "click", "yaml",
+             "signet.app", "signet.store", "signet.config", "signet.mcp.tools")
+    assert not [m for m in imported if m in heavy or any(m.startswith(h + ".") for h in heavy)]
 
 
 def test_one_query_gives_the_same_ids_through_http_mcp_and_the_cli(

@@ -52,7 +52,9 @@ def run_hooks(
         _fill(workspace, corpus, progress)
         prompts = synthetic_queries(corpus, runs)
         daemon = Daemon(workspace)
-        env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "SIGNET_PORT": str(daemon.port)}
+        # SIGNET_AUTOSTART=0: the daemon-down samples time the fail-open path, not a start.
+        env = {**os.environ, "SIGNET_WORKSPACE": str(workspace), "SIGNET_PORT": str(daemon.port),
+               "SIGNET_AUTOSTART": "0"}
         try:
             daemon.wait_ready()
             _hook(command[:-3] + ["session-start", "--harness", "claude-code"], env, {"session_id": "warm"})

@@ -640,6 +640,21 @@ def hooks(ctx: click.Context, n: int, runs: int, embedder: str, as_json: bool) -
     _emit(ctx, as_json, result, format_hooks(result))
 
 
+@bench.command(name="mcp-start")
+@click.option("--runs", type=int, default=20, show_default=True, help="MCP sessions timed.")
+@_json
+@click.pass_context
+def mcp_start(ctx: click.Context, runs: int, as_json: bool) -> None:
+    """From spawning `signet mcp` to its answered initialize and tools/list, through a real
+    stdio MCP client, with the daemon running and without (target p95 <= 300 ms)."""
+    from signet.bench.mcp_start import format_mcp_start, run_mcp_start
+
+    if runs < 1:
+        raise click.BadParameter("runs must be positive")
+    result = run_mcp_start(runs, progress=_progress)
+    _emit(ctx, as_json, result, format_mcp_start(result))
+
+
 COMMANDS = [bench]
 
 

@@ -1,8 +1,11 @@
 """`signet mcp`: the MCP server over stdin/stdout, for harnesses that spawn their MCP servers.
 
-It proxies to this workspace's daemon when one runs (so the daemon's workers see new memories
-at once) and otherwise opens the store in-process; the choice is made once, at start. Only the
-MCP protocol may appear on stdout: warnings and logs go to stderr.
+With this workspace's daemon running, the plain `signet [--workspace W] [--port N] mcp` never
+reaches this command: signet/__main__.py relays it to the daemon's `/mcp` (mcp/bridge.py).
+Here it proxies to the daemon when one answers (another argv form) and otherwise opens the
+store in-process, saying so in its instructions and in memory_search's answers; the choice is
+made once, at start. Only the MCP protocol may appear on stdout: warnings and logs go to
+stderr.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def mcp(state: CliState) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     backend, app = connect_backend(state.config())
     try:
-        build_server(backend).run("stdio")
+        build_server(backend, without_daemon=app is not None).run("stdio")
     finally:
         backend.close()
         if app is not None:

@@ -76,7 +76,10 @@ class McpSessionCap:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 opened = _header({"headers": message.get("headers", [])}, b"mcp-session-id")
-                if opening and opened:
+                # Only a session the SDK answered for: it also names one in its 400 to a
+                # request that is not `initialize` (a newer client's `server/discover`), a
+                # session nobody holds, which would take the slot until the idle timeout.
+                if opening and opened and 200 <= status < 300:
                     held[opened] = _Session()
             await send(message)
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["parse", "run_fast"]
+__all__ = ["global_options", "parse", "run_fast"]
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
 HARNESSES = ("claude-code", "codex", "opencode", "generic")
 
 
-def parse(argv: list[str]) -> tuple[str | None, str, str, str | None] | None:
-    """(workspace, event, harness, port) when argv is a plain hook call, else None. The
-    workspace stays a string: pathlib is an import the hook process does without."""
+def global_options(argv: list[str]) -> tuple[str | None, str | None, list[str]] | None:
+    """(workspace, port, the rest) from leading `--workspace DIR` / `--port N` options; None
+    when they are malformed (click then says what is wrong)."""
     args = list(argv)
     options: dict[str, str] = {}
     while args and args[0].startswith("--") and args[0].split("=", 1)[0] in ("--workspace", "--port"):
@@ -33,9 +33,19 @@ def parse(argv: list[str]) -> tuple[str | None, str, str, str | None] | None:
         if name in options:
             return None
         options[name] = value
-    workspace, port = options.get("--workspace"), options.get("--port")
+    port = options.get("--port")
     if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
-        return None  # click says what is wrong with it
+        return None
+    return options.get("--workspace"), port, args
+
+
+def parse(argv: list[str]) -> tuple[str | None, str, str, str | None] | None:
+    """(workspace, event, harness, port) when argv is a plain hook call, else None. The
+    workspace stays a string: pathlib is an import the hook process does without."""
+    found = global_options(argv)
+    if found is None:
+        return None
+    workspace, port, args = found
     if len(args) < 2 or args[0] != "hook" or args[1] not in EVENTS:
         return None
     rest, harness = args[2:], "generic"

@@ -25,7 +25,7 @@ from signet.mcp.compact import compact_page, compact_search
 from signet.recall.confidence import AGENT_MIN_CONFIDENCE
 from signet.workspace import IDENTITY_FILES
 
-__all__ = ["INSTRUCTIONS", "build_server"]
+__all__ = ["INSTRUCTIONS", "WITHOUT_DAEMON", "build_server"]
 
 JSON = dict[str, Any]
 Mode = Literal["hybrid", "keyword", "vector", "full"]
@@ -38,15 +38,24 @@ INSTRUCTIONS = (
     "turn out wrong (memory_modify, memory_forget); and tell Signet which recalled memories "
     "helped (memory_feedback)."
 )
+WITHOUT_DAEMON = (
+    "Signet's daemon is not running: this MCP server opened the memory store itself. Search and "
+    "store work, but new memories are not embedded or distilled until the daemon runs, and the "
+    "harness hooks inject nothing meanwhile. Tell the user to start it: `signet daemon start` "
+    "(or `signet daemon install` to have it start at login)."
+)
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 
-def build_server(backend: Backend) -> MCPServer:
-    """An MCP server whose tools call `backend`; the caller chooses the transport."""
+def build_server(backend: Backend, *, without_daemon: bool = False) -> MCPServer:
+    """An MCP server whose tools call `backend`; the caller chooses the transport.
+    `without_daemon`: the backend is a store `signet mcp` opened itself, and the instructions
+    and every memory_search answer say so (WITHOUT_DAEMON)."""
+    instructions = f"{INSTRUCTIONS}\n\n{WITHOUT_DAEMON}" if without_daemon else INSTRUCTIONS
     server: MCPServer = MCPServer(
-        "signet", instructions=INSTRUCTIONS, version=signet.__version__,
+        "signet", instructions=instructions, version=signet.__version__,
         log_level="WARNING",
     )
 
@@ -76,7 +85,8 @@ def build_server(backend: Backend) -> MCPServer:
             backend.recall, query, limit=limit, mode=mode, filters=filters, expand=expand,
             min_confidence=min_confidence,
         )
-        return _out(found if verbose else compact_search(found))
+        answer = found if verbose else compact_search(found)
+        return _out({**answer, "note": WITHOUT_DAEMON} if without_daemon else answer)
 
     @server.tool(annotations=READ_ONLY)
     def session_search(query: str, limit: int = 10, project: str | None = None) -> CallToolResult:
