@@ -14,6 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from fakes.transcripts import codex
+from signet import spool
+from signet.app import SignetApp
+from signet.config import Config
+from signet.daemon.spool_import import import_spool
+
 # The user's own config before connect, deliberately not in our formatting (4-space indent, no
 # final newline), so only a byte-for-byte restore gives these bytes back.
 ORIGINAL = {
@@ -90,13 +96,19 @@ def _check_valid(home: Path, harness: str) -> None:
         assert config["model"] == "o4-mini" and set(config["mcp_servers"]) == {"other", "signet"}
         assert config["mcp_servers"]["signet"]["args"][-1] == "mcp"
         hooks = json.loads((home / ".codex/hooks.json").read_text())["hooks"]
-        assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact"}
+        assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "Stop"}
+        stop = shlex.split(hooks["Stop"][0]["hooks"][0]["command"])
+        assert stop[-4:] == ["hook", "pre-compaction", "--harness", "codex"]
     elif harness == "opencode":
         config = json.loads((home / ".config/opencode/opencode.json").read_text())
         assert config["theme"] == "dark" and config["mcp"]["signet"]["type"] == "local"
         assert config["mcp"]["signet"]["command"][-1] == "mcp"
         plugin = (home / ".config/opencode/plugins/signet.js").read_text()
         assert "user-prompt-submit" in plugin and "--harness opencode" in plugin
+        assert 'event.type !== "session.idle"' in plugin and '"pre-compaction"' in plugin
+        checked = subprocess.run(["node", "--check", str(home / ".config/opencode/plugins/signet.js")],
+                                 capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0, checked.stderr
     else:
         servers = json.loads((home / ".cursor/mcp.json").read_text())["mcpServers"]
         assert set(servers) == {"other", "signet"}
@@ -164,3 +176,28 @@ def test_nothing_is_written_when_one_of_the_files_cannot_be_edited(tmp_path: Pat
     path.write_text("[1, 2]")
     out = signet(tmp_path, "connect", "claude-code", code=1)
     assert "not a JSON object" in out and snapshot(tmp_path) == {".claude.json": b"[1, 2]"}
+
+
+def test_codex_stop_hands_the_rollout_to_the_session_layer(tmp_path: Path) -> None:
+    """The Stop command connect wrote, run with a Codex Stop payload while no daemon runs: the
+    rollout is spooled, and the import makes it a Codex session (still open: more turns come)."""
+    signet(tmp_path, "init")
+    signet(tmp_path, "connect", "codex")
+    hooks = json.loads((tmp_path / ".codex/hooks.json").read_text())["hooks"]
+    command = hooks["Stop"][0]["hooks"][0]["command"]
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text(codex([("user", "Use PostgreSQL for the ledger."), ("assistant", "Noted.")],
+                             session_id="cx1"))
+    payload = {"session_id": "cx1", "transcript_path": str(rollout), "cwd": str(tmp_path),
+               "hook_event_name": "Stop", "stop_hook_active": False}
+    env = {**os.environ, "HOME": str(tmp_path), "SIGNET_PORT": "9", "SIGNET_AUTOSTART": "0"}
+    done = subprocess.run(shlex.split(command), input=json.dumps(payload).encode(), env=env,
+                          capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"")
+    workspace = tmp_path / "ws"
+    assert len(spool.pending(str(workspace))) == 1
+    with SignetApp.open(Config.load(workspace, {}), embedder=None) as app:
+        assert import_spool(app) == 1
+        shown = app.session_show("cx1")
+    assert shown["harness"] == "codex" and not shown["ended_at"]
+    assert [m["text"] for m in shown["messages"]] == ["Use PostgreSQL for the ledger.", "Noted."]

@@ -4,8 +4,8 @@
   each running `signet hook <event> --harness claude-code`) and the MCP server `signet` in
   ~/.claude.json's `mcpServers` (what `claude mcp add --scope user` writes); with `--project
   DIR`, DIR/.claude/settings.json and DIR/.mcp.json.
-- codex: hooks.json (SessionStart, UserPromptSubmit, PreCompact; Codex has no session-end
-  event) and an `[mcp_servers.signet]` table in config.toml, inside marker comments, under
+- codex: hooks.json (SessionStart, UserPromptSubmit, PreCompact, and Stop, the end of each turn,
+  which imports the transcript so far: Codex has no session-end event) and an `[mcp_servers.signet]` table in config.toml, inside marker comments, under
   $CODEX_HOME (default ~/.codex) or DIR/.codex.
 - opencode: the MCP server in opencode.json (`mcp.signet`, a local command) and a plugin file
   plugins/signet.js that runs the hooks on each chat message, under $XDG_CONFIG_HOME/opencode
@@ -38,8 +38,11 @@ HARNESSES = ("claude-code", "codex", "opencode", "cursor")
 HOOK_TIMEOUT_S = 10  # the harness's own limit; our hooks give up at their budget (1-2 s) first
 CLAUDE_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
                  "PreCompact": "pre-compaction", "SessionEnd": "session-end"}
+# Codex has no session-end event; its Stop runs at the end of every turn, with the rollout's
+# transcript_path: the transcript so far is imported and the session left open (our
+# pre-compaction), the idle sweep closes it.
 CODEX_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-                "PreCompact": "pre-compaction"}
+                "PreCompact": "pre-compaction", "Stop": "pre-compaction"}
 TOML_BEGIN = "# >>> signet: added by `signet connect codex`; `--uninstall` removes it"
 TOML_END = "# <<< signet"
 
@@ -219,7 +222,8 @@ OPENCODE_PLUGIN = """\
 // Signet memory for OpenCode: written by `signet connect opencode`, removed by
 // `signet connect opencode --uninstall`. On each user message it runs
 // `signet hook session-start` (first message of a session) and `signet hook user-prompt-submit`
-// with a JSON payload on stdin, and appends the context they print to the message.
+// with a JSON payload on stdin, and appends the context they print to the message; when a
+// session goes idle it hands the transcript over (`signet hook pre-compaction`).
 const SIGNET = __SIGNET_ARGV__;
 
 async function signetHook($, event, payload) {
@@ -233,9 +237,25 @@ async function signetHook($, event, payload) {
   }
 }
 
-export const SignetMemory = async ({ $, directory }) => {
+export const SignetMemory = async ({ $, client, directory }) => {
   const started = new Set();
   return {
+    // When a session goes idle (a reply is done), its transcript so far goes to the session
+    // layer (`hook pre-compaction`: imported, the session left open; imports are idempotent).
+    event: async ({ event }) => {
+      if (event.type !== "session.idle") return;
+      const session_id = event.properties && event.properties.sessionID;
+      if (!session_id) return;
+      try {
+        const found = await client.session.messages({ path: { id: session_id } });
+        const messages = found && found.data ? found.data : found;
+        if (!Array.isArray(messages) || messages.length === 0) return;
+        const transcript = JSON.stringify({ info: { id: session_id }, messages });
+        await signetHook($, "pre-compaction", { session_id, cwd: directory, transcript });
+      } catch {
+        // never break the session
+      }
+    },
     "chat.message": async (input, output) => {
       const session_id = input.sessionID;
       const text = output.parts.find((part) => part.type === "text");
