@@ -10,6 +10,7 @@ nothing about the host's files. HOME points at a tmp folder; the real home is ne
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 from auth_tokens import auth, issue
 from fakes.transcripts import claude_code, conversation
+from signet.portable.bundle import export_bundle
 
 TURNS = [("user", "The staging cluster is called Heron."), ("assistant", "Heron, noted.")]
 TOKEN = "gho_SECRETSECRETSECRET"
@@ -174,10 +176,10 @@ def test_a_folder_connector_skips_and_reports_links_out_of_its_folder(
     made = s.client.post("/api/connectors", json={"path": str(vault), "project": "beta"})
     assert made.status_code == 200, made.text
     report = s.client.post(f"/api/connectors/{made.json()['id']}/sync").json()
-    assert report["added"] == 2 and sorted(report["links_skipped"]) == ["daily/up.md", "leak.md"]
+    assert report["added"] >= 1 and sorted(report["links_skipped"]) == ["daily/up.md", "leak.md"]
     s.app.run_pipeline_until_idle(only=["documents"])
     sources = [d["source_url"] for d in s.client.get("/api/documents").json()["items"]]
-    assert len(sources) == 2 and {Path(p).name for p in sources} == {"garden.md"}
+    assert {Path(p).name for p in sources} == {"garden.md"}  # same.md is garden.md's link
     beta = auth(issue(s.app, "agent", project="beta"))
     found = s.client.post("/api/memory/recall", headers=beta,
                           json={"query": "door code of the lab", "mode": "keyword"}).json()
@@ -205,3 +207,108 @@ def test_a_skill_folder_is_installed_without_links_out_of_it(
     assert sorted(p.relative_to(installed).as_posix() for p in installed.rglob("*")) == [
         "SKILL.md", "guide.md", "refs", "refs/guide.md"]
     assert CHAT not in "".join(p.read_text("utf-8") for p in installed.rglob("*.md"))
+
+
+# --- paths from an export bundle or the database ----------------------------------------------
+
+SECRET_KEY = "ssh-ed25519 AAAA-the-real-authorized-key me@laptop"
+SECRET_TALK = "the payroll password is hunter2"
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def _rewrite(table: Path, change: Any) -> None:
+    rows = [json.loads(line) for line in table.read_text("utf-8").splitlines() if line.strip()]
+    table.write_text(_jsonl([change(r) for r in rows]), "utf-8")
+
+
+def _secrets(home: Path) -> tuple[Path, Path]:
+    keys = home / ".ssh" / "authorized_keys"
+    keys.parent.mkdir(mode=0o700)
+    keys.write_text(SECRET_KEY + "\n", "utf-8")
+    talk = home / "other" / "talk.jsonl"  # a cleaned transcript elsewhere on the host
+    talk.parent.mkdir()
+    talk.write_text(json.dumps({"role": "user", "text": SECRET_TALK}) + "\n", "utf-8")
+    return keys, talk
+
+
+def test_a_crafted_bundle_plants_no_path_and_no_live_connector(
+    serve, backend: str, home: Path, tmp_path: Path
+) -> None:
+    keys, talk = _secrets(home)
+    private = _private(home)
+    source = serve()
+    for sid in ("s1", "s2"):
+        made = source.client.post(f"/api/sessions/{sid}/transcript", json={
+            "harness": "claude-code", "content": claude_code(TURNS), "project": "beta"})
+        assert made.status_code == 201, made.text
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    connector = source.client.post("/api/connectors", json={"path": str(vault), "project": "beta"})
+    bundle = tmp_path / "bundle"
+    export_bundle(source.app.portable, source.cfg.workspace, bundle)
+    # The crafted rows: s1 points its files at ~/.ssh (absolute, and by `..`), s2 at a
+    # transcript outside the workspace; the connector at a private 0700 folder.
+    climb = "/".join([".."] * len(source.cfg.workspace.relative_to("/").parts))
+    paths = {"s1": (str(keys), f"{climb}{keys}"), "s2": (str(talk), str(talk))}
+    _rewrite(bundle / "tables" / "session_transcripts.jsonl", lambda r: {
+        **r, "path": paths[r["session_id"]][0], "raw_path": paths[r["session_id"]][1]})
+    _rewrite(bundle / "tables" / "connectors.jsonl", lambda r: {
+        **r, "config_json": json.dumps({**json.loads(r["config_json"]), "path": str(private)})})
+
+    s = serve()
+    report = s.client.post("/api/import", json={"path": str(bundle)})
+    assert report.status_code == 200, report.text
+    refused = report.json()["refused"]["session_transcripts"]
+    assert len(refused) == 2 and all("memory/transcripts" in r["reason"] for r in refused)
+    disabled = report.json()["connectors_disabled"]
+    assert [c["id"] for c in disabled] == [connector.json()["id"]]
+    assert disabled[0]["path"] == str(private)
+    beta = auth(issue(s.app, "agent", project="beta"))
+    # A later transcript write of the same session id replaces nothing outside the workspace.
+    more = [*TURNS, ("user", "And production is Osprey."), ("assistant", "Osprey, noted.")]
+    wrote = s.client.post("/api/sessions/s1/transcript", headers=beta,
+                          json={"harness": "claude-code", "content": claude_code(more)})
+    assert wrote.status_code in (200, 201), wrote.text
+    assert keys.read_text("utf-8") == SECRET_KEY + "\n"
+    # A project-scoped read shows no file outside the workspace.
+    shown = s.client.get("/api/sessions/s2", headers=beta)
+    assert SECRET_TALK not in shown.text
+    # The planted connector is disabled: the worker's sync passes it by, a sync asks for it.
+    cid = connector.json()["id"]
+    assert s.client.get(f"/api/connectors/{cid}").json()["enabled"] is False
+    assert s.app.connectors.sync_all() == []
+    refused_sync = s.client.post(f"/api/connectors/{cid}/sync")
+    assert refused_sync.status_code == 409 and "enable" in refused_sync.json()["error"]
+    s.app.run_pipeline_until_idle(only=["documents"])
+    found = s.client.post("/api/memory/recall", headers=beta,
+                          json={"query": "door code of the lab", "mode": "keyword"}).json()
+    assert found["results"] == []
+
+
+def test_paths_in_the_database_stay_inside_the_workspace(
+    serve, backend: str, home: Path
+) -> None:
+    """Rows written behind the daemon's back (an older import, a shared database): a stored
+    path outside memory/transcripts is never read, written or deleted."""
+    keys, talk = _secrets(home)
+    s = serve()
+    for sid in ("s1", "s2"):
+        s.client.post(f"/api/sessions/{sid}/transcript", json={
+            "harness": "claude-code", "content": claude_code(TURNS), "project": "beta"})
+    s.sql(f"UPDATE session_transcripts SET path = '{keys}', raw_path = '{keys}'"
+          " WHERE session_id = 's1'")
+    s.sql(f"UPDATE session_transcripts SET path = '{talk}', raw_path = '../../{talk.name}'"
+          " WHERE session_id = 's2'")
+    beta = auth(issue(s.app, "agent", project="beta"))
+    assert SECRET_TALK not in s.client.get("/api/sessions/s2", headers=beta).text
+    more = [*TURNS, ("user", "And production is Osprey."), ("assistant", "Osprey, noted.")]
+    wrote = s.client.post("/api/sessions/s1/transcript", headers=beta,
+                          json={"harness": "claude-code", "content": claude_code(more)})
+    assert wrote.status_code == 409 and "memory/transcripts" in wrote.json()["error"]
+    assert keys.read_text("utf-8") == SECRET_KEY + "\n"
+    gone = s.client.delete("/api/sessions/s1", headers=beta)
+    assert gone.status_code == 200 and str(keys) not in gone.json()["removed_paths"]
+    assert keys.read_text("utf-8") == SECRET_KEY + "\n" and talk.exists()

@@ -69,7 +69,7 @@ def sync(state: CliState, connector_id: str | None) -> None:
     """Sync one connector, or all of them, and index what changed."""
     with state.connect() as client:
         ids = ([connector_id] if connector_id
-               else [c["id"] for c in client.connectors()["connectors"]])
+               else [c["id"] for c in client.connectors()["connectors"] if c.get("enabled", True)])
         data = {"synced": [_sync(client, i) for i in ids]}
     state.show(data, _print_synced)
 
@@ -77,6 +77,17 @@ def sync(state: CliState, connector_id: str | None) -> None:
 def _print_synced(data: dict[str, Any]) -> None:
     for report in data["synced"]:
         click.echo(f"{report['connector_id']}: {_line(report)}")
+
+
+@connector.command(name="enable")
+@click.argument("connector_id", metavar="ID")
+@json_option
+@click.pass_obj
+def enable(state: CliState, connector_id: str) -> None:
+    """Enable a connector imported from a bundle (they arrive disabled), on this host."""
+    with state.connect() as client:
+        data = client.enable_connector(connector_id)
+    state.show(data, lambda d: click.echo(f"Enabled {d['id']}: {d['config'].get('path', '')}"))
 
 
 @connector.command(name="remove")

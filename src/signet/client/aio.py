@@ -131,6 +131,7 @@ class AsyncClient:
     connector = derived(Client.connector)
     add_connector = derived(Client.add_connector)
     sync_connector = derived(Client.sync_connector)
+    enable_connector = derived(Client.enable_connector)
     remove_connector = derived(Client.remove_connector)
     import_from = derived(Client.import_from)
     skills = derived(Client.skills)

@@ -233,6 +233,9 @@ class LocalClient:
     def sync_connector(self, connector_id: str) -> JSON:
         return self._existing(embedder=True).connectors.sync(connector_id).to_dict()
 
+    def enable_connector(self, connector_id: str) -> JSON:
+        return self._existing(embedder=False).connectors.enable(connector_id)
+
     def remove_connector(self, connector_id: str) -> JSON:
         app = self._existing(embedder=False)
         return app.connectors.remove(connector_id, actor=self.actor)

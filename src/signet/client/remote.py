@@ -351,6 +351,10 @@ class Client:
         """Walk the folder now: what was added, changed, removed; the worker indexes them."""
         return self._call("POST", f"/api/connectors/{quote(connector_id, safe='')}/sync")
 
+    def enable_connector(self, connector_id: str) -> JSON:
+        """Enable a connector imported from a bundle (they arrive disabled); admin only."""
+        return self._call("POST", f"/api/connectors/{quote(connector_id, safe='')}/enable")
+
     def remove_connector(self, connector_id: str) -> JSON:
         return self._call("DELETE", f"/api/connectors/{quote(connector_id, safe='')}")
 

@@ -14,6 +14,13 @@ skipped; markdown, text, HTML and PDF files kept) and:
 - deletes the document of a file that is gone (its chunks forgotten, recoverable within the
   tombstone window).
 
+A connector imported from an export bundle arrives disabled (`config.enabled: false`): the
+bundle names the folder, and syncing it would make the daemon read whatever path a crafted
+bundle chose. The worker passes it by and a sync asks for it to be enabled; an admin enables it
+(`signet connector enable ID`, `POST /api/connectors/{id}/enable`) once the folder is right,
+which also makes it this host's. A sync forgets only documents of its own connector, whatever
+the cursor says.
+
 A symlink whose target lies outside the folder (or that is broken) is skipped and named in the
 report (`links_skipped`, and the connector's `last_error`): connecting a folder must not make
 the daemon read ~/.ssh through a link planted in it. Links within the folder are followed.
@@ -81,6 +88,11 @@ def note_files(folder: Path, links_out: list[str] | None = None) -> list[Path]:
     return found
 
 
+def enabled(connector: Connector) -> bool:
+    """Whether the connector may sync (one imported from a bundle arrives disabled)."""
+    return connector.config.get("enabled", True) is not False
+
+
 class FolderConnectors:
     """The folder connectors of every slice, over the documents' store (store/
     document_store.py), on SQLite or PostgreSQL.
@@ -127,10 +139,28 @@ class FolderConnectors:
         return [self._health(c) for c in self.docs.list_connectors(scope)]
 
     def _health(self, connector: Connector) -> dict[str, Any]:
-        return {**connector.to_dict(), "documents": self.docs.document_counts(connector.id)}
+        return {**connector.to_dict(), "enabled": enabled(connector),
+                "documents": self.docs.document_counts(connector.id)}
 
     def sync_all(self) -> builtins.list[SyncReport]:
-        return [self.sync(c.id) for c in self.docs.list_connectors() if self.is_local(c)]
+        return [self.sync(c.id) for c in self.docs.list_connectors()
+                if self.is_local(c) and enabled(c)]
+
+    def enable(self, connector_id: str, scope: MemoryScope | None = None) -> dict[str, Any]:
+        """Enable a connector (one imported from a bundle arrives disabled) on this host, once
+        its folder is there; the caller must be allowed to have the daemon read it (admin)."""
+        if scope is not None and (scope.agent_id or scope.project):
+            raise Forbidden("a scoped token may not enable a local folder")
+        connector = self.docs.get_connector(connector_id, scope)
+        if connector is None:
+            raise NotFound(f"connector {connector_id} not found")
+        self._check_mutable()
+        folder = local_path(connector.config.get("path"))
+        if not is_folder(folder):
+            raise NotFound(f"no such folder: {folder}")
+        config = {**connector.config, "path": str(folder), "host": self.host, "enabled": True}
+        self.docs.set_connector_config(connector_id, config, stamp(self.documents.clock))
+        return self.get(connector_id)
 
     def is_local(self, connector: Connector) -> bool:
         """Whether the connector's folder is on this machine (one added before hosts were
@@ -141,6 +171,12 @@ class FolderConnectors:
         connector = self.docs.get_connector(connector_id, scope)
         if connector is None:
             raise NotFound(f"connector {connector_id} not found")
+        if not enabled(connector):
+            raise Conflict(
+                f"connector {connector_id} is disabled (it came from an imported bundle): check"
+                f" its folder {connector.config.get('path')!r} and enable it with `signet"
+                f" connector enable {connector_id}` (admin)", code="connector_disabled",
+            )
         if not self.is_local(connector):
             raise Conflict(
                 f"connector {connector_id} watches a folder on host {connector.config['host']!r};"
@@ -190,7 +226,7 @@ class FolderConnectors:
             if entry and entry["document_id"] != registered.document.id:
                 # The file's one document is another (an older one, made by `signet ingest`,
                 # adopted now): the connector's own copy of it is a duplicate.
-                self._forget_file(entry, actor)
+                self._forget_file(connector.id, entry, actor)
             report.added += outcome == "queued"
             report.changed += outcome == "requeued"
             report.unchanged += outcome == "unchanged"
@@ -198,15 +234,21 @@ class FolderConnectors:
                          "document_id": registered.document.id}
         for rel, entry in known.items():
             if rel not in seen:
-                self._forget_file(entry, actor)
+                self._forget_file(connector.id, entry, actor)
                 report.removed += 1
         return report, {"files": seen}
 
-    def _forget_file(self, entry: dict[str, Any], actor: Actor) -> None:
+    def _forget_file(self, connector_id: str, entry: Any, actor: Actor) -> None:
+        doc_id = entry.get("document_id") if isinstance(entry, dict) else None
+        if not isinstance(doc_id, str):
+            return
+        document = self.docs.get(doc_id)
+        if document is None or document.connector_id != connector_id:
+            return  # deleted by hand already, or a cursor naming another's document
         try:
-            self.documents.delete(entry["document_id"], actor=actor)
+            self.documents.delete(doc_id, actor=actor)
         except NotFound:
-            pass  # deleted by hand already
+            pass  # deleted meanwhile
 
     def remove(self, connector_id: str, scope: MemoryScope | None = None,
                actor: Actor = Actor()) -> dict[str, Any]:
@@ -253,8 +295,8 @@ class ConnectorWorker:
         self.last_run = now
         did = False
         for connector in self.connectors.docs.list_connectors():
-            if not self.connectors.is_local(connector):
-                continue  # another machine's folder: a daemon there syncs it
+            if not self.connectors.is_local(connector) or not enabled(connector):
+                continue  # another machine's folder (a daemon there syncs it), or disabled
             try:
                 report = self.connectors.sync(connector.id)
             except (OSError, SignetError) as exc:

@@ -6,6 +6,8 @@
   tokens only: it reads local files);
 - `GET /api/connectors/{id}`; `POST /api/connectors/{id}/sync` -> what the sync added,
   changed, removed and skipped (the document worker indexes them next);
+- `POST /api/connectors/{id}/enable` -> a connector imported from a bundle (they arrive
+  disabled, `enabled: false`) enabled on this host (admin tokens only);
 - `DELETE /api/connectors/{id}` -> removes it and its documents (chunks forgotten).
 A scoped token sees, syncs and removes only the connectors of its own slice.
 """
@@ -70,6 +72,13 @@ def sync_connector(
     if workers is not None:
         workers.nudge()  # index what the sync queued now, not after the idle wait
     return JSONResponse(report.to_dict())
+
+
+@router.post("/{connector_id}/enable")
+def enable_connector(connector_id: str, app: App, principal: Connectors) -> JSONResponse:
+    if not principal.allows("admin"):  # the daemon will read the folder with its own rights
+        raise Forbidden("enabling a folder connector needs the admin permission")
+    return JSONResponse(app.connectors.enable(connector_id, memory_scope(principal)))
 
 
 @router.delete("/{connector_id}")

@@ -4,6 +4,12 @@ Every file the lineage writes (a cleaned transcript, a raw original, a summary, 
 goes to a temporary name in the same directory, is flushed to disk, then renamed over the
 target: a process killed mid-write leaves the old file (or none) and a stray `.tmp-*` file,
 never half a file. Cleaned transcripts are JSONL, one message per line.
+
+A path the database holds (a session's transcript, an artifact's source) is relative to the
+workspace, and is used only through `workspace_file`, which refuses one that is absolute,
+climbs out with `..`, or resolves (through a symlink) outside the folder it belongs in: a row
+from a crafted export bundle or written behind the daemon's back must not make it read, replace
+or delete a file elsewhere on the host.
 """
 
 from __future__ import annotations
@@ -12,11 +18,18 @@ import json
 import os
 import re
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from signet.lineage.formats import Message
 
-__all__ = ["read_messages", "safe_name", "write_atomic", "write_messages"]
+__all__ = [
+    "ARTIFACTS", "TRANSCRIPTS", "inside", "read_messages", "safe_name", "workspace_file",
+    "write_atomic", "write_messages",
+]
+
+# Where the lineage keeps its files, relative to the workspace.
+TRANSCRIPTS = ("memory/transcripts",)
+ARTIFACTS = ("memory/sessions", "memory/threads")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -65,3 +78,28 @@ def read_messages(path: Path, limit: int | None = None) -> list[Message] | None:
         except (json.JSONDecodeError, KeyError, TypeError):
             return None
     return out
+
+
+def inside(rel: object, folders: tuple[str, ...]) -> bool:
+    """Whether `rel` is, by its spelling, a relative path under one of `folders`: not
+    absolute, no `..`, no backslash or NUL (what a stored path may look like)."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        return False
+    path = PurePosixPath(rel)
+    if path.is_absolute() or ".." in path.parts:
+        return False
+    return any(path.is_relative_to(folder) and path != PurePosixPath(folder) for folder in folders)
+
+
+def workspace_file(workspace: Path, rel: object, folders: tuple[str, ...]) -> Path | None:
+    """`workspace / rel` when `rel` is inside one of `folders` by its spelling and, with every
+    symlink resolved, still lies inside that folder of the workspace; None otherwise."""
+    if not inside(rel, folders):
+        return None
+    target = workspace / str(rel)
+    try:
+        resolved = target.resolve()
+        roots = [(workspace / folder).resolve() for folder in folders]
+    except (OSError, RuntimeError):
+        return None
+    return target if any(resolved.is_relative_to(root) for root in roots) else None

@@ -19,6 +19,14 @@ target already holds is not imported (dedup against existing content), and neith
 rows that hang on it. Importing the same bundle twice adds nothing. Files are copied only where
 the target has none; the bundle's agent.yaml is installed only into a workspace without one.
 
+A bundle is not trusted with paths or with reading the host. A row whose path columns do not
+name a file under the folder that row belongs in (a session's transcript under
+memory/transcripts, an artifact under memory/sessions or memory/threads: lineage/files.py) is
+refused, with its dependents, and named in the report (`refused`): an absolute or `..` path in
+a crafted bundle would otherwise make a later transcript write replace ~/.ssh/authorized_keys.
+Connectors arrive disabled (`config.enabled: false`, connectors/folder.py) and are named in the
+report (`connectors_disabled`): a connector names a folder the worker would read at once.
+
 Both run on either store backend through `PortableStore` (store/portable.py: SQLite;
 store/postgres/portable.py: PostgreSQL), which speak the same rows, so a bundle moves between
 backends. What the target's schema has no place for is named in the report, never dropped
@@ -40,6 +48,7 @@ import yaml
 
 import signet
 from signet.errors import InvalidInput
+from signet.lineage.files import ARTIFACTS, TRANSCRIPTS, inside
 from signet.store import portable as port_sql
 from signet.store.db import Store
 from signet.store.portable import PortableStore
@@ -180,12 +189,13 @@ def import_bundle(
     inserted: dict[str, int] = {}
     skipped: dict[str, set[Any]] = {}
     dropped: dict[str, set[str]] = {}
+    checks = _Checks()
     targets = store.tables()
     for table in targets:
         path = source / "tables" / f"{table.name}.jsonl"
         if not path.is_file():
             continue
-        inserted[table.name] = _import_table(store, table, path, skipped, dropped)
+        inserted[table.name] = _import_table(store, table, path, skipped, dropped, checks)
         progress(table.name, inserted[table.name])
     left_behind = _left_behind(source, manifest, {t.name for t in targets})
     files = _import_files(source / "files", workspace)
@@ -202,6 +212,9 @@ def import_bundle(
         "config_installed": installed_config, "backend": store.backend,
         "left_behind": left_behind,
         "columns_left_behind": {k: sorted(v) for k, v in dropped.items() if v},
+        "refused": checks.refused,
+        "connectors_disabled": [c for c in checks.connectors
+                                if c["id"] not in skipped.get("connectors", ())],
     }
 
 
@@ -214,9 +227,53 @@ def _left_behind(source: Path, manifest: dict[str, Any], targets: set[str]) -> d
             if path.stem not in targets and (counts.get(path.stem) or path.stat().st_size)}
 
 
+# Columns holding a workspace path, and the folders each row's paths must lie under.
+PATH_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "session_transcripts": (("path", "raw_path"), TRANSCRIPTS),
+    "memory_artifacts": (("source_path", "parent_path"), ARTIFACTS),
+}
+
+
+class _Checks:
+    """What import refuses or changes in a bundle's rows, for the report."""
+
+    def __init__(self) -> None:
+        self.refused: dict[str, list[dict[str, Any]]] = {}
+        self.connectors: list[dict[str, Any]] = []
+
+    def admit(self, table: port_sql.Table, row: dict[str, Any]) -> dict[str, Any] | None:
+        """The row to insert (a connector disabled), or None when it is refused."""
+        columns, folders = PATH_COLUMNS.get(table.name, ((), ()))
+        for column in columns:
+            value = row.get(column)
+            if value is not None and not inside(value, folders):
+                self.refused.setdefault(table.name, []).append({
+                    "key": port_sql.key_of(row, table),
+                    "reason": f"{column} {str(value)[:200]!r} is not a path under"
+                              f" {' or '.join(folders)}",
+                })
+                return None
+        if table.name == "connectors":
+            return self._disabled(table, row)
+        return row
+
+    def _disabled(self, table: port_sql.Table, row: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            config = json.loads(row.get("config_json") or "{}")
+        except (TypeError, json.JSONDecodeError):
+            config = None
+        if not isinstance(config, dict):
+            self.refused.setdefault(table.name, []).append({
+                "key": port_sql.key_of(row, table), "reason": "config_json is not a JSON object"})
+            return None
+        self.connectors.append({"id": row.get("id"), "name": row.get("display_name"),
+                                "path": config.get("path"), "project": row.get("project")})
+        return {**row, "config_json": json.dumps({**config, "enabled": False})}
+
+
 def _import_table(
     store: PortableStore, table: port_sql.Table, path: Path, skipped: dict[str, set[Any]],
-    dropped: dict[str, set[str]],
+    dropped: dict[str, set[str]], checks: _Checks,
 ) -> int:
     total = 0
     batch: list[dict[str, Any]] = []
@@ -232,7 +289,11 @@ def _import_table(
                 raise InvalidInput(f"{path}, line {number}: expected a JSON object")
             if extra := row.keys() - set(table.columns):  # a column the target has not
                 dropped.setdefault(table.name, set()).update(extra)
-            batch.append(row)
+            admitted = checks.admit(table, row)
+            if admitted is None:  # its dependents are skipped as orphans
+                skipped.setdefault(table.name, set()).add(port_sql.key_of(row, table))
+                continue
+            batch.append(admitted)
             if len(batch) >= IMPORT_BATCH:
                 total += _write(store, table, batch, skipped)
                 batch = []

@@ -37,8 +37,15 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from signet.clock import Clock, SystemClock, stamp
-from signet.errors import InvalidInput
-from signet.lineage.files import read_messages, safe_name, write_atomic, write_messages
+from signet.errors import Conflict, InvalidInput
+from signet.lineage.files import (
+    TRANSCRIPTS,
+    read_messages,
+    safe_name,
+    workspace_file,
+    write_atomic,
+    write_messages,
+)
 from signet.lineage.formats import Message, Parsed, parse
 from signet.store import sessions as sessions_sql
 from signet.store.session_store import SessionStore
@@ -122,18 +129,19 @@ class Importer:
     ) -> ImportResult:
         if existing.raw_hash == raw_hash:
             return self._commit(existing, existing, "unchanged", 0, ended)
+        files = self._files(existing)
         stored = self._stored_messages(existing)
         new = parsed.messages
         common = _common_prefix(stored, new)
         if common == len(new):  # the same messages, or an older, shorter version
             if len(new) == len(stored):  # the same talk, other tool output: keep both originals
-                self._replace_raw(existing, text)
+                self._replace_raw(files[1], existing, text)
                 existing = replace(existing, raw_hash=raw_hash)
             return self._commit(existing, existing, "unchanged", 0, ended)
         status = "appended" if common == len(stored) else "diverged"
-        self._replace_raw(existing, text)
+        self._replace_raw(files[1], existing, text)
         merged = stored + new[common:]
-        write_messages(self.workspace / (existing.path or ""), merged)
+        write_messages(files[0], merged)
         last = parsed.last_at or stamp(self.clock)
         row = replace(
             existing, content=render(merged), raw_hash=raw_hash, content_hash=_digest(merged),
@@ -142,17 +150,30 @@ class Importer:
         )
         return self._commit(row, existing, status, len(new) - common, ended)
 
+    def _files(self, row: SessionRow) -> tuple[Path, Path]:
+        """The session's cleaned and raw files, when both lie under memory/transcripts of the
+        workspace; a Conflict otherwise, before anything is written."""
+        cleaned = workspace_file(self.workspace, row.path, TRANSCRIPTS)
+        raw = workspace_file(self.workspace, row.raw_path, TRANSCRIPTS)
+        if cleaned is None or raw is None:
+            raise Conflict(
+                f"session {row.session_id}: its stored transcript files are not under"
+                f" {TRANSCRIPTS[0]} of the workspace; nothing is written there (forget the"
+                " session and import it again)"
+            )
+        return cleaned, raw
+
     def _stored_messages(self, row: SessionRow) -> list[Message]:
-        found = read_messages(self.workspace / (row.path or ""), row.message_count)
+        file = workspace_file(self.workspace, row.path, TRANSCRIPTS)
+        found = read_messages(file, row.message_count) if file is not None else None
         if found is None or len(found) < row.message_count:
             # The cleaned file is gone or damaged: the row's text still holds every message.
             found = parse("generic", row.content).messages
         return found
 
-    def _replace_raw(self, row: SessionRow, text: str) -> None:
-        """The new original replaces the stored one; the stored one is kept beside it under
-        its hash unless the new one contains it (a harness that only appends)."""
-        current = self.workspace / (row.raw_path or "")
+    def _replace_raw(self, current: Path, row: SessionRow, text: str) -> None:
+        """The new original replaces the stored one (at `current`); the stored one is kept
+        beside it under its hash unless the new one contains it (a harness that only appends)."""
         if current.is_file():
             previous = current.read_bytes()
             if not text.encode("utf-8").startswith(previous):

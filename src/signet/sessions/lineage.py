@@ -23,6 +23,7 @@ from typing import Any
 from signet.clock import Clock, SystemClock, stamp
 from signet.errors import Conflict, NotFound
 from signet.lineage.artifacts import artifact_id, parse
+from signet.lineage.files import ARTIFACTS, TRANSCRIPTS, workspace_file
 from signet.store.artifacts import ArtifactRow
 from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow
@@ -85,16 +86,19 @@ class Lineage:
     def forget_session(self, session: SessionRow, reason: str | None) -> dict[str, Any]:
         artifacts = self.store.artifacts_of_session(session.session_key)
         paths = [a.source_path for a in artifacts]
-        transcript = [p for p in (session.path, session.raw_path) if p]
-        if session.raw_path:
-            raw = self.workspace / session.raw_path
-            transcript += [
+        # Only files under memory/ are removed: a stored path elsewhere names nothing of ours.
+        files = [p for p in paths if workspace_file(self.workspace, p, ARTIFACTS)]
+        files += [p for p in (session.path, session.raw_path)
+                  if p and workspace_file(self.workspace, p, TRANSCRIPTS)]
+        raw = workspace_file(self.workspace, session.raw_path, TRANSCRIPTS)
+        if raw is not None:
+            files += [
                 p.relative_to(self.workspace).as_posix() for p in raw.parent.glob(f"{raw.stem}.*.orig")
             ]
-        self.store.forget_session(session, paths, paths + transcript, reason, stamp(self.clock))
-        for path in paths + transcript:
+        self.store.forget_session(session, paths, files, reason, stamp(self.clock))
+        for path in files:
             (self.workspace / path).unlink(missing_ok=True)
-        return {"session_id": session.session_id, "removed_paths": paths + transcript}
+        return {"session_id": session.session_id, "removed_paths": files}
 
     # -- threads ----------------------------------------------------------------------------
 

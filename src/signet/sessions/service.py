@@ -32,7 +32,7 @@ from signet.clock import Clock, SystemClock
 from signet.config import Config
 from signet.errors import Forbidden, Frozen, InvalidInput, NotFound
 from signet.lineage.excerpt import excerpt
-from signet.lineage.files import read_messages
+from signet.lineage.files import TRANSCRIPTS, read_messages, workspace_file
 from signet.lineage.formats import HARNESSES, Message, parse
 from signet.sessions.importer import Importer, ImportResult
 from signet.sessions.lineage import Lineage
@@ -169,7 +169,8 @@ class Sessions:
         return data
 
     def messages(self, row: SessionRow) -> builtins.list[Message]:
-        found = read_messages(self.workspace / (row.path or ""), row.message_count)
+        file = workspace_file(self.workspace, row.path, TRANSCRIPTS)
+        found = read_messages(file, row.message_count) if file is not None else None
         if found is None or len(found) < row.message_count:
             return parse("generic", row.content).messages if row.content.strip() else []
         return found

@@ -137,6 +137,10 @@ class DocumentStore(Protocol):
         cursor: dict[str, Any] | None = None, synced: bool = False,
     ) -> None: ...
 
+    def set_connector_config(self, connector_id: str, config: dict[str, Any], now: str) -> None:
+        """Replace the connector's configuration (its folder, host, enabled flag)."""
+        ...
+
     def delete_connector(self, connector_id: str) -> None: ...
 
     def document_counts(self, connector_id: str) -> dict[str, int]: ...
@@ -304,6 +308,10 @@ class SqliteDocuments:
         with self.store.write_tx() as conn:
             doc_sql.set_connector_state(conn, connector_id, status=status, now=now,
                                         last_error=last_error, cursor=cursor, synced=synced)
+
+    def set_connector_config(self, connector_id: str, config: dict[str, Any], now: str) -> None:
+        with self.store.write_tx() as conn:
+            doc_sql.set_connector_config(conn, connector_id, config, now)
 
     def delete_connector(self, connector_id: str) -> None:
         with self.store.write_tx() as conn:

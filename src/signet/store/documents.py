@@ -311,6 +311,13 @@ def set_connector_state(
     )
 
 
+def set_connector_config(
+    conn: Connection, connector_id: str, config: dict[str, Any], now: str
+) -> None:
+    conn.execute("UPDATE connectors SET config_json = ?, updated_at = ? WHERE id = ?",
+                 (dumps(config), now, connector_id))
+
+
 def delete_connector(conn: Connection, connector_id: str) -> None:
     conn.execute("DELETE FROM connectors WHERE id = ?", (connector_id,))
 

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from signet.config import PipelineConfig, SessionsConfig
 from signet.lineage import gate
 from signet.lineage.artifacts import Artifact, parse, summary_path, thread_dir, write_new
-from signet.lineage.files import read_messages
+from signet.lineage.files import ARTIFACTS, TRANSCRIPTS, read_messages, workspace_file
 from signet.lineage.formats import Message
 from signet.lineage.formats import parse as parse_transcript
 from signet.lineage.summarize import Summary, extractive, with_llm
@@ -142,7 +142,8 @@ class SummaryWorker:
         self.roll_up(session.agent_id, artifact.meta["thread"], session.project, now)
 
     def _messages(self, session: SessionRow) -> list[Message]:
-        found = read_messages(self.workspace / (session.path or ""), session.message_count)
+        file = workspace_file(self.workspace, session.path, TRANSCRIPTS)
+        found = read_messages(file, session.message_count) if file is not None else None
         if found is None or len(found) < session.message_count:
             return parse_transcript("generic", session.content).messages
         return found
@@ -233,8 +234,11 @@ class SummaryWorker:
 
 
 def _loaded(workspace: Path, row: ArtifactRow) -> Artifact:
+    file = workspace_file(workspace, row.source_path, ARTIFACTS)
     try:
-        return parse(row.source_path, (workspace / row.source_path).read_text("utf-8"))
+        if file is None:  # a stored path outside memory/: never read
+            raise ValueError(f"{row.source_path}: not under {' or '.join(ARTIFACTS)}")
+        return parse(row.source_path, file.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         # The index still holds the text: condense from it rather than lose the piece.
         return Artifact(row.source_path, {"memory_sentence": row.memory_sentence,

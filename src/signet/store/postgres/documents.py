@@ -275,6 +275,11 @@ class PgDocuments:
                  now, connector_id),
             )
 
+    def set_connector_config(self, connector_id: str, config: dict[str, Any], now: str) -> None:
+        with self.core._conn() as conn:
+            conn.execute("UPDATE connectors SET config_json = %s, updated_at = %s WHERE id = %s",
+                         (dumps(config), now, connector_id))
+
     def delete_connector(self, connector_id: str) -> None:
         with self.core._conn() as conn:
             conn.execute("DELETE FROM connectors WHERE id = %s", (connector_id,))
