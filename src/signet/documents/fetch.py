@@ -28,12 +28,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
-
-import httpx
 
 from signet.documents.extract import kind_of
 from signet.errors import Forbidden, InvalidInput, ProviderError, ProviderTimeout
+
+if TYPE_CHECKING:
+    import httpx
 
 USER_AGENT = "signet-document-fetch/1"
 
@@ -62,6 +64,8 @@ def fetch(url: str, policy: FetchPolicy, transport: httpx.BaseTransport | None =
             "fetching URLs is off; set documents.url_fetch_enabled: true in agent.yaml to allow it",
             code="url_fetch_disabled",
         )
+    import httpx  # here: a CLI command that fetches nothing does not pay its import
+
     deadline = time.monotonic() + policy.timeout_s
     with httpx.Client(follow_redirects=False, transport=transport,
                       headers={"User-Agent": USER_AGENT}) as client:

@@ -31,9 +31,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from signet.documents.chunking import chunk_text
 from signet.documents.extract import Extracted, extract
@@ -46,6 +44,9 @@ from signet.store.document_store import DocumentStore
 from signet.store.jobs import Job, LostLease
 from signet.types import Actor, dumps, format_ts
 from signet.workers.leasing import RETRY_BASE_MS, describe_error, retry_delay_ms
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 

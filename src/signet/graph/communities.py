@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import networkx as nx
-from networkx.algorithms.community import louvain_communities, modularity
-
 from signet.store.memories import new_id
 
 __all__ = ["Community", "detect", "quality_of"]
@@ -48,6 +45,11 @@ def detect(
     edges: Sequence[tuple[str, str, float]], names: dict[str, str], *, seed: int = SEED
 ) -> list[Community]:
     """Louvain communities of the weighted edges, largest first."""
+    # Imported here: networkx takes a third of a second to import, which every CLI command
+    # opening the store in-process would pay for a feature only the graph uses.
+    import networkx as nx
+    from networkx.algorithms.community import louvain_communities, modularity
+
     graph = nx.Graph()
     for source, target, weight in edges:
         if source == target or weight <= 0:
