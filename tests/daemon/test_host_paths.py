@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +313,67 @@ def test_paths_in_the_database_stay_inside_the_workspace(
     gone = s.client.delete("/api/sessions/s1", headers=beta)
     assert gone.status_code == 200 and str(keys) not in gone.json()["removed_paths"]
     assert keys.read_text("utf-8") == SECRET_KEY + "\n" and talk.exists()
+
+
+# --- every surface that takes a path ------------------------------------------------------------
+
+# The routes whose body names a file or folder on the daemon's host, with the field and a
+# minimal body: admin only, except the hooks' transcript_path (confined, tested above).
+PATH_ROUTES: dict[str, tuple[str, dict[str, Any]]] = {
+    "/api/sessions/{session_id}/transcript": ("path", {"harness": "generic"}),
+    "/api/documents": ("path", {}),
+    "/api/connectors": ("path", {}),
+    "/api/skills": ("path", {}),
+    "/api/import": ("path", {}),
+    "/api/hooks/{event}": ("transcript_path", {}),
+}
+PATHLIKE = ("path", "file", "folder", "dir")
+
+
+def _body_fields(op: dict[str, Any], spec: dict[str, Any]) -> set[str]:
+    schema = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+    if "$ref" in schema:
+        schema = spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return set(schema.get("properties", {})) | {p["name"] for p in op.get("parameters", [])}
+
+
+def test_no_route_tool_prompt_or_resource_reads_a_host_path_for_a_non_admin(
+    serve, home: Path
+) -> None:
+    """The whole surface walked: every route naming a host path in its body is in PATH_ROUTES
+    (a new one fails here until it is judged), each refuses a non-admin token alike; no MCP
+    tool, prompt or resource template takes a path at all."""
+    import anyio
+    from mcp.client import Client
+
+    from auth_tokens import mcp_http
+
+    s = serve()
+    spec = s.client.get("/openapi.json").json()
+    taking = {
+        route for route, ops in spec["paths"].items() for method, op in ops.items()
+        if method == "post" and any(f.endswith(PATHLIKE) for f in _body_fields(op, spec))
+    }
+    assert taking == set(PATH_ROUTES), taking
+    operator = auth(issue(s.app, "operator"))  # every permission but admin
+    for route, (field, body) in PATH_ROUTES.items():
+        if field == "transcript_path":
+            continue
+        for target in (secret_path(home), home / "missing", home):
+            reply = s.client.post(route.format(session_id="x"), headers=operator,
+                                  json={**body, field: str(target)})
+            assert reply.status_code == 403 and "admin" in reply.json()["error"], (route, reply.text)
+
+    async def listed() -> list[tuple[str, set[str]]]:
+        async with Client(mcp_http(f"{s.url}/mcp", issue(s.app, "operator"))) as client:
+            tools = [(t.name, set(t.input_schema.get("properties", {})))
+                     for t in (await client.list_tools()).tools]
+            prompts = [(p.name, {a.name for a in p.arguments or []})
+                       for p in (await client.list_prompts()).prompts]
+            templates = [(str(t.uri_template), set(re.findall(r"{(\w+)}", str(t.uri_template))))
+                         for t in (await client.list_resource_templates()).resource_templates]
+            return tools + prompts + templates
+
+    surface = anyio.run(listed)
+    assert surface and not [(name, args) for name, args in surface
+                            if any(a.endswith(PATHLIKE) for a in args)]
