@@ -66,7 +66,7 @@ def test_create_shows_the_token_once_and_list_never_does(tmp_path) -> None:
     principal = verify(ws, token)
     assert principal.permissions == {"recall", "remember"}
     assert (principal.scope_project, principal.scope_agent) == ("acme", "claude")
-    listed = signet_json(ws, "token", "list")["tokens"]
+    listed = signet_json(ws, "token", "list")["items"]
     assert [t["name"] for t in listed] == ["install-admin", "ci"]
     assert token not in json.dumps(listed) and token.split(".")[2] not in json.dumps(listed)
     assert "ci" in signet(ws, "token", "list").stdout
@@ -86,9 +86,9 @@ def test_revoke_and_login_link_act_on_a_running_daemon(tmp_path, daemons) -> Non
     assert httpx.get(f"{daemon.url}/api/memories", headers=headers).status_code == 200
     assert signet_json(ws, "token", "revoke", made["id"], port=port) == {"revoked": made["id"]}
     assert httpx.get(f"{daemon.url}/api/memories", headers=headers).status_code == 401
-    listed = signet_json(ws, "token", "list", "--all", port=port)["tokens"]
+    listed = signet_json(ws, "token", "list", "--all", port=port)["items"]
     assert next(t for t in listed if t["id"] == made["id"])["revoked_at"] is not None
-    assert made["id"] not in {t["id"] for t in signet_json(ws, "token", "list", port=port)["tokens"]}
+    assert made["id"] not in {t["id"] for t in signet_json(ws, "token", "list", port=port)["items"]}
 
     link = signet(ws, "token", "login-link", port=port)
     assert link.returncode == 0, link.stderr

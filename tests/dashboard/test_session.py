@@ -95,7 +95,10 @@ def test_logout_revokes_the_session(daemon) -> None:
 def test_the_shell_is_served_only_to_an_allowed_host_with_a_strict_policy(daemon) -> None:
     page = httpx.get(daemon.url + "/app/memories")
     assert page.status_code == 200 and "<main" in page.text
+    # Its icon is inline, so a browser never asks for /favicon.ico (a 404 on every page).
+    assert re.search(r'<link rel="icon" href="data:image/svg\+xml,', page.text)
     policy = page.headers["content-security-policy"]
+    assert "img-src 'self' data:" in policy
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
     assert page.headers["referrer-policy"] == "no-referrer"
     rebound = httpx.get(daemon.url + "/", headers={"Host": f"evil.example:{daemon.port}"})

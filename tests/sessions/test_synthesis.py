@@ -69,7 +69,7 @@ def test_active_projects_and_open_questions_come_from_the_session_summaries(app:
     app.run_pipeline_until_idle(only=("summary",))
     app.synthesize_memory_md(now=NOW)
     text = (app.config.workspace / "MEMORY.md").read_text("utf-8")
-    assert "## Active projects\n- **billing** (1 sessions" in text
+    assert "## Active projects\n- **billing** (1 session, " in text
     assert "Open: Should we notify the finance team before the deploy on Thursday?" in text
 
 

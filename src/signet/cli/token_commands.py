@@ -93,7 +93,8 @@ def list_tokens(state: CliState, include_revoked: bool) -> None:
     """The issued tokens (never their secret part)."""
     with open_authority(state) as authority:
         rows = authority.list(include_revoked=include_revoked)
-    state.show({"tokens": [_row(r) for r in rows]}, _print_list)
+    # {"items": [...]}, as every other list answers.
+    state.show({"items": [_row(r) for r in rows]}, _print_list)
 
 
 @token.command()
@@ -154,7 +155,7 @@ def _print_list(data: dict[str, Any]) -> None:
     table.add_column("id", no_wrap=True, min_width=20)  # whole: `signet token revoke ID` needs it
     for column in ("name", "role", "scope", "expires", "last used", "state"):
         table.add_column(column)
-    for t in data["tokens"]:
+    for t in data["items"]:
         scope = "/".join(x for x in (t["scope_project"], t["scope_agent"]) if x) or "-"
         table.add_row(
             Text(t["id"]), Text(t["name"]), Text(t["role"]), Text(scope),

@@ -111,7 +111,8 @@ class HeadSynthesis:
         since = format_ts(now - timedelta(days=synthesis.ACTIVE_DAYS))
         gists = self.store.latest_gists(OWNER)
         for p in self.store.head_projects(OWNER, since):
-            line = f"**{p['project']}** ({p['sessions']} sessions, {p['memories']} memories, last {str(p['last'])[:10]})"
+            counts = f"{_count(p['sessions'], 'session')}, {_count(p['memories'], 'memory', 'memories')}"
+            line = f"**{p['project']}** ({counts}, last {str(p['last'])[:10]})"
             if gists.get(p["project"]):
                 line += f": {gists[p['project']]}"
             out.append(Candidate("Active projects", line, float(p["sessions"] + p["memories"])))
@@ -121,3 +122,8 @@ class HeadSynthesis:
             kind = "" if e["entity_type"] in (None, "unknown") else f" ({e['entity_type']})"
             out.append(Candidate("Key people and tools", f"{e['name']}{kind}", float(e["mentions"])))
         return out
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """"1 session", "2 sessions"."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
