@@ -95,6 +95,9 @@ def test_a_remote_client_uses_the_daemon_url_and_a_token(tmp_path: Path) -> None
                 proc.poll()
                 assert proc.returncode is None, proc.communicate()[1]
                 time.sleep(0.1)
+        else:  # never answered: say why (its log) instead of failing later on something else
+            proc.kill()
+            raise AssertionError(f"the daemon did not answer {url}/health: {proc.communicate()[1]}")
         issued = run(served, "--json", "token", "create", "--role", "agent", "--name", "laptop")
         token = json.loads(issued.stdout)["token"]
 
