@@ -209,3 +209,29 @@ def test_bench_hooks_times_the_hook_process_against_a_daemon(tmp_path: Path) -> 
     assert data["cpu_p50_ms"] > 0 and data["target_p95_ms"] == 150.0
     assert 0 <= data["injected"] <= 3 and 0 <= data["over_budget"] <= 3
     assert data["daemon_down"]["printed"] == 0
+
+
+def test_bench_loo_chooses_the_lead_without_the_held_out_questions(tmp_path: Path) -> None:
+    # Two conversations, so one can be left out; the runs saved, then the report over them.
+    second = json.loads(json.dumps(LOCOMO[0]).replace("conv-x", "conv-y"))
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([LOCOMO[0], second]))
+    saved = tmp_path / "run.json"
+    data = run_bench(tmp_path, "locomo", "--file", str(path), "--mode", "bm25,vector",
+                     "--leads", "0,0.2", "--save", str(saved))
+    assert {"bm25", "vector", "lead=0", "lead=0.2"} <= set(data)
+    run = json.loads(saved.read_text())
+    assert run["benchmark"] == "locomo" and len(run["questions"]) == 6
+    assert set(run["ranked"]["lead=0.2"]) == {q["qid"] for q in run["questions"]}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "signet", "bench", "loo", str(saved), "--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    (report,) = json.loads(done.stdout)
+    assert report["split"] == "one LoCoMo conversation out"
+    assert set(report["chosen"]) == {"conv-x", "conv-y"}
+    assert set(report["chosen"].values()) <= {"lead=0", "lead=0.2"}
+    assert set(report["scores"]) == {"bm25", "vector", "lead=0", "default (held out)"}
+    assert set(report["meets"]) >= {"cat1-4", "adversarial"}

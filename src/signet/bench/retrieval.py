@@ -56,6 +56,9 @@ class BenchResult:
     latency_ms: dict[str, dict[str, float]]
     ingest: dict[str, float]
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Per mode (and fusion variant), each question's ranked doc keys (bench/loo.py reads them).
+    ranked: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
+    questions: list[BenchQuestion] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.results, "latency_ms": self.latency_ms, "ingest": self.ingest, **self.extra}
@@ -100,6 +103,7 @@ def run(
     observe: Observer | None = None,
     negatives: Sequence[str] = (),
     store_url: str | None = None,
+    leads: Sequence[float] = (),
 ) -> BenchResult:
     """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
     with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
@@ -107,9 +111,13 @@ def run(
     were asked (the injection benchmark, bench/injection.py). `cache`: a folder for the
     persistent embedding cache (providers/embedding_cache.py); None embeds afresh. `observe`
     sees every response, and with it each of `negatives` is asked in every store. `store_url`:
-    each group's store is a scratch database on this PostgreSQL server (None: SQLite)."""
+    each group's store is a scratch database on this PostgreSQL server (None: SQLite). `leads`:
+    hybrid is also asked with each of these lexical leads of the query-adaptive fusion (the
+    variant `lead=<x>`; 0 is the fixed weights), for the leave-one-out report (bench/loo.py)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
+    variants = {variant_name(x): x for x in leads}
+    ranked.update({name: {} for name in variants})
     ingest = {"docs": 0.0, "seconds": 0.0}
     by_group: dict[str, list[BenchDoc]] = {}
     for doc in docs:
@@ -152,14 +160,23 @@ def run(
                     for text in negatives:
                         query = RecallQuery(text, limit=depth, mode=MODE_TO_RECALL[mode])  # type: ignore[arg-type]
                         observe(None, mode, app.recall(query), keys_of)
+                for name, lead in variants.items():
+                    recaller = app.recaller.respec(lexical_lead=lead)
+                    _ask(app, asked, "hybrid", keys_of, depth, ranked[name], [],
+                         recall=recaller.recall)
                 if after_ask is not None:
                     after_ask(app, asked, keys_of)
-    results = {m: score(questions, ranked[m], groups) for m in modes}
+    results = {m: score(questions, ranked[m], groups) for m in ranked}
     latency = {
         m: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for m, v in latencies.items() if v
     }
     ingest["per_second"] = ingest["docs"] / ingest["seconds"] if ingest["seconds"] else 0.0
-    return BenchResult(results, latency, ingest)
+    return BenchResult(results, latency, ingest, ranked=ranked, questions=list(questions))
+
+
+def variant_name(lead: float) -> str:
+    """The name of hybrid asked with this lexical lead (recall/fuse.py `dense_share`)."""
+    return f"lead={lead:g}"
 
 
 @contextmanager
@@ -250,13 +267,16 @@ def _ask(
     ranked: dict[str, list[str]],
     latencies: list[float],
     observe: Observer | None = None,
+    recall: Callable[[RecallQuery], RecallResponse] | None = None,
 ) -> None:
+    """Ask each question in `mode` through `recall` (the app's, by default)."""
+    ask = recall or app.recall
     for question in questions:
         query = RecallQuery(
             question.text, limit=depth + len(question.quoted), mode=MODE_TO_RECALL[mode],  # type: ignore[arg-type]
         )
         started = time.perf_counter()
-        response = app.recall(query)
+        response = ask(query)
         latencies.append((time.perf_counter() - started) * 1000)
         ranked[question.qid] = [
             k for hit in response.hits for k in keys_of.get(hit.memory.id, [])

@@ -54,6 +54,33 @@ _rows = click.option(
          " to this JSON file (for `signet bench inject-fit`).")
 
 
+_leads = click.option(
+    "--leads", default="", help="Also ask hybrid with each of these lexical leads of the"
+    " query-adaptive fusion (a comma list; 0: the fixed weights), for `signet bench loo`.")
+_save = click.option(
+    "--save", "save", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write every question's ranking per mode and variant to this JSON file (for"
+    " `signet bench loo`).")
+
+
+def _parse_leads(leads: str) -> list[float]:
+    try:
+        values = [float(x) for x in leads.split(",") if x.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of numbers", param_hint="--leads") from exc
+    if any(v < 0 for v in values):
+        raise click.BadParameter("leads are >= 0", param_hint="--leads")
+    return values
+
+
+def _save_run(path: Path | None, benchmark: str, result: Any) -> None:
+    if path is None:
+        return
+    from signet.bench import loo
+
+    loo.save(path, benchmark, result.questions, result.ranked)
+
+
 def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
     return None if no_cache else cache or retrieval.default_cache_dir()
 
@@ -98,12 +125,15 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
 @_no_cache
 @_backend
 @_store_url
+@_leads
+@_save
 @_json
 @click.pass_context
 def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
     turns: int, inject: bool, negatives: Path | None, rows: Path | None, cache: Path | None,
-    no_cache: bool, backend: str, store_url: str | None, as_json: bool,
+    no_cache: bool, backend: str, store_url: str | None, leads: str, save: Path | None,
+    as_json: bool,
 ) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
     --inject, what the prompt hook injects)."""
@@ -124,8 +154,9 @@ def locomo(
     result = retrieval.run_locomo(
         path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
-        after_ask=injector, store_url=url,
+        after_ask=injector, store_url=url, leads=_parse_leads(leads),
     )
+    _save_run(save, "locomo-long" if long_queries else "locomo", result)
     if injector is not None:
         result.extra["inject"] = injector.result()
         if rows is not None:
@@ -158,13 +189,15 @@ def locomo(
               show_default=True, help="With --sessions-as-transcripts: none for a fast bm25 run.")
 @_backend
 @_store_url
+@_leads
+@_save
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, rows: Path | None,
     as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, backend: str,
-    store_url: str | None, as_json: bool,
+    store_url: str | None, leads: str, save: Path | None, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
@@ -193,7 +226,9 @@ def memaware(
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache), store_url=url,
+        leads=_parse_leads(leads),
     )
+    _save_run(save, "memaware", result)
     if injector is not None:
         result.extra["inject"] = injector.result()
         if rows is not None:
@@ -707,3 +742,17 @@ def writer_bench(
     result = write_queue.bench_writer(calls, workers, modes or write_queue.MODES,
                                       progress=_progress)
     _emit(ctx, as_json, result, write_queue.format_writer(result))
+
+
+@bench.command()
+@click.argument("runs", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_json
+@click.pass_context
+def loo(ctx: click.Context, runs: tuple[Path, ...], as_json: bool) -> None:
+    """Leave-one-out for the query-adaptive fusion over runs saved with --leads and --save:
+    one LoCoMo conversation out, one benchmark out, the long-query form."""
+    from signet.bench import loo as loo_report
+
+    found = loo_report.reports([loo_report.load(path) for path in runs])
+    _emit(ctx, as_json, found, loo_report.format_reports(found))

@@ -4,6 +4,15 @@ Reciprocal rank fusion (the default) sums 1/(k + rank) over the channels that fo
 it needs no score calibration, so BM25's unbounded scores and cosine similarities mix safely.
 The alpha blend (the seeds' 0.7 vector / 0.3 keyword) is kept as an option: each channel's
 scores are scaled to [0, 1] by the channel's best score, then mixed linearly.
+
+RRF reads ranks only, so it cannot tell a lexical first place far ahead of the second (the
+query's rare words in one memory) from a tie, and a dense channel that ranks something else
+first pulls the clear winner down: on LoCoMo's questions the fixed weights were below BM25 alone
+at the top. `dense_share` is the per-query evidence: the lexical channel's lead, (best - second)
+/ best of its raw BM25 scores (the memory index's or the whole-source index's, whichever leads
+more), fades the dense channels' weight out as it reaches `lead`. Long prompts are exempt: one
+quoting the conversation finds the quoted turn first by a wide lead, and that says nothing about
+the answer.
 """
 
 from __future__ import annotations
@@ -20,6 +29,41 @@ def rrf(rankings: Mapping[str, Ranking], k: int = 60, weights: Mapping[str, floa
         for rank, (memory_id, _score) in enumerate(ranking, start=1):
             fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
     return fused
+
+
+DENSE = ("semantic", "source_semantic")
+LEADING = ("lexical", "source")
+
+
+def lead(ranking: Ranking) -> float:
+    """(best - second) / best of a channel's scores; 1 for a lone match, 0 for none."""
+    if not ranking:
+        return 0.0
+    best = ranking[0][1]
+    if best <= 0:
+        return 0.0
+    if len(ranking) < 2:
+        return 1.0
+    return max(best - ranking[1][1], 0.0) / best
+
+
+def dense_share(raw: Mapping[str, Ranking], query_words: int, lexical_lead: float, max_words: int) -> float:
+    """The share (0..1) of their fixed weight the dense channels keep for this query."""
+    if lexical_lead <= 0 or query_words > max_words:
+        return 1.0
+    leads = [lead(raw[name]) for name in LEADING if name in raw]
+    if not leads:
+        return 1.0
+    return max(0.0, 1.0 - max(leads) / lexical_lead)
+
+
+def adapted(weights: Mapping[str, float], share: float) -> dict[str, float]:
+    """`weights` with the dense channels' scaled by `share` (a missing weight is 1.0)."""
+    out = dict(weights)
+    if share < 1.0:
+        for name in DENSE:
+            out[name] = out.get(name, 1.0) * share
+    return out
 
 
 def scaled(ranking: Ranking) -> dict[str, float]:

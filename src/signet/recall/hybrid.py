@@ -46,7 +46,7 @@ from signet.errors import InvalidInput, NotOnBackend, ProviderError
 from signet.providers.embedder import Embedder
 from signet.providers.guard import ProviderGuard
 from signet.providers.query_embeddings import QueryEmbeddings
-from signet.recall import context, dates, pooling, scoring, summaries
+from signet.recall import context, dates, fuse, pooling, scoring, summaries
 from signet.recall import sources as source_recall
 from signet.recall.confidence import QueryTerms, model, stems
 from signet.recall.dampen import dampen
@@ -340,7 +340,10 @@ class Recaller:
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
         terms = self._terms(reader, query)
-        fused = self._fuse(flat)
+        share = fuse.dense_share(
+            found.raw, len(query.query.split()), self.spec.lexical_lead, self.spec.lead_query_words
+        )
+        fused = self._fuse(flat, share)
         graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names})
         graph_only = {m: s for m, s in graph.items() if m not in fused}
         timings["fuse"] = (time.perf_counter() - mark) * 1000
@@ -366,11 +369,16 @@ class Recaller:
             hits = self.spec.shape(hits, query.limit)
         return hits[: query.limit]
 
-    def _fuse(self, rankings: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
+    def _fuse(
+        self, rankings: dict[str, list[tuple[str, float]]], dense_share: float = 1.0
+    ) -> dict[str, float]:
+        """RRF with the spec's weights, the dense channels' scaled by `dense_share` (the
+        query's evidence, recall/fuse.py); or the alpha blend."""
         spec = self.spec
         if spec.fusion == "alpha":
             return alpha_blend(rankings, spec.alpha)
-        return rrf(rankings, spec.rrf_k, dict(spec.channel_weights) or None)
+        weights = fuse.adapted(spec.channel_weights, dense_share)
+        return rrf(rankings, spec.rrf_k, weights or None)
 
     def _terms(self, reader: RecallReader, query: RecallQuery) -> QueryTerms:
         return QueryTerms.of(reader.term_idf(fts.query_tokens(query.query, None), query.filters))

@@ -35,6 +35,14 @@ CONTEXT_WEIGHT = 0.5
 # Source crowding (recall/pooling.py): the n-th memory of an already-listed source is damped by
 # CROWDING^n.
 CROWDING = 0.7
+# Query-adaptive fusion (recall/fuse.py `dense_share`): when the lexical channel's best match
+# leads its second by this share of its score or more, the dense channels are left out of the
+# fusion; below it their weight falls linearly with the lead. Chosen by leave-one-out on the dev
+# benchmarks (docs/benchmarks.md, `signet bench loo`).
+LEXICAL_LEAD = 0.2
+# Queries of more words than this are prompts, not questions: the best lexical match of a
+# prompt that quotes the conversation is the quoted turn, whatever its lead says.
+LEAD_QUERY_WORDS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +106,10 @@ class RankingSpec:
     # Graph-only results rank below every flat result at least this confident, or below
     # every flat result when None (the default, provably no harm: hybrid.py `_merged`).
     graph_floor: float | None = None
+    # Query-adaptive fusion: the lexical lead at which the dense channels are left out (0: the
+    # fixed weights, always), for queries of at most `lead_query_words` words.
+    lexical_lead: float = LEXICAL_LEAD
+    lead_query_words: int = LEAD_QUERY_WORDS
 
     def __post_init__(self) -> None:
         # A caller's dict is copied and made read-only: the spec cannot change under recall.

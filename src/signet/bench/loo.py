@@ -1,0 +1,183 @@
+"""Leave-one-out for the query-adaptive fusion: is the lexical lead chosen on some data right
+on data it never saw?
+
+Input: runs saved by `signet bench locomo|memaware --leads 0,0.1,... --save FILE`: each holds
+its benchmark, its questions (group, category, gold, quoted keys) and every question's ranked
+keys per mode (bm25, vector, hybrid) and per fusion variant (`lead=<x>`: hybrid asked with that
+lexical lead, recall/fuse.py; `lead=0` is the fixed weights). For each held-out split the lead
+is chosen on the training questions alone (the best Hit@1 + MRR, ties to the smaller lead) and
+only its rankings of the held-out questions are scored:
+
+- one LoCoMo conversation out (five folds on the dev half), held-out rankings pooled;
+- one benchmark out: chosen on LoCoMo, scored on MemAware, and the reverse;
+- the long-query form: chosen on LoCoMo's questions, scored on the long queries.
+
+Each report puts the held-out default beside bm25 and vector alone and hybrid at fixed weights,
+per category or tier, and says whether its Hit@1 and MRR reach the best single mode's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from signet.bench.datasets import BenchQuestion
+from signet.bench.metrics import locomo_groups, memaware_groups, question_scores, score
+from signet.errors import InvalidInput
+
+SINGLE = ("bm25", "vector")
+FIXED = "lead=0"
+HELD_OUT = "default (held out)"
+TOP = ("Hit@1", "MRR")
+
+
+@dataclass(frozen=True)
+class Run:
+    benchmark: str
+    questions: list[BenchQuestion]
+    ranked: dict[str, dict[str, list[str]]]
+
+    @property
+    def leads(self) -> list[str]:
+        return sorted((m for m in self.ranked if m.startswith("lead=")), key=_lead_value)
+
+    def groups(self, qids: Sequence[str] | None = None) -> dict[str, list[str]]:
+        chosen = [q for q in self.questions if qids is None or q.qid in set(qids)]
+        if self.benchmark.startswith("locomo"):
+            return locomo_groups(chosen)
+        return memaware_groups(chosen)
+
+
+def save(path: Path, benchmark: str, questions: Sequence[BenchQuestion],
+         ranked: Mapping[str, Mapping[str, list[str]]]) -> None:
+    """Write a run for this report (JSON)."""
+    data = {
+        "benchmark": benchmark,
+        "questions": [
+            {"qid": q.qid, "group": q.group, "category": q.category, "gold": sorted(q.gold),
+             "quoted": sorted(q.quoted)}
+            for q in questions
+        ],
+        "ranked": {mode: dict(by_question) for mode, by_question in ranked.items()},
+    }
+    path.write_text(json.dumps(data), "utf-8")
+
+
+def load(path: Path) -> Run:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        questions = [
+            BenchQuestion(q["qid"], "", q["group"], q["category"], frozenset(q["gold"]),
+                          frozenset(q["quoted"]))
+            for q in data["questions"]
+        ]
+        return Run(str(data["benchmark"]), questions, data["ranked"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"{path}: not a saved benchmark run ({exc})") from exc
+
+
+def _lead_value(name: str) -> float:
+    return float(name.split("=", 1)[1])
+
+
+def choose(run: Run, qids: Sequence[str]) -> str:
+    """The variant with the best Hit@1 + MRR over these questions (ties: the smaller lead)."""
+    by_id = {q.qid: q for q in run.questions}
+
+    def objective(variant: str) -> float:
+        total = 0.0
+        for qid in qids:
+            scores = question_scores(by_id[qid].gold, run.ranked[variant][qid])
+            total += scores["Hit@1"] + scores["MRR"]
+        return total
+
+    leads = run.leads
+    if not leads:
+        raise InvalidInput(f"the {run.benchmark} run holds no fusion variants (--leads)")
+    return max(leads, key=lambda v: (objective(v), -_lead_value(v)))
+
+
+def report(run: Run, held_out: Mapping[str, list[str]], chosen: Mapping[str, str]) -> dict[str, Any]:
+    """Scores per group: the single modes, hybrid at fixed weights and the held-out default
+    (each question ranked by the variant chosen without it), and whether the default reaches
+    the best single mode's Hit@1 and MRR in each group."""
+    groups = run.groups()
+    tables = {mode: score(run.questions, run.ranked[mode], groups)
+              for mode in (*SINGLE, FIXED) if mode in run.ranked}
+    tables[HELD_OUT] = score(run.questions, held_out, groups)
+    meets = {
+        group: all(
+            tables[HELD_OUT][group][metric] + 1e-9
+            >= max(tables[m][group][metric] for m in SINGLE if m in tables)
+            for metric in TOP
+        )
+        for group in groups
+    }
+    return {"benchmark": run.benchmark, "chosen": dict(chosen), "scores": tables, "meets": meets}
+
+
+def by_conversation(run: Run) -> dict[str, Any]:
+    """Leave one group (a LoCoMo conversation) out."""
+    folds: dict[str, list[str]] = {}
+    for q in run.questions:
+        folds.setdefault(q.group, []).append(q.qid)
+    held_out: dict[str, list[str]] = {}
+    chosen: dict[str, str] = {}
+    for fold, qids in folds.items():
+        training = [qid for other, ids in folds.items() if other != fold for qid in ids]
+        chosen[fold] = variant = choose(run, training)
+        held_out.update({qid: run.ranked[variant][qid] for qid in qids})
+    return report(run, held_out, chosen)
+
+
+def transferred(train: Run, test: Run) -> dict[str, Any]:
+    """The variant chosen on all of `train`, scored on `test`."""
+    variant = choose(train, [q.qid for q in train.questions])
+    if variant not in test.ranked:
+        raise InvalidInput(f"the {test.benchmark} run lacks {variant}: save both with one --leads")
+    chosen = {f"fit on {train.benchmark}": variant}
+    return report(test, test.ranked[variant], chosen)
+
+
+def reports(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """Every report the given runs allow (see the module's docstring)."""
+    named = {r.benchmark: r for r in runs}
+    out = []
+    locomo, long, memaware = (named.get(n) for n in ("locomo", "locomo-long", "memaware"))
+    if locomo is not None:
+        out.append({"split": "one LoCoMo conversation out", **by_conversation(locomo)})
+    if long is not None:
+        out.append({"split": "LoCoMo long queries, one conversation out", **by_conversation(long)})
+        if locomo is not None:
+            out.append({"split": "fit on LoCoMo questions, test on long queries",
+                        **transferred(locomo, long)})
+    if locomo is not None and memaware is not None:
+        out.append({"split": "fit on LoCoMo, test on MemAware", **transferred(locomo, memaware)})
+        out.append({"split": "fit on MemAware, test on LoCoMo", **transferred(memaware, locomo)})
+    if memaware is not None and locomo is None:
+        out.append({"split": "MemAware, fit on itself", **transferred(memaware, memaware)})
+    return out
+
+
+def format_reports(found: Sequence[Mapping[str, Any]]) -> str:
+    """Hit@1 / MRR per group and mode, the chosen leads and the verdict, as text."""
+    lines = []
+    for rep in found:
+        lines.append(f"## {rep['split']} ({rep['benchmark']}); chosen: {rep['chosen']}")
+        tables = rep["scores"]
+        modes = list(tables)
+        lines.append("| group | n | " + " | ".join(f"{m} Hit@1 / MRR" for m in modes)
+                     + " | default >= best single |")
+        lines.append("|---|---:|" + "---|" * len(modes) + "---|")
+        for group, verdict in rep["meets"].items():
+            cells = [
+                f"{100 * tables[m][group]['Hit@1']:.1f} / {100 * tables[m][group]['MRR']:.1f}"
+                for m in modes
+            ]
+            n = int(tables[modes[0]][group]["n"])
+            lines.append(f"| {group} | {n} | " + " | ".join(cells) + f" | {'yes' if verdict else 'NO'} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,39 @@
+"""The query-adaptive fusion's evidence (recall/fuse.py): the lexical channel's lead fades the
+dense channels out, long prompts are exempt, and a missing lexical channel changes nothing."""
+
+from __future__ import annotations
+
+from signet.recall.fuse import adapted, dense_share, lead, rrf
+
+
+def test_the_lead_is_the_best_matchs_share_ahead_of_the_second() -> None:
+    assert lead([("a", 10.0), ("b", 6.0)]) == 0.4
+    assert lead([("a", 10.0)]) == 1.0
+    assert lead([]) == 0.0
+
+
+def test_a_clear_lexical_winner_is_not_pulled_down_by_the_dense_channel() -> None:
+    raw = {"lexical": [("answer", 12.0), ("near", 7.0)], "semantic": [("near", 0.6)]}
+    rankings = {
+        "lexical": [("answer", 12.0), ("near", 7.0)],
+        "semantic": [("near", 0.6), ("x", 0.5), ("y", 0.5), ("z", 0.5), ("w", 0.5),
+                     ("answer", 0.4)],
+    }
+    fixed = rrf(rankings, 60, {"semantic": 0.3})
+    assert max(fixed, key=fixed.__getitem__) == "near"  # the fixed weights lose it
+    share = dense_share(raw, query_words=8, lexical_lead=0.2, max_words=80)
+    assert share == 0.0
+    fused = rrf(rankings, 60, adapted({"semantic": 0.3}, share))
+    assert max(fused, key=fused.__getitem__) == "answer"
+
+
+def test_a_close_race_keeps_the_dense_channels_and_long_prompts_are_exempt() -> None:
+    close = {"lexical": [("a", 10.0), ("b", 9.5)]}
+    assert dense_share(close, query_words=8, lexical_lead=0.2, max_words=80) == 0.75
+    far = {"source": [("a", 10.0), ("b", 1.0)]}
+    assert dense_share(far, query_words=8, lexical_lead=0.2, max_words=80) == 0.0
+    assert dense_share(far, query_words=200, lexical_lead=0.2, max_words=80) == 1.0
+    assert dense_share(far, query_words=8, lexical_lead=0.0, max_words=80) == 1.0
+    assert dense_share({"semantic": [("a", 0.9)]}, query_words=8, lexical_lead=0.2,
+                       max_words=80) == 1.0
+    assert adapted({"semantic": 0.3}, 0.5) == {"semantic": 0.15, "source_semantic": 0.5}
