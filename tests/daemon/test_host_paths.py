@@ -377,3 +377,34 @@ def test_no_route_tool_prompt_or_resource_reads_a_host_path_for_a_non_admin(
     surface = anyio.run(listed)
     assert surface and not [(name, args) for name, args in surface
                             if any(a.endswith(PATHLIKE) for a in args)]
+
+
+def test_a_bundled_document_row_cannot_turn_a_text_ingest_into_a_file_read(
+    serve, backend: str, home: Path, tmp_path: Path
+) -> None:
+    """A documents row naming a host file under the key a scoped token's text produces: the
+    requeue reads what that registration sent, never the row's stored path."""
+    import hashlib
+
+    private = _private(home)
+    source = serve()
+    text = "Notes on the south bed."
+    made = source.client.post("/api/documents", json={"content": "placeholder", "project": "beta"})
+    assert made.status_code == 202, made.text
+    bundle = tmp_path / "bundle"
+    export_bundle(source.app.portable, source.cfg.workspace, bundle)
+    _rewrite(bundle / "tables" / "documents.jsonl", lambda r: {
+        **r, "source_type": "file", "source_url": str(private / "chat.txt"),
+        "source_key": "text:" + hashlib.sha256(text.encode()).hexdigest(),
+        "content_hash": "0" * 64, "status": "done"})
+    s = serve()
+    assert s.client.post("/api/import", json={"path": str(bundle)}).status_code == 200
+    beta = auth(issue(s.app, "agent", project="beta"))
+    again = s.client.post("/api/documents", headers=beta, json={"content": text})
+    assert again.status_code in (200, 202), again.text
+    s.app.run_pipeline_until_idle(only=["documents"])
+    found = s.client.post("/api/memory/recall", headers=beta,
+                          json={"query": "door code of the lab", "mode": "keyword"}).json()
+    assert "7319" not in str(found)
+    shown = s.client.get(f"/api/documents/{again.json()['id']}", headers=beta).json()
+    assert shown["source_type"] == "text" and CHAT not in str(shown)

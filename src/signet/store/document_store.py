@@ -191,7 +191,8 @@ class SqliteDocuments:
                 outcome = "queued"
             else:
                 doc_id, outcome = known.id, "requeued"
-                doc_sql.requeue(conn, doc_id, raw_content=new.raw_content,
+                doc_sql.requeue(conn, doc_id, source_type=new.source_type,
+                                source_url=new.source_url, raw_content=new.raw_content,
                                 metadata=new.metadata, title=new.title, now=now)
             jobs_sql.enqueue(conn, INGEST, document_id=doc_id, now=now, max_attempts=max_attempts)
             document = doc_sql.get(conn, doc_id)

@@ -111,16 +111,18 @@ def insert(
 
 
 def requeue(
-    conn: Connection, doc_id: str, *, raw_content: str | None, metadata: dict[str, Any],
-    title: str | None, now: str,
+    conn: Connection, doc_id: str, *, source_type: str, source_url: str | None,
+    raw_content: str | None, metadata: dict[str, Any], title: str | None, now: str,
 ) -> None:
     """A known source again, changed: back to queued with the new input (chunks stay until
-    the new set replaces them)."""
+    the new set replaces them). The source's type and URL are the new registration's: the
+    worker reads only what this caller named, never a path the stored row held (a row from
+    a crafted bundle could name any file on the host)."""
     conn.execute(
-        "UPDATE documents SET status = 'queued', error = NULL, raw_content = ?,"
-        " metadata_json = ?, title = coalesce(?, title), updated_at = ?, completed_at = NULL"
-        " WHERE id = ?",
-        (raw_content, dumps(metadata), title, now, doc_id),
+        "UPDATE documents SET status = 'queued', error = NULL, source_type = ?, source_url = ?,"
+        " raw_content = ?, metadata_json = ?, title = coalesce(?, title), updated_at = ?,"
+        " completed_at = NULL WHERE id = ?",
+        (source_type, source_url, raw_content, dumps(metadata), title, now, doc_id),
     )
 
 

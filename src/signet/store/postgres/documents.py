@@ -100,11 +100,14 @@ class PgDocuments:
                 )
             else:
                 doc_id, outcome = known.id, "requeued"
+                # The new registration's source: never a path the stored row held.
                 conn.execute(
-                    "UPDATE documents SET status = 'queued', error = NULL, raw_content = %s,"
-                    " metadata_json = %s, title = coalesce(%s, title), updated_at = %s,"
-                    " completed_at = NULL WHERE id = %s",
-                    (new.raw_content, dumps(new.metadata), new.title, now, doc_id),
+                    "UPDATE documents SET status = 'queued', error = NULL, source_type = %s,"
+                    " source_url = %s, raw_content = %s, metadata_json = %s,"
+                    " title = coalesce(%s, title), updated_at = %s, completed_at = NULL"
+                    " WHERE id = %s",
+                    (new.source_type, new.source_url, new.raw_content, dumps(new.metadata),
+                     new.title, now, doc_id),
                 )
             pg_jobs.enqueue(conn, INGEST, now=now, document_id=doc_id, max_attempts=max_attempts)
             document = self._get(conn, doc_id, None)
