@@ -146,3 +146,19 @@ def test_with_an_llm_the_summary_is_the_llms_and_a_failed_call_is_retried(app: S
     assert artifact.meta["method"] == "llm"
     assert artifact.meta["memory_sentence"] == "Fixing invoice rounding for Frankfurt customers."
     assert "<think>" not in artifact.body and "## Decisions\n- Use banker's rounding" in artifact.body
+
+
+def test_the_extractive_summary_keeps_decisions_and_drops_a_question_answered_later() -> None:
+    from signet.lineage.formats import Message
+    from signet.lineage.summarize import extractive
+
+    turns = [("user", "Should we move the deploy job to GitHub Actions?"),
+             ("assistant", "It would work."),
+             ("user", "Let's go with GitHub Actions for the deploy job."),
+             ("assistant", "Done."),
+             ("user", "Should we switch to weekly releases instead of daily?"),
+             ("assistant", "Maybe.")]
+    summary = extractive([Message(role, text) for role, text in turns])
+    assert summary.sections["Decisions"] == ["Let's go with GitHub Actions for the deploy job."]
+    assert summary.sections["Open questions"] == [
+        "Should we switch to weekly releases instead of daily?"]

@@ -99,3 +99,41 @@ def test_a_session_without_an_end_event_is_closed_and_summarised_after_the_timeo
     assert app.session_show("open")["summary_status"] == "summarized"
     timeout.last_run = None
     assert not timeout.tick(datetime.now(UTC))  # closed once
+
+
+# The session of the no-LLM walk-through: a constraint, an owner, a question the session answers
+# with a decision, and a second decision.
+DEPLOYS = [
+    ("user", "The billing service must never be deployed on Fridays."),
+    ("assistant", "Understood, deploys of the billing service stay Monday to Thursday."),
+    ("user", "Alice owns the billing service and Bob is on call this week."),
+    ("assistant", "Noted."),
+    ("user", "Should we move the deploy job to GitHub Actions?"),
+    ("assistant", "GitHub Actions would work; Jenkins is what you run today."),
+    ("user", "Let's go with GitHub Actions for the deploy job."),
+    ("assistant", "I will port the pipeline."),
+    ("user", "We decided to keep Jenkins for the nightly builds only."),
+    ("assistant", "Agreed."),
+    ("user", "Do we need a separate staging cluster at all?"),
+    ("assistant", "That depends on the load tests."),
+]
+
+
+def test_without_an_llm_memory_md_shows_the_sessions_decisions_and_no_answered_question(
+    app: SignetApp,
+) -> None:
+    app.import_transcript(harness="claude-code", content=claude_code(DEPLOYS, session_id="d1"),
+                          project="billing")
+    app.run_pipeline_until_idle()
+    app.synthesize_memory_md(now=NOW)
+    text = (app.config.workspace / "MEMORY.md").read_text("utf-8")
+    head = text.split("## Key people and tools")[0]
+    assert "- The billing service must never be deployed on Fridays." in head
+    assert "- Decided: Let's go with GitHub Actions for the deploy job." in head
+    assert "- Decided: We decided to keep Jenkins for the nightly builds only." in head
+    assert "Should we move the deploy job" not in text
+    assert "Open: Do we need a separate staging cluster at all?" in text
+    people = text.split("## Key people and tools")[1].split("\n## ")[0]
+    for noise in ("Constraints", "Decisions", "Facts", "Open", "Should", "Entities"):
+        assert f"- {noise}\n" not in people + "\n"
+    assert "- Alice" in people and "- GitHub Actions" in people

@@ -234,6 +234,9 @@ def test_artifacts_reindex_threads_and_forgetting_with_a_tombstone(
         "project:infra", 2, 1, T1)
     assert store.threads("someone-else", None) == []
     assert store.open_questions("default") == ["Who owns staging?"]
+    assert sorted(store.latest_summaries("default")) == ["## Open questions\n- Who owns staging?",
+                                                         "Done."]
+    assert store.latest_summaries("someone-else") == []
     assert store.latest_gists("default")["infra"].startswith("gist of")
     store.forget_session(row, ["memory/sessions/s1.md"], ["memory/sessions/s1.md", "t.jsonl"],
                          "privacy", T2)

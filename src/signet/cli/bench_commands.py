@@ -690,6 +690,22 @@ def mcp_start(ctx: click.Context, runs: int, as_json: bool) -> None:
     _emit(ctx, as_json, result, format_mcp_start(result))
 
 
+@bench.command(name="entities")
+@click.option("--data", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="The labelled set (default: tests/data/entities/labelled.json).")
+@_json
+@click.pass_context
+def entities_bench(ctx: click.Context, data: Path | None, as_json: bool) -> None:
+    """Entity and relation precision/recall of the no-LLM extractor on a hand-labelled set."""
+    from signet.bench.entities_bench import DEFAULT_DATA, format_entities, run_entities
+
+    path = data or DEFAULT_DATA
+    if not path.is_file():
+        raise click.BadParameter(f"{path} not found; run from a clone or pass --data")
+    result = run_entities(path)
+    _emit(ctx, as_json, result, format_entities(result))
+
+
 COMMANDS = [bench]
 
 

@@ -9,7 +9,9 @@ sentence in the first section it fits:
 - Facts: the deterministic extractor's statements (pipeline/rule_extractor.py: first-person
   statements rewritten for the user), minus what the sections above already hold.
 - Entities: names the same extractor finds (capitalised runs, technical names).
-- Open questions: the user's questions in the last OPEN_WINDOW user turns.
+- Open questions: the user's questions in the last OPEN_WINDOW user turns, minus those the
+  session answers later: a later decision or constraint sharing a content word with the
+  question, or any later statement sharing two ("Should we use X?" ... "Let's go with X.").
 
 The gist (the artifact's memory sentence) is the session's first substantive user sentence,
 plus its first decision. Same transcript in, same summary out: a retried job rewrites the same
@@ -25,9 +27,9 @@ from dataclasses import dataclass, field
 from signet.lineage.formats import Message
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.rule_extractor import extract_without_llm
-from signet.pipeline.tokens import normalize_text
+from signet.pipeline.tokens import content_tokens, normalize_text
 
-__all__ = ["SECTIONS", "Summary", "extractive", "with_llm"]
+__all__ = ["SECTIONS", "Summary", "answered", "extractive", "with_llm"]
 
 SECTIONS = ("Decisions", "Constraints", "Preferences", "Facts", "Entities", "Open questions")
 LIMITS = {"Decisions": 10, "Constraints": 10, "Preferences": 8, "Facts": 10, "Entities": 15,
@@ -92,10 +94,11 @@ def extractive(messages: list[Message]) -> Summary:
         _add(sections, "Facts", fact.content, seen)
     for entity in extraction.entities:
         _add(sections, "Entities", entity.target, seen)
-    for message in user[-OPEN_WINDOW:]:
-        for sentence in _sentences(message.text):
-            if sentence.endswith("?"):
-                _add(sections, "Open questions", sentence, seen)
+    window = len(sentences) - sum(len(_sentences(m.text)) for m in user[-OPEN_WINDOW:])
+    for index in range(max(window, 0), len(sentences)):
+        question = sentences[index]
+        if question.endswith("?") and not answered(question, sentences[index + 1:]):
+            _add(sections, "Open questions", question, seen)
     return Summary(_gist(sentences, sections), {k: v for k, v in sections.items() if v})
 
 
@@ -123,13 +126,37 @@ def _sentences(text: str) -> list[str]:
 
 
 def _kind(sentence: str) -> str | None:
+    if sentence.endswith("?"):  # a question decides nothing, even "should we switch to X?"
+        return None
     if _PREFERENCE.search(sentence):
         return "Preferences"
     if _DECISION.search(sentence):
         return "Decisions"
-    if _CONSTRAINT.search(sentence) and not sentence.endswith("?"):
+    if _CONSTRAINT.search(sentence):
         return "Constraints"
     return None
+
+
+def answered(question: str, later: list[str]) -> bool:
+    """Whether a later sentence settles `question`: a decision or constraint sharing a content
+    word with it, or any statement sharing two."""
+    asked = _topic_words(question)
+    for sentence in later:
+        if sentence.endswith("?"):
+            continue
+        shared = len(asked & _topic_words(sentence))
+        if shared >= 2 or (shared and _kind(sentence) in ("Decisions", "Constraints")):
+            return True
+    return False
+
+
+_GENERIC = frozenset("before after from with only some need needs want wants like make sure "
+                     "that this what which there their about yes".split())
+
+
+def _topic_words(text: str) -> set[str]:
+    """The content words that name a topic: stemmed, four letters or more, not generic."""
+    return {w for w in content_tokens(text) if len(w) >= 4 and w not in _GENERIC}
 
 
 def _add(sections: dict[str, list[str]], name: str, text: str, seen: set[str]) -> None:

@@ -18,10 +18,17 @@ What it catches:
   "the user's", "me" -> "the user".
 - a type guess: preference (like/love/prefer/hate/favorite/enjoy), decision (decided/will/going
   to/plan/chose), procedural (how to/steps/first ... then/workflow), else fact; confidence 0.6.
-- entities: runs of capitalised words ("Ford Mustang", "Bank of America"), not counting the
-  sentence's first word unless that name recurs elsewhere in the user's text; CamelCase and
-  ALLCAPS technical names anywhere (PostgreSQL, iPhone, AWS). Each becomes
-  (user, mentions, <name>) with confidence 0.5.
+- entities: runs of capitalised words ("Ford Mustang", "Bank of America", "Inês"), a run
+  starting the sentence only when a verb follows it ("Alice owns ...") or the name recurs;
+  CamelCase and ALLCAPS technical names anywhere (PostgreSQL, iPhone, AWS). Never names:
+  markdown headings, label lines ("Decisions:"), leading labels ("TODO: ...", "Note: ..."),
+  and runs made only of common words (Constraints, Open, Should, "Onboarding New") or of
+  words the same text writes in lowercase. Each becomes (user, mentions, <name>), 0.5.
+- relations stated plainly: "X uses / owns / maintains / is written in / runs on / depends
+  on Y", X and Y each a name or a noun phrase of up to three words ("the billing service"),
+  "I"/"we" as the user; "X is written in Y and uses Z" gives both.
+- markdown stored on one line (how memory content is normalised) is read as its headings and
+  bullets again.
 
 What it misses:
 
@@ -29,8 +36,9 @@ What it misses:
   vegan recipes?" says nothing stored about diet).
 - facts stated by the assistant, facts spread over several sentences, pronouns ("it", "she")
   left unresolved, "we"/"our" left as written.
-- lowercase names (python, postgres), names at a sentence start that occur only once, and any
-  relation between entities other than "the user mentions X".
+- lowercase names (python, postgres); a name alone at a sentence start with no verb after it
+  ("Tantivy."); relations in other words ("Alice is responsible for billing"), through
+  pronouns ("He uses Neovim") or over several sentences.
 - sentences are split on . ! ? followed by a space, so "e.g. this" or "Dr. Smith" split early.
 """
 
@@ -105,6 +113,7 @@ _FINITE = frozenset(
 
 def extract_without_llm(content: str) -> Extraction:
     """Facts and mentioned names from the user's own words; see the module docstring."""
+    content = _unflatten(content)
     sentences = [s for segment in _user_segments(content) for s in _sentences(segment)]
     facts = _facts(sentences)
     entities = _entities(sentences)
@@ -119,6 +128,23 @@ def extract_without_llm(content: str) -> Extraction:
 
 
 # -- turns and sentences ----------------------------------------------------------------------
+
+
+_INLINE_HEADING = re.compile(r"\s(?=#{1,6}\s)")
+
+
+def _unflatten(content: str) -> str:
+    """Markdown stored on one line ("... ## Decisions - a. - b.", how memory content is
+    normalised) back into a heading line and one line per bullet, so layout stays layout."""
+    if "\n" in content.strip() or not _INLINE_HEADING.search(content):
+        return content
+    first, *sections = _INLINE_HEADING.split(content)
+    lines = [first]
+    for section in sections:
+        heading, _, rest = section.partition(" - ")
+        lines.append(heading)
+        lines.extend(f"- {item}" for item in rest.split(" - ") if item.strip())
+    return "\n".join(lines)
 
 
 def _user_segments(content: str) -> list[str]:
@@ -279,11 +305,15 @@ def _guess_type(text: str) -> str:
 
 # -- entities ---------------------------------------------------------------------------------
 
-_CAP = r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9&'\u2019-]*"
+_UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+_LETTER = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff"
+_CAP = rf"(?<![{_LETTER}0-9])[{_UPPER}][{_LETTER}0-9&'\u2019-]*(?:\.(?:com|org|net|io|ai|dev)\b)?"
 _NAME_RUN = re.compile(rf"{_CAP}(?:\s+(?:(?:of|de|da|del|van|von|der|la|le)\s+)?{_CAP})*")
 _CAMEL = re.compile(r"^(?:[a-z]+[A-Z]|[A-Z][a-z0-9]+[A-Z])[A-Za-z0-9]*$")
 _ALLCAPS = re.compile(r"^[A-Z][A-Z0-9]{1,}$")
-_NOT_TECH = frozenset({"OK", "AM", "PM", "TV", "ID", "USA", "UK"})
+_NOT_TECH = frozenset(
+    "OK AM PM TV ID USA UK TODO FIXME NOTE WIP TBD FYI ASAP IMPORTANT TLDR NB PS RE FW".split()
+)
 _STARTERS = frozenset(
     """
     the a an my our your their his her its i i'm i've i'd i'll we you he she they it this that
@@ -293,54 +323,117 @@ _STARTERS = frozenset(
     every one two any not maybe actually anyway btw user assistant
     """.split()
 )
+# Words that start sentences, headings and list labels in ordinary prose: a capitalised run made
+# only of these (and of words the same text also writes in lowercase) is not a name.
+_COMMON = _STARTERS | _QUESTION_STARTS | _IMPERATIVE_STARTS | frozenset(
+    """
+    constraints constraint decisions decision decided facts fact open questions question
+    entities entity preferences preference summary summaries notes note session sessions todo
+    overview background context goals goal status steps step action actions items item update
+    updates introduction setup usage example examples important warning warnings todo done
+    next previous new old first second third finally also important result results details
+    should shall must may might need needs nothing everything everyone everybody nobody
+    something someone somebody anything anyone none each both either neither other others
+    another such many much more most few less least own same keep keeps stay stays contact
+    use uses using move moved ship ships deploy deployed build built set update added
+    onboarding engineers engineer team teams project projects plan plans task tasks issue
+    issues today tonight morning evening week weeks month months year years day days time
+    good great fine sorry understood noted right wrong true false yes no agreed done
+    """.split()
+)
 _CALENDAR = frozenset(
     """
     monday tuesday wednesday thursday friday saturday sunday january february march april may
     june july august september october november december
     """.split()
 )
+_LABEL = re.compile(r"^\**([A-Za-z][A-Za-z ]{0,30}?)\**\s*:\s+(?=\S)")
+_VERBISH = _FINITE | frozenset(
+    "said joined left moved maintains maintain leads manages recommended wrote built runs "
+    "joins leads asked told thinks".split()
+)
 _Found = tuple[tuple[int, int], str]  # ((sentence index, offset), name): text order
 
 
 def _entities(sentences: list[str]) -> list[ExtractedEntity]:
-    initial, later = _name_candidates(sentences)
+    lowercase = {w for s in sentences for w in _WORD.findall(s) if w.islower()}
+    initial, later = _name_candidates(sentences, lowercase)
     counts: dict[str, int] = {}
     for _, name in initial + later:
         counts[name.lower()] = counts.get(name.lower(), 0) + 1
     later_keys = {name.lower() for _, name in later}
-    # A capitalised first word is only a name when the text confirms it somewhere else.
+    # A capitalised first word is a name when the text confirms it somewhere else, or when a
+    # verb follows it ("Alice owns ..."); _name_candidates marks the latter as later.
     confirmed = [f for f in initial if f[1].lower() in later_keys or counts[f[1].lower()] > 1]
+    runs = later + confirmed
+    # A technical name inside a longer name ("GitHub" in "GitHub Actions") is not its own.
+    inside = {w.lower() for _, n in runs if " " in n for w in n.split()}
+    tech = [f for f in _tech_names(sentences) if f[1].lower() not in inside]
     names: list[str] = []
     seen: set[str] = set()
-    for _, name in sorted(later + confirmed + _tech_names(sentences)):
+    for _, name in sorted(runs + tech):
         if name.lower() not in seen:
             seen.add(name.lower())
             names.append(name)
-    return [ExtractedEntity("user", "mentions", n, ENTITY_CONFIDENCE) for n in names]
+    relations = _relations(sentences)
+    phrases = {n.lower() for r in relations for n in (r.source, r.target) if " " in n}
+    mentions = [ExtractedEntity("user", "mentions", n, ENTITY_CONFIDENCE) for n in names
+                if not any(n.lower() in p.split() for p in phrases)]
+    return mentions + relations
 
 
-def _name_candidates(sentences: list[str]) -> tuple[list[_Found], list[_Found]]:
-    """Capitalised runs split by position: (starting the sentence, anywhere else)."""
+def _name_candidates(
+    sentences: list[str], lowercase: set[str]
+) -> tuple[list[_Found], list[_Found]]:
+    """Capitalised runs split by position: (starting the sentence, anywhere else). A run that
+    starts the sentence and is followed by a verb counts as "anywhere else": "Alice owns"."""
     initial: list[_Found] = []
     later: list[_Found] = []
     for index, sentence in enumerate(sentences):
+        if _is_heading(sentence):
+            continue
         text = _FILLER.sub("", sentence)
         offset = len(sentence) - len(text)
         for match in _NAME_RUN.finditer(text):
             words = match.group(0).split()
             at_start = not text[: match.start()].strip()
-            while words and words[0].lower().replace("\u2019", "'") in _STARTERS:
+            # Leading sentence words ("Contact Jonas Weber") are not part of the name.
+            while words and (_common(words[0], lowercase) if at_start
+                             else words[0].lower().replace("\u2019", "'") in _STARTERS):
                 words, at_start = words[1:], False
             name = _clean_name(" ".join(words))
-            if name:
-                found = ((index, offset + match.start()), name)
-                (initial if at_start else later).append(found)
+            if not name or all(_common(w, lowercase) for w in name.split()):
+                continue
+            found = ((index, offset + match.start()), name)
+            if at_start and _verb_follows(text[match.end():]):
+                at_start = False
+            (initial if at_start else later).append(found)
     return initial, later
+
+
+def _common(word: str, lowercase: set[str]) -> bool:
+    low = word.lower().replace("\u2019", "'")
+    return low in _COMMON or low in _CALENDAR or low.rstrip("s") in _CALENDAR or low in lowercase
+
+
+def _verb_follows(rest: str) -> bool:
+    following = _WORD.findall(rest[:40])
+    if not following or not following[0].islower():
+        return False
+    word = following[0].replace("\u2019", "'")
+    third_person = len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return word in _VERBISH or word.endswith("ed") or third_person
+
+
+def _is_heading(sentence: str) -> bool:
+    """A markdown heading or a bare label line ("Decisions:"): its capitals are layout."""
+    return sentence.startswith("#") or sentence.endswith(":")
 
 
 def _clean_name(name: str) -> str:
     name = re.sub(r"['\u2019]s$", "", name).strip("-'\u2019 ")
-    if not name or name.lower() in _CALENDAR or name.lower() in _STARTERS:
+    low = name.lower()
+    if not name or low in _CALENDAR or low.rstrip("s") in _CALENDAR or low in _STARTERS:
         return ""
     return name
 
@@ -353,3 +446,87 @@ def _tech_names(sentences: list[str]) -> list[_Found]:
             if _CAMEL.match(word) or (_ALLCAPS.match(word) and word not in _NOT_TECH):
                 names.append(((index, match.start()), word))
     return names
+
+
+# -- relations stated plainly -----------------------------------------------------------------
+
+_RELATION = re.compile(
+    r"\b(?:(uses|use)|(owns|own)|(maintains|maintain)|(?:is|are) (written in)|(runs on|run on)"
+    r"|(depends on|depend on))\s+"
+)
+_RELATION_NAMES = ("uses", "owns", "maintains", "is written in", "runs on", "depends on")
+_DETERMINER = frozenset("the our my a an their his her its this that".split())
+_SPEAKER = {"i": "user", "we": "user"}
+_NP_WORD = re.compile(rf"[{_LETTER}0-9][{_LETTER}0-9.+#'\u2019-]*")
+_NP_STOP = _STARTERS | frozenset(
+    "to of now too only also all both via into onto over under about".split()
+)
+MAX_PHRASE_WORDS = 3
+
+
+def _relations(sentences: list[str]) -> list[ExtractedEntity]:
+    """(X, uses|owns|maintains|is written in|runs on|depends on, Y) where a sentence says so
+    in those words, X and Y each a name or a short noun phrase ("the billing service");
+    "I"/"we" are the user. "X uses Y and owns Z" gives both."""
+    out: list[ExtractedEntity] = []
+    seen: set[tuple[str, str, str]] = set()
+    for sentence in sentences:
+        if _is_heading(sentence) or sentence.endswith("?"):
+            continue
+        subject: str | None = None
+        for match in _RELATION.finditer(sentence):
+            verb = next(i for i, g in enumerate(match.groups()) if g)
+            before = _phrase_before(sentence[: match.start()])
+            if before is None and subject is not None and re.search(
+                r"\band\s*$", sentence[: match.start()]
+            ):
+                before = subject
+            target = _phrase_after(sentence[match.end():])
+            if before is None or target is None:
+                subject = None
+                continue
+            subject = before
+            relation = (before, _RELATION_NAMES[verb], target)
+            if relation[0].lower() != relation[2].lower() and relation not in seen:
+                seen.add(relation)
+                out.append(ExtractedEntity(*relation, ENTITY_CONFIDENCE))
+    return out
+
+
+def _phrase_before(text: str) -> str | None:
+    tail = re.split(r"[,;:()]", text)[-1]
+    words = _NP_WORD.findall(tail)
+    phrase: list[str] = []
+    for word in reversed(words):
+        low = word.lower()
+        if low in _SPEAKER and not phrase:
+            return _SPEAKER[low]
+        if low in _DETERMINER or low in _NP_STOP or len(phrase) == MAX_PHRASE_WORDS:
+            break
+        phrase.insert(0, word)
+    if len(phrase) == len(words) or (words and words[len(words) - len(phrase) - 1].lower()
+                                     in _DETERMINER):
+        return _noun_phrase(phrase)
+    return _noun_phrase(phrase) if phrase and phrase[0][0].isupper() else None
+
+
+def _phrase_after(text: str) -> str | None:
+    words = _NP_WORD.findall(re.split(r"[,;:()!?]|\.(?:\s|$)", text)[0])
+    while words and words[0].lower() in _DETERMINER:
+        words = words[1:]
+    phrase: list[str] = []
+    for word in words:
+        if word.lower() in _NP_STOP or word.lower() in _DETERMINER:
+            break
+        phrase.append(word)
+    if len(phrase) > MAX_PHRASE_WORDS:
+        return None
+    return _noun_phrase(phrase)
+
+
+def _noun_phrase(words: list[str]) -> str | None:
+    if not words or all(w.lower() in _COMMON for w in words):
+        return None
+    if any(w.lower() in _FINITE for w in words):
+        return None
+    return " ".join(words)

@@ -23,7 +23,10 @@ from signet.config import Config
 from signet.errors import Conflict
 from signet.lineage import synthesis
 from signet.lineage.files import write_atomic
+from signet.lineage.summarize import answered
 from signet.lineage.synthesis import Candidate
+from signet.pipeline.tokens import normalize_text
+from signet.store.head import section_items
 from signet.store.session_store import SessionStore
 from signet.types import format_ts, parse_ts
 
@@ -33,6 +36,10 @@ OWNER = "default"
 LOCK = "memory-md-synthesis"
 _RENDERED = re.compile(r"Rendered by Signet from the memory database at (\S+);")
 TYPE_SECTION = {"constraint": "Constraints", "decision": "Open decisions"}
+SUMMARIES = 3
+# Without an LLM no decision or constraint memories are distilled: the newest summaries'
+# sections stand in for them, just above the open questions.
+SUMMARY_ITEM_SCORE = 0.3
 
 
 @dataclass
@@ -116,11 +123,33 @@ class HeadSynthesis:
             if gists.get(p["project"]):
                 line += f": {gists[p['project']]}"
             out.append(Candidate("Active projects", line, float(p["sessions"] + p["memories"])))
-        for i, question in enumerate(self.store.open_questions(OWNER)):
-            out.append(Candidate("Open decisions", f"Open: {question}", 0.05 - i * 0.001))
+        out += self._from_summaries()
         for e in self.store.head_entities(OWNER):
             kind = "" if e["entity_type"] in (None, "unknown") else f" ({e['entity_type']})"
             out.append(Candidate("Key people and tools", f"{e['name']}{kind}", float(e["mentions"])))
+        return out
+
+    def _from_summaries(self) -> list[Candidate]:
+        """The open questions of the newest summaries that no summary answers, and without an
+        LLM their decisions and constraints."""
+        summaries = self.store.latest_summaries(OWNER, SUMMARIES)
+        decisions = section_items(summaries, "Decisions")
+        constraints = section_items(summaries, "Constraints")
+        out: list[Candidate] = []
+        if self.config.llm.provider == "none":
+            seen: set[str] = set()
+            for section, prefix, items in (("Open decisions", "Decided: ", decisions),
+                                           ("Constraints", "", constraints)):
+                for i, item in enumerate(items):
+                    if normalize_text(item) not in seen:
+                        seen.add(normalize_text(item))
+                        out.append(Candidate(section, prefix + item,
+                                             SUMMARY_ITEM_SCORE - i * 0.001))
+        settled = decisions + constraints
+        questions = [q for q in section_items(summaries, "Open questions")
+                     if not answered(q, settled)]
+        for i, question in enumerate(questions):
+            out.append(Candidate("Open decisions", f"Open: {question}", 0.05 - i * 0.001))
         return out
 
 

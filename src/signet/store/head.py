@@ -49,22 +49,32 @@ def latest_gists(conn: Connection, agent_id: str) -> dict[str | None, str]:
 
 def open_questions(conn: Connection, agent_id: str, limit: int = 3) -> list[str]:
     """The "Open questions" bullets of the newest session summaries."""
+    return questions_in(latest_summaries(conn, agent_id, limit))
+
+
+def latest_summaries(conn: Connection, agent_id: str, limit: int = 3) -> list[str]:
+    """The markdown of the newest session summaries, newest first."""
     rows = conn.execute(
         "SELECT content FROM memory_artifacts WHERE agent_id = ? AND source_kind = 'summary'"
         " ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT ?",
         (agent_id, limit),
     ).fetchall()
-    return questions_in([str(row["content"]) for row in rows])
+    return [str(row["content"]) for row in rows]
 
 
 def questions_in(summaries: list[str]) -> list[str]:
     """The bullets under "## Open questions" in each summary's markdown, in order."""
+    return section_items(summaries, "Open questions")
+
+
+def section_items(summaries: list[str], section: str) -> list[str]:
+    """The bullets under "## <section>" in each summary's markdown, in order."""
     found: list[str] = []
     for text in summaries:
         inside = False
         for line in text.splitlines():
             if line.startswith("## "):
-                inside = line.strip() == "## Open questions"
+                inside = line.strip() == f"## {section}"
             elif inside and line.startswith("- "):
                 found.append(line[2:].strip())
     return found

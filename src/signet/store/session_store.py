@@ -174,6 +174,10 @@ class SessionStore(Protocol):
 
     def open_questions(self, agent_id: str, limit: int = 3) -> list[str]: ...
 
+    def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
+        """The markdown of the newest session summaries, newest first."""
+        ...
+
     def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]: ...
 
     def last_change(self) -> str | None: ...
@@ -373,6 +377,9 @@ class SqliteSessions:
 
     def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
         return head_sql.open_questions(self.store.reader(), agent_id, limit)
+
+    def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
+        return head_sql.latest_summaries(self.store.reader(), agent_id, limit)
 
     def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
         return head_sql.entities(self.store.reader(), agent_id, limit)

@@ -474,11 +474,14 @@ class PgSessions:
         return {r["project"]: r["memory_sentence"] for r in rows}
 
     def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
+        return questions_in(self.latest_summaries(agent_id, limit))
+
+    def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
         found = self._artifacts(
             "agent_id = %s AND source_kind = 'summary'", (agent_id,),
             f" ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT {int(limit)}",
         )
-        return questions_in([a.content for a in found])
+        return [a.content for a in found]
 
     def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
         with self._cursor() as cur:
