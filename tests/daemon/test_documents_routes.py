@@ -36,7 +36,8 @@ def test_ingest_then_read_list_and_delete(serve, backend) -> None:
     gone = s.client.delete(f"{DOCS}/{doc_id}")
     assert gone.status_code == 200 and gone.json()["forgotten"] == len(doc["chunks"])
     assert s.client.get(f"{DOCS}/{doc_id}").status_code == 404
-    memory = s.client.get(f"/api/memory/{doc['chunks'][0]['memory_id']}").json()
+    memory = s.client.get(f"/api/memory/{doc['chunks'][0]['memory_id']}",
+                          params={"include_deleted": "true"}).json()
     assert memory["is_deleted"] is True
 
 

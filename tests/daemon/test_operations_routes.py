@@ -122,7 +122,8 @@ def test_batch_forget_previews_then_executes_with_the_token(serve, backend) -> N
         "confirm_token": preview["confirm_token"], "reason": "decommissioned",
     }))
     assert done["succeeded"] == 3
-    assert all(ok(s.client.get(f"/api/memory/{i}"))["is_deleted"] for i in ids)
+    assert all(ok(s.client.get(f"/api/memory/{i}", params={"include_deleted": "true"}))["is_deleted"]
+               for i in ids)
     assert ok(s.client.get(f"/api/memory/{keep}"))["is_deleted"] is False
     too_many = s.client.post("/api/memory/forget", json={"ids": [str(n) for n in range(201)]})
     assert too_many.status_code == 400 and too_many.json()["code"] == "invalid_input"

@@ -103,7 +103,8 @@ def test_signet_export_then_post_import_on_either_backend(
     assert reply.json()["inserted"]["memories"] == 8 and reply.json()["backend"] == backend
     listed = s.client.get("/api/memories", params={"limit": 100}).json()
     assert listed["total"] == 7  # the forgotten one is kept, deleted
-    assert s.client.get(f"/api/memory/{ids[1]}").json()["is_deleted"] is True
+    assert s.client.get(f"/api/memory/{ids[1]}",
+                        params={"include_deleted": "true"}).json()["is_deleted"] is True
     events = [e["event"] for e in s.client.get(f"/api/memory/{ids[0]}/history").json()["history"]]
     assert events == ["created", "updated"]
     again = s.client.post("/api/import", json={"path": str(tmp_path / "bundle")}).json()

@@ -448,7 +448,8 @@ def test_delete_soft_deletes_and_records_the_reason(serve, backend) -> None:
     reply = client.delete(f"/api/memory/{target}", params={"reason": "obsolete"})
     assert reply.status_code == 200, reply.text
     assert reply.json()["is_deleted"] is True and reply.json()["deleted_at"]
-    event = client.get(f"/api/memory/{target}/history").json()["history"][-1]
+    event = client.get(f"/api/memory/{target}/history",
+                       params={"include_deleted": "true"}).json()["history"][-1]
     assert (event["event"], event["reason"]) == ("deleted", "obsolete")
 
 

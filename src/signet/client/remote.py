@@ -170,7 +170,9 @@ class Client:
         return cast(RecallJSON, self._call("POST", "/api/memory/recall", json=body))
 
     def get(self, memory_id: str) -> MemoryJSON:
-        return cast(MemoryJSON, self._call("GET", _memory_path(memory_id)))
+        # The client reads a forgotten memory too (it says `is_deleted`), as in-process.
+        return cast(MemoryJSON, self._call("GET", _memory_path(memory_id),
+                                           params={"include_deleted": "true"}))
 
     def list(
         self, *, limit: int = 50, offset: int = 0, filters: Mapping[str, Any] | None = None
@@ -202,7 +204,8 @@ class Client:
         return cast(MemoryJSON, self._call("POST", path, json=_present(reason=reason)))
 
     def history(self, memory_id: str) -> HistoryJSON:
-        return cast(HistoryJSON, self._call("GET", _memory_path(memory_id, "history")))
+        return cast(HistoryJSON, self._call("GET", _memory_path(memory_id, "history"),
+                                            params={"include_deleted": "true"}))
 
     def feedback(
         self, memory_id: str, feedback: str, *, correction_text: str | None = None,

@@ -152,10 +152,17 @@ def list_memories(
     })
 
 
+INCLUDE_DELETED = Query(False, description="Also read a forgotten (soft-deleted) memory;"
+                        " without it a forgotten memory is a 404, as if deleted.")
+
+
 @router.get("/memory/{memory_id}", response_model=MemoryOut)
-def get_memory(memory_id: str, app: App, principal: Recalls) -> JSONResponse:
+def get_memory(
+    memory_id: str, app: App, principal: Recalls, include_deleted: bool = INCLUDE_DELETED
+) -> JSONResponse:
     # A caller's read is an access (recorded off the read path, written by the one writer).
-    memory = app.get(memory_id, scope=memory_scope(principal), access=True)
+    memory = app.get(memory_id, scope=memory_scope(principal), access=True,
+                     include_deleted=include_deleted)
     return JSONResponse(memory.to_dict())
 
 
@@ -184,7 +191,11 @@ def forget(
 
 
 @router.get("/memory/{memory_id}/history", response_model=HistoryOut)
-def history(memory_id: str, app: App, principal: Recalls) -> JSONResponse:
+def history(
+    memory_id: str, app: App, principal: Recalls, include_deleted: bool = INCLUDE_DELETED
+) -> JSONResponse:
+    if not include_deleted:
+        app.get(memory_id, scope=memory_scope(principal), include_deleted=False)
     events = app.history(memory_id, scope=memory_scope(principal))
     return JSONResponse({"history": [e.to_dict() for e in events]})
 

@@ -18,7 +18,7 @@ from signet.app import SignetApp
 from signet.config import Config
 from signet.daemon import routes_auth
 from signet.daemon.auth import RateLimiter
-from signet.daemon.guards import PUBLIC_PATHS, Authenticate, Cors, HostGuard
+from signet.daemon.guards import LOGIN_PATHS, PUBLIC_PATHS, Authenticate, Cors, HostGuard
 from signet.daemon.mcp_guard import guard_mcp
 from signet.daemon.network import own_hosts
 from signet.daemon.tokens import TokenAuthority, ensure_install_token
@@ -57,6 +57,19 @@ REFUSALS: dict[str, str] = {
     "421": "The Host header is not one of this daemon's names (DNS rebinding protection).",
     "429": "The token's rate limit for mutating calls is reached.",
 }
+# What the middleware and the shared dependencies answer for any operation, before or around
+# its handler: an unknown query parameter (dependencies.known_query_only), a body too large or
+# too slow (middleware.BodyLimit, only where there is a body), the unauthenticated rate limit
+# (spent by the login paths), the store unavailable or frozen (any operation but /health).
+ANY_OPERATION: dict[str, str] = {
+    "400": "A query parameter the operation does not take, or a request it cannot accept.",
+}
+WITH_BODY: dict[str, str] = {
+    "408": "The request body did not arrive in time.",
+    "413": "The request body is larger than the daemon accepts.",
+}
+LOGIN: dict[str, str] = {"429": "Too many unauthenticated requests from this address."}
+STORE: dict[str, str] = {"503": "The store is unavailable, or mutations are frozen."}
 ERROR_CONTENT = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -81,11 +94,25 @@ def _document_refusals(api: FastAPI) -> None:
                     continue
                 if not public:
                     operation.setdefault("security", [{"bearer": []}])
-                for code in ("401", "421") if public else tuple(REFUSALS):
+                answers = {code: REFUSALS[code] for code in (
+                    ("401", "421") if public else tuple(REFUSALS))}
+                answers |= _middleware_answers(path, operation)
+                for code, description in answers.items():
                     operation.setdefault("responses", {}).setdefault(
-                        code, {"description": REFUSALS[code], "content": ERROR_CONTENT}
+                        code, {"description": description, "content": ERROR_CONTENT}
                     )
         api.openapi_schema = schema
         return schema
 
     api.openapi = openapi  # type: ignore[method-assign]
+
+
+def _middleware_answers(path: str, operation: dict[str, Any]) -> dict[str, str]:
+    answers = dict(ANY_OPERATION)
+    if "requestBody" in operation:
+        answers |= WITH_BODY
+    if path in LOGIN_PATHS:
+        answers |= LOGIN
+    if path != "/health":
+        answers |= STORE
+    return answers

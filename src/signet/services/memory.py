@@ -270,15 +270,20 @@ class MemoryService:
         return changed
 
     def get(
-        self, memory_id: str, *, scope: MemoryScope | None = None, access: bool = False
+        self, memory_id: str, *, scope: MemoryScope | None = None, access: bool = False,
+        include_deleted: bool = True,
     ) -> Memory:
         """The memory as stored. `access`: a caller's read of it (the HTTP/MCP/CLI get) counts
         as an access; it is recorded off the read path (store/accesses.py) and written within
-        a second, so the memory returned shows the counts from before this read."""
+        a second, so the memory returned shows the counts from before this read.
+        `include_deleted=False`: a forgotten memory is NotFound (the HTTP read's default)."""
         memory_id = self.core.resolve_id("memories", memory_id, noun="memory", scope=scope)
         memory = self.core.get_memory(memory_id, scope)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
+        if memory.is_deleted and not include_deleted:
+            raise NotFound(f"memory {memory_id} is forgotten; include_deleted=true reads it"
+                           " (POST /api/memory/{id}/recover brings it back)")
         if access and not self.config.pipeline.mutations_frozen:
             self.accesses.record([memory.id])
         return memory

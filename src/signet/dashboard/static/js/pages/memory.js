@@ -16,7 +16,7 @@ export function memoryPage(main, { params, navigate }) {
   async function refresh() {
     body.replaceChildren(loading());
     try {
-      const [memory, history] = await Promise.all([api(path), api(`${path}/history`)]);
+      const [memory, history] = await Promise.all([api(`${path}?include_deleted=true`), api(`${path}/history?include_deleted=true`)]);
       state.memory = memory;
       state.editing = false;
       draw(history.history);
