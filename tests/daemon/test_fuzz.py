@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from auth_tokens import auth
 from signet.config import AuthConfig, SearchConfig
@@ -48,6 +49,9 @@ EXCLUDED = {
 POSITIVE_STATUSES = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 
 
+# The run is one subprocess bounded by its own timeout below; the suite's per-test default
+# (300 s) would cut a loaded machine's run short.
+@pytest.mark.timeout(960)
 def test_every_schemathesis_check_passes_on_every_operation(serve, tmp_path: Path) -> None:
     # A configured max_limit other than the default: the document must state this one.
     served = serve(auth=AuthConfig(rate_limit_per_minute=1_000_000),  # the run is a burst
