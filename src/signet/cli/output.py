@@ -193,6 +193,10 @@ def print_status(status: JSON) -> None:
         rows["telemetry"] = _telemetry_line(status["telemetry"])
     if status.get("maintenance"):
         rows["maintenance"] = _maintenance_line(status["maintenance"])
+    if status.get("hooks"):
+        from signet.cli.hook_health import describe
+
+        rows["hooks"] = describe(status["hooks"])
     print_mapping(rows)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from signet.cli import output
+from signet.cli.hook_health import hook_health
 from signet.cli.state import CliState, json_option
 from signet.config import resolve_workspace
 from signet.workspace import init_workspace
@@ -68,9 +69,14 @@ def initialise(state: CliState, path: Path | None = None) -> dict[str, Any]:
 @json_option
 @click.pass_obj
 def status(state: CliState) -> None:
-    """Show the workspace, the database, the embedder and whether a daemon serves them."""
+    """Show the workspace, the database, the embedder and whether a daemon serves them.
+
+    Also the harness hooks' failures of the last 24 h and the capture spool's backlog."""
     with state.connect() as client:
-        state.show(client.status(), output.print_status)
+        data = dict(client.status())
+    # The hooks' failures and the capture spool are files of the workspace this CLI reads.
+    data["hooks"] = hook_health(state.config().workspace)
+    state.show(data, output.print_status)
 
 
 COMMANDS: tuple[click.Command, ...] = (init, status)
