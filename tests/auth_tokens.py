@@ -16,7 +16,7 @@ from signet.daemon.tokens import TokenAuthority, ensure_install_token
 
 
 def authority(app: SignetApp) -> TokenAuthority:
-    return TokenAuthority.for_store(app.config, app.token_authority_store())
+    return TokenAuthority.for_core(app.token_authority_store())
 
 
 def install_token(cfg: Config, app: SignetApp) -> str:

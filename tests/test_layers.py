@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "store": 1, "providers": 1, "secret_store": 1,
     "pipeline": 2, "recall": 2, "graph": 2, "lineage": 2,
     "workers": 3,
-    "app": 4, "core_app": 4, "services": 4, "telemetry": 4, "batch": 4, "maintenance": 4, "skills": 4, "identity": 4, "config_view": 4,
+    "app": 4, "services": 4, "telemetry": 4, "batch": 4, "maintenance": 4, "skills": 4, "identity": 4, "config_view": 4,
     "projection": 4, "documents": 4, "connectors": 4, "portable": 4,
     "sessions": 4, "worker_list": 4,
     "injection": 4,

@@ -1,11 +1,8 @@
-"""The composition root: reads nothing itself, wires a Config into store, providers, recall
-and the services, and exposes the operations every adapter (daemon, MCP, CLI, hooks,
-benchmarks) calls.
+"""The composition root: opens the configured store `Backend` (store/backend.py) once, wires
+the services over the seams it hands out, and exposes the operations every adapter calls.
 
-A memory is written, read, edited and forgotten by the memory service (services/memory.py):
-`app.memory`; the app's `remember`, `get`, `modify`, ... are that service's own methods
-(`Delegate`), so there is one write path whoever calls. Time comes from one clock
-(signet/clock.py) chosen here and handed down.
+The app's `remember`, `get`, `modify`, ... are the memory service's own methods (`Delegate`),
+so there is one write path whoever calls. Time comes from one clock chosen here.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from signet.clock import Clock, SystemClock, stamp
 from signet.config import Config
 from signet.config_view import effective_config
 from signet.connectors.folder import FolderConnectors
-from signet.core_app import CoreAppOps
 from signet.documents.service import DocumentService
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
@@ -43,17 +39,12 @@ from signet.services.scope import scoped_filters
 from signet.services.search_ledger import SearchLedger
 from signet.sessions.service import Sessions
 from signet.store.accesses import AccessRecorder
-from signet.store.backend import CoreStore, SqliteCore
+from signet.store.backend import Backend, CoreStore
+from signet.store.choose import open_backend
 from signet.store.db import Store
-from signet.store.document_store import SqliteDocuments
-from signet.store.injections import InjectionStore, SqliteInjections
-from signet.store.operations import SqliteOps
-from signet.store.pipeline import SqlitePipeline
-from signet.store.portable import PortableStore, SqlitePortable
-from signet.store.projection import SqliteProjection
-from signet.store.recall_reads import SqliteRecallReads
-from signet.store.search_telemetry import SqliteLedger
-from signet.store.session_store import SqliteSessions
+from signet.store.injections import InjectionStore
+from signet.store.portable import PortableStore
+from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
 from signet.worker_list import Parts, build_workers
@@ -63,7 +54,7 @@ from signet.workers.loop import Worker, WorkerLoop
 @dataclass
 class SignetApp:
     config: Config
-    store: Store
+    backend: Backend  # the one opened store; every store seam comes from it
     embedder: Embedder | None
     recaller: Recaller
     vectors: VectorSearch | None = None
@@ -95,62 +86,70 @@ class SignetApp:
         cls, config: Config, *, embedder: Embedder | None | str = "config",
         llm: LLM | None | str = "config", clock: Clock | None = None,
     ) -> SignetApp:
-        """Open the workspace's database. `embedder`, `llm` and `clock` override the
-        configured ones and the wall clock (tests). On a shared store (`store.backend:
-        postgres`) the app is a `CoreApp` (core_app.py)."""
+        """Open `store.backend`; `embedder`, `llm`, `clock` override the configured ones."""
         # secret:NAME keys resolve before anything opens: a missing one leaves nothing open.
         telemetry = Telemetry(
             enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
         )
-        chosen = configured_embedder(config) if embedder == "config" else embedder
-        chosen_llm = configured_llm(config, telemetry.record_llm) if llm == "config" else llm
-        if config.store.backend != "sqlite":
-            assert not isinstance(chosen, str) and not isinstance(chosen_llm, str)
-            guard = query_guard(config.search, inline=chosen.inline) if chosen else None
-            return CoreApp.build(config, chosen, chosen_llm, clock, telemetry, guard)
-        store = Store.open(config.db_path)
-        assert not isinstance(chosen, str)
-        vectors = (
-            VectorSearch(chosen.model, chosen.dimensions, config.embedding.index) if chosen else None
-        )
-        clock = clock or SystemClock()
-        graph = KnowledgeGraph.build(store, config.pipeline, chosen.model if chosen else None, clock)
+        chosen = configured_embedder(config) if isinstance(embedder, str) else embedder
+        chosen_llm = configured_llm(config, telemetry.record_llm) if isinstance(llm, str) else llm
+        backend = open_backend(config.store, sqlite_path=config.db_path,
+                               key_path=workspace_key_path(config.workspace))
+        try:
+            return cls.build(config, backend, chosen, chosen_llm, clock or SystemClock(), telemetry)
+        except BaseException:
+            backend.close()
+            raise
+
+    @classmethod
+    def build(
+        cls, config: Config, backend: Backend, embedder: Embedder | None, llm: LLM | None,
+        clock: Clock, telemetry: Telemetry,
+    ) -> SignetApp:
+        """Wire the services over `backend`'s seams."""
+        model = embedder.model if embedder else None
+        dims = embedder.dimensions if embedder else None
+        vectors = (VectorSearch(embedder.model, embedder.dimensions, config.embedding.index)
+                   if embedder and backend.local_vectors else None)
+        graph = KnowledgeGraph.build(backend.graph(), config.pipeline, model, clock)
         # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
-        sessions = Sessions(config, SqliteSessions(store), clock)
+        sessions = Sessions(config, backend.sessions(), clock)
         # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
-        accesses = AccessRecorder(store, clock=clock)
+        accesses = AccessRecorder(backend.core.add_accesses, clock=clock)
+        guard = query_guard(config.search, inline=embedder.inline) if embedder else None
         recaller = Recaller(
-            SqliteRecallReads(store, vectors), config.search, RankingSpec.of(config.search, graph.hooks()),
-            chosen, transcripts=sessions.excerpts, guard=query_guard(config.search, inline=chosen.inline) if chosen else None, clock=clock, accesses=accesses)
-        app = cls(config, store, chosen, recaller, vectors, clock=clock)
-        app.telemetry = telemetry
+            backend.recall_reads(model, vectors), config.search,
+            RankingSpec.of(config.search, graph.hooks()), embedder,
+            transcripts=sessions.excerpts, guard=guard, clock=clock, accesses=accesses,
+        )
+        app = cls(config, backend, embedder, recaller, vectors, clock=clock, llm=llm,
+                  telemetry=telemetry, batch_key=backend.batch_key())
         app.graph = graph
-        app.memory = MemoryService(
-            config, store, SqliteCore(store), chosen, vectors, app.graph, accesses,
-            app.clock,
-        )
-        app.projection = ProjectionService(
-            SqliteProjection(store), chosen.model if chosen else None,
-            chosen.dimensions if chosen else None, clock,
-        )
-        app.portable, app.injections = SqlitePortable(store), SqliteInjections(store)
+        app.memory = MemoryService(config, backend.core, embedder, vectors, graph, accesses, clock)
+        app.projection = ProjectionService(backend.projection(), model, dims, clock)
+        app.portable, app.injections = backend.portable(), backend.injections()
         app.documents = DocumentService(
-            SqliteDocuments(store, app.memory.write_prepared), config.documents,
+            backend.documents(app.memory.write_prepared), config.documents,
             max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,
             clock=clock,
         )
         app.connectors = FolderConnectors(app.documents)
-        app.llm = chosen_llm  # type: ignore[assignment]
         app.sessions = sessions
-        app.ledger = SearchLedger(config, SqliteLedger(store), clock)
+        app.ledger = SearchLedger(config, backend.ledger(), clock)
         app.ledger.ensure()
-        app.operations = Operations(config, SqliteOps(store), chosen, clock, app.llm, recaller.guard)
+        app.operations = Operations(config, backend.operations(), embedder, clock, llm,
+                                    recaller.guard)
         app.job_queue = JobQueue(app.operations.ops, clock)
-        app.reviews = ReviewQueue(config, app.memory, SqlitePipeline(store),
-                                  chosen.model if chosen else None, clock)
-        if chosen is not None and (changed := app.memory.mark_stale_vectors()):
+        app.reviews = ReviewQueue(config, app.memory, backend.pipeline(), model, clock)
+        if embedder is not None and (changed := app.memory.mark_stale_vectors()):
             app.notes.append(f"{changed} vectors from another model marked stale")
         return app
+
+    @property
+    def store(self) -> Store:
+        """The workspace's SQLite file (backup, file-level benchmarks); NotOnBackend on a
+        store that is not one."""
+        return self.backend.sqlite_store()
 
     # -- memories: the memory service's operations (services/memory.py) -------------------
 
@@ -172,25 +171,25 @@ class SignetApp:
         """Write the accesses recorded so far now (tests, benchmarks, before a report)."""
         return self.memory.accesses.flush()  # the recorder recall and reads share
 
-    def token_authority_store(self) -> Store | CoreStore:
-        """Where API tokens live (daemon/security.py): this workspace's database."""
-        return self.store
+    def token_authority_store(self) -> CoreStore:
+        """Where API tokens and their signing key live (daemon/security.py)."""
+        return self.backend.core
 
     def release_worker_leases(self) -> int:
-        """At shutdown, after the workers stopped: hand every job still leased back to
-        pending with its attempt (a job interrupted by a shutdown did not fail)."""
-        return self.operations.ops.release_leases(stamp(self.clock))
+        """At shutdown, after the workers stopped: hand the jobs this process still leases
+        back to pending with their attempt (a job interrupted by a shutdown did not fail)."""
+        return self.backend.release_leases(self.operations.ops, stamp(self.clock))
 
     def checkpoint(self) -> None:
-        """Fold the WAL back into the database file (at shutdown)."""
-        self.store.checkpoint()
+        """At shutdown: fold the SQLite WAL back into the database file."""
+        self.backend.checkpoint()
 
     def close(self) -> None:
         self.projection.close()  # its threads write to the store: they stop before it closes
         self.memory.accesses.close()  # the accesses still buffered, written before closing
         if self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()
-        self.store.close()
+        self.backend.close()
 
     def __enter__(self) -> SignetApp:
         return self
@@ -234,8 +233,9 @@ class SignetApp:
         """The background workers over this app's store and providers (built once)."""
         if self._workers is None:
             self._workers = build_workers(Parts(
-                self.config, self.store, self.recaller, self.memory, self.sessions,
-                self.connectors, self.embedder, self.llm, self.operations,
+                self.config, self.backend.core, self.backend.pipeline(), self.graph.store,
+                self.recaller, self.memory, self.sessions, self.connectors, self.embedder,
+                self.llm, self.operations,
             ))
         return self._workers
 
@@ -291,9 +291,7 @@ class SignetApp:
     write_identity_file = Delegate("config", write_identity)
 
     def status(self) -> dict[str, Any]:
-        return maintenance.app_status(self.operations, self.recaller.guard)
+        return maintenance.app_status(
+            self.operations, self.recaller.guard, self.backend.name, self.backend.database()
+        )
 
-
-class CoreApp(CoreAppOps, SignetApp):  # type: ignore[misc]  # the ops replace SignetApp's
-    """SignetApp on a shared store (`store.backend: postgres`): the core memory API over the
-    store seam, every other operation refused by name (core_app.py)."""

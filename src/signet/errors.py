@@ -103,8 +103,8 @@ class SchemaTooNew(StoreError):
 
 
 class NotOnBackend(StoreError):
-    """A feature asked of a store backend that does not have it yet (store/backend.py
-    NOT_PORTED): 501 naming it, never a silent partial answer."""
+    """A feature asked of a store backend that does not have it (backup of a PostgreSQL
+    store, say): 501 naming it, never a silent partial answer."""
 
     code = "not_on_backend"
 

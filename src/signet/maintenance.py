@@ -274,14 +274,18 @@ def run_retention(
     return sweep(service.ops, service.config.retention, now or service.clock.now(), dry_run=dry_run)
 
 
-def app_status(service: Operations, guard: ProviderGuard | None) -> dict[str, Any]:
-    """What `signet status` and `/api/status` report: the store, the embedder with the query
-    embedding's circuit breaker (`guard`: "open" means recall runs without the semantic channel
-    until the provider answers again), the pipeline and maintenance in brief."""
+def app_status(
+    service: Operations, guard: ProviderGuard | None, backend: str, database: str
+) -> dict[str, Any]:
+    """What `signet status` and `/api/status` report: the store (`backend`, and `database`:
+    its file or its URL without password), the embedder with the query embedding's circuit
+    breaker (`guard`: "open" means recall runs without the semantic channel until the
+    provider answers again), the pipeline and maintenance in brief."""
     ops, config, embedder = service.ops, service.config, service.embedder
     return {
         "workspace": str(config.workspace),
-        "database": str(config.db_path),
+        "backend": backend,
+        "database": database,
         "memories": ops.count_live(),
         "embedder": (
             {"provider": embedder.name, "model": embedder.model,

@@ -23,8 +23,10 @@ from signet.recall.hybrid import Recaller
 from signet.services.memory import MemoryService
 from signet.services.operations import Operations
 from signet.sessions.service import Sessions
-from signet.store.db import Store
+from signet.store.backend import CoreStore
 from signet.store.document_store import DocumentStore
+from signet.store.graph_store import GraphStore
+from signet.store.pipeline import PipelineStore
 from signet.workers.embed_worker import EmbedWorker
 from signet.workers.extract_worker import ExtractWorker
 from signet.workers.hints_worker import HintsWorker
@@ -33,10 +35,7 @@ from signet.workers.retention_worker import RetentionWorker
 from signet.workers.scheduled import ScheduledWorker
 from signet.workers.summary_worker import PreparedWrites, SummaryWorker, SummaryWrites
 
-__all__ = [
-    "Parts", "build_workers", "document_worker", "operations_workers", "session_workers",
-    "skills_worker",
-]
+__all__ = ["Parts", "build_workers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +43,9 @@ class Parts:
     """What the workers are built from (the root's own objects)."""
 
     config: Config
-    store: Store
+    core: CoreStore
+    pipeline: PipelineStore
+    graph: GraphStore
     recaller: Recaller
     memory: MemoryService
     sessions: Sessions
@@ -55,17 +56,17 @@ class Parts:
 
 
 def build_workers(parts: Parts) -> list[Worker]:
-    config, store, memory, llm = parts.config, parts.store, parts.memory, parts.llm
+    config, memory, llm = parts.config, parts.memory, parts.llm
     cfg = config.pipeline
     model = parts.embedder.model if parts.embedder else None
     return [
         ExtractWorker(
-            store, parts.recaller, memory, cfg, llm,
-            llm_model=llm.model if llm else None, embedder_model=model,
+            parts.pipeline, parts.recaller, memory, cfg, llm,
+            llm_model=llm.model if llm else None, embedder_model=model, graph=parts.graph,
         ),
-        HintsWorker(store, cfg, llm, parts.embedder),
+        HintsWorker(parts.pipeline, cfg, llm, parts.embedder),
         EmbedWorker(
-            store, parts.embedder, frozen=cfg.mutations_frozen,
+            parts.core, parts.embedder, frozen=cfg.mutations_frozen,
             batch_size=config.embedding.batch_size,
         ),
         document_worker(config, parts.connectors.docs, memory),
@@ -73,7 +74,7 @@ def build_workers(parts: Parts) -> list[Worker]:
             parts.connectors, config.documents.connector_sync_interval_ms,
             frozen=cfg.mutations_frozen,
         ),
-        ReaperWorker(store, cfg.lease_timeout_ms),
+        ReaperWorker(parts.core, cfg.lease_timeout_ms),
         skills_worker(memory, config),
         *operations_workers(parts.operations),
         *session_workers(parts.sessions, config, PreparedWrites(memory), llm),
@@ -81,7 +82,7 @@ def build_workers(parts: Parts) -> list[Worker]:
 
 
 def skills_worker(memory: MemoryService, config: Config) -> Worker:
-    """The skills reconciler (signet/skills.py), on either backend (core_app.py runs it too)."""
+    """The skills reconciler (signet/skills.py)."""
     return ScheduledWorker(
         "skills", lambda now: skills.changed(skills.reconcile(memory, now)),
         interval_ms=config.skills.reconcile_interval_ms, enabled=config.skills.enabled,
@@ -89,8 +90,8 @@ def skills_worker(memory: MemoryService, config: Config) -> Worker:
 
 
 def operations_workers(operations: Operations) -> list[Worker]:
-    """The operator's workers on either backend (core_app.py runs them too): the retention
-    sweep (one daemon at a time on a shared store) and the scheduled maintenance run."""
+    """The operator's workers: the retention sweep (one daemon at a time on a shared store)
+    and the scheduled maintenance run."""
     config = operations.config
     cfg = config.pipeline
 
@@ -110,8 +111,8 @@ def operations_workers(operations: Operations) -> list[Worker]:
 def session_workers(
     sessions: Sessions, config: Config, writes: SummaryWrites, llm: LLM | None
 ) -> list[Worker]:
-    """The lineage's workers on either backend (core_app.py runs them too): summaries (the
-    summary memory written by `writes`), the idle-session sweep, MEMORY.md synthesis."""
+    """The lineage's workers: summaries (the summary memory written by `writes`), the
+    idle-session sweep, MEMORY.md synthesis."""
     cfg = config.pipeline
     return [
         SummaryWorker(sessions.store, config.workspace, config.sessions, cfg, writes, llm),
@@ -129,8 +130,7 @@ def session_workers(
 
 
 def document_worker(config: Config, docs: DocumentStore, writer: ChunkWriter) -> DocumentWorker:
-    """The document worker on either backend's DocumentStore (the PostgreSQL app builds it
-    too, core_app.py)."""
+    """The document worker over the backend's DocumentStore."""
     dcfg, cfg = config.documents, config.pipeline
     policy = FetchPolicy(
         enabled=dcfg.url_fetch_enabled, max_bytes=dcfg.fetch_max_bytes,

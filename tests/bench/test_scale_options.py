@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from signet.bench import perf
-from signet.core_app import UNPORTED
 from signet.providers.embedder import make_embedder
 from signet.providers.hash_embedder import HashEmbedder
 
@@ -97,7 +96,7 @@ def test_bench_scale_runs_each_backend_in_turn_and_reports_them_side_by_side(
     assert data["backends"] == ["sqlite", "postgres"]
     assert (sqlite["backend"], postgres["backend"]) == ("sqlite", "postgres")
     assert sqlite["transaction"] == "per batch" and postgres["transaction"] == "per memory"
-    assert postgres["write"] == ("remember" if "remember_many" in UNPORTED else "remember_many")
+    assert postgres["write"] == "remember_many"
     for leg in (sqlite, postgres):
         assert leg["n"] == 200 and leg["recall_full_ms"]["p95"] > 0 and leg["db_mb"] > 0
         assert leg["graph"]["entities"] == 20 and leg["traversal_answered"] > 0
@@ -105,8 +104,7 @@ def test_bench_scale_runs_each_backend_in_turn_and_reports_them_side_by_side(
     assert "ingest_server_cpu_ms_per_memory" in postgres
     assert "recall_hybrid_server_cpu_ms" not in sqlite
     assert postgres["recall_hybrid_server_cpu_ms"]["mean"] >= 0
-    # Timed where the backend has maintenance, else refused by name, never a made-up figure.
-    assert (postgres["maintenance_observe_ms"] is None) == ("run_maintenance" in UNPORTED)
+    assert postgres["maintenance_observe_ms"] is not None
     assert "[postgres] ingested 200/200" in done.stderr
     again = _scale(tmp_path, "--embedder", "hash", "--backend", "postgres", "--store-url", pg_url)
     assert again.returncode != 0 and "needs an empty database; this one holds 200" in again.stderr

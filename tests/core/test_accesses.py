@@ -15,6 +15,7 @@ from signet.app import SignetApp
 from signet.clock import ManualClock
 from signet.config import Config
 from signet.store.accesses import AccessRecorder
+from signet.store.backend import SqliteCore
 from signet.store.connection import DatabaseError, connect
 from signet.store.db import Store
 from signet.types import RecallQuery
@@ -72,7 +73,7 @@ def test_recording_never_waits_for_the_writer(app: SignetApp) -> None:
 def test_a_failed_write_keeps_the_accesses_for_the_next(app: SignetApp) -> None:
     memory_id = app.remember("Billing is written in Go").id
     impatient = Store.open(app.config.db_path, busy_timeout_ms=50)
-    recorder = AccessRecorder(impatient, interval_s=3600)
+    recorder = AccessRecorder(SqliteCore(impatient).add_accesses, interval_s=3600)
     blocker = connect(app.config.db_path)
     try:
         recorder.record([memory_id])
@@ -148,7 +149,7 @@ def test_a_full_buffer_is_written_at_once_and_what_it_dropped_is_logged(
     app: SignetApp, caplog: pytest.LogCaptureFixture
 ) -> None:
     ids = [app.remember(f"Service {n} is owned by team {n}").id for n in range(3)]
-    recorder = AccessRecorder(app.store, interval_s=3600, max_pending=2)
+    recorder = AccessRecorder(app.backend.core.add_accesses, interval_s=3600, max_pending=2)
     try:
         with caplog.at_level("WARNING", logger="signet.store.accesses"):
             recorder.record(ids)  # the third does not fit

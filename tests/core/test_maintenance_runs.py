@@ -11,9 +11,8 @@ import pytest
 
 from signet.app import SignetApp
 from signet.config import AutonomousConfig, Config, StoreConfig
-from signet.core_app import CoreAppOps
 from signet.providers.hash_embedder import HashEmbedder
-from signet.store.backend import CoreStore, SqliteCore
+from signet.store.backend import CoreStore
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -93,7 +92,7 @@ def on_backend(config: Config, backend: str, request: pytest.FixtureRequest) -> 
 
 def job_store(app: SignetApp) -> CoreStore:
     """The app's job queue as the workers use it, on either backend."""
-    return app.core if isinstance(app, CoreAppOps) else SqliteCore(app.store)
+    return app.backend.core
 
 
 def test_a_dead_job_is_requeued_once_and_a_stuck_lease_released(on_backend: Config) -> None:
@@ -127,8 +126,8 @@ def test_a_dead_job_is_requeued_once_and_a_stuck_lease_released(on_backend: Conf
 
 
 def drop_vectors(app: SignetApp) -> None:
-    if isinstance(app, CoreAppOps):
-        with app.core.pool.connection() as conn:  # type: ignore[attr-defined]
+    if app.backend.name == "postgres":
+        with app.backend.core.pool.connection() as conn:  # type: ignore[attr-defined]
             conn.execute("DELETE FROM embeddings")
         return
     with app.store.write_tx() as conn:

@@ -16,7 +16,6 @@ from daemon_process import make_workspace
 from auth_tokens import auth, issue
 from signet.app import SignetApp
 from signet.config import Config, RetentionConfig, StoreConfig
-from signet.core_app import CoreAppOps
 
 FROZEN_YAML = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    autonomous:\n      frozen: true\n"
 
@@ -37,8 +36,8 @@ def run_json(ws: Path, *args: str) -> dict:
 def break_fts(app: SignetApp) -> None:
     """Damage the lexical index: one FTS5 entry deleted (SQLite); the GIN index over the
     tsvector column dropped, as by an operator's mistake (PostgreSQL)."""
-    if isinstance(app, CoreAppOps):
-        with app.core.pool.connection() as pg:  # type: ignore[attr-defined]
+    if app.backend.name == "postgres":
+        with app.backend.core.pool.connection() as pg:  # type: ignore[attr-defined]
             pg.execute("DROP INDEX memories_lexical")
         return
     with app.store.write_tx() as conn:

@@ -18,10 +18,9 @@ from fastapi.routing import APIRoute
 from auth_tokens import auth, issue
 from signet.app import SignetApp
 from signet.config import PipelineConfig, PipelineTelemetryConfig
-from signet.core_app import CoreAppOps
 from signet.daemon.auth import PERMISSION_ATTR
 from signet.daemon.background import BackgroundWorkers
-from signet.store.backend import CoreStore, SqliteCore
+from signet.store.backend import CoreStore
 from signet.types import utc_now
 
 REMEMBER = "/api/memory/remember"
@@ -44,7 +43,7 @@ def ok(reply: httpx.Response) -> dict:
 
 def jobs_of(app: SignetApp) -> CoreStore:
     """The app's job queue as the workers use it, on either backend."""
-    return app.core if isinstance(app, CoreAppOps) else SqliteCore(app.store)
+    return app.backend.core
 
 
 def extract_job(app: SignetApp, memory_id: str) -> CoreStore:

@@ -1,5 +1,4 @@
-"""The daemon on PostgreSQL (`store.backend: postgres`, core_app.py): every app operation is
-written for the shared store, what it does not hold refuses by name, and nothing answers from a
+"""The daemon on PostgreSQL (`store.backend: postgres`): every route answers, nothing from a
 table that is not there.
 
 The memory routes and auth run on both backends in test_routes.py and test_auth.py (the
@@ -19,12 +18,7 @@ from fastapi.routing import APIRoute
 
 from auth_tokens import issue, mcp_http
 from mcp import Client
-from signet.app import SignetApp
 from signet.config import StoreConfig
-from signet.core_app import SHARED, UNPORTED, UNPORTED_PARTS, CoreAppOps, Unported
-from signet.errors import NotOnBackend
-from signet.services.delegate import Delegate
-from signet.store.backend import NOT_PORTED
 
 
 def run_mcp(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -33,37 +27,6 @@ def run_mcp(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> li
             return [await client.call_tool(tool, arguments) for tool, arguments in calls]
 
     return anyio.run(main)
-
-
-def test_every_app_operation_is_written_for_the_shared_store_or_refused_by_name() -> None:
-    """A new SignetApp operation must be ported (written in CoreAppOps, or SHARED: SignetApp's
-    own, over the one memory service) or listed in UNPORTED: else it would run SQLite code on a
-    postgres daemon."""
-    public = {n for n in dir(SignetApp) if not n.startswith("_") and callable(getattr(SignetApp, n))}
-    own = {n for n in vars(CoreAppOps) if not n.startswith("_")}
-    assert own & set(SHARED) == set() and set(SHARED) <= public
-    assert set(SHARED) & set(UNPORTED) == set()
-    written = (own | set(SHARED)) - set(UNPORTED)
-    # A Delegate over a service CoreApp builds too (not an `Unported` stand-in) is the same
-    # service on the shared store: written once, for both (the memory service among them).
-    written |= {n for n, v in vars(SignetApp).items()
-                if isinstance(v, Delegate) and v.service not in UNPORTED_PARTS}
-    config_only = {"open", "secret_store", "effective_config", "identity_file",
-                   "write_identity_file", "token_authority_store", "release_worker_leases",
-                   "checkpoint"}
-    assert public - written - set(UNPORTED) - config_only == set()
-    assert set(UNPORTED) <= public
-    assert set(UNPORTED.values()) - {"batch remember", "pipeline writes"} <= set(NOT_PORTED)
-
-
-def test_a_stand_in_refuses_any_use_by_the_name_of_its_feature() -> None:
-    """What the postgres app does not hold (the SQLite store, the hybrid Recaller) is an
-    `Unported` stand-in: any use is a 501 naming it, never SQLite code on a postgres daemon."""
-    store = Unported("the SQLite store", "postgres")
-    assert not store
-    with pytest.raises(NotOnBackend, match="the SQLite store") as refused:
-        store.reader()
-    assert refused.value.code == "not_on_backend"
 
 
 def test_no_route_answers_500_on_postgres(serve: Any, pg_url: str) -> None:
@@ -91,13 +54,11 @@ def test_no_route_answers_500_on_postgres(serve: Any, pg_url: str) -> None:
     assert statuses[("GET", "/api/skills")] == 200
 
 
-def test_status_names_the_backend_and_what_it_lacks(serve: Any, pg_url: str) -> None:
+def test_status_names_the_backend(serve: Any, pg_url: str) -> None:
     s = serve(store=StoreConfig(backend="postgres", url=pg_url))
     s.client.post("/api/memory/remember", json={"content": "one"})
     body = s.client.get("/api/status").json()
     assert body["backend"] == "postgres" and body["memories"] == 1
-    assert body["not_on_backend"] == sorted(set(UNPORTED.values()))
-    assert "knowledge graph" not in body["not_on_backend"]
     assert body["embeddings"]["embedded"] == 1 and body["maintenance"]["last_run"] is None
     s.client.post("/api/repair/run")
     assert s.client.get("/api/status").json()["maintenance"]["last_run"]["mode"] == "observe"

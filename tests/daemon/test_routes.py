@@ -515,7 +515,7 @@ def test_a_database_closed_under_the_daemon_is_503_not_500(serve) -> None:
     s = serve()
     target = remember(s.client, "written before the store went away")["id"]
     # The store itself goes away: the SQLite file's connections, or the PostgreSQL pool.
-    (s.app.store if s.cfg.store.backend == "sqlite" else s.app.core).close()
+    s.app.backend.close()
     assert_error(s.client.post(REMEMBER, json={"content": "after"}), 503, "store_error")
     assert_error(s.client.get(f"/api/memory/{target}"), 503, "store_error")
 

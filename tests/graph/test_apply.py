@@ -29,7 +29,7 @@ def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
 def rows(app: SignetApp, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """One statement on the app's store, behind its back (`?` marks on either backend)."""
     if app.config.store.backend == "postgres":
-        with app.core.pool.connection() as conn:  # type: ignore[attr-defined]
+        with app.backend.core.pool.connection() as conn:  # type: ignore[attr-defined]
             return [tuple(r) for r in conn.execute(sql.replace("?", "%s"), params).fetchall()]
     return [tuple(r) for r in app.store.reader().execute(sql, params).fetchall()]
 

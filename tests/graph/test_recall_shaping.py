@@ -139,7 +139,7 @@ def test_a_broken_graph_never_breaks_recall(
         tables = ("entity_attributes", "entity_aspects", "entity_dependencies",
                   "entity_pinning", "entity_aliases", "memory_entity_mentions")
         if backend == "postgres":
-            with app.core.pool.connection() as pg:  # type: ignore[attr-defined]
+            with app.backend.core.pool.connection() as pg:  # type: ignore[attr-defined]
                 pg.execute(f"DROP TABLE {', '.join(tables)}")
         else:
             with app.store.write_tx() as conn:

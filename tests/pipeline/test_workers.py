@@ -135,7 +135,7 @@ def test_vocabulary_hints_are_nearby_words_not_in_the_content(tmp_path: Path) ->
     with open_app(pipeline_config(tmp_path / "ws"), llm=None) as app:
         assert app.embedder is not None
         worker = HintsWorker(
-            app.store, app.config.pipeline, None, app.embedder,
+            app.backend.pipeline(), app.config.pipeline, None, app.embedder,
             vocabulary=VocabularyHints(app.embedder),
         )
         memory_id = app.remember("The user keeps a loyalty card for the grocery store").id

@@ -26,7 +26,7 @@ from worker_support import Script, http_llm, job_rows, open_app, pipeline_config
 from fakes.llm_server import FakeLLMServer, Reply
 from signet.app import SignetApp
 from signet.providers.llm import make_llm
-from signet.store.backend import open_core
+from signet.store.choose import open_backend
 from signet.types import MemoryFilters, format_ts
 from signet.workers.loop import ReaperWorker, Worker
 
@@ -184,8 +184,9 @@ KILLER = textwrap.dedent(
                 os.kill(os.getpid(), signal.SIGKILL)
             return result
 
-    worker = ExtractWorker(app.store, app.recaller, KillAfterFirstWrite(), config.pipeline, llm,
-                           embedder_model=app.embedder.model)
+    worker = ExtractWorker(app.backend.pipeline(), app.recaller, KillAfterFirstWrite(),
+                           config.pipeline, llm, embedder_model=app.embedder.model,
+                           graph=app.graph.store)
     print("ticking", flush=True)
     worker.tick(datetime.now(UTC))
     print("survived", flush=True)
@@ -223,7 +224,7 @@ def test_a_killed_worker_leaves_nothing_half_written(tmp_path: Path, kill_at: st
             assert app.list().total == 1 and proposals(app, source) == []
             assert rows(conn, "SELECT status, attempts FROM memory_jobs") == [("leased", 1)]
             later = datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 5000)
-            assert ReaperWorker(app.store, config.pipeline.lease_timeout_ms).tick(later)
+            assert ReaperWorker(app.backend.core, config.pipeline.lease_timeout_ms).tick(later)
             app.run_pipeline_until_idle()
             derived = sorted(m.content for m in app.list(MemoryFilters(source_id=source)).items)
             assert derived == sorted(f["content"] for f in FACTS)
@@ -249,7 +250,8 @@ def test_a_worker_whose_lease_was_taken_back_writes_nothing(
                 datetime.now(UTC) + timedelta(milliseconds=config.pipeline.lease_timeout_ms + 5000)
             )
             # Another process's connection, in effect.
-            other = open_core(config.store, sqlite_path=config.db_path, key_path=tmp_path / "k")
+            other = open_backend(config.store, sqlite_path=config.db_path,
+                                 key_path=tmp_path / "k").core
             try:
                 other.reap_stale_leases(later, config.pipeline.lease_timeout_ms)
                 job = other.lease(later, job_types=["extract"])

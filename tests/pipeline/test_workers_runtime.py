@@ -32,7 +32,7 @@ from signet.providers.llm import LLM, Completion
 from signet.store import embeddings as emb_sql
 from signet.store import graph as graph_sql
 from signet.store.db import Store
-from signet.store.pipeline import PipelineStore, pipeline_for
+from signet.store.pipeline import PipelineStore
 from signet.types import RecallQuery
 
 
@@ -95,7 +95,7 @@ def test_no_llm_or_embedding_call_happens_inside_a_write_transaction(
         embedder = GuardedEmbedder(HashEmbedder(64), guard)
         with open_app(config, llm, embedder=embedder) as app:  # type: ignore[arg-type]
             # The pipeline's write transaction on either backend (store/pipeline.py).
-            guard.store = app.store if backend == "sqlite" else pipeline_for(app.core)
+            guard.store = app.store if backend == "sqlite" else app.backend.pipeline()
             target["id"] = app.remember("The weekly team meeting happens on Tuesday mornings").id
             app.run_pipeline_until_idle()
             source = app.remember("Upgrade: meeting moved, new coffee machine").id

@@ -18,7 +18,8 @@ import pytest
 from signet.config import StoreConfig
 from signet.errors import Conflict, InvalidInput, NotFound
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore, open_core
+from signet.store.backend import CoreStore
+from signet.store.choose import open_backend
 from signet.store.idempotency import KeySpace, replayed_result
 from signet.store.tokens import TokenRow
 from signet.types import Actor, MemoryFilters, MemoryScope, NewMemory
@@ -39,8 +40,8 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[
     opened: list[CoreStore] = []
 
     def open_one() -> CoreStore:
-        core = open_core(config, sqlite_path=tmp_path / "memories.db",
-                         key_path=tmp_path / ".secrets" / "auth.key")
+        core = open_backend(config, sqlite_path=tmp_path / "memories.db",
+                            key_path=tmp_path / ".secrets" / "auth.key").core
         opened.append(core)
         return core
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from signet.app import CoreApp, SignetApp
+from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
-from signet.store.backend import CoreStore, SqliteCore
+from signet.store.backend import CoreStore
 from signet.store.document_store import DocumentStore
 from signet.store.documents import NewDocument
 from signet.store.jobs import LostLease
@@ -54,7 +54,7 @@ def docs_of(app: SignetApp) -> DocumentStore:
 
 def core_of(app: SignetApp) -> CoreStore:
     """The app's store seam (jobs): the PostgreSQL app's own, the SQLite store's wrapped."""
-    return app.core if isinstance(app, CoreApp) else SqliteCore(app.store)
+    return app.backend.core
 
 
 def text(key: str, *, digest: str | None = "d1", project: str | None = "p",
@@ -213,8 +213,8 @@ def test_connectors_keep_to_their_scope_and_count_their_documents(app: SignetApp
 
 def ingest_jobs(app: SignetApp) -> tuple[int, int]:
     """(document_ingest jobs completed, those leased more than once)."""
-    if isinstance(app, CoreApp):
-        summary = app.core.job_summary("document_ingest")  # type: ignore[attr-defined]
+    if app.backend.name == "postgres":
+        summary = app.backend.core.job_summary("document_ingest")  # type: ignore[attr-defined]
         return summary.get("completed", 0), summary["leased_more_than_once"]
     jobs = app.jobs(job_type="document_ingest", limit=1000)
     return sum(j.status == "completed" for j in jobs), sum(j.attempts > 1 for j in jobs)

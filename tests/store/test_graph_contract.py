@@ -18,7 +18,8 @@ import pytest
 from signet.config import StoreConfig
 from signet.errors import InvalidInput, NotFound
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore, open_core
+from signet.store.backend import CoreStore
+from signet.store.choose import open_backend
 from signet.types import Actor, MemoryFilters, NewMemory
 
 T0 = "2026-11-29T12:00:00.000Z"
@@ -33,8 +34,8 @@ def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
         config = StoreConfig()
     else:
         config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_core(config, sqlite_path=tmp_path / "memories.db",
-                       key_path=tmp_path / ".secrets" / "auth.key")
+    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
+                          key_path=tmp_path / ".secrets" / "auth.key").core
     yield opened
     opened.close()
 
@@ -224,8 +225,8 @@ def test_two_handles_writing_the_same_attribute_at_once_make_one_row(
         write(core, None)
         write(core, None)
     else:
-        other = open_core(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
-                          sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused")
+        other = open_backend(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
+                             sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused").core
         barrier = threading.Barrier(2, timeout=10)
         threads = [threading.Thread(target=write, args=(s, barrier)) for s in (core, other)]
         for thread in threads:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from signet.config import StoreConfig
-from signet.store.backend import open_core
+from signet.store.choose import open_backend
 from signet.store.db import Store
 from signet.store.search_telemetry import LedgerStore, SqliteLedger
 
@@ -25,14 +25,12 @@ def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerSto
         yield rows
         store.close()
         return
-    from signet.store.postgres.search_telemetry import PgLedger
-
-    core = open_core(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
-                     sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused.key")
-    rows = PgLedger(core)  # type: ignore[arg-type]
+    backend = open_backend(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
+                           sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused.key")
+    rows = backend.ledger()
     rows.ensure()
     yield rows
-    core.close()
+    backend.close()
 
 
 def entry(query: str, *, agent: str = "a", project: str | None = "p", hits: int = 1) -> dict:

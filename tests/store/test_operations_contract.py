@@ -18,15 +18,17 @@ import pytest
 from signet.config import StoreConfig
 from signet.errors import InvalidInput, NotFound
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore, open_core
-from signet.store.operations import OpsStore, ops_for
-from signet.store.pipeline import pipeline_for
+from signet.store.backend import Backend, CoreStore
+from signet.store.choose import open_backend
+from signet.store.operations import OpsStore
+from signet.store.pipeline import PipelineStore
 from signet.types import Actor, NewMemory
 
 T0 = "2026-01-01T00:00:00.000Z"
 T1 = "2026-01-01T00:00:01.000Z"
 T9 = "2026-06-01T00:00:00.000Z"
 MODEL = "unit-model"
+PIPELINES: dict[int, PipelineStore] = {}  # each opened core's pipeline seam
 ACTOR = Actor(name="tester", type="operator")
 
 Pair = tuple[CoreStore, OpsStore]
@@ -38,17 +40,18 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[
         config = StoreConfig()
     else:
         config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened: list[CoreStore] = []
+    opened: list[Backend] = []
 
     def open_one() -> Pair:
-        core = open_core(config, sqlite_path=tmp_path / "memories.db",
-                         key_path=tmp_path / ".secrets" / "auth.key")
-        opened.append(core)
-        return core, ops_for(core)
+        backend = open_backend(config, sqlite_path=tmp_path / "memories.db",
+                               key_path=tmp_path / ".secrets" / "auth.key")
+        opened.append(backend)
+        PIPELINES[id(backend.core)] = backend.pipeline()
+        return backend.core, backend.operations()
 
     yield open_one
-    for core in opened:
-        core.close()
+    for backend in opened:
+        backend.close()
 
 
 @pytest.fixture
@@ -80,7 +83,7 @@ def archive(core: CoreStore, memory_id: str, now: str) -> None:
     """A cold-tier snapshot, as the pipeline takes one before changing a memory."""
     memory = core.get_memory(memory_id)
     assert memory is not None
-    with pipeline_for(core).write() as tx:
+    with PIPELINES[id(core)].write() as tx:
         tx.archive_cold(memory, reason="superseded", archived_by="t", now=now)
 
 

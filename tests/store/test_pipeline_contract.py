@@ -17,8 +17,9 @@ import pytest
 
 from signet.config import StoreConfig
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore, open_core
-from signet.store.pipeline import PipelineStore, pipeline_for
+from signet.store.backend import Backend, CoreStore
+from signet.store.choose import open_backend
+from signet.store.pipeline import PipelineStore
 from signet.types import Actor, MemoryFilters, NewMemory
 
 T0 = "2026-11-29T12:00:00.000Z"
@@ -27,20 +28,25 @@ ACTOR = Actor(name="tester", type="operator")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
         config = StoreConfig()
     else:
         config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_core(config, sqlite_path=tmp_path / "memories.db",
-                       key_path=tmp_path / ".secrets" / "auth.key")
+    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
+                          key_path=tmp_path / ".secrets" / "auth.key")
     yield opened
     opened.close()
 
 
 @pytest.fixture
-def seam(core: CoreStore) -> PipelineStore:
-    return pipeline_for(core)
+def core(backend: Backend) -> CoreStore:
+    return backend.core
+
+
+@pytest.fixture
+def seam(backend: Backend) -> PipelineStore:
+    return backend.pipeline()
 
 
 def remember(core: CoreStore, content: str, *, jobs: tuple[str, ...] = (), **fields: object) -> str:

@@ -15,7 +15,8 @@ import pytest
 
 from signet.config import StoreConfig
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore, open_core
+from signet.store.backend import CoreStore
+from signet.store.choose import open_backend
 from signet.store.recall_reads import RecallReader
 from signet.types import Actor, MemoryFilters, NewMemory
 
@@ -29,8 +30,8 @@ def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
     config = StoreConfig()
     if request.param == "postgres":
         config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_core(config, sqlite_path=tmp_path / "memories.db",
-                       key_path=tmp_path / ".secrets" / "auth.key")
+    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
+                          key_path=tmp_path / ".secrets" / "auth.key").core
     yield opened
     opened.close()
 

@@ -18,8 +18,9 @@ from signet.config import StoreConfig
 from signet.errors import Conflict
 from signet.normalize import normalize_content
 from signet.store.artifacts import ArtifactRow
-from signet.store.backend import CoreStore, open_core
-from signet.store.session_store import SessionStore, sessions_on
+from signet.store.backend import CoreStore
+from signet.store.choose import open_backend
+from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow, session_key
 from signet.types import Actor, MemoryScope, NewMemory
 
@@ -42,10 +43,10 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[
             if folder != "a":  # another database on the same server
                 url = request.getfixturevalue("pg_url_factory")()
             config = StoreConfig(backend="postgres", url=url)
-        core = open_core(config, sqlite_path=tmp_path / folder / "memories.db",
-                         key_path=tmp_path / folder / ".secrets" / "auth.key")
-        opened.append(core)
-        return core, sessions_on(core)
+        backend = open_backend(config, sqlite_path=tmp_path / folder / "memories.db",
+                               key_path=tmp_path / folder / ".secrets" / "auth.key")
+        opened.append(backend.core)
+        return backend.core, backend.sessions()
 
     yield open_one
     for core in opened:

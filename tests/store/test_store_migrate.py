@@ -16,10 +16,9 @@ from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
 from signet.services.store_copy import migrate_to_postgres
-from signet.store.backend import open_core
+from signet.store.choose import open_backend
 from signet.store.db import Store
-from signet.store.pipeline import SqlitePipeline, pipeline_for
-from signet.store.session_store import sessions_on
+from signet.store.pipeline import SqlitePipeline
 from signet.store.signing_key import file_key, workspace_key_path
 from signet.types import MemoryFilters, RecallQuery
 
@@ -62,8 +61,9 @@ def test_copy_verifies_and_the_copy_serves_the_same_memories(
     assert "session_transcripts" not in report["left_behind"]
     assert "store migrate: memories 3/8" in done.stderr  # progress per batch
 
-    core = open_core(StoreConfig(backend="postgres", url=pg_url), sqlite_path=Path("unused"),
-                     key_path=Path("unused"))
+    backend = open_backend(StoreConfig(backend="postgres", url=pg_url), sqlite_path=Path("unused"),
+                           key_path=Path("unused"))
+    core = backend.core
     try:
         assert core.signing_key() == workspace_key_path(workspace.workspace).read_bytes()
         hits = core.lexical_search("cache shard", MemoryFilters(project="core"), 10)
@@ -74,7 +74,7 @@ def test_copy_verifies_and_the_copy_serves_the_same_memories(
         best = core.vector_search(query, model=HashEmbedder(64).model, filters=MemoryFilters(),
                                   limit=1)
         assert best[0][0] == memory.id and best[0][1] == pytest.approx(1.0, abs=1e-5)
-        found = sessions_on(core).search("deploy window", agent_id=None, project="core", limit=3)
+        found = backend.sessions().search("deploy window", agent_id=None, project="core", limit=3)
         assert [row.session_id for row, _score, _snip in found] == ["s1"]
     finally:
         core.close()
@@ -231,10 +231,11 @@ def test_the_cold_tier_and_the_review_queue_go_over_and_back(
     assert report.counts["memories_cold"] == (3, 3) and report.counts["memory_review_queue"] == (1, 1)
     assert "memories_cold" not in report.left_behind
 
-    core = open_core(StoreConfig(backend="postgres", url=pg_url), sqlite_path=Path("unused"),
-                     key_path=Path("unused"))
+    backend = open_backend(StoreConfig(backend="postgres", url=pg_url), sqlite_path=Path("unused"),
+                           key_path=Path("unused"))
+    core = backend.core
     try:
-        seam_pg = pipeline_for(core)
+        seam_pg = backend.pipeline()
         assert [i.id for i in seam_pg.review_items("pending", limit=10)] == [review]
         with seam_pg.write() as tx:  # the identity continues after the copied ids
             assert tx.archive_cold(first, reason="again", archived_by="pipeline",

@@ -1,5 +1,5 @@
 """A daemon on a shared PostgreSQL store hands back its own leased jobs when it stops while a
-tick still runs (CoreApp.release_worker_leases), and no other daemon's.
+tick still runs (SignetApp.release_worker_leases), and no other daemon's.
 
 Two real apps on one real database; the embedder is the hash embedder held at its `embed` call
 (a provider that hangs), so the tick is cut off by the stop with its jobs leased.
@@ -46,7 +46,7 @@ def test_a_stopping_daemon_releases_only_its_own_leases(tmp_path: Path, pg_url: 
         workers.start()
         assert hanging.entered.wait(30)  # its tick holds the job, inside the provider call
         second = other.remember("a memory another daemon is embedding").id
-        theirs = other.core.lease(utc_now(), job_types=["embed"])
+        theirs = other.backend.core.lease(utc_now(), job_types=["embed"])
         assert theirs is not None and theirs.memory_id == second
         released = workers.stop(timeout_s=0.2)
         assert released == 1

@@ -15,6 +15,7 @@ import pytest
 
 from signet.clock import ManualClock
 from signet.store import jobs
+from signet.store.backend import SqliteCore
 from signet.store.db import Store
 from signet.types import format_ts
 from signet.workers.loop import Backoff, ReaperWorker, WorkerLoop
@@ -201,7 +202,7 @@ def test_the_reaper_returns_stale_leases_once_per_interval(store: Store) -> None
     with store.write_tx() as conn:
         job_id = jobs.enqueue(conn, "extract", memory_id="m1", now=format_ts(T0))
         assert jobs.lease(conn, format_ts(T0)) is not None
-    loop = WorkerLoop([ReaperWorker(store, lease_timeout_ms=300_000, interval_s=60)])
+    loop = WorkerLoop([ReaperWorker(SqliteCore(store), lease_timeout_ms=300_000, interval_s=60)])
 
     assert loop.run_once(T0) is False  # the lease is fresh
     assert jobs.get(store.reader(), job_id).status == "leased"  # type: ignore[union-attr]
@@ -212,7 +213,7 @@ def test_the_reaper_returns_stale_leases_once_per_interval(store: Store) -> None
 
 
 def test_the_reaper_waits_for_its_interval(store: Store) -> None:
-    reaper = ReaperWorker(store, lease_timeout_ms=1000, interval_s=60)
+    reaper = ReaperWorker(SqliteCore(store), lease_timeout_ms=1000, interval_s=60)
     assert reaper.tick(T0) is False
     with store.write_tx() as conn:
         job_id = jobs.enqueue(conn, "embed", memory_id="m1", now=format_ts(T0))

@@ -35,12 +35,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from signet.app import CoreApp, SignetApp
+from signet.app import SignetApp
 from signet.bench import graph_corpus
 from signet.bench.metrics import percentile
 from signet.bench.server_cpu import postgres_cpu
 from signet.config import Config, StoreConfig
-from signet.core_app import UNPORTED
 from signet.providers.embedder import Embedder, make_embedder
 from signet.types import Actor, MemoryFilters, RecallQuery, RecallResponse
 
@@ -327,9 +326,8 @@ def _build(
 def _writer(app: SignetApp, batch_tx: bool) -> Callable[[Sequence[str]], list[str]]:
     """How a batch of texts is remembered: through `remember_many` (a transaction per memory),
     or prepared (validated, normalised, embedded: no transaction open) and then written in one
-    SQLite transaction (`batch_tx`). On a backend without batch remember (core_app.py
-    UNPORTED) each text goes through `remember`, a transaction per memory, and `batch_tx` has
-    no transaction to widen; the function's name is recorded with the figures."""
+    SQLite transaction (`batch_tx`; PostgreSQL has no writer transaction to widen). The
+    function's name is recorded with the figures."""
 
     def write_prepared(texts: Sequence[str]) -> list[str]:
         prepared = app.memory.prepare_memories([{"content": t} for t in texts], actor=Actor())
@@ -339,17 +337,9 @@ def _writer(app: SignetApp, batch_tx: bool) -> Callable[[Sequence[str]], list[st
     def remember_many(texts: Sequence[str]) -> list[str]:
         return [r.id for r in app.remember_many([{"content": t} for t in texts])]
 
-    def remember(texts: Sequence[str]) -> list[str]:
-        return [app.remember(t).id for t in texts]
-
-    if app.config.store.backend == "sqlite":
-        return write_prepared if batch_tx else remember_many
-    return remember_many if "remember_many" not in _unported(app) else remember
-
-
-def _unported(app: SignetApp) -> dict[str, str]:
-    """The operations the app refuses on its backend (core_app.py UNPORTED), none on SQLite."""
-    return dict(UNPORTED) if app.config.store.backend != "sqlite" else {}
+    if app.config.store.backend == "sqlite" and batch_tx:
+        return write_prepared
+    return remember_many
 
 
 def _check_empty(app: SignetApp) -> None:
@@ -370,8 +360,7 @@ def _db_mb(app: SignetApp) -> float:
     if app.config.store.backend == "sqlite":
         app.checkpoint()
         return round(app.config.db_path.stat().st_size / 2**20, 1)
-    assert isinstance(app, CoreApp)
-    return round(app.core.size_bytes() / 2**20, 1)
+    return round(app.backend.core.size_bytes() / 2**20, 1)
 
 
 class _Meter:
@@ -499,12 +488,7 @@ def _time_modes(
 
 def _time_maintenance(app: SignetApp) -> dict[str, Any]:
     """One maintenance run in observe mode (every health check, read only) on the full store:
-    what the scheduled worker costs a live daemon each `autonomous.intervalMs`; on a backend
-    without maintenance, the refusal's reason instead."""
-    if "run_maintenance" in _unported(app):
-        return {"maintenance_observe_ms": None,
-                "maintenance_problems": [f"not on {app.config.store.backend}: "
-                                         + _unported(app)["run_maintenance"]]}
+    what the scheduled worker costs a live daemon each `autonomous.intervalMs`."""
     mark = time.perf_counter()
     report = app.run_maintenance(execute=False, trigger="bench")
     return {"maintenance_observe_ms": round((time.perf_counter() - mark) * 1000, 1),

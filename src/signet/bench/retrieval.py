@@ -35,8 +35,8 @@ from signet.errors import InvalidInput, NotOnBackend
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
 from signet.providers.embedding_cache import CachedEmbedder
-from signet.services.core_store import scratch_store_url
 from signet.services.providers import configured_embedder
+from signet.services.store_backend import scratch_store_url
 from signet.types import RecallQuery, RecallResponse
 from signet.workers.hints_worker import HintsWorker
 from signet.workers.loop import WorkerLoop
@@ -232,7 +232,7 @@ def _run_hints(app: SignetApp) -> None:
         app.run_pipeline_until_idle(only=("hints",))
         return
     worker = HintsWorker(
-        app.store, app.config.pipeline, None, app.embedder,
+        app.backend.pipeline(), app.config.pipeline, None, app.embedder,
         vocabulary=VocabularyHints(app.embedder),
     )
     WorkerLoop([worker]).run_until_idle()

@@ -30,7 +30,7 @@ from signet.config import Config, StoreConfig
 from signet.errors import InvalidInput
 from signet.normalize import normalize_content
 from signet.providers.embedder import make_embedder
-from signet.services.core_store import CoreStore, open_core_store
+from signet.services.store_backend import CoreStore, open_workspace_backend
 from signet.types import Actor, MemoryFilters, NewMemory, utc_now
 
 BACKENDS = ("sqlite", "postgres")
@@ -61,12 +61,12 @@ def run_store_bench(
         with tempfile.TemporaryDirectory(prefix="signet-bench-store-") as tmp:
             config = Config.default(Path(tmp))
             config = dataclasses.replace(config, store=StoreConfig(backend=kind, url=url))
-            core = open_core_store(config)
+            opened = open_workspace_backend(config)
             try:
-                leg, tops[backend] = _leg(core, corpus, vectors, asked, query_vectors,
+                leg, tops[backend] = _leg(opened.core, corpus, vectors, asked, query_vectors,
                                           embedder.model, say)
             finally:
-                core.close()
+                opened.close()
         result[backend] = leg
     if len(tops) == 2:
         a, b = (tops[k] for k in backends)

@@ -22,9 +22,7 @@ from signet.cli import output
 from signet.cli.client import daemon_url
 from signet.cli.state import CliState, json_option
 from signet.daemon.tokens import PERMISSIONS, ROLES, TokenAuthority
-from signet.store.backend import open_core
-from signet.store.db import Store
-from signet.store.signing_key import workspace_key_path
+from signet.services.store_backend import open_workspace_backend
 from signet.store.tokens import TokenRow
 from signet.types import utc_now
 
@@ -38,23 +36,14 @@ def token() -> None:
 
 @contextmanager
 def open_authority(state: CliState) -> Iterator[TokenAuthority]:
-    """The workspace's token authority: its SQLite store and key file, or, with a shared store
-    (`store.backend: postgres`), the database's tokens and signing key, which every daemon on
-    that database accepts."""
+    """The workspace's token authority over its store's tokens and signing key (on a shared
+    store, `store.backend: postgres`, the database's, which every daemon on it accepts)."""
     cfg = state.config()
-    if cfg.store.backend != "sqlite":
-        core = open_core(cfg.store, sqlite_path=cfg.db_path,
-                         key_path=workspace_key_path(cfg.workspace))
-        try:
-            yield TokenAuthority.for_core(core)
-        finally:
-            core.close()
-        return
-    store = Store.open(cfg.db_path)
+    backend = open_workspace_backend(cfg)
     try:
-        yield TokenAuthority.for_workspace(cfg, store)
+        yield TokenAuthority.for_core(backend.core)
     finally:
-        store.close()
+        backend.close()
 
 
 @token.command()

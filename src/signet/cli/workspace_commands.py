@@ -54,7 +54,7 @@ def initialise(state: CliState, path: Path | None = None) -> dict[str, Any]:
     token_existed = cfg.token_path.exists()
     with SignetApp.open(cfg, embedder=None) as app:
         wrote_token = ensure_install_token(
-            cfg, TokenAuthority.for_store(cfg, app.token_authority_store(), app.clock)
+            cfg, TokenAuthority.for_core(app.token_authority_store(), app.clock)
         )
     created = [str(p) for p in report.created]
     kept = [str(p) for p in report.kept]

@@ -28,7 +28,7 @@ __all__ = ["install", "prepare"]
 
 def install(api: FastAPI, app: SignetApp) -> TokenAuthority:
     config = app.config
-    authority = TokenAuthority.for_store(config, app.token_authority_store(), app.clock)
+    authority = TokenAuthority.for_core(app.token_authority_store(), app.clock)
     api.state.tokens = authority
     api.state.rate_limiter = RateLimiter(config.auth.rate_limit_per_minute)
     api.include_router(routes_auth.router)

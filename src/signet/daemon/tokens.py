@@ -105,10 +105,8 @@ class TokenAuthority:
     its key file; `for_core` takes any CoreStore, whose signing key is then shared by every
     process that opens it (PostgreSQL: every daemon on the database)."""
 
-    def __init__(
-        self, store: Store | CoreStore, secret: bytes, clock: Clock | None = None
-    ) -> None:
-        self.rows: CoreStore = SqliteCore(store) if isinstance(store, Store) else store
+    def __init__(self, rows: CoreStore, secret: bytes, clock: Clock | None = None) -> None:
+        self.rows = rows
         self._secret = secret
         self.clock = clock or SystemClock()  # issue times, expiry, last use
 
@@ -116,21 +114,14 @@ class TokenAuthority:
     def for_workspace(
         cls, config: Config, store: Store, clock: Clock | None = None
     ) -> TokenAuthority:
-        return cls(store, load_secret(config.workspace), clock)
+        """On a workspace's SQLite file, signed with its key file."""
+        return cls(SqliteCore(store), load_secret(config.workspace), clock)
 
     @classmethod
     def for_core(cls, core: CoreStore, clock: Clock | None = None) -> TokenAuthority:
+        """On any store, signed with its key (on PostgreSQL the one in the database, which
+        every daemon on it signs and verifies with)."""
         return cls(core, core.signing_key(), clock)
-
-    @classmethod
-    def for_store(
-        cls, config: Config, store: Store | CoreStore, clock: Clock | None = None
-    ) -> TokenAuthority:
-        """On the workspace's SQLite store, signed with its key file; on a shared store, with
-        the key in the database (every daemon on it signs and verifies with the same one)."""
-        if isinstance(store, Store):
-            return cls.for_workspace(config, store, clock)
-        return cls.for_core(store, clock)
 
     # -- issue ------------------------------------------------------------------------------
 

@@ -9,8 +9,7 @@ and `on_feedback` (desire paths, graph/desire.py), which the app calls inside th
 write transaction.
 
 It runs over the graph store protocol (store/graph_store.py): `SqliteGraph` on the workspace's
-SQLite store, store/postgres/graph.py `PgGraph` on a shared PostgreSQL store (core_app.py
-builds the same KnowledgeGraph there).
+SQLite store, store/postgres/graph.py `PgGraph` on a shared PostgreSQL store.
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ from signet.graph.channels import GraphBoostChannel, TraversalChannel
 from signet.graph.hubs import HubIndex
 from signet.graph.shaping import reserve_flat
 from signet.recall.spec import BOOST_WEIGHT, GraphHooks
-from signet.store.db import Store
 from signet.store.graph import canonical
-from signet.store.graph_store import GraphOps, GraphStore, SqliteGraph
+from signet.store.graph_store import GraphOps, GraphStore
 from signet.types import Actor, MemoryFilters, RecallHit
 
 __all__ = ["KnowledgeGraph"]
@@ -52,12 +50,9 @@ class KnowledgeGraph:
 
     @classmethod
     def build(
-        cls, store: GraphStore | Store, config: PipelineConfig, embedder_model: str | None,
-        clock: Clock,
+        cls, store: GraphStore, config: PipelineConfig, embedder_model: str | None, clock: Clock,
     ) -> KnowledgeGraph:
-        """The graph over `store`: a graph store, or a SQLite Store (its `SqliteGraph`)."""
-        if isinstance(store, Store):
-            store = SqliteGraph(store)
+        """The graph over `store` (the backend's graph statements)."""
         return cls(
             store, config,
             TraversalChannel(store, config.graph, config.traversal, embedder_model),

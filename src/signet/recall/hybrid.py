@@ -98,7 +98,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Recaller:
-    """Built once (app.py, core_app.py); frozen: the ranking is `spec`'s, the hooks are given
+    """Built once (app.py); frozen: the ranking is `spec`'s, the hooks are given
     at build. `reads` is the backend's (store/recall_reads.py): SQLite or PostgreSQL, the same
     ranking over either."""
 

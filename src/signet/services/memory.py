@@ -14,11 +14,10 @@ id and records `dedupedExistingId` in history. An idempotency key replays the fi
 (services/idempotency.py).
 
 Everyone who writes a memory comes through here, on either backend: the adapters via
-SignetApp (or the PostgreSQL app, core_app.py), the pipeline's workers (extraction, summaries,
+SignetApp, the pipeline's workers (extraction, summaries,
 documents) via `prepare_memory(ies)` + `write_prepared`, the review queue, batch forget/modify,
 the skills reconciler. Each write is one transaction of the store seam (store/backend.py
-`CoreStore`: store/memory_ops.py on SQLite, today's SQL in today's order; store/postgres/
-memory.py): the service decides (validation, scope, what to embed and enqueue, the checks it
+`CoreStore`: store/memory_ops.py on SQLite, store/postgres/memory.py): the service decides (validation, scope, what to embed and enqueue, the checks it
 passes to run on the row inside the transaction), the store commits. The time comes from the
 clock it is given. The knowledge graph's part of a write (a graph payload, desire paths on
 feedback) runs inside the store's transaction on that backend's graph statements (`GraphOps`).
@@ -57,7 +56,6 @@ from signet.services.scope import scoped_filters, scoped_write
 from signet.services.write_policy import embed_each, extracts, pipeline_on
 from signet.store.accesses import AccessRecorder
 from signet.store.backend import CoreStore
-from signet.store.db import Store
 from signet.store.feedback import Feedback
 from signet.store.graph_store import GraphOps
 from signet.store.memory_ops import Within
@@ -82,11 +80,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class MemoryService:
     config: Config
-    # The SQLite store, for the SQLite-only services that still take it from here (the
-    # pipeline's workers, maintenance, the review queue); an `Unported` stand-in on PostgreSQL.
-    store: Store
     # Every read and write of this service goes through the store seam (store/backend.py):
-    # `SqliteCore` on the same `store`, or `PgCore`.
+    # `SqliteCore` or `PgCore`.
     core: CoreStore
     embedder: Embedder | None
     vectors: VectorSearch | None

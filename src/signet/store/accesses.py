@@ -31,8 +31,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from signet.clock import Clock, SystemClock, stamp
-from signet.store import memories as mem_sql
-from signet.store.db import Store
 from signet.store.write_queue import background_writes
 
 log = logging.getLogger(__name__)
@@ -51,22 +49,13 @@ class _Pending:
 AccessWriter = Callable[[Sequence[tuple[str, int, str]]], None]
 
 
-def sqlite_writer(store: Store) -> AccessWriter:
-    def write(rows: Sequence[tuple[str, int, str]]) -> None:
-        with store.write_tx() as conn:
-            mem_sql.add_accesses(conn, rows)
-
-    return write
-
-
 class AccessRecorder:
     def __init__(
-        self, store: Store | AccessWriter, *, interval_s: float = FLUSH_INTERVAL_S,
+        self, write: AccessWriter, *, interval_s: float = FLUSH_INTERVAL_S,
         max_pending: int = MAX_PENDING, clock: Clock | None = None,
     ) -> None:
-        """`store`: the SQLite store written through its one writer, or a writer function
-        (the PostgreSQL store's `add_accesses`)."""
-        self._write = sqlite_writer(store) if isinstance(store, Store) else store
+        """`write`: the store's `add_accesses` (CoreStore)."""
+        self._write = write
         self.clock = clock or SystemClock()  # the time an access is stamped with
         self.interval_s = interval_s
         self.max_pending = max_pending

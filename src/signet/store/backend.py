@@ -1,32 +1,25 @@
-"""The store seam: the core operations as one interface, with a SQLite and a PostgreSQL side.
+"""The store seam: what a workspace's store hands out, with a SQLite and a PostgreSQL side.
 
-`CoreStore` names what a team deployment needs shared between daemons: memories with their
-history, lexical and vector search, the job queue with leases, API tokens and the secret that
-signs them, and every transaction of the memory service (services/memory.py runs on this seam
-on both backends: store/memory_ops.py, store/postgres/memory.py), with feedback, idempotency
-keys, short ids, accesses and skills. Each operation is one transaction on the backend (callers pass `now`, so tests and
-the reaper can move the clock); results are the same values (`Memory`, `Job`, `TokenRow`) on
-both sides, and the contract tests (tests/store/test_core_contract.py) run one suite on both.
+`Backend` is the one object `SignetApp.open` asks for (store/choose.py opens the configured
+one): it holds the `CoreStore` (memories with their history, search, the job queue with
+leases, tokens and their signing key) and hands out every other store seam (graph, sessions,
+documents, pipeline, operations, ...) over the same database. Each `CoreStore` operation is
+one transaction; results are the same values on both sides, and the contract tests
+(tests/store/test_*_contract.py) run one suite on both.
 
-- `SqliteCore` wraps today's functions in store/ unchanged on a `Store` (one writer, WAL);
-  the memory service's transactions are today's statements in today's order.
-- `PgCore` (store/postgres/core.py) is the same contract on psycopg 3 and a connection pool.
-
-What is not on PostgreSQL (NOT_PORTED, empty today) is refused by name, per feature: every
-operation that needs a feature not here raises `NotOnBackend` (HTTP 501, `not_on_backend`), never an answer silently missing
-something.
+`SqliteCore` is the SQLite side (one writer, WAL); `PgCore` (store/postgres/core.py) the
+PostgreSQL one, on psycopg 3 and a connection pool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from signet.config import StoreConfig
-from signet.errors import ConfigError, NotOnBackend, StoreError
+from signet.errors import StoreError
 from signet.store import embeddings as emb_sql
 from signet.store import fts
 from signet.store import history as history_sql
@@ -34,9 +27,11 @@ from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
+from signet.store.document_store import DocumentStore
 from signet.store.feedback import Feedback
 from signet.store.graph_store import GraphStore, SqliteGraph
 from signet.store.idempotency import KeySpace, Recorded
+from signet.store.injections import InjectionStore
 from signet.store.jobs import Job
 from signet.store.memory_ops import (
     Check,
@@ -47,32 +42,28 @@ from signet.store.memory_ops import (
     Written,
     check_version,
 )
-from signet.store.recall_reads import Ranking, RecallReads, SqliteRecallReads
+from signet.store.operations import OpsStore
+from signet.store.pipeline import PipelineStore
+from signet.store.portable import PortableStore
+from signet.store.projection import ProjectionStore
+from signet.store.recall_reads import NearestVectors, Ranking, RecallReads, SqliteRecallReads
+from signet.store.search_telemetry import LedgerStore
+from signet.store.session_store import SessionStore
 from signet.store.signing_key import file_key
 from signet.store.skills import SkillMemory, SkillMeta
 from signet.store.tokens import TokenRow
 from signet.store.vector_index import NumpyIndex
-from signet.types import Actor, HistoryEvent, Memory, MemoryFilters, MemoryScope, NewMemory
-
-__all__ = [
-    "NOT_PORTED", "PORTED", "CoreStore", "NotOnBackend", "SqliteCore", "check_version",
-    "open_core",
-]
-
-# What runs on PostgreSQL today, and what does not (named in every refusal).
-PORTED = (
-    "memories + history", "lexical search", "vector search", "jobs with leases",
-    "tokens + signing key", "recall (the one Recaller over store/recall_reads.py: BM25,"
-    " vectors, whole sources, context, dates, hints)", "embed worker",
-    "sessions and transcripts", "pipeline extraction and hints", "hint search", "batch remember",
-    "documents and connectors", "search ledger", "portable export and import", "projection",
-    "review queue",
-    "knowledge graph (store/graph_store.py: entities, pins, communities, graph channels)",
-    "job listing", "pipeline status", "maintenance and repair", "cold tier and retention",
-    "feedback", "idempotency keys", "short id prefixes", "access counts",
-    "batch forget and modify", "skills", "telemetry",
+from signet.types import (
+    Actor,
+    HistoryEvent,
+    Memory,
+    MemoryFilters,
+    MemoryScope,
+    NewMemory,
+    RememberResult,
 )
-NOT_PORTED: tuple[str, ...] = ()
+
+__all__ = ["Backend", "CoreStore", "SqliteCore", "check_version"]
 
 
 class CoreStore(Protocol):
@@ -217,11 +208,17 @@ class CoreStore(Protocol):
 
     def store_vectors(
         self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
-        embedded: Sequence[str] = (),
+        embedded: Sequence[str] = (), done: Sequence[Job] = (),
+        result: dict[str, Any] | None = None,
     ) -> int:
         """Store (content hash, vector, source memory id) for each hash without a current
-        vector of `model`, and record `model` as the embedding model of the memories
-        `embedded`, in one transaction; returns how many vectors were stored."""
+        vector of `model`, record `model` as the embedding model of the memories `embedded`,
+        and complete each job of `done` still under its lease (with `result`), in one
+        transaction; returns how many vectors were stored."""
+        ...
+
+    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """(content hash, content) of live memories with no current vector of `model`."""
         ...
 
     # -- jobs -------------------------------------------------------------------------------
@@ -232,6 +229,14 @@ class CoreStore(Protocol):
     ) -> str | None: ...
 
     def lease(self, now: str, *, job_types: Sequence[str] | None = None) -> Job | None: ...
+
+    def lease_many(self, now: str, job_type: str, limit: int) -> list[Job]:
+        """Up to `limit` pending jobs of one type, oldest first."""
+        ...
+
+    def fail_leased(self, failures: Sequence[tuple[Job, int]], error: str, now: str) -> None:
+        """Fail each (job, retry delay in ms) still under its lease, in one transaction."""
+        ...
 
     def complete(self, job_id: str, now: str, result: dict[str, Any] | None = None) -> bool: ...
 
@@ -288,21 +293,61 @@ class CoreStore(Protocol):
     def close(self) -> None: ...
 
 
-def open_core(config: StoreConfig, *, sqlite_path: Path, key_path: Path) -> CoreStore:
-    """The configured backend's CoreStore. `sqlite_path` and `key_path` are the workspace's
-    database and signing-key file, used by the sqlite backend only."""
-    if config.backend == "sqlite":
-        return SqliteCore(Store.open(sqlite_path), key_path)
-    if not config.url:
-        raise ConfigError("store.backend postgres needs store.url or SIGNET_STORE_URL")
-    try:
-        from signet.store.postgres.core import PgCore
-    except ImportError as exc:  # the optional extra is not installed
-        raise ConfigError(
-            "store.backend postgres needs the postgres extra: pip install 'signet-memory[postgres]'"
-            f" ({exc})"
-        ) from exc
-    return PgCore.open(config.url)
+class Backend(Protocol):
+    """One opened store: its `CoreStore` and every other seam over the same database."""
+
+    name: str
+    # Whether recall keeps the vectors in process memory (recall/vectors.py) rather than
+    # searching them in the database.
+    local_vectors: bool
+
+    @property
+    def core(self) -> CoreStore:
+        """Memories, search, the job queue and tokens (each operation a transaction)."""
+        ...
+
+    def graph(self) -> GraphStore: ...
+
+    def recall_reads(self, model: str | None, vectors: NearestVectors | None) -> RecallReads:
+        """Recall's reads; `vectors`: the in-process index when `local_vectors`."""
+        ...
+
+    def sessions(self) -> SessionStore: ...
+
+    def documents(self, write_chunk: Callable[[Any], RememberResult]) -> DocumentStore: ...
+
+    def pipeline(self) -> PipelineStore: ...
+
+    def operations(self) -> OpsStore: ...
+
+    def ledger(self) -> LedgerStore: ...
+
+    def portable(self) -> PortableStore: ...
+
+    def projection(self) -> ProjectionStore: ...
+
+    def injections(self) -> InjectionStore: ...
+
+    def sqlite_store(self) -> Store:
+        """The workspace's SQLite file (backup, file-level benchmarks); NotOnBackend when the
+        store is not one."""
+        ...
+
+    def database(self) -> str:
+        """Where the data lives, for status: the file's path, or the URL without password."""
+        ...
+
+    def batch_key(self) -> bytes:
+        """The key that signs batch-forget confirm tokens."""
+        ...
+
+    def release_leases(self, ops: OpsStore, now: str) -> int:
+        """At shutdown, after the workers stopped: hand back the jobs this process leased."""
+        ...
+
+    def checkpoint(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class SqliteCore(SqliteMemoryOps):
@@ -338,7 +383,8 @@ class SqliteCore(SqliteMemoryOps):
 
     def store_vectors(
         self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
-        embedded: Sequence[str] = (),
+        embedded: Sequence[str] = (), done: Sequence[Job] = (),
+        result: dict[str, Any] | None = None,
     ) -> int:
         stored = 0
         with self.store.write_tx() as conn:
@@ -348,7 +394,13 @@ class SqliteCore(SqliteMemoryOps):
                                    source_id=memory_id)
                     stored += 1
             mem_sql.set_embedding_model(conn, embedded, model)
+            for job in done:
+                if jobs_sql.owns(conn, job):
+                    jobs_sql.complete(conn, job.id, now, result)
         return stored
+
+    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
+        return emb_sql.missing(self.store.reader(), model, limit)
 
     def vector_search(
         self, query: np.ndarray, *, model: str, filters: MemoryFilters, limit: int
@@ -408,6 +460,16 @@ class SqliteCore(SqliteMemoryOps):
     def complete(self, job_id: str, now: str, result: dict[str, Any] | None = None) -> bool:
         with self.store.write_tx() as conn:
             return jobs_sql.complete(conn, job_id, now, result)
+
+    def lease_many(self, now: str, job_type: str, limit: int) -> list[Job]:
+        with self.store.write_tx() as conn:
+            return jobs_sql.lease_many(conn, now, job_type, limit)
+
+    def fail_leased(self, failures: Sequence[tuple[Job, int]], error: str, now: str) -> None:
+        with self.store.write_tx() as conn:
+            for job, delay in failures:
+                if jobs_sql.owns(conn, job):
+                    jobs_sql.fail(conn, job.id, error, now, retry_delay_ms=delay)
 
     def fail(self, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0) -> str:
         with self.store.write_tx() as conn:

@@ -11,7 +11,7 @@ scores them (importance x decay, pinned = 1, project first) in Python, where the
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from signet.store.connection import Connection
 from signet.store.db import Store
@@ -19,7 +19,7 @@ from signet.store.memories import COLUMNS, row_to_memory
 from signet.types import Memory
 
 __all__ = [
-    "InjectionStore", "SqliteInjections", "forget_session", "injected", "injections_on",
+    "InjectionStore", "SqliteInjections", "forget_session", "injected",
     "record", "startup_candidates",
 ]
 
@@ -65,16 +65,6 @@ class SqliteInjections:
     ) -> list[Memory]:
         return startup_candidates(self.store.reader(), agent_id=agent_id, project=project,
                                   limit=limit)
-
-
-def injections_on(core: Any) -> InjectionStore:
-    """The hooks' store beside a CoreStore (store/backend.py): the same SQLite file, or the
-    same PostgreSQL pool (imported here: psycopg is the optional `postgres` extra)."""
-    if core.backend == "sqlite":
-        return SqliteInjections(core.store)
-    from signet.store.postgres.injections import PgInjections
-
-    return PgInjections(core.pool)
 
 
 def injected(

@@ -32,12 +32,11 @@ from signet.store import knowledge as know_sql
 from signet.store import memories as mem_sql
 from signet.store import retention as ret_sql
 from signet.store import sessions as sessions_sql
-from signet.store.backend import CoreStore, SqliteCore
 from signet.store.db import Store
 from signet.store.jobs import Job
 from signet.store.prefixes import resolve_prefix
 
-__all__ = ["JobAdmin", "OpsStore", "RepairStore", "RetentionStore", "SqliteOps", "ops_for"]
+__all__ = ["JobAdmin", "OpsStore", "RepairStore", "RetentionStore", "SqliteOps"]
 
 
 class JobAdmin(Protocol):
@@ -163,15 +162,6 @@ class RetentionStore(Protocol):
 
 class OpsStore(JobAdmin, RepairStore, RetentionStore, Protocol):
     """All three, as each backend implements them in one class."""
-
-
-def ops_for(core: CoreStore) -> OpsStore:
-    """The operations store beside a CoreStore, on the same database (and PostgreSQL pool)."""
-    if isinstance(core, SqliteCore):
-        return SqliteOps(core.store)
-    from signet.store.postgres.operations import PgOps
-
-    return PgOps(core.pool)  # type: ignore[attr-defined]
 
 
 class SqliteOps:

@@ -41,7 +41,7 @@ from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
 from signet.types import Actor, Memory
 
-__all__ = ["PipelineStore", "PipelineTx", "SqlitePipeline", "SqlitePipelineTx", "pipeline_for"]
+__all__ = ["PipelineStore", "PipelineTx", "SqlitePipeline", "SqlitePipelineTx"]
 
 
 class PipelineTx(Protocol):
@@ -257,10 +257,3 @@ class SqlitePipeline:
         return resolve_prefix(self.store.reader(), "memory_review_queue", ref, noun="review item")
 
 
-def pipeline_for(core: Any) -> PipelineStore:
-    """The pipeline's seam on a CoreStore's own database (store/backend.py `open_core`)."""
-    if core.backend == "sqlite":
-        return SqlitePipeline(core.store)
-    from signet.store.postgres.pipeline import PgPipeline  # the optional extra
-
-    return PgPipeline(core)

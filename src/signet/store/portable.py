@@ -124,16 +124,6 @@ class SqlitePortable:
             return insert(conn, table, items, skipped)
 
 
-def portable_on(core: Any) -> PortableStore:
-    """The portable store beside a CoreStore (store/backend.py): the same SQLite file, or the
-    same PostgreSQL pool (imported here: psycopg is the optional `postgres` extra)."""
-    if core.backend == "sqlite":
-        return SqlitePortable(core.store)
-    from signet.store.postgres.portable import PgPortable
-
-    return PgPortable(core.pool)
-
-
 def tables(conn: Connection) -> list[Table]:
     """The exported tables, parents before children."""
     rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()

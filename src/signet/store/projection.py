@@ -92,16 +92,6 @@ class SqliteProjection:
                       embedding_count=embedding_count, method=method, result=result, now=now)
 
 
-def projection_on(core: Any) -> ProjectionStore:
-    """The projection store beside a CoreStore (store/backend.py): the same SQLite file, or the
-    same PostgreSQL pool (imported here: psycopg is the optional `postgres` extra)."""
-    if core.backend == "sqlite":
-        return SqliteProjection(core.store)
-    from signet.store.postgres.projection import PgProjection
-
-    return PgProjection(core.pool)
-
-
 def _params(model: str, scope: MemoryScope | None) -> dict[str, Any]:
     scope = scope or MemoryScope()
     return {"model": model, "agent": scope.agent_id, "project": scope.project}

@@ -400,13 +400,3 @@ def with_memory(result: dict[str, Any], memory_id: str) -> dict[str, Any]:
 
 def _ended(row: SessionRow) -> SessionRow:
     return replace(row, ended_at=row.last_event_at)
-
-
-def sessions_on(core: Any) -> SessionStore:
-    """The sessions store beside a CoreStore (store/backend.py): the same SQLite file, or the
-    same PostgreSQL pool."""
-    if core.backend == "sqlite":
-        return SqliteSessions(core.store)
-    from signet.store.postgres.sessions import PgSessions
-
-    return PgSessions(core)

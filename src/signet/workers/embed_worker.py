@@ -1,18 +1,15 @@
-"""The embed worker: vectors for memories that were stored without one.
+"""The embed worker: vectors for memories that were stored without one, on either backend.
 
 With `embedding.write_path: deferred` (the default) every write enqueues an `embed` job and
-returns; with `inline` only what could not be embedded on the write path does (a remote
-embedder, an inline call that failed). A tick leases the embed jobs waiting, up to
-`LEASE_BATCHES` x `batch_size` (micro-batching: whatever arrived since the last tick goes in
-one call, and under a backlog the embedder sorts 128 texts by length together, wasting less on
-padding than 32 at a time did), embeds the distinct texts that still lack a current vector in
-one call with no transaction open, then stores the vectors and completes the jobs in short
-transactions of `STORE_CHUNK` jobs each. The lease is one statement (`jobs.lease_many`) and the
-store is chunked because the writer lock is shared with every request's write: under 50 clients
-a lease of 128 jobs one statement at a time held it 16-35 ms and storing 128 vectors in one
-transaction 26-50 ms, and a `remember` arriving meanwhile waited that long; between chunks a
-waiting write gets its turn. A provider fault fails every
-job of the batch with the error text (retried with back-off, then dead).
+returns; with `inline` only what could not be embedded on the write path does. A tick leases
+up to `LEASE_BATCHES` x `batch_size` embed jobs (one call then embeds everything that arrived
+since the last tick; under a backlog the embedder sorts more texts by length together), embeds
+the distinct texts that still lack a current vector with no transaction open, then stores the
+vectors and completes the jobs in transactions of `STORE_CHUNK` jobs, so a request's write
+waiting on the SQLite writer lock gets its turn between chunks. On PostgreSQL the lease is
+`FOR UPDATE SKIP LOCKED`: several daemons' workers never take the same job. A provider fault
+fails every job of the batch with the error text (retried with back-off, then dead); a job the
+stale-lease reaper took back meanwhile is neither completed nor failed.
 
 When there are no jobs, at most every `sweep_interval_s` the worker also looks for live memories
 with no current vector of the configured model (after a model change marked the old vectors
@@ -27,13 +24,10 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from signet.providers.embedder import Embedder
-from signet.store import embeddings as emb_sql
-from signet.store import jobs
-from signet.store import memories as mem_sql
-from signet.store.connection import Connection
-from signet.store.db import Store
+from signet.store.backend import CoreStore
+from signet.store.jobs import Job
 from signet.types import format_ts
-from signet.workers.leasing import describe_error, owns, retry_delay_ms
+from signet.workers.leasing import describe_error, retry_delay_ms
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +43,7 @@ class EmbedWorker:
 
     def __init__(
         self,
-        store: Store,
+        core: CoreStore,
         embedder: Embedder | None,
         *,
         frozen: bool = False,
@@ -57,7 +51,7 @@ class EmbedWorker:
         sweep_interval_s: float = 60.0,
         retry_base_ms: int = 1_000,
     ) -> None:
-        self.store = store
+        self.core = core
         self.embedder = embedder
         self.frozen = frozen
         self.batch_size = batch_size
@@ -68,18 +62,14 @@ class EmbedWorker:
     def tick(self, now: datetime) -> bool:
         if self.frozen or self.embedder is None:
             return False
-        leased = self._lease_batch(now)
+        leased = self.core.lease_many(format_ts(now), "embed", self.batch_size * LEASE_BATCHES)
         if leased:
             self._embed_jobs(leased, now)
             return True
         return self._sweep(now)
 
-    def _lease_batch(self, now: datetime) -> list[jobs.Job]:
-        with self.store.write_tx() as conn:
-            return jobs.lease_many(conn, format_ts(now), "embed", self.batch_size * LEASE_BATCHES)
-
-    def _embed_jobs(self, leased: list[jobs.Job], now: datetime) -> None:
-        memories = mem_sql.get_many(self.store.reader(), [j.memory_id or "" for j in leased])
+    def _embed_jobs(self, leased: list[Job], now: datetime) -> None:
+        memories = self.core.get_memories([j.memory_id or "" for j in leased])
         texts: dict[str, tuple[str, str | None]] = {
             m.content_hash: (m.content, m.id) for m in memories.values()
             if m.content_hash and not m.is_deleted
@@ -92,12 +82,11 @@ class EmbedWorker:
         log.debug("embedded %d vectors for %d jobs", stored, len(leased))
 
     def _embed_and_store(
-        self, texts: dict[str, tuple[str, str | None]], now: datetime, leased: list[jobs.Job]
+        self, texts: dict[str, tuple[str, str | None]], now: datetime, leased: list[Job]
     ) -> int:
         assert self.embedder is not None
         model = self.embedder.model
-        reader = self.store.reader()
-        todo = {h: v for h, v in texts.items() if not emb_sql.has_current(reader, h, model)}
+        todo = {h: v for h, v in texts.items() if not self.core.has_vector(h, model)}
         texts_to_embed = [content for content, _ in todo.values()]
         vectors = self.embedder.embed(texts_to_embed) if todo else np.empty((0, 0), np.float32)
         unstored = {h: (vector, todo[h][1]) for h, vector in zip(todo, vectors, strict=True)}
@@ -108,48 +97,31 @@ class EmbedWorker:
         for start in range(0, len(leased), STORE_CHUNK):
             chunk = leased[start : start + STORE_CHUNK]
             needed = {hash_of[j.memory_id] for j in chunk if j.memory_id in hash_of}
-            with self.store.write_tx() as conn:
-                self._store(conn, {h: unstored.pop(h) for h in needed if h in unstored}, stamp)
-                mem_sql.set_embedding_model(conn, [j.memory_id for j in chunk if j.memory_id], model)
-                for job in chunk:
-                    # A job the reaper took back is not ours to complete; the vector is in anyway.
-                    if owns(conn, job):
-                        jobs.complete(conn, job.id, stamp, {"model": model})
-        rest = list(unstored.items())
+            items = [(h, *unstored.pop(h)) for h in needed if h in unstored]
+            self.core.store_vectors(
+                items, model=model, now=stamp, done=chunk, result={"model": model},
+                embedded=[j.memory_id for j in chunk if j.memory_id],
+            )
+        rest = [(h, vector, memory_id) for h, (vector, memory_id) in unstored.items()]
         for start in range(0, len(rest), STORE_CHUNK):
-            with self.store.write_tx() as conn:
-                self._store(conn, dict(rest[start : start + STORE_CHUNK]), stamp)
+            self.core.store_vectors(rest[start : start + STORE_CHUNK], model=model, now=stamp)
         return len(todo)
 
-    def _store(
-        self, conn: Connection, vectors: dict[str, tuple[np.ndarray, str | None]], stamp: str
-    ) -> None:
-        assert self.embedder is not None
-        model = self.embedder.model
-        for content_hash, (vector, memory_id) in vectors.items():
-            if not emb_sql.has_current(conn, content_hash, model):
-                emb_sql.upsert(
-                    conn, content_hash, vector, model=model, now=stamp, source_id=memory_id
-                )
-
-    def _fail_all(self, leased: list[jobs.Job], exc: Exception, now: datetime) -> None:
+    def _fail_all(self, leased: list[Job], exc: Exception, now: datetime) -> None:
         error = describe_error(exc)
         log.warning("embedding %d memories failed: %s", len(leased), error)
-        with self.store.write_tx() as conn:
-            for job in leased:
-                if owns(conn, job):
-                    delay = retry_delay_ms(job.attempts, self.retry_base_ms)
-                    jobs.fail(conn, job.id, error, format_ts(now), retry_delay_ms=delay)
+        failures = [(job, retry_delay_ms(job.attempts, self.retry_base_ms)) for job in leased]
+        self.core.fail_leased(failures, error, format_ts(now))
 
     def _sweep(self, now: datetime) -> bool:
         if self._last_sweep is not None and now - self._last_sweep < self.sweep_interval:
             return False
         self._last_sweep = now
         assert self.embedder is not None
-        missing = emb_sql.missing(self.store.reader(), self.embedder.model, self.batch_size)
+        missing = self.core.missing_vectors(self.embedder.model, self.batch_size)
         if not missing:
             return False
-        # missing() gives (hash, content); the vector's source_id is informational only.
+        # missing_vectors gives (hash, content); the vector's source_id is informational only.
         texts: dict[str, tuple[str, str | None]] = {h: (content, None) for h, content in missing}
         try:
             self._embed_and_store(texts, now, [])

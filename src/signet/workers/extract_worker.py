@@ -43,11 +43,10 @@ from signet.pipeline.rule_extractor import extract_without_llm, extraction_mode
 from signet.pipeline.supersession import supersedes
 from signet.pipeline.writes import MemoryWriter, Planned, WriteFlags, apply_plan, plan_proposal
 from signet.store import jobs
-from signet.store.db import Store
-from signet.store.graph_store import GraphStore, SqliteGraph
+from signet.store.graph_store import GraphStore
 from signet.store.pipeline import PipelineStore, PipelineTx
 from signet.types import Actor, Memory, MemoryFilters, RecallQuery, RecallResponse, format_ts
-from signet.workers.leasing import JobRunner, as_pipeline, complete_job
+from signet.workers.leasing import JobRunner, complete_job
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +80,7 @@ class ExtractWorker:
 
     def __init__(
         self,
-        store: Store | PipelineStore,
+        store: PipelineStore,
         recaller: Recalls,
         writer: MemoryWriter,
         config: PipelineConfig,
@@ -90,13 +89,9 @@ class ExtractWorker:
         llm_model: str | None = None,
         embedder_model: str | None = None,
         retry_base_ms: int = 1_000,
-        graph: GraphStore | None = None,
+        graph: GraphStore,
     ) -> None:
-        self.store = as_pipeline(store)
-        if graph is None:
-            if not isinstance(store, Store):
-                raise ValueError("a pipeline store of another backend needs its graph store")
-            graph = SqliteGraph(store)
+        self.store = store
         self.graph = graph
         self.recaller = recaller
         self.writer = writer

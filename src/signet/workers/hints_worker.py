@@ -29,10 +29,9 @@ from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
 from signet.store import jobs
-from signet.store.db import Store
 from signet.store.pipeline import PipelineStore
 from signet.types import Memory
-from signet.workers.leasing import JobRunner, as_pipeline, complete_job
+from signet.workers.leasing import JobRunner, complete_job
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,7 @@ class HintsWorker:
 
     def __init__(
         self,
-        store: Store | PipelineStore,
+        store: PipelineStore,
         config: PipelineConfig,
         llm: CompletingLLM | None,
         embedder: Embedder | None,
@@ -53,7 +52,7 @@ class HintsWorker:
         vocabulary_terms: int = VOCABULARY_TERMS,
         retry_base_ms: int = 1_000,
     ) -> None:
-        self.store = as_pipeline(store)
+        self.store = store
         self.config = config
         self.llm = llm
         self.embedder = embedder

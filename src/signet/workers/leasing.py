@@ -3,16 +3,14 @@
 A worker leases in a short write transaction of its own, does its slow work (LLM, embedding)
 with no transaction open, and ends the job in the transaction that writes its results. When the
 work raises, `fail_job` records the error text on the job (the class, code and message) and
-puts it back to pending with a growing delay — min(1 s * 2^(attempt-1), 30 s), seed 002's
-back-off — or, on the last attempt, dead; `on_dead` then runs in the same transaction (the
+puts it back to pending with a growing delay, min(1 s * 2^(attempt-1), 30 s), or, on the last attempt, dead; `on_dead` then runs in the same transaction (the
 extraction worker marks the memory's extraction as failed there). A rate-limited LLM is not a
 failure of the job: `release_job` hands it back with its attempt, and the worker pauses for
 RATE_LIMIT_PAUSE.
 
 The queue is reached through the pipeline's store seam (store/pipeline.py `PipelineStore`), so
 the same lease, failure and release run on SQLite and on PostgreSQL (where the lease is
-`FOR UPDATE SKIP LOCKED`: two daemons' workers never take one job). A SQLite `Store` is
-accepted as is and wrapped.
+`FOR UPDATE SKIP LOCKED`: two daemons' workers never take one job).
 """
 
 from __future__ import annotations
@@ -24,10 +22,8 @@ from typing import Any
 
 from signet.errors import RateLimited, SignetError
 from signet.store import jobs
-from signet.store.connection import Connection
-from signet.store.db import Store
 from signet.store.jobs import LostLease
-from signet.store.pipeline import PipelineStore, PipelineTx, SqlitePipeline, SqlitePipelineTx
+from signet.store.pipeline import PipelineStore, PipelineTx
 from signet.types import format_ts
 
 log = logging.getLogger(__name__)
@@ -37,18 +33,8 @@ RETRY_CAP_MS = 30_000
 RATE_LIMIT_PAUSE = timedelta(seconds=30)
 
 
-def as_pipeline(store: Store | PipelineStore) -> PipelineStore:
-    """The queue's seam: a SQLite Store wrapped, a PipelineStore as is."""
-    return SqlitePipeline(store) if isinstance(store, Store) else store
-
-
-def as_tx(tx: Connection | PipelineTx) -> PipelineTx:
-    """A SQLite writer connection (inside `Store.write_tx`) as the seam's transaction."""
-    return SqlitePipelineTx(tx) if isinstance(tx, Connection) else tx
-
-
-def lease_one(store: Store | PipelineStore, job_type: str, now: datetime) -> jobs.Job | None:
-    return as_pipeline(store).lease(format_ts(now), job_types=[job_type])
+def lease_one(store: PipelineStore, job_type: str, now: datetime) -> jobs.Job | None:
+    return store.lease(format_ts(now), job_types=[job_type])
 
 
 def retry_delay_ms(attempts: int, base_ms: int = RETRY_BASE_MS, cap_ms: int = RETRY_CAP_MS) -> int:
@@ -63,7 +49,7 @@ def describe_error(exc: BaseException) -> str:
 
 
 def fail_job(
-    store: Store | PipelineStore,
+    store: PipelineStore,
     job: jobs.Job,
     exc: BaseException,
     now: datetime,
@@ -79,7 +65,7 @@ def fail_job(
     else:  # not an expected provider fault: keep the traceback for whoever debugs it
         log.error("%s job %s crashed", job.job_type, job.id, exc_info=exc)
     delay = retry_delay_ms(job.attempts, retry_base_ms)
-    with as_pipeline(store).write() as tx:
+    with store.write() as tx:
         if not owns(tx, job):
             log.warning("%s job %s was taken back before it failed here", job.job_type, job.id)
             return ""
@@ -90,18 +76,18 @@ def fail_job(
 
 
 def release_job(
-    store: Store | PipelineStore, job: jobs.Job, now: datetime, why: BaseException
+    store: PipelineStore, job: jobs.Job, now: datetime, why: BaseException
 ) -> None:
     """Hand a job back untouched (its attempt too): the provider's rate limit is not the job's
     fault, so it must not bring the job closer to dead. The worker pauses instead."""
     log.info("%s job %s released: %s", job.job_type, job.id, describe_error(why))
-    with as_pipeline(store).write() as tx:
+    with store.write() as tx:
         if owns(tx, job):
             tx.release_job(job.id, format_ts(now))
 
 
 def run_one(
-    store: Store | PipelineStore,
+    store: PipelineStore,
     job_type: str,
     now: datetime,
     work: Callable[[jobs.Job, datetime], None],
@@ -136,11 +122,11 @@ class JobRunner:
     own gate (frozen, disabled) and its `work`; this keeps the lease, the failure and the pause."""
 
     def __init__(
-        self, store: Store | PipelineStore, job_type: str,
+        self, store: PipelineStore, job_type: str,
         work: Callable[[jobs.Job, datetime], None], *, retry_base_ms: int = RETRY_BASE_MS,
         on_dead: Callable[[PipelineTx, jobs.Job], None] | None = None,
     ) -> None:
-        self.store = as_pipeline(store)
+        self.store = store
         self.job_type = job_type
         self.work = work
         self.retry_base_ms = retry_base_ms
@@ -159,19 +145,16 @@ class JobRunner:
         return did_work
 
 
-def complete_job(
-    tx: Connection | PipelineTx, job: jobs.Job, now: datetime, result: dict[str, Any]
-) -> None:
+def complete_job(tx: PipelineTx, job: jobs.Job, now: datetime, result: dict[str, Any]) -> None:
     """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
-    tx = as_tx(tx)
     if not owns(tx, job) or not tx.complete_job(job.id, format_ts(now), result):
         raise LostLease(f"{job.job_type} job {job.id} is no longer leased by this worker")
 
 
-def owns(tx: Connection | PipelineTx, job: jobs.Job) -> bool:
+def owns(tx: PipelineTx, job: jobs.Job) -> bool:
     """Is `job` still under the lease we took? A reaped and re-leased job is 'leased' again,
     but with another lease time and one more attempt: then it is someone else's."""
-    current = as_tx(tx).get_job(job.id)
+    current = tx.get_job(job.id)
     return (
         current is not None and current.status == "leased"
         and current.attempts == job.attempts and current.leased_at == job.leased_at

@@ -7,11 +7,11 @@ fake `now` (`tick(now=T0 + timedelta(minutes=6))`).
 
 `WorkerLoop` ticks its workers in turn. A tick that raises is logged with its traceback and
 counted, and the loop goes on with the others; a worker that keeps failing is backed off
-exponentially (seed 002: min(1 s * 2^n, 30 s) plus up to 500 ms of jitter) so a broken
+exponentially (min(1 s * 2^n, 30 s) plus up to 500 ms of jitter) so a broken
 provider is not hammered. When no worker did anything the loop sleeps `idle_sleep_s`. All
 sleeping goes through `stop.wait`, so setting the stop event ends `run()` at once.
 
-`ReaperWorker` is the seeds' stale-lease reaper expressed as a worker: every `interval_s` it
+`ReaperWorker` is the stale-lease reaper on either backend: every `interval_s` it
 returns jobs whose worker vanished mid-lease to the queue.
 """
 
@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from signet.clock import Clock, SystemClock
 from signet.store import jobs
-from signet.store.db import Store
+from signet.store.backend import CoreStore
 from signet.store.write_queue import background_writes
 from signet.types import format_ts
 
@@ -219,11 +219,11 @@ class ReaperWorker:
 
     def __init__(
         self,
-        store: Store,
+        core: CoreStore,
         lease_timeout_ms: int = jobs.DEFAULT_LEASE_TIMEOUT_MS,
         interval_s: float = 60.0,
     ) -> None:
-        self.store = store
+        self.core = core
         self.lease_timeout_ms = lease_timeout_ms
         self.interval = timedelta(seconds=interval_s)
         self.last_run: datetime | None = None
@@ -233,8 +233,7 @@ class ReaperWorker:
         if self.last_run is not None and now - self.last_run < self.interval:
             return False
         self.last_run = now
-        with self.store.write_tx() as conn:
-            reaped = jobs.reap_stale_leases(conn, format_ts(now), self.lease_timeout_ms)
+        reaped = self.core.reap_stale_leases(format_ts(now), self.lease_timeout_ms)
         if reaped:
             log.warning("returned %d stale job lease(s) to the queue", reaped)
         self.reaped_total += reaped

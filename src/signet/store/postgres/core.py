@@ -253,7 +253,8 @@ class PgCore(PgMemoryOps):
 
     def store_vectors(
         self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
-        embedded: Sequence[str] = (),
+        embedded: Sequence[str] = (), done: Sequence[Job] = (),
+        result: dict[str, Any] | None = None,
     ) -> int:
         stored = 0
         dims: set[int] = set()
@@ -269,9 +270,23 @@ class PgCore(PgMemoryOps):
                     " AND NOT m.is_deleted AND m.embedding_model IS DISTINCT FROM %s AND EXISTS"
                     " (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash"
                     " AND e.model = %s AND NOT e.stale)", (model, list(embedded), model, model))
+            for job in done:  # a job the reaper took back is not completed
+                pg_jobs.complete(conn, job.id, now, result)
         for dimensions in dims:
             self._ensure_index(dimensions)
         return stored
+
+    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT m.content_hash, min(m.content) FROM memories m"
+                " WHERE NOT m.is_deleted AND m.content_hash IS NOT NULL AND NOT EXISTS"
+                " (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash"
+                " AND e.model = %s AND NOT e.stale)"
+                " GROUP BY m.content_hash LIMIT %s",
+                (model, limit),
+            ).fetchall()
+        return [(r[0], r[1]) for r in rows]
 
     def _has_vector(self, conn: psycopg.Connection, content_hash: str, model: str) -> bool:
         row = conn.execute(
@@ -334,10 +349,20 @@ class PgCore(PgMemoryOps):
                     self._leases.popitem(last=False)
         return job
 
+    def lease_many(self, now: str, job_type: str, limit: int) -> list[Job]:
+        leased: list[Job] = []
+        while len(leased) < limit and (job := self.lease(now, job_types=[job_type])):
+            leased.append(job)
+        return leased
+
+    def fail_leased(self, failures: Sequence[tuple[Job, int]], error: str, now: str) -> None:
+        for job, delay in failures:
+            self.fail(job.id, error, now, retry_delay_ms=delay)
+
     def held_leases(self) -> list[tuple[str, str]]:
         """(job id, leased_at) of the latest jobs this process leased through `lease`. At a
         clean shutdown the app hands back those still at that very lease
-        (CoreApp.release_worker_leases): a job interrupted by the shutdown did not fail, and
+        (SignetApp.release_worker_leases): a job interrupted by the shutdown did not fail, and
         the jobs other daemons hold on the shared queue are never touched. Ended jobs are not
         'leased' any more and match nothing, so the list needs no upkeep beyond its bound: a
         worker holds one tick's jobs at a time."""
