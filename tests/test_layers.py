@@ -21,8 +21,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "signet"
 
 LAYERS: dict[str, int] = {
-    "types": 0, "errors": 0, "config": 0, "normalize": 0, "workspace": 0, "clock": 0, "paths": 0,
-    "spool": 0,
+    "types": 0, "version": 0, "errors": 0, "config": 0, "normalize": 0, "workspace": 0, "clock": 0,
+    "paths": 0, "spool": 0,
     "store": 1, "providers": 1, "secret_store": 1,
     "pipeline": 2, "recall": 2, "graph": 2, "lineage": 2,
     "workers": 3,
@@ -208,6 +208,54 @@ def test_no_import_circle_between_top_level_packages() -> None:
     assert not stale, f"CIRCLE_EDGES lists imports that are gone; remove them: {stale}"
     pruned = {src: {dst for dst in dsts if (src, dst) not in CIRCLE_EDGES} for src, dsts in graph.items()}
     assert not circles(pruned), f"import circles between top-level packages: {circles(pruned)}"
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the signet modules it imports (every import, in functions too)."""
+    graph: dict[str, set[str]] = {}
+    for _path, name, imported in all_imports():
+        if imported != name:
+            graph.setdefault(name, set()).add(imported)
+    return graph
+
+
+def test_no_import_circle_between_modules() -> None:
+    found = circles(module_graph())
+    assert not found, "import circles between modules:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+# The modules outside store/postgres that may import it: where the backend is chosen, and the
+# tools whose job is PostgreSQL itself.
+POSTGRES_IMPORTERS: dict[str, str] = {
+    "signet.store.choose": "the one place the configured backend is opened",
+    "signet.services.store_backend": "scratch databases for the benchmarks' --backend postgres",
+    "signet.services.store_copy": "`signet store migrate` copies a SQLite store into PostgreSQL",
+    "signet.bench.load": "the shared-database load bench checks the jobs in PostgreSQL",
+}
+
+
+def test_the_backend_is_chosen_in_one_place() -> None:
+    """No SQLite module imports a PostgreSQL one; the backend is picked in store/choose.py."""
+    seen, violations = set(), []
+    for path, name, imported in all_imports():
+        if imported.startswith("signet.store.postgres") and not name.startswith("signet.store.postgres"):
+            seen.add(name)
+            if name not in POSTGRES_IMPORTERS:
+                violations.append(f"{path.relative_to(SRC)} imports {imported}")
+    assert not violations, "\n".join(violations)
+    stale = sorted(set(POSTGRES_IMPORTERS) - seen)
+    assert not stale, f"POSTGRES_IMPORTERS lists modules that no longer import it: {stale}"
+
+
+def test_the_cycle_finder_sees_a_module_circle(tmp_path: Path) -> None:
+    pkg = tmp_path / "signet"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from signet import b\n")
+    (pkg / "b.py").write_text("from signet.a import f\n")
+    graph = {f"signet.{m}": set(imports_of(pkg / f"{m}.py", package="signet", root=tmp_path))
+             for m in ("a", "b")}
+    assert circles(graph) == [["signet.a", "signet.b"]]
 
 
 def test_adapters_import_neither_each_other_nor_the_store() -> None:

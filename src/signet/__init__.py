@@ -10,6 +10,8 @@ need neither (a harness hook).
 
 from __future__ import annotations
 
+from signet.version import __version__
+
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process milliseconds
 if TYPE_CHECKING:
     from typing import Any
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
     from signet.client import Client
     from signet.client.aio import AsyncClient
 
-__version__ = "0.1.0"
 __all__ = ["AsyncClient", "Client", "__version__"]
 
 

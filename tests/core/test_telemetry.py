@@ -8,7 +8,7 @@ import json
 import random
 
 from fakes.llm_server import FakeLLMServer, Reply
-from signet.providers.llm import make_llm
+from signet.providers.llm_registry import make_llm
 from signet.telemetry import Histogram, Telemetry, percentile_of
 
 

@@ -25,7 +25,7 @@ from worker_support import Script, http_llm, job_rows, open_app, pipeline_config
 
 from fakes.llm_server import FakeLLMServer, Reply
 from signet.app import SignetApp
-from signet.providers.llm import make_llm
+from signet.providers.llm_registry import make_llm
 from signet.store.choose import open_backend
 from signet.types import MemoryFilters, format_ts
 from signet.workers.loop import ReaperWorker, Worker
@@ -161,7 +161,7 @@ KILLER = textwrap.dedent(
     from signet.app import SignetApp
     from signet.config import Config
     from signet.providers.hash_embedder import HashEmbedder
-    from signet.providers.llm import make_llm
+    from signet.providers.llm_registry import make_llm
     from signet.workers.extract_worker import ExtractWorker
 
     workspace, url, kill_at = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -25,7 +25,8 @@ from fakes.llm_server import FakeLLMServer, Reply, prompt_of
 from signet.app import SignetApp
 from signet.config import Config, StoreConfig
 from signet.providers.hash_embedder import HashEmbedder
-from signet.providers.llm import LLM, make_llm
+from signet.providers.llm import LLM
+from signet.providers.llm_registry import make_llm
 from signet.store.connection import Connection
 from write_paths import inline
 

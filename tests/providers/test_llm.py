@@ -21,15 +21,14 @@ from signet.errors import BadResponse, InvalidInput, ProviderError, ProviderTime
 from signet.providers.llm import (
     JSON_INSTRUCTION,
     LLM,
-    LLM_PROVIDERS,
     BaseLLM,
     Completion,
     LLMSettings,
     RateLimiter,
     UsageSink,
-    make_llm,
 )
 from signet.providers.llm_http import AnthropicLLM, OllamaLLM
+from signet.providers.llm_registry import LLM_PROVIDERS, make_llm
 
 HTTP_PROVIDERS = ["ollama", "openai", "anthropic"]
 PATHS = {"ollama": "/api/chat", "openai": "/v1/chat/completions", "anthropic": "/v1/messages"}

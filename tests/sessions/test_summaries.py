@@ -127,7 +127,7 @@ LLM_SUMMARY = """<think>the user is fixing invoices</think>Fixing invoice roundi
 
 def test_with_an_llm_the_summary_is_the_llms_and_a_failed_call_is_retried(app: SignetApp) -> None:
     from fakes.llm_server import FakeLLMServer, Reply, prompt_of
-    from signet.providers.llm import make_llm
+    from signet.providers.llm_registry import make_llm
 
     with FakeLLMServer() as server:
         server.push(Reply("", status=500), Reply(LLM_SUMMARY))

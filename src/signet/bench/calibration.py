@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from signet.bench import retrieval
-from signet.bench.confidence_features import candidate_features, compare
+from signet.bench.confidence_features import Row, candidate_features, compare
 from signet.bench.datasets import BenchQuestion
 from signet.recall.confidence import Model, model
 from signet.types import RecallResponse
@@ -48,19 +48,6 @@ def negatives() -> list[str]:
     """The shared negative queries (package data)."""
     text = resources.files("signet.bench").joinpath("negatives.json").read_text("utf-8")
     return [str(q) for q in json.loads(text)]
-
-
-@dataclass
-class Row:
-    benchmark: str
-    mode: str
-    qid: str | None  # None: a negative query
-    cosine: float
-    coverage: float
-    label: int
-    group: str = ""  # the store asked (a LoCoMo conversation); negatives carry their store's
-    # Candidate features the shipped model does not read (bench/confidence_features.py).
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

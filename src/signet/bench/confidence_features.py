@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from signet.types import RecallHit
-
-if TYPE_CHECKING:
-    from signet.bench.calibration import Row
 
 CANDIDATES: dict[str, tuple[str, ...]] = {
     "base": (),
@@ -42,6 +40,19 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "+agree+context": ("agree", "context"),
 }
 TARGET = 0.99
+
+
+@dataclass
+class Row:
+    benchmark: str
+    mode: str
+    qid: str | None  # None: a negative query
+    cosine: float
+    coverage: float
+    label: int
+    group: str = ""  # the store asked (a LoCoMo conversation); negatives carry their store's
+    # Candidate features the shipped model does not read (candidate_features below).
+    extra: dict[str, float] = field(default_factory=dict)
 
 
 def candidate_features(hit: RecallHit, rank: int, top: Sequence[RecallHit]) -> dict[str, float]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from signet import __version__
+from signet.version import __version__
 
 __all__ = ["COMMANDS", "cli", "main"]
 

@@ -13,13 +13,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-import signet
 from signet.app import SignetApp
 from signet.daemon.auth import require
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import HealthOut, StatusOut
 from signet.daemon.tokens import Principal
 from signet.types import MemoryScope
+from signet.version import __version__
 
 router = APIRouter()
 
@@ -27,7 +27,7 @@ router = APIRouter()
 @router.get("/health", response_model=HealthOut)
 async def health() -> JSONResponse:
     # async on purpose: answers at once even when every worker thread is busy.
-    return JSONResponse({"status": "ok", "version": signet.__version__, "pid": os.getpid()})
+    return JSONResponse({"status": "ok", "version": __version__, "pid": os.getpid()})
 
 
 # What a scoped token's status keeps: the daemon's own state, nothing counted over every scope.

@@ -27,7 +27,6 @@ from types import FrameType
 import uvicorn
 from fastapi import Depends, FastAPI
 
-import signet
 from signet import dashboard
 from signet.app import SignetApp
 from signet.config import Config
@@ -69,6 +68,7 @@ from signet.errors import Conflict, SignetError, StoreError
 from signet.mcp.http import mount_mcp
 from signet.store.connection import DatabaseError
 from signet.types import utc_now
+from signet.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ GRACEFUL_SHUTDOWN_S = 5
 def create_app(app: SignetApp) -> FastAPI:
     api = FastAPI(
         title="Signet",
-        version=signet.__version__,
+        version=__version__,
         description="Local-first long-term memory for AI agents.",
         docs_url=None,  # the Swagger page loads scripts from a CDN: routes_docs serves /docs
         redoc_url=None,

@@ -18,11 +18,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-import signet
 from signet.errors import SignetError
 from signet.mcp.backends import Backend
 from signet.mcp.compact import compact_page, compact_search
 from signet.recall.confidence import AGENT_MIN_CONFIDENCE
+from signet.version import __version__
 from signet.workspace import IDENTITY_FILES
 
 __all__ = ["INSTRUCTIONS", "WITHOUT_DAEMON", "build_server"]
@@ -55,7 +55,7 @@ def build_server(backend: Backend, *, without_daemon: bool = False) -> MCPServer
     and every memory_search answer say so (WITHOUT_DAEMON)."""
     instructions = f"{INSTRUCTIONS}\n\n{WITHOUT_DAEMON}" if without_daemon else INSTRUCTIONS
     server: MCPServer = MCPServer(
-        "signet", instructions=instructions, version=signet.__version__,
+        "signet", instructions=instructions, version=__version__,
         log_level="WARNING",
     )
 

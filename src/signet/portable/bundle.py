@@ -46,13 +46,13 @@ from typing import Any
 
 import yaml
 
-import signet
 from signet.errors import InvalidInput
 from signet.lineage.files import ARTIFACTS, TRANSCRIPTS, inside
 from signet.store import portable as port_sql
 from signet.store.db import Store
 from signet.store.portable import PortableStore
 from signet.types import utc_now
+from signet.version import __version__
 from signet.workspace import IDENTITY_FILES, private_dir, private_file, private_tree
 
 FORMAT = "signet-export"
@@ -88,7 +88,7 @@ def export_bundle(
         config = _export_config(workspace, partial / "config")
         manifest = {
             "format": FORMAT, "version": VERSION, "created_at": utc_now(),
-            "signet_version": signet.__version__, "backend": store.backend,
+            "signet_version": __version__, "backend": store.backend,
             "tables": counts, "files": files,
             "config": config,
         }

@@ -137,10 +137,3 @@ def make_embedder(
         threads=threads,
     )
     return factory(settings)
-
-
-def normalize_rows(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length as float32; an all-zero row stays zero rather than NaN."""
-    out = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.maximum(norms, np.float32(1e-12))

@@ -18,7 +18,7 @@ from hashlib import blake2b
 
 import numpy as np
 
-from signet.providers.embedder import normalize_rows
+from signet.providers.rows import normalize_rows
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Trigrams are fragments: they let "kitten" and "kittens" meet, but a whole shared word counts more.

@@ -5,8 +5,8 @@ answers is configuration (`llm.provider|model|base_url|timeout_ms` in agent.yaml
 default, means no LLM work at all; `ollama` speaks Ollama's /api/chat; `openai` any
 OpenAI-compatible /v1/chat/completions (llama.cpp server, vLLM, LM Studio, OpenAI); `anthropic`
 the Messages API; `command` runs a configured CLI (such as `claude -p`) with the prompt on stdin.
-`make_llm` looks the name up in `LLM_PROVIDERS`; the built-ins are registered in that dict
-exactly the way a plugin would add its own.
+`make_llm` (providers/llm_registry.py) looks the name up in `LLM_PROVIDERS`; the built-ins are
+registered in that dict exactly the way a plugin would add its own.
 
 Every provider derives from `BaseLLM`, which holds what they share: a token-bucket rate limit
 (`RateLimiter`, raising `RateLimited` when empty), latency measurement, the empty-reply check
@@ -23,11 +23,10 @@ caller's job (the pipeline's extractor does both).
 from __future__ import annotations
 
 import logging
-import shlex
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Protocol, runtime_checkable
 
@@ -36,16 +35,13 @@ from signet.errors import BadResponse, InvalidInput, RateLimited
 __all__ = [
     "JSON_INSTRUCTION",
     "LLM",
-    "LLM_PROVIDERS",
     "BaseLLM",
     "CompletingLLM",
     "Completion",
-    "LLMFactory",
     "LLMSettings",
     "RateLimiter",
     "RawCompletion",
     "UsageSink",
-    "make_llm",
 ]
 
 log = logging.getLogger(__name__)
@@ -241,85 +237,3 @@ class LLMSettings:
     api_key: str = ""
     command: tuple[str, ...] = ()
     max_tokens: int = 1024
-
-
-LLMFactory = Callable[[LLMSettings, RateLimiter, UsageSink | None], LLM]
-
-
-# The factories import their module on first use: the implementations import this module's
-# types, and a deployment without an LLM never loads their code.
-def _ollama(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
-    from signet.providers.llm_http import OllamaLLM
-
-    return OllamaLLM(s, limiter=limiter, usage_sink=sink)
-
-
-def _openai(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
-    from signet.providers.llm_http import OpenAICompatLLM
-
-    return OpenAICompatLLM(s, limiter=limiter, usage_sink=sink)
-
-
-def _anthropic(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
-    from signet.providers.llm_http import AnthropicLLM
-
-    return AnthropicLLM(s, limiter=limiter, usage_sink=sink)
-
-
-def _command(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
-    from signet.providers.llm_command import CommandLLM
-
-    return CommandLLM(s, limiter=limiter, usage_sink=sink)
-
-
-# The registry. A plugin adds an entry (`LLM_PROVIDERS["mine"] = factory`) and is then
-# selectable through configuration like the built-in ones. "none" is handled by `make_llm`.
-LLM_PROVIDERS: dict[str, LLMFactory] = {
-    "ollama": _ollama,
-    "openai": _openai,
-    "anthropic": _anthropic,
-    "command": _command,
-}
-
-
-def make_llm(
-    provider: str,
-    *,
-    model: str = "",
-    base_url: str = "",
-    timeout_ms: int = 60_000,
-    api_key: str = "",
-    command: Sequence[str] = (),
-    max_calls_per_hour: int = 600,
-    burst: int = 10,
-    max_tokens: int = 1024,
-    usage_sink: UsageSink | None = None,
-) -> LLM | None:
-    """The LLM configured by `provider` (ollama|openai|anthropic|command), or None for "none".
-
-    A `command` given as one string is split shell-style, so `"claude -p"` works as written.
-    """
-    name = provider.strip().lower()
-    if name == "none":
-        return None
-    factory = LLM_PROVIDERS.get(name)
-    if factory is None:
-        known = ", ".join(["none", *sorted(LLM_PROVIDERS)])
-        raise InvalidInput(f"unknown llm provider {provider!r} (known: {known})")
-    if timeout_ms < 1 or max_tokens < 1:
-        raise InvalidInput("llm timeout_ms and max_tokens must be at least 1")
-    settings = LLMSettings(
-        model=model,
-        base_url=base_url,
-        timeout_ms=timeout_ms,
-        api_key=api_key,
-        command=_argv(command),
-        max_tokens=max_tokens,
-    )
-    return factory(settings, RateLimiter(max_calls_per_hour, burst), usage_sink)
-
-
-def _argv(command: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(command, str):
-        return tuple(shlex.split(command))
-    return tuple(command)

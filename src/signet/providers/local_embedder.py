@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from signet.errors import ProviderError
-from signet.providers.embedder import normalize_rows
+from signet.providers.rows import normalize_rows
 
 # tokenizers imports huggingface_hub, which would try the network for anything not local; we
 # only ever read our own file, so make that explicit before the import can happen. Its Rust

@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 
 from signet.errors import BadResponse, ProviderError, ProviderTimeout
-from signet.providers.embedder import normalize_rows
+from signet.providers.rows import normalize_rows
 
 OLLAMA_URL = "http://127.0.0.1:11434"
 OPENAI_URL = "https://api.openai.com"

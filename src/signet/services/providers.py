@@ -12,7 +12,8 @@ from typing import Any
 
 from signet.config import Config
 from signet.providers.embedder import Embedder, make_embedder
-from signet.providers.llm import LLM, make_llm
+from signet.providers.llm import LLM
+from signet.providers.llm_registry import make_llm
 from signet.secret_store import SecretStore
 
 __all__ = ["configured_embedder", "configured_llm"]

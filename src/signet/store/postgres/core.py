@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -29,17 +29,16 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from signet.errors import InvalidInput, StoreError
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
-from signet.store.memories import COLUMNS, new_id, row_to_memory
+from signet.store.memories import new_id, row_to_memory
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
+from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.store.postgres.filters import filter_sql, scope_sql
 from signet.store.postgres.graph import PgGraph
 from signet.store.postgres.memory import PgMemoryOps
+from signet.store.postgres.recall_reads import PgRecallReads
 from signet.store.signing_key import SECRET_BYTES
 from signet.store.tokens import LOGIN_ROLE, TokenRow, _row
-
-if TYPE_CHECKING:
-    from signet.store.postgres.recall_reads import PgRecallReads
 from signet.types import (
     Actor,
     HistoryEvent,
@@ -50,11 +49,7 @@ from signet.types import (
     utc_now,
 )
 
-# The memories columns as row_to_memory reads them (tags come back as JSON text), of `m`.
-_SELECT = MEMORY_SELECT = ", ".join(
-    "m.tags::text AS tags" if c.strip() == "tags" else f"m.{c.strip()}" for c in COLUMNS.split(",")
-)
-MEMORY_COLUMNS = _SELECT  # for the other PostgreSQL readers (recall_reads.py)
+_SELECT = MEMORY_COLUMNS
 _TOKEN_COLUMNS = (
     "id, name, role, permissions, scope_project, scope_agent, key_hash, created_at,"
     " expires_at, revoked_at, last_used_at"
@@ -473,8 +468,6 @@ class PgCore(PgMemoryOps):
         return PgGraph(self._conn)
 
     def recall_reads(self, model: str | None) -> PgRecallReads:
-        from signet.store.postgres.recall_reads import PgRecallReads
-
         return PgRecallReads(self.pool, model)
 
     def size_bytes(self) -> int:

@@ -16,7 +16,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from signet.store.memories import row_to_memory
-from signet.store.postgres.core import MEMORY_SELECT
+from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.types import Memory
 
 __all__ = ["PgInjections"]
@@ -70,7 +70,7 @@ class PgInjections:
         seen: dict[str, Memory] = {}
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             for where, params in queries:
-                cur.execute(f"SELECT {MEMORY_SELECT} FROM memories m WHERE {where} LIMIT %s",
+                cur.execute(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} LIMIT %s",
                             (*params, limit))
                 for row in cur.fetchall():
                     seen.setdefault(str(row["id"]), row_to_memory(row))  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from psycopg_pool import ConnectionPool
 from signet.store.memories import row_to_memory
 from signet.store.neighbours import chosen
 from signet.store.postgres import lexical, vectors
-from signet.store.postgres.core import MEMORY_COLUMNS
+from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.store.postgres.filters import filter_sql
 from signet.store.recall_reads import Ranking, SourceHit, SourceKey
 from signet.store.sources import MIN_MEMBERS
