@@ -26,7 +26,7 @@ class WebServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:  # the stdlib's name
                 server.hits.append(self.path)
                 status, headers, body = server.routes.get(self.path, (404, {}, b"not found"))
                 self.send_response(status)

@@ -232,7 +232,7 @@ def test_two_daemons_working_at_once_process_each_document_once(
     def drain(app: SignetApp) -> None:
         try:
             app.run_pipeline_until_idle(only=["documents"])
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             errors.append(exc)
 
     threads = [threading.Thread(target=drain, args=(app,)) for app in (one, two)]

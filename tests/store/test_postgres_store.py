@@ -44,7 +44,7 @@ def test_daemons_starting_at_once_migrate_once(pg_url: str) -> None:
     def start() -> None:
         try:
             opened.append(PgCore.open(pg_url, max_size=2))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=start) for _ in range(4)]

@@ -140,7 +140,7 @@ def test_a_failed_transaction_rolls_back_and_passes_the_turn_on(store: Store) ->
             with store.write_tx() as conn:
                 conn.execute("INSERT INTO seen VALUES ('lost')")
                 conn.execute("INSERT INTO no_such_table VALUES (1)")
-        except Exception as exc:  # noqa: BLE001 - the test inspects it
+        except Exception as exc:  # the test inspects it
             failed.append(exc)
 
     first = start(failing)

@@ -122,7 +122,7 @@ def _background(
                 app.remember(f"Worker {index} stores background fact {n}.", actor=actor)
                 n += 1
                 written[index] = n
-    except BaseException as exc:  # noqa: BLE001 - reported by the bench, not lost in a thread
+    except BaseException as exc:  # reported by the bench, not lost in a thread
         failures.append(exc)
         stop.set()
 

@@ -388,7 +388,7 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
                    " $SIGNET_STORE_URL).")
 @_json
 @click.pass_context
-def scale(  # noqa: PLR0913 - the command's options
+def scale(
     ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
     embedder: str, batch: int, batch_tx: bool, checkpoints: str, backends: str,
     store_url: str | None, as_json: bool,

@@ -120,7 +120,7 @@ class BackgroundWorkers:
     def _release_leases(self) -> int:
         try:
             released = self.app.release_worker_leases()
-        except Exception:  # noqa: BLE001 - shutdown goes on; the reaper recovers them later
+        except Exception:  # shutdown goes on; the reaper recovers them later
             log.exception("could not release leased jobs at shutdown")
             return 0
         if released:

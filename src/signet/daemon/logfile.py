@@ -70,7 +70,7 @@ class DailyFileHandler(logging.Handler):
             stream = self._stream_for(self.today())
             stream.write(line + "\n")
             stream.flush()
-        except Exception:  # noqa: BLE001 - logging must never take the daemon down
+        except Exception:  # logging must never take the daemon down
             self.handleError(record)
 
     def _stream_for(self, day: date) -> IO[str]:
@@ -79,7 +79,7 @@ class DailyFileHandler(logging.Handler):
                 self._stream.close()
             self.log_dir.mkdir(parents=True, exist_ok=True)
             # 0600 whatever the umask: log lines name paths, routes and errors of private data.
-            self._stream = open(  # noqa: SIM115
+            self._stream = open(
                 log_path(self.log_dir, day), "a", encoding="utf-8", opener=_private
             )
             self._day = day

@@ -55,7 +55,7 @@ class AccessLog:
 
         try:
             await self.app(scope, receive, send_with_id)
-        except Exception:  # noqa: BLE001 - the one place unexpected errors are caught
+        except Exception:  # the one place unexpected errors are caught
             log.exception("unhandled error", extra=_fields(scope, 500, started, request_id))
             if status == 0:
                 status = 500

@@ -82,7 +82,7 @@ class TraversalChannel:
         try:
             with self.store.reading(request.conn) as graph:
                 return self._search(graph, query, request)
-        except Exception as exc:  # noqa: BLE001 - the graph never degrades core search
+        except Exception as exc:  # the graph never degrades core search
             log.warning("graph traversal failed, recall continues without it: %s", exc)
             return []
 
@@ -119,7 +119,7 @@ class GraphBoostChannel:
         try:
             with self.store.reading(request.conn) as graph:
                 return self._search(graph, query)
-        except Exception as exc:  # noqa: BLE001 - the graph never degrades core search
+        except Exception as exc:  # the graph never degrades core search
             log.warning("graph boost failed, recall continues without it: %s", exc)
             return []
 

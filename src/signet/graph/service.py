@@ -84,7 +84,7 @@ class KnowledgeGraph:
             return
         try:
             desire.reinforce(graph, memory_id, feedback_type, self.traversal.paths.path_to(memory_id), now)
-        except Exception as exc:  # noqa: BLE001 - the graph never fails the feedback itself
+        except Exception as exc:  # the graph never fails the feedback itself
             log.warning("desire-path update failed for %s: %s", memory_id, exc)
 
     # -- reading -------------------------------------------------------------------------------

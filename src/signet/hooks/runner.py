@@ -69,7 +69,7 @@ def run(
     where = str(workspace) if workspace is not None and str(workspace) else None
     try:
         cfg = load_settings(where, env)
-    except Exception as exc:  # noqa: BLE001 - a broken agent.yaml must not break the agent
+    except Exception as exc:  # a broken agent.yaml must not break the agent
         _log(_fallback_log_dir(where, env), event, harness, f"configuration: {exc}")
         return ""
     budget_s = cfg.budgets_ms.get(event, DEFAULT_BUDGET_MS) / 1000
@@ -81,7 +81,7 @@ def run(
         try:
             outcome["out"] = _ask(cfg, event, harness, stdin, started + budget_s,
                                   (spooling, spooled, outcome), env)
-        except Exception as exc:  # noqa: BLE001 - every failure is logged and swallowed
+        except Exception as exc:  # every failure is logged and swallowed
             outcome["error"] = exc
 
     thread = threading.Thread(target=work, name="signet-hook", daemon=True)

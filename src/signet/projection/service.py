@@ -125,7 +125,7 @@ class ProjectionService:
         try:
             with background_writes():  # the cache write waits behind requests' writes
                 self.compute(key[0], scope)
-        except Exception:  # noqa: BLE001 - logged; the next request starts a new attempt
+        except Exception:  # logged; the next request starts a new attempt
             log.exception("projection (%dd, %s) failed", *key)
 
     def wait(self, timeout_s: float = 30.0) -> None:

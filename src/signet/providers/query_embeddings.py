@@ -170,7 +170,7 @@ class QueryEmbeddings:
                     f"{self.embedder.model}: {len(texts)} texts gave vectors of shape"
                     f" {vectors.shape}"
                 )
-        except Exception as exc:  # noqa: BLE001 - every waiter gets the provider's error
+        except Exception as exc:  # every waiter gets the provider's error
             self._settle(batch, None, exc)
             return
         self._settle(batch, vectors, None)

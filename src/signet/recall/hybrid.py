@@ -196,7 +196,7 @@ class Recaller:
                     rankings[channel.name] = channel.search(
                         ChannelInput(reader.conn, query, vector, pool)
                     )
-                except Exception:  # noqa: BLE001 - an extra channel never breaks core recall
+                except Exception:  # an extra channel never breaks core recall
                     degraded.append(channel.name)
                 timings[channel.name] = (time.perf_counter() - mark) * 1000
         if query.mode == "full" and not self.channels and "graph" in self.reads.missing:
@@ -400,7 +400,7 @@ class Recaller:
             return set()
         try:
             return self.spec.hub_memories(reader.conn, ids)
-        except Exception:  # noqa: BLE001 - the graph never degrades core search
+        except Exception:  # the graph never degrades core search
             return set()
 
     def _scored(

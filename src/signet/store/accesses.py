@@ -121,7 +121,7 @@ class AccessRecorder:
             thread.join()
         try:
             self.flush()
-        except Exception:  # noqa: BLE001 - closing goes on; only access counters are lost
+        except Exception:  # closing goes on; only access counters are lost
             log.exception("could not write %d pending accesses at close", len(self._pending))
 
     # -- the flusher ------------------------------------------------------------------------
@@ -148,7 +148,7 @@ class AccessRecorder:
                 return  # closed: close() flushes on its own thread
             try:
                 self.flush()
-            except Exception:  # noqa: BLE001 - kept for the next flush; reads never see this
+            except Exception:  # kept for the next flush; reads never see this
                 log.exception("could not write recorded accesses; retrying later")
                 if not self._sleep(self.interval_s, early_when_full=False):
                     return

@@ -214,7 +214,7 @@ def integrity_check(conn: Connection) -> bool:
     try:
         for table in TABLES:
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
-    except Exception:  # noqa: BLE001 - FTS5 reports corruption as a generic database error
+    except Exception:  # FTS5 reports corruption as a generic database error
         return False
     return True
 
