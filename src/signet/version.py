@@ -1,3 +1,3 @@
 """The release version: pyproject reads it from here, `signet --version` and `/health` report it."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
