@@ -62,7 +62,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# The few-minute suite (`pytest -m quick`, CONTRIBUTING.md): in-process tests of the layers,
+# the store contracts on both backends, recall, the graph and the workers; no daemon process.
+QUICK = ("test_layers.py", "test_config.py", "test_memory_fields.py", "test_version.py",
+         "core", "store", "recall", "graph", "workers")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "quick: the few-minute suite (CONTRIBUTING.md)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.relative_to(here).parts[0] in QUICK:
+            item.add_marker(pytest.mark.quick)
     if config.getoption("--store-backend") != "postgres":
         return
     kept: list[pytest.Item] = []

@@ -249,3 +249,22 @@ def test_the_cold_tier_and_the_review_queue_go_over_and_back(
     with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
         [item] = app.review_queue()
         assert (item.id, item.new_content) == (review, "The build uses no cache shard")
+
+
+def test_the_hooks_injection_ledger_goes_over_and_back(
+    workspace: Config, pg_url: str, tmp_path: Path
+) -> None:
+    """A session that was given a memory is not given it again after the move, either way."""
+    with SignetApp.open(workspace, embedder=None, llm=None) as app:
+        memory = app.list(MemoryFilters()).items[0].id
+        app.injections.record("sess-1", [memory], "session-start", "2026-12-01T00:00:00.000Z")
+    done = _cli(workspace, "store", "migrate", "--to", pg_url)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["counts"]["hook_injections"] == {"sqlite": 1, "postgres": 1}
+    assert "hook_injections" not in report["left_behind"]
+    other = Config.default(tmp_path / "other")
+    other.workspace.mkdir()
+    assert _cli(other, "store", "migrate", "--from", pg_url).returncode == 0
+    with SignetApp.open(other, embedder=None, llm=None) as app:
+        assert app.injections.injected("sess-1", [memory]) == {memory}

@@ -1,10 +1,10 @@
 """Copy a SQLite workspace's core tables into a PostgreSQL store (and back), then verify.
 
-What is copied is what PostgreSQL holds today (store/backend.py, PORTED): memories, their
-history, vectors, the job queue, sessions with their summary queue, artifact index and
-tombstones, documents with their connectors and chunk links, the knowledge graph (entities,
-aliases, relations, mentions, aspects, attributes, dependencies, pins, communities), the
-pipeline's cold tier and review queue, tokens and the token signing key. Every other table that holds rows is named in the report as left
+Copied: memories, their history, vectors, the job queue, sessions with their summary queue,
+artifact index and tombstones, documents with their connectors and chunk links, the knowledge
+graph (entities, aliases, relations, mentions, aspects, attributes, dependencies, pins,
+communities), the pipeline's cold tier and review queue, the hooks' injection ledger, tokens
+and the token signing key. Every other table that holds rows is named in the report as left
 behind, never dropped silently.
 
 Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid; a table keyed
@@ -277,6 +277,12 @@ TABLES: tuple[TableCopy, ...] = (
         order="id",
         fingerprint_sql=_same(
             "SELECT id, memory_id, status, new_content, target_version FROM memory_review_queue"),
+    ),
+    # The hooks' per-session injection ledger (PostgreSQL migration 010_injections.sql).
+    TableCopy(
+        "hook_injections", ("session_id", "memory_id", "event", "injected_at"),
+        key=("session_id", "memory_id"),
+        fingerprint_sql=_same("SELECT session_id, memory_id, event FROM hook_injections"),
     ),
 )
 # SQLite bookkeeping and derived tables that are not state to carry over.
