@@ -257,7 +257,8 @@ def test_the_hooks_injection_ledger_goes_over_and_back(
     """A session that was given a memory is not given it again after the move, either way."""
     with SignetApp.open(workspace, embedder=None, llm=None) as app:
         memory = app.list(MemoryFilters()).items[0].id
-        app.injections.record("sess-1", [memory], "session-start", "2026-12-01T00:00:00.000Z")
+        app.injections.record("tok_a", "sess-1", [memory], "session-start",
+                              "2026-12-01T00:00:00.000Z")
     done = _cli(workspace, "store", "migrate", "--to", pg_url)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -267,4 +268,4 @@ def test_the_hooks_injection_ledger_goes_over_and_back(
     other.workspace.mkdir()
     assert _cli(other, "store", "migrate", "--from", pg_url).returncode == 0
     with SignetApp.open(other, embedder=None, llm=None) as app:
-        assert app.injections.injected("sess-1", [memory]) == {memory}
+        assert app.injections.injected("tok_a", "sess-1", [memory]) == {memory}

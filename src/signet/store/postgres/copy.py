@@ -278,11 +278,12 @@ TABLES: tuple[TableCopy, ...] = (
         fingerprint_sql=_same(
             "SELECT id, memory_id, status, new_content, target_version FROM memory_review_queue"),
     ),
-    # The hooks' per-session injection ledger (PostgreSQL migration 010_injections.sql).
+    # The hooks' injection ledger per caller and session (PostgreSQL migrations 010, 011).
     TableCopy(
-        "hook_injections", ("session_id", "memory_id", "event", "injected_at"),
-        key=("session_id", "memory_id"),
-        fingerprint_sql=_same("SELECT session_id, memory_id, event FROM hook_injections"),
+        "hook_injections", ("caller", "session_id", "memory_id", "event", "injected_at"),
+        key=("caller", "session_id", "memory_id"),
+        fingerprint_sql=_same(
+            "SELECT caller, session_id, memory_id, event FROM hook_injections"),
     ),
 )
 # SQLite bookkeeping and derived tables that are not state to carry over.
