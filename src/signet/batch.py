@@ -1,7 +1,6 @@
 """Batch forget and batch modify: many memories in one call, each through the one write path.
 
-Forgetting in bulk is where a wrong filter does the most harm, so it takes two steps (seed
-002's batch forget): `preview` returns exactly the memories that would go and a confirm token;
+Forgetting in bulk is where a wrong filter does the most harm, so it takes two steps: `preview` returns exactly the memories that would go and a confirm token;
 `execute` recomputes the match and proceeds only when the token fits *that* match. The token is
 an HMAC, under a key the app draws at open, of the sorted ids, the force flag and the time of the
 preview, so it cannot be forged, cannot be reused for another set of memories (a memory added or

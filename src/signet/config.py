@@ -5,8 +5,8 @@ description (in the field's metadata). Nothing below `app.py` reads a file or `o
 build a config with `Config.default(tmp_path)` and `dataclasses.replace(...)`.
 
 `agent.yaml` mirrors the tree with two differences, both kept in `_schema()` and nowhere else:
-the pipeline section lives at YAML `memory.pipelineV2` (the seeds' name), and the `memory`,
-`memory.pipelineV2` and `retention` sections spell their keys in camelCase as the seeds do
+the pipeline section lives at YAML `memory.pipelineV2`, and the `memory`,
+`memory.pipelineV2` and `retention` sections spell their keys in camelCase
 (`shadowMode`, `tombstoneRetentionMs`) while every other section uses snake_case (docs/configuration.md)
 (`embedding.base_url`). Python always uses snake_case.
 
@@ -618,7 +618,7 @@ class _Section:
     children: dict[str, _Leaf | _Section]
 
 
-# Sections whose YAML keys are camelCase, as the seeds spell them; every other one is snake_case.
+# Sections whose YAML keys are camelCase; every other one is snake_case.
 _CAMEL_SECTIONS: frozenset[str] = frozenset({"memory", "pipeline", "retention"})
 # Config fields that do not sit at YAML top level under their own name.
 _PLACEMENT: dict[str, tuple[str, ...]] = {"pipeline": ("memory", "pipelineV2")}

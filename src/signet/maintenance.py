@@ -1,4 +1,4 @@
-"""Diagnostics and repair actions an operator runs on a live store (seed 002's repair actions).
+"""Diagnostics and repair actions an operator runs on a live store.
 
 - the pipeline's queue: depths per job type and status, the most recent failures;
 - requeue dead jobs; release stale leases (leases older than `leaseTimeoutMs`, or a given age,
@@ -9,7 +9,7 @@
 - re-embed: an embed job for every live memory that has no current vector of the configured
   model (the embed worker does the work in the background, outside any transaction);
 - the embeddings audit, and a health probe: one tiny embedding call, timed;
-- the autonomous maintenance run (`run_maintenance`, seed 002's `autonomous.*` flags): health
+- the autonomous maintenance run (`run_maintenance`, `autonomous.*` flags): health
   checks, and in execute mode the repairs, each bounded and recorded (see "Maintenance runs").
 
 Every function takes `Operations` (services/operations.py: the operator's store seam with

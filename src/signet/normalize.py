@@ -1,4 +1,4 @@
-"""Content normalisation and hashing for deduplication (seed 000, "Content Normalization").
+"""Content normalisation and hashing for deduplication.
 
 Three steps, deterministic and pure:
 

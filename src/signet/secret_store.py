@@ -1,4 +1,4 @@
-"""The workspace's encrypted secret store (seed 000: `.secrets/`, "encrypted secret store").
+"""The workspace's encrypted secret store (`.secrets/`).
 
 API keys and connection URLs must not sit in `agent.yaml` in plaintext, so the config names
 them instead (`llm.api_key: secret:OPENAI`) and the composition root resolves each reference
@@ -91,7 +91,7 @@ class SecretStore:
         self.next_key_path = self.dir / "secrets.key.next"
         self.store_path = self.dir / "secrets.json"
 
-    # -- reading ------------------------------------------------------------------------------
+    # -- reading ----------------------------------------------------------------------------------
 
     def names(self) -> list[SecretInfo]:
         entries = self._entries()
@@ -123,7 +123,7 @@ class SecretStore:
                 f" (set it with `signet secret set {name}`)"
             ) from None
 
-    # -- writing ------------------------------------------------------------------------------
+    # -- writing ----------------------------------------------------------------------------------
 
     def set(self, name: str, value: str, now: str) -> SecretInfo:
         check_name(name)
@@ -167,7 +167,7 @@ class SecretStore:
         _fsync_dir(self.dir)
         return len(sealed)
 
-    # -- files --------------------------------------------------------------------------------
+    # -- files ------------------------------------------------------------------------------------
 
     def _entries(self) -> dict[str, dict[str, Any]]:
         try:

@@ -1,4 +1,4 @@
-"""Skills as procedural memory (seed 000 `skills/`, seed 002 `skill_meta`).
+"""Skills as procedural memory: the `skills/` folder and `skill_meta`.
 
 A skill is a folder under `<workspace>/skills/` holding a `SKILL.md`: YAML frontmatter with
 `name`, `description` and an optional `role`, then the instructions in Markdown. The folder is

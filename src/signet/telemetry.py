@@ -1,6 +1,6 @@
 """Local operational telemetry: latency histograms, usage counters and an error ring buffer.
 
-Everything lives in this process's memory and never leaves the machine (seed 000). The daemon's
+Everything lives in this process's memory and never leaves the machine. The daemon's
 middleware feeds one latency observation per request, keyed by the *route template*
 (`POST /api/memory/{memory_id}`, never the concrete path, so ids cannot multiply the keys), and
 one error entry per 4xx/5xx answer; the LLM providers feed their `Completion` through

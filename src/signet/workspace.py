@@ -1,4 +1,4 @@
-"""The workspace initialiser: lays out `$SIGNET_WORKSPACE` as seed 000 "User Data Layout" says.
+"""The workspace initialiser: lays out `$SIGNET_WORKSPACE`.
 
 The workspace belongs to the user. `init_workspace` only ever adds what is missing: a file that
 exists is kept byte for byte (the user may have edited it), a directory that exists keeps its

@@ -28,7 +28,7 @@ def retention() -> None:
 @json_option
 @click.pass_obj
 def run_retention(state: CliState, dry_run: bool) -> None:
-    """Run one sweep of the retention steps, in the seed's order, each capped at batchLimit."""
+    """Run one sweep of the retention steps, in order, each capped at batchLimit."""
     with state.connect() as client:
         report = client.run_retention(dry_run=dry_run)
     state.show(report, _print_report)

@@ -1,5 +1,4 @@
-"""`network.mode`: where the daemon may listen, checked before it binds (seed 000: loopback by
-default; a configured network mode such as Tailscale, with auth governing remote access).
+"""`network.mode`: where the daemon may listen, checked before it binds.
 
 - `localhost` (default): `bind` (or SIGNET_BIND) must be a loopback address.
 - `tailscale`: `bind` is this machine's Tailscale address (100.64.0.0/10 or fd7a:115c:a1e0::/48,

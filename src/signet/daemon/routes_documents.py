@@ -1,4 +1,4 @@
-"""The document routes (seed 002, "Document Ingest").
+"""The document routes.
 
 - `POST /api/documents` body: exactly one of `content` (text), `url` (fetched by the worker,
   when documents.url_fetch_enabled) or `path` (a local file; admin tokens only), and

@@ -1,4 +1,4 @@
-"""The knowledge-graph routes (seed 002 /api/knowledge/*): entities, one entity in detail,
+"""The knowledge-graph routes: entities, one entity in detail,
 communities, counts, pins, and running community detection.
 
 - `GET /api/knowledge/entities?q=&limit=&offset=` -> {items, total, limit, offset}

@@ -1,4 +1,4 @@
-"""The lineage routes (seed 003 tiers): thread heads, the lineage DAG, re-indexing artifacts.
+"""The lineage routes: thread heads, the lineage DAG, re-indexing artifacts.
 
 - `GET /api/threads` -> {items: [{thread, project, summaries, arcs, epochs, last}]}
 - `GET /api/threads/{thread}` -> the thread's head (newest epoch, arcs and summaries after it)

@@ -1,4 +1,4 @@
-"""The pipeline routes (seed 002 Job Queue): its status, and pausing, resuming or waking its
+"""The pipeline routes: its status, and pausing, resuming or waking its
 workers.
 
 - `GET /api/pipeline/status` -> {enabled, shadow_mode, mutations_frozen, llm, queue: {job type:

@@ -1,4 +1,4 @@
-"""The embedding projection (seed 000): `GET /api/embeddings/projection?dimensions=2|3`.
+"""The embedding projection: `GET /api/embeddings/projection?dimensions=2|3`.
 
 - 200 `{"nodes": [{"id", "x", "y"[, "z"], "content", "type", "project", ...}], "dimensions",
   "count", "method": "umap"|"pca"|"none", "fallback", "model", "range": [-210, 210],

@@ -1,4 +1,4 @@
-"""Repair actions and the embeddings' state (seed 002 repair actions; docs/api.md).
+"""Repair actions and the embeddings' state.
 
 - `POST /api/repair/requeue-dead` body {job_ids?} -> {requeued}
 - `POST /api/repair/release-stale-leases` body {older_than_ms?} -> {released, older_than_ms}

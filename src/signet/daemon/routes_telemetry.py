@@ -1,4 +1,4 @@
-"""Telemetry routes (seed 000): the daemon's local latency histograms, usage counters and error
+"""Telemetry routes: the daemon's local latency histograms, usage counters and error
 ring buffer, and the recall QA ledger.
 
 - `GET /api/telemetry/latency` -> {since, operations: {"POST /api/memory/recall": {count,

@@ -1,4 +1,4 @@
-"""Document ingest (seed 002, "Document Ingest"): a text, file or URL becomes a document row,
+"""Document ingest: a text, file or URL becomes a document row,
 then `document_chunk` memories through the durable queue.
 
 - service.py registers documents (dedup by source and content hash) and reads, lists and

@@ -1,4 +1,4 @@
-"""The `document_ingest` worker (seed 002): one queued document per tick, through
+"""The `document_ingest` worker: one queued document per tick, through
 extracting -> chunking -> embedding -> indexing -> done.
 
 Each status change is its own short write transaction, so the current step is always visible
@@ -103,7 +103,7 @@ class DocumentWorker:
                                retry_delay_ms=retry_delay_ms(job.attempts, self.retry_base_ms))
         return True
 
-    # -- one document -----------------------------------------------------------------------
+    # -- one document -----------------------------------------------------------------------------
 
     def _work(self, job: Job, now: datetime) -> None:
         doc_id = job.document_id or ""
@@ -180,7 +180,7 @@ class DocumentWorker:
                 "source_id": document.id, "source_type": "document", "project": document.project,
                 "tags": list(tags)}
 
-    # -- status steps ------------------------------------------------------------------------
+    # -- status steps -----------------------------------------------------------------------------
 
     def _step(self, job: Job, doc_id: str, status: str, now: datetime, **fields: Any) -> None:
         self.docs.step(job, doc_id, status, format_ts(now), **fields)

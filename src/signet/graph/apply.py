@@ -14,7 +14,7 @@ through the graph store's statements (store/graph_store.py `GraphOps`, either ba
 - one `memory_history` row (event "none", metadata {"graph": summary}) records who wrote what.
   Without a memory the row is filed under the id "graph".
 
-Seed 002: the inline linker only links; semantic graph authorship flows through here.
+The inline linker only links; semantic graph authorship flows through here.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 - `TraversalChannel` ("traversal"): traversal-primary candidates (graph/traversal.py) when
   graph and traversal are enabled and the query names at least one entity.
-- `GraphBoostChannel` ("graph_boost"): the legacy path (seed 002 getGraphBoostIds) when
+- `GraphBoostChannel` ("graph_boost"): the legacy path when
   traversal is off or the query names no entity: entities with a name word starting with a
-  query word (by mentions, at most 20; seed 002 uses a LIKE scan, see `EntityWords`), one relation hop both ways (at most 50), and the
+  query word (by mentions, at most 20; see `EntityWords`), one relation hop both ways (at most 50), and the
   memories linked to them (at most 200). It is fused with a small weight (`BOOST_WEIGHT`), so
   it nudges memories the flat channels found rather than adding its own.
 
@@ -137,7 +137,7 @@ class GraphBoostChannel:
 class EntityWords:
     """The words of the agent's entity names, sorted, for prefix lookups by query word.
 
-    Seed 002 matches `canonical_name LIKE %word%`, a scan of every entity per query (about
+    A `canonical_name LIKE %word%` match is, a scan of every entity per query (about
     10 ms at 10k entities). This index answers "a word of the name starts with the query word"
     with a bisection instead; it is rebuilt when entities are added or removed.
     """
@@ -176,7 +176,7 @@ class EntityWords:
 def boost_ids(
     graph: GraphOps, text: str, agent_id: str, words_index: EntityWords | None = None
 ) -> list[str]:
-    """Seed 002 getGraphBoostIds: entities named by a query word, one hop, their memories."""
+    """Entities named by a query word, one hop, their memories."""
     words = [w for w in dict.fromkeys(canonical(text).split()) if len(w) >= 3 and w not in _STOP]
     if words_index is None:
         entities = graph.entities_like(words, agent_id, BOOST_ENTITIES)

@@ -1,4 +1,4 @@
-"""Entity communities (seed 002 community-detection): Louvain over the dependency graph.
+"""Entity communities: Louvain over the dependency graph.
 
 The graph: one node per entity with a dependency, one undirected edge per dependency pair,
 weighted by strength x traversal weight (summed over types and directions). networkx's

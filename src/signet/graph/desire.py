@@ -1,4 +1,4 @@
-"""Desire paths (seed 003): the routes that led to useful memories are worn in, the ones that
+"""Desire paths: the routes that led to useful memories are worn in, the ones that
 led to noise grow over.
 
 When an agent rates a memory (app.feedback), the traversal path that last reached it (kept by

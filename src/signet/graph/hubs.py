@@ -1,4 +1,4 @@
-"""Hub dampening input (seed 002 dampening.ts): which memories speak only of hub entities.
+"""Hub dampening input: which memories speak only of hub entities.
 
 An entity's degree is the number of its links: memories that mention it plus relations and
 dependencies touching it. Hubs are the entities whose degree lies above the 90th percentile of

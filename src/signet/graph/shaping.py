@@ -1,4 +1,4 @@
-"""Evidence shaping after fusion (seed 002): the flat channels keep their share of the page.
+"""Evidence shaping after fusion: the flat channels keep their share of the page.
 
 Traversal can return many candidates through a hub entity; without a bound they could push
 every keyword and vector match off the page. `reserve_flat` keeps at least

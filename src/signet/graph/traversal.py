@@ -1,5 +1,4 @@
-"""Traversal-primary recall (seed 002 graph-traversal, seed 003 "Making Cross-Domain
-Connections Findable"): reach memories through the structure of the knowledge graph rather
+"""Traversal-primary recall: reach memories through the structure of the knowledge graph rather
 than through shared words.
 
 1. Focal entities: the query's word n-grams (up to four words, canonicalised as entity names

@@ -1,4 +1,4 @@
-"""Entity context of prompt-submit (seed 002): a known entity or alias named in the prompt
+"""Entity context of prompt-submit: a known entity or alias named in the prompt
 brings its current attributes, compactly.
 
 Names are looked up as canonical keys (store/graph.py `canonical`) for every run of one to

@@ -1,6 +1,6 @@
 """session-start: what an agent should know before the first prompt, under a token budget.
 
-In order of precedence (seed 000's workspace, seed 003's always-loaded head): the identity
+In order of precedence: the identity
 files (AGENTS.md, SOUL.md, IDENTITY.md, USER.md; a file still holding its starter text says
 nothing and is skipped, except AGENTS.md whose starter text is the instruction to use memory),
 the head of MEMORY.md, then memories: pinned ones first (score 1), then by importance x decay

@@ -1,4 +1,4 @@
-"""The lineage (seed 003 "Three Tiers of Knowing"): transcripts, session summaries, arcs and
+"""The lineage: transcripts, session summaries, arcs and
 epochs, and the global head (MEMORY.md), as pure functions over text and files.
 
 Nothing here holds SQL or calls a provider; the services (signet/sessions) and the workers

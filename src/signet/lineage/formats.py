@@ -4,7 +4,7 @@ Each harness writes its own format; `parse(harness, text)` reads one and returns
 as `Message`s, with what the file says about the session (its id, working directory, first and
 last timestamps). Tool calls, tool output, thinking and harness boilerplate are left out of the
 messages: they stay in the original, which the importer keeps byte for byte beside the cleaned
-JSONL (seed 002 "Lossless transcripts").
+JSONL.
 
 - claude-code: JSONL, one record per line; `type` user/assistant with `message.content` a
   string or a list of blocks (text kept; thinking, tool_use, tool_result, image dropped);
@@ -128,7 +128,7 @@ def _whole_or_records(text: str) -> Iterable[Any]:
     return [whole]
 
 
-# -- claude code ------------------------------------------------------------------------------
+# -- claude code ---------------------------------------------------------------------------------
 
 
 def _claude(records: Iterable[dict[str, Any]], parsed: Parsed) -> None:
@@ -161,7 +161,7 @@ def _blocks_text(content: Any, kept: tuple[str, ...]) -> str:
     return "\n".join(parts)
 
 
-# -- codex ------------------------------------------------------------------------------------
+# -- codex ---------------------------------------------------------------------------------------
 
 
 def _codex(records: Iterable[dict[str, Any]], parsed: Parsed) -> None:
@@ -192,7 +192,7 @@ def _codex_message(item: dict[str, Any], ts: Any, parsed: Parsed) -> None:
     parsed.add(item["role"], text, ts)
 
 
-# -- opencode ---------------------------------------------------------------------------------
+# -- opencode ------------------------------------------------------------------------------------
 
 
 def _opencode(records: Iterable[Any], parsed: Parsed) -> None:
@@ -229,7 +229,7 @@ def _opencode_ts(info: dict[str, Any]) -> str | None:
     return None
 
 
-# -- generic ----------------------------------------------------------------------------------
+# -- generic -------------------------------------------------------------------------------------
 
 
 def _generic(text: str, parsed: Parsed) -> None:

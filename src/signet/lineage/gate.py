@@ -1,4 +1,4 @@
-"""The significance gate (seed 003): is a session worth a summary?
+"""The significance gate: is a session worth a summary?
 
 Three independent signals, and all three must say "low" for the session to be skipped:
 

@@ -1,4 +1,4 @@
-"""The global head: MEMORY.md rendered from what the database holds (seed 003, first tier).
+"""The global head: MEMORY.md rendered from what the database holds.
 
 Importance decays about 5% a day since a memory was last accessed (created, if never): recall
 resets the clock; pinned memories are exempt. Candidates are sorted into sections by what they

@@ -1,4 +1,4 @@
-"""Thread heads: per-topic rolling condensation of session summaries (seed 003).
+"""Thread heads: per-topic rolling condensation of session summaries.
 
 A thread is a topic: a project ("project:<name>"), else the entity community most of the
 session's known entities belong to ("community:<id>"), else "general". Every `arc_size` session

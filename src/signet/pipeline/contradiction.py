@@ -1,11 +1,11 @@
 """Does a new statement contradict an old one? A cheap syntactic check first, an LLM second.
 
-Seed 003 ("Conflicting Facts Block by Default"): before an update replaces a memory, both
+Before an update replaces a memory, both
 statements are compared, and a detected contradiction blocks the update for review instead of
 letting the newer fact silently win.
 
 The fast path (`detect_contradiction`, zero LLM cost) tokenises both sides and does nothing
-unless they share at least two content tokens (seed 000: unrelated sentences cannot contradict).
+unless they share at least two content tokens.
 It then looks for three signals, each with a confidence:
 
 - negation: one side negates ("not", "never", "doesn't", "no longer", "without" ...) and the
@@ -145,7 +145,7 @@ def detect_contradiction(a: str, b: str) -> list[ContradictionSignal]:
     return sorted(signals, key=lambda s: (-s.confidence, s.kind, s.detail))
 
 
-# -- negation ---------------------------------------------------------------------------------
+# -- negation ------------------------------------------------------------------------------------
 
 
 def _negations(text: str) -> list[str]:
@@ -169,7 +169,7 @@ def _negation_signals(a: str, b: str) -> list[ContradictionSignal]:
     return [ContradictionSignal("negation", confidence, f"only the {negated} says {word!r}")]
 
 
-# -- antonyms ---------------------------------------------------------------------------------
+# -- antonyms ------------------------------------------------------------------------------------
 
 
 def _antonym_signals(a: str, b: str) -> list[ContradictionSignal]:
@@ -208,7 +208,7 @@ def _followers(text: str, word: str) -> set[str]:
     return {stem(tokens[i + 1]) for i, t in enumerate(tokens[:-1]) if stem(t) == stem(word)}
 
 
-# -- values -----------------------------------------------------------------------------------
+# -- values --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +351,7 @@ def has_temporal_supersession(text: str) -> bool:
     return bool(_TEMPORAL.search(text.replace("\u2019", "'")))
 
 
-# -- the verdict ------------------------------------------------------------------------------
+# -- the verdict ---------------------------------------------------------------------------------
 
 CONTRADICTION_SYSTEM = (
     "You compare two statements from a user's long-term memory and decide whether they "

@@ -1,6 +1,6 @@
 """Decision: what to do with one extracted fact, given the memories most like it.
 
-Seed 002 ("Pipeline V2", decision stage). The worker runs a hybrid search for each fact and
+The worker runs a hybrid search for each fact and
 passes up to five candidates here. With no candidates the fact is new: `add`, no LLM call.
 Otherwise one LLM call sees the fact and the candidates (by id) and answers
 `{"action": "add|update|delete|none", "targetId": ..., "confidence": ..., "reason": ...}`.

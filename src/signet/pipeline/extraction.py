@@ -1,6 +1,6 @@
 """Extraction: raw memory content -> atomic facts and entity triples, by one LLM call.
 
-Seed 002 ("Pipeline V2", extraction stage). The prompt asks for a JSON object
+The prompt asks for a JSON object
 `{"facts": [{"content", "type", "confidence"}], "entities": [{"source", "relationship",
 "target", "confidence"}]}`; the input is capped at 12,000 characters. The reply goes through
 `parse_llm_json` (thinking, fences, almost-JSON) and then a strict but forgiving validation:

@@ -1,6 +1,6 @@
 """Graph persistence: the entities and relations of one extraction, written after the facts.
 
-Seed 002: graph persistence runs in its own transaction after the fact writes, and a failure
+Graph persistence runs in its own transaction after the fact writes, and a failure
 there is logged and never reverts the facts. Entities are upserted by canonical name (lowercased)
 for the source memory's agent; each triple (source, relationship, target) becomes a relation
 whose mention count grows on every re-extraction; the source memory is linked to every entity

@@ -1,6 +1,6 @@
 """Prospective hints: questions a user might ask later, for which this memory is the answer.
 
-Seed 003 ("Making Cross-Domain Connections Findable"): a stored fact and the query that needs it
+A stored fact and the query that needs it
 often share no words ("The user has a Target loyalty card" vs "where can I get discounts on car
 parts?"). At write time one LLM call imagines three to five such future questions; they are
 indexed beside the memory (in the FTS index), so the query finds its words in the hints.

@@ -1,6 +1,6 @@
 """Controlled writes: turning the pipeline's proposals into changes, or into records only.
 
-Seed 002 ("Controlled writes") and seed 003 ("Conflicting Facts Block by Default"). The work is
+The work is
 split in two so that no LLM or embedding call ever runs inside a write transaction:
 
 1. `plan_proposal` (no transaction): decide what would happen to one proposal under the flags,

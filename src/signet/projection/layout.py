@@ -1,5 +1,4 @@
-"""Laying embeddings out in 2 or 3 dimensions for the dashboard's map (seed 000, "UMAP
-Projection").
+"""Laying embeddings out in 2 or 3 dimensions for the dashboard's map.
 
 UMAP (umap-learn, the `viz` extra) when it is installed, else PCA, which the result flags as
 `"method": "pca"`. For UMAP the neighbour graph is built here and handed over as
@@ -8,7 +7,7 @@ UMAP (umap-learn, the `viz` extra) when it is installed, else PCA, which the res
 - nNeighbors = min(15, max(2, n - 1)), so a small store never asks for more neighbours than it
   has points;
 - exact kNN for <= 450 points (the whole cosine distance matrix);
-- approximate kNN above: the seed's sliding windows. The points are sorted along each axis of a
+- approximate kNN above: sliding windows. The points are sorted along each axis of a
   2-D PCA of the vectors, each point's candidates are its neighbours in those two orders, and
   the true cosine distance picks the k nearest among them. Linear in n, a small loss of
   accuracy, and far cheaper than n^2 distances at 100k points.
@@ -99,7 +98,7 @@ def exact_knn(unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def approximate_knn(unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sliding windows over the points sorted along each axis of a 2-D PCA (seed 000)."""
+    """Sliding windows over the points sorted along each axis of a 2-D PCA."""
     n = len(unit)
     window = max(k * WINDOW_PER_NEIGHBOUR, 2)
     flat = pca(unit, 2)

@@ -1,4 +1,4 @@
-"""The projection service behind `GET /api/embeddings/projection` (seed 000).
+"""The projection service behind `GET /api/embeddings/projection`.
 
 A projection of thousands of vectors takes seconds (UMAP) and must never run on a request:
 `get` answers from umap_cache when the cached projection still matches the number of vectors in

@@ -1,4 +1,4 @@
-"""Post-fusion dampening (seed 002, dampening.ts): three corrections after fusion, before sort.
+"""Post-fusion dampening: three corrections after fusion, before sort.
 
 - gravity (x0.5): a result found by meaning with high cosine but sharing not one query term with
   its content is often a generic "gravity well" that sits near every query; pull it down.

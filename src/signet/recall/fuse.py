@@ -2,7 +2,7 @@
 
 Reciprocal rank fusion (the default) sums 1/(k + rank) over the channels that found a memory:
 it needs no score calibration, so BM25's unbounded scores and cosine similarities mix safely.
-The alpha blend (the seeds' 0.7 vector / 0.3 keyword) is kept as an option: each channel's
+The alpha blend (0.7 vector / 0.3 keyword) is kept as an option: each channel's
 scores are scaled to [0, 1] by the channel's best score, then mixed linearly.
 
 RRF reads ranks only, so it cannot tell a lexical first place far ahead of the second (the

@@ -416,7 +416,7 @@ class MemoryService:
         graph = self.graph
 
         def desire_paths(ops: GraphOps, found: str, now: str) -> None:
-            # Seed 003: the traversal path that reached the memory moves.
+            # The traversal path that reached the memory moves.
             graph.on_feedback(ops, found, feedback_type, now)
 
         recorded = self.core.add_feedback(

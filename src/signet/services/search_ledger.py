@@ -1,4 +1,4 @@
-"""The recall QA ledger (seed 002 `memory.pipelineV2.telemetry.memorySearchQaEnabled`): one
+"""The recall QA ledger (`memory.pipelineV2.telemetry.memorySearchQaEnabled`): one
 row per recall, when enabled, with the query, its filters, what came back and how fast, so an
 operator can find the questions that found nothing.
 

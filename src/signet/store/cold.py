@@ -1,6 +1,6 @@
 """SQL for the cold tier (memories_cold): snapshots of a memory taken before it changes.
 
-Seed 003: before an update or delete applied by the pipeline (or an approved review), the
+Before an update or delete applied by the pipeline (or an approved review), the
 previous state of the memory is archived here in the same transaction as the change, so
 nothing is lost when a fact is superseded. A snapshot is the whole memories row as JSON plus
 the columns worth querying. Rows stay until retention purges them (180-day floor).

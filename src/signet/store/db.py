@@ -1,7 +1,6 @@
 """The Store: one writer connection behind a fair queue, and a reader connection per thread.
 
-SQLite allows one writer at a time; we make that explicit. `write_tx()` (the seeds'
-withWriteTx) waits for its turn in the process-wide write queue (store/write_queue.py: first
+SQLite allows one writer at a time; we make that explicit. `write_tx()` waits for its turn in the process-wide write queue (store/write_queue.py: first
 come, first served, request-path writes before background ones), opens `BEGIN IMMEDIATE` on the
 single writer connection, and commits or rolls back; a nested `write_tx()` on the same thread becomes a
 savepoint. Readers use their own per-thread connections, so in WAL mode they never wait for the

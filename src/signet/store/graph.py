@@ -4,9 +4,9 @@ Entities are unique per agent by `canonical_name` (the name lowercased); relatio
 (source, target, type); `memory_entity_mentions` links a memory to the entities it mentions.
 `entities.mentions` is the denormalised count of those links: it grows only when a new link is
 made, so re-running the same extraction does not inflate it. A relation's `mentions` grows on
-every re-extraction, as seed 002 describes.
+every re-extraction.
 
-`link_known_entities` is the inline entity linker of the write path (seed 002): run inside the
+`link_known_entities` is the inline entity linker of the write path: run inside the
 remember transaction, with no LLM, it finds candidate proper nouns in the content (runs of
 capitalised words and their sub-runs, CamelCase and ALLCAPS names) and links the memory to the
 entities of the same agent that already carry one of those names. It never creates an entity.

@@ -142,7 +142,7 @@ def memory_vectors(
     return {r[0]: from_blob(r[1], int(r[2])) for r in rows}
 
 
-# -- the legacy graph boost (seed 002 getGraphBoostIds) ----------------------------------------
+# -- the legacy graph boost ----------------------------------------------------------------------
 
 
 def entities_like(conn: Connection, tokens: Sequence[str], agent_id: str, limit: int) -> list[str]:
@@ -207,7 +207,7 @@ def memories_of_entities(conn: Connection, entity_ids: Sequence[str], limit: int
     return [r[0] for r in rows]
 
 
-# -- degrees (hub dampening) ------------------------------------------------------------------
+# -- degrees (hub dampening) ---------------------------------------------------------------------
 
 _DEGREES = (
     "SELECT id, sum(n) FROM ("

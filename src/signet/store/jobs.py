@@ -1,6 +1,6 @@
 """The durable job queue: a job is a row in memory_jobs with a status and a lease.
 
-Lifecycle (seed 002 "Job Queue"): `pending -> leased -> completed`, or on failure back to
+Lifecycle: `pending -> leased -> completed`, or on failure back to
 `pending` until the last attempt, then `dead` (the dead-letter state, kept until retention purges
 it). Every function takes a connection; writes must run inside `store.write_tx()` (BEGIN
 IMMEDIATE), which is what makes `lease` safe across threads *and* processes: the claim is a

@@ -163,7 +163,7 @@ def upsert_dependency(
     return str(row[0])
 
 
-# -- pins ---------------------------------------------------------------------------------
+# -- pins ----------------------------------------------------------------------------------------
 
 
 def set_pin(
@@ -187,7 +187,7 @@ def clear_pin(conn: Connection, entity_id: str, *, agent_id: str) -> bool:
     return cursor.rowcount > 0
 
 
-# -- desire paths ---------------------------------------------------------------------------
+# -- desire paths --------------------------------------------------------------------------------
 
 
 def scale_dependency_weights(
@@ -226,7 +226,7 @@ def aspects_sourced_by(conn: Connection, memory_id: str) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-# -- retention (seed 002 txDecrementEntityMentions) -------------------------------------------
+# -- retention -----------------------------------------------------------------------------------
 
 
 def decrement_entity_mentions(conn: Connection, memory_ids: Sequence[str]) -> dict[str, int]:

@@ -153,7 +153,7 @@ class SqliteMemoryOps(InsertShorthand):
                 )
             else:
                 history_sql.record(conn, memory_id, "created", actor, now, new_content=storage)
-                if link_entities:  # seed 002: existing entities only, no LLM, same tx
+                if link_entities:  # existing entities only, no LLM, same tx
                     graph_sql.link_known_entities(conn, memory_id, memory.agent_id, storage, now)
                 for job_type in jobs:
                     jobs_sql.enqueue(conn, job_type, memory_id=memory_id, now=now,

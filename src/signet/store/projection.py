@@ -1,7 +1,7 @@
 """SQL for the embedding projection: the live memories with a current vector in a caller's
 slice, and the umap_cache rows that hold finished projections.
 
-A projection is stale once the number of projected vectors changes (seed 000), so the cache is
+A projection is stale once the number of projected vectors changes, so the cache is
 read together with `count_embedded` and replaced whole by `cache_put`.
 
 The projection service (projection/service.py) reads and writes through `ProjectionStore`:

@@ -1,4 +1,4 @@
-"""SQL for the retention sweep (seed 000, "Retention"): find what has expired and delete it, at
+"""SQL for the retention sweep: find what has expired and delete it, at
 most `limit` rows per step, oldest first, so repeated sweeps catch up on a backlog.
 
 Every statement carries its own expiry condition, even when it is handed a list of ids chosen

@@ -1,4 +1,4 @@
-"""SQL for the recall QA ledger, memory_search_telemetry (seed 002, "migration 066").
+"""SQL for the recall QA ledger, memory_search_telemetry.
 
 The table exists only when `memory.pipelineV2.telemetry.memorySearchQaEnabled` is on: `ensure`
 runs `migrations/optional_search_telemetry.sql` (idempotent, never applied by the migration

@@ -1,5 +1,5 @@
-"""The SQL of skills as procedural memory (signet/skills.py): `skill_meta` rows (seed 002,
-migration 018 there, 001 here) and the one live `procedural` memory that indexes each skill
+"""The SQL of skills as procedural memory (signet/skills.py): `skill_meta` rows
+and the one live `procedural` memory that indexes each skill
 (source_type 'skill', source_id 'skill:<name>')."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The hints worker: one `hints` job per tick, prospective hints stored on the memory.
 
-Seed 003 ("Making Cross-Domain Connections Findable"): for each new memory, three to five
+For each new memory, three to five
 questions a user might later ask when the fact would help are stored in `memories.hints`
 (space-joined); the FTS trigger indexes them as the hint channel that recall already searches.
 

@@ -1,7 +1,7 @@
-"""The retention worker (seed 000, "Retention"): purges what has outlived its window, on an
+"""The retention worker: purges what has outlived its window, on an
 interval (`retention.intervalMs`, 6 hours by default).
 
-One sweep runs the seed's six steps in order, each in its own short write transaction so the
+One sweep runs the six steps in order, each in its own short write transaction so the
 write lock is never held across the whole sweep, each capped at `retention.batchLimit` rows
 (500) so one sweep has bounded latency; a backlog is worked off by later sweeps:
 

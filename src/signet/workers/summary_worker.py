@@ -20,7 +20,7 @@ A tick reaps stale summary leases (at most once a minute), leases the oldest pen
    summaries of the thread become an arc, every `epoch_size` arcs an epoch.
 
 A failure fails the job (back to pending, dead after max attempts) and pauses the worker with
-seed 002's back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on.
+back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class SummaryWorker:
         except Exception as exc:  # the job's failure, never the loop's
             log.warning("summary job %s failed: %s", job.id, describe_error(exc))
             self.store.fail_summary(job, describe_error(exc), stamp)
-            # Seed 002's back-off: min(1 s * 2^(attempt-1), 30 s) before the next job.
+            # Back-off: min(1 s * 2^(attempt-1), 30 s) before the next job.
             self.paused_until = now + timedelta(milliseconds=retry_delay_ms(job.attempts))
         return True
 
@@ -110,7 +110,7 @@ class SummaryWorker:
         self.last_reap = now
         self.store.reap_summary_leases(format_ts(now), self.pipeline.lease_timeout_ms)
 
-    # -- one job ----------------------------------------------------------------------------
+    # -- one job ----------------------------------------------------------------------------------
 
     def _run(self, job: SummaryJob, now: datetime) -> None:
         session = self.store.get(job.session_key)
@@ -196,7 +196,7 @@ class SummaryWorker:
             format_ts(now),
         )
 
-    # -- threads ------------------------------------------------------------------------------
+    # -- threads ----------------------------------------------------------------------------------
 
     def roll_up(self, agent_id: str, thread: str, project: str | None, now: datetime) -> int:
         """Condense the thread's unrolled summaries into arcs and arcs into epochs; how many
