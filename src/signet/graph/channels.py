@@ -137,7 +137,7 @@ class GraphBoostChannel:
 class EntityWords:
     """The words of the agent's entity names, sorted, for prefix lookups by query word.
 
-    A `canonical_name LIKE %word%` match is, a scan of every entity per query (about
+    A `canonical_name LIKE %word%` match scans every entity per query (about
     10 ms at 10k entities). This index answers "a word of the name starts with the query word"
     with a bisection instead; it is rebuilt when entities are added or removed.
     """
