@@ -419,8 +419,16 @@ class HooksConfig:
         0.075,
         "Prompt-submit injects a recalled memory only when its own judged probability of being"
         " about the prompt reaches this (0-1): 0..hooks.prompt_max_memories memories, never"
-        " filler. Without vectors (keyword mode, embedder down) the probability is recall's"
-        " calibrated confidence.",
+        " filler. Without vectors: hooks.min_keyword_confidence.",
+        ge=0, le=1,
+    )
+    min_keyword_confidence: float = opt(
+        # Chosen by `signet bench locomo|memaware --inject --embedder none` with the same rule
+        # as hooks.min_relevance, which no floor meets on MemAware's easy negatives: the lowest
+        # floor at their least (docs/benchmarks.md, "What the prompt hook injects").
+        0.3,
+        "Without vectors (keyword mode, embedder down) prompt-submit injects a recalled memory"
+        " only when recall's calibrated confidence (coverage only) reaches this (0-1).",
         ge=0, le=1,
     )
     capture_remember: bool = opt(

@@ -102,14 +102,14 @@ def test_each_memory_is_judged_on_its_own_and_a_repeat_gets_no_filler(
 
 
 def test_without_vectors_each_hits_confidence_is_its_probability(tmp_path: Path) -> None:
-    """Keyword recall carries no cosine: each hit's calibrated confidence is what the floor
-    reads (the exact text holds every informative word of the prompt: 0.38 with the
-    keyword-only model)."""
+    """Keyword recall carries no cosine: each hit's calibrated confidence is what its own floor
+    reads, hooks.min_keyword_confidence (the exact text holds every informative word of the
+    prompt: 0.38 with the keyword-only model)."""
     text = "the staging database password rotates every month"
     init_workspace(tmp_path / "ws")
     cfg = Config.default(tmp_path / "ws")
     for gate, injected in ((0.3, True), (0.5, False)):
-        config = cfg.replace(hooks=dataclasses.replace(cfg.hooks, min_relevance=gate))
+        config = cfg.replace(hooks=dataclasses.replace(cfg.hooks, min_keyword_confidence=gate))
         with SignetApp.open(config, embedder=None) as app:
             if not app.list().total:
                 app.remember(text)

@@ -121,6 +121,9 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
               help="With --inject: the easy negatives, a JSON list of prompts about nothing stored,"
                    " asked in every conversation's store. Default: the bundled bench/negatives.json.")
 @_rows
+@click.option("--embedder", type=click.Choice(["local", "none"]), default="local",
+              show_default=True, help="none: no vectors (keyword recall only; with --inject the"
+              " hook's judge reads recall's coverage-only confidence).")
 @_cache
 @_no_cache
 @_backend
@@ -131,9 +134,9 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
 @click.pass_context
 def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
-    turns: int, inject: bool, negatives: Path | None, rows: Path | None, cache: Path | None,
-    no_cache: bool, backend: str, store_url: str | None, leads: str, save: Path | None,
-    as_json: bool,
+    turns: int, inject: bool, negatives: Path | None, rows: Path | None, embedder: str,
+    cache: Path | None, no_cache: bool, backend: str, store_url: str | None, leads: str,
+    save: Path | None, as_json: bool,
 ) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
     --inject, what the prompt hook injects)."""
@@ -155,6 +158,7 @@ def locomo(
         path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
         after_ask=injector, store_url=url, leads=_parse_leads(leads),
+        embedder=None if embedder == "none" else "config",
     )
     _save_run(save, "locomo-long" if long_queries else "locomo", result)
     if injector is not None:
@@ -186,7 +190,8 @@ def locomo(
 @_cache
 @_no_cache
 @click.option("--embedder", type=click.Choice(["local", "none"]), default="local",
-              show_default=True, help="With --sessions-as-transcripts: none for a fast bm25 run.")
+              show_default=True, help="none: no vectors (keyword recall only; with --inject the"
+              " hook's judge reads recall's coverage-only confidence).")
 @_backend
 @_store_url
 @_leads
@@ -226,7 +231,7 @@ def memaware(
     result = retrieval.run_memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache), store_url=url,
-        leads=_parse_leads(leads),
+        leads=_parse_leads(leads), embedder=None if embedder == "none" else "config",
     )
     _save_run(save, "memaware", result)
     if injector is not None:

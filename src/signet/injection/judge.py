@@ -22,7 +22,8 @@ of LoCoMo and MemAware with their easy and hard negatives (fitted on everything;
 on one benchmark and judged on the other, and one LoCoMo conversation left out at a time):
 docs/benchmarks.md, "What the prompt hook injects". Without vectors (keyword mode, the embedder
 down) no hit has a cosine, and recall's own calibrated confidence (coverage only) is the
-probability.
+probability, against its own floor (hooks.min_keyword_confidence): that model's scale is not
+this one's.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from dataclasses import dataclass
 
 from signet.types import RecallHit
 
-__all__ = ["COEFFICIENTS", "FEATURES", "Judged", "features", "judge", "probability"]
+__all__ = [
+    "COEFFICIENTS", "FEATURES", "Judged", "features", "has_vectors", "judge", "probability",
+]
 
 FEATURES: tuple[str, ...] = ("cosine", "margin", "lead", "coverage", "agree", "rank")
 # bias first, then one weight per feature (bench: `signet bench inject-fit`).
@@ -48,11 +51,16 @@ class Judged:
     probability: float
 
 
+def has_vectors(hits: Sequence[RecallHit]) -> bool:
+    """Whether any hit carries a cosine (else recall ran without vectors)."""
+    return any(h.evidence.cosine is not None for h in hits)
+
+
 def judge(hits: Sequence[RecallHit],
           coefficients: Sequence[float] = COEFFICIENTS) -> list[Judged]:
     """Every hit with its features and probability of being relevant, in recall's order."""
     rows = features(hits)
-    if all(h.evidence.cosine is None for h in hits):
+    if not has_vectors(hits):
         return [Judged(h, f, h.confidence) for h, f in zip(hits, rows, strict=True)]
     return [Judged(h, f, probability(f, coefficients)) for h, f in zip(hits, rows, strict=True)]
 

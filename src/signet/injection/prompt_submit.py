@@ -11,8 +11,9 @@ Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
    lexical and dense channels agree) and goes in only when that probability reaches
    hooks.min_relevance, in recall's order, at most hooks.prompt_max_memories. A prompt about
    nothing stored gets nothing; a prompt about one memory gets that one, never filler to fill
-   the slots. Memories this session already has are skipped (the ledger), so a repeated
-   prompt injects nothing new.
+   the slots. Without vectors (keyword mode, the embedder down) the probability is recall's
+   coverage-only confidence, against hooks.min_keyword_confidence. Memories this session
+   already has are skipped (the ledger), so a repeated prompt injects nothing new.
 3. Capture: "remember that ..." requests become memories (capture.py).
 """
 
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 from signet.injection.budget import ContextBlock
 from signet.injection.capture import capture_requests
 from signet.injection.entity_context import add_entity_context, named_entities
-from signet.injection.judge import judge
+from signet.injection.judge import has_vectors, judge
 from signet.injection.ledger import fresh_only, remember_injected
 from signet.injection.memory_lines import add_memories
 from signet.injection.request import HookRequest
@@ -64,8 +65,10 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
 
 def judged_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
     """Recall's hits for `prompt` that are each judged relevant to it, in recall's order."""
-    floor = app.config.hooks.min_relevance
-    return [j.hit for j in judge(candidates(app, prompt)) if j.probability >= floor]
+    cfg = app.config.hooks
+    hits = candidates(app, prompt)
+    floor = cfg.min_relevance if has_vectors(hits) else cfg.min_keyword_confidence
+    return [j.hit for j in judge(hits) if j.probability >= floor]
 
 
 def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
