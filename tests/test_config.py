@@ -262,7 +262,7 @@ telemetry: {enabled: false, error_ring_size: 10}
         5000, "", "exact",
     )
     assert dataclasses.astuple(cfg.llm) == (
-        "command", "m", "http://x", 1000, 10, 2, ("claude", "-p"), "K", 64, "",
+        "command", "m", "http://x", 1000, 10, 2, ("claude", "-p"), "K", 64, "", 1,
     )
     s = cfg.search
     assert (s.fusion, s.rrf_k, s.alpha, s.min_score, s.default_limit, s.max_limit) == (

@@ -272,19 +272,28 @@ class EmbeddingConfig:
 class LlmConfig:
     """The LLM used by the pipeline (extraction, decisions, hints); none = no LLM work."""
 
-    provider: Literal["none", "ollama", "openai", "anthropic", "command"] = opt(
-        "none", "none, ollama, openai (any compatible server), anthropic or command."
+    provider: Literal[
+        "none", "ollama", "openai", "anthropic", "command", "claude-code", "codex", "opencode"
+    ] = opt(
+        "none", "none, ollama, openai (any compatible server), anthropic, command, or the"
+        " user's agent CLI: claude-code, codex or opencode."
     )
     model: str = opt("", "Model name as the provider knows it.")
     base_url: str = opt("", "Server URL; empty = the provider's default.")
     timeout_ms: int = opt(60_000, "Timeout for one LLM call, in ms.", ge=1)
     max_calls_per_hour: int = opt(600, "Rate limit on LLM calls per hour.", ge=1)
     burst: int = opt(10, "Calls allowed at once above the hourly rate.", ge=1)
-    command: tuple[str, ...] = opt((), "For provider command: the argv run with the prompt on stdin.")
+    command: tuple[str, ...] = opt(
+        (), "For provider command: the argv run with the prompt on stdin. For claude-code, codex"
+        " and opencode: the binary (and leading arguments) instead of the one on PATH."
+    )
     api_key_env: str = opt("", "Environment variable holding the API key.")
     max_tokens: int = opt(1024, "Most tokens asked for per completion.", ge=1)
     api_key: str = opt(
         "", "The API key as secret:NAME (the secret store, resolved at start); wins over api_key_env."
+    )
+    concurrency: int = opt(
+        1, "For command, claude-code, codex and opencode: runs at once (each is a process).", ge=1
     )
 
 

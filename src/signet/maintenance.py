@@ -28,6 +28,7 @@ from typing import Any
 from signet.clock import stamp
 from signet.errors import Conflict, InvalidInput, ProviderError
 from signet.providers.guard import ProviderGuard
+from signet.providers.llm import BaseLLM
 from signet.services.operations import Operations
 from signet.services.write_policy import pipeline_brief
 from signet.types import format_ts
@@ -296,8 +297,18 @@ def app_status(
         "degraded": ["embedder"] if guard and guard.degraded else [],
         "embeddings": ops.embedding_audit(embedder.model) if embedder else None,
         "pipeline": pipeline_brief(config),
+        "llm": llm_brief(service),
         "maintenance": status_summary(service),
     }
+
+
+def llm_brief(service: Operations) -> dict[str, Any] | None:
+    """The pipeline's LLM for `signet status`: provider, model and its last error, if any."""
+    llm = service.llm
+    if llm is None:
+        return None
+    health = llm.health() if isinstance(llm, BaseLLM) else {}
+    return {"provider": llm.name, "model": llm.model, **health}
 
 
 def status_summary(service: Operations) -> dict[str, Any]:

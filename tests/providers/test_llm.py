@@ -375,7 +375,7 @@ def test_make_llm_none_gives_no_llm() -> None:
 
 
 def test_make_llm_unknown_provider_is_invalid_input() -> None:
-    with pytest.raises(InvalidInput, match="'gpt5' .*known: none, anthropic, command"):
+    with pytest.raises(InvalidInput, match="'gpt5' .*known: none, anthropic, claude-code, codex, command"):
         make_llm("gpt5")
 
 

@@ -184,6 +184,7 @@ def print_status(status: JSON) -> None:
             if embedder else "none"
         ),
         "pipeline": _pipeline_line(status.get("pipeline") or {}),
+        "llm": _llm_line(status.get("llm")),
         "daemon": (
             f"pid {daemon.get('pid')}, port {daemon.get('port')}, up {daemon.get('uptime_s')} s"
             if daemon else "not running (store opened in-process)"
@@ -198,6 +199,20 @@ def print_status(status: JSON) -> None:
 
         rows["hooks"] = describe(status["hooks"])
     print_mapping(rows)
+
+
+def _llm_line(llm: JSON | None) -> str:
+    """The pipeline's LLM in one line: provider, model and its newest error, if it is newer
+    than its newest success."""
+    if not llm:
+        return "none (no LLM: names and extractive summaries only)"
+    line = f"{llm['provider']} {llm['model']}"
+    error, at, ok = llm.get("last_error"), llm.get("last_error_at"), llm.get("last_success_at")
+    if error and (ok is None or str(at) >= str(ok)):
+        line += f"; last error {str(at)[:19]}: {error}"
+    elif ok:
+        line += f"; last answer {str(ok)[:19]}"
+    return line
 
 
 def _maintenance_line(m: JSON) -> str:

@@ -28,6 +28,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from signet.errors import BadResponse, InvalidInput, RateLimited
@@ -158,6 +159,9 @@ class BaseLLM(ABC):
         self.max_tokens = max_tokens
         self._limiter = limiter
         self._usage_sink = usage_sink
+        # For `signet status`: the newest failure and success of this provider, in this process.
+        self._last_error: tuple[str, str] | None = None
+        self._last_success: str | None = None
 
     def close(self) -> None:
         """Release connections or other resources; the provider is not used afterwards."""
@@ -183,12 +187,18 @@ class BaseLLM(ABC):
     ) -> Completion:
         self._take_rate_token()
         started = time.perf_counter()
-        raw = self._complete(
-            prompt, system=system, json_mode=json_mode, max_tokens=max_tokens or self.max_tokens
-        )
+        try:
+            raw = self._complete(
+                prompt, system=system, json_mode=json_mode,
+                max_tokens=max_tokens or self.max_tokens,
+            )
+            if not raw.text.strip():
+                raise BadResponse(f"{self.name}: empty reply from {self.target}")
+        except Exception as exc:
+            self._last_error = (_now(), str(exc))
+            raise
+        self._last_success = _now()
         latency_ms = (time.perf_counter() - started) * 1000.0
-        if not raw.text.strip():
-            raise BadResponse(f"{self.name}: empty reply from {self.target}")
         completion = Completion(
             text=raw.text,
             prompt_tokens=raw.prompt_tokens,
@@ -199,6 +209,11 @@ class BaseLLM(ABC):
         )
         self._report(completion)
         return completion
+
+    def health(self) -> dict[str, str | None]:
+        """The newest error (and when) and the newest success of this provider's calls."""
+        at, error = self._last_error or (None, None)
+        return {"last_error": error, "last_error_at": at, "last_success_at": self._last_success}
 
     def _take_rate_token(self) -> None:
         if self._limiter is None or self._limiter.try_acquire():
@@ -237,3 +252,8 @@ class LLMSettings:
     api_key: str = ""
     command: tuple[str, ...] = ()
     max_tokens: int = 1024
+    concurrency: int = 1
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

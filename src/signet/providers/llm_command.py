@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 from signet.errors import BadResponse, InvalidInput, ProviderError, ProviderTimeout
@@ -61,6 +62,9 @@ class CommandLLM(BaseLLM):
         )
         self.command = settings.command
         self.timeout_ms = settings.timeout_ms
+        # Each run is a whole process (an agent CLI for the harness providers): at most
+        # `concurrency` at once, the others wait their turn.
+        self._slots = threading.BoundedSemaphore(settings.concurrency)
 
     @property
     def target(self) -> str:
@@ -70,7 +74,12 @@ class CommandLLM(BaseLLM):
     def _complete(
         self, prompt: str, *, system: str | None, json_mode: bool, max_tokens: int
     ) -> RawCompletion:
-        stdout, stderr, code = self._run(_stdin_text(prompt, system, json_mode))
+        with self._slots:
+            stdout, stderr, code = self._run(_stdin_text(prompt, system, json_mode))
+        return self._reply(stdout, stderr, code)
+
+    def _reply(self, stdout: str, stderr: str, code: int) -> RawCompletion:
+        """The completion in what the run printed, or the error it amounts to."""
         if code != 0:
             tail = stderr.strip()[-STDERR_TAIL_CHARS:] or "(no stderr)"
             raise ProviderError(f"{self.name}: {self.target} exited with status {code}: {tail}")

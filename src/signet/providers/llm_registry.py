@@ -37,6 +37,15 @@ def _command(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LL
     return CommandLLM(s, limiter=limiter, usage_sink=sink)
 
 
+def _harness(name: str) -> LLMFactory:
+    def factory(s: LLMSettings, limiter: RateLimiter, sink: UsageSink | None) -> LLM:
+        from signet.providers.llm_harness import harness_llm
+
+        return harness_llm(name, s, limiter, sink)
+
+    return factory
+
+
 # The registry. A plugin adds an entry (`LLM_PROVIDERS["mine"] = factory`) and is then
 # selectable through configuration like the built-in ones. "none" is handled by `make_llm`.
 LLM_PROVIDERS: dict[str, LLMFactory] = {
@@ -44,6 +53,9 @@ LLM_PROVIDERS: dict[str, LLMFactory] = {
     "openai": _openai,
     "anthropic": _anthropic,
     "command": _command,
+    "claude-code": _harness("claude-code"),
+    "codex": _harness("codex"),
+    "opencode": _harness("opencode"),
 }
 
 
@@ -58,6 +70,7 @@ def make_llm(
     max_calls_per_hour: int = 600,
     burst: int = 10,
     max_tokens: int = 1024,
+    concurrency: int = 1,
     usage_sink: UsageSink | None = None,
 ) -> LLM | None:
     """The LLM configured by `provider` (ollama|openai|anthropic|command), or None for "none".
@@ -71,8 +84,8 @@ def make_llm(
     if factory is None:
         known = ", ".join(["none", *sorted(LLM_PROVIDERS)])
         raise InvalidInput(f"unknown llm provider {provider!r} (known: {known})")
-    if timeout_ms < 1 or max_tokens < 1:
-        raise InvalidInput("llm timeout_ms and max_tokens must be at least 1")
+    if timeout_ms < 1 or max_tokens < 1 or concurrency < 1:
+        raise InvalidInput("llm timeout_ms, max_tokens and concurrency must be at least 1")
     settings = LLMSettings(
         model=model,
         base_url=base_url,
@@ -80,6 +93,7 @@ def make_llm(
         api_key=api_key,
         command=_argv(command),
         max_tokens=max_tokens,
+        concurrency=concurrency,
     )
     return factory(settings, RateLimiter(max_calls_per_hour, burst), usage_sink)
 

@@ -36,7 +36,7 @@ def configured_llm(config: Config, usage_sink: Any = None) -> LLM | None:
         c.provider, model=c.model, base_url=c.base_url, timeout_ms=c.timeout_ms,
         api_key=_api_key(config, "llm") if c.provider != "none" else "",
         command=c.command, max_calls_per_hour=c.max_calls_per_hour, burst=c.burst,
-        max_tokens=c.max_tokens, usage_sink=usage_sink,
+        max_tokens=c.max_tokens, concurrency=c.concurrency, usage_sink=usage_sink,
     )
 
 

@@ -1,0 +1,104 @@
+"""Harness providers: the user's own agent CLI as the pipeline's LLM, signed in as they are.
+
+`claude-code` runs `claude -p --output-format json` (the prompt on stdin; the reply is one JSON
+object whose `result` is the answer, `is_error` says the run failed, e.g. signed out, and
+`usage` counts the tokens); `codex` runs `codex exec --skip-git-repo-check -` (the prompt
+read from stdin, the final message alone on stdout); `opencode` runs `opencode run` (the
+prompt piped in, the reply on stdout). `llm.model` picks the model (defaults: the harness's
+small, cheap one for claude-code, the harness's own default otherwise); `llm.command`, when
+set, names the binary (and any leading arguments) instead of the one on PATH.
+
+Everything else is the `command` provider's: the prompt never in argv, `SIGNET_NO_HOOKS=1` in
+the child so our hooks stand down in those runs, its own process group killed at the timeout,
+and at most `llm.concurrency` runs at once (1 by default: each run is a whole agent process).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from signet.errors import BadResponse, ProviderError
+from signet.providers.llm import LLMSettings, RateLimiter, RawCompletion, UsageSink
+from signet.providers.llm_command import STDERR_TAIL_CHARS, CommandLLM
+
+__all__ = ["HARNESSES", "ClaudeCodeLLM", "CodexLLM", "HarnessLLM", "OpenCodeLLM", "harness_llm"]
+
+# provider -> (default binary, arguments after it, default model, model flag)
+HARNESSES: dict[str, tuple[str, tuple[str, ...], str, str]] = {
+    "claude-code": ("claude", ("-p", "--output-format", "json"), "haiku", "--model"),
+    "codex": ("codex", ("exec", "--skip-git-repo-check"), "", "--model"),
+    "opencode": ("opencode", ("run",), "", "--model"),
+}
+
+
+class HarnessLLM(CommandLLM):
+    """One harness run per completion; see the module docstring."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        limiter: RateLimiter | None = None,
+        usage_sink: UsageSink | None = None,
+    ) -> None:
+        harness = self.name
+        binary, args, default_model, model_flag = HARNESSES[harness]
+        model = settings.model or default_model
+        argv = [*(settings.command or (binary,)), *args]
+        if model:
+            argv += [model_flag, model]
+        if harness == "codex":
+            argv.append("-")  # read the prompt from stdin
+        super().__init__(
+            LLMSettings(model=model or harness, timeout_ms=settings.timeout_ms,
+                        command=tuple(argv), max_tokens=settings.max_tokens,
+                        concurrency=settings.concurrency),
+            limiter=limiter, usage_sink=usage_sink,
+        )
+
+
+class CodexLLM(HarnessLLM):
+    name = "codex"
+
+
+class OpenCodeLLM(HarnessLLM):
+    name = "opencode"
+
+
+class ClaudeCodeLLM(HarnessLLM):
+    name = "claude-code"
+
+    def _reply(self, stdout: str, stderr: str, code: int) -> RawCompletion:
+        """The answer from `claude -p --output-format json`'s one result object. A failed run
+        (signed out: "Not logged in · Please run /login") exits 1 and still prints the object,
+        whose `result` says why: that is the error reported."""
+        try:
+            reply: Any = json.loads(stdout)
+        except ValueError:
+            if code != 0:
+                return super()._reply(stdout, stderr, code)
+            raise BadResponse(
+                f"{self.name}: {self.target} printed no JSON result: {stdout[:200]!r}"
+            ) from None
+        if not isinstance(reply, dict) or not isinstance(reply.get("result"), str):
+            raise BadResponse(f"{self.name}: {self.target} printed JSON without a result text")
+        if reply.get("is_error") or reply.get("subtype", "success") != "success":
+            detail = reply["result"].strip()[-STDERR_TAIL_CHARS:] or str(reply.get("subtype"))
+            raise ProviderError(f"{self.name}: {self.target} reported an error: {detail}")
+        usage: dict[str, Any] = reply["usage"] if isinstance(reply.get("usage"), dict) else {}
+        return RawCompletion(reply["result"].strip(), _tokens(usage, "input_tokens"),
+                             _tokens(usage, "output_tokens"))
+
+
+def _tokens(usage: dict[str, Any], key: str) -> int | None:
+    value = usage.get(key)
+    return value if isinstance(value, int) else None
+
+
+def harness_llm(
+    name: str, settings: LLMSettings, limiter: RateLimiter, sink: UsageSink | None
+) -> HarnessLLM:
+    kinds: dict[str, type[HarnessLLM]] = {
+        "claude-code": ClaudeCodeLLM, "codex": CodexLLM, "opencode": OpenCodeLLM}
+    return kinds[name](settings, limiter=limiter, usage_sink=sink)
