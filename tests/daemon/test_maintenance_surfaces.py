@@ -114,10 +114,10 @@ def test_the_retention_route_purges_expired_tombstones(serve, backend) -> None:
     ids = forget_some(served, 2)
     dry = served.client.post("/api/retention/run", json={"dry_run": True}).json()
     assert dry["dry_run"] is True and dry["steps"]["tombstones"] == 2
-    assert served.client.get(f"/api/memory/{ids[0]}").status_code == 200  # nothing changed
+    assert served.client.get(f"/api/memory/{ids[0]}?include_deleted=true").status_code == 200  # nothing changed
     swept = served.client.post("/api/retention/run").json()
     assert swept["steps"]["tombstones"] == 2 and "skipped" not in swept
-    assert served.client.get(f"/api/memory/{ids[0]}").status_code == 404
+    assert served.client.get(f"/api/memory/{ids[0]}?include_deleted=true").status_code == 404
     # Every step's table is on both backends: none is named as missing.
     assert swept.get("not_on_backend", []) == []
     reader = auth(issue(served.app, "readonly"))
@@ -134,10 +134,11 @@ def test_two_daemons_on_one_postgres_run_retention_once(serve, pg_url: str) -> N
         assert held
         skipped = second.client.post("/api/retention/run").json()
     assert skipped["total"] == 0 and "another daemon" in skipped["skipped"]
-    assert second.client.get(f"/api/memory/{ids[0]}").status_code == 200
+    assert second.client.get(f"/api/memory/{ids[0]}?include_deleted=true").status_code == 200
     # Both at once: every tombstone is purged exactly once between them.
     with ThreadPoolExecutor(2) as pool:
         runs = list(pool.map(lambda s: s.client.post("/api/retention/run").json(),
                              [first, second]))
     assert sum(r["steps"].get("tombstones", 0) for r in runs) == 6
-    assert all(second.client.get(f"/api/memory/{i}").status_code == 404 for i in ids)
+    assert all(second.client.get(f"/api/memory/{i}?include_deleted=true").status_code == 404
+               for i in ids)
