@@ -21,8 +21,6 @@ from signet.daemon.server import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"])
-# The benchmarks' log keeps each run as it was, with the files and commands of its day.
-HISTORY = {"benchmarks.md"}
 LIBRARIES = {"sqlean.py"}  # third-party projects named by their own name
 # Dotted names that begin like a config section but are no key: a status field, an error code.
 NOT_KEYS = {"pipeline.extraction", "auth.unscoped"}
@@ -36,7 +34,7 @@ DOTTED = re.compile(r"`([a-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+)`")
 
 def documents() -> Iterator[tuple[Path, str]]:
     for path in DOCS:
-        if path.is_file() and path.name not in HISTORY:
+        if path.is_file():
             yield path, path.read_text(encoding="utf-8")
 
 
