@@ -1,6 +1,6 @@
 """Export and import through the portable store protocol on both backends, across them:
 a bundle exported from SQLite or PostgreSQL imports into either, keeping ids, hashes, history,
-deletions and vectors; a re-import adds nothing; content the target holds is deduped; what the
+deletions, vectors and the link from a superseded memory to its replacement; a re-import adds nothing; content the target holds is deduped; what the
 target's schema has no place for is named (`left_behind`, `columns_left_behind`)."""
 
 from __future__ import annotations
@@ -31,8 +31,14 @@ def _open(root: Path, url: str | None) -> SignetApp:
 
 def _memories(app: SignetApp) -> list[tuple[Any, ...]]:
     page = app.list(MemoryFilters(include_deleted=True), limit=1000)
-    return sorted((m.id, m.content_hash, m.content, m.is_deleted, m.version, m.tags)
-                  for m in page.items)
+    return sorted((m.id, m.content_hash, m.content, m.is_deleted, m.version, m.tags,
+                   m.superseded_by) for m in page.items)
+
+
+def _supersede(app: SignetApp, old: str, new: str) -> None:
+    """Link `old` to its replacement the way the extraction worker does."""
+    with app.backend.pipeline().write() as tx:
+        tx.update_columns(old, {"superseded_by": new}, "2026-01-02T00:00:00Z")
 
 
 def _vector_hits(app: SignetApp) -> list[list[str]]:
@@ -52,6 +58,7 @@ def test_a_bundle_moves_between_backends_whole(
                for i, t in enumerate(TEXTS)]
         source.modify(ids[0], {"content": "Ava moved the billing notes to room 99"})
         source.forget(ids[1])
+        _supersede(source, ids[2], ids[6])
         if source_backend == "sqlite":  # a table PostgreSQL may not hold yet
             source.remember("Gina runs the orchard", graph={"entities": [{"name": "Gina"}]})
         held = target.remember(TEXTS[5]).id  # the target holds this content already
@@ -64,6 +71,7 @@ def test_a_bundle_moves_between_backends_whole(
         expected = [m for m in _memories(source) if m[0] != ids[5]]
         assert [m for m in _memories(target) if m[0] != held] == expected
         assert target.get(ids[1]).is_deleted and target.get(held).content == TEXTS[5]
+        assert target.get(ids[2]).superseded_by == ids[6]
         assert [e.event for e in target.history(ids[0])] == ["created", "updated"]
         assert _vector_hits(target) == _vector_hits(source)  # the vectors came along
         # Every table of the bundle with rows went in, or is named with its rows.
