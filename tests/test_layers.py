@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "signet"
 
 LAYERS: dict[str, int] = {
     "types": 0, "version": 0, "errors": 0, "config": 0, "normalize": 0, "workspace": 0, "clock": 0,
-    "paths": 0, "spool": 0,
+    "paths": 0, "spool": 0, "ids": 0,
     "store": 1, "providers": 1, "secret_store": 1,
     "pipeline": 2, "recall": 2, "graph": 2, "lineage": 2,
     "workers": 3,

@@ -235,3 +235,17 @@ def test_bench_loo_chooses_the_lead_without_the_held_out_questions(tmp_path: Pat
     assert set(report["chosen"].values()) <= {"lead=0", "lead=0.2"}
     assert set(report["scores"]) == {"bm25", "vector", "lead=0", "default (held out)"}
     assert set(report["meets"]) >= {"cat1-4", "adversarial"}
+
+
+def test_bench_locomo_twice_prints_the_same_bytes(tmp_path: Path) -> None:
+    # The sample holds turns of equal score: their order (memory ids, the clock's decay) must
+    # not change between runs, nor anything else but the left-out timings.
+    sample = Path(__file__).resolve().parents[1] / "data" / "locomo" / "locomo-dev.json"
+    outputs = []
+    for run in ("a", "b"):
+        save = tmp_path / f"{run}.json"
+        data = run_bench(tmp_path, "locomo", "--file", str(sample), "--mode", "all",
+                         "--cache", str(tmp_path / "cache"), "--save", str(save), "--no-timings")
+        assert "latency_ms" not in data and data["ingest"] == {"docs": 18}
+        outputs.append((json.dumps(data), save.read_bytes()))
+    assert outputs[0] == outputs[1]

@@ -42,6 +42,10 @@ _mode = click.option("--mode", default="all", show_default=True,
                      help="bm25, vector, hybrid, full, a comma list, or all.")
 _limit = click.option("--limit", type=int, default=None, help="Only the first N questions.")
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+_no_timings = click.option(
+    "--no-timings", is_flag=True,
+    help="Leave out latencies and ingest times: two runs of the same code then print the same"
+         " bytes (compare a refactor's output with diff).")
 _cache = click.option(
     "--cache", "cache", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Folder of the persistent embedding cache (default $SIGNET_BENCH_CACHE, else "
@@ -130,13 +134,14 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
 @_store_url
 @_leads
 @_save
+@_no_timings
 @_json
 @click.pass_context
 def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
     turns: int, inject: bool, negatives: Path | None, rows: Path | None, embedder: str,
     cache: Path | None, no_cache: bool, backend: str, store_url: str | None, leads: str,
-    save: Path | None, as_json: bool,
+    save: Path | None, no_timings: bool, as_json: bool,
 ) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
     --inject, what the prompt hook injects)."""
@@ -165,7 +170,8 @@ def locomo(
         result.extra["inject"] = injector.result()
         if rows is not None:
             injector.dump_rows(rows)
-    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms)
+    _emit(ctx, as_json, result.to_json(timings=not no_timings),
+          format_table(result.results, None if no_timings else result.latency_ms)
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
 
@@ -196,13 +202,14 @@ def locomo(
 @_store_url
 @_leads
 @_save
+@_no_timings
 @_json
 @click.pass_context
 def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, rows: Path | None,
     as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, backend: str,
-    store_url: str | None, leads: str, save: Path | None, as_json: bool,
+    store_url: str | None, leads: str, save: Path | None, no_timings: bool, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
@@ -238,7 +245,8 @@ def memaware(
         result.extra["inject"] = injector.result()
         if rows is not None:
             injector.dump_rows(rows)
-    _emit(ctx, as_json, result.to_json(), format_table(result.results, result.latency_ms)
+    _emit(ctx, as_json, result.to_json(timings=not no_timings),
+          format_table(result.results, None if no_timings else result.latency_ms)
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
 

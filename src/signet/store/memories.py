@@ -11,10 +11,10 @@ caller never learns through dedup that content exists elsewhere.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from signet.ids import new_id
 from signet.store.connection import Connection, IntegrityError, Row
 from signet.types import Memory, MemoryFilters, NewMemory, dumps
 
@@ -61,10 +61,6 @@ def row_to_memory(row: Row) -> Memory:
         hints=row["hints"] or "",
         superseded_by=row["superseded_by"],
     )
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 def find_live_by_hash(
