@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,3 +199,46 @@ def test_a_bad_payload_prints_nothing_and_exits_0(tmp_path: Path, raw: bytes) ->
     bad = run_hook("user-prompt-submit", None, env, raw=raw)
     assert (bad.code, bad.stdout) == (0, "")
     assert (workspace / ".daemon" / "logs" / "hooks.log").read_text().count("\n") == 1
+
+
+# Each pair: an older memory, and the later one that replaces it without an LLM: a decision
+# the newer one marks current ("now"), and an entity attribute's newer value.
+REPLACED = [("We decided to use PostgreSQL", "we now use MongoDB"),
+            ("Priya's phone number is 555-0100", "Priya's phone number is 555-0199")]
+
+
+def test_a_replaced_memory_is_left_out_of_the_hook_and_memory_md(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """The daemon's own pipeline links each older memory to its replacement; the prompt hook
+    then injects the current one alone and MEMORY.md holds only it."""
+    env = daemon_env(daemon.workspace, daemon.port)
+
+    def signet(*args: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-m", "signet", *args, "--json"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    pairs = []
+    for old, new in REPLACED:
+        old_id = str(signet("remember", old, "--type", "decision")["id"])
+        signet("remember", "The deploy runs every Friday at noon")
+        pairs.append((old_id, str(signet("remember", new)["id"])))
+    for old_id, new_id in pairs:  # the pipeline runs in the daemon: wait for the link
+        for _ in range(120):
+            if signet("get", old_id).get("superseded_by") == new_id:
+                break
+            time.sleep(0.5)
+        assert signet("get", old_id).get("superseded_by") == new_id
+    cwd, transcript = tmp_path / "home", tmp_path / "t.jsonl"
+    cwd.mkdir()
+    for (old, new), prompt in zip(REPLACED, ("Which database do we use?",
+                                             "What is Priya's phone number?"), strict=True):
+        asked = run_hook("user-prompt-submit", payload("UserPromptSubmit", prompt, cwd, transcript,
+                                                       prompt=prompt), env)
+        assert new in asked.context() and old not in asked.context()
+    signet("memory", "synthesize")
+    head = (daemon.workspace / "MEMORY.md").read_text("utf-8")
+    assert "MongoDB" in head and "555-0199" in head
+    assert "PostgreSQL" not in head and "555-0100" not in head

@@ -13,7 +13,9 @@ Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
    nothing stored gets nothing; a prompt about one memory gets that one, never filler to fill
    the slots. Without vectors (keyword mode, the embedder down) the probability is recall's
    coverage-only confidence, against hooks.min_keyword_confidence. Memories this session
-   already has are skipped (the ledger), so a repeated prompt injects nothing new.
+   already has are skipped (the ledger), so a repeated prompt injects nothing new. A memory
+   a later one replaced (superseded_by) never goes in: it is not current, and recall keeps
+   it only for the asking.
 3. Capture: "remember that ..." requests become memories (capture.py).
 """
 
@@ -64,11 +66,13 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
 
 
 def judged_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
-    """Recall's hits for `prompt` that are each judged relevant to it, in recall's order."""
+    """Recall's current hits for `prompt` that are each judged relevant to it, in recall's
+    order (judged among all the candidates: a replaced memory still counts for the margins)."""
     cfg = app.config.hooks
     hits = candidates(app, prompt)
     floor = cfg.min_relevance if has_vectors(hits) else cfg.min_keyword_confidence
-    return [j.hit for j in judge(hits) if j.probability >= floor]
+    return [j.hit for j in judge(hits)
+            if j.probability >= floor and j.hit.memory.superseded_by is None]
 
 
 def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:

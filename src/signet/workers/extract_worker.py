@@ -34,13 +34,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from signet.config import PipelineConfig
-from signet.pipeline.contradiction import has_temporal_supersession, shared_tokens
+from signet.pipeline.contradiction import shared_tokens
 from signet.pipeline.decision import MAX_CANDIDATES, Candidate, Proposal, decide
 from signet.pipeline.extraction import Extraction, extract
 from signet.pipeline.graph_persist import persist_graph
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.rule_extractor import extract_without_llm, extraction_mode
-from signet.pipeline.supersession import supersedes
+from signet.pipeline.supersession import states_current, supersedes
 from signet.pipeline.writes import MemoryWriter, Planned, WriteFlags, apply_plan, plan_proposal
 from signet.store import jobs
 from signet.store.graph_store import GraphStore
@@ -143,9 +143,10 @@ class ExtractWorker:
 
     def _replaced(self, source: Memory) -> tuple[str, ...]:
         """The older memories of the source's agent and project that it replaces: it marks
-        itself current ("now", "no longer") and states another value of what they state. Only
+        itself current ("now", "no longer") and states another value of what they state, or it
+        gives an entity attribute a newer value (pipeline/supersession.py). Only
         near ones count: close in meaning (cosine), or sharing two content words without one."""
-        if not has_temporal_supersession(source.content):
+        if not states_current(source.content):
             return ()
         query = RecallQuery(
             source.content, limit=MAX_CANDIDATES + 1, mode="hybrid", touch=False,
