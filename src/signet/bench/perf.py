@@ -337,7 +337,9 @@ def _writer(app: SignetApp, batch_tx: bool) -> Callable[[Sequence[str]], list[st
     def remember_many(texts: Sequence[str]) -> list[str]:
         return [r.id for r in app.remember_many([{"content": t} for t in texts])]
 
-    if app.config.store.backend == "sqlite" and batch_tx:
+    # A batch in one transaction is the one writer's (a file store); a shared database takes
+    # each memory in a transaction of its own.
+    if batch_tx and app.backend.file() is not None:
         return write_prepared
     return remember_many
 
@@ -357,10 +359,7 @@ class NotEmptyStore(ValueError):
 def _db_mb(app: SignetApp) -> float:
     """The store's size: the SQLite file after a checkpoint (the WAL folded back), or the
     PostgreSQL database's (`pg_database_size`: tables, indexes, TOAST; not the server's WAL)."""
-    if app.config.store.backend == "sqlite":
-        app.checkpoint()
-        return round(app.config.db_path.stat().st_size / 2**20, 1)
-    return round(app.backend.core.size_bytes() / 2**20, 1)
+    return round(app.backend.size_bytes() / 2**20, 1)
 
 
 class _Meter:

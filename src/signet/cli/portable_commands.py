@@ -84,12 +84,11 @@ def backup(state: CliState, path: Path | None) -> None:
     from signet.errors import NotOnBackend
     from signet.portable.bundle import backup as take_backup
 
-    backend = state.config().store.backend
-    if backend != "sqlite":  # SQLite's online backup API copies a file; a database is no file
-        raise NotOnBackend("backup", backend, message="signet backup copies the workspace's"
-                           f" SQLite file; the {backend} store is a shared database: back it up"
-                           " with pg_dump (docs/deploy.md)")
     with open_app(state, providers=False, existing=True) as app:
+        if app.backend.file() is None:  # the online backup API copies a file
+            raise NotOnBackend("backup", app.backend.name, message="signet backup copies the"
+                               f" workspace's SQLite file; the {app.backend.name} store is a"
+                               " shared database: back it up with pg_dump (docs/deploy.md)")
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = path or app.config.workspace / "backups" / f"memories-{stamp}.db"
         data = take_backup(app.store, target)

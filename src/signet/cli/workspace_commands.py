@@ -56,10 +56,11 @@ def initialise(state: CliState, path: Path | None = None) -> dict[str, Any]:
         wrote_token = ensure_install_token(
             cfg, TokenAuthority.for_core(app.token_authority_store(), app.clock)
         )
+        database = app.backend.file()  # None: a shared store is no file of the workspace's
     created = [str(p) for p in report.created]
     kept = [str(p) for p in report.kept]
-    if cfg.store.backend == "sqlite":  # a shared store is no file of the workspace's
-        (kept if database_existed else created).append(str(cfg.db_path))
+    if database is not None:
+        (kept if database_existed else created).append(str(database))
     (created if wrote_token or not token_existed else kept).append(str(cfg.token_path))
     return {"workspace": str(root), "created": created, "kept": kept,
             "warnings": list(report.warnings)}

@@ -337,6 +337,15 @@ class Backend(Protocol):
         """Where the data lives, for status: the file's path, or the URL without password."""
         ...
 
+    def file(self) -> Path | None:
+        """The workspace's database file, or None for a shared database (no file to copy)."""
+        ...
+
+    def size_bytes(self) -> int:
+        """The data's size: the file after a checkpoint (the WAL folded back), or the database's
+        own (tables, indexes, TOAST; not the server's WAL)."""
+        ...
+
     def batch_key(self) -> bytes:
         """The key that signs batch-forget confirm tokens."""
         ...

@@ -70,6 +70,13 @@ class SqliteBackend:
     def database(self) -> str:
         return str(self.store.path)
 
+    def file(self) -> Path:
+        return self.store.path
+
+    def size_bytes(self) -> int:
+        self.checkpoint()
+        return self.store.path.stat().st_size
+
     def batch_key(self) -> bytes:
         # One daemon owns the file: a key of this process's lifetime is enough.
         return secrets.token_bytes(32)

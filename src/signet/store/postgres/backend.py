@@ -74,6 +74,12 @@ class PostgresBackend:
     def database(self) -> str:
         return redact(self.url)
 
+    def file(self) -> None:
+        return None
+
+    def size_bytes(self) -> int:
+        return self.core.size_bytes()
+
     def batch_key(self) -> bytes:
         # Derived from the shared signing key: a confirm token verifies on every daemon.
         return hmac.new(self.core.signing_key(), b"signet batch confirm", hashlib.sha256).digest()
