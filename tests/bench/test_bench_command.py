@@ -218,8 +218,8 @@ def test_bench_loo_chooses_the_lead_without_the_held_out_questions(tmp_path: Pat
     path.write_text(json.dumps([LOCOMO[0], second]))
     saved = tmp_path / "run.json"
     data = run_bench(tmp_path, "locomo", "--file", str(path), "--mode", "bm25,vector",
-                     "--leads", "0,0.2", "--save", str(saved))
-    assert {"bm25", "vector", "lead=0", "lead=0.2"} <= set(data)
+                     "--leads", "0,0.2,0.2/0.1", "--save", str(saved))
+    assert {"bm25", "vector", "lead=0", "lead=0.2", "lead=0.2/0.1"} <= set(data)
     run = json.loads(saved.read_text())
     assert run["benchmark"] == "locomo" and len(run["questions"]) == 6
     assert set(run["ranked"]["lead=0.2"]) == {q["qid"] for q in run["questions"]}
@@ -232,7 +232,7 @@ def test_bench_loo_chooses_the_lead_without_the_held_out_questions(tmp_path: Pat
     (report,) = json.loads(done.stdout)
     assert report["split"] == "one LoCoMo conversation out"
     assert set(report["chosen"]) == {"conv-x", "conv-y"}
-    assert set(report["chosen"].values()) <= {"lead=0", "lead=0.2"}
+    assert set(report["chosen"].values()) <= {"lead=0", "lead=0.2", "lead=0.2/0.1"}
     assert set(report["scores"]) == {"bm25", "vector", "lead=0", "default (held out)"}
     assert set(report["meets"]) >= {"cat1-4", "adversarial"}
 

@@ -1,7 +1,10 @@
 """The query-adaptive fusion's evidence (recall/fuse.py): the lexical channel's lead fades the
-dense channels out, long prompts are exempt, and a missing lexical channel changes nothing."""
+dense channels out, the dense channels' own lead keeps (or raises) their weight, long prompts
+are exempt, and a missing lexical channel changes nothing."""
 
 from __future__ import annotations
+
+import pytest
 
 from signet.recall.fuse import adapted, dense_share, lead, rrf
 
@@ -37,3 +40,19 @@ def test_a_close_race_keeps_the_dense_channels_and_long_prompts_are_exempt() -> 
     assert dense_share({"semantic": [("a", 0.9)]}, query_words=8, lexical_lead=0.2,
                        max_words=80) == 1.0
     assert adapted({"semantic": 0.3}, 0.5) == {"semantic": 0.15, "source_semantic": 0.5}
+
+
+def test_a_sure_dense_channel_keeps_its_weight_against_a_chance_lexical_lead() -> None:
+    # A paraphrase: the lexical channel leads on a chance word, the dense one is sure.
+    raw = {"lexical": [("chance", 8.0), ("other", 4.0)],
+           "semantic": [("answer", 0.7), ("near", 0.49)]}
+    rankings = {"lexical": raw["lexical"], "semantic": raw["semantic"]}
+    faded = dense_share(raw, query_words=8, lexical_lead=0.2, max_words=80)
+    assert faded == 0.0  # the lexical lead alone would leave the dense channels out
+    share = dense_share(raw, query_words=8, lexical_lead=0.2, max_words=80, dense_lead=0.15)
+    assert share == 2.0  # its lead of 0.3 is twice the dense lead: twice its weight (the cap)
+    fused = rrf(rankings, 60, adapted({"semantic": 1.0}, share))
+    assert max(fused, key=fused.__getitem__) == "answer"
+    unsure = {**raw, "semantic": [("answer", 0.8), ("near", 0.76)]}  # a lead of 0.05
+    assert dense_share(unsure, query_words=8, lexical_lead=0.2, max_words=80,
+                       dense_lead=0.1) == pytest.approx(0.5)

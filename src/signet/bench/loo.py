@@ -4,7 +4,7 @@ on data it never saw?
 Input: runs saved by `signet bench locomo|memaware --leads 0,0.1,... --save FILE`: each holds
 its benchmark, its questions (group, category, gold, quoted keys) and every question's ranked
 keys per mode (bm25, vector, hybrid) and per fusion variant (`lead=<x>`: hybrid asked with that
-lexical lead, recall/fuse.py; `lead=0` is the fixed weights). For each held-out split the lead
+lexical lead, recall/fuse.py; `lead=0` is the fixed weights; `lead=<x>/<y>` with dense lead y). For each held-out split the lead
 is chosen on the training questions alone (the best Hit@1 + MRR, ties to the smaller lead) and
 only its rankings of the held-out questions are scored:
 
@@ -13,12 +13,16 @@ only its rankings of the held-out questions are scored:
 - the long-query form: chosen on LoCoMo's questions, scored on the long queries.
 
 Each report puts the held-out default beside bm25 and vector alone and hybrid at fixed weights,
-per category or tier, and says whether its Hit@1 and MRR reach the best single mode's.
+per category or tier, and says whether its Hit@1 and MRR reach the best single mode's. Beside
+each verdict, the noise: against the better single mode of the group, the questions whose Hit@1
+flips each way, and a paired bootstrap 95% interval of the MRR difference (1,000 resamples of
+the group's questions, seeded): a difference inside it is no gain and no loss.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,12 +83,15 @@ def load(path: Path) -> Run:
         raise InvalidInput(f"{path}: not a saved benchmark run ({exc})") from exc
 
 
-def _lead_value(name: str) -> float:
-    return float(name.split("=", 1)[1])
+def _lead_value(name: str) -> tuple[float, float]:
+    """(dense lead, lexical lead) of a variant name: `lead=X` or `lead=X/Y` (Y: the dense)."""
+    lexical, _, dense = name.split("=", 1)[1].partition("/")
+    return float(dense or 0), float(lexical)
 
 
 def choose(run: Run, qids: Sequence[str]) -> str:
-    """The variant with the best Hit@1 + MRR over these questions (ties: the smaller lead)."""
+    """The variant with the best Hit@1 + MRR over these questions (ties: no dense lead or the
+    smaller, then the smaller lexical lead)."""
     by_id = {q.qid: q for q in run.questions}
 
     def objective(variant: str) -> float:
@@ -97,7 +104,7 @@ def choose(run: Run, qids: Sequence[str]) -> str:
     leads = run.leads
     if not leads:
         raise InvalidInput(f"the {run.benchmark} run holds no fusion variants (--leads)")
-    return max(leads, key=lambda v: (objective(v), -_lead_value(v)))
+    return max(leads, key=lambda v: (objective(v), *(-x for x in _lead_value(v))))
 
 
 def report(run: Run, held_out: Mapping[str, list[str]], chosen: Mapping[str, str]) -> dict[str, Any]:
@@ -116,7 +123,33 @@ def report(run: Run, held_out: Mapping[str, list[str]], chosen: Mapping[str, str
         )
         for group in groups
     }
-    return {"benchmark": run.benchmark, "chosen": dict(chosen), "scores": tables, "meets": meets}
+    noise = {group: _noise(run, held_out, qids, tables) for group, qids in groups.items()}
+    return {"benchmark": run.benchmark, "chosen": dict(chosen), "scores": tables, "meets": meets,
+            "noise": noise}
+
+
+BOOTSTRAP = 1000
+
+
+def _noise(run: Run, held_out: Mapping[str, list[str]], qids: Sequence[str],
+           tables: Mapping[str, Any]) -> dict[str, Any]:
+    """Against the group's better single mode (Hit@1 + MRR): Hit@1 flips each way and the
+    paired bootstrap 95% interval of the default's MRR minus that mode's."""
+    gold = {q.qid: q.gold for q in run.questions}
+    per_mode = {m: [question_scores(gold[q], run.ranked[m][q]) for q in qids]
+                for m in SINGLE if m in tables}
+    single = max(per_mode, key=lambda m: sum(x["Hit@1"] + x["MRR"] for x in per_mode[m]))
+    ours = [question_scores(gold[q], held_out[q]) for q in qids]
+    theirs = per_mode[single]
+    won = sum(1 for a, b in zip(ours, theirs, strict=True) if a["Hit@1"] > b["Hit@1"])
+    lost = sum(1 for a, b in zip(ours, theirs, strict=True) if a["Hit@1"] < b["Hit@1"])
+    diffs = [a["MRR"] - b["MRR"] for a, b in zip(ours, theirs, strict=True)]
+    rng = random.Random(0)
+    means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs)
+                   for _ in range(BOOTSTRAP)) if diffs else [0.0]
+    low, high = means[int(0.025 * (len(means) - 1))], means[int(0.975 * (len(means) - 1))]
+    return {"against": single, "hit1_won": won, "hit1_lost": lost,
+            "mrr_diff": sum(diffs) / len(diffs) if diffs else 0.0, "mrr_ci95": [low, high]}
 
 
 def by_conversation(run: Run) -> dict[str, Any]:
@@ -170,14 +203,19 @@ def format_reports(found: Sequence[Mapping[str, Any]]) -> str:
         tables = rep["scores"]
         modes = list(tables)
         lines.append("| group | n | " + " | ".join(f"{m} Hit@1 / MRR" for m in modes)
-                     + " | default >= best single |")
-        lines.append("|---|---:|" + "---|" * len(modes) + "---|")
+                     + " | default >= best single | Hit@1 won / lost, MRR diff [95% CI] |")
+        lines.append("|---|---:|" + "---|" * len(modes) + "---|---|")
         for group, verdict in rep["meets"].items():
             cells = [
                 f"{100 * tables[m][group]['Hit@1']:.1f} / {100 * tables[m][group]['MRR']:.1f}"
                 for m in modes
             ]
             n = int(tables[modes[0]][group]["n"])
-            lines.append(f"| {group} | {n} | " + " | ".join(cells) + f" | {'yes' if verdict else 'NO'} |")
+            noise = rep["noise"][group]
+            low, high = noise["mrr_ci95"]
+            lines.append(
+                f"| {group} | {n} | " + " | ".join(cells) + f" | {'yes' if verdict else 'NO'} | "
+                f"vs {noise['against']}: {noise['hit1_won']} / {noise['hit1_lost']},"
+                f" {100 * noise['mrr_diff']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] |")
         lines.append("")
     return "\n".join(lines)

@@ -116,7 +116,7 @@ def run(
     observe: Observer | None = None,
     negatives: Sequence[str] = (),
     store_url: str | None = None,
-    leads: Sequence[float] = (),
+    leads: Sequence[float | tuple[float, float]] = (),
 ) -> BenchResult:
     """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
     with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
@@ -126,10 +126,12 @@ def run(
     sees every response, and with it each of `negatives` is asked in every store. `store_url`:
     each group's store is a scratch database on this PostgreSQL server (None: SQLite). `leads`:
     hybrid is also asked with each of these lexical leads of the query-adaptive fusion (the
-    variant `lead=<x>`; 0 is the fixed weights), for the leave-one-out report (bench/loo.py)."""
+    variant `lead=<x>`; 0 is the fixed weights), or (lexical, dense) pairs (`lead=<x>/<y>`),
+    for the leave-one-out report (bench/loo.py)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
-    variants = {variant_name(x): x for x in leads}
+    pairs = [x if isinstance(x, tuple) else (x, 0.0) for x in leads]
+    variants = {variant_name(*x): x for x in pairs}
     ranked.update({name: {} for name in variants})
     ingest = {"docs": 0.0, "seconds": 0.0}
     by_group: dict[str, list[BenchDoc]] = {}
@@ -175,8 +177,8 @@ def run(
                     for text in negatives:
                         query = RecallQuery(text, limit=depth, mode=MODE_TO_RECALL[mode])  # type: ignore[arg-type]
                         observe(None, mode, app.recall(query), keys_of)
-                for name, lead in variants.items():
-                    recaller = app.recaller.respec(lexical_lead=lead)
+                for name, (lexical, dense) in variants.items():
+                    recaller = app.recaller.respec(lexical_lead=lexical, dense_lead=dense)
                     _ask(app, asked, "hybrid", keys_of, depth, ranked[name], [],
                          recall=recaller.recall)
                 if after_ask is not None:
@@ -189,9 +191,10 @@ def run(
     return BenchResult(results, latency, ingest, ranked=ranked, questions=list(questions))
 
 
-def variant_name(lead: float) -> str:
-    """The name of hybrid asked with this lexical lead (recall/fuse.py `dense_share`)."""
-    return f"lead={lead:g}"
+def variant_name(lead: float, dense: float = 0.0) -> str:
+    """The name of hybrid asked with this lexical lead and dense lead (recall/fuse.py
+    `dense_share`; a dense lead of 0 is left out of the name)."""
+    return f"lead={lead:g}" if dense == 0 else f"lead={lead:g}/{dense:g}"
 
 
 @contextmanager

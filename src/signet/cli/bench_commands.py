@@ -60,19 +60,22 @@ _rows = click.option(
 
 _leads = click.option(
     "--leads", default="", help="Also ask hybrid with each of these lexical leads of the"
-    " query-adaptive fusion (a comma list; 0: the fixed weights), for `signet bench loo`.")
+    " query-adaptive fusion (a comma list; 0: the fixed weights; X/Y: lexical lead X with"
+    " dense lead Y), for `signet bench loo`.")
 _save = click.option(
     "--save", "save", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="Write every question's ranking per mode and variant to this JSON file (for"
     " `signet bench loo`).")
 
 
-def _parse_leads(leads: str) -> list[float]:
+def _parse_leads(leads: str) -> list[tuple[float, float]]:
     try:
-        values = [float(x) for x in leads.split(",") if x.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("a comma list of numbers", param_hint="--leads") from exc
-    if any(v < 0 for v in values):
+        values = [(float(x.split("/")[0]), float(x.split("/")[1]) if "/" in x else 0.0)
+                  for x in leads.split(",") if x.strip()]
+    except (ValueError, IndexError) as exc:
+        raise click.BadParameter("a comma list of numbers or X/Y pairs",
+                                 param_hint="--leads") from exc
+    if any(v < 0 for pair in values for v in pair):
         raise click.BadParameter("leads are >= 0", param_hint="--leads")
     return values
 

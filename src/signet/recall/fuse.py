@@ -13,6 +13,11 @@ at the top. `dense_share` is the per-query evidence: the lexical channel's lead,
 more), fades the dense channels' weight out as it reaches `lead`. Long prompts are exempt: one
 quoting the conversation finds the quoted turn first by a wide lead, and that says nothing about
 the answer.
+
+The dense side has evidence of its own: its best cosine's lead over its second. A paraphrase
+that shares no word with its memory gives the lexical channel a lead on some other memory by a
+chance word while the dense channel is sure; `dense_lead` (0: unused) keeps the dense channels
+at least at the share their own lead over `dense_lead` gives, up to twice their weight.
 """
 
 from __future__ import annotations
@@ -47,20 +52,30 @@ def lead(ranking: Ranking) -> float:
     return max(best - ranking[1][1], 0.0) / best
 
 
-def dense_share(raw: Mapping[str, Ranking], query_words: int, lexical_lead: float, max_words: int) -> float:
-    """The share (0..1) of their fixed weight the dense channels keep for this query."""
-    if lexical_lead <= 0 or query_words > max_words:
+DENSE_MAX_SHARE = 2.0
+
+
+def dense_share(
+    raw: Mapping[str, Ranking], query_words: int, lexical_lead: float, max_words: int,
+    dense_lead: float = 0.0,
+) -> float:
+    """The share (0..2) of their fixed weight the dense channels keep for this query."""
+    if query_words > max_words:
         return 1.0
+    share = 1.0
     leads = [lead(raw[name]) for name in LEADING if name in raw]
-    if not leads:
-        return 1.0
-    return max(0.0, 1.0 - max(leads) / lexical_lead)
+    if lexical_lead > 0 and leads:
+        share = max(0.0, 1.0 - max(leads) / lexical_lead)
+    dense = [lead(raw[name]) for name in DENSE if name in raw]
+    if dense_lead > 0 and dense:
+        share = max(share, min(max(dense) / dense_lead, DENSE_MAX_SHARE))
+    return share
 
 
 def adapted(weights: Mapping[str, float], share: float) -> dict[str, float]:
     """`weights` with the dense channels' scaled by `share` (a missing weight is 1.0)."""
     out = dict(weights)
-    if share < 1.0:
+    if share != 1.0:
         for name in DENSE:
             out[name] = out.get(name, 1.0) * share
     return out

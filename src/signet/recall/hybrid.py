@@ -341,7 +341,8 @@ class Recaller:
         mark = time.perf_counter()
         terms = self._terms(reader, query)
         share = fuse.dense_share(
-            found.raw, len(query.query.split()), self.spec.lexical_lead, self.spec.lead_query_words
+            found.raw, len(query.query.split()), self.spec.lexical_lead, self.spec.lead_query_words,
+            self.spec.dense_lead,
         )
         fused = self._fuse(flat, share)
         graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names})

@@ -40,6 +40,9 @@ CROWDING = 0.7
 # fusion; below it their weight falls linearly with the lead. Chosen by leave-one-out on the dev
 # benchmarks (docs/benchmarks.md, `signet bench loo`).
 LEXICAL_LEAD = 0.2
+# The dense channels' own lead (best cosine over second, recall/fuse.py): at this lead they keep
+# their whole weight whatever the lexical lead, at twice it twice their weight (0: unused).
+DENSE_LEAD = 0.0
 # Queries of more words than this are prompts, not questions: the best lexical match of a
 # prompt that quotes the conversation is the quoted turn, whatever its lead says.
 LEAD_QUERY_WORDS = 80
@@ -109,6 +112,7 @@ class RankingSpec:
     # Query-adaptive fusion: the lexical lead at which the dense channels are left out (0: the
     # fixed weights, always), for queries of at most `lead_query_words` words.
     lexical_lead: float = LEXICAL_LEAD
+    dense_lead: float = DENSE_LEAD
     lead_query_words: int = LEAD_QUERY_WORDS
 
     def __post_init__(self) -> None:
