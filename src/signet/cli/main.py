@@ -70,6 +70,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("signet.cli.portable_commands:import_", "Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."),
     "connector": ("signet.cli.connector_commands:connector", "Keep folders of notes (an Obsidian vault, say) in sync as documents."),
     "store": ("signet.cli.store_commands:store", "Move the store between backends (SQLite <-> PostgreSQL)."),
+    "completion": ("signet.cli.completion_command:completion", "Print the shell completion script for SHELL (bash, zsh or fish)."),
     "backup": ("signet.cli.portable_commands:backup", "Copy the database consistently while the daemon runs (default: <workspace>/backups/memories-<time>.db)."),
 }
 
