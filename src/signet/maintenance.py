@@ -291,6 +291,8 @@ def app_status(
         "embedder": (
             {"provider": embedder.name, "model": embedder.model,
              "dimensions": embedder.dimensions,
+             # None: a model served elsewhere (ollama, an API), nothing to load here
+             "loaded": getattr(embedder, "loaded", None),
              "health": guard.snapshot() if guard else None}
             if embedder else None
         ),

@@ -417,6 +417,8 @@ def test_a_daemon_with_default_settings_embeds_locally(tmp_path, daemons) -> Non
     daemon = daemons(ws, free_port())
     daemon.wait_healthy(timeout_s=120)
     with httpx.Client(base_url=daemon.url, timeout=60, headers=daemon.headers()) as client:
+        # Nothing embedded yet: the model loads on the first embed (`signet doctor` says so).
+        assert client.get("/api/status").json()["embedder"]["loaded"] is False
         stored = client.post(REMEMBER, json={"content": "The cat sleeps on the warm windowsill"})
         # The default write path is deferred: remember returns before the model runs and the
         # daemon's embed worker stores the vector moments later.
@@ -431,7 +433,7 @@ def test_a_daemon_with_default_settings_embeds_locally(tmp_path, daemons) -> Non
             time.sleep(0.1)
         status = client.get("/api/status").json()
     assert found["results"][0]["id"] == stored.json()["id"]
-    assert status["embedder"]["provider"] == "local"
+    assert (status["embedder"]["provider"], status["embedder"]["loaded"]) == ("local", True)
 
 
 def test_daemon_env_names_the_workspace_and_port(tmp_path) -> None:

@@ -34,6 +34,7 @@ __all__ = ["COMMANDS", "cli", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("signet.cli.workspace_commands:init", "Create the workspace (directories, agent.yaml, identity files, database) if missing."),
     "setup": ("signet.cli.setup_command:setup", "Set up Signet in one step: init, connect the harnesses found, install the daemon's user service."),
+    "doctor": ("signet.cli.doctor:doctor", "Check that the memory is on: daemon, version, port, hooks per harness, MCP, model, spool and recent hook failures; each problem with the command that fixes it."),
     "status": ("signet.cli.workspace_commands:status", "Show the workspace, the database, the embedder and whether a daemon serves them."),
     "remember": ("signet.cli.memory_commands:remember", 'Store CONTENT as a memory ("-" reads it from stdin).'),
     "recall": ("signet.cli.memory_commands:recall", "Find the memories that answer QUERY, with each channel's evidence."),

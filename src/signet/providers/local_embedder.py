@@ -118,6 +118,11 @@ class LocalEmbedder:
             out[start : start + len(chunk)] = _embed_window(runtime, chunk, self.batch_size)
         return out
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads on the first embed)."""
+        return self._runtime is not None
+
     def _load(self) -> _Runtime:
         if self._runtime is None:
             with self._load_lock:
