@@ -34,7 +34,7 @@ WRITTEN = {
     "claude-code": [".claude/settings.json", ".claude.json"],
     "codex": [".codex/hooks.json", ".codex/config.toml"],
     "opencode": [".config/opencode/opencode.json", ".config/opencode/plugins/signet.js"],
-    "cursor": [".cursor/mcp.json"],
+    "cursor": [".cursor/hooks.json", ".cursor/mcp.json"],
 }
 
 

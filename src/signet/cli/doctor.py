@@ -41,6 +41,7 @@ import click
 from signet.cli.harness_targets import (
     CLAUDE_EVENTS,
     CODEX_EVENTS,
+    CURSOR_EVENTS,
     HARNESSES,
     PLUGIN_MARK,
     edits_for,
@@ -60,7 +61,7 @@ MCP_TIMEOUT_S = 20.0  # the in-process server (no daemon) takes seconds on a loa
 MCP_SLOW_MS = 2000.0  # Claude Code waits about 2.5 s for `initialize`, then starts without tools
 # What each harness's hooks must wire: the harness's event -> our hook event.
 EXPECTED_EVENTS: dict[str, dict[str, str]] = {
-    "claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "cursor": {},
+    "claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "cursor": CURSOR_EVENTS,
 }
 OPENCODE_EVENTS = {"chat.message": "user-prompt-submit", "session.idle": "pre-compaction"}
 

@@ -10,8 +10,11 @@
 - opencode: the MCP server in opencode.json (`mcp.signet`, a local command) and a plugin file
   plugins/signet.js that runs the hooks on each chat message, under $XDG_CONFIG_HOME/opencode
   (default ~/.config/opencode), or DIR/opencode.json and DIR/.opencode/plugins.
-- cursor: the MCP server in ~/.cursor/mcp.json (or DIR/.cursor/mcp.json); Cursor's hooks
-  cannot add context to a prompt, so there are none.
+- cursor: hooks.json (`{"version": 1, "hooks": {event: [{"command"}]}}`: beforeSubmitPrompt,
+  which stores "remember that ..." requests, and stop, the end of each agent loop, which
+  imports the transcript so far) and the MCP server in mcp.json, under ~/.cursor (or
+  DIR/.cursor). Cursor's hooks cannot add context to a prompt: the agent reads the memory
+  through the MCP tools.
 
 Every command carries `--workspace`, so the harness reaches this workspace whatever its
 environment. Entries are recognised as Signet's by their command, so a second run finds them.
@@ -32,7 +35,7 @@ from typing import Any
 from signet.cli.harness_files import Edit
 from signet.errors import ConfigError
 
-__all__ = ["HARNESSES", "edits_for", "installed_harnesses", "signet_argv", "travelling_port"]
+__all__ = ["CLAUDE_EVENTS", "CODEX_EVENTS", "CURSOR_EVENTS", "HARNESSES", "edits_for", "installed_harnesses", "signet_argv", "travelling_port"]
 
 HARNESSES = ("claude-code", "codex", "opencode", "cursor")
 HOOK_TIMEOUT_S = 10  # the harness's own limit; our hooks give up at their budget (1-2 s) first
@@ -43,6 +46,9 @@ CLAUDE_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prom
 # pre-compaction), the idle sweep closes it.
 CODEX_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
                 "PreCompact": "pre-compaction", "Stop": "pre-compaction"}
+# Cursor: a prompt hook that cannot inject (it captures "remember that ..."), and stop, the end
+# of each agent loop, with the transcript's path: imported so far, the session left open.
+CURSOR_EVENTS = {"beforeSubmitPrompt": "user-prompt-submit", "stop": "pre-compaction"}
 TOML_BEGIN = "# >>> signet: added by `signet connect codex`; `--uninstall` removes it"
 TOML_END = "# <<< signet"
 
@@ -80,8 +86,9 @@ def edits_for(
     if harness == "opencode":
         return _opencode(argv, project, env, home)
     if harness == "cursor":
-        path = (project / ".cursor" if project else home / ".cursor") / "mcp.json"
-        return [_mcp_json(path, {"command": argv[0], "args": [*argv[1:], "mcp"]})]
+        root = project / ".cursor" if project else home / ".cursor"
+        return [_cursor_hooks_json(root / "hooks.json", argv),
+                _mcp_json(root / "mcp.json", {"command": argv[0], "args": [*argv[1:], "mcp"]})]
     raise ConfigError(f"unknown harness {harness!r} (one of {', '.join(HARNESSES)})")
 
 
@@ -318,6 +325,45 @@ def _hooks_json(path: Path, argv: list[str], harness: str, events: Mapping[str, 
         return data
 
     return _json_edit(path, f"hooks {', '.join(events)}", add, remove)
+
+
+def _cursor_hooks_json(path: Path, argv: list[str]) -> Edit:
+    """Cursor's hooks.json: `{"version": 1, "hooks": {event: [{"command": ...}]}}`."""
+    commands = {event: shlex.join([*argv, "hook", ours, "--harness", "cursor"])
+                for event, ours in CURSOR_EVENTS.items()}
+
+    def add(data: JSON) -> JSON:
+        data.setdefault("version", 1)
+        hooks = _object(data.setdefault("hooks", {}), "hooks")
+        for event, command in commands.items():
+            entries = hooks.setdefault(event, [])
+            if not isinstance(entries, list):
+                raise ConfigError(f"{path}: hooks.{event} is not a list")
+            mine = [e for e in entries if isinstance(e, dict) and _is_ours(e.get("command"), "cursor")]
+            if mine:
+                for entry in mine:
+                    entry["command"] = command
+            else:
+                entries.append({"command": command})
+        return data
+
+    def remove(data: JSON) -> JSON:
+        hooks = data.get("hooks")
+        if not isinstance(hooks, dict):
+            return data
+        for event in list(hooks):
+            if isinstance(hooks[event], list):
+                hooks[event] = [e for e in hooks[event]
+                                if not (isinstance(e, dict) and _is_ours(e.get("command"), "cursor"))]
+                if not hooks[event]:
+                    del hooks[event]
+        if not hooks:
+            del data["hooks"]
+            if data.get("version") == 1 and len(data) == 1:
+                del data["version"]
+        return data
+
+    return _json_edit(path, f"hooks {', '.join(CURSOR_EVENTS)}", add, remove)
 
 
 def _is_ours(command: Any, harness: str) -> bool:

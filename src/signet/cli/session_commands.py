@@ -22,7 +22,7 @@ from signet.errors import InvalidInput
 
 __all__ = ["COMMANDS"]
 
-HARNESSES = ("claude-code", "codex", "opencode", "generic")
+HARNESSES = ("claude-code", "codex", "opencode", "cursor", "generic")
 
 
 @click.group()

@@ -46,7 +46,7 @@ class HookBody(_Body):
     # A harness sends more than we read (hook_event_name, permission_mode, model, ...).
     model_config = ConfigDict(extra="ignore")
 
-    harness: Literal["claude-code", "codex", "opencode", "generic"] = "generic"
+    harness: Literal["claude-code", "codex", "opencode", "cursor", "generic"] = "generic"
     session_id: str | None = Field(None, max_length=4096)
     cwd: str | None = Field(None, max_length=4096, description="The session's working directory.")
     project: str | None = Field(None, max_length=4096, description="Default: cwd's last folder.")

@@ -1,7 +1,7 @@
 """The session routes: transcripts in, sessions out (signet/sessions).
 
 - `POST /api/sessions/{session_id}/transcript` body {harness, path | content, project?, ended?}:
-  import a harness transcript (claude-code, codex, opencode, generic); idempotent, a longer
+  import a harness transcript (claude-code, codex, opencode, cursor, generic); idempotent, a longer
   version appends. `path` (a file on the daemon's host) needs the admin permission. `ended` (default true) closes the session and queues its summary.
 - `GET /api/sessions?project=&harness=&limit=&offset=` -> {items, total, limit, offset}
 - `GET /api/sessions/search?q=&project=&limit=` -> {items: [session + score, snippet], query}
@@ -41,7 +41,7 @@ class TranscriptBody(_Body):
     model_config = ConfigDict(json_schema_extra={
         "oneOf": [{"required": ["path"]}, {"required": ["content"]}],
     })
-    harness: Literal["claude-code", "codex", "opencode", "generic"]
+    harness: Literal["claude-code", "codex", "opencode", "cursor", "generic"]
     path: str = optional(pattern=NOT_BLANK,
                          description="A transcript file the daemon reads (admin tokens only).")
     content: str = optional(pattern=NOT_BLANK, description="The transcript's text.")

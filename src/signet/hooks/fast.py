@@ -14,7 +14,7 @@ import sys
 __all__ = ["global_options", "parse", "run_fast"]
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
-HARNESSES = ("claude-code", "codex", "opencode", "generic")
+HARNESSES = ("claude-code", "codex", "opencode", "cursor", "generic")
 
 
 def global_options(argv: list[str]) -> tuple[str | None, str | None, list[str]] | None:

@@ -5,6 +5,9 @@
   "additionalContext": "<text>"}}`; the text goes into the model's context. PreCompact and
   SessionEnd take no context, so those hooks print nothing. With nothing to inject, nothing
   is printed (an empty stdout is "no opinion" to both).
+- Cursor: its hooks cannot add context. beforeSubmitPrompt (our user-prompt-submit) reads
+  `{"continue": true}` (the prompt goes on); stop (our pre-compaction) reads `{}` (no
+  follow-up message); the memory reaches Cursor's agent through the MCP tools.
 - opencode and generic: `{"context": "<text>", "memories": [ids]}` for every event, which the
   OpenCode plugin and scripts parse themselves.
 """
@@ -38,5 +41,7 @@ def render(harness: str, event: str, result: dict[str, Any]) -> str:
             return ""
         output = {"hookEventName": HOOK_EVENT_NAMES[event], "additionalContext": context}
         return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+    if harness == "cursor":
+        return json.dumps({"continue": True}) if event == "user-prompt-submit" else "{}"
     memories = result.get("memories") if isinstance(result.get("memories"), list) else []
     return json.dumps({"context": context, "memories": memories}, ensure_ascii=False)

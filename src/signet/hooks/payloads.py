@@ -5,6 +5,8 @@ Claude Code and Codex send the same snake_case fields on stdin: `session_id`,
 resume, clear, compact), `prompt` (UserPromptSubmit), `trigger` and `custom_instructions`
 (PreCompact), `reason` (SessionEnd). OpenCode's plugin (written by `signet connect opencode`)
 and generic callers send the same names, or OpenCode's own `sessionID` and `directory`.
+Cursor names the session `conversation_id` and the open folders `workspace_roots` (the
+first is the cwd), with `prompt` (beforeSubmitPrompt) and `transcript_path` as the others.
 Fields the daemon does not read are dropped here; values of the wrong type are left for the
 daemon to refuse.
 """
@@ -19,7 +21,8 @@ __all__ = ["FIELDS", "to_request"]
 
 FIELDS = ("session_id", "cwd", "project", "prompt", "transcript_path", "transcript", "source", "reason")
 ALIASES = {"sessionID": "session_id", "sessionId": "session_id", "directory": "cwd",
-           "transcriptPath": "transcript_path", "trigger": "reason"}
+           "transcriptPath": "transcript_path", "trigger": "reason",
+           "conversation_id": "session_id"}
 
 
 def to_request(harness: str, payload: Any) -> dict[str, Any]:
@@ -31,4 +34,7 @@ def to_request(harness: str, payload: Any) -> dict[str, Any]:
         key = ALIASES.get(name, name)
         if key in FIELDS and value is not None and key not in body:
             body[key] = value
+    roots = payload.get("workspace_roots")
+    if "cwd" not in body and isinstance(roots, list) and roots and isinstance(roots[0], str):
+        body["cwd"] = roots[0]
     return body

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # typing and pathlib cost a hook process imports it does not 
 __all__ = ["EVENTS", "GUARD_ENV", "HARNESSES", "LOG_NAME", "exit_now_if_abandoned", "guarded", "run"]
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
-HARNESSES = ("claude-code", "codex", "opencode", "generic")
+HARNESSES = ("claude-code", "codex", "opencode", "cursor", "generic")
 LOG_NAME = "hooks.log"
 MAX_STDIN_BYTES = 8 * 1024 * 1024
 DEFAULT_BUDGET_MS = 1000

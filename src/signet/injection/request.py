@@ -16,7 +16,7 @@ from signet.errors import InvalidInput
 __all__ = ["EVENTS", "HARNESSES", "HookRequest"]
 
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
-HARNESSES: tuple[str, ...] = ("claude-code", "codex", "opencode", "generic")
+HARNESSES: tuple[str, ...] = ("claude-code", "codex", "opencode", "cursor", "generic")
 MAX_FIELD_CHARS = 4096
 MAX_PROMPT_CHARS = 200_000
 MAX_TRANSCRIPT_CHARS = 5_000_000

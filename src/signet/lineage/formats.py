@@ -15,6 +15,9 @@ JSONL.
   that are messages themselves) is read too.
 - opencode: the JSON of `opencode export` ({"info", "messages": [{"info": {"role"}, "parts"}]})
   or one such message per line; text parts kept (synthetic ones, reasoning and tools dropped).
+- cursor: the JSONL of `agent-transcripts/` ({"role", "message": {"content": [blocks]}} per
+  line; text blocks kept, the `<user_query>` tags around a prompt taken off); its older plain
+  text form ("user:" / "assistant:" lines) is read as generic.
 - generic: JSONL or a JSON array (or {"messages": [...]}) of {"role", "content" or "text"}, or
   plain text with "User:" / "Assistant:" line prefixes.
 
@@ -35,7 +38,7 @@ from signet.errors import InvalidInput, Unprocessable
 
 __all__ = ["HARNESSES", "Message", "Parsed", "parse"]
 
-HARNESSES: tuple[str, ...] = ("claude-code", "codex", "opencode", "generic")
+HARNESSES: tuple[str, ...] = ("claude-code", "codex", "opencode", "cursor", "generic")
 
 _USER = {"user", "human", "me"}
 _ASSISTANT = {"assistant", "ai", "agent", "bot", "model", "gpt", "claude"}
@@ -90,6 +93,8 @@ def parse(harness: str, text: str) -> Parsed:
         _codex(_records(text), parsed)
     elif harness == "opencode":
         _opencode(_whole_or_records(text), parsed)
+    elif harness == "cursor" and text.lstrip().startswith("{"):
+        _cursor(_records(text), parsed)
     else:
         _generic(text, parsed)
     if not parsed.messages:
@@ -230,6 +235,21 @@ def _opencode_ts(info: dict[str, Any]) -> str | None:
 
 
 # -- generic -------------------------------------------------------------------------------------
+
+
+_USER_QUERY = re.compile(r"^\s*<user_query>\s*(.*?)\s*</user_query>\s*$", re.S)
+
+
+def _cursor(records: Iterable[dict[str, Any]], parsed: Parsed) -> None:
+    for record in records:
+        parsed.records += 1
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else record.get("content")
+        text = _blocks_text(content, ("text",))
+        speaker = _role(record.get("role"))
+        if speaker == "user" and (match := _USER_QUERY.match(text)):
+            text = match.group(1)
+        parsed.add(speaker, text, record.get("timestamp"))
 
 
 def _generic(text: str, parsed: Parsed) -> None:

@@ -8,6 +8,7 @@ read ~/.ssh or agent.yaml by naming it, by a link planted in the folder, or by c
 - claude-code: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`;
 - codex: `$CODEX_HOME/sessions`, else `~/.codex/sessions`;
 - opencode: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode` (its storage);
+- cursor: `~/.cursor/projects` (each project's `agent-transcripts/`);
 - generic: none.
 
 The environment is the daemon's, read at each call, as each harness reads its own.
@@ -32,6 +33,8 @@ def transcript_folders(harness: str, env: Mapping[str, str] | None = None) -> tu
         return (_under(env, "CODEX_HOME", home / ".codex") / "sessions",)
     if harness == "opencode":
         return (_under(env, "XDG_DATA_HOME", home / ".local" / "share") / "opencode",)
+    if harness == "cursor":
+        return (home / ".cursor" / "projects",)
     return ()
 
 
