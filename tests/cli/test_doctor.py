@@ -54,7 +54,7 @@ def test_doctor_finds_what_is_wrong_and_says_what_fixes_it(tmp_path: Path) -> No
         assert checks["hooks claude-code"]["status"] == "ok"
         assert checks["hooks claude-code"]["data"]["events"] == sorted(
             ["SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"])
-        assert checks["hooks codex"]["status"] == "info"  # not on this machine, not connected
+        assert checks["hooks codex"]["status"] in ("info", "warn")  # not connected: no failure
         mcp = checks["mcp"]
         assert (mcp["status"], mcp["data"]["relay"], mcp["data"]["tools"] > 0) == ("ok", True, True)
         assert str(workspace) in mcp["data"]["command"]  # the entry connect wrote, spawned

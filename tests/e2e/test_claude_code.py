@@ -41,11 +41,11 @@ def script(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "ok"}]
 
 
-def claude(binary: Path, prompt: str, home: Path, cwd: Path, fake: FakeAnthropic) -> str:
+def claude(binary: Path, prompt: str, home: Path, cwd: Path, fake: FakeAnthropic, *options: str) -> str:
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANTHROPIC_BASE_URL": fake.url,
            "ANTHROPIC_API_KEY": "sk-ant-test-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "DISABLE_AUTOUPDATER": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([str(binary), "-p", prompt], env=env, cwd=cwd, capture_output=True,
+    done = subprocess.run([str(binary), "-p", *options, prompt], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=180)
     assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-2000:]
     return done.stdout
@@ -144,3 +144,44 @@ def test_claude_code_gets_the_memory_and_loses_nothing_when_the_daemon_is_down(
         if pid is not None:
             os.kill(pid, signal.SIGTERM)  # the hook's child, not ours: stopped by its pid
             wait_for(lambda: health_pid(port) is None, "the started daemon to stop", 60)
+
+
+def test_a_compaction_in_claude_code_imports_the_transcript_so_far(
+    tmp_path: Path, claude_bin: Path
+) -> None:
+    """`/compact` in a continued `claude -p` runs the PreCompact hook, which imports the
+    transcript and leaves the session open. SessionEnd is taken out of the settings, so the
+    compaction's hook is the only one that can have imported it."""
+    workspace = init_workspace(tmp_path / "ws").workspace
+    (workspace / "agent.yaml").write_text(NO_EMBEDDINGS)
+    port = free_port()
+    env = daemon_env(workspace, port)
+    home, project = tmp_path / "home", tmp_path / "billing"
+    home.mkdir()
+    project.mkdir()
+    daemon = DaemonProcess(workspace, port)
+    fake = FakeAnthropic()
+    try:
+        daemon.wait_healthy(timeout_s=60)
+        connected = subprocess.run([sys.executable, "-m", "signet", "connect", "claude-code"],
+                                   env={**env, "HOME": str(home)}, capture_output=True, text=True,
+                                   timeout=60)
+        assert connected.returncode == 0, connected.stderr
+        settings = home / ".claude" / "settings.json"
+        data = json.loads(settings.read_text())
+        del data["hooks"]["SessionEnd"]
+        settings.write_text(json.dumps(data))
+
+        claude(claude_bin, "We ship the billing service on Tuesdays. Say ok.", home, project, fake)
+        assert sessions(env) == []
+        claude(claude_bin, "/compact", home, project, fake, "--continue")
+        captured = wait_for(lambda: sessions(env), "the compacted transcript as a session", 60)
+        assert (captured[0]["harness"], captured[0]["project"]) == ("claude-code", "billing")
+        assert captured[0]["ended_at"] is None  # pre-compaction leaves the session open
+        shown = subprocess.run([sys.executable, "-m", "signet", "--json", "session", "search",
+                                "Tuesdays"], env=env, capture_output=True, text=True, timeout=60)
+        assert "Tuesdays" in shown.stdout, shown.stdout + shown.stderr
+        assert not (workspace / ".daemon" / "logs" / "hooks.log").exists()
+    finally:
+        fake.close()
+        daemon.kill()
