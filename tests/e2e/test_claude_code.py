@@ -44,7 +44,10 @@ def script(request: dict[str, Any]) -> list[dict[str, Any]]:
 def claude(binary: Path, prompt: str, home: Path, cwd: Path, fake: FakeAnthropic, *options: str) -> str:
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANTHROPIC_BASE_URL": fake.url,
            "ANTHROPIC_API_KEY": "sk-ant-test-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "DISABLE_AUTOUPDATER": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+           "DISABLE_AUTOUPDATER": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+           # The hooks connect wrote run `signet` of the venv, an editable install that may be
+           # another checkout's: PYTHONPATH (when set) names the code under test.
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([str(binary), "-p", *options, prompt], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=180)
     assert done.returncode == 0, done.stdout[-1000:] + done.stderr[-2000:]
