@@ -1,7 +1,8 @@
 """`signet doctor` through the real CLI against a real daemon, on a temporary HOME where
 `signet connect claude-code` was run: all ok and exit 0; then broken (the hooks pointed at
 another workspace, the daemon stopped, a hook's failure logged and its capture spooled): each
-problem named with the command that fixes it, exit 1; the fix it prints for the hooks works."""
+problem named with the command that fixes it, exit 1; the fix it prints for the hooks works;
+a project's settings are checked with --project."""
 
 from __future__ import annotations
 
@@ -94,5 +95,15 @@ def test_doctor_finds_what_is_wrong_and_says_what_fixes_it(tmp_path: Path) -> No
         code, checks = doctor(env, "--no-mcp")
         assert checks["hooks claude-code"]["status"] == "ok"
         assert (code, checks["daemon"]["status"]) == (1, "fail")
+
+        # A project's own settings (`connect --project DIR`) are checked with --project.
+        project = tmp_path / "billing"
+        assert signet("--workspace", str(other), "connect", "claude-code", "--project",
+                      str(project), env=env).returncode == 0
+        code, checks = doctor(env, "--no-mcp", "--project", str(project))
+        hooks = checks["hooks claude-code"]
+        assert hooks["status"] == "fail" and str(project / ".claude" / "settings.json") in hooks["data"]["files"]
+        assert hooks["fix"].endswith(f"connect claude-code --project {project}")
+        assert checks["hooks codex"]["status"] == "info"
     finally:
         daemon.kill()

@@ -77,12 +77,14 @@ class Check:
 
 @click.command()
 @click.option("--no-mcp", is_flag=True, help="Skip spawning the MCP server (the slowest check).")
+@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Check the harness files `signet connect --project DIR` writes instead of the user's.")
 @json_option
 @click.pass_obj
-def doctor(state: CliState, no_mcp: bool) -> None:
+def doctor(state: CliState, no_mcp: bool, project: Path | None) -> None:
     """Check that the memory is on: daemon, version, port, hooks per harness, MCP, model, spool
     and recent hook failures; each problem with the command that fixes it. Exit 1 on a failure."""
-    checks = diagnose(state.config(), mcp=not no_mcp)
+    checks = diagnose(state.config(), mcp=not no_mcp, project=project.absolute() if project else None)
     failed = any(c.status == "fail" for c in checks)
     if state.json:
         click.echo(json.dumps({"ok": not failed, "workspace": str(state.config().workspace),
@@ -99,7 +101,9 @@ def doctor(state: CliState, no_mcp: bool) -> None:
         raise SystemExit(1)
 
 
-def diagnose(cfg: Config, *, mcp: bool = True, env: dict[str, str] | None = None) -> list[Check]:
+def diagnose(
+    cfg: Config, *, mcp: bool = True, env: dict[str, str] | None = None, project: Path | None = None,
+) -> list[Check]:
     env = dict(os.environ if env is None else env)
     fixer = _Fixer(cfg, env)
     checks = [_workspace(cfg, fixer)]
@@ -107,7 +111,7 @@ def diagnose(cfg: Config, *, mcp: bool = True, env: dict[str, str] | None = None
         return checks
     daemon, up = _daemon(cfg, env, fixer)
     checks.extend(daemon)
-    harness_checks, mcp_argv = _harnesses(cfg, env, fixer)
+    harness_checks, mcp_argv = _harnesses(cfg, env, fixer, project)
     checks.extend(harness_checks)
     if mcp:
         checks.append(_mcp(mcp_argv or [*signet_argv(cfg.workspace, fixer.port), "mcp"], env, up, fixer))
@@ -236,20 +240,22 @@ class _Found:
     errors: list[str] = field(default_factory=list)
 
 
-def _harnesses(cfg: Config, env: dict[str, str], fix: _Fixer) -> tuple[list[Check], list[str] | None]:
-    present = set(installed_harnesses(env))
+def _harnesses(
+    cfg: Config, env: dict[str, str], fix: _Fixer, project: Path | None,
+) -> tuple[list[Check], list[str] | None]:
+    present = set(installed_harnesses(env)) if project is None else set()
     checks, mcp_argv = [], None
     for harness in HARNESSES:
-        found = _read_harness(harness, env)
-        checks.append(_judge(harness, found, harness in present, cfg, fix))
+        found = _read_harness(harness, env, project)
+        checks.append(_judge(harness, found, harness in present, cfg, fix, project))
         if mcp_argv is None and found.mcp and _workspace_of(found.mcp) == cfg.workspace:
             mcp_argv = found.mcp
     return checks, mcp_argv
 
 
-def _read_harness(harness: str, env: dict[str, str]) -> _Found:
+def _read_harness(harness: str, env: dict[str, str], project: Path | None = None) -> _Found:
     found = _Found()
-    for edit in edits_for(harness, ["signet"], project=None, env=env):
+    for edit in edits_for(harness, ["signet"], project=project, env=env):
         path = edit.path
         try:
             text = path.read_text("utf-8")
@@ -326,9 +332,11 @@ def _workspace_of(argv: list[str]) -> Path | None:
     return Path(value).absolute() if value else None
 
 
-def _judge(harness: str, found: _Found, present: bool, cfg: Config, fix: _Fixer) -> Check:
+def _judge(
+    harness: str, found: _Found, present: bool, cfg: Config, fix: _Fixer, project: Path | None,
+) -> Check:
     name = f"hooks {harness}"
-    connect = fix("connect", harness)
+    connect = fix("connect", harness, *(["--project", str(project)] if project else []))
     data: dict[str, Any] = {"files": found.files, "events": sorted(found.hooks),
                             "mcp": found.mcp is not None, "installed": present}
     if found.errors:
@@ -337,7 +345,8 @@ def _judge(harness: str, found: _Found, present: bool, cfg: Config, fix: _Fixer)
         if present:
             return Check(name, "warn", f"{harness} is on this machine but not connected: its "
                          "sessions are not captured", connect, data)
-        return Check(name, "info", "not connected (harness not found on this machine)", data=data)
+        where = f"in {project}" if project else "(harness not found on this machine)"
+        return Check(name, "info", f"not connected {where}", data=data)
     problems: dict[str, list[str]] = {}  # the problem -> what has it (events, "MCP")
     expected = EXPECTED_EVENTS.get(harness, OPENCODE_EVENTS)
     missing = [e for e in expected if e not in found.hooks]
