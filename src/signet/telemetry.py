@@ -18,6 +18,7 @@ bucket that holds it, which is exact to within one bucket (about 33%).
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import threading
 import time
@@ -25,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["BUCKETS_MS", "Histogram", "Telemetry"]
+__all__ = ["BUCKETS_MS", "Buckets", "Histogram", "Telemetry"]
 
 # Upper bounds of the buckets, in ms: 0.1 * 10^(i/8) for i in 0..48 (0.1 ms .. 100 s).
 BUCKETS_MS: tuple[float, ...] = tuple(0.1 * 10 ** (i / 8) for i in range(49))
@@ -90,6 +91,15 @@ def _bounds(index: int, max_ms: float) -> tuple[float, float]:
     low = BUCKETS_MS[index - 1] if index > 0 else BUCKETS_MS[0] / 10 ** (1 / 8)
     high = BUCKETS_MS[index] if index < len(BUCKETS_MS) else max(max_ms, BUCKETS_MS[-1])
     return low, high
+
+
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    """One operation's latency histogram, cumulative per bound of `BUCKETS_MS` (ms)."""
+
+    cumulative: tuple[int, ...]
+    count: int
+    total_ms: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +188,19 @@ class Telemetry:
         with self._lock:
             events = list(self._errors)[::-1]
         return [e.to_dict() for e in events[: limit if limit is not None else len(events)]]
+
+    def buckets(self) -> dict[str, Buckets]:
+        """Each operation's histogram as it is kept: the count at or below each bound of
+        `BUCKETS_MS` (cumulative, the open last bucket left out), the count and the sum (ms)."""
+        with self._lock:
+            kept = sorted(self._latency.items())
+            return {op: Buckets(tuple(itertools.accumulate(h.counts[:-1])), h.count, h.total_ms)
+                    for op, h in kept}
+
+    def errors_total(self) -> int:
+        """Every error recorded since start (the ring keeps only the newest)."""
+        with self._lock:
+            return self._errors_total
 
     def summary(self) -> dict[str, Any]:
         """A compact view for `signet status`: totals and the slowest operations by p95."""

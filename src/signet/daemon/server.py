@@ -43,6 +43,7 @@ from signet.daemon import (
     routes_lineage,
     routes_memory,
     routes_memory_batch,
+    routes_metrics,
     routes_pipeline,
     routes_portable,
     routes_projection,
@@ -94,6 +95,7 @@ def create_app(app: SignetApp) -> FastAPI:
     api.state.started_at_iso = utc_now()
     errors.install(api)
     api.include_router(routes_system.router)
+    api.include_router(routes_metrics.router)  # /metrics: the telemetry for Prometheus
     api.include_router(routes_memory_batch.router)  # before /api/memory/{memory_id}
     api.include_router(routes_memory.router)
     api.include_router(routes_feedback.router)
