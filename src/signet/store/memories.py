@@ -16,6 +16,7 @@ from typing import Any
 
 from signet.ids import new_id
 from signet.store.connection import Connection, IntegrityError, Row
+from signet.store.dialect import SQLITE, Dialect
 from signet.types import Memory, MemoryFilters, NewMemory, dumps
 
 COLUMNS = (
@@ -143,44 +144,47 @@ def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, Memory]:
     return found
 
 
-def filter_sql(filters: MemoryFilters, alias: str = "m") -> tuple[str, list[Any]]:
+def filter_sql(
+    filters: MemoryFilters, alias: str = "m", dialect: Dialect = SQLITE
+) -> tuple[str, list[Any]]:
     """A WHERE fragment (without the keyword) and its parameters for `filters`."""
+    q = dialect.mark
     clauses: list[str] = []
     params: list[Any] = []
     if not filters.include_deleted:
-        clauses.append(f"{alias}.is_deleted = 0")
+        clauses.append(dialect.no(f"{alias}.is_deleted"))
     simple = {
         "type": filters.type, "who": filters.who, "project": filters.project,
         "agent_id": filters.agent_id, "source_id": filters.source_id,
     }
     for column, value in simple.items():
         if value is not None:
-            clauses.append(f"{alias}.{column} = ?")
+            clauses.append(f"{alias}.{column} = {q}")
             params.append(value)
     for tag in filters.tags:
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE json_each.value = ?)")
+        clauses.append(dialect.has_tag(f"{alias}.tags"))
         params.append(tag)
     if filters.since is not None:
-        clauses.append(f"COALESCE({alias}.event_at, {alias}.created_at) >= ?")
+        clauses.append(f"COALESCE({alias}.event_at, {alias}.created_at) >= {q}")
         params.append(filters.since)
     if filters.until is not None:
-        clauses.append(f"COALESCE({alias}.event_at, {alias}.created_at) <= ?")
+        clauses.append(f"COALESCE({alias}.event_at, {alias}.created_at) <= {q}")
         params.append(filters.until)
     if filters.pinned is not None:
-        clauses.append(f"{alias}.pinned = ?")
-        params.append(int(filters.pinned))
+        clauses.append(f"{alias}.pinned = {q}")
+        params.append(dialect.flag(filters.pinned))
     if filters.importance_min is not None:
-        clauses.append(f"{alias}.importance >= ?")
+        clauses.append(f"{alias}.importance >= {q}")
         params.append(filters.importance_min)
     if filters.community is not None:
         # Community-scoped recall: the memory mentions an entity of the community. Probed per
         # memory through the mentions' primary key (memory_id, entity_id), then by entity id.
         clauses.append(
             "EXISTS (SELECT 1 FROM memory_entity_mentions x JOIN entities e ON e.id = x.entity_id"
-            f" WHERE x.memory_id = {alias}.id AND e.community_id = ?)"
+            f" WHERE x.memory_id = {alias}.id AND e.community_id = {q})"
         )
         params.append(filters.community)
-    return (" AND ".join(clauses) or "1"), params
+    return (" AND ".join(clauses) or dialect.true), params
 
 
 def list_page(

@@ -1,0 +1,66 @@
+"""What SQLite's SQL and PostgreSQL's differ by, for the statements both stores share.
+
+A statement both stores run is written once, in the form SQLite reads, and each store renders
+it through its `Dialect`: the placeholder (`?` or `%s`), a boolean column tested false
+(`x = 0` or `NOT x`) and a boolean bound as a value (0/1 or False/True), the always-true
+fragment, `IS` between values that may be NULL, a list bound as `IN (?, ...)` or `= ANY(%s)`,
+a JSON tag test, and the column that keeps insertion order (`rowid`, `seq`). Each dialect
+renders the text its store ran before the statement was shared, so no query plan moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    name: str
+    mark: str  # one placeholder
+    true: str  # a WHERE fragment that holds for every row
+    insertion_order: str  # the column that orders rows as they were inserted
+
+    def sql(self, text: str) -> str:
+        """`text`, written with `?` placeholders, in this dialect. Shared text holds no `%`
+        (psycopg would read it as a placeholder): a LIKE pattern is bound as a value."""
+        if self.mark == "?":
+            return text
+        if "%" in text:
+            raise ValueError(f"a shared statement holds a '%': {text!r}")
+        return text.replace("?", self.mark)
+
+    def no(self, column: str) -> str:
+        """`column` (a boolean) is false."""
+        return f"{column} = 0" if self.name == "sqlite" else f"NOT {column}"
+
+    def flag(self, value: bool) -> int | bool:
+        """A boolean as this dialect binds it."""
+        return int(value) if self.name == "sqlite" else bool(value)
+
+    def same(self, left: str, right: str) -> str:
+        """`left` equals `right`, NULL equal to NULL."""
+        return f"{left} IS {right}" if self.name == "sqlite" else (
+            f"{left} IS NOT DISTINCT FROM {right}")
+
+    def differs(self, left: str, right: str) -> str:
+        """`left` differs from `right`, NULL equal to NULL."""
+        return f"{left} IS NOT {right}" if self.name == "sqlite" else (
+            f"{left} IS DISTINCT FROM {right}")
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """`column` is one of `values` (non-empty), with its parameters."""
+        if self.name == "sqlite":
+            return f"{column} IN ({','.join('?' * len(values))})", list(values)
+        return f"{column} = ANY({self.mark})", [list(values)]
+
+    def has_tag(self, tags: str) -> str:
+        """The JSON array `tags` holds the bound text."""
+        if self.name == "sqlite":
+            return f"EXISTS (SELECT 1 FROM json_each({tags}) WHERE json_each.value = ?)"
+        return f"{tags} @> jsonb_build_array(%s::text)"
+
+
+SQLITE = Dialect(name="sqlite", mark="?", true="1", insertion_order="rowid")
+POSTGRES = Dialect(name="postgres", mark="%s", true="TRUE", insertion_order="seq")
