@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+
+class Executes(Protocol):
+    """A connection or cursor of either driver: runs one statement, returns a cursor."""
+
+    def execute(self, query: Any, params: Any = ..., /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +58,7 @@ class Dialect:
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """`column` is one of `values` (non-empty), with its parameters."""
         if self.name == "sqlite":
-            return f"{column} IN ({','.join('?' * len(values))})", list(values)
+            return f"{column} IN ({', '.join('?' * len(values))})", list(values)
         return f"{column} = ANY({self.mark})", [list(values)]
 
     def has_tag(self, tags: str) -> str:

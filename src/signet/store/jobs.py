@@ -14,6 +14,10 @@ only one spelling sorts correctly.
 A job's target is its memory (or, for document jobs, its document). Enqueueing a job of a type
 that already has a pending or leased job for the same target is silently dropped: the running
 job will see the latest state of the target anyway.
+
+The statements both stores run are written once here and rendered per dialect
+(store/dialect.py); store/postgres/jobs.py holds what PostgreSQL does its own way (enqueue
+against a unique index, lease with `SKIP LOCKED`, releasing one daemon's own leases).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, Literal
 
 from signet.errors import InvalidInput
 from signet.store.connection import Connection, Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import JOB_STATUSES, JOB_TYPES, dumps, format_ts, parse_ts
 
 JobStatus = Literal["pending", "leased", "completed", "failed", "dead"]
@@ -136,11 +141,13 @@ def enqueue(
     return job_id if cursor.rowcount == 1 else None
 
 
-def waiting(conn: Connection, job_type: str, memory_id: str) -> bool:
+def waiting(
+    conn: Executes, job_type: str, memory_id: str, *, dialect: Dialect = SQLITE
+) -> bool:
     """Whether a job of this type for this memory is pending or leased."""
-    row = conn.execute(
+    row = conn.execute(dialect.sql(
         "SELECT 1 FROM memory_jobs WHERE job_type = ? AND memory_id = ?"
-        " AND status IN ('pending', 'leased') LIMIT 1", (job_type, memory_id),
+        " AND status IN ('pending', 'leased') LIMIT 1"), (job_type, memory_id),
     ).fetchone()
     return row is not None
 
@@ -189,19 +196,23 @@ def lease_many(conn: Connection, now: str, job_type: str, limit: int) -> list[Jo
 
 
 def complete(
-    conn: Connection, job_id: str, now: str, result: dict[str, Any] | None = None
+    conn: Executes, job_id: str, now: str, result: dict[str, Any] | None = None,
+    *, dialect: Dialect = SQLITE,
 ) -> bool:
     """Mark a leased job completed; False when the id is unknown or the job is not leased."""
     now = _ts(now)
-    cursor = conn.execute(
+    cursor = conn.execute(dialect.sql(
         "UPDATE memory_jobs SET status = 'completed', completed_at = ?, updated_at = ?,"
-        " result = ?, run_after = NULL WHERE id = ? AND status = 'leased'",
+        " result = ?, run_after = NULL WHERE id = ? AND status = 'leased'"),
         (now, now, dumps(result) if result is not None else None, job_id),
     )
     return cursor.rowcount == 1
 
 
-def fail(conn: Connection, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0) -> str:
+def fail(
+    conn: Executes, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0,
+    dialect: Dialect = SQLITE,
+) -> str:
     """Record a failed attempt; return the job's new status ('pending' or 'dead'), or ''.
 
     '' means the id is unknown or the job is not leased (a reaper may have taken it back).
@@ -209,19 +220,20 @@ def fail(conn: Connection, job_id: str, error: str, now: str, *, retry_delay_ms:
     """
     now = _ts(now)
     run_after = _shift(now, retry_delay_ms) if retry_delay_ms > 0 else None
-    rows = conn.execute(
+    rows = conn.execute(dialect.sql(
         "UPDATE memory_jobs SET"
         " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
         " run_after = CASE WHEN attempts < max_attempts THEN ? ELSE NULL END,"
         " leased_at = NULL, failed_at = ?, error = ?, updated_at = ?"
-        " WHERE id = ? AND status = 'leased' RETURNING status",
+        " WHERE id = ? AND status = 'leased' RETURNING status"),
         (run_after, now, error[:MAX_ERROR_CHARS], now, job_id),
     ).fetchall()
-    return str(rows[0]["status"]) if rows else ""
+    return str(rows[0][0]) if rows else ""
 
 
 def reap_stale_leases(
-    conn: Connection, now: str, lease_timeout_ms: int = DEFAULT_LEASE_TIMEOUT_MS
+    conn: Executes, now: str, lease_timeout_ms: int = DEFAULT_LEASE_TIMEOUT_MS,
+    *, dialect: Dialect = SQLITE,
 ) -> int:
     """Give back jobs whose worker vanished: leases older than the timeout; return how many.
 
@@ -229,18 +241,21 @@ def reap_stale_leases(
     since a job that crashes its worker every time must not loop forever.
     """
     now = _ts(now)
-    cursor = conn.execute(
+    cursor = conn.execute(dialect.sql(
         "UPDATE memory_jobs SET"
         " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
         " failed_at = CASE WHEN attempts < max_attempts THEN failed_at ELSE ? END,"
         " leased_at = NULL, error = 'lease expired', updated_at = ?"
-        " WHERE status = 'leased' AND leased_at < ?",
+        " WHERE status = 'leased' AND leased_at < ?"),
         (now, now, _shift(now, -lease_timeout_ms)),
     )
     return cursor.rowcount
 
 
-def requeue_dead(conn: Connection, now: str, *, job_ids: Sequence[str] | None = None) -> int:
+def requeue_dead(
+    conn: Executes, now: str, *, job_ids: Sequence[str] | None = None,
+    dialect: Dialect = SQLITE,
+) -> int:
     """Reset dead jobs (all, or the given ids) to pending with a fresh set of attempts.
 
     The last error stays on the row, so an operator can still see why it died before.
@@ -250,11 +265,12 @@ def requeue_dead(conn: Connection, now: str, *, job_ids: Sequence[str] | None = 
     if job_ids is not None:
         if not job_ids:
             return 0
-        where += f" AND id IN ({', '.join('?' * len(job_ids))})"
-        params.extend(job_ids)
+        among, ids = dialect.one_of("id", job_ids)
+        where += f" AND {among}"
+        params.extend(ids)
     cursor = conn.execute(
         "UPDATE memory_jobs SET status = 'pending', attempts = 0, failed_at = NULL,"
-        f" leased_at = NULL, run_after = NULL, updated_at = ? WHERE {where}",
+        f" leased_at = NULL, run_after = NULL, updated_at = {dialect.mark} WHERE {where}",
         params,
     )
     return cursor.rowcount
@@ -282,7 +298,8 @@ def release_leases(conn: Connection, now: str, *, job_ids: Sequence[str] | None 
 
 
 def purge(
-    conn: Connection, now: str, *, completed_before: str, dead_before: str, limit: int
+    conn: Executes, now: str, *, completed_before: str, dead_before: str, limit: int,
+    dialect: Dialect = SQLITE,
 ) -> tuple[int, int]:
     """Retention steps 5 and 6: delete old completed and dead jobs, at most `limit` of each.
 
@@ -293,16 +310,18 @@ def purge(
         # A cutoff in the future means a negative retention window: a caller's bug that
         # would delete jobs that finished a moment ago.
         raise InvalidInput("purge cutoffs must not be later than now")
-    completed = _purge_step(conn, "completed", "completed_at", completed_before, limit)
-    dead = _purge_step(conn, "dead", "failed_at", dead_before, limit)
+    completed = _purge_step(conn, "completed", "completed_at", completed_before, limit, dialect)
+    dead = _purge_step(conn, "dead", "failed_at", dead_before, limit, dialect)
     return completed, dead
 
 
-def _purge_step(conn: Connection, status: str, column: str, before: str, limit: int) -> int:
+def _purge_step(
+    conn: Executes, status: str, column: str, before: str, limit: int, dialect: Dialect
+) -> int:
     # The inner SELECT uses the partial index on (column) WHERE status = <status>.
-    cursor = conn.execute(
+    cursor = conn.execute(dialect.sql(
         f"DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs WHERE status = ?"
-        f" AND {column} < ? ORDER BY {column} LIMIT ?)",
+        f" AND {column} < ? ORDER BY {column} LIMIT ?)"),
         (status, before, max(limit, 0)),
     )
     return cursor.rowcount
@@ -311,8 +330,10 @@ def _purge_step(conn: Connection, status: str, column: str, before: str, limit: 
 # --- reads ----------------------------------------------------------------------------------
 
 
-def get(conn: Connection, job_id: str) -> Job | None:
-    row = conn.execute("SELECT * FROM memory_jobs WHERE id = ?", (job_id,)).fetchone()
+def get(conn: Executes, job_id: str, *, dialect: Dialect = SQLITE) -> Job | None:
+    """The job, read by column name (on PostgreSQL through a dict_row cursor)."""
+    row = conn.execute(
+        dialect.sql("SELECT * FROM memory_jobs WHERE id = ?"), (job_id,)).fetchone()
     return _job(row) if row is not None else None
 
 
@@ -340,12 +361,13 @@ def complete_owned(conn: Connection, job: Job, now: str, result: dict[str, Any])
 
 
 def list_jobs(
-    conn: Connection,
+    conn: Executes,
     *,
     status: str | None = None,
     job_type: str | None = None,
     limit: int = 50,
     offset: int = 0,
+    dialect: Dialect = SQLITE,
 ) -> list[Job]:
     """Jobs newest first, optionally of one status and/or type."""
     clauses, params = [], []
@@ -359,29 +381,30 @@ def list_jobs(
         clauses.append("job_type = ?")
         params.append(job_type)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = conn.execute(
-        f"SELECT * FROM memory_jobs {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+    rows = conn.execute(dialect.sql(
+        f"SELECT * FROM memory_jobs {where} ORDER BY created_at DESC,"
+        f" {dialect.insertion_order} DESC LIMIT ? OFFSET ?"),
         (*params, max(limit, 0), max(offset, 0)),
     ).fetchall()
     return [_job(r) for r in rows]
 
 
-def depths(conn: Connection) -> dict[str, dict[str, int]]:
+def depths(conn: Executes) -> dict[str, dict[str, int]]:
     """Queue depth: job_type -> status -> count (only combinations that have jobs)."""
     out: dict[str, dict[str, int]] = {}
     rows = conn.execute(
         "SELECT job_type, status, count(*) AS n FROM memory_jobs GROUP BY job_type, status"
     ).fetchall()
-    for row in rows:
-        out.setdefault(row["job_type"], {})[row["status"]] = int(row["n"])
+    for job_type, status, n in rows:
+        out.setdefault(str(job_type), {})[str(status)] = int(n)
     return out
 
 
-def last_errors(conn: Connection, limit: int = 10) -> list[Job]:
+def last_errors(conn: Executes, limit: int = 10, *, dialect: Dialect = SQLITE) -> list[Job]:
     """The most recently failed jobs that have not since completed, newest first."""
-    rows = conn.execute(
+    rows = conn.execute(dialect.sql(
         "SELECT * FROM memory_jobs WHERE error IS NOT NULL AND status != 'completed'"
-        " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+        f" ORDER BY updated_at DESC, {dialect.insertion_order} DESC LIMIT ?"),
         (max(limit, 0),),
     ).fetchall()
     return [_job(r) for r in rows]

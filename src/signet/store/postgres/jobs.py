@@ -14,22 +14,26 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 
 from signet.errors import InvalidInput
-from signet.store.jobs import (
-    DEFAULT_MAX_ATTEMPTS,
-    MAX_ERROR_CHARS,
-    Job,
-    _check_type,
-    _job,
-    _shift,
-    _ts,
-)
-from signet.types import JOB_STATUSES, dumps
+from signet.store import jobs
+from signet.store.dialect import POSTGRES
+from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job, _check_type, _job, _ts
+from signet.types import dumps
+
+# The statements both queues share (store/jobs.py), in this dialect.
+complete = partial(jobs.complete, dialect=POSTGRES)
+fail = partial(jobs.fail, dialect=POSTGRES)
+reap_stale_leases = partial(jobs.reap_stale_leases, dialect=POSTGRES)
+waiting = partial(jobs.waiting, dialect=POSTGRES)
+requeue_dead = partial(jobs.requeue_dead, dialect=POSTGRES)
+purge = partial(jobs.purge, dialect=POSTGRES)
+depths = jobs.depths
 
 _COLUMNS = (
     "id, memory_id, job_type, status, payload, result, attempts, max_attempts, leased_at,"
@@ -81,62 +85,6 @@ def lease(
     return _job(row) if row else None  # type: ignore[arg-type]
 
 
-def complete(
-    conn: psycopg.Connection, job_id: str, now: str, result: dict[str, Any] | None = None
-) -> bool:
-    now = _ts(now)
-    cursor = conn.execute(
-        "UPDATE memory_jobs SET status = 'completed', completed_at = %s, updated_at = %s,"
-        " result = %s, run_after = NULL WHERE id = %s AND status = 'leased'",
-        (now, now, dumps(result) if result is not None else None, job_id),
-    )
-    return cursor.rowcount == 1
-
-
-def fail(
-    conn: psycopg.Connection, job_id: str, error: str, now: str, *, retry_delay_ms: int = 0
-) -> str:
-    now = _ts(now)
-    run_after = _shift(now, retry_delay_ms) if retry_delay_ms > 0 else None
-    row = conn.execute(
-        "UPDATE memory_jobs SET"
-        " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
-        " run_after = CASE WHEN attempts < max_attempts THEN %s ELSE NULL END,"
-        " leased_at = NULL, failed_at = %s, error = %s, updated_at = %s"
-        " WHERE id = %s AND status = 'leased' RETURNING status",
-        (run_after, now, error[:MAX_ERROR_CHARS], now, job_id),
-    ).fetchone()
-    return str(row[0]) if row else ""
-
-
-def reap_stale_leases(conn: psycopg.Connection, now: str, lease_timeout_ms: int) -> int:
-    now = _ts(now)
-    cursor = conn.execute(
-        "UPDATE memory_jobs SET"
-        " status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'dead' END,"
-        " failed_at = CASE WHEN attempts < max_attempts THEN failed_at ELSE %s END,"
-        " leased_at = NULL, error = 'lease expired', updated_at = %s"
-        " WHERE status = 'leased' AND leased_at < %s",
-        (now, now, _shift(now, -lease_timeout_ms)),
-    )
-    return cursor.rowcount
-
-
-def waiting(conn: psycopg.Connection, job_type: str, memory_id: str) -> bool:
-    """Whether a job of this type for this memory is pending or leased."""
-    row = conn.execute(
-        "SELECT 1 FROM memory_jobs WHERE job_type = %s AND memory_id = %s"
-        " AND status IN ('pending', 'leased') LIMIT 1", (job_type, memory_id),
-    ).fetchone()
-    return row is not None
-
-
-def get(conn: psycopg.Connection, job_id: str) -> Job | None:
-    with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute(f"SELECT {_COLUMNS} FROM memory_jobs WHERE id = %s", (job_id,)).fetchone()
-    return _job(row) if row else None  # type: ignore[arg-type]
-
-
 def summary(conn: psycopg.Connection, job_type: str) -> dict[str, int]:
     """Jobs of `job_type` per status, and how many were leased more than once (a retry, or a
     lease the reaper took back): what `bench load --daemons` checks for "each job once"."""
@@ -163,71 +111,12 @@ def release(conn: psycopg.Connection, job_id: str, now: str) -> None:
 # --- the operator's side (store/operations.py JobAdmin): list, count, requeue, release -------
 
 
-def list_jobs(
-    conn: psycopg.Connection, *, status: str | None = None, job_type: str | None = None,
-    limit: int = 50, offset: int = 0,
-) -> list[Job]:
-    """Jobs newest first, optionally of one status and/or type (store/jobs.py list_jobs)."""
-    clauses, params = ["true"], []
-    if status is not None:
-        if status not in JOB_STATUSES:
-            raise InvalidInput(f"unknown job status {status!r}")
-        clauses.append("status = %s")
-        params.append(status)
-    if job_type is not None:
-        _check_type(job_type)
-        clauses.append("job_type = %s")
-        params.append(job_type)
-    with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(
-            f"SELECT {_COLUMNS} FROM memory_jobs WHERE {' AND '.join(clauses)}"
-            " ORDER BY created_at DESC, seq DESC LIMIT %s OFFSET %s",
-            (*params, max(limit, 0), max(offset, 0)),
-        ).fetchall()
-    return [_job(r) for r in rows]  # type: ignore[arg-type]
-
-
 def ids_with_prefix(conn: psycopg.Connection, prefix: str, limit: int) -> list[str]:
     rows = conn.execute(
         "SELECT id FROM memory_jobs WHERE starts_with(id, %s) ORDER BY id COLLATE \"C\" LIMIT %s",
         (prefix, limit),
     ).fetchall()
     return [str(r[0]) for r in rows]
-
-
-def depths(conn: psycopg.Connection) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for job_type, status, n in conn.execute(
-        "SELECT job_type, status, count(*) FROM memory_jobs GROUP BY job_type, status"
-    ).fetchall():
-        out.setdefault(str(job_type), {})[str(status)] = int(n)
-    return out
-
-
-def last_errors(conn: psycopg.Connection, limit: int = 10) -> list[Job]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(
-            f"SELECT {_COLUMNS} FROM memory_jobs WHERE error IS NOT NULL AND status != 'completed'"
-            " ORDER BY updated_at DESC, seq DESC LIMIT %s", (max(limit, 0),),
-        ).fetchall()
-    return [_job(r) for r in rows]  # type: ignore[arg-type]
-
-
-def requeue_dead(
-    conn: psycopg.Connection, now: str, *, job_ids: Sequence[str] | None = None
-) -> int:
-    """Dead jobs (all, or these ids) back to pending with a fresh set of attempts; the last
-    error stays on the row."""
-    if job_ids is not None and not job_ids:
-        return 0
-    cursor = conn.execute(
-        "UPDATE memory_jobs SET status = 'pending', attempts = 0, failed_at = NULL,"
-        " leased_at = NULL, run_after = NULL, updated_at = %s"
-        " WHERE status = 'dead' AND (%s::text[] IS NULL OR id = ANY(%s::text[]))",
-        (_ts(now), None if job_ids is None else list(job_ids),
-         None if job_ids is None else list(job_ids)),
-    )
-    return cursor.rowcount
 
 
 def release_leases(
@@ -249,25 +138,6 @@ def release_leases(
     return cursor.rowcount
 
 
-def purge(
-    conn: psycopg.Connection, now: str, *, completed_before: str, dead_before: str, limit: int
-) -> tuple[int, int]:
-    """Retention steps 5 and 6 (store/jobs.py purge): old completed and dead jobs, at most
-    `limit` of each, oldest first."""
-    now, completed_before, dead_before = _ts(now), _ts(completed_before), _ts(dead_before)
-    if completed_before > now or dead_before > now:
-        raise InvalidInput("purge cutoffs must not be later than now")
-    out = []
-    for status, column, before in (("completed", "completed_at", completed_before),
-                                   ("dead", "failed_at", dead_before)):
-        cursor = conn.execute(
-            f"DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs WHERE status = %s"
-            f" AND {column} < %s ORDER BY {column} LIMIT %s)", (status, before, max(limit, 0)),
-        )
-        out.append(cursor.rowcount)
-    return out[0], out[1]
-
-
 def count_older(conn: psycopg.Connection, status: str, before: str, limit: int) -> int:
     column = "completed_at" if status == "completed" else "failed_at"
     row = conn.execute(
@@ -275,3 +145,22 @@ def count_older(conn: psycopg.Connection, status: str, before: str, limit: int) 
         " LIMIT %s) AS t", (status, before, max(limit, 0)),
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def get(conn: psycopg.Connection, job_id: str) -> Job | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return jobs.get(cur, job_id, dialect=POSTGRES)
+
+
+def list_jobs(
+    conn: psycopg.Connection, *, status: str | None = None, job_type: str | None = None,
+    limit: int = 50, offset: int = 0,
+) -> list[Job]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return jobs.list_jobs(cur, status=status, job_type=job_type, limit=limit,
+                              offset=offset, dialect=POSTGRES)
+
+
+def last_errors(conn: psycopg.Connection, limit: int = 10) -> list[Job]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return jobs.last_errors(cur, limit, dialect=POSTGRES)
