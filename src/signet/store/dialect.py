@@ -4,8 +4,9 @@ A statement both stores run is written once, in the form SQLite reads, and each 
 it through its `Dialect`: the placeholder (`?` or `%s`), a boolean column tested false
 (`x = 0` or `NOT x`) and a boolean bound as a value (0/1 or False/True), the always-true
 fragment, `IS` between values that may be NULL, a list bound as `IN (?, ...)` or `= ANY(%s)`,
-a JSON tag test, and the column that keeps insertion order (`rowid`, `seq`). Each dialect
-renders the text its store ran before the statement was shared, so no query plan moves.
+a character by its code, a JSON tag test, and the column that keeps insertion order (`rowid`,
+`seq`). Each dialect renders the statement its store ran before it was shared (up to white
+space), so no query plan moves.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ class Dialect:
         if self.name == "sqlite":
             return f"{column} IN ({', '.join('?' * len(values))})", list(values)
         return f"{column} = ANY({self.mark})", [list(values)]
+
+    def char(self, code: int) -> str:
+        """The character of this code point, as an expression."""
+        return f"char({code})" if self.name == "sqlite" else f"chr({code})"
 
     def has_tag(self, tags: str) -> str:
         """The JSON array `tags` holds the bound text."""

@@ -4,49 +4,58 @@ A memory's neighbours are the live memory written just before and the one just a
 same agent in the same conversation (the same `session_id`, or the same `source_id`), when their
 event times are at most NEIGHBOUR_GAP apart. The store finds, per direction, the nearest
 candidate through each link; `chosen` then keeps the closer of the two in write order and drops
-it when too far in time. The PostgreSQL recall reads (store/postgres/recall_reads.py) select the
-same candidates in its dialect (`seq` for the rowid) and choose with the same function.
+it when too far in time. The PostgreSQL recall reads (store/postgres/recall_reads.py) run the
+same statement in their dialect.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
+from functools import cache
 
-from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import parse_ts
 
 NEIGHBOUR_GAP = timedelta(hours=12)
 
 # One probe per direction and per link (session, source); a memory with neither has no
-# neighbours. Each candidate comes packed as "<rowid>\x1f<id>\x1f<event time>".
-_SIDE = """(SELECT n.rowid || char(31) || n.id || char(31) || coalesce(n.event_at, n.created_at)
+# neighbours. Each candidate comes packed as "<rowid>\x1f<id>\x1f<event time>" (`seq` for the
+# rowid on PostgreSQL).
+_SIDE = """(SELECT n.{key} || {sep} || n.id || {sep} || coalesce(n.event_at, n.created_at)
     FROM memories n WHERE n.agent_id = m.agent_id AND n.{link} = m.{link} {{project}}
-      AND n.rowid {op} m.rowid AND n.is_deleted = 0 ORDER BY n.rowid {order} LIMIT 1)"""
-_NEIGHBOURS = (
-    "SELECT m.rowid, m.id, coalesce(m.event_at, m.created_at), "
-    + ", ".join(
-        _SIDE.format(link=link, op=op, order=order)
-        for op, order in (("<", "DESC"), (">", "ASC"))
-        for link in ("session_id", "source_id")
+      AND n.{key} {op} m.{key} AND {live} ORDER BY n.{key} {order} LIMIT 1)"""
+
+
+@cache
+def _select(dialect: Dialect) -> str:
+    key, sep = dialect.insertion_order, dialect.char(31)
+    return (
+        f"SELECT m.{key}, m.id, coalesce(m.event_at, m.created_at), "
+        + ", ".join(
+            _SIDE.format(key=key, sep=sep, live=dialect.no("n.is_deleted"), link=link, op=op,
+                         order=order)
+            for op, order in (("<", "DESC"), (">", "ASC"))
+            for link in ("session_id", "source_id")
+        )
+        + " FROM memories m WHERE {among}"
     )
-    + " FROM memories m WHERE m.id IN ({marks})"
-)
 
 
 def neighbours(
-    conn: Connection, ids: Iterable[str], *, same_project: bool = False
+    conn: Executes, ids: Iterable[str], *, same_project: bool = False,
+    dialect: Dialect = SQLITE,
 ) -> dict[str, list[str]]:
     """Memory id -> the ids of its conversation neighbours (before, after), when close in time.
     `same_project`: only turns of the memory's own project count (a caller scoped to a project
     must find the neighbour it would find if other projects' turns did not exist)."""
     wanted = list(dict.fromkeys(ids))
     found: dict[str, list[str]] = {}
-    project = "AND n.project IS m.project" if same_project else ""
+    project = f"AND {dialect.same('n.project', 'm.project')}" if same_project else ""
     for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        sql = _NEIGHBOURS.format(marks=",".join("?" * len(chunk)), project=project)
-        for rowid, memory_id, at, *sides in conn.execute(sql, chunk).fetchall():
+        among, params = dialect.one_of("m.id", wanted[start : start + 500])
+        sql = _select(dialect).format(among=among, project=project)
+        for rowid, memory_id, at, *sides in conn.execute(sql, params).fetchall():
             close = chosen(int(rowid), at, sides)
             if close:
                 found[memory_id] = close

@@ -6,7 +6,7 @@ every daemon committed before it) and reads through it:
 - the semantic channel: pgvector's HNSW shortlist rescored exactly, filters and scope in the
   statement (store/postgres/vectors.py);
 - the source keys and representatives from `memory_sources` (migration 008, kept by trigger);
-- the conversation neighbours by `seq` (SQLite's rowid), chosen by store/neighbours.py's rule;
+- the conversation neighbours: store/neighbours.py's statement in this dialect;
 - the hint channel over the prospective hints (`hint_lexical`, migration 003);
 - memories, stored vectors and filter checks for the ranking.
 
@@ -24,8 +24,9 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from signet.store.dialect import POSTGRES
 from signet.store.memories import row_to_memory
-from signet.store.neighbours import chosen
+from signet.store.neighbours import neighbours
 from signet.store.postgres import lexical, vectors
 from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.store.postgres.filters import filter_sql
@@ -33,20 +34,6 @@ from signet.store.recall_reads import Ranking, SourceHit, SourceKey
 from signet.store.sources import MIN_MEMBERS
 from signet.types import Memory, MemoryFilters
 
-# The four neighbour candidates (before: session, source; after: session, source), packed as
-# store/neighbours.py packs them: "<seq>\x1f<id>\x1f<event time>".
-_SIDE = """(SELECT n.seq || chr(31) || n.id || chr(31) || coalesce(n.event_at, n.created_at)
-    FROM memories n WHERE n.agent_id = m.agent_id AND n.{link} = m.{link} {{project}}
-      AND n.seq {op} m.seq AND NOT n.is_deleted ORDER BY n.seq {order} LIMIT 1)"""
-_NEIGHBOURS = (
-    "SELECT m.seq, m.id, coalesce(m.event_at, m.created_at), "
-    + ", ".join(
-        _SIDE.format(link=link, op=op, order=order)
-        for op, order in (("<", "DESC"), (">", "ASC"))
-        for link in ("session_id", "source_id")
-    )
-    + " FROM memories m WHERE m.id = ANY(%s)"
-)
 _SOURCE_JOIN = (
     "JOIN memory_sources s ON s.agent_id = m.agent_id AND s.source_id = m.source_id"
     " AND s.project_null = (m.project IS NULL) AND s.project_key = coalesce(m.project, '')"
@@ -145,18 +132,7 @@ class PgRecallReader:
         return {hits[int(i) - 1].key: str(memory_id) for i, memory_id in rows}
 
     def neighbours(self, ids: Sequence[str], *, same_project: bool) -> dict[str, list[str]]:
-        if not ids:
-            return {}
-        project = "AND n.project IS NOT DISTINCT FROM m.project" if same_project else ""
-        rows = self.conn.execute(
-            _NEIGHBOURS.format(project=project), [list(dict.fromkeys(ids))]
-        ).fetchall()
-        found: dict[str, list[str]] = {}
-        for seq, memory_id, at, *sides in rows:
-            close = chosen(int(seq), at, sides)
-            if close:
-                found[str(memory_id)] = close
-        return found
+        return neighbours(self.conn, ids, same_project=same_project, dialect=POSTGRES)
 
     def allowed_ids(self, ids: Sequence[str], filters: MemoryFilters) -> set[str]:
         if not ids:
