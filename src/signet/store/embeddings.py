@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -46,9 +47,11 @@ def upsert(
     return int(row[0])
 
 
-def has_current(conn: Connection, content_hash: str, model: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ? AND stale = 0",
+def has_current(
+    conn: Executes, content_hash: str, model: str, dialect: Dialect = SQLITE
+) -> bool:
+    row = conn.execute(dialect.sql(
+        f"SELECT 1 FROM embeddings WHERE content_hash = ? AND model = ? AND {dialect.no('stale')}"),
         (content_hash, model),
     ).fetchone()
     return row is not None

@@ -16,7 +16,7 @@ from typing import Any
 
 from signet.ids import new_id
 from signet.store.connection import Connection, IntegrityError, Row
-from signet.store.dialect import SQLITE, Dialect
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import Memory, MemoryFilters, NewMemory, dumps
 
 COLUMNS = (
@@ -116,16 +116,20 @@ def insert(
     return memory_id, False
 
 
-def set_embedding_model(conn: Connection, ids: Sequence[str], model: str) -> None:
+def set_embedding_model(
+    conn: Executes, ids: Sequence[str], model: str, dialect: Dialect = SQLITE
+) -> None:
     """Record `model` as what embedded those of these live memories whose content has a
     current vector of it (derived data: no version, no history)."""
+    q = dialect.mark
     for start in range(0, len(ids), 500):
-        chunk = list(ids[start:start + 500])
-        marks = ",".join("?" * len(chunk))
+        among, chunk = dialect.one_of("id", ids[start:start + 500])
         conn.execute(
-            f"UPDATE memories SET embedding_model = ? WHERE id IN ({marks}) AND is_deleted = 0"
-            " AND embedding_model IS NOT ? AND EXISTS (SELECT 1 FROM embeddings e WHERE"
-            " e.content_hash = memories.content_hash AND e.model = ? AND e.stale = 0)",
+            f"UPDATE memories SET embedding_model = {q} WHERE {among}"
+            f" AND {dialect.no('is_deleted')} AND {dialect.differs('embedding_model', q)}"
+            " AND EXISTS (SELECT 1 FROM embeddings e WHERE"
+            f" e.content_hash = memories.content_hash AND e.model = {q}"
+            f" AND {dialect.no('e.stale')})",
             (model, *chunk, model, model))
 
 

@@ -12,7 +12,6 @@ the same transaction. Scope is a WHERE clause of the statement that reads the ro
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import threading
@@ -28,8 +27,11 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from signet.errors import InvalidInput, StoreError
+from signet.store import history
+from signet.store.dialect import POSTGRES
+from signet.store.embeddings import has_current
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
-from signet.store.memories import new_id, row_to_memory
+from signet.store.memories import row_to_memory, set_embedding_model
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
 from signet.store.postgres.columns import MEMORY_COLUMNS
@@ -188,21 +190,7 @@ class PgCore(PgMemoryOps):
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute(
-                "SELECT * FROM memory_history WHERE memory_id = %s ORDER BY created_at, seq",
-                (memory_id,),
-            ).fetchall()
-        return [
-            HistoryEvent(
-                id=r["id"], memory_id=r["memory_id"], event=r["event"],
-                old_content=r["old_content"], new_content=r["new_content"],
-                changed_by=r["changed_by"], reason=r["reason"],
-                metadata=json.loads(r["metadata"]) if r["metadata"] else None,
-                actor_type=r["actor_type"], session_id=r["session_id"],
-                request_id=r["request_id"], created_at=r["created_at"], token_id=r["token_id"],
-            )
-            for r in rows
-        ]
+            return history.for_memory(cur, memory_id, dialect=POSTGRES)
 
     def _get(
         self, conn: psycopg.Connection, memory_id: str, scope: MemoryScope | None,
@@ -229,17 +217,9 @@ class PgCore(PgMemoryOps):
 
     def _record(
         self, conn: psycopg.Connection, memory_id: str, event: str, actor: Actor, now: str,
-        *, old_content: str | None = None, new_content: str | None = None,
-        reason: str | None = None, metadata: dict[str, Any] | None = None,
+        **fields: Any,
     ) -> None:
-        conn.execute(
-            "INSERT INTO memory_history (id, memory_id, event, old_content, new_content,"
-            " changed_by, reason, metadata, actor_type, session_id, request_id, created_at,"
-            " token_id) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (new_id(), memory_id, event, old_content, new_content, actor.name, reason,
-             dumps(metadata) if metadata is not None else None, actor.type, actor.session_id,
-             actor.request_id, now, actor.token_id),
-        )
+        history.record(conn, memory_id, event, actor, now, dialect=POSTGRES, **fields)
 
     # -- vectors ----------------------------------------------------------------------------
     def has_vector(self, content_hash: str, model: str) -> bool:
@@ -259,12 +239,7 @@ class PgCore(PgMemoryOps):
                     self._upsert_vector(conn, content_hash, vector, model, now, memory_id or "")
                     dims.add(int(np.asarray(vector).shape[-1]))
                     stored += 1
-            if embedded:
-                conn.execute(
-                    "UPDATE memories m SET embedding_model = %s WHERE m.id = ANY(%s)"
-                    " AND NOT m.is_deleted AND m.embedding_model IS DISTINCT FROM %s AND EXISTS"
-                    " (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash"
-                    " AND e.model = %s AND NOT e.stale)", (model, list(embedded), model, model))
+            set_embedding_model(conn, embedded, model, POSTGRES)
             for job in done:  # a job the reaper took back is not completed
                 pg_jobs.complete(conn, job.id, now, result)
         for dimensions in dims:
@@ -284,11 +259,7 @@ class PgCore(PgMemoryOps):
         return [(r[0], r[1]) for r in rows]
 
     def _has_vector(self, conn: psycopg.Connection, content_hash: str, model: str) -> bool:
-        row = conn.execute(
-            "SELECT 1 FROM embeddings WHERE content_hash = %s AND model = %s AND NOT stale",
-            (content_hash, model),
-        ).fetchone()
-        return row is not None
+        return has_current(conn, content_hash, model, POSTGRES)
 
     def _upsert_vector(
         self, conn: psycopg.Connection, content_hash: str, vector: np.ndarray, model: str,
