@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from signet.store.connection import Connection, Row
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import dumps
 
 TABLE = "memory_search_telemetry"
@@ -51,24 +52,27 @@ def exists(conn: Connection) -> bool:
     return row is not None
 
 
-def record(conn: Connection, entry: dict[str, Any], now: str) -> str:
+def record(
+    conn: Executes, entry: dict[str, Any], now: str, dialect: Dialect = SQLITE
+) -> str:
     """Insert one ledger row from `entry` (keys of COLUMNS; *_json values as Python data)."""
     row_id = uuid.uuid4().hex
     values = {**entry, "id": row_id, "created_at": now}
     for name in ("filters_json", "timings_json", "results_json", "sources_json"):
         if values.get(name) is not None and not isinstance(values[name], str):
             values[name] = dumps(values[name])
-    values["no_hits"] = int(bool(values.get("no_hits")))
+    values["no_hits"] = dialect.flag(bool(values.get("no_hits")))
     names = [c for c in COLUMNS if c in values]
     conn.execute(
-        f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+        f"INSERT INTO {TABLE} ({', '.join(names)})"
+        f" VALUES ({', '.join([dialect.mark] * len(names))})",
         [values[n] for n in names],
     )
     return row_id
 
 
 def list_rows(
-    conn: Connection,
+    conn: Executes,
     *,
     agent_id: str | None = None,
     project: str | None = None,
@@ -76,20 +80,26 @@ def list_rows(
     no_hits: bool | None = None,
     limit: int = 100,
     offset: int = 0,
+    dialect: Dialect = SQLITE,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Rows newest first, scoped to an agent and project when given; and the total."""
-    clauses, params = _where(agent_id=agent_id, project=project, since=since, no_hits=no_hits)
+    """Rows newest first, scoped to an agent and project when given; and the total (rows
+    read by column name: on PostgreSQL through a dict_row cursor)."""
+    clauses, params = _where(agent_id=agent_id, project=project, since=since, no_hits=no_hits,
+                             dialect=dialect)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    total = conn.execute(f"SELECT count(*) FROM {TABLE} {where}", params).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT * FROM {TABLE} {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+    total = conn.execute(
+        dialect.sql(f"SELECT count(*) AS n FROM {TABLE} {where}"), params).fetchone()["n"]
+    rows = conn.execute(dialect.sql(
+        f"SELECT * FROM {TABLE} {where} ORDER BY created_at DESC,"
+        f" {dialect.insertion_order} DESC LIMIT ? OFFSET ?"),
         [*params, max(limit, 0), max(offset, 0)],
     ).fetchall()
     return [_row(r) for r in rows], int(total)
 
 
 def _where(
-    *, agent_id: str | None, project: str | None, since: str | None, no_hits: bool | None
+    *, agent_id: str | None, project: str | None, since: str | None, no_hits: bool | None,
+    dialect: Dialect,
 ) -> tuple[list[str], list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
@@ -102,7 +112,7 @@ def _where(
         params.append(since)
     if no_hits is not None:
         clauses.append("no_hits = ?")
-        params.append(int(no_hits))
+        params.append(dialect.flag(no_hits))
     return clauses, params
 
 
