@@ -28,6 +28,7 @@ class Dialect:
     mark: str  # one placeholder
     true: str  # a WHERE fragment that holds for every row
     insertion_order: str  # the column that orders rows as they were inserted
+    text_mark: str  # a placeholder for text that may be NULL (`? IS NULL` needs its type)
 
     def sql(self, text: str) -> str:
         """`text`, written with `?` placeholders, in this dialect. Shared text holds no `%`
@@ -73,5 +74,6 @@ class Dialect:
         return f"{tags} @> jsonb_build_array(%s::text)"
 
 
-SQLITE = Dialect(name="sqlite", mark="?", true="1", insertion_order="rowid")
-POSTGRES = Dialect(name="postgres", mark="%s", true="TRUE", insertion_order="seq")
+SQLITE = Dialect(name="sqlite", mark="?", true="1", insertion_order="rowid", text_mark="?")
+POSTGRES = Dialect(
+    name="postgres", mark="%s", true="TRUE", insertion_order="seq", text_mark="%s::text")

@@ -23,6 +23,7 @@ from typing import Any
 
 from signet.store import slice_bm25
 from signet.store.connection import Connection, Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.fts import match_expression, query_tokens
 from signet.types import format_ts, parse_ts
 
@@ -69,31 +70,35 @@ def _row(row: Row) -> SessionRow:
 
 
 def _scope_sql(
-    agent_id: str | None, project: str | None, table: str = ""
+    agent_id: str | None, project: str | None, table: str = "", dialect: Dialect = SQLITE
 ) -> tuple[str, tuple[Any, ...]]:
     """The scope as a WHERE fragment: None means no constraint on that column."""
-    t = f"{table}." if table else ""
+    t, q, text = f"{table}." if table else "", dialect.mark, dialect.text_mark
     return (
-        f"(? IS NULL OR {t}agent_id = ?) AND (? IS NULL OR {t}project = ?)",
+        f"({text} IS NULL OR {t}agent_id = {q}) AND ({text} IS NULL OR {t}project = {q})",
         (agent_id, agent_id, project, project),
     )
 
+# The reads below run on both backends (rows by column name: on PostgreSQL through a dict_row
+# cursor), each statement rendered in the caller's dialect.
 
-def get(conn: Connection, key: str) -> SessionRow | None:
-    row = conn.execute(
-        f"SELECT {_COLUMNS} FROM session_transcripts WHERE session_key = ?", (key,)
+
+def get(conn: Executes, key: str, *, dialect: Dialect = SQLITE) -> SessionRow | None:
+    row = conn.execute(dialect.sql(
+        f"SELECT {_COLUMNS} FROM session_transcripts WHERE session_key = ?"), (key,)
     ).fetchone()
     return _row(row) if row else None
 
 
 def find(
-    conn: Connection, session_id: str, *, agent_id: str | None, project: str | None
+    conn: Executes, session_id: str, *, agent_id: str | None, project: str | None,
+    dialect: Dialect = SQLITE,
 ) -> list[SessionRow]:
     """Sessions with this harness id inside the scope, newest first."""
-    where, args = _scope_sql(agent_id, project)
+    where, args = _scope_sql(agent_id, project, dialect=dialect)
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM session_transcripts WHERE session_id = ? AND {where}"
-        " ORDER BY created_at DESC, session_key",
+        f"SELECT {_COLUMNS} FROM session_transcripts WHERE session_id = {dialect.mark}"
+        f" AND {where} ORDER BY created_at DESC, session_key",
         (session_id, *args),
     ).fetchall()
     return [_row(r) for r in rows]
@@ -115,16 +120,18 @@ def update(conn: Connection, key: str, **columns: Any) -> None:
 
 
 def list_page(
-    conn: Connection, *, agent_id: str | None, project: str | None, harness: str | None,
-    limit: int, offset: int,
+    conn: Executes, *, agent_id: str | None, project: str | None, harness: str | None,
+    limit: int, offset: int, dialect: Dialect = SQLITE,
 ) -> tuple[list[SessionRow], int]:
-    where, args = _scope_sql(agent_id, project)
-    where += " AND (? IS NULL OR harness = ?)"
+    q = dialect.mark
+    where, args = _scope_sql(agent_id, project, dialect=dialect)
+    where += f" AND ({dialect.text_mark} IS NULL OR harness = {q})"
     args = (*args, harness, harness)
-    total = conn.execute(f"SELECT COUNT(*) FROM session_transcripts WHERE {where}", args).fetchone()[0]
+    total = conn.execute(
+        f"SELECT COUNT(*) AS n FROM session_transcripts WHERE {where}", args).fetchone()["n"]
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM session_transcripts WHERE {where}"
-        " ORDER BY COALESCE(last_event_at, created_at) DESC, session_key LIMIT ? OFFSET ?",
+        f" ORDER BY COALESCE(last_event_at, created_at) DESC, session_key LIMIT {q} OFFSET {q}",
         (*args, limit, offset),
     ).fetchall()
     return [_row(r) for r in rows], int(total)
@@ -401,16 +408,18 @@ def delete(conn: Connection, key: str) -> None:
 
 
 def memories_of(
-    conn: Connection, agent_id: str, session_id: str, project: str | None, limit: int = 200
+    conn: Executes, agent_id: str, session_id: str, project: str | None, limit: int = 200,
+    dialect: Dialect = SQLITE,
 ) -> list[str]:
     """Ids of live memories that came from the session (its id as session_id or source_id)."""
+    q = dialect.mark
     rows = conn.execute(
-        "SELECT id FROM memories WHERE agent_id = ? AND is_deleted = 0"
-        " AND (session_id = ? OR source_id = ?) AND (? IS NULL OR project = ?)"
-        " ORDER BY created_at, id LIMIT ?",
+        f"SELECT id FROM memories WHERE agent_id = {q} AND {dialect.no('is_deleted')}"
+        f" AND (session_id = {q} OR source_id = {q}) AND ({dialect.text_mark} IS NULL"
+        f" OR project = {q}) ORDER BY created_at, id LIMIT {q}",
         (agent_id, session_id, session_id, project, project, limit),
     ).fetchall()
-    return [r[0] for r in rows]
+    return [r["id"] for r in rows]
 
 
 def dominant_community(conn: Connection, agent_id: str, canonical_names: list[str]) -> str | None:

@@ -37,9 +37,11 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.errors import Conflict
+from signet.store import sessions as sessions_sql
 from signet.store.artifacts import FIELDS as ART_FIELDS
 from signet.store.artifacts import ArtifactRow, thread_items
 from signet.store.artifacts import _row as artifact_of
+from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
 from signet.store.head import CANDIDATES, CURRENT_ENTITY, questions_in
 from signet.store.postgres.core import PgCore
@@ -84,41 +86,23 @@ class PgSessions:
     # -- transcripts ------------------------------------------------------------------------
     def get(self, key: str) -> SessionRow | None:
         with self._cursor() as cur:
-            row = cur.execute(
-                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.session_key = %s", (key,)
-            ).fetchone()
-        return session_of(row) if row else None  # type: ignore[arg-type]
+            return sessions_sql.get(cur, key, dialect=POSTGRES)
 
     def find(
         self, session_id: str, *, agent_id: str | None, project: str | None
     ) -> list[SessionRow]:
-        where, args = _scope(agent_id, project)
         with self._cursor() as cur:
-            rows = cur.execute(
-                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.session_id = %s AND {where}"
-                " ORDER BY t.created_at DESC, t.session_key",
-                [session_id, *args],
-            ).fetchall()
-        return [session_of(r) for r in rows]  # type: ignore[arg-type]
+            return sessions_sql.find(cur, session_id, agent_id=agent_id, project=project,
+                                     dialect=POSTGRES)
 
     def list_page(
         self, *, agent_id: str | None, project: str | None, harness: str | None, limit: int,
         offset: int,
     ) -> tuple[list[SessionRow], int]:
-        where, args = _scope(agent_id, project)
-        where += " AND (%s::text IS NULL OR t.harness = %s)"
-        args += [harness, harness]
         with self._cursor() as cur:
-            total = cur.execute(
-                f"SELECT count(*) AS n FROM session_transcripts t WHERE {where}", args
-            ).fetchone()
-            rows = cur.execute(
-                f"SELECT {_COLUMNS} FROM session_transcripts t WHERE {where}"
-                " ORDER BY COALESCE(t.last_event_at, t.created_at) DESC, t.session_key"
-                " LIMIT %s OFFSET %s",
-                [*args, limit, offset],
-            ).fetchall()
-        return [session_of(r) for r in rows], int(total["n"] if total else 0)  # type: ignore[arg-type]
+            return sessions_sql.list_page(cur, agent_id=agent_id, project=project,
+                                          harness=harness, limit=limit, offset=offset,
+                                          dialect=POSTGRES)
 
     def search(
         self, query: str, *, agent_id: str | None, project: str | None, limit: int
@@ -226,13 +210,8 @@ class PgSessions:
         self, agent_id: str, session_id: str, project: str | None, limit: int = 200
     ) -> list[str]:
         with self._cursor() as cur:
-            rows = cur.execute(
-                "SELECT id FROM memories WHERE agent_id = %s AND NOT is_deleted"
-                " AND (session_id = %s OR source_id = %s) AND (%s::text IS NULL OR project = %s)"
-                " ORDER BY created_at, id LIMIT %s",
-                (agent_id, session_id, session_id, project, project, limit),
-            ).fetchall()
-        return [str(r["id"]) for r in rows]
+            return sessions_sql.memories_of(cur, agent_id, session_id, project, limit,
+                                            dialect=POSTGRES)
 
     def memory(self, memory_id: str, scope: MemoryScope | None) -> Memory | None:
         return self.core.get_memory(memory_id, scope)
