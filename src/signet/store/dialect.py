@@ -63,6 +63,10 @@ class Dialect:
             return f"{column} IN ({', '.join('?' * len(values))})", list(values)
         return f"{column} = ANY({self.mark})", [list(values)]
 
+    def greatest(self, left: str, right: str) -> str:
+        """The larger of two values."""
+        return f"max({left}, {right})" if self.name == "sqlite" else f"GREATEST({left}, {right})"
+
     def char(self, code: int) -> str:
         """The character of this code point, as an expression."""
         return f"char({code})" if self.name == "sqlite" else f"chr({code})"

@@ -19,6 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.memories import new_id
 
 MAX_CANDIDATES = 200
@@ -61,48 +62,50 @@ def canonical(name: str) -> str:
 
 
 def upsert_entity(
-    conn: Connection, name: str, *, agent_id: str, now: str, entity_type: str = "unknown"
+    conn: Executes, name: str, *, agent_id: str, now: str, entity_type: str = "unknown",
+    dialect: Dialect = SQLITE,
 ) -> str:
     """The id of the agent's entity called `name` (any case), created when missing."""
-    row = conn.execute(
+    row = conn.execute(dialect.sql(
         "INSERT INTO entities (id, name, entity_type, canonical_name, mentions, agent_id,"
         " created_at, updated_at) VALUES (?,?,?,?,0,?,?,?)"
         " ON CONFLICT(canonical_name, agent_id) DO UPDATE SET updated_at = excluded.updated_at"
-        " RETURNING id",
+        " RETURNING id"),
         (new_id(), " ".join(name.split()), entity_type, canonical(name), agent_id, now, now),
     ).fetchone()
     return str(row[0])
 
 
 def upsert_relation(
-    conn: Connection, source_id: str, target_id: str, relation_type: str, *,
-    confidence: float, now: str,
+    conn: Executes, source_id: str, target_id: str, relation_type: str, *,
+    confidence: float, now: str, dialect: Dialect = SQLITE,
 ) -> str:
     """Create the (source, target, type) edge, or count one more mention of it."""
-    row = conn.execute(
-        "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type, mentions,"
-        " confidence, created_at, updated_at) VALUES (?,?,?,?,1,?,?,?)"
+    row = conn.execute(dialect.sql(
+        "INSERT INTO relations AS r (id, source_entity_id, target_entity_id, relation_type,"
+        " mentions, confidence, created_at, updated_at) VALUES (?,?,?,?,1,?,?,?)"
         " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
-        " mentions = mentions + 1, confidence = max(confidence, excluded.confidence),"
-        " updated_at = excluded.updated_at RETURNING id",
+        f" mentions = r.mentions + 1, confidence = {dialect.greatest('r.confidence', 'excluded.confidence')},"
+        " updated_at = excluded.updated_at RETURNING id"),
         (new_id(), source_id, target_id, relation_type.strip().lower(), confidence, now, now),
     ).fetchone()
     return str(row[0])
 
 
 def link_mention(
-    conn: Connection, memory_id: str, entity_id: str, *, mention_text: str | None,
-    confidence: float | None, now: str,
+    conn: Executes, memory_id: str, entity_id: str, *, mention_text: str | None,
+    confidence: float | None, now: str, dialect: Dialect = SQLITE,
 ) -> bool:
     """Link a memory to an entity; True when the link is new (and the entity's count grew)."""
-    cursor = conn.execute(
-        "INSERT OR IGNORE INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
-        " confidence, created_at) VALUES (?,?,?,?,?)",
+    cursor = conn.execute(dialect.sql(
+        "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text, confidence,"
+        " created_at) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING"),
         (memory_id, entity_id, mention_text, confidence, now),
     )
     if cursor.rowcount != 1:
         return False
-    conn.execute("UPDATE entities SET mentions = mentions + 1 WHERE id = ?", (entity_id,))
+    conn.execute(
+        dialect.sql("UPDATE entities SET mentions = mentions + 1 WHERE id = ?"), (entity_id,))
     return True
 
 
@@ -142,23 +145,26 @@ def link_known_entities(
     return linked
 
 
-def unlink_memory(conn: Connection, memory_id: str) -> int:
+def unlink_memory(conn: Executes, memory_id: str, *, dialect: Dialect = SQLITE) -> int:
     """Drop every mention link of `memory_id` (its text changed, so what it names may have);
     each entity it named counts one mention less. Returns the links dropped."""
-    conn.execute(
-        "UPDATE entities SET mentions = max(mentions - 1, 0) WHERE id IN"
-        " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?)",
+    conn.execute(dialect.sql(
+        f"UPDATE entities SET mentions = {dialect.greatest('mentions - 1', '0')} WHERE id IN"
+        " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?)"),
         (memory_id,),
     )
-    cursor = conn.execute("DELETE FROM memory_entity_mentions WHERE memory_id = ?", (memory_id,))
+    cursor = conn.execute(
+        dialect.sql("DELETE FROM memory_entity_mentions WHERE memory_id = ?"), (memory_id,))
     return cursor.rowcount
 
 
-def entities_of_memory(conn: Connection, memory_id: str) -> list[EntityRow]:
-    rows = conn.execute(
+def entities_of_memory(
+    conn: Executes, memory_id: str, *, dialect: Dialect = SQLITE
+) -> list[EntityRow]:
+    rows = conn.execute(dialect.sql(
         "SELECT e.id, e.name, e.canonical_name, e.mentions, e.agent_id FROM entities e"
         " JOIN memory_entity_mentions m ON m.entity_id = e.id WHERE m.memory_id = ?"
-        " ORDER BY e.canonical_name",
+        " ORDER BY e.canonical_name"),
         (memory_id,),
     ).fetchall()
     return [EntityRow(r[0], r[1], r[2], int(r[3]), r[4]) for r in rows]

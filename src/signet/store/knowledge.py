@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.graph import canonical
 from signet.store.memories import new_id
 
@@ -26,21 +27,25 @@ PIN_TYPES = ("pin", "suppress")
 
 
 def set_entity_details(
-    conn: Connection, entity_id: str, *, entity_type: str | None, description: str | None, now: str
+    conn: Executes, entity_id: str, *, entity_type: str | None, description: str | None,
+    now: str, dialect: Dialect = SQLITE,
 ) -> None:
     """Fill in the type and description an author gave; a missing value keeps the stored one."""
-    conn.execute(
+    conn.execute(dialect.sql(
         "UPDATE entities SET entity_type = COALESCE(?, entity_type),"
-        " description = COALESCE(?, description), updated_at = ? WHERE id = ?",
+        " description = COALESCE(?, description), updated_at = ? WHERE id = ?"),
         (entity_type, description, now, entity_id),
     )
 
 
-def add_alias(conn: Connection, entity_id: str, alias: str, *, agent_id: str, now: str) -> bool:
+def add_alias(
+    conn: Executes, entity_id: str, alias: str, *, agent_id: str, now: str,
+    dialect: Dialect = SQLITE,
+) -> bool:
     """Point `alias` at the entity; True when the alias is new for it."""
-    cursor = conn.execute(
-        "INSERT OR IGNORE INTO entity_aliases (alias, canonical_alias, entity_id, agent_id,"
-        " created_at) VALUES (?,?,?,?,?)",
+    cursor = conn.execute(dialect.sql(
+        "INSERT INTO entity_aliases (alias, canonical_alias, entity_id, agent_id, created_at)"
+        " VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING"),
         (" ".join(alias.split()), canonical(alias), entity_id, agent_id, now),
     )
     return cursor.rowcount == 1
@@ -120,27 +125,28 @@ def upsert_aspect(
 
 
 def upsert_attribute(
-    conn: Connection, aspect_id: str, entity_id: str, key: str, value: str, *, kind: str,
+    conn: Executes, aspect_id: str, entity_id: str, key: str, value: str, *, kind: str,
     confidence: float, source_memory_id: str | None, agent_id: str, now: str,
+    dialect: Dialect = SQLITE,
 ) -> str:
     """One row per (aspect, kind, key, value); a repeat refreshes confidence and source."""
-    row = conn.execute(
+    row = conn.execute(dialect.sql(
         "SELECT id FROM entity_attributes WHERE aspect_id = ? AND kind = ? AND attribute_key = ?"
-        " AND attribute_value = ?",
+        " AND attribute_value = ?"),
         (aspect_id, kind, key, value),
     ).fetchone()
     if row is not None:
-        conn.execute(
-            "UPDATE entity_attributes SET confidence = max(confidence, ?),"
-            " source_memory_id = COALESCE(?, source_memory_id), updated_at = ? WHERE id = ?",
+        conn.execute(dialect.sql(
+            f"UPDATE entity_attributes SET confidence = {dialect.greatest('confidence', '?')},"
+            " source_memory_id = COALESCE(?, source_memory_id), updated_at = ? WHERE id = ?"),
             (confidence, source_memory_id, now, row[0]),
         )
         return str(row[0])
     attribute_id = new_id()
-    conn.execute(
+    conn.execute(dialect.sql(
         "INSERT INTO entity_attributes (id, aspect_id, entity_id, kind, attribute_key,"
         " attribute_value, confidence, source_memory_id, agent_id, created_at, updated_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?)"),
         (attribute_id, aspect_id, entity_id, kind, key, value, confidence, source_memory_id,
          agent_id, now, now),
     )

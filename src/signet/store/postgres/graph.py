@@ -1,8 +1,9 @@
 """PgGraph: the graph store protocol (store/graph_store.py) on PostgreSQL, on PgCore's pool.
 
-Every statement means what its SQLite twin in store/graph.py, graph_read.py, graph_views.py or
-knowledge.py means (the contract suite, tests/store/test_graph_contract.py, runs one set of
-tests on both); only the dialect differs:
+The statements that differ from SQLite's only in dialect are store/graph.py's and
+store/knowledge.py's, rendered by store/dialect.py (`_shared`). The others mean what their
+SQLite twins in store/graph.py, graph_read.py, graph_views.py or knowledge.py mean (the contract
+suite, tests/store/test_graph_contract.py, runs one set of tests on both), written here:
 
 - `INSERT OR IGNORE` is `ON CONFLICT DO NOTHING`; scalar max/min are GREATEST/LEAST;
 - `IN (?, ?, ...)` lists are `= ANY(%s)` with one array parameter;
@@ -22,14 +23,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import numpy as np
 import psycopg
 from psycopg.rows import dict_row
 
+from signet.store import graph as graph_sql
+from signet.store import knowledge as know_sql
 from signet.store import prefixes
-from signet.store.graph import INLINE_LINK_CONFIDENCE, EntityRow, candidate_names, canonical
+from signet.store.dialect import POSTGRES
+from signet.store.graph import INLINE_LINK_CONFIDENCE, candidate_names
 from signet.store.graph_read import Aspect, Edge, Pin
 from signet.store.memories import new_id
 from signet.store.postgres import vectors as pg_vectors
@@ -37,6 +41,22 @@ from signet.store.postgres.filters import filter_sql
 from signet.types import Actor, MemoryFilters, dumps
 
 __all__ = ["PgGraph", "PgGraphOps"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _shared(function: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+    """A store/ function `f(conn, ..., dialect=)` as a method: `ops.f(...)` is
+    `f(ops.conn, ..., dialect=POSTGRES)`."""
+    call = cast(Callable[..., R], function)
+
+    def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
+        return call(self.conn, *args, dialect=POSTGRES, **kwargs)
+
+    method.__name__ = function.__name__
+    method.__doc__ = function.__doc__
+    return method
 
 _ENTITY = (
     "SELECT e.id, e.name, e.entity_type, e.description, e.canonical_name, e.mentions, e.agent_id,"
@@ -91,44 +111,16 @@ class PgGraphOps:
         row = self.conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
+    # The statements both graphs share (store/graph.py, store/knowledge.py), in this dialect.
+    upsert_entity = _shared(graph_sql.upsert_entity)
+    upsert_relation = _shared(graph_sql.upsert_relation)
+    link_mention = _shared(graph_sql.link_mention)
+    unlink_memory = _shared(graph_sql.unlink_memory)
+    entities_of_memory = _shared(graph_sql.entities_of_memory)
+    set_entity_details = _shared(know_sql.set_entity_details)
+    add_alias = _shared(know_sql.add_alias)
+
     # -- entities, relations, mentions ---------------------------------------------------------
-    def upsert_entity(
-        self, name: str, *, agent_id: str, now: str, entity_type: str = "unknown"
-    ) -> str:
-        return str(self._one(
-            "INSERT INTO entities (id, name, entity_type, canonical_name, mentions, agent_id,"
-            " created_at, updated_at) VALUES (%s,%s,%s,%s,0,%s,%s,%s)"
-            " ON CONFLICT (canonical_name, agent_id) DO UPDATE SET updated_at = EXCLUDED.updated_at"
-            " RETURNING id",
-            (new_id(), " ".join(name.split()), entity_type, canonical(name), agent_id, now, now),
-        ))
-
-    def upsert_relation(
-        self, source_id: str, target_id: str, relation_type: str, *, confidence: float, now: str
-    ) -> str:
-        return str(self._one(
-            "INSERT INTO relations AS r (id, source_entity_id, target_entity_id, relation_type,"
-            " mentions, confidence, created_at, updated_at) VALUES (%s,%s,%s,%s,1,%s,%s,%s)"
-            " ON CONFLICT (source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
-            " mentions = r.mentions + 1, confidence = GREATEST(r.confidence, EXCLUDED.confidence),"
-            " updated_at = EXCLUDED.updated_at RETURNING id",
-            (new_id(), source_id, target_id, relation_type.strip().lower(), confidence, now, now),
-        ))
-
-    def link_mention(
-        self, memory_id: str, entity_id: str, *, mention_text: str | None,
-        confidence: float | None, now: str,
-    ) -> bool:
-        cursor = self.conn.execute(
-            "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text, confidence,"
-            " created_at) VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-            (memory_id, entity_id, mention_text, confidence, now),
-        )
-        if cursor.rowcount != 1:
-            return False
-        self.conn.execute("UPDATE entities SET mentions = mentions + 1 WHERE id = %s", (entity_id,))
-        return True
-
     def link_known_entities(self, memory_id: str, agent_id: str, content: str, now: str) -> int:
         names = candidate_names(content)
         if not names:
@@ -144,44 +136,7 @@ class PgGraphOps:
             for entity_id, key in rows
         )
 
-    def unlink_memory(self, memory_id: str) -> int:
-        self.conn.execute(
-            "UPDATE entities SET mentions = GREATEST(mentions - 1, 0) WHERE id IN"
-            " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = %s)",
-            (memory_id,),
-        )
-        cursor = self.conn.execute(
-            "DELETE FROM memory_entity_mentions WHERE memory_id = %s", (memory_id,)
-        )
-        return cursor.rowcount
-
-    def entities_of_memory(self, memory_id: str) -> list[EntityRow]:
-        rows = self._rows(
-            "SELECT e.id, e.name, e.canonical_name, e.mentions, e.agent_id FROM entities e"
-            " JOIN memory_entity_mentions m ON m.entity_id = e.id WHERE m.memory_id = %s"
-            " ORDER BY e.canonical_name",
-            (memory_id,),
-        )
-        return [EntityRow(r[0], r[1], r[2], int(r[3]), r[4]) for r in rows]
-
     # -- the knowledge architecture -------------------------------------------------------------
-    def set_entity_details(
-        self, entity_id: str, *, entity_type: str | None, description: str | None, now: str
-    ) -> None:
-        self.conn.execute(
-            "UPDATE entities SET entity_type = COALESCE(%s, entity_type),"
-            " description = COALESCE(%s, description), updated_at = %s WHERE id = %s",
-            (entity_type, description, now, entity_id),
-        )
-
-    def add_alias(self, entity_id: str, alias: str, *, agent_id: str, now: str) -> bool:
-        cursor = self.conn.execute(
-            "INSERT INTO entity_aliases (alias, canonical_alias, entity_id, agent_id, created_at)"
-            " VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-            (" ".join(alias.split()), canonical(alias), entity_id, agent_id, now),
-        )
-        return cursor.rowcount == 1
-
     def resolve(self, keys: Sequence[str], agent_id: str) -> dict[str, str]:
         if not keys:
             return {}
@@ -255,28 +210,9 @@ class PgGraphOps:
         # whose one writer serialises this): two daemons writing the same attribute take turns
         # on a transaction lock of the aspect, and the second's select sees the first's row.
         self._lock("attribute", aspect_id)
-        found = self._one(
-            "SELECT id FROM entity_attributes WHERE aspect_id = %s AND kind = %s"
-            " AND attribute_key = %s AND attribute_value = %s",
-            (aspect_id, kind, key, value),
-        )
-        if found is not None:
-            self.conn.execute(
-                "UPDATE entity_attributes SET confidence = GREATEST(confidence, %s),"
-                " source_memory_id = COALESCE(%s, source_memory_id), updated_at = %s"
-                " WHERE id = %s",
-                (confidence, source_memory_id, now, found),
-            )
-            return str(found)
-        attribute_id = new_id()
-        self.conn.execute(
-            "INSERT INTO entity_attributes (id, aspect_id, entity_id, kind, attribute_key,"
-            " attribute_value, confidence, source_memory_id, agent_id, created_at, updated_at)"
-            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (attribute_id, aspect_id, entity_id, kind, key, value, confidence, source_memory_id,
-             agent_id, now, now),
-        )
-        return attribute_id
+        return know_sql.upsert_attribute(
+            self.conn, aspect_id, entity_id, key, value, kind=kind, confidence=confidence,
+            source_memory_id=source_memory_id, agent_id=agent_id, now=now, dialect=POSTGRES)
 
     def upsert_dependency(
         self, source_id: str, target_id: str, dependency_type: str, *, strength: float,
