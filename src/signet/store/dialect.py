@@ -67,6 +67,10 @@ class Dialect:
         """The larger of two values."""
         return f"max({left}, {right})" if self.name == "sqlite" else f"GREATEST({left}, {right})"
 
+    def least(self, left: str, right: str) -> str:
+        """The smaller of two values."""
+        return f"min({left}, {right})" if self.name == "sqlite" else f"LEAST({left}, {right})"
+
     def char(self, code: int) -> str:
         """The character of this code point, as an expression."""
         return f"char({code})" if self.name == "sqlite" else f"chr({code})"

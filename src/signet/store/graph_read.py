@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.embeddings import from_blob
 
 
@@ -40,18 +41,20 @@ class Aspect:
     confidence: float
 
 
-def pins(conn: Connection, agent_id: str) -> dict[str, Pin]:
-    rows = conn.execute(
-        "SELECT entity_id, pin_type, weight_override FROM entity_pinning WHERE agent_id = ?",
+def pins(conn: Executes, agent_id: str, *, dialect: Dialect = SQLITE) -> dict[str, Pin]:
+    rows = conn.execute(dialect.sql(
+        "SELECT entity_id, pin_type, weight_override FROM entity_pinning WHERE agent_id = ?"),
         (agent_id,),
     ).fetchall()
     return {r[0]: Pin(r[1], r[2]) for r in rows}
 
 
-def aspects(conn: Connection, entity_id: str, limit: int) -> list[Aspect]:
-    rows = conn.execute(
+def aspects(
+    conn: Executes, entity_id: str, limit: int, *, dialect: Dialect = SQLITE
+) -> list[Aspect]:
+    rows = conn.execute(dialect.sql(
         "SELECT id, aspect_name, weight, confidence FROM entity_aspects WHERE entity_id = ?"
-        " ORDER BY weight * confidence DESC, aspect_name LIMIT ?",
+        " ORDER BY weight * confidence DESC, aspect_name LIMIT ?"),
         (entity_id, limit),
     ).fetchall()
     return [Aspect(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
@@ -78,7 +81,8 @@ def attribute_memories(conn: Connection, aspect_id: str, limit: int) -> list[tup
 
 
 def dependency_edges(
-    conn: Connection, entity_id: str, *, min_strength: float, limit: int
+    conn: Executes, entity_id: str, *, min_strength: float, limit: int,
+    dialect: Dialect = SQLITE,
 ) -> list[Edge]:
     """Dependencies touching the entity in either direction, strongest (x weight) first.
 
@@ -86,10 +90,10 @@ def dependency_edges(
     short lists are merged."""
     edges: list[tuple[float, str, Edge]] = []
     for near, far in (("source_entity_id", "target_entity_id"), ("target_entity_id", "source_entity_id")):
-        rows = conn.execute(
+        rows = conn.execute(dialect.sql(
             f"SELECT id, {far}, strength, traversal_weight FROM entity_dependencies"
             f" WHERE {near} = ? AND strength >= ? AND {far} != ?"
-            " ORDER BY strength * traversal_weight DESC, id LIMIT ?",
+            " ORDER BY strength * traversal_weight DESC, id LIMIT ?"),
             (entity_id, min_strength, entity_id, limit),
         ).fetchall()
         edges.extend(
@@ -100,16 +104,19 @@ def dependency_edges(
     return [edge for _, _, edge in edges[:limit]]
 
 
-def mention_count(conn: Connection, entity_id: str) -> int:
-    row = conn.execute("SELECT mentions FROM entities WHERE id = ?", (entity_id,)).fetchone()
+def mention_count(conn: Executes, entity_id: str, *, dialect: Dialect = SQLITE) -> int:
+    row = conn.execute(
+        dialect.sql("SELECT mentions FROM entities WHERE id = ?"), (entity_id,)).fetchone()
     return int(row[0]) if row else 0
 
 
-def mention_memories(conn: Connection, entity_id: str, limit: int) -> list[tuple[str, float]]:
+def mention_memories(
+    conn: Executes, entity_id: str, limit: int, *, dialect: Dialect = SQLITE
+) -> list[tuple[str, float]]:
     """Memories linked to the entity, with the link's confidence (1.0 when not recorded)."""
-    rows = conn.execute(
+    rows = conn.execute(dialect.sql(
         "SELECT memory_id, COALESCE(confidence, 1.0) FROM memory_entity_mentions"
-        " WHERE entity_id = ? LIMIT ?",
+        " WHERE entity_id = ? LIMIT ?"),
         (entity_id, limit),
     ).fetchall()
     return [(r[0], float(r[1])) for r in rows]

@@ -173,22 +173,24 @@ def upsert_dependency(
 
 
 def set_pin(
-    conn: Connection, entity_id: str, *, agent_id: str, pin_type: str, weight: float | None,
-    reason: str | None, pinned_by: str | None, now: str,
+    conn: Executes, entity_id: str, *, agent_id: str, pin_type: str, weight: float | None,
+    reason: str | None, pinned_by: str | None, now: str, dialect: Dialect = SQLITE,
 ) -> None:
-    conn.execute(
+    conn.execute(dialect.sql(
         "INSERT INTO entity_pinning (entity_id, agent_id, pinned_by, reason, pinned_at, pin_type,"
         " weight_override) VALUES (?,?,?,?,?,?,?) ON CONFLICT(entity_id, agent_id) DO UPDATE SET"
         " pinned_by = excluded.pinned_by, reason = excluded.reason,"
         " pinned_at = excluded.pinned_at, pin_type = excluded.pin_type,"
-        " weight_override = excluded.weight_override",
+        " weight_override = excluded.weight_override"),
         (entity_id, agent_id, pinned_by, reason, now, pin_type, weight),
     )
 
 
-def clear_pin(conn: Connection, entity_id: str, *, agent_id: str) -> bool:
-    cursor = conn.execute(
-        "DELETE FROM entity_pinning WHERE entity_id = ? AND agent_id = ?", (entity_id, agent_id)
+def clear_pin(
+    conn: Executes, entity_id: str, *, agent_id: str, dialect: Dialect = SQLITE
+) -> bool:
+    cursor = conn.execute(dialect.sql(
+        "DELETE FROM entity_pinning WHERE entity_id = ? AND agent_id = ?"), (entity_id, agent_id)
     )
     return cursor.rowcount > 0
 
@@ -197,37 +199,44 @@ def clear_pin(conn: Connection, entity_id: str, *, agent_id: str) -> bool:
 
 
 def scale_dependency_weights(
-    conn: Connection, ids: Sequence[str], factor: float, low: float, high: float, now: str
+    conn: Executes, ids: Sequence[str], factor: float, low: float, high: float, now: str,
+    dialect: Dialect = SQLITE,
 ) -> int:
     """Multiply the traversal weight of the dependencies by `factor`, kept within [low, high]."""
-    return _scale(conn, "entity_dependencies", "traversal_weight", ids, factor, low, high, now)
+    return _scale(conn, "entity_dependencies", "traversal_weight", ids, factor, low, high, now,
+                  dialect)
 
 
 def scale_aspect_weights(
-    conn: Connection, ids: Sequence[str], factor: float, low: float, high: float, now: str
+    conn: Executes, ids: Sequence[str], factor: float, low: float, high: float, now: str,
+    dialect: Dialect = SQLITE,
 ) -> int:
-    return _scale(conn, "entity_aspects", "weight", ids, factor, low, high, now)
+    return _scale(conn, "entity_aspects", "weight", ids, factor, low, high, now, dialect)
 
 
 def _scale(
-    conn: Connection, table: str, column: str, ids: Sequence[str], factor: float,
-    low: float, high: float, now: str,
+    conn: Executes, table: str, column: str, ids: Sequence[str], factor: float,
+    low: float, high: float, now: str, dialect: Dialect,
 ) -> int:
     if not ids:
         return 0
-    marks = ",".join("?" * len(ids))
+    q = dialect.mark
+    among, params = dialect.one_of("id", ids)
     cursor = conn.execute(
-        f"UPDATE {table} SET {column} = min(?, max(?, {column} * ?)), updated_at = ?"
-        f" WHERE id IN ({marks})",
-        (high, low, factor, now, *ids),
+        f"UPDATE {table} SET {column} = {dialect.least(q, dialect.greatest(q, f'{column} * {q}'))},"
+        f" updated_at = {q} WHERE {among}",
+        (high, low, factor, now, *params),
     )
     return cursor.rowcount
 
 
-def aspects_sourced_by(conn: Connection, memory_id: str) -> list[str]:
+def aspects_sourced_by(
+    conn: Executes, memory_id: str, *, dialect: Dialect = SQLITE
+) -> list[str]:
     """The aspects holding an attribute whose source is the memory."""
-    rows = conn.execute(
-        "SELECT DISTINCT aspect_id FROM entity_attributes WHERE source_memory_id = ?", (memory_id,)
+    rows = conn.execute(dialect.sql(
+        "SELECT DISTINCT aspect_id FROM entity_attributes WHERE source_memory_id = ?"),
+        (memory_id,),
     ).fetchall()
     return [str(r[0]) for r in rows]
 

@@ -30,11 +30,10 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.store import graph as graph_sql
+from signet.store import graph_read, prefixes
 from signet.store import knowledge as know_sql
-from signet.store import prefixes
 from signet.store.dialect import POSTGRES
 from signet.store.graph import INLINE_LINK_CONFIDENCE, candidate_names
-from signet.store.graph_read import Aspect, Edge, Pin
 from signet.store.memories import new_id
 from signet.store.postgres import vectors as pg_vectors
 from signet.store.postgres.filters import filter_sql
@@ -111,7 +110,8 @@ class PgGraphOps:
         row = self.conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
-    # The statements both graphs share (store/graph.py, store/knowledge.py), in this dialect.
+    # The statements both graphs share (store/graph.py, knowledge.py, graph_read.py), in this
+    # dialect.
     upsert_entity = _shared(graph_sql.upsert_entity)
     upsert_relation = _shared(graph_sql.upsert_relation)
     link_mention = _shared(graph_sql.link_mention)
@@ -119,6 +119,16 @@ class PgGraphOps:
     entities_of_memory = _shared(graph_sql.entities_of_memory)
     set_entity_details = _shared(know_sql.set_entity_details)
     add_alias = _shared(know_sql.add_alias)
+    set_pin = _shared(know_sql.set_pin)
+    clear_pin = _shared(know_sql.clear_pin)
+    scale_dependency_weights = _shared(know_sql.scale_dependency_weights)
+    scale_aspect_weights = _shared(know_sql.scale_aspect_weights)
+    aspects_sourced_by = _shared(know_sql.aspects_sourced_by)
+    pins = _shared(graph_read.pins)
+    aspects = _shared(graph_read.aspects)
+    dependency_edges = _shared(graph_read.dependency_edges)
+    mention_count = _shared(graph_read.mention_count)
+    mention_memories = _shared(graph_read.mention_memories)
 
     # -- entities, relations, mentions ---------------------------------------------------------
     def link_known_entities(self, memory_id: str, agent_id: str, content: str, now: str) -> int:
@@ -228,56 +238,6 @@ class PgGraphOps:
             (new_id(), source_id, target_id, dependency_type, strength, agent_id, now, now),
         ))
 
-    def set_pin(
-        self, entity_id: str, *, agent_id: str, pin_type: str, weight: float | None,
-        reason: str | None, pinned_by: str | None, now: str,
-    ) -> None:
-        self.conn.execute(
-            "INSERT INTO entity_pinning (entity_id, agent_id, pinned_by, reason, pinned_at,"
-            " pin_type, weight_override) VALUES (%s,%s,%s,%s,%s,%s,%s)"
-            " ON CONFLICT (entity_id, agent_id) DO UPDATE SET pinned_by = EXCLUDED.pinned_by,"
-            " reason = EXCLUDED.reason, pinned_at = EXCLUDED.pinned_at,"
-            " pin_type = EXCLUDED.pin_type, weight_override = EXCLUDED.weight_override",
-            (entity_id, agent_id, pinned_by, reason, now, pin_type, weight),
-        )
-
-    def clear_pin(self, entity_id: str, *, agent_id: str) -> bool:
-        cursor = self.conn.execute(
-            "DELETE FROM entity_pinning WHERE entity_id = %s AND agent_id = %s",
-            (entity_id, agent_id),
-        )
-        return cursor.rowcount > 0
-
-    def scale_dependency_weights(
-        self, ids: Sequence[str], factor: float, low: float, high: float, now: str
-    ) -> int:
-        return self._scale("entity_dependencies", "traversal_weight", ids, factor, low, high, now)
-
-    def scale_aspect_weights(
-        self, ids: Sequence[str], factor: float, low: float, high: float, now: str
-    ) -> int:
-        return self._scale("entity_aspects", "weight", ids, factor, low, high, now)
-
-    def _scale(
-        self, table: str, column: str, ids: Sequence[str], factor: float, low: float,
-        high: float, now: str,
-    ) -> int:
-        if not ids:
-            return 0
-        cursor = self.conn.execute(
-            f"UPDATE {table} SET {column} = LEAST(%s, GREATEST(%s, {column} * %s)),"
-            " updated_at = %s WHERE id = ANY(%s)",
-            (high, low, factor, now, list(ids)),
-        )
-        return cursor.rowcount
-
-    def aspects_sourced_by(self, memory_id: str) -> list[str]:
-        rows = self._rows(
-            "SELECT DISTINCT aspect_id FROM entity_attributes WHERE source_memory_id = %s",
-            (memory_id,),
-        )
-        return [str(r[0]) for r in rows]
-
     def decrement_entity_mentions(self, memory_ids: Sequence[str]) -> dict[str, int]:
         rows = self._rows(
             "WITH gone AS (DELETE FROM memory_entity_mentions WHERE memory_id = ANY(%s)"
@@ -326,21 +286,6 @@ class PgGraphOps:
         return {r[0] for r in rows}
 
     # -- recall's reads ----------------------------------------------------------------------------
-    def pins(self, agent_id: str) -> dict[str, Pin]:
-        rows = self._rows(
-            "SELECT entity_id, pin_type, weight_override FROM entity_pinning WHERE agent_id = %s",
-            (agent_id,),
-        )
-        return {r[0]: Pin(r[1], r[2]) for r in rows}
-
-    def aspects(self, entity_id: str, limit: int) -> list[Aspect]:
-        rows = self._rows(
-            "SELECT id, aspect_name, weight, confidence FROM entity_aspects WHERE entity_id = %s"
-            " ORDER BY weight * confidence DESC, aspect_name LIMIT %s",
-            (entity_id, limit),
-        )
-        return [Aspect(r[0], r[1], float(r[2]), float(r[3])) for r in rows]
-
     def attribute_memories(self, aspect_id: str, limit: int) -> list[tuple[str, float]]:
         # The best row per memory, in index order (entity_attributes_aspect_rank).
         rows = self._rows(
@@ -348,36 +293,6 @@ class PgGraphOps:
             " WHERE aspect_id = %s AND source_memory_id IS NOT NULL GROUP BY source_memory_id"
             " ORDER BY c DESC, source_memory_id LIMIT %s",
             (aspect_id, limit),
-        )
-        return [(r[0], float(r[1])) for r in rows]
-
-    def dependency_edges(
-        self, entity_id: str, *, min_strength: float, limit: int
-    ) -> list[Edge]:
-        edges: list[tuple[float, str, Edge]] = []
-        for near, far in (("source_entity_id", "target_entity_id"),
-                          ("target_entity_id", "source_entity_id")):
-            rows = self._rows(
-                f"SELECT id, {far}, strength, traversal_weight FROM entity_dependencies"
-                f" WHERE {near} = %s AND strength >= %s AND {far} != %s"
-                " ORDER BY strength * traversal_weight DESC, id LIMIT %s",
-                (entity_id, min_strength, entity_id, limit),
-            )
-            edges.extend(
-                (-float(r[2]) * float(r[3]), r[0], Edge(r[0], r[1], float(r[2]), float(r[3])))
-                for r in rows
-            )
-        edges.sort(key=lambda item: (item[0], item[1]))
-        return [edge for _, _, edge in edges[:limit]]
-
-    def mention_count(self, entity_id: str) -> int:
-        return int(self._one("SELECT mentions FROM entities WHERE id = %s", (entity_id,)) or 0)
-
-    def mention_memories(self, entity_id: str, limit: int) -> list[tuple[str, float]]:
-        rows = self._rows(
-            "SELECT memory_id, COALESCE(confidence, 1.0) FROM memory_entity_mentions"
-            " WHERE entity_id = %s LIMIT %s",
-            (entity_id, limit),
         )
         return [(r[0], float(r[1])) for r in rows]
 
