@@ -163,53 +163,66 @@ def entities_like(conn: Connection, tokens: Sequence[str], agent_id: str, limit:
     return [r[0] for r in rows]
 
 
-def entity_marker(conn: Connection, agent_id: str) -> tuple[int, int]:
+def entity_marker(
+    conn: Executes, agent_id: str, *, dialect: Dialect = SQLITE
+) -> tuple[int, int]:
     """Changes when the agent's entities are added or removed: (count, highest rowid)."""
-    row = conn.execute(
-        "SELECT count(*), COALESCE(max(rowid), 0) FROM entities WHERE agent_id = ?", (agent_id,)
+    row = conn.execute(dialect.sql(
+        f"SELECT count(*), COALESCE(max({dialect.insertion_order}), 0) FROM entities"
+        " WHERE agent_id = ?"), (agent_id,)
     ).fetchone()
     return int(row[0]), int(row[1])
 
 
-def canonical_names(conn: Connection, agent_id: str) -> list[tuple[str, str]]:
+def canonical_names(
+    conn: Executes, agent_id: str, *, dialect: Dialect = SQLITE
+) -> list[tuple[str, str]]:
     """(id, canonical name) of every entity of the agent."""
-    rows = conn.execute(
-        "SELECT id, canonical_name FROM entities WHERE agent_id = ?", (agent_id,)
+    rows = conn.execute(dialect.sql(
+        "SELECT id, canonical_name FROM entities WHERE agent_id = ?"), (agent_id,)
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
 
-def by_mentions(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
+def by_mentions(
+    conn: Executes, entity_ids: Sequence[str], limit: int, *, dialect: Dialect = SQLITE
+) -> list[str]:
     if not entity_ids:
         return []
-    marks = ",".join("?" * len(entity_ids))
+    among, params = dialect.one_of("id", entity_ids)
     rows = conn.execute(
-        f"SELECT id FROM entities WHERE id IN ({marks}) ORDER BY mentions DESC, id LIMIT ?",
-        (*entity_ids, limit),
+        f"SELECT id FROM entities WHERE {among} ORDER BY mentions DESC, id LIMIT {dialect.mark}",
+        (*params, limit),
     ).fetchall()
     return [r[0] for r in rows]
 
 
-def relation_neighbours(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
+def relation_neighbours(
+    conn: Executes, entity_ids: Sequence[str], limit: int, *, dialect: Dialect = SQLITE
+) -> list[str]:
     if not entity_ids:
         return []
-    marks = ",".join("?" * len(entity_ids))
+    sources, params = dialect.one_of("source_entity_id", entity_ids)
+    targets, _ = dialect.one_of("target_entity_id", entity_ids)
     rows = conn.execute(
-        f"SELECT target_entity_id FROM relations WHERE source_entity_id IN ({marks})"
-        f" UNION SELECT source_entity_id FROM relations WHERE target_entity_id IN ({marks})"
-        " LIMIT ?",
-        (*entity_ids, *entity_ids, limit),
+        f"SELECT target_entity_id FROM relations WHERE {sources}"
+        f" UNION SELECT source_entity_id FROM relations WHERE {targets}"
+        f" LIMIT {dialect.mark}",
+        (*params, *params, limit),
     ).fetchall()
     return [r[0] for r in rows]
 
 
-def memories_of_entities(conn: Connection, entity_ids: Sequence[str], limit: int) -> list[str]:
+def memories_of_entities(
+    conn: Executes, entity_ids: Sequence[str], limit: int, *, dialect: Dialect = SQLITE
+) -> list[str]:
     if not entity_ids:
         return []
-    marks = ",".join("?" * len(entity_ids))
+    among, params = dialect.one_of("entity_id", entity_ids)
     rows = conn.execute(
-        f"SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE entity_id IN ({marks}) LIMIT ?",
-        (*entity_ids, limit),
+        f"SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE {among}"
+        f" LIMIT {dialect.mark}",
+        (*params, limit),
     ).fetchall()
     return [r[0] for r in rows]
 
@@ -223,7 +236,7 @@ _DEGREES = (
     " UNION ALL SELECT target_entity_id, 1 FROM relations {rel_tgt}"
     " UNION ALL SELECT source_entity_id, 1 FROM entity_dependencies {rel_src}"
     " UNION ALL SELECT target_entity_id, 1 FROM entity_dependencies {rel_tgt}"
-    ") GROUP BY id"
+    ") AS d GROUP BY id"
 )
 
 
@@ -246,26 +259,29 @@ def all_degrees(conn: Connection, sample: int = 1000) -> list[int]:
     return [int(r[0]) for r in conn.execute(_SAMPLED_DEGREES, (stride,))]
 
 
-def degrees_of(conn: Connection, entity_ids: Iterable[str]) -> dict[str, int]:
+def degrees_of(
+    conn: Executes, entity_ids: Iterable[str], *, dialect: Dialect = SQLITE
+) -> dict[str, int]:
     ids = sorted(set(entity_ids))
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
+    among, params = dialect.one_of("id", ids)
     sql = _DEGREES.format(
-        where=f"WHERE id IN ({marks})", rel_src=f"WHERE source_entity_id IN ({marks})",
-        rel_tgt=f"WHERE target_entity_id IN ({marks})",
+        where=f"WHERE {among}", rel_src=f"WHERE {dialect.one_of('source_entity_id', ids)[0]}",
+        rel_tgt=f"WHERE {dialect.one_of('target_entity_id', ids)[0]}",
     )
-    return {r[0]: int(r[1]) for r in conn.execute(sql, ids * 5)}
+    return {r[0]: int(r[1]) for r in conn.execute(sql, params * 5).fetchall()}
 
 
-def entities_by_memory(conn: Connection, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+def entities_by_memory(
+    conn: Executes, memory_ids: Sequence[str], *, dialect: Dialect = SQLITE
+) -> dict[str, list[str]]:
     if not memory_ids:
         return {}
-    marks = ",".join("?" * len(memory_ids))
+    among, params = dialect.one_of("memory_id", memory_ids)
     found: dict[str, list[str]] = {}
     for row in conn.execute(
-        f"SELECT memory_id, entity_id FROM memory_entity_mentions WHERE memory_id IN ({marks})",
-        tuple(memory_ids),
-    ):
+        f"SELECT memory_id, entity_id FROM memory_entity_mentions WHERE {among}", params
+    ).fetchall():
         found.setdefault(row[0], []).append(row[1])
     return found

@@ -21,7 +21,7 @@ UPDATE ... RETURNING id` gives both the one row.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -129,6 +129,13 @@ class PgGraphOps:
     dependency_edges = _shared(graph_read.dependency_edges)
     mention_count = _shared(graph_read.mention_count)
     mention_memories = _shared(graph_read.mention_memories)
+    entity_marker = _shared(graph_read.entity_marker)
+    canonical_names = _shared(graph_read.canonical_names)
+    by_mentions = _shared(graph_read.by_mentions)
+    relation_neighbours = _shared(graph_read.relation_neighbours)
+    memories_of_entities = _shared(graph_read.memories_of_entities)
+    degrees_of = _shared(graph_read.degrees_of)
+    entities_by_memory = _shared(graph_read.entities_by_memory)
 
     # -- entities, relations, mentions ---------------------------------------------------------
     def link_known_entities(self, memory_id: str, agent_id: str, content: str, now: str) -> int:
@@ -325,51 +332,6 @@ class PgGraphOps:
         )
         return [r[0] for r in rows]
 
-    def entity_marker(self, agent_id: str) -> tuple[int, int]:
-        row = self.conn.execute(
-            "SELECT count(*), COALESCE(max(seq), 0) FROM entities WHERE agent_id = %s",
-            (agent_id,),
-        ).fetchone()
-        assert row is not None
-        return int(row[0]), int(row[1])
-
-    def canonical_names(self, agent_id: str) -> list[tuple[str, str]]:
-        rows = self._rows(
-            "SELECT id, canonical_name FROM entities WHERE agent_id = %s", (agent_id,)
-        )
-        return [(r[0], r[1]) for r in rows]
-
-    def by_mentions(self, entity_ids: Sequence[str], limit: int) -> list[str]:
-        if not entity_ids:
-            return []
-        rows = self._rows(
-            "SELECT id FROM entities WHERE id = ANY(%s) ORDER BY mentions DESC, id LIMIT %s",
-            (list(entity_ids), limit),
-        )
-        return [r[0] for r in rows]
-
-    def relation_neighbours(self, entity_ids: Sequence[str], limit: int) -> list[str]:
-        if not entity_ids:
-            return []
-        ids = list(entity_ids)
-        rows = self._rows(
-            "SELECT target_entity_id FROM relations WHERE source_entity_id = ANY(%s)"
-            " UNION SELECT source_entity_id FROM relations WHERE target_entity_id = ANY(%s)"
-            " LIMIT %s",
-            (ids, ids, limit),
-        )
-        return [r[0] for r in rows]
-
-    def memories_of_entities(self, entity_ids: Sequence[str], limit: int) -> list[str]:
-        if not entity_ids:
-            return []
-        rows = self._rows(
-            "SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE entity_id = ANY(%s)"
-            " LIMIT %s",
-            (list(entity_ids), limit),
-        )
-        return [r[0] for r in rows]
-
     def all_degrees(self, sample: int = 1000) -> list[int]:
         count = int(self._one("SELECT count(*) FROM entities") or 0)
         stride = max(1, -(-count // sample))
@@ -383,35 +345,6 @@ class PgGraphOps:
             (stride,),
         )
         return [int(r[0]) for r in rows]
-
-    def degrees_of(self, entity_ids: Iterable[str]) -> dict[str, int]:
-        ids = sorted(set(entity_ids))
-        if not ids:
-            return {}
-        rows = self._rows(
-            "SELECT id, sum(n) FROM ("
-            " SELECT id, mentions AS n FROM entities WHERE id = ANY(%(ids)s)"
-            " UNION ALL SELECT source_entity_id, 1 FROM relations WHERE source_entity_id = ANY(%(ids)s)"
-            " UNION ALL SELECT target_entity_id, 1 FROM relations WHERE target_entity_id = ANY(%(ids)s)"
-            " UNION ALL SELECT source_entity_id, 1 FROM entity_dependencies"
-            " WHERE source_entity_id = ANY(%(ids)s)"
-            " UNION ALL SELECT target_entity_id, 1 FROM entity_dependencies"
-            " WHERE target_entity_id = ANY(%(ids)s)"
-            ") AS d GROUP BY id",
-            {"ids": ids},  # type: ignore[arg-type]
-        )
-        return {r[0]: int(r[1]) for r in rows}
-
-    def entities_by_memory(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
-        if not memory_ids:
-            return {}
-        found: dict[str, list[str]] = {}
-        for memory_id, entity_id in self._rows(
-            "SELECT memory_id, entity_id FROM memory_entity_mentions WHERE memory_id = ANY(%s)",
-            (list(memory_ids),),
-        ):
-            found.setdefault(memory_id, []).append(entity_id)
-        return found
 
     # -- the views ---------------------------------------------------------------------------------
     def list_entities(
