@@ -55,6 +55,9 @@ def test_the_real_claude_p_as_provider_turns_the_session_into_the_friday_fact(
     asked = [r.json for r in claude_env.requests if r.path.startswith("/v1/messages")
              and "deployed on Fridays" in json.dumps(r.json.get("messages"))]
     assert asked and "haiku" in asked[0]["model"]
+    # A bare text function: no tools, no agent system prompt, nothing saved as a session.
+    assert not asked[0].get("tools") and len(json.dumps(asked[0])) < 4_000
+    assert not list((Path.home() / ".claude" / "projects").rglob("*.jsonl"))
 
 
 def test_a_signed_out_real_claude_p_is_a_provider_error_saying_so(

@@ -46,7 +46,11 @@ def test_claude_code_runs_claude_p_json_with_the_prompt_on_stdin_and_reports_usa
     assert llm is not None
     reply = llm.complete("Summarise: deploys never on Fridays.", system="Be brief.")
     seen = json.loads(reply.text)
-    assert seen["argv"] == ["-p", "--output-format", "json", "--model", "haiku"]
+    assert seen["argv"] == [
+        "-p", "--output-format", "json", "--tools", "", "--strict-mcp-config",
+        "--disable-slash-commands", "--no-session-persistence", "--system-prompt",
+        "You process text for a memory system. Follow the instructions in the message.",
+        "--model", "haiku"]
     assert seen["stdin"].endswith("Summarise: deploys never on Fridays.")
     assert "Be brief." in seen["stdin"] and seen["no_hooks"] == "1"
     assert (reply.provider, reply.model, reply.prompt_tokens, reply.completion_tokens) == (

@@ -2,7 +2,13 @@
 
 `claude-code` runs `claude -p --output-format json` (the prompt on stdin; the reply is one JSON
 object whose `result` is the answer, `is_error` says the run failed, e.g. signed out, and
-`usage` counts the tokens); `codex` runs `codex exec --skip-git-repo-check -` (the prompt
+`usage` counts the tokens) as a bare text function: no built-in tools (`--tools ""`), none of
+the user's MCP servers (`--strict-mcp-config`: Signet's own `signet mcp` would otherwise be
+spawned for every call), no skills, a one-line system prompt instead of the coding agent's, and
+no saved session (`--no-session-persistence`: the pipeline's calls stay out of the user's
+`claude --resume` list). Measured with the pinned Claude Code, the request it sends shrinks
+from about 53 KB (12 tool definitions, a 10,000-character system prompt) to about 2 KB plus
+the prompt: the user's subscription pays for Signet's text, not the agent's scaffolding; `codex` runs `codex exec --skip-git-repo-check -` (the prompt
 read from stdin, the final message alone on stdout); `opencode` runs `opencode run` (the
 prompt piped in, the reply on stdout). `llm.model` picks the model (defaults: the harness's
 small, cheap one for claude-code, the harness's own default otherwise); `llm.command`, when
@@ -25,8 +31,12 @@ from signet.providers.llm_command import STDERR_TAIL_CHARS, CommandLLM
 __all__ = ["HARNESSES", "ClaudeCodeLLM", "CodexLLM", "HarnessLLM", "OpenCodeLLM", "harness_llm"]
 
 # provider -> (default binary, arguments after it, default model, model flag)
+CLAUDE_SYSTEM = "You process text for a memory system. Follow the instructions in the message."
 HARNESSES: dict[str, tuple[str, tuple[str, ...], str, str]] = {
-    "claude-code": ("claude", ("-p", "--output-format", "json"), "haiku", "--model"),
+    "claude-code": ("claude", ("-p", "--output-format", "json", "--tools", "",
+                               "--strict-mcp-config", "--disable-slash-commands",
+                               "--no-session-persistence", "--system-prompt", CLAUDE_SYSTEM),
+                    "haiku", "--model"),
     "codex": ("codex", ("exec", "--skip-git-repo-check"), "", "--model"),
     "opencode": ("opencode", ("run",), "", "--model"),
 }
