@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fakes.transcripts import codex
 from signet import spool
@@ -38,10 +39,12 @@ WRITTEN = {
 }
 
 
-def signet(home: Path, *args: str, code: int = 0) -> str:
+def signet(home: Path, *args: str, code: int = 0, path_first: Path | None = None) -> str:
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
     env.update(HOME=str(home), SIGNET_WORKSPACE=str(home / "ws"), HF_HUB_OFFLINE="1")
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env['PATH']}"
     done = subprocess.run([sys.executable, "-m", "signet", *args], env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == code, done.stderr
@@ -201,3 +204,48 @@ def test_codex_stop_hands_the_rollout_to_the_session_layer(tmp_path: Path) -> No
         shown = app.session_show("cx1")
     assert shown["harness"] == "codex" and not shown["ended_at"]
     assert [m["text"] for m in shown["messages"]] == ["Use PostgreSQL for the ledger.", "Noted."]
+
+
+def _llm_keys(workspace: Path) -> tuple[str, list[str]]:
+    llm = yaml.safe_load((workspace / "agent.yaml").read_text())["llm"]
+    return llm["provider"], llm["command"]
+
+
+def test_extract_makes_the_harness_the_llm_and_uninstall_undoes_it(tmp_path: Path) -> None:
+    """--extract: llm.provider claude-code and the binary's absolute path (a user service's
+    PATH is shorter than the shell's), the file's comments kept; after the user's own edit of
+    agent.yaml, --uninstall sets both keys back and keeps that edit."""
+    binary = tmp_path / "bin" / "claude"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    signet(tmp_path, "init")
+    config = tmp_path / "ws" / "agent.yaml"
+    comments = [line for line in config.read_text().splitlines() if line.lstrip().startswith("#")]
+    signet(tmp_path, "connect", "claude-code")
+    assert _llm_keys(tmp_path / "ws") == ("none", [])  # opt-in
+    out = signet(tmp_path, "connect", "claude-code", "--extract", path_first=binary.parent)
+    assert "llm.provider claude-code added" in out and "signet daemon stop" in out
+    assert _llm_keys(tmp_path / "ws") == ("claude-code", [str(binary)])
+    assert [line for line in config.read_text().splitlines()
+            if line.lstrip().startswith("#")] == comments
+    status = json.loads(signet(tmp_path, "--json", "status"))
+    assert "claude-code" in json.dumps(status["llm"])
+    config.write_text(config.read_text().replace("max_tokens: 1024", "max_tokens: 2048"))
+    out = signet(tmp_path, "connect", "claude-code", "--uninstall")
+    assert "llm.provider claude-code removed" in out
+    assert _llm_keys(tmp_path / "ws") == ("none", [])
+    assert yaml.safe_load(config.read_text())["llm"]["max_tokens"] == 2048
+
+
+def test_extract_never_replaces_a_provider_the_user_chose(tmp_path: Path) -> None:
+    signet(tmp_path, "init")
+    config = tmp_path / "ws" / "agent.yaml"
+    text = config.read_text().replace('  provider: "none"\n  # Model name as the provider knows it.',
+                                      '  provider: "anthropic"\n  # Model name as the provider knows it.')
+    config.write_text(text)
+    out = signet(tmp_path, "connect", "claude-code", "--extract", code=1)
+    assert "llm.provider is 'anthropic' already" in out and config.read_text() == text
+    assert not (tmp_path / ".claude.json").exists()  # nothing half done
+    out = signet(tmp_path, "connect", "cursor", "--extract", code=1)
+    assert "cursor has no CLI to run as the LLM" in out
