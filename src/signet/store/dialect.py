@@ -2,7 +2,7 @@
 
 A statement both stores run is written once, in the form SQLite reads, and each store renders
 it through its `Dialect`: the placeholder (`?` or `%s`), a boolean column tested false
-(`x = 0` or `NOT x`) and a boolean bound as a value (0/1 or False/True), the always-true
+(`x = 0` or `NOT x`), a boolean written (1, true) or bound (1, True), the always-true
 fragment, `IS` between values that may be NULL, a list bound as `IN (?, ...)` or `= ANY(%s)`,
 a character by its code, a JSON tag test, and the column that keeps insertion order (`rowid`,
 `seq`). Each dialect renders the statement its store ran before it was shared (up to white
@@ -42,6 +42,10 @@ class Dialect:
     def no(self, column: str) -> str:
         """`column` (a boolean) is false."""
         return f"{column} = 0" if self.name == "sqlite" else f"NOT {column}"
+
+    def literal(self, value: bool) -> str:
+        """A boolean written into the statement."""
+        return str(int(value)) if self.name == "sqlite" else str(value).lower()
 
     def flag(self, value: bool) -> int | bool:
         """A boolean as this dialect binds it."""

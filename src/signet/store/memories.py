@@ -231,18 +231,18 @@ def update(conn: Connection, memory_id: str, changes: dict[str, Any], now: str) 
     )
 
 
-def soft_delete(conn: Connection, memory_id: str, now: str) -> None:
-    conn.execute(
-        "UPDATE memories SET is_deleted = 1, deleted_at = ?, updated_at = ?, "
-        "version = version + 1 WHERE id = ?",
+def soft_delete(conn: Executes, memory_id: str, now: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql(
+        f"UPDATE memories SET is_deleted = {dialect.literal(True)}, deleted_at = ?, updated_at = ?, "
+        "version = version + 1 WHERE id = ?"),
         (now, now, memory_id),
     )
 
 
-def recover(conn: Connection, memory_id: str, now: str) -> None:
-    conn.execute(
-        "UPDATE memories SET is_deleted = 0, deleted_at = NULL, updated_at = ?, "
-        "version = version + 1 WHERE id = ?",
+def recover(conn: Executes, memory_id: str, now: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql(
+        f"UPDATE memories SET is_deleted = {dialect.literal(False)}, deleted_at = NULL,"
+        " updated_at = ?, version = version + 1 WHERE id = ?"),
         (now, memory_id),
     )
 

@@ -43,7 +43,7 @@ from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, R
 
 __all__ = [
     "Check", "Edited", "InTx", "InsertShorthand", "SqliteMemoryOps", "Within", "Written",
-    "check_edit", "check_version",
+    "check_edit", "check_version", "needs_recovery",
 ]
 
 # Called on the row read inside the transaction; raises to refuse the operation.
@@ -96,6 +96,23 @@ def check_edit(
         )
         if other and other != current.id:
             raise Conflict(f"memory {other} already holds this content")
+
+
+def needs_recovery(
+    current: Memory, check: Check | None,
+    live_by_hash: Callable[[str, str, str | None], str | None],
+) -> bool:
+    """A recovery's checks on the row read inside its transaction, on either backend: the
+    caller's `check`; False when the memory is not deleted (nothing to do); Conflict when the
+    same content is live again in its scope."""
+    if check is not None:
+        check(current)
+    if not current.is_deleted:
+        return False
+    other = live_by_hash(current.content_hash or "", current.agent_id, current.project)
+    if other:
+        raise Conflict(f"memory {other} already holds this content")
+    return True
 
 
 class InsertShorthand:
@@ -254,17 +271,9 @@ class SqliteMemoryOps(InsertShorthand):
         memory not deleted is returned as is (after `check`, which may refuse it)."""
         with self.store.write_tx() as conn:
             current = self._visible(conn, memory_id, scope)
-            if current is None:
-                return None
-            if check is not None:
-                check(current)
-            if not current.is_deleted:
+            if current is None or not needs_recovery(
+                    current, check, lambda *where: mem_sql.find_live_by_hash(conn, *where)):
                 return current
-            other = mem_sql.find_live_by_hash(
-                conn, current.content_hash or "", current.agent_id, current.project
-            )
-            if other:
-                raise Conflict(f"memory {other} already holds this content")
             mem_sql.recover(conn, current.id, now)
             history_sql.record(conn, current.id, "recovered", actor, now,
                                new_content=current.content, reason=reason)

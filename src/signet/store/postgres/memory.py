@@ -22,10 +22,12 @@ import numpy as np
 import psycopg
 
 from signet.errors import Conflict, StoreError
+from signet.store.dialect import POSTGRES
 from signet.store.feedback import Feedback
 from signet.store.idempotency import KeySpace, Recorded, result_json
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS
-from signet.store.memories import new_id
+from signet.store.memories import new_id, soft_delete
+from signet.store.memories import recover as recover_row
 from signet.store.memory_ops import (
     Check,
     Edited,
@@ -34,6 +36,7 @@ from signet.store.memory_ops import (
     Within,
     Written,
     check_edit,
+    needs_recovery,
 )
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical
@@ -276,11 +279,7 @@ class PgMemoryOps(InsertShorthand):
                 return current
             if check is not None:
                 check(current)
-            conn.execute(
-                "UPDATE memories SET is_deleted = true, deleted_at = %s, updated_at = %s,"
-                " version = version + 1 WHERE id = %s",
-                (now, now, current.id),
-            )
+            soft_delete(conn, current.id, now, POSTGRES)
             self._record(conn, current.id, "deleted", actor, now, old_content=current.content,
                          reason=reason, metadata=metadata)
             return self._get(conn, current.id, None)
@@ -291,24 +290,12 @@ class PgMemoryOps(InsertShorthand):
     ) -> Memory | None:
         with self._conn() as conn, conn.transaction():
             current = self._visible(conn, memory_id, scope)
-            if current is None:
-                return None
-            if check is not None:
-                check(current)
-            if not current.is_deleted:
+            if current is None or not needs_recovery(
+                    current, check, lambda *where: self._live_by_hash(conn, *where)):
                 return current
-            other = self._live_by_hash(
-                conn, current.content_hash or "", current.agent_id, current.project
-            )
-            if other:
-                raise Conflict(f"memory {other} already holds this content")
             try:
                 with conn.transaction():
-                    conn.execute(
-                        "UPDATE memories SET is_deleted = false, deleted_at = NULL,"
-                        " updated_at = %s, version = version + 1 WHERE id = %s",
-                        (now, current.id),
-                    )
+                    recover_row(conn, current.id, now, POSTGRES)
             except psycopg.errors.UniqueViolation as exc:  # the same content live meanwhile
                 raise Conflict(f"another memory already holds this content ({current.id})") from exc
             self._record(conn, current.id, "recovered", actor, now, new_content=current.content,
