@@ -29,6 +29,7 @@ class Dialect:
     true: str  # a WHERE fragment that holds for every row
     insertion_order: str  # the column that orders rows as they were inserted
     text_mark: str  # a placeholder for text that may be NULL (`? IS NULL` needs its type)
+    claim: str  # after a subquery picking a row to claim: skip rows others hold (one writer: none)
 
     def sql(self, text: str) -> str:
         """`text`, written with `?` placeholders, in this dialect. Shared text holds no `%`
@@ -86,6 +87,8 @@ class Dialect:
         return f"{tags} @> jsonb_build_array(%s::text)"
 
 
-SQLITE = Dialect(name="sqlite", mark="?", true="1", insertion_order="rowid", text_mark="?")
+SQLITE = Dialect(
+    name="sqlite", mark="?", true="1", insertion_order="rowid", text_mark="?", claim="")
 POSTGRES = Dialect(
-    name="postgres", mark="%s", true="TRUE", insertion_order="seq", text_mark="%s::text")
+    name="postgres", mark="%s", true="TRUE", insertion_order="seq", text_mark="%s::text",
+    claim=" FOR UPDATE SKIP LOCKED")

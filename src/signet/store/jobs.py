@@ -152,25 +152,32 @@ def waiting(
     return row is not None
 
 
-def lease(conn: Connection, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
-    """Claim the oldest claimable pending job (call inside write_tx); None when there is none."""
-    params: dict[str, str] = {"now": _ts(now)}
+def lease(
+    conn: Executes, now: str, *, job_types: Sequence[str] | None = None,
+    dialect: Dialect = SQLITE,
+) -> Job | None:
+    """Claim the oldest claimable pending job (call inside write_tx); None when there is none.
+    On PostgreSQL the pick skips rows another transaction holds (`dialect.claim`), so two
+    daemons never claim one job and never wait on each other."""
+    now, q = _ts(now), dialect.mark
     type_clause = ""
+    type_params: list[Any] = []
     if job_types is not None:
         if not job_types:
             return None
         for job_type in job_types:
             _check_type(job_type)
-        params.update({f"t{i}": job_type for i, job_type in enumerate(job_types)})
-        type_clause = f" AND job_type IN ({', '.join(f':t{i}' for i in range(len(job_types)))})"
-    # rowid breaks ties between jobs created in the same millisecond: insertion order.
+        among, type_params = dialect.one_of("job_type", job_types)
+        type_clause = f" AND {among}"
+    # The insertion order breaks ties between jobs created in the same millisecond.
     rows = conn.execute(
         "UPDATE memory_jobs SET status = 'leased', attempts = attempts + 1,"
-        " leased_at = :now, updated_at = :now"
+        f" leased_at = {q}, updated_at = {q}"
         " WHERE id = (SELECT id FROM memory_jobs WHERE status = 'pending'"
-        " AND attempts < max_attempts AND (run_after IS NULL OR run_after <= :now)"
-        f"{type_clause} ORDER BY created_at, rowid LIMIT 1) RETURNING *",
-        params,
+        f" AND attempts < max_attempts AND (run_after IS NULL OR run_after <= {q})"
+        f"{type_clause} ORDER BY created_at, {dialect.insertion_order} LIMIT 1{dialect.claim})"
+        " RETURNING *",
+        (now, now, now, *type_params),
     ).fetchall()  # fetch all: a half-read RETURNING statement stays open past COMMIT
     return _job(rows[0]) if rows else None
 

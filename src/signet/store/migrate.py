@@ -51,8 +51,10 @@ class Migration:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
 
-def bundled_migrations() -> list[Migration]:
-    folder = resources.files("signet.store") / "migrations"
+def bundled_migrations(package: str = "signet.store") -> list[Migration]:
+    """The numbered migrations shipped in `package`'s migrations folder (the SQLite tree by
+    default; store/postgres/migrate.py reads its own), in order."""
+    folder = resources.files(package) / "migrations"
     found = []
     for entry in folder.iterdir():
         match = _NAME.match(entry.name)

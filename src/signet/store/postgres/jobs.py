@@ -23,7 +23,7 @@ from psycopg.rows import dict_row
 from signet.errors import InvalidInput
 from signet.store import jobs
 from signet.store.dialect import POSTGRES
-from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job, _check_type, _job, _ts
+from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job, _check_type, _ts
 from signet.types import dumps
 
 # The statements both queues share (store/jobs.py), in this dialect.
@@ -63,26 +63,8 @@ def enqueue(
 def lease(
     conn: psycopg.Connection, now: str, *, job_types: Sequence[str] | None = None
 ) -> Job | None:
-    params: dict[str, Any] = {"now": _ts(now)}
-    type_clause = ""
-    if job_types is not None:
-        if not job_types:
-            return None
-        for job_type in job_types:
-            _check_type(job_type)
-        params["types"] = list(job_types)
-        type_clause = " AND job_type = ANY(%(types)s)"
     with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute(
-            "UPDATE memory_jobs SET status = 'leased', attempts = attempts + 1,"
-            " leased_at = %(now)s, updated_at = %(now)s"
-            " WHERE id = (SELECT id FROM memory_jobs WHERE status = 'pending'"
-            " AND attempts < max_attempts AND (run_after IS NULL OR run_after <= %(now)s)"
-            f"{type_clause} ORDER BY created_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED)"
-            f" RETURNING {_COLUMNS}",
-            params,
-        ).fetchone()
-    return _job(row) if row else None  # type: ignore[arg-type]
+        return jobs.lease(cur, now, job_types=job_types, dialect=POSTGRES)
 
 
 def summary(conn: psycopg.Connection, job_type: str) -> dict[str, int]:

@@ -12,17 +12,15 @@ a session advisory lock, so exactly one applies a migration and the others then 
 
 from __future__ import annotations
 
-import re
 import time
-from importlib import resources
 
 import psycopg
 
 from signet.errors import MigrationTampered, SchemaTooNew
+from signet.store import migrate as sqlite_migrate
 from signet.store.migrate import Migration
 from signet.types import utc_now
 
-_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 # pg_advisory_lock key: any constant unique to "Signet migrations" (the bytes of 'sgnt-mig').
 MIGRATION_LOCK = 0x73676E742D6D6967
 
@@ -38,13 +36,7 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 
 
 def bundled_migrations() -> list[Migration]:
-    folder = resources.files("signet.store.postgres") / "migrations"
-    found = []
-    for entry in folder.iterdir():
-        match = _NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match.group(1)), match.group(2), entry.read_text("utf-8")))
-    return sorted(found, key=lambda m: m.version)
+    return sqlite_migrate.bundled_migrations("signet.store.postgres")
 
 
 def migrate(conn: psycopg.Connection, migrations: list[Migration] | None = None) -> list[int]:
