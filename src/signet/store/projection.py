@@ -20,6 +20,7 @@ import numpy as np
 
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import MemoryScope, dumps
 
 _FROM = (
@@ -129,27 +130,27 @@ def embedded_points(
 
 
 def cache_get(
-    conn: Connection, dimensions: int, scope_key: str, model: str
+    conn: Executes, dimensions: int, scope_key: str, model: str, dialect: Dialect = SQLITE
 ) -> tuple[int, dict[str, Any]] | None:
     """(embedding_count, result) of the cached projection, or None."""
-    row = conn.execute(
+    row = conn.execute(dialect.sql(
         "SELECT embedding_count, result_json FROM umap_cache"
-        " WHERE dimensions = ? AND scope_key = ? AND model = ?",
+        " WHERE dimensions = ? AND scope_key = ? AND model = ?"),
         (dimensions, scope_key, model),
     ).fetchone()
     return (int(row[0]), json.loads(row[1])) if row else None
 
 
 def cache_put(
-    conn: Connection, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
-    method: str, result: dict[str, Any], now: str,
+    conn: Executes, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
+    method: str, result: dict[str, Any], now: str, dialect: Dialect = SQLITE,
 ) -> None:
-    conn.execute(
+    conn.execute(dialect.sql(
         "INSERT INTO umap_cache (dimensions, scope_key, model, embedding_count, method,"
         " result_json, cached_at) VALUES (?,?,?,?,?,?,?)"
         " ON CONFLICT (dimensions, scope_key, model) DO UPDATE SET"
         " embedding_count = excluded.embedding_count, method = excluded.method,"
-        " result_json = excluded.result_json, cached_at = excluded.cached_at",
+        " result_json = excluded.result_json, cached_at = excluded.cached_at"),
         (dimensions, scope_key, model, embedding_count, method, dumps(result), now),
     )
 

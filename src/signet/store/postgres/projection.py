@@ -11,16 +11,17 @@ SQLite store whose graph is empty.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from signet.store import projection
+from signet.store.dialect import POSTGRES
 from signet.store.postgres.filters import scope_sql
 from signet.store.projection import Points
-from signet.types import MemoryScope, dumps
+from signet.types import MemoryScope
 
 _FROM = (
     " FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
@@ -47,12 +48,7 @@ class PgProjection:
         self, dimensions: int, scope_key: str, model: str
     ) -> tuple[int, dict[str, Any]] | None:
         with self.pool.connection() as conn:
-            row = conn.execute(
-                "SELECT embedding_count, result_json FROM umap_cache"
-                " WHERE dimensions = %s AND scope_key = %s AND model = %s",
-                (dimensions, scope_key, model),
-            ).fetchone()
-        return (int(row[0]), json.loads(row[1])) if row else None
+            return projection.cache_get(conn, dimensions, scope_key, model, POSTGRES)
 
     def embedded_points(
         self, model: str, dimensions: int, scope: MemoryScope | None
@@ -87,11 +83,6 @@ class PgProjection:
         method: str, result: dict[str, Any], now: str,
     ) -> None:
         with self.pool.connection() as conn:
-            conn.execute(
-                "INSERT INTO umap_cache (dimensions, scope_key, model, embedding_count, method,"
-                " result_json, cached_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (dimensions, scope_key, model) DO UPDATE SET"
-                " embedding_count = excluded.embedding_count, method = excluded.method,"
-                " result_json = excluded.result_json, cached_at = excluded.cached_at",
-                (dimensions, scope_key, model, embedding_count, method, dumps(result), now),
-            )
+            projection.cache_put(conn, dimensions=dimensions, scope_key=scope_key, model=model,
+                                 embedding_count=embedding_count, method=method, result=result,
+                                 now=now, dialect=POSTGRES)
