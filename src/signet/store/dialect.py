@@ -30,6 +30,7 @@ class Dialect:
     insertion_order: str  # the column that orders rows as they were inserted
     text_mark: str  # a placeholder for text that may be NULL (`? IS NULL` needs its type)
     claim: str  # after a subquery picking a row to claim: skip rows others hold (one writer: none)
+    row_address: str  # the hidden column that addresses a row of a table with no key of its own
 
     def sql(self, text: str) -> str:
         """`text`, written with `?` placeholders, in this dialect. Shared text holds no `%`
@@ -39,6 +40,10 @@ class Dialect:
         if "%" in text:
             raise ValueError(f"a shared statement holds a '%': {text!r}")
         return text.replace("?", self.mark)
+
+    def yes(self, column: str) -> str:
+        """`column` (a boolean) is true."""
+        return f"{column} = 1" if self.name == "sqlite" else column
 
     def no(self, column: str) -> str:
         """`column` (a boolean) is false."""
@@ -88,7 +93,8 @@ class Dialect:
 
 
 SQLITE = Dialect(
-    name="sqlite", mark="?", true="1", insertion_order="rowid", text_mark="?", claim="")
+    name="sqlite", mark="?", true="1", insertion_order="rowid", text_mark="?", claim="",
+    row_address="rowid")
 POSTGRES = Dialect(
     name="postgres", mark="%s", true="TRUE", insertion_order="seq", text_mark="%s::text",
-    claim=" FOR UPDATE SKIP LOCKED")
+    claim=" FOR UPDATE SKIP LOCKED", row_address="ctid")

@@ -171,15 +171,15 @@ def audit(conn: Connection, model: str) -> dict[str, int]:
     }
 
 
-def delete_for_hashes(conn: Connection, hashes: Iterable[str]) -> int:
+def delete_for_hashes(
+    conn: Executes, hashes: Iterable[str], dialect: Dialect = SQLITE
+) -> int:
     """Delete the vectors of `hashes` (500 per statement); return how many rows went."""
     values = list(hashes)
     count = 0
     for start in range(0, len(values), 500):
-        chunk = values[start : start + 500]
-        count += conn.execute(
-            f"DELETE FROM embeddings WHERE content_hash IN ({','.join('?' * len(chunk))})", chunk
-        ).rowcount
+        among, chunk = dialect.one_of("content_hash", values[start : start + 500])
+        count += conn.execute(f"DELETE FROM embeddings WHERE {among}", chunk).rowcount
     return count
 
 
