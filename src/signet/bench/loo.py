@@ -16,12 +16,16 @@ Each report puts the held-out default beside bm25 and vector alone and hybrid at
 per category or tier, and says whether its Hit@1 and MRR reach the best single mode's. Beside
 each verdict, the noise: against the better single mode of the group, the questions whose Hit@1
 flips each way, and a paired bootstrap 95% interval of the MRR difference (1,000 resamples of
-the group's questions, seeded): a difference inside it is no gain and no loss.
+the group's questions, seeded): a difference inside it is no gain and no loss. A group that
+falls short says whether each shortfall is within that noise, judged against the single mode
+it falls short of: Hit@1 by the exact two-sided sign test of the flips (p >= 0.05), MRR by the
+interval holding zero.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -123,24 +127,34 @@ def report(run: Run, held_out: Mapping[str, list[str]], chosen: Mapping[str, str
         )
         for group in groups
     }
-    noise = {group: _noise(run, held_out, qids, tables) for group, qids in groups.items()}
+    against = {group: {m: _against(run, held_out, qids, m) for m in SINGLE if m in tables}
+               for group, qids in groups.items()}
+    noise = {group: max(by_mode.values(), key=lambda n: n["strength"])
+             for group, by_mode in against.items()}
+    within = {
+        group: all(
+            _within(metric, against[group][m])
+            for metric in TOP for m in against[group]
+            if tables[HELD_OUT][group][metric] + 1e-9 < tables[m][group][metric]
+        )
+        for group, ok in meets.items() if not ok
+    }
     return {"benchmark": run.benchmark, "chosen": dict(chosen), "scores": tables, "meets": meets,
-            "noise": noise}
+            "noise": noise, "within_noise": within}
 
 
 BOOTSTRAP = 1000
+# A shortfall whose sign test or bootstrap interval cannot tell it from no difference.
+NOISE_P = 0.05
 
 
-def _noise(run: Run, held_out: Mapping[str, list[str]], qids: Sequence[str],
-           tables: Mapping[str, Any]) -> dict[str, Any]:
-    """Against the group's better single mode (Hit@1 + MRR): Hit@1 flips each way and the
-    paired bootstrap 95% interval of the default's MRR minus that mode's."""
+def _against(run: Run, held_out: Mapping[str, list[str]], qids: Sequence[str],
+             single: str) -> dict[str, Any]:
+    """Against one single mode: Hit@1 flips each way with the exact two-sided sign test of
+    them, and the paired bootstrap 95% interval of the default's MRR minus that mode's."""
     gold = {q.qid: q.gold for q in run.questions}
-    per_mode = {m: [question_scores(gold[q], run.ranked[m][q]) for q in qids]
-                for m in SINGLE if m in tables}
-    single = max(per_mode, key=lambda m: sum(x["Hit@1"] + x["MRR"] for x in per_mode[m]))
+    theirs = [question_scores(gold[q], run.ranked[single][q]) for q in qids]
     ours = [question_scores(gold[q], held_out[q]) for q in qids]
-    theirs = per_mode[single]
     won = sum(1 for a, b in zip(ours, theirs, strict=True) if a["Hit@1"] > b["Hit@1"])
     lost = sum(1 for a, b in zip(ours, theirs, strict=True) if a["Hit@1"] < b["Hit@1"])
     diffs = [a["MRR"] - b["MRR"] for a, b in zip(ours, theirs, strict=True)]
@@ -148,8 +162,25 @@ def _noise(run: Run, held_out: Mapping[str, list[str]], qids: Sequence[str],
     means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs)
                    for _ in range(BOOTSTRAP)) if diffs else [0.0]
     low, high = means[int(0.025 * (len(means) - 1))], means[int(0.975 * (len(means) - 1))]
-    return {"against": single, "hit1_won": won, "hit1_lost": lost,
-            "mrr_diff": sum(diffs) / len(diffs) if diffs else 0.0, "mrr_ci95": [low, high]}
+    return {"against": single, "hit1_won": won, "hit1_lost": lost, "hit1_p": sign_test(won, lost),
+            "mrr_diff": sum(diffs) / len(diffs) if diffs else 0.0, "mrr_ci95": [low, high],
+            "strength": sum(x["Hit@1"] + x["MRR"] for x in theirs)}
+
+
+def sign_test(won: int, lost: int) -> float:
+    """Exact two-sided p of `won` against `lost` flips under no difference (each flip a fair
+    coin): McNemar's exact test of paired hits."""
+    n = won + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(won, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def _within(metric: str, noise: Mapping[str, Any]) -> bool:
+    if metric == "Hit@1":
+        return bool(noise["hit1_p"] >= NOISE_P)
+    return bool(noise["mrr_ci95"][1] >= 0)
 
 
 def by_conversation(run: Run) -> dict[str, Any]:
@@ -203,9 +234,9 @@ def format_reports(found: Sequence[Mapping[str, Any]]) -> str:
         tables = rep["scores"]
         modes = list(tables)
         lines.append("| group | n | " + " | ".join(f"{m} Hit@1 / MRR" for m in modes)
-                     + " | default >= best single | Hit@1 won / lost, MRR diff [95% CI] |")
+                     + " | default >= best single | Hit@1 won / lost (sign test p), MRR diff [95% CI] |")
         lines.append("|---|---:|" + "---|" * len(modes) + "---|---|")
-        for group, verdict in rep["meets"].items():
+        for group in rep["meets"]:
             cells = [
                 f"{100 * tables[m][group]['Hit@1']:.1f} / {100 * tables[m][group]['MRR']:.1f}"
                 for m in modes
@@ -214,8 +245,15 @@ def format_reports(found: Sequence[Mapping[str, Any]]) -> str:
             noise = rep["noise"][group]
             low, high = noise["mrr_ci95"]
             lines.append(
-                f"| {group} | {n} | " + " | ".join(cells) + f" | {'yes' if verdict else 'NO'} | "
-                f"vs {noise['against']}: {noise['hit1_won']} / {noise['hit1_lost']},"
+                f"| {group} | {n} | " + " | ".join(cells) + f" | {_verdict(rep, group)} | "
+                f"vs {noise['against']}: {noise['hit1_won']} / {noise['hit1_lost']}"
+                f" (p {noise['hit1_p']:.2f}),"
                 f" {100 * noise['mrr_diff']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _verdict(rep: Mapping[str, Any], group: str) -> str:
+    if rep["meets"][group]:
+        return "yes"
+    return "NO, within noise" if rep.get("within_noise", {}).get(group) else "NO"
