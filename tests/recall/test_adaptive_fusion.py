@@ -1,12 +1,17 @@
 """The query-adaptive fusion's evidence (recall/fuse.py): the lexical channel's lead fades the
 dense channels out, the dense channels' own lead keeps (or raises) their weight, long prompts
-are exempt, and a missing lexical channel changes nothing."""
+are exempt, and a missing lexical channel changes nothing; and through the real recall, the
+default keeps a clear lexical winner first where the fixed weights lose it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
+from signet.app import SignetApp
 from signet.recall.fuse import adapted, dense_share, lead, rrf
+from signet.types import RecallQuery, RecallResponse
 
 
 def test_the_lead_is_the_best_matchs_share_ahead_of_the_second() -> None:
@@ -56,3 +61,36 @@ def test_a_sure_dense_channel_keeps_its_weight_against_a_chance_lexical_lead() -
     unsure = {**raw, "semantic": [("answer", 0.8), ("near", 0.76)]}  # a lead of 0.05
     assert dense_share(unsure, query_words=8, lexical_lead=0.2, max_words=80,
                        dense_lead=0.1) == pytest.approx(0.5)
+
+
+# Through the real recall: ten memories echo the question's common words (the hash embedder
+# ranks one of them first); one holds its rare word (BM25 ranks it first by a wide lead).
+ANSWER = "Caroline adopted Biscuit, a beagle puppy, in May."
+ECHOES = (
+    "When did Caroline adopt them? When did she?",
+    "When did Caroline adopt a plan for the garden?",
+    "Caroline wondered when to adopt a routine.",
+    "When Caroline adopted the new schedule, she felt calm.",
+    "Did Caroline adopt the idea? When, she did not say.",
+    "When did Carol adopt the rules, and did Caroline?",
+    "Caroline did adopt it when asked.",
+    "When did the club adopt Caroline's proposal?",
+    "Did Caroline say when the board would adopt it?",
+    "When did Caroline and Dave adopt that habit?",
+)
+QUESTION = "When did Caroline adopt Biscuit?"
+
+
+def _top(recall: Callable[[RecallQuery], RecallResponse], query: str, mode: str) -> str:
+    return recall(RecallQuery(query, mode=mode, limit=5)).hits[0].memory.content  # type: ignore[arg-type]
+
+
+def test_the_default_keeps_a_clear_lexical_winner_first_end_to_end(app: SignetApp) -> None:
+    for text in (ANSWER, *ECHOES):
+        app.remember(text)
+    app.run_pipeline_until_idle(only=["embed"])
+    fixed = app.recaller.respec(lexical_lead=0.0)
+    for mode in ("hybrid", "full"):
+        assert _top(app.recall, QUESTION, mode) == ANSWER
+        # The fixed weights let the dense channel's favourite echo pass it.
+        assert _top(fixed.recall, QUESTION, mode) != ANSWER
