@@ -255,3 +255,29 @@ def test_a_temporal_marker_lets_the_newer_fact_supersede(tmp_path: Path) -> None
 def recall_ids(app: SignetApp, text: str) -> list[str]:
     query = RecallQuery(text, mode="keyword", touch=False)
     return [hit.memory.id for hit in app.recall(query).hits]
+
+
+def test_an_added_fact_that_states_the_current_value_supersedes_the_older_memory(
+    tmp_path: Path,
+) -> None:
+    """A decision distilled from a session ("we now use X") is added as a fact (updates are
+    off by default) and replaces the older decision it contradicts: `superseded_by` names the
+    new fact, so MEMORY.md and injection drop the old one."""
+    script = Script(facts={"ledger discussion": [
+        {"content": "We now use PostgreSQL for the billing ledger.", "type": "decision",
+         "confidence": 0.9},
+        {"content": "The billing service must never be deployed on Fridays.",
+         "type": "constraint", "confidence": 0.9}]})
+    config = pipeline_config(tmp_path / "ws")
+    with FakeLLMServer(responder=script) as server, open_app(config, http_llm(server)) as app:
+        old = seed_target(app, "We use MongoDB for the billing ledger.", type="decision")
+        source = app.remember("Notes of the ledger discussion with the billing team.").id
+        app.run_pipeline_until_idle()
+        added = {p["proposal"]["fact"]["content"]: p["memoryId"] for p in proposals(app, source)
+                 if p["outcome"] == "add"}
+        new = added["We now use PostgreSQL for the billing ledger."]
+        assert app.get(old).superseded_by == new
+        assert app.get(added["The billing service must never be deployed on Fridays."]
+                       ).superseded_by is None
+        [job] = [j for j in app.jobs(job_type="extract") if j.memory_id == source]
+        assert (job.result or {})["superseded"] == [old]

@@ -10,7 +10,8 @@ call ever happens while the write lock is held:
    (add/update/delete/none) and plan the controlled write (`pipeline.writes`: flags, confidence
    gate, contradiction check, content prepared and embedded).
 2. one write transaction: complete the job, apply the plans, record every proposal in the
-   source memory's history, mark its extraction completed. A worker killed here leaves nothing
+   source memory's history, link the older memories the source or an added fact replaces
+   (`superseded_by`, pipeline/supersession.py), mark its extraction completed. A worker killed here leaves nothing
    behind (the transaction rolls back and the reaper hands the job out again); a job the
    reaper already gave to someone else makes `complete` fail, which rolls our writes back.
 3. a separate transaction: the graph (entities, relations, mentions). A failure there is
@@ -73,6 +74,8 @@ class _Work:
     plans: list[Planned]
     # Older memories the source replaces on the same subject (pipeline/supersession.py).
     replaced: tuple[str, ...] = ()
+    # Per plan (same order): older memories its fact replaces, once that fact is added.
+    fact_replaced: tuple[tuple[str, ...], ...] = ()
 
 
 class ExtractWorker:
@@ -129,6 +132,7 @@ class ExtractWorker:
         else:
             extraction = extract(self.llm, source.content)
         plans = []
+        fact_replaced = []
         for fact in extraction.facts:
             if fact.confidence < self.flags.min_confidence:
                 # The write gate refuses it whatever the decision: no search (a query
@@ -139,17 +143,23 @@ class ExtractWorker:
                 candidates, targets = self._candidates(source, fact.content)
             proposal = decide(self.llm, fact, candidates)
             plans.append(self._plan(proposal, source, targets))
-        return _Work(source, extraction, plans, self._replaced(source))
+            # A decision distilled from a session ("we now use X") replaces the older one
+            # just as a memory stating it would.
+            fact_replaced.append(self._replaced(source, fact.content)
+                                 if plans[-1].outcome == "add" else ())
+        return _Work(source, extraction, plans, self._replaced(source, source.content),
+                     tuple(fact_replaced))
 
-    def _replaced(self, source: Memory) -> tuple[str, ...]:
-        """The older memories of the source's agent and project that it replaces: it marks
-        itself current ("now", "no longer") and states another value of what they state, or it
-        gives an entity attribute a newer value (pipeline/supersession.py). Only
-        near ones count: close in meaning (cosine), or sharing two content words without one."""
-        if not states_current(source.content):
+    def _replaced(self, source: Memory, text: str) -> tuple[str, ...]:
+        """The older memories of the source's agent and project that `text` (the source's, or
+        a fact extracted from it) replaces: it marks itself current ("now", "no longer") and
+        states another value of what they state, or it gives an entity attribute a newer value
+        (pipeline/supersession.py). Only near ones count: close in meaning (cosine), or
+        sharing two content words without one."""
+        if not states_current(text):
             return ()
         query = RecallQuery(
-            source.content, limit=MAX_CANDIDATES + 1, mode="hybrid", touch=False,
+            text, limit=MAX_CANDIDATES + 1, mode="hybrid", touch=False,
             filters=MemoryFilters(agent_id=source.agent_id),
         )
         found = []
@@ -160,8 +170,8 @@ class ExtractWorker:
                 continue
             cosine = hit.evidence.cosine
             near = (cosine >= SUPERSEDE_COSINE if cosine is not None
-                    else len(shared_tokens(old.content, source.content)) >= 2)
-            if near and supersedes(old.content, source.content):
+                    else len(shared_tokens(old.content, text)) >= 2)
+            if near and supersedes(old.content, text):
                 found.append(old.id)
         return tuple(found)
 
@@ -197,8 +207,9 @@ class ExtractWorker:
         stamp = format_ts(now)
         outcomes: dict[str, int] = {}
         written: list[tuple[str, str]] = []
+        replacements = [(old, work.source.id) for old in work.replaced]
         with self.store.write() as tx:
-            for planned in work.plans:
+            for i, planned in enumerate(work.plans):
                 applied = apply_plan(
                     tx, planned, source=work.source, writer=self.writer, flags=self.flags,
                     embedder_model=self.embedder_model, now=stamp,
@@ -206,8 +217,12 @@ class ExtractWorker:
                 outcomes[applied.outcome] = outcomes.get(applied.outcome, 0) + 1
                 if applied.outcome in ("add", "update") and applied.memory_id:
                     written.append((applied.memory_id, planned.proposal.fact.content))
+                if applied.outcome == "add" and applied.memory_id and i < len(work.fact_replaced):
+                    replacements += [(old, applied.memory_id) for old in work.fact_replaced[i]]
+            # One replacement per old memory: the source's own claim first.
+            replacements = list(dict(reversed(replacements)).items())
             if not self.flags.shadow:
-                self._supersede(tx, work, stamp)
+                self._supersede(tx, work.source.agent_id, replacements, stamp)
             self._mark(tx, job, "completed")
             result: dict[str, Any] = {
                 "facts": len(work.extraction.facts),
@@ -215,19 +230,21 @@ class ExtractWorker:
                 "outcomes": outcomes,
                 "warnings": list(work.extraction.warnings)[:20],
                 "shadow": self.flags.shadow,
-                "superseded": list(work.replaced),
+                "superseded": [old for old, _new in replacements],
             }
             complete_job(tx, job, now, result)
         return written
 
-    def _supersede(self, tx: PipelineTx, work: _Work, stamp: str) -> None:
+    def _supersede(
+        self, tx: PipelineTx, agent_id: str, replacements: list[tuple[str, str]], stamp: str
+    ) -> None:
         """Link each replaced memory to its replacement; each change in its history."""
-        actor = Actor(name="pipeline", type="daemon", agent_id=work.source.agent_id)
-        for old_id in work.replaced:
-            tx.update_columns(old_id, {"superseded_by": work.source.id}, stamp)
+        actor = Actor(name="pipeline", type="daemon", agent_id=agent_id)
+        for old_id, new_id in replacements:
+            tx.update_columns(old_id, {"superseded_by": new_id}, stamp)
             tx.record(
-                old_id, "updated", actor, stamp, reason=f"superseded by {work.source.id}",
-                metadata={"superseded_by": work.source.id},
+                old_id, "updated", actor, stamp, reason=f"superseded by {new_id}",
+                metadata={"superseded_by": new_id},
             )
 
     def _persist_graph(self, work: _Work, written: list[tuple[str, str]], now: datetime) -> None:
