@@ -148,6 +148,28 @@ def test_with_an_llm_the_summary_is_the_llms_and_a_failed_call_is_retried(app: S
     assert "<think>" not in artifact.body and "## Decisions\n- Use banker's rounding" in artifact.body
 
 
+def test_an_llm_failing_on_every_attempt_leaves_the_extractive_summary(app: SignetApp) -> None:
+    """The no-LLM path, not a dead session: the last attempt writes the extractive summary,
+    and the job's result names the LLM's error."""
+    from fakes.llm_server import FakeLLMServer, Reply
+    from signet.providers.llm_registry import make_llm
+
+    with FakeLLMServer() as server:
+        server.push(*[Reply("", status=500)] * app.config.pipeline.max_attempts)
+        llm = make_llm("ollama", model="m", base_url=server.url)
+        worker = SummaryWorker(app.sessions.store, app.config.workspace, app.config.sessions,
+                               app.config.pipeline, PreparedWrites(app), llm)
+        app.import_transcript(harness="claude-code", content=claude_code(conversation(12), session_id="down"))
+        for attempt in range(app.config.pipeline.max_attempts):
+            assert worker.tick(T + timedelta(minutes=attempt))
+        assert len(server.requests) == app.config.pipeline.max_attempts
+    job = app.store.reader().execute("SELECT status, result FROM summary_jobs").fetchone()
+    assert job["status"] == "completed" and '"method": "extractive"' in job["result"]
+    assert "500" in job["result"]  # llm_error
+    body = (app.config.workspace / "memory" / "sessions" / "2026-11-20-down--summary.md").read_text("utf-8")
+    assert parse("x", body).meta["method"] == "extractive"
+
+
 def test_the_extractive_summary_keeps_decisions_and_drops_a_question_answered_later() -> None:
     from signet.lineage.formats import Message
     from signet.lineage.summarize import extractive

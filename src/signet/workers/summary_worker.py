@@ -20,7 +20,9 @@ A tick reaps stale summary leases (at most once a minute), leases the oldest pen
    summaries of the thread become an arc, every `epoch_size` arcs an epoch.
 
 A failure fails the job (back to pending, dead after max attempts) and pauses the worker with
-back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on.
+back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on. An LLM that still fails on the
+job's last attempt does not kill the job: the extractive summary is written instead (the
+no-LLM path), its result naming the LLM's error.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ class SummaryWorker:
         if signals.skipped:
             result = {"gated": True, "gate": signals.to_dict(), "messages": done + len(span)}
             return self._finish(job, now, result, "skipped", session)
-        summary = with_llm(self.llm, span) if self.llm is not None else extractive(span)
+        summary, llm_error = self._summarise(job, span)
         artifact = self._write_artifact(job, session, summary, done, span, signals, now)
         write = self.writes.prepare(
             summary.markdown(), actor=Actor(name="summary", type="daemon",
@@ -135,11 +137,30 @@ class SummaryWorker:
         )
         result = {"artifact": artifact.path, "method": summary.method,
                   "gate": signals.to_dict(), "messages": done + len(span)}
+        if llm_error is not None:
+            result["llm_error"] = llm_error
         self.store.finish_summary(
             job, result, "summarized", session.session_key, format_ts(now),
             artifact=row_of(artifact, session.agent_id, format_ts(now)), memory=write,
         )
         self.roll_up(session.agent_id, artifact.meta["thread"], session.project, now)
+
+    def _summarise(self, job: SummaryJob, span: list[Message]) -> tuple[Summary, str | None]:
+        """The LLM's summary; on the job's last attempt, when the LLM fails, the extractive one
+        (the no-LLM path) with the LLM's error, so a session is never left unsummarised by a
+        harness that is missing, signed out, slow or answering garbage. Earlier attempts fail
+        the job, and are retried with back-off, since most LLM faults pass."""
+        if self.llm is None:
+            return extractive(span), None
+        try:
+            return with_llm(self.llm, span), None
+        except Exception as exc:
+            if job.attempts < job.max_attempts:
+                raise
+            error = describe_error(exc)
+            log.warning("summary job %s: the LLM failed on the last attempt (%s); "
+                        "summarised without it", job.id, error)
+            return extractive(span), error
 
     def _messages(self, session: SessionRow) -> list[Message]:
         file = workspace_file(self.workspace, session.path, TRANSCRIPTS)
