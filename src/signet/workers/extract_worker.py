@@ -207,7 +207,7 @@ class ExtractWorker:
         stamp = format_ts(now)
         outcomes: dict[str, int] = {}
         written: list[tuple[str, str]] = []
-        replacements = [(old, work.source.id) for old in work.replaced]
+        replacements: list[tuple[str, str]] = []
         with self.store.write() as tx:
             for i, planned in enumerate(work.plans):
                 applied = apply_plan(
@@ -219,7 +219,9 @@ class ExtractWorker:
                     written.append((applied.memory_id, planned.proposal.fact.content))
                 if applied.outcome == "add" and applied.memory_id and i < len(work.fact_replaced):
                     replacements += [(old, applied.memory_id) for old in work.fact_replaced[i]]
-            # One replacement per old memory: the source's own claim first.
+            # One replacement per old memory: an added fact (the atomic statement) before the
+            # source that holds it (a session summary, say).
+            replacements += [(old, work.source.id) for old in work.replaced]
             replacements = list(dict(reversed(replacements)).items())
             if not self.flags.shadow:
                 self._supersede(tx, work.source.agent_id, replacements, stamp)
