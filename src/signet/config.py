@@ -419,16 +419,27 @@ class HooksConfig:
     memory_tokens: int = opt(
         120, "Longest one injected memory may be, in tokens (longer ones are cut and marked).", ge=8
     )
-    prompt_max_memories: int = opt(6, "Most memories injected for one prompt.", ge=0)
+    prompt_max_memories: int = opt(
+        # Chosen by `signet bench inject-fit` (docs/benchmarks.md): each memory past the first
+        # cost more precision than it brought context hit, held out on both benchmarks.
+        1, "Most memories injected for one prompt.", ge=0,
+    )
     min_relevance: float = opt(
         # Chosen by `signet bench inject-fit` for the bundled all-MiniLM-L6-v2 (another
         # embedder's cosines have another scale: measure again): the lowest floor whose false
         # injection on the development halves' negatives is <= 10% (hard) and <= 2% (easy),
-        # checked held out (docs/benchmarks.md, "What the prompt hook injects").
-        0.075,
-        "Prompt-submit injects a recalled memory only when its own judged probability of being"
-        " about the prompt reaches this (0-1): 0..hooks.prompt_max_memories memories, never"
-        " filler. Without vectors: hooks.min_keyword_confidence.",
+        # checked held out (docs/benchmarks.md).
+        0.08,
+        "Prompt-submit injects nothing unless its best recalled memory's judged probability of"
+        " being about the prompt reaches this (0-1): a prompt about nothing stored gets"
+        " nothing. Without vectors: hooks.min_keyword_confidence.",
+        ge=0, le=1,
+    )
+    min_memory_relevance: float = opt(
+        # Chosen with hooks.prompt_max_memories by `signet bench inject-fit` (docs/benchmarks.md).
+        0.01,
+        "Once the best passes hooks.min_relevance, each further memory goes in only when its"
+        " own judged probability reaches this (0-1), at most hooks.prompt_max_memories.",
         ge=0, le=1,
     )
     min_keyword_confidence: float = opt(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from signet.bench.injection_fit import POINTS
 from signet.injection.judge import FEATURES
 
 
@@ -45,18 +46,22 @@ def test_inject_fit_measures_the_judge_held_out(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"cosine", "cosine+margin", "cosine+margin+lead+rank", "all"}
+    assert set(data) == {"cosine", "cosine+margin", "cosine+margin+lead+rank", "all", "curve"}
     table = data["all"]
     assert set(table) == {"locomo -> memaware", "memaware -> locomo",
                           "locomo: one conversation left out", "all (fitted on everything)"}
     held = table["locomo -> memaware"]["memaware"]
     # Separable data: every positive injects its one relevant memory and nothing else, no
-    # negative injects anything.
+    # negative injects anything; one line a prompt balances hit and precision best.
+    assert table["locomo -> memaware"]["k"] == 1
     assert held["groups"]["temporal"]["context_hit"] == 1.0
     assert held["precision"] == 1.0
     assert held["negatives"]["hard: other"]["false_injection_rate"] == 0.0
     assert len(table["locomo: one conversation left out"]["floor"]) == 3
     assert len(table["all (fitted on everything)"]["coefficients"]) == 1 + len(FEATURES)
+    # The trade-off held out, at every point (memory floor / k) of the grid.
+    assert set(data["curve"]) == {f"{m} / {k}" for m, k in POINTS}
+    assert data["curve"]["0.01 / 1"]["memaware"]["precision"] == 1.0
 
 
 def test_inject_fit_refuses_rows_of_other_features(tmp_path: Path) -> None:

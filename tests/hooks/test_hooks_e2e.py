@@ -137,6 +137,32 @@ def test_each_memory_is_judged_alone_and_a_resume_gets_no_second_batch(
     assert "# Agent" in cleared.context() and TEA in cleared.context()  # its context was emptied
 
 
+ROTATION = ["The staging database password rotates every month",
+            "The staging database password is kept in the team vault"]
+
+
+def test_a_prompt_gets_its_best_memory_and_a_repeat_gets_no_leftover(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """Two stored memories are about the prompt: one line goes in (hooks.prompt_max_memories,
+    1), recall's first; the same prompt again injects nothing, not the other one: the choice is
+    made before the session's ledger, so a repeat never brings the next-best leftovers."""
+    env = daemon_env(daemon.workspace, daemon.port)
+    for text in [*ROTATION, *OTHERS]:
+        stored = subprocess.run([sys.executable, "-m", "signet", "remember", text],
+                                env=env, capture_output=True, text=True, timeout=60)
+        assert stored.returncode == 0, stored.stderr
+    cwd, transcript = tmp_path / "home", tmp_path / "t.jsonl"
+    cwd.mkdir()
+    ask = payload("UserPromptSubmit", "pw", cwd, transcript,
+                  prompt="Where is the staging database password and when does it rotate?")
+    first = run_hook("user-prompt-submit", ask, env)
+    lines = [line for line in first.context().splitlines() if line.startswith("- [")]
+    assert len(lines) == 1 and any(line.endswith(text) for text in ROTATION for line in lines)
+    again = run_hook("user-prompt-submit", ask, env)
+    assert (again.code, again.stdout) == (0, "")
+
+
 def test_a_hung_daemon_costs_the_hook_its_budget_and_no_more(tmp_path: Path) -> None:
     """A socket that accepts and never answers: the hook gives up at its budget (300 ms here),
     prints nothing and exits 0."""

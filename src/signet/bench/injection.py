@@ -34,6 +34,7 @@ from signet.bench.metrics import MEMAWARE_ALL, memaware_groups
 from signet.errors import InvalidInput
 from signet.injection import judge, tokens
 from signet.injection.prompt_submit import candidates
+from signet.types import RecallHit
 
 __all__ = ["EASY", "InjectionBench", "load_negatives"]
 
@@ -117,6 +118,8 @@ class InjectionBench:
                  *[round(x, 5) for x in j.features]]
                 for j in judged
             ],
+            # Raw facts beside the judge's features, for fitting offline (EXTRA's order).
+            "extra": [_extra(j.hit) for j in judged],
         })
 
     def result(self) -> dict[str, Any]:
@@ -145,7 +148,17 @@ class InjectionBench:
 
     def dump_rows(self, path: Path) -> None:
         path.write_text(json.dumps({"benchmark": self.benchmark, "features": judge.FEATURES,
-                                    "prompts": self._rows}), "utf-8")
+                                    "extra": EXTRA, "prompts": self._rows}), "utf-8")
+
+
+EXTRA = ("confidence", "lexical_rank", "semantic_rank", "chars", "score")
+
+
+def _extra(hit: RecallHit) -> list[float]:
+    e = hit.evidence
+    return [round(hit.confidence, 5), -1 if e.lexical_rank is None else e.lexical_rank,
+            -1 if e.semantic_rank is None else e.semantic_rank, len(hit.memory.content),
+            round(hit.score, 6)]
 
 
 def _figures(asked: Sequence[_Asked]) -> dict[str, Any]:

@@ -1,18 +1,22 @@
 """Fitting the prompt hook's per-memory judge (injection/judge.py), judged held out.
 
 Input: the rows `signet bench locomo|memaware --inject --rows FILE` keep (every prompt's
-candidates as the hook sees them: a label and the judge's features). The hook injects, in
-recall's order, each candidate whose probability reaches the floor, at most `k` of them; this
-module replays exactly that on the rows, so a model and floor are measured without asking
-recall again.
+candidates as the hook sees them: a label and the judge's features). The hook injects nothing
+unless the best candidate's probability reaches the floor, then, in recall's order, the
+candidates reaching the memory floor, at most `k` (judge.select); this module replays exactly
+that on the rows, so a model and its operating point are measured without asking recall again.
 
 The floor rule: the lowest floor of FLOORS at which, on the data the model was fitted on,
 every hard-negative set injects for at most MAX_HARD of its prompts and every easy one for at
-most MAX_EASY. Splits, each fitting model and floor on one part and measuring the other:
-LoCoMo -> MemAware, MemAware -> LoCoMo, and each LoCoMo conversation left out (fitted on
-MemAware and the four others). The shipped coefficients are the fit on everything, floor by
-the same rule; the held-out splits say whether that transfers. Feature subsets are compared the
-same way (what each fact adds).
+most MAX_EASY (only the best candidate decides whether a prompt injects). The operating point
+(memory floor, k) of POINTS: the one with the highest harmonic mean of context hit and
+precision on the fitted data (each benchmark's, averaged; ties to the smaller k), the balance
+of the two targets that neither can buy with the other. Splits, each fitting model, floor and
+point on one part and measuring the other: LoCoMo -> MemAware, MemAware -> LoCoMo, and each
+LoCoMo conversation left out (fitted on MemAware and the four others). The shipped values are
+the fit on everything by the same rules; the held-out splits say whether that transfers.
+Feature subsets are compared the same way (what each fact adds); `curve` gives the shipped
+features' held-out figures at every point (the trade-off between context hit and precision).
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ import numpy as np
 from signet.errors import InvalidInput
 from signet.injection.judge import FEATURES
 
-__all__ = ["FLOORS", "Prompt", "evaluate", "fit", "load", "run"]
+__all__ = ["FLOORS", "POINTS", "Prompt", "curve", "evaluate", "fit", "load", "run"]
 
-FLOORS = tuple(round(f, 3) for f in np.arange(0.05, 0.951, 0.025))
+FLOORS = tuple(round(f, 3) for f in np.arange(0.02, 0.951, 0.005))
+MEMORY_FLOORS = (0.01, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
+POINTS = tuple((m, k) for m in MEMORY_FLOORS for k in (1, 2, 3, 4, 6))
 MAX_HARD = 0.10
 MAX_EASY = 0.02
 POSITIVE = "positive"
@@ -93,22 +99,26 @@ def fit(prompts: Sequence[Prompt], names: Sequence[str] = FEATURES, l2: float = 
     return full
 
 
-def _chosen(p: Prompt, w: np.ndarray, floor: float, k: int) -> np.ndarray:
-    """Labels of the candidates the hook injects: probability >= floor, recall's order, <= k."""
+def _chosen(p: Prompt, w: np.ndarray, floor: float, memory: float, k: int) -> np.ndarray:
+    """Labels of the candidates the hook injects (judge.select): none unless the best
+    probability reaches `floor`, then those reaching `memory` in recall's order, <= k."""
     if not len(p.labels):
         return p.labels
     prob = 1.0 / (1.0 + np.exp(-(w[0] + p.x @ w[1:])))
-    return p.labels[prob >= floor][:k]
+    best = float(prob.max())
+    if best < floor:
+        return p.labels[:0]
+    return p.labels[prob >= min(memory, best)][:k]
 
 
-def evaluate(prompts: Sequence[Prompt], w: np.ndarray, floor: float, k: int = 6
-             ) -> dict[str, Any]:
+def evaluate(prompts: Sequence[Prompt], w: np.ndarray, floor: float, k: int = 1,
+             memory: float = 0.0) -> dict[str, Any]:
     """Per benchmark: each group's context hit, injection rate, lines per injected prompt;
     precision over the positives; each negative set's false injection rate."""
     out: dict[str, Any] = {}
     for p in prompts:
         bench = out.setdefault(p.benchmark, {"groups": {}, "negatives": {}, "_lines": [0, 0]})
-        got = _chosen(p, w, floor, k)
+        got = _chosen(p, w, floor, memory, k)
         if p.kind == POSITIVE:
             g = bench["groups"].setdefault(p.group or "all", [0, 0, 0, 0])
             g[0] += 1
@@ -134,15 +144,35 @@ def evaluate(prompts: Sequence[Prompt], w: np.ndarray, floor: float, k: int = 6
     return out
 
 
-def choose_floor(prompts: Sequence[Prompt], w: np.ndarray, k: int = 6) -> float:
+def choose_floor(prompts: Sequence[Prompt], w: np.ndarray) -> float:
     for floor in FLOORS:
-        figures = evaluate(prompts, w, floor, k)
+        figures = evaluate(prompts, w, floor, 1)
         if all(
             v["false_injection_rate"] <= (MAX_EASY if name == "easy" else MAX_HARD)
             for bench in figures.values() for name, v in bench["negatives"].items()
         ):
-            return floor
+            return float(floor)
     return FLOORS[-1]
+
+
+def balance(figures: dict[str, Any]) -> float:
+    """The harmonic mean of context hit (over the positives) and precision, each benchmark's,
+    averaged."""
+    values = []
+    for f in figures.values():
+        n = sum(g["n"] for g in f["groups"].values())
+        hit = sum(g["context_hit"] * g["n"] for g in f["groups"].values()) / max(n, 1)
+        precision = f["precision"] or 0.0
+        values.append(2 * hit * precision / (hit + precision) if hit + precision else 0.0)
+    return float(np.mean(values)) if values else 0.0
+
+
+def choose_point(prompts: Sequence[Prompt], w: np.ndarray, floor: float,
+                 points: Sequence[tuple[float, int]] = POINTS) -> tuple[float, int]:
+    """(memory floor, k) of `points` with the best balance on `prompts` (ties: smaller k)."""
+    scored = [(round(balance(evaluate(prompts, w, floor, k, m)), 4), -k, m, k) for m, k in points]
+    _, _, memory, k = max(scored)
+    return memory, k
 
 
 def _merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -180,54 +210,107 @@ def _merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def splits(prompts: Sequence[Prompt], names: Sequence[str], k: int = 6) -> dict[str, Any]:
-    """Held-out figures per split, and the fit on everything."""
+def _folds(prompts: Sequence[Prompt]) -> list[tuple[str, list[Prompt], list[Prompt]]]:
+    """(name, fitted part, measured part): each benchmark on the other, each LoCoMo
+    conversation left out."""
     by = {b: [p for p in prompts if p.benchmark == b] for b in sorted({p.benchmark for p in prompts})}
-    out: dict[str, Any] = {}
+    out = []
     for train, test in (("locomo", "memaware"), ("memaware", "locomo")):
         if train in by and test in by:
-            w = fit(by[train], names)
-            floor = choose_floor(by[train], w, k)
-            out[f"{train} -> {test}"] = {"floor": floor, **evaluate(by[test], w, floor, k)}
-    locomo = by.get("locomo", [])
-    stores = sorted({p.store for p in locomo})
+            out.append((f"{train} -> {test}", by[train], by[test]))
+    stores = sorted({p.store for p in by.get("locomo", [])})
     if len(stores) > 1:
-        folds, floors = [], []
         for store in stores:
-            train_p = [p for p in prompts if p.benchmark != "locomo" or p.store != store]
-            w = fit(train_p, names)
-            floor = choose_floor(train_p, w, k)
-            floors.append(float(floor))
-            folds.append(evaluate([p for p in locomo if p.store == store], w, floor, k))
-        out["locomo: one conversation left out"] = {"floor": floors, **_merge(folds)}
-    w = fit(prompts, names)
-    floor = choose_floor(prompts, w, k)
-    out["all (fitted on everything)"] = {"floor": floor, "coefficients": [round(float(v), 4) for v in w],
-                                         **evaluate(prompts, w, floor, k)}
+            out.append((LEFT_OUT,
+                        [p for p in prompts if p.benchmark != "locomo" or p.store != store],
+                        [p for p in by["locomo"] if p.store == store]))
     return out
 
 
-def run(paths: Sequence[Path], k: int = 6) -> dict[str, Any]:
+LEFT_OUT = "locomo: one conversation left out"
+
+
+def splits(prompts: Sequence[Prompt], names: Sequence[str],
+           points: Sequence[tuple[float, int]] = POINTS) -> dict[str, Any]:
+    """Held-out figures per split (model, floor and point fitted on the other part), and the
+    fit on everything."""
+    out: dict[str, Any] = {}
+    left_out: list[dict[str, Any]] = []
+    chosen: list[list[float]] = []
+    for name, train, test in _folds(prompts):
+        w = fit(train, names)
+        floor = choose_floor(train, w)
+        memory, k = choose_point(train, w, floor, points)
+        figures = evaluate(test, w, floor, k, memory)
+        if name == LEFT_OUT:
+            left_out.append(figures)
+            chosen.append([float(floor), memory, k])
+        else:
+            out[name] = {"floor": floor, "memory_floor": memory, "k": k, **figures}
+    if left_out:
+        out[LEFT_OUT] = {"floor": chosen, **_merge(left_out)}
+    w = fit(prompts, names)
+    floor = choose_floor(prompts, w)
+    memory, k = choose_point(prompts, w, floor, points)
+    out["all (fitted on everything)"] = {
+        "floor": floor, "memory_floor": memory, "k": k,
+        "coefficients": [round(float(v), 4) for v in w], **evaluate(prompts, w, floor, k, memory),
+    }
+    return out
+
+
+def curve(prompts: Sequence[Prompt], names: Sequence[str],
+          points: Sequence[tuple[float, int]] = POINTS) -> dict[str, Any]:
+    """Every point's figures held out: each fold's model and floor fitted on its other part,
+    the point imposed; the folds' figures added up per benchmark."""
+    fitted = []
+    for _, train, test in _folds(prompts):
+        w = fit(train, names)
+        fitted.append((w, choose_floor(train, w), test))
+    return {f"{m} / {k}": _merge([evaluate(test, w, floor, k, m) for w, floor, test in fitted])
+            for m, k in points}
+
+
+SHIPPED = "cosine+margin"
+
+
+def run(paths: Sequence[Path], points: Sequence[tuple[float, int]] = POINTS) -> dict[str, Any]:
     prompts = load(paths)
-    return {label: splits(prompts, names, k) for label, names in SUBSETS.items()}
+    out: dict[str, Any] = {label: splits(prompts, names, points) for label, names in SUBSETS.items()}
+    out["curve"] = curve(prompts, SUBSETS[SHIPPED], points)
+    return out
+
+
+def _cells(f: dict[str, Any]) -> tuple[str, str, str]:
+    groups = ", ".join(f"{n} {100 * g['context_hit']:.1f} / {g['lines_per_injected']:.1f}"
+                       for n, g in f["groups"].items())
+    neg = ", ".join(f"{n} {100 * v['false_injection_rate']:.1f}" for n, v in f["negatives"].items())
+    precision = "" if f["precision"] is None else f"{100 * f['precision']:.1f}"
+    return groups, precision, neg
 
 
 def format_fit(data: dict[str, Any]) -> str:
-    lines = ["| features | split | floor | groups: context hit % / lines | precision % | "
-             "false injection % |", "| --- | --- | --- | --- | ---: | --- |"]
+    lines = ["| features | split | floor / memory floor / k | groups: context hit % / lines | "
+             "precision % | false injection % |", "| --- | --- | --- | --- | ---: | --- |"]
     for label, table in data.items():
+        if label == "curve":
+            continue
         for split, figures in table.items():
-            floor = figures["floor"]
+            point = (figures["floor"] if split == LEFT_OUT
+                     else f"{figures['floor']} / {figures['memory_floor']} / {figures['k']}")
             for bench, f in figures.items():
                 if not isinstance(f, dict) or "groups" not in f:
                     continue
-                groups = ", ".join(f"{n} {100 * g['context_hit']:.1f} / {g['lines_per_injected']:.1f}"
-                                   for n, g in f["groups"].items())
-                neg = ", ".join(f"{n} {100 * v['false_injection_rate']:.1f}"
-                                for n, v in f["negatives"].items())
-                precision = "" if f["precision"] is None else f"{100 * f['precision']:.1f}"
-                lines.append(f"| {label} | {split} ({bench}) | {floor} | {groups} | {precision} | {neg} |")
+                groups, precision, neg = _cells(f)
+                lines.append(f"| {label} | {split} ({bench}) | {point} | {groups} | {precision} | {neg} |")
         coefficients = table.get("all (fitted on everything)", {}).get("coefficients")
         if coefficients:
             lines.append(f"coefficients ({label}; bias, {', '.join(FEATURES)}): {coefficients}")
+    lines += ["", f"held out, {SHIPPED}, every point (memory floor / k):",
+              "| point | benchmark | groups: context hit % / lines | precision % | false injection % |",
+              "| --- | --- | --- | ---: | --- |"]
+    for point, figures in data.get("curve", {}).items():
+        for bench, f in figures.items():
+            groups, precision, neg = _cells(f)
+            lines.append(f"| {point} | {bench} | {groups} | {precision} | {neg} |")
     return "\n".join(lines)

@@ -332,17 +332,15 @@ def confidence(
 @bench.command("inject-fit")
 @click.argument("rows", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--max-memories", "k", type=int, default=6, show_default=True,
-              help="Most memories one prompt may inject (hooks.prompt_max_memories).")
 @_json
 @click.pass_context
-def inject_fit(ctx: click.Context, rows: tuple[Path, ...], k: int, as_json: bool) -> None:
+def inject_fit(ctx: click.Context, rows: tuple[Path, ...], as_json: bool) -> None:
     """Fit the prompt hook's per-memory judge on rows of `bench locomo|memaware --inject
-    --rows`, with its floor, held out: each benchmark on the other, each LoCoMo conversation
-    left out."""
+    --rows`, with its floors and k, held out: each benchmark on the other, each LoCoMo
+    conversation left out; and the trade-off between context hit and precision."""
     from signet.bench import injection_fit
 
-    data = injection_fit.run(list(rows), k)
+    data = injection_fit.run(list(rows))
     _emit(ctx, as_json, data, injection_fit.format_fit(data))
 
 

@@ -6,16 +6,16 @@ Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
    (entity_context.py).
 2. Implicit recall of the prompt through the one Recaller (the configured default mode, no
    access touch: an injection is not the agent asking); each recalled memory is judged on its
-   own (injection/judge.py: the probability that it is about this prompt, from its cosine, how
-   far it stands out of the other candidates, the prompt's words it holds and whether the
-   lexical and dense channels agree) and goes in only when that probability reaches
-   hooks.min_relevance, in recall's order, at most hooks.prompt_max_memories. A prompt about
-   nothing stored gets nothing; a prompt about one memory gets that one, never filler to fill
-   the slots. Without vectors (keyword mode, the embedder down) the probability is recall's
-   coverage-only confidence, against hooks.min_keyword_confidence. Memories this session
-   already has are skipped (the ledger), so a repeated prompt injects nothing new. A memory
-   a later one replaced (superseded_by) never goes in: it is not current, and recall keeps
-   it only for the asking.
+   own (injection/judge.py: the probability that it is about this prompt, from its cosine and
+   how far it stands out of the other candidates). Nothing goes in unless the best candidate
+   reaches hooks.min_relevance (the prompt is about something stored); then, in recall's order,
+   the candidates reaching hooks.min_memory_relevance, at most hooks.prompt_max_memories. A
+   prompt about nothing stored gets nothing, never filler to fill the slots. Without vectors
+   (keyword mode, the embedder down) the probability is recall's coverage-only confidence,
+   against hooks.min_keyword_confidence for both floors. The choice is made before the
+   ledger: memories this session already has are then skipped, so a repeated prompt injects
+   nothing new rather than the next-best leftovers. A memory a later one replaced
+   (superseded_by) never goes in: it is not current, and recall keeps it only for the asking.
 3. Capture: "remember that ..." requests become memories (capture.py).
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from signet.injection.budget import ContextBlock
 from signet.injection.capture import capture_requests
 from signet.injection.entity_context import add_entity_context, named_entities
-from signet.injection.judge import has_vectors, judge
+from signet.injection.judge import CANDIDATES, has_vectors, judge, select
 from signet.injection.ledger import fresh_only, remember_injected
 from signet.injection.memory_lines import add_memories
 from signet.injection.request import HookRequest
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from signet.app import SignetApp
 
 __all__ = ["candidates", "judged_hits", "prompt_submit"]
-
-RECALL_DEPTH = 3  # recall asks this many times the memories it may inject
 
 
 def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) -> Injection:
@@ -66,13 +64,16 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
 
 
 def judged_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
-    """Recall's current hits for `prompt` that are each judged relevant to it, in recall's
-    order (judged among all the candidates: a replaced memory still counts for the margins)."""
+    """Recall's current hits for `prompt` that go in (judge.select), in recall's order (judged
+    among all the candidates: a replaced memory still counts for the margins)."""
     cfg = app.config.hooks
     hits = candidates(app, prompt)
-    floor = cfg.min_relevance if has_vectors(hits) else cfg.min_keyword_confidence
-    return [j.hit for j in judge(hits)
-            if j.probability >= floor and j.hit.memory.superseded_by is None]
+    if has_vectors(hits):
+        floor, memory_floor = cfg.min_relevance, cfg.min_memory_relevance
+    else:
+        floor = memory_floor = cfg.min_keyword_confidence
+    current = [j for j in judge(hits) if j.hit.memory.superseded_by is None]
+    return [j.hit for j in select(current, floor, memory_floor, cfg.prompt_max_memories)]
 
 
 def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
@@ -82,7 +83,7 @@ def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
         return []
     query = RecallQuery(
         prompt[: app.config.search.max_query_chars],
-        limit=min(cfg.prompt_max_memories * RECALL_DEPTH, app.config.search.max_limit),
+        limit=min(CANDIDATES, app.config.search.max_limit),
         mode=app.config.search.default_mode, touch=False,
     )
     return list(app.recall(query, route="hook").hits)
