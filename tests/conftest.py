@@ -65,7 +65,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The few-minute suite (`pytest -m quick`, CONTRIBUTING.md): in-process tests of the layers,
 # the store contracts on both backends, recall, the graph and the workers; no daemon process.
 QUICK = ("test_layers.py", "test_config.py", "test_memory_fields.py", "test_version.py",
-         "core", "store", "recall", "graph", "workers")
+         "services", "store", "recall", "graph", "workers")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,7 +114,7 @@ def suite_store(request: pytest.FixtureRequest) -> StoreConfig:
 @pytest.fixture
 def config(tmp_path: Path) -> Config:
     # These tests read vectors right after writing: embedded on the write path (the deferred
-    # path has its own tests, tests/core/test_deferred_embedding.py).
+    # path has its own tests, tests/services/test_deferred_embedding.py).
     return inline(Config.default(tmp_path / "ws"))
 
 

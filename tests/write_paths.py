@@ -3,7 +3,7 @@
 The default write path is deferred (`embedding.write_path`): remember returns before the
 vector exists and the embed worker adds it. Tests about recall, maintenance or retention that
 need the vector at once say so with `inline(config)`; the deferred path itself is tested in
-tests/core/test_deferred_embedding.py and tests/daemon/test_deferred_daemon.py.
+tests/services/test_deferred_embedding.py and tests/daemon/test_deferred_daemon.py.
 """
 
 from __future__ import annotations

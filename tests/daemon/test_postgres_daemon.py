@@ -131,7 +131,7 @@ def test_init_and_login_links_on_postgres_use_the_databases_tokens(
     import sys
 
     from signet.daemon.tokens import TokenAuthority
-    from signet.store.postgres.core import PgCore
+    from signet.store.postgres.core import PostgresCore
 
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -143,7 +143,7 @@ def test_init_and_login_links_on_postgres_use_the_databases_tokens(
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
     code = done.stdout.split("code=")[1].split('"')[0].strip()
-    core = PgCore.open(pg_url)
+    core = PostgresCore.open(pg_url)
     try:
         authority = TokenAuthority.for_core(core)
         installed = (workspace / ".daemon" / "token").read_text().strip()

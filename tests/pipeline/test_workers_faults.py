@@ -238,7 +238,7 @@ def test_a_worker_whose_lease_was_taken_back_writes_nothing(
 ) -> None:
     """While our worker waits for the model, the reaper hands its job to another worker: our
     results must roll back (the other worker's run is the one that counts). On PostgreSQL the
-    facts are inserted by the memory service inside the worker's transaction (PgCore.transaction):
+    facts are inserted by the memory service inside the worker's transaction (PostgresCore.transaction):
     they roll back with it."""
     config = pipeline_config(tmp_path / "ws", hints=False, store_url=store_url)
     script = Script(facts={"Berlin": FACTS})

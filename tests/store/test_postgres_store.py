@@ -16,7 +16,7 @@ import pytest
 
 from signet.errors import MigrationTampered, SchemaTooNew
 from signet.store.postgres import migrate
-from signet.store.postgres.core import PgCore
+from signet.store.postgres.core import PostgresCore
 from signet.types import MemoryFilters
 
 T0 = "2026-11-29T12:00:00.000Z"
@@ -38,12 +38,12 @@ def test_migrations_apply_once_and_refuse_an_edited_file(pg_url: str) -> None:
 
 
 def test_daemons_starting_at_once_migrate_once(pg_url: str) -> None:
-    opened: list[PgCore] = []
+    opened: list[PostgresCore] = []
     errors: list[BaseException] = []
 
     def start() -> None:
         try:
-            opened.append(PgCore.open(pg_url, max_size=2))
+            opened.append(PostgresCore.open(pg_url, max_size=2))
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -62,8 +62,8 @@ def test_daemons_starting_at_once_migrate_once(pg_url: str) -> None:
 
 _WORKER = """
 import json, sys
-from signet.store.postgres.core import PgCore
-core = PgCore.open(sys.argv[1], max_size=1)
+from signet.store.postgres.core import PostgresCore
+core = PostgresCore.open(sys.argv[1], max_size=1)
 done = []
 while (job := core.lease("2026-11-29T12:00:01.000Z")) is not None:
     core.complete(job.id, "2026-11-29T12:00:01.000Z")
@@ -74,7 +74,7 @@ print(json.dumps(done))
 
 
 def test_each_job_is_leased_once_across_processes(pg_url: str, tmp_path: Path) -> None:
-    core = PgCore.open(pg_url)
+    core = PostgresCore.open(pg_url)
     try:
         ids = {core.enqueue("summary", now=T0) for _ in range(60)}
     finally:
@@ -94,7 +94,7 @@ def test_vector_search_has_an_hnsw_index_and_rescores_exactly(pg_url: str) -> No
     from signet.normalize import normalize_content
     from signet.types import Actor, NewMemory
 
-    core = PgCore.open(pg_url)
+    core = PostgresCore.open(pg_url)
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(300, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -123,7 +123,7 @@ def test_the_community_filter_keeps_memories_naming_its_entities(pg_url: str) ->
     from signet.normalize import normalize_content
     from signet.types import Actor, NewMemory
 
-    core = PgCore.open(pg_url)
+    core = PostgresCore.open(pg_url)
     try:
         with core.graph().writing() as graph:
             alpha = graph.upsert_entity("Alpha", agent_id="default", now=T0)
@@ -153,8 +153,8 @@ def test_an_unreachable_or_wrong_server_is_a_clear_error_without_the_password(
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens here once the socket closes
     with pytest.raises(StoreError, match=f"127.0.0.1:{port}.*refused") as caught:
-        PgCore.open(f"postgresql://signet:s3cret@127.0.0.1:{port}/team")
+        PostgresCore.open(f"postgresql://signet:s3cret@127.0.0.1:{port}/team")
     assert "s3cret" not in str(caught.value) and "signet:***@" in str(caught.value)
     missing = pg_server.get_uri("no_such_database")  # type: ignore[attr-defined]
     with pytest.raises(StoreError, match='database "no_such_database" does not exist'):
-        PgCore.open(missing)
+        PostgresCore.open(missing)

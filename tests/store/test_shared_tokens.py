@@ -15,14 +15,14 @@ import pytest
 
 from signet.daemon.tokens import TokenAuthority
 from signet.errors import Unauthorized
-from signet.store.postgres.core import PgCore
+from signet.store.postgres.core import PostgresCore
 
 _OTHER_DAEMON = """
 import json, sys
 from signet.daemon.tokens import TokenAuthority
 from signet.errors import Unauthorized
-from signet.store.postgres.core import PgCore
-core = PgCore.open(sys.argv[1], max_size=1)
+from signet.store.postgres.core import PostgresCore
+core = PostgresCore.open(sys.argv[1], max_size=1)
 authority = TokenAuthority.for_core(core)
 out = {}
 if sys.argv[2] == "issue":
@@ -56,7 +56,7 @@ def test_tokens_issued_by_one_daemon_are_accepted_by_another(
 ) -> None:
     run = other_daemon
     issued = run("issue")  # type: ignore[operator]
-    core = PgCore.open(pg_url)
+    core = PostgresCore.open(pg_url)
     try:
         here = TokenAuthority.for_core(core)
         principal = here.verify(issued["token"])
@@ -73,7 +73,7 @@ def test_tokens_issued_by_one_daemon_are_accepted_by_another(
 
 
 def test_a_token_signed_with_another_key_is_refused(pg_url: str, tmp_path: Path) -> None:
-    core = PgCore.open(pg_url)
+    core = PostgresCore.open(pg_url)
     try:
         foreign = TokenAuthority(core, b"x" * 32).issue(role="agent").token
         with pytest.raises(Unauthorized, match="invalid token"):

@@ -362,7 +362,7 @@ def _shared_run(
     """`daemons` daemon processes, each with its own workspace and port, on one PostgreSQL
     database; the clients spread over them. After a graceful stop of all: acknowledged writes
     checked in the database, and the embed jobs: each leased once, none left waiting."""
-    from signet.store.postgres.core import PgCore
+    from signet.store.postgres.core import PostgresCore
 
     started: list[Daemon] = []
     try:
@@ -385,7 +385,7 @@ def _shared_run(
         for daemon in started:
             daemon.stop()
     acked = {k: v for log in logs for k, v in log.acked.items()}
-    core = PgCore.open(url)
+    core = PostgresCore.open(url)
     try:
         stored = core.get_memories(list(acked))
         jobs_seen = core.job_summary("embed")

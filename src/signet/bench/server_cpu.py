@@ -48,7 +48,7 @@ def _serves(pid: int, database: str) -> bool:
 
 
 def postgres_cpu(app: Any) -> Callable[[], float] | None:
-    """A clock of the PostgreSQL server's CPU seconds behind `app` (an app on PgCore), or
+    """A clock of the PostgreSQL server's CPU seconds behind `app` (an app on PostgresCore), or
     None when the server's processes cannot be read here."""
     pool = getattr(getattr(getattr(app, "backend", None), "core", None), "pool", None)
     if pool is None:

@@ -9,7 +9,7 @@ and `on_feedback` (desire paths, graph/desire.py), which the app calls inside th
 write transaction.
 
 It runs over the graph store protocol (store/graph_store.py): `SqliteGraph` on the workspace's
-SQLite store, store/postgres/graph.py `PgGraph` on a shared PostgreSQL store.
+SQLite store, store/postgres/graph.py `PostgresGraph` on a shared PostgreSQL store.
 """
 
 from __future__ import annotations

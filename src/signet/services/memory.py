@@ -81,7 +81,7 @@ log = logging.getLogger(__name__)
 class MemoryService:
     config: Config
     # Every read and write of this service goes through the store seam (store/backend.py):
-    # `SqliteCore` or `PgCore`.
+    # `SqliteCore` or `PostgresCore`.
     core: CoreStore
     embedder: Embedder | None
     vectors: VectorSearch | None

@@ -2,7 +2,7 @@
 queue, leases, the lexical index, re-embed, the health checks and repairs, retention).
 
 It holds the operator's store seam (store/operations.py `OpsStore`: `SqliteOps` on the SQLite
-workspace, `PgOps` on a shared PostgreSQL store) with the config, the embedder, the clock and the LLM,
+workspace, `PostgresOps` on a shared PostgreSQL store) with the config, the embedder, the clock and the LLM,
 so the same maintenance functions run on both backends. The app holds one
 (`app.operations`); its `fts_check`, `run_maintenance`, `run_retention`, ... are those
 functions applied to it.

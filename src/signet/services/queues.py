@@ -32,7 +32,7 @@ __all__ = ["JobQueue", "ReviewQueue"]
 @dataclass(frozen=True, slots=True)
 class JobQueue:
     """The job queue as an operator sees it, on either store backend (store/operations.py
-    `JobAdmin`: `SqliteOps` or `PgOps`)."""
+    `JobAdmin`: `SqliteOps` or `PostgresOps`)."""
 
     store: JobAdmin
     clock: Clock

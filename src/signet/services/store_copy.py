@@ -13,7 +13,7 @@ from signet.config import Config
 from signet.errors import NotFound
 from signet.store.db import Store
 from signet.store.postgres.copy import CopyReport, Progress, copy_to_postgres, copy_to_sqlite
-from signet.store.postgres.core import PgCore
+from signet.store.postgres.core import PostgresCore
 from signet.store.signing_key import workspace_key_path
 
 
@@ -23,7 +23,7 @@ def migrate_to_postgres(
     if not config.db_path.is_file():
         raise NotFound(f"no SQLite database to copy at {config.db_path}")
     Store.open(config.db_path).close()  # the source at the current schema
-    core = PgCore.open(url, max_size=1)
+    core = PostgresCore.open(url, max_size=1)
     try:
         with core.pool.connection() as conn:
             return copy_to_postgres(
@@ -39,7 +39,7 @@ def migrate_to_sqlite(
 ) -> CopyReport:
     """The PostgreSQL store's core tables into the workspace's SQLite store (created if
     missing), verified; the store's signing key becomes the workspace's key file."""
-    core = PgCore.open(url, max_size=1)
+    core = PostgresCore.open(url, max_size=1)
     try:
         store = Store.open(config.db_path)
         try:

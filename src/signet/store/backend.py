@@ -7,7 +7,7 @@ documents, pipeline, operations, ...) over the same database. Each `CoreStore` o
 one transaction; results are the same values on both sides, and the contract tests
 (tests/store/test_*_contract.py) run one suite on both.
 
-`SqliteCore` is the SQLite side (one writer, WAL); `PgCore` (store/postgres/core.py) the
+`SqliteCore` is the SQLite side (one writer, WAL); `PostgresCore` (store/postgres/core.py) the
 PostgreSQL one, on psycopg 3 and a connection pool.
 """
 

@@ -10,7 +10,7 @@ writes; the contract tests (tests/store/test_document_contract.py) run one suite
 - `SqliteDocuments`: today's SQL functions (store/documents.py) on a `Store`; a new chunk is
   written by the memory service's own write path (`write_chunk`, a savepoint inside the
   chunk set's transaction), so chunks get what every memory gets there.
-- `PgDocuments` (store/postgres/documents.py): the same contract on PgCore's pool.
+- `PostgresDocuments` (store/postgres/documents.py): the same contract on PostgresCore's pool.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ graph persistence and the write path's inline entity linker) calls the statement
 
 `SqliteGraph` is the SQLite side: each statement is today's function in store/graph.py,
 store/graph_read.py, store/graph_views.py or store/knowledge.py, unchanged, bound to the
-connection. The PostgreSQL side is store/postgres/graph.py `PgGraph`, on PgCore's pool. The
+connection. The PostgreSQL side is store/postgres/graph.py `PostgresGraph`, on PostgresCore's pool. The
 contract suite (tests/store/test_graph_contract.py) runs the same tests on both.
 """
 

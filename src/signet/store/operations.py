@@ -10,7 +10,7 @@ SQLite and a PostgreSQL side.
   transaction, plus `exclusive`: one sweep at a time across every daemon on the store.
 
 `SqliteOps` is today's store/ SQL on a `Store`, call for call and transaction for transaction;
-`PgOps` (store/postgres/operations.py) is the same contract on PostgreSQL, sharing PgCore's
+`PostgresOps` (store/postgres/operations.py) is the same contract on PostgreSQL, sharing PostgresCore's
 pool. A check a backend does not have (the sources check; the hook ledger of retention,
 while it is SQLite-only) answers None, and the caller
 leaves it out of its report or names it as not on the backend: never a count made up. tests/store/test_operations_contract.py

@@ -12,8 +12,8 @@ boundaries are therefore the same on both backends: a lost lease or any failure 
 - `SqlitePipeline` (here): today's store/ functions on the Store's single writer; `write()` is
   `Store.write_tx()`, so the memory service's `write_prepared` called inside it nests as a
   savepoint of the same transaction, as before.
-- `PgPipeline` (store/postgres/pipeline.py): the same statements in psycopg on PgCore's pool;
-  `write()` binds its connection to the thread (PgCore.transaction), so the memory service's
+- `PostgresPipeline` (store/postgres/pipeline.py): the same statements in psycopg on PostgresCore's pool;
+  `write()` binds its connection to the thread (PostgresCore.transaction), so the memory service's
   insert called inside it joins the transaction too.
 
 `in_write_tx` lets tests prove that no LLM or embedding call runs while `write()` is open.

@@ -12,7 +12,7 @@ and skips a row that references a row of another table that was not inserted (fo
 enforced; a dependent of a skipped row would fail).
 
 The bundle service (portable/bundle.py) reads and writes through `PortableStore`: this module's
-`SqlitePortable` on a workspace's Store, store/postgres/portable.py's `PgPortable` on a shared
+`SqlitePortable` on a workspace's Store, store/postgres/portable.py's `PostgresPortable` on a shared
 database. Both speak the same rows: SQLite's values (booleans as 0/1, JSON as text, vectors
 as little-endian float32 BLOBs), so a bundle from either backend imports into the other.
 """

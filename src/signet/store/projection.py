@@ -5,7 +5,7 @@ A projection is stale once the number of projected vectors changes, so the cache
 read together with `count_embedded` and replaced whole by `cache_put`.
 
 The projection service (projection/service.py) reads and writes through `ProjectionStore`:
-`SqliteProjection` here (these functions on a workspace's Store), `PgProjection` in
+`SqliteProjection` here (these functions on a workspace's Store), `PostgresProjection` in
 store/postgres/projection.py (the same queries on a shared database, its umap_cache a table of
 that database, so every daemon answers from one cache).
 """

@@ -9,7 +9,7 @@ user's database and are read back only through the analytics-guarded routes, fil
 caller's agent and project in SQL.
 
 `LedgerStore` is what the ledger service (services/search_ledger.py) needs, one transaction per
-method: `SqliteLedger` here, `PgLedger` in store/postgres/search_telemetry.py (its table comes
+method: `SqliteLedger` here, `PostgresLedger` in store/postgres/search_telemetry.py (its table comes
 with migration 005, so `ensure` has nothing to do there).
 """
 

@@ -9,7 +9,7 @@ forgetting a session), that transaction is one method here, so each side keeps i
 
 - `SqliteSessions` calls today's SQL functions (store/sessions.py, store/artifacts.py,
   store/head.py) on a `Store`: the same statements and transaction boundaries as before.
-- `PgSessions` (store/postgres/sessions.py) is the same contract on PgCore's pool.
+- `PostgresSessions` (store/postgres/sessions.py) is the same contract on PostgresCore's pool.
 The contract tests (tests/store/test_sessions_contract.py) run one suite on both.
 
 Scope is a WHERE clause on both sides: `agent_id` / `project` None means no constraint.

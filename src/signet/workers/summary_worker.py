@@ -15,7 +15,7 @@ A tick reaps stale summary leases (at most once a minute), leases the oldest pen
    leaves a whole artifact file that no row counts; the retried job finds it by its job id and
    writes it again at the same path. The memory goes through the memory service's write path
    (`PreparedWrites`: embedded first, inserted as a savepoint of that transaction, on SQLite's
-   writer or in `PgCore.transaction` on PostgreSQL).
+   writer or in `PostgresCore.transaction` on PostgreSQL).
 3. its own transactions: the thread roll-up (lineage/threads.py): every `arc_size` unrolled
    summaries of the thread become an arc, every `epoch_size` arcs an epoch.
 

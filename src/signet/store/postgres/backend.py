@@ -1,4 +1,4 @@
-"""The PostgreSQL backend: every seam over one `PgCore` and its connection pool, shared by
+"""The PostgreSQL backend: every seam over one `PostgresCore` and its connection pool, shared by
 every daemon on the database."""
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from typing import Any
 from signet.errors import NotOnBackend
 from signet.store.db import Store
 from signet.store.operations import OpsStore
-from signet.store.postgres.core import PgCore, redact
-from signet.store.postgres.documents import PgDocuments
-from signet.store.postgres.graph import PgGraph
-from signet.store.postgres.injections import PgInjections
-from signet.store.postgres.operations import PgOps
-from signet.store.postgres.pipeline import PgPipeline
-from signet.store.postgres.portable import PgPortable
-from signet.store.postgres.projection import PgProjection
-from signet.store.postgres.recall_reads import PgRecallReads
-from signet.store.postgres.search_telemetry import PgLedger
-from signet.store.postgres.sessions import PgSessions
+from signet.store.postgres.core import PostgresCore, redact
+from signet.store.postgres.documents import PostgresDocuments
+from signet.store.postgres.graph import PostgresGraph
+from signet.store.postgres.injections import PostgresInjections
+from signet.store.postgres.operations import PostgresOps
+from signet.store.postgres.pipeline import PostgresPipeline
+from signet.store.postgres.portable import PostgresPortable
+from signet.store.postgres.projection import PostgresProjection
+from signet.store.postgres.recall_reads import PostgresRecallReads
+from signet.store.postgres.search_telemetry import PostgresLedger
+from signet.store.postgres.sessions import PostgresSessions
 from signet.store.recall_reads import NearestVectors
 from signet.types import RememberResult
 
@@ -30,43 +30,43 @@ class PostgresBackend:
     name = "postgres"
     local_vectors = False  # every vector search is a statement on the shared database
 
-    def __init__(self, core: PgCore, url: str) -> None:
+    def __init__(self, core: PostgresCore, url: str) -> None:
         self.core = core
         self.url = url
 
     @classmethod
     def open(cls, url: str) -> PostgresBackend:
-        return cls(PgCore.open(url), url)
+        return cls(PostgresCore.open(url), url)
 
-    def graph(self) -> PgGraph:
+    def graph(self) -> PostgresGraph:
         return self.core.graph()
 
-    def recall_reads(self, model: str | None, vectors: NearestVectors | None) -> PgRecallReads:
-        return PgRecallReads(self.core.pool, model)
+    def recall_reads(self, model: str | None, vectors: NearestVectors | None) -> PostgresRecallReads:
+        return PostgresRecallReads(self.core.pool, model)
 
-    def sessions(self) -> PgSessions:
-        return PgSessions(self.core)
+    def sessions(self) -> PostgresSessions:
+        return PostgresSessions(self.core)
 
-    def documents(self, write_chunk: Callable[[Any], RememberResult]) -> PgDocuments:
-        return PgDocuments(self.core, write_chunk)
+    def documents(self, write_chunk: Callable[[Any], RememberResult]) -> PostgresDocuments:
+        return PostgresDocuments(self.core, write_chunk)
 
-    def pipeline(self) -> PgPipeline:
-        return PgPipeline(self.core)
+    def pipeline(self) -> PostgresPipeline:
+        return PostgresPipeline(self.core)
 
-    def operations(self) -> PgOps:
-        return PgOps(self.core.pool)
+    def operations(self) -> PostgresOps:
+        return PostgresOps(self.core.pool)
 
-    def ledger(self) -> PgLedger:
-        return PgLedger(self.core)
+    def ledger(self) -> PostgresLedger:
+        return PostgresLedger(self.core)
 
-    def portable(self) -> PgPortable:
-        return PgPortable(self.core.pool)
+    def portable(self) -> PostgresPortable:
+        return PostgresPortable(self.core.pool)
 
-    def projection(self) -> PgProjection:
-        return PgProjection(self.core.pool)
+    def projection(self) -> PostgresProjection:
+        return PostgresProjection(self.core.pool)
 
-    def injections(self) -> PgInjections:
-        return PgInjections(self.core.pool)
+    def injections(self) -> PostgresInjections:
+        return PostgresInjections(self.core.pool)
 
     def sqlite_store(self) -> Store:
         raise NotOnBackend("the SQLite store", self.name)

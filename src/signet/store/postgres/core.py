@@ -1,4 +1,4 @@
-"""PgCore: the CoreStore contract (store/backend.py) on PostgreSQL, psycopg 3 and a pool.
+"""PostgresCore: the CoreStore contract (store/backend.py) on PostgreSQL, psycopg 3 and a pool.
 
 Every operation borrows a connection from the pool (autocommit; multi-statement operations
 open a transaction) and gives it back, so any number of daemons and threads share the database
@@ -36,9 +36,9 @@ from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
 from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.store.postgres.filters import filter_sql, scope_sql
-from signet.store.postgres.graph import PgGraph
-from signet.store.postgres.memory import PgMemoryOps
-from signet.store.postgres.recall_reads import PgRecallReads
+from signet.store.postgres.graph import PostgresGraph
+from signet.store.postgres.memory import PostgresMemoryOps
+from signet.store.postgres.recall_reads import PostgresRecallReads
 from signet.store.signing_key import SECRET_BYTES
 from signet.store.tokens import LOGIN_ROLE, TokenRow, _row
 from signet.types import (
@@ -90,7 +90,7 @@ class StorePool(ConnectionPool):
                 "a value holds a NUL character (U+0000), which no text may contain") from exc
 
 
-class PgCore(PgMemoryOps):
+class PostgresCore(PostgresMemoryOps):
     backend = "postgres"
 
     def __init__(self, pool: ConnectionPool) -> None:
@@ -101,7 +101,7 @@ class PgCore(PgMemoryOps):
         self._leases_lock = threading.Lock()
 
     @classmethod
-    def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PgCore:
+    def open(cls, url: str, *, min_size: int = 1, max_size: int = 8) -> PostgresCore:
         """Connect, migrate under the advisory lock, and return the store; StoreError naming
         the server (never the password) and the cause when it cannot."""
         where = redact(url)
@@ -435,11 +435,11 @@ class PgCore(PgMemoryOps):
         assert row is not None
         return bytes(row[0])
 
-    def graph(self) -> PgGraph:
-        return PgGraph(self._conn)
+    def graph(self) -> PostgresGraph:
+        return PostgresGraph(self._conn)
 
-    def recall_reads(self, model: str | None) -> PgRecallReads:
-        return PgRecallReads(self.pool, model)
+    def recall_reads(self, model: str | None) -> PostgresRecallReads:
+        return PostgresRecallReads(self.pool, model)
 
     def size_bytes(self) -> int:
         with self._conn() as conn:

@@ -1,6 +1,6 @@
-"""PgDocuments: the DocumentStore contract (store/document_store.py) on PostgreSQL.
+"""PostgresDocuments: the DocumentStore contract (store/document_store.py) on PostgreSQL.
 
-The same transactions as the SQLite side, on PgCore's pool (migration 005_documents.sql).
+The same transactions as the SQLite side, on PostgresCore's pool (migration 005_documents.sql).
 What SQLite's one writer gave for free is explicit here, because several daemons share the
 tables:
 - registration takes a transaction-scoped advisory lock on the source (agent, project, source
@@ -12,7 +12,7 @@ tables:
   each document is processed by one worker at a time, and a step of a lost lease rolls back;
 - a chunk is written by the memory service's own write path (`write_prepared`: dedup per scope,
   history, the vector or an `embed` job for any daemon's embed worker, the pipeline's jobs),
-  inside the chunk set's transaction (`PgCore.transaction`, which its insert joins).
+  inside the chunk set's transaction (`PostgresCore.transaction`, which its insert joins).
 
 Recall ranks a document's chunks as one source, as on SQLite: `memory_sources` (migration
 008, kept by a trigger in the writing transaction) holds each source's joined text, ranked by
@@ -41,10 +41,10 @@ from signet.store.documents import (
 )
 from signet.store.jobs import Job, LostLease
 from signet.store.postgres import jobs as pg_jobs
-from signet.store.postgres.core import PgCore
+from signet.store.postgres.core import PostgresCore
 from signet.types import Actor, MemoryScope, RememberResult, dumps
 
-__all__ = ["PgDocuments"]
+__all__ = ["PostgresDocuments"]
 
 _SCOPE = "(%(agent)s::text IS NULL OR agent_id = %(agent)s) AND " \
     "(%(project)s::text IS NULL OR project = %(project)s)"
@@ -57,12 +57,12 @@ def _scope(scope: MemoryScope | None) -> dict[str, Any]:
     return {"agent": scope.agent_id, "project": scope.project}
 
 
-class PgDocuments:
+class PostgresDocuments:
     backend = "postgres"
 
-    def __init__(self, core: PgCore, write_chunk: Callable[[Any], RememberResult]) -> None:
+    def __init__(self, core: PostgresCore, write_chunk: Callable[[Any], RememberResult]) -> None:
         """`write_chunk`: the memory service's `write_prepared`; called inside the chunk set's
-        `PgCore.transaction`, its insert joins that transaction (as a savepoint)."""
+        `PostgresCore.transaction`, its insert joins that transaction (as a savepoint)."""
         self.core = core
         self.write_chunk = write_chunk
 
@@ -324,7 +324,7 @@ class PgDocuments:
 
     def _forget(self, conn: psycopg.Connection, memory_ids: list[str], actor: Actor, now: str,
                 *, reason: str) -> int:
-        """Soft-delete chunk memories, each with its history row (PgCore.forget's writes)."""
+        """Soft-delete chunk memories, each with its history row (PostgresCore.forget's writes)."""
         count = 0
         for memory_id in memory_ids:
             memory = self.core._get(conn, memory_id, None, lock=True)

@@ -1,4 +1,4 @@
-"""PgGraph: the graph store protocol (store/graph_store.py) on PostgreSQL, on PgCore's pool.
+"""PostgresGraph: the graph store protocol (store/graph_store.py) on PostgreSQL, on PostgresCore's pool.
 
 The statements that differ from SQLite's only in dialect are store/graph.py's and
 store/knowledge.py's, rendered by store/dialect.py (`_shared`). The others mean what their
@@ -39,7 +39,7 @@ from signet.store.postgres import vectors as pg_vectors
 from signet.store.postgres.filters import filter_sql
 from signet.types import Actor, MemoryFilters, dumps
 
-__all__ = ["PgGraph", "PgGraphOps"]
+__all__ = ["PostgresGraph", "PostgresGraphOps"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -65,9 +65,9 @@ _ENTITY = (
 )
 
 
-class PgGraph:
-    """GraphStore on PgCore's connections (`connect`: PgCore's, a pooled connection, or the
-    one of the caller's `PgCore.transaction()`, which a graph write then joins as a savepoint):
+class PostgresGraph:
+    """GraphStore on PostgresCore's connections (`connect`: PostgresCore's, a pooled connection, or the
+    one of the caller's `PostgresCore.transaction()`, which a graph write then joins as a savepoint):
     a connection per read, one transaction per write."""
 
     backend = "postgres"
@@ -76,20 +76,20 @@ class PgGraph:
         self.connect = connect
 
     @contextmanager
-    def reading(self, conn: Any = None) -> Iterator[PgGraphOps]:
+    def reading(self, conn: Any = None) -> Iterator[PostgresGraphOps]:
         if isinstance(conn, psycopg.Connection):
-            yield PgGraphOps(conn)
+            yield PostgresGraphOps(conn)
             return
         with self.connect() as own:
-            yield PgGraphOps(own)
+            yield PostgresGraphOps(own)
 
     @contextmanager
-    def writing(self) -> Iterator[PgGraphOps]:
+    def writing(self) -> Iterator[PostgresGraphOps]:
         with self.connect() as conn, conn.transaction():
-            yield PgGraphOps(conn)
+            yield PostgresGraphOps(conn)
 
 
-class PgGraphOps:
+class PostgresGraphOps:
     """The graph's statements on one psycopg connection (autocommit, or in a transaction)."""
 
     def __init__(self, conn: psycopg.Connection) -> None:

@@ -19,12 +19,12 @@ from signet.store.memories import row_to_memory
 from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.types import Memory
 
-__all__ = ["PgInjections"]
+__all__ = ["PostgresInjections"]
 
 _LIVE = "NOT m.is_deleted AND m.agent_id = %s AND m.type NOT IN ('document_chunk')"
 
 
-class PgInjections:
+class PostgresInjections:
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
 

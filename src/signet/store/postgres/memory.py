@@ -1,5 +1,5 @@
 """The memory service's transactions on PostgreSQL: store/memory_ops.py's contract in this
-dialect, mixed into `PgCore` (store/postgres/core.py) and sharing its pool.
+dialect, mixed into `PostgresCore` (store/postgres/core.py) and sharing its pool.
 
 Each method is one transaction on a pooled connection, as on SQLite; where SQLite relies on its
 one writer, rows are locked instead (`SELECT ... FOR UPDATE` of the memory an edit, forget,
@@ -41,7 +41,7 @@ from signet.store.memory_ops import (
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical
 from signet.store.postgres.filters import scope_sql
-from signet.store.postgres.graph import PgGraphOps
+from signet.store.postgres.graph import PostgresGraphOps
 from signet.store.prefixes import MAX_LISTED, resolve_with
 from signet.store.skills import SOURCE_TYPE, SkillMemory, SkillMeta, source_id
 from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, RememberResult, dumps
@@ -54,15 +54,15 @@ _FEEDBACK = (
 )
 _SKILL = ("skill_name, agent_id, decay_rate, use_count, last_used_at, role_classification,"
           " filesystem_path, created_at, updated_at")
-__all__ = ["PgMemoryOps"]
+__all__ = ["PostgresMemoryOps"]
 
 _PREFIX_TABLES = frozenset({"memories", "memory_jobs"})
 
 
-class PgMemoryOps(InsertShorthand):
-    """The memory service's transactions (PgCore provides the pool and the row helpers)."""
+class PostgresMemoryOps(InsertShorthand):
+    """The memory service's transactions (PostgresCore provides the pool and the row helpers)."""
 
-    # Provided by PgCore (the pool, and the row helpers its own reads use too).
+    # Provided by PostgresCore (the pool, and the row helpers its own reads use too).
     if TYPE_CHECKING:
         def _conn(self) -> AbstractContextManager[psycopg.Connection]: ...
         def _get(self, conn: psycopg.Connection, memory_id: str, scope: MemoryScope | None,
@@ -84,7 +84,7 @@ class PgMemoryOps(InsertShorthand):
 
     @property
     def in_write_tx(self) -> bool:
-        """Whether this thread is inside `PgCore.transaction()` (a pipeline worker's write):
+        """Whether this thread is inside `PostgresCore.transaction()` (a pipeline worker's write):
         what this writes commits with it, or rolls back with it."""
         return self.in_transaction
 
@@ -140,14 +140,14 @@ class PgMemoryOps(InsertShorthand):
             else:
                 self._record(conn, memory_id, "created", actor, now, new_content=storage)
                 if link_entities:  # the inline entity linker (store/graph.py), same transaction
-                    PgGraphOps(conn).link_known_entities(memory_id, memory.agent_id, storage, now)
+                    PostgresGraphOps(conn).link_known_entities(memory_id, memory.agent_id, storage, now)
                 for job_type in jobs:
                     pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now,
                                     max_attempts=max_attempts)
             self._vector_or_job(conn, content_hash, vector, model, memory_id, now, max_attempts,
                                 fresh=not deduped)
             if within is not None:
-                within(PgGraphOps(conn), memory_id)
+                within(PostgresGraphOps(conn), memory_id)
             stored = self._get(conn, memory_id, None)
             assert stored is not None
             result = RememberResult(memory_id, deduped, stored, embedded=embedded)
@@ -252,7 +252,7 @@ class PgMemoryOps(InsertShorthand):
                 self._vector_or_job(conn, columns["content_hash"], vector, model, memory_id, now,
                                     max_attempts, fresh=True)
             if "content" in columns:  # new text names other things (store/memory_ops.py)
-                graph = PgGraphOps(conn)
+                graph = PostgresGraphOps(conn)
                 graph.unlink_memory(memory_id)
                 graph.link_known_entities(memory_id, current.agent_id, columns["content"], now)
                 conn.execute("UPDATE memories SET hints = '' WHERE id = %s", (memory_id,))
@@ -334,7 +334,7 @@ class PgMemoryOps(InsertShorthand):
                     " WHERE id = %s", (now, current.id),
                 )
             if in_tx is not None:
-                in_tx(PgGraphOps(conn), current.id, now)
+                in_tx(PostgresGraphOps(conn), current.id, now)
             if used and _record_skill_use(conn, current.id, now):
                 conn.execute("UPDATE memories SET importance = 1.0 WHERE id = %s", (current.id,))
             return recorded

@@ -1,4 +1,4 @@
-"""PgOps: the operator's store seam (store/operations.py) on PostgreSQL, on PgCore's pool.
+"""PostgresOps: the operator's store seam (store/operations.py) on PostgreSQL, on PostgresCore's pool.
 
 What differs from SQLite, and why:
 - the lexical indexes are GIN indexes over generated `tsvector` columns (content and tags,
@@ -31,10 +31,10 @@ from signet.store import health as health_sql
 from signet.store.health import KEEP_RUNS
 from signet.store.jobs import Job, _ts
 from signet.store.postgres import jobs as pg_jobs
-from signet.store.postgres.retention import PgRetention
+from signet.store.postgres.retention import PostgresRetention
 from signet.store.prefixes import MAX_LISTED, resolve_with
 
-__all__ = ["LEXICAL_INDEXES", "PgOps"]
+__all__ = ["LEXICAL_INDEXES", "PostgresOps"]
 
 # The GIN indexes of the memories' tsvector columns (001_core.sql, 003_pipeline.sql), each
 # with the statement that creates it: the twins of SQLite's two FTS5 tables.
@@ -45,7 +45,7 @@ LEXICAL_INDEXES = {
 }
 
 
-class PgOps(PgRetention):
+class PostgresOps(PostgresRetention):
     backend = "postgres"
 
     def __init__(self, pool: ConnectionPool) -> None:

@@ -1,7 +1,7 @@
-"""The pipeline's store seam (store/pipeline.py) on PostgreSQL, on PgCore's pool.
+"""The pipeline's store seam (store/pipeline.py) on PostgreSQL, on PostgresCore's pool.
 
-`write()` is `PgCore.transaction()`: one connection bound to the worker's thread for the whole
-transaction, so the memory service's insert (PgCore.write_memory) called by the controlled
+`write()` is `PostgresCore.transaction()`: one connection bound to the worker's thread for the whole
+transaction, so the memory service's insert (PostgresCore.write_memory) called by the controlled
 writes inside it joins the same transaction, as it nests on SQLite's writer. Several daemons
 run these workers on one database at once:
 
@@ -33,23 +33,23 @@ from signet.store.jobs import Job
 from signet.store.memories import new_id
 from signet.store.pipeline import PipelineTx
 from signet.store.postgres import jobs as pg_jobs
-from signet.store.postgres.core import PgCore
-from signet.store.postgres.graph import PgGraphOps
+from signet.store.postgres.core import PostgresCore
+from signet.store.postgres.graph import PostgresGraphOps
 from signet.store.prefixes import MAX_LISTED, resolve_with
 from signet.store.review import REVIEW_STATUSES, ReviewItem
 from signet.store.review import item_from_row as review_item
 from signet.types import Actor, Memory, dumps
 
-__all__ = ["PgPipeline", "PgPipelineTx"]
+__all__ = ["PostgresPipeline", "PostgresPipelineTx"]
 
 # The memories columns the pipeline may change, by name (never spliced from input).
 _UPDATABLE = frozenset({"content", "normalized_content", "content_hash", "hints", "superseded_by"})
 
 
-class PgPipelineTx:
+class PostgresPipelineTx:
     """PipelineTx on one PostgreSQL connection inside its transaction."""
 
-    def __init__(self, conn: psycopg.Connection, core: PgCore) -> None:
+    def __init__(self, conn: psycopg.Connection, core: PostgresCore) -> None:
         self.conn = conn
         self.core = core
 
@@ -134,7 +134,7 @@ class PgPipelineTx:
         self.core._upsert_vector(self.conn, content_hash, vector, model, now, memory_id)
 
     def relink(self, memory_id: str, agent_id: str, content: str, now: str) -> None:
-        graph = PgGraphOps(self.conn)
+        graph = PostgresGraphOps(self.conn)
         graph.unlink_memory(memory_id)
         graph.link_known_entities(memory_id, agent_id, content, now)
 
@@ -172,12 +172,12 @@ class PgPipelineTx:
         return cursor.rowcount == 1
 
 
-class PgPipeline:
+class PostgresPipeline:
     """PipelineStore on PostgreSQL (module docstring)."""
 
     backend = "postgres"
 
-    def __init__(self, core: PgCore) -> None:
+    def __init__(self, core: PostgresCore) -> None:
         self.core = core
 
     @property
@@ -204,7 +204,7 @@ class PgPipeline:
     @contextmanager
     def write(self) -> Iterator[PipelineTx]:
         with self.core.transaction() as conn:
-            yield PgPipelineTx(conn, self.core)
+            yield PostgresPipelineTx(conn, self.core)
 
     def review_items(
         self, status: str | None, *, limit: int, offset: int = 0

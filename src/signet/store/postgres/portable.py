@@ -163,8 +163,8 @@ class _PgSnapshot:
                     yield {c: _exported(row[i], types[c]) for i, c in enumerate(table.columns)}
 
 
-class PgPortable:
-    """The portable protocol on a shared database (PgCore's pool)."""
+class PostgresPortable:
+    """The portable protocol on a shared database (PostgresCore's pool)."""
 
     backend = "postgres"
 

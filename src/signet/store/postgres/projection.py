@@ -34,7 +34,7 @@ _COMMUNITY = (
 )
 
 
-class PgProjection:
+class PostgresProjection:
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
 

@@ -40,7 +40,7 @@ _SOURCE_JOIN = (
 )
 
 
-class PgRecallReads:
+class PostgresRecallReads:
     backend = "postgres"
     missing: frozenset[str] = frozenset()
 
@@ -53,12 +53,12 @@ class PgRecallReads:
         return self.model is not None
 
     @contextmanager
-    def reader(self) -> Iterator[PgRecallReader]:
+    def reader(self) -> Iterator[PostgresRecallReader]:
         with self.pool.connection() as conn:
-            yield PgRecallReader(conn, self.model)
+            yield PostgresRecallReader(conn, self.model)
 
 
-class PgRecallReader:
+class PostgresRecallReader:
     def __init__(self, conn: psycopg.Connection, model: str | None) -> None:
         self.conn = conn
         self.model = model

@@ -22,9 +22,9 @@ from signet.store import retention
 from signet.store.dialect import POSTGRES
 from signet.store.embeddings import delete_for_hashes
 from signet.store.postgres import jobs as pg_jobs
-from signet.store.postgres.graph import PgGraphOps
+from signet.store.postgres.graph import PostgresGraphOps
 
-__all__ = ["PgRetention", "lock_key"]
+__all__ = ["PostgresRetention", "lock_key"]
 
 
 def lock_key(name: str) -> int:
@@ -32,7 +32,7 @@ def lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"signet:{name}".encode()).digest()[:8], "big", signed=True)
 
 
-class PgRetention:
+class PostgresRetention:
     pool: ConnectionPool
 
     def exclusive(self, name: str) -> AbstractContextManager[bool]:
@@ -62,7 +62,7 @@ class PgRetention:
         with self.pool.connection() as conn, conn.transaction():
             live = retention.still_expired(conn, ids, before, POSTGRES)
             # The graph's own statement (store/postgres/graph.py), in this transaction.
-            return PgGraphOps(conn).decrement_entity_mentions(live)
+            return PostgresGraphOps(conn).decrement_entity_mentions(live)
 
     def purge_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
         with self.pool.connection() as conn, conn.transaction():

@@ -1,4 +1,4 @@
-"""PgLedger: the recall QA ledger's LedgerStore (store/search_telemetry.py) on PostgreSQL.
+"""PostgresLedger: the recall QA ledger's LedgerStore (store/search_telemetry.py) on PostgreSQL.
 
 The table is migration 005's (created for every database; rows are written only while the
 ledger is switched on, services/search_ledger.py). The statements are store/search_telemetry.py's
@@ -13,15 +13,15 @@ from psycopg.rows import dict_row
 
 from signet.store import search_telemetry
 from signet.store.dialect import POSTGRES
-from signet.store.postgres.core import PgCore
+from signet.store.postgres.core import PostgresCore
 
-__all__ = ["PgLedger"]
+__all__ = ["PostgresLedger"]
 
 
-class PgLedger:
+class PostgresLedger:
     backend = "postgres"
 
-    def __init__(self, core: PgCore) -> None:
+    def __init__(self, core: PostgresCore) -> None:
         self.core = core
 
     def ensure(self) -> None:

@@ -1,4 +1,4 @@
-"""PgSessions: the sessions store seam (store/session_store.py) on PostgreSQL, on PgCore's pool.
+"""PostgresSessions: the sessions store seam (store/session_store.py) on PostgreSQL, on PostgresCore's pool.
 
 The tables are migration 004 (the same columns as SQLite's). What differs in the dialect:
 
@@ -11,7 +11,7 @@ The tables are migration 004 (the same columns as SQLite's). What differs in the
 - One live summary job per session holds across daemons through a unique partial index
   (INSERT ... ON CONFLICT DO NOTHING), where SQLite relied on its single writer; summary jobs
   are leased with `FOR UPDATE SKIP LOCKED`, so every daemon's summary worker shares the queue
-  and a job runs once. Finishing a job is one `PgCore.transaction`: the job's row locked
+  and a job runs once. Finishing a job is one `PostgresCore.transaction`: the job's row locked
   first, the summary memory inserted by the memory service as a savepoint of it (as on SQLite),
   the artifact's row, the session's status and the completion.
 - The significance gate's "unseen words" are looked up in the memories' stemmed lexical index
@@ -44,13 +44,13 @@ from signet.store.artifacts import _row as artifact_of
 from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
 from signet.store.head import CANDIDATES, CURRENT_ENTITY, questions_in
-from signet.store.postgres.core import PgCore
+from signet.store.postgres.core import PostgresCore
 from signet.store.session_store import with_memory
 from signet.store.sessions import MAX_ERROR_CHARS, SessionRow, SummaryJob
 from signet.store.sessions import _row as session_of
 from signet.types import Memory, MemoryScope, dumps, format_ts, parse_ts
 
-__all__ = ["PgSessions"]
+__all__ = ["PostgresSessions"]
 
 _COLUMNS = ", ".join(f"t.{n}" for n in SessionRow.__dataclass_fields__)
 _ART = ", ".join(ART_FIELDS)
@@ -71,10 +71,10 @@ def lock_key(task: str) -> int:
     return int.from_bytes(hashlib.sha256(f"signet:{task}".encode()).digest()[:8], "big", signed=True)
 
 
-class PgSessions:
+class PostgresSessions:
     backend = "postgres"
 
-    def __init__(self, core: PgCore) -> None:
+    def __init__(self, core: PostgresCore) -> None:
         self.core = core
         self.pool = core.pool
 
@@ -266,7 +266,7 @@ class PgSessions:
         session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
         memory: Callable[[], str] | None = None,
     ) -> None:
-        # Bound to this thread: the memory service's insert joins it (PgCore.transaction).
+        # Bound to this thread: the memory service's insert joins it (PostgresCore.transaction).
         with self.core.transaction() as conn:
             # The job's row is locked first: no other worker's reap or lease moves it until
             # this commits.
