@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
 from signet.errors import MigrationTampered, SchemaTooNew
 from signet.store.connection import Connection
+from signet.store.dialect import Executes
 from signet.types import utc_now
 
 _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
@@ -63,7 +65,8 @@ def bundled_migrations(package: str = "signet.store") -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
-def applied(conn: Connection) -> dict[int, str]:
+def applied(conn: Executes) -> dict[int, str]:
+    """Version -> checksum of the migrations the database has applied (both backends)."""
     rows = conn.execute("SELECT version, checksum FROM schema_migrations").fetchall()
     return {int(r[0]): str(r[1]) for r in rows}
 
@@ -78,34 +81,40 @@ def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list
     """Apply every pending migration in order; return the versions applied."""
     migrations = migrations if migrations is not None else bundled_migrations()
     conn.executescript(_BOOTSTRAP)
-    _verify(conn, migrations)
-    done = applied(conn)
-    ran = []
-    for migration in migrations:
-        if migration.version not in done:
-            _apply(conn, migration)
-            ran.append(migration.version)
-    return ran
+    return run_pending(applied(conn), migrations, lambda m: _apply(conn, m))
 
 
-def _verify(conn: Connection, migrations: list[Migration]) -> None:
-    done = applied(conn)
+def run_pending(
+    done: dict[int, str], migrations: list[Migration], apply: Callable[[Migration], None],
+    *, where: str = "database", tree: str = "",
+) -> list[int]:
+    """Check the applied migrations against `migrations`, then `apply` each pending one in
+    order; return the versions applied. SchemaTooNew when the database is ahead of this
+    Signet, MigrationTampered when an applied file changed (`where`, `tree`: how the messages
+    name the database and the migration folder)."""
     known = {m.version: m for m in migrations}
+    latest = max(known, default=0)
     for version, checksum in sorted(done.items()):
         migration = known.get(version)
         if migration is None:
-            if version > max(known, default=0):
+            if version > latest:
                 raise SchemaTooNew(
-                    f"database has migration {version}, newer than this Signet knows "
-                    f"(latest {max(known, default=0)}); upgrade Signet"
+                    f"{where} has migration {version}, newer than this Signet knows "
+                    f"(latest {latest}); upgrade Signet"
                 )
             continue
         if migration.checksum != checksum:
             raise MigrationTampered(
-                f"migration {version:03d}_{migration.name}.sql changed after it was applied "
+                f"{tree}migration {version:03d}_{migration.name}.sql changed after it was applied "
                 f"(recorded checksum {checksum[:12]}, file {migration.checksum[:12]}); "
                 "migrations are never edited: restore the file and add a new migration"
             )
+    ran = []
+    for migration in migrations:
+        if migration.version not in done:
+            apply(migration)
+            ran.append(migration.version)
+    return ran
 
 
 def _apply(conn: Connection, migration: Migration) -> None:

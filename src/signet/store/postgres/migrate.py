@@ -16,9 +16,8 @@ import time
 
 import psycopg
 
-from signet.errors import MigrationTampered, SchemaTooNew
 from signet.store import migrate as sqlite_migrate
-from signet.store.migrate import Migration
+from signet.store.migrate import Migration, applied
 from signet.types import utc_now
 
 # pg_advisory_lock key: any constant unique to "Signet migrations" (the bytes of 'sgnt-mig').
@@ -46,41 +45,11 @@ def migrate(conn: psycopg.Connection, migrations: list[Migration] | None = None)
     conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:
         conn.execute(_BOOTSTRAP)
-        done = applied(conn)
-        _verify(done, migrations)
-        ran = []
-        for migration in migrations:
-            if migration.version not in done:
-                _apply(conn, migration)
-                ran.append(migration.version)
-        return ran
+        return sqlite_migrate.run_pending(
+            applied(conn), migrations, lambda m: _apply(conn, m), where="PostgreSQL store",
+            tree="postgres ")
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
-
-
-def applied(conn: psycopg.Connection) -> dict[int, str]:
-    rows = conn.execute("SELECT version, checksum FROM schema_migrations").fetchall()
-    return {int(r[0]): str(r[1]) for r in rows}
-
-
-def _verify(done: dict[int, str], migrations: list[Migration]) -> None:
-    known = {m.version: m for m in migrations}
-    latest = max(known, default=0)
-    for version, checksum in sorted(done.items()):
-        migration = known.get(version)
-        if migration is None:
-            if version > latest:
-                raise SchemaTooNew(
-                    f"PostgreSQL store has migration {version}, newer than this Signet knows "
-                    f"(latest {latest}); upgrade Signet"
-                )
-            continue
-        if migration.checksum != checksum:
-            raise MigrationTampered(
-                f"postgres migration {version:03d}_{migration.name}.sql changed after it was"
-                f" applied (recorded checksum {checksum[:12]}, file {migration.checksum[:12]});"
-                " migrations are never edited: restore the file and add a new migration"
-            )
 
 
 def _apply(conn: psycopg.Connection, migration: Migration) -> None:
