@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 
 CANDIDATES = 500
 
@@ -37,11 +38,14 @@ def projects(conn: Connection, agent_id: str, since: str) -> list[dict[str, Any]
     return [dict(r) for r in rows]
 
 
-def latest_gists(conn: Connection, agent_id: str) -> dict[str | None, str]:
-    """Per project, the memory sentence of its newest summary, arc or epoch."""
-    rows = conn.execute(
+def latest_gists(
+    conn: Executes, agent_id: str, dialect: Dialect = SQLITE
+) -> dict[str | None, str]:
+    """Per project, the memory sentence of its newest summary, arc or epoch (rows by column
+    name: on PostgreSQL through a dict_row cursor)."""
+    rows = conn.execute(dialect.sql(
         "SELECT project, memory_sentence FROM memory_artifacts WHERE agent_id = ?"
-        " AND memory_sentence IS NOT NULL ORDER BY COALESCE(ended_at, captured_at)",
+        " AND memory_sentence IS NOT NULL ORDER BY COALESCE(ended_at, captured_at)"),
         (agent_id,),
     ).fetchall()
     return {r["project"]: r["memory_sentence"] for r in rows}

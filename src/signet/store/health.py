@@ -12,6 +12,7 @@ import secrets
 from typing import Any
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.fts import TABLES as FTS_TABLES
 
 __all__ = [
@@ -172,19 +173,22 @@ def record_run(
     return run_id
 
 
-def latest_runs(conn: Connection, limit: int) -> list[dict[str, Any]]:
+def latest_runs(conn: Executes, limit: int, dialect: Dialect = SQLITE) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT id, started_at, finished_at, mode, trigger, report_json FROM maintenance_runs"
-        " ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,),
+        f" ORDER BY started_at DESC, {dialect.insertion_order} DESC LIMIT {dialect.mark}",
+        (limit,),
     ).fetchall()
     return [{"id": r[0], "started_at": r[1], "finished_at": r[2], "mode": r[3], "trigger": r[4],
              "report": json.loads(r[5])} for r in rows]
 
 
-def recent_actions(conn: Connection, limit: int) -> list[dict[str, Any]]:
+def recent_actions(
+    conn: Executes, limit: int, dialect: Dialect = SQLITE
+) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT run_id, at, action, changed_json FROM maintenance_actions"
-        " ORDER BY id DESC LIMIT ?", (limit,),
+        f" ORDER BY id DESC LIMIT {dialect.mark}", (limit,),
     ).fetchall()
     return [{"run_id": r[0], "at": r[1], "action": r[2], "changed": json.loads(r[3])}
             for r in rows]

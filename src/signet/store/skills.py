@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 
 __all__ = [
     "SOURCE_TYPE",
@@ -107,17 +108,19 @@ def set_importance(conn: Connection, memory_id: str, importance: float) -> None:
     conn.execute("UPDATE memories SET importance = ? WHERE id = ?", (importance, memory_id))
 
 
-def record_use_for_memory(conn: Connection, memory_id: str, now: str) -> str | None:
+def record_use_for_memory(
+    conn: Executes, memory_id: str, now: str, dialect: Dialect = SQLITE
+) -> str | None:
     """If `memory_id` indexes a skill, count a use of it; returns the skill's name."""
-    row = conn.execute(
-        "SELECT source_id, agent_id FROM memories WHERE id = ? AND source_type = ?",
+    row = conn.execute(dialect.sql(
+        "SELECT source_id, agent_id FROM memories WHERE id = ? AND source_type = ?"),
         (memory_id, SOURCE_TYPE),
     ).fetchone()
     if row is None or not str(row[0]).startswith("skill:"):
         return None
     name = str(row[0])[len("skill:"):]
-    changed = conn.execute(
+    changed = conn.execute(dialect.sql(
         "UPDATE skill_meta SET use_count = use_count + 1, last_used_at = ?, updated_at = ?"
-        " WHERE skill_name = ? AND agent_id = ?", (now, now, name, row[1]),
+        " WHERE skill_name = ? AND agent_id = ?"), (now, now, name, row[1]),
     ).rowcount
     return name if changed else None

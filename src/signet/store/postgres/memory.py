@@ -43,7 +43,13 @@ from signet.store.postgres import lexical
 from signet.store.postgres.filters import scope_sql
 from signet.store.postgres.graph import PostgresGraphOps
 from signet.store.prefixes import MAX_LISTED, resolve_with
-from signet.store.skills import SOURCE_TYPE, SkillMemory, SkillMeta, source_id
+from signet.store.skills import (
+    SOURCE_TYPE,
+    SkillMemory,
+    SkillMeta,
+    record_use_for_memory,
+    source_id,
+)
 from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, RememberResult, dumps
 
 _KEY_WHERE = (
@@ -335,7 +341,7 @@ class PostgresMemoryOps(InsertShorthand):
                 )
             if in_tx is not None:
                 in_tx(PostgresGraphOps(conn), current.id, now)
-            if used and _record_skill_use(conn, current.id, now):
+            if used and record_use_for_memory(conn, current.id, now, POSTGRES):
                 conn.execute("UPDATE memories SET importance = 1.0 WHERE id = %s", (current.id,))
             return recorded
 
@@ -440,19 +446,3 @@ def _recorded(conn: psycopg.Connection, key: KeySpace, *, lock: bool = False) ->
         (key.key, key.agent, key.project),
     ).fetchone()
     return Recorded(str(row[0]), str(row[1])) if row else None
-
-
-def _record_skill_use(conn: psycopg.Connection, memory_id: str, now: str) -> bool:
-    """If `memory_id` indexes a skill, count a use of it (store/skills.py's twin)."""
-    row = conn.execute(
-        "SELECT source_id, agent_id FROM memories WHERE id = %s AND source_type = %s",
-        (memory_id, SOURCE_TYPE),
-    ).fetchone()
-    if row is None or not str(row[0]).startswith("skill:"):
-        return False
-    cursor = conn.execute(
-        "UPDATE skill_meta SET use_count = use_count + 1, last_used_at = %s, updated_at = %s"
-        " WHERE skill_name = %s AND agent_id = %s",
-        (now, now, str(row[0])[len("skill:"):], row[1]),
-    )
-    return cursor.rowcount > 0

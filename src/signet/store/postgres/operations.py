@@ -28,6 +28,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from signet.store import health as health_sql
+from signet.store.dialect import POSTGRES
 from signet.store.health import KEEP_RUNS
 from signet.store.jobs import Job, _ts
 from signet.store.postgres import jobs as pg_jobs
@@ -241,23 +242,11 @@ class PostgresOps(PostgresRetention):
 
     def latest_runs(self, limit: int) -> list[dict[str, Any]]:
         with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT id, started_at, finished_at, mode, trigger, report_json FROM"
-                " maintenance_runs ORDER BY started_at DESC, seq DESC LIMIT %s", (limit,),
-            ).fetchall()
-        return [{"id": r[0], "started_at": r[1], "finished_at": r[2], "mode": r[3],
-                 "trigger": r[4], "report": json.loads(r[5])} for r in rows]
+            return health_sql.latest_runs(conn, limit, POSTGRES)
 
     def recent_actions(self, limit: int) -> list[dict[str, Any]]:
         with self._conn() as conn:
-            rows = conn.execute(
-                "SELECT run_id, at, action, changed_json FROM maintenance_actions"
-                " ORDER BY id DESC LIMIT %s", (limit,),
-            ).fetchall()
-        return [{"run_id": r[0], "at": r[1], "action": r[2], "changed": json.loads(r[3])}
-                for r in rows]
-
-
+            return health_sql.recent_actions(conn, limit, POSTGRES)
 def _one(conn: psycopg.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
     row = conn.execute(sql, params).fetchone()
     return int(row[0]) if row else 0

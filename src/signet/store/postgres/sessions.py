@@ -43,7 +43,7 @@ from signet.store.artifacts import ArtifactRow, thread_items
 from signet.store.artifacts import _row as artifact_of
 from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
-from signet.store.head import CANDIDATES, CURRENT_ENTITY, questions_in
+from signet.store.head import CANDIDATES, CURRENT_ENTITY, latest_gists, questions_in
 from signet.store.postgres.core import PostgresCore
 from signet.store.session_store import with_memory
 from signet.store.sessions import MAX_ERROR_CHARS, SessionRow, SummaryJob
@@ -445,12 +445,7 @@ class PostgresSessions:
 
     def latest_gists(self, agent_id: str) -> dict[str | None, str]:
         with self._cursor() as cur:
-            rows = cur.execute(
-                "SELECT project, memory_sentence FROM memory_artifacts WHERE agent_id = %s"
-                " AND memory_sentence IS NOT NULL ORDER BY COALESCE(ended_at, captured_at)",
-                (agent_id,),
-            ).fetchall()
-        return {r["project"]: r["memory_sentence"] for r in rows}
+            return latest_gists(cur, agent_id, POSTGRES)
 
     def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
         return questions_in(self.latest_summaries(agent_id, limit))
