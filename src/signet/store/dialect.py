@@ -67,6 +67,18 @@ class Dialect:
         return f"{left} IS NOT {right}" if self.name == "sqlite" else (
             f"{left} IS DISTINCT FROM {right}")
 
+    def same_key(self, column: str) -> str:
+        """`column` equals the bound value, NULL equal to NULL, in the form the scope's unique
+        index is searched by (SQLite's indexes the coalesced value)."""
+        if self.name == "sqlite":
+            return f"IFNULL({column}, x'') = IFNULL(?, x'')"
+        return f"{column} IS NOT DISTINCT FROM %s"
+
+    def equals_nocase(self, column: str) -> str:
+        """`column` equals the bound text in any case."""
+        return f"{column} = ? COLLATE NOCASE" if self.name == "sqlite" else (
+            f"lower({column}) = lower(%s)")
+
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """`column` is one of `values` (non-empty), with its parameters."""
         if self.name == "sqlite":

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from signet.store.connection import Connection, Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 
 _ENTITY = (
     "SELECT e.id, e.name, e.entity_type, e.description, e.canonical_name, e.mentions, e.agent_id,"
@@ -100,18 +101,21 @@ def communities(conn: Connection, agent_id: str) -> list[dict[str, Any]]:
     return [{**dict(r), "member_ids": json.loads(r["member_ids"])} for r in rows]
 
 
-def community_ids(conn: Connection, ref: str, agent_id: str | None) -> list[str]:
+def community_ids(
+    conn: Executes, ref: str, agent_id: str | None, *, dialect: Dialect = SQLITE
+) -> list[str]:
     """The community whose id is `ref`; else those whose label is `ref` (any case), of
     `agent_id` (of every agent when None). Several means the name is ambiguous."""
-    row = conn.execute("SELECT id FROM entity_communities WHERE id = ?", (ref,)).fetchone()
+    row = conn.execute(
+        f"SELECT id FROM entity_communities WHERE id = {dialect.mark}", (ref,)).fetchone()
     if row is not None:
         return [row[0]]
-    where, params = "label = ? COLLATE NOCASE", [ref]
+    where, params = dialect.equals_nocase("label"), [ref]
     if agent_id is not None:
-        where += " AND agent_id = ?"
+        where += f" AND agent_id = {dialect.mark}"
         params.append(agent_id)
     rows = conn.execute(f"SELECT id FROM entity_communities WHERE {where} ORDER BY id", params)
-    return [r[0] for r in rows]
+    return [r[0] for r in rows.fetchall()]
 
 
 def stats(conn: Connection, agent_id: str) -> dict[str, int]:

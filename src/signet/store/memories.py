@@ -65,12 +65,14 @@ def row_to_memory(row: Row) -> Memory:
 
 
 def find_live_by_hash(
-    conn: Connection, content_hash: str, agent_id: str, project: str | None
+    conn: Executes, content_hash: str, agent_id: str, project: str | None,
+    dialect: Dialect = SQLITE,
 ) -> str | None:
     """The live memory holding `content_hash` in the scope (agent, project), if any."""
+    q = dialect.mark
     row = conn.execute(
-        "SELECT id FROM memories WHERE content_hash = ? AND agent_id = ?"
-        " AND IFNULL(project, x'') = IFNULL(?, x'') AND is_deleted = 0",
+        f"SELECT id FROM memories WHERE content_hash = {q} AND agent_id = {q}"
+        f" AND {dialect.same_key('project')} AND {dialect.no('is_deleted')}",
         (content_hash, agent_id, project),
     ).fetchone()
     return row[0] if row else None

@@ -31,7 +31,7 @@ from signet.store import history
 from signet.store.dialect import POSTGRES
 from signet.store.embeddings import has_current
 from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
-from signet.store.memories import row_to_memory, set_embedding_model
+from signet.store.memories import find_live_by_hash, row_to_memory, set_embedding_model
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
 from signet.store.postgres.columns import MEMORY_COLUMNS
@@ -208,12 +208,7 @@ class PostgresCore(PostgresMemoryOps):
     def _live_by_hash(
         self, conn: psycopg.Connection, content_hash: str, agent_id: str, project: str | None
     ) -> str | None:
-        row = conn.execute(
-            "SELECT id FROM memories WHERE content_hash = %s AND agent_id = %s"
-            " AND project IS NOT DISTINCT FROM %s AND NOT is_deleted",
-            (content_hash, agent_id, project),
-        ).fetchone()
-        return str(row[0]) if row else None
+        return find_live_by_hash(conn, content_hash, agent_id, project, POSTGRES)
 
     def _record(
         self, conn: psycopg.Connection, memory_id: str, event: str, actor: Actor, now: str,

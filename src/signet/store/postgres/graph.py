@@ -30,7 +30,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.store import graph as graph_sql
-from signet.store import graph_read, prefixes
+from signet.store import graph_read, graph_views, prefixes
 from signet.store import knowledge as know_sql
 from signet.store.dialect import POSTGRES
 from signet.store.graph import INLINE_LINK_CONFIDENCE, candidate_names
@@ -136,6 +136,7 @@ class PostgresGraphOps:
     memories_of_entities = _shared(graph_read.memories_of_entities)
     degrees_of = _shared(graph_read.degrees_of)
     entities_by_memory = _shared(graph_read.entities_by_memory)
+    community_ids = _shared(graph_views.community_ids)
 
     # -- entities, relations, mentions ---------------------------------------------------------
     def link_known_entities(self, memory_id: str, agent_id: str, content: str, now: str) -> int:
@@ -424,17 +425,6 @@ class PostgresGraphOps:
             (agent_id,),
         )
         return [{**r, "member_ids": json.loads(r["member_ids"])} for r in rows]
-
-    def community_ids(self, ref: str, agent_id: str | None) -> list[str]:
-        found = self._one("SELECT id FROM entity_communities WHERE id = %s", (ref,))
-        if found is not None:
-            return [str(found)]
-        where, params = "lower(label) = lower(%s)", [ref]
-        if agent_id is not None:
-            where += " AND agent_id = %s"
-            params.append(agent_id)
-        rows = self._rows(f"SELECT id FROM entity_communities WHERE {where} ORDER BY id", params)
-        return [r[0] for r in rows]
 
     def stats(self, agent_id: str) -> dict[str, int]:
         def count(sql: str) -> int:
