@@ -1,12 +1,15 @@
 """What SQLite's SQL and PostgreSQL's differ by, for the statements both stores share.
 
-A statement both stores run is written once, in the form SQLite reads, and each store renders
-it through its `Dialect`: the placeholder (`?` or `%s`), a boolean column tested false
-(`x = 0` or `NOT x`), a boolean written (1, true) or bound (1, True), the always-true
-fragment, `IS` between values that may be NULL, a list bound as `IN (?, ...)` or `= ANY(%s)`,
-a character by its code, a JSON tag test, and the column that keeps insertion order (`rowid`,
-`seq`). Each dialect renders the statement its store ran before it was shared (up to white
-space), so no query plan moves.
+A statement both stores run is written once, in the SQLite module, taking a `dialect`
+(`SQLITE` by default); the PostgreSQL store calls it with `POSTGRES`. Text written with `?`
+goes through `sql`; what is more than a placeholder is a fragment of the dialect: booleans
+tested, written and bound, `IS` between values that may be NULL, a list bound (`IN (?, ...)`
+or `= ANY(%s)`), the insertion-order column (`rowid`, `seq`), the claim of a queue row (`FOR
+UPDATE SKIP LOCKED` where several daemons share the queue), and a few functions (`max`/
+`GREATEST`, `char`/`chr`, the JSON tag test). The SQLite rendering of a shared statement is
+the text SQLite ran before it was shared (up to white space, an alias or `ON CONFLICT DO
+NOTHING` for `INSERT OR IGNORE`), so no SQLite query plan moves. SQLAlchemy Core was not taken
+(docs/decisions.md).
 """
 
 from __future__ import annotations
