@@ -249,3 +249,50 @@ def test_bench_locomo_twice_prints_the_same_bytes(tmp_path: Path) -> None:
         assert "latency_ms" not in data and data["ingest"] == {"docs": 18}
         outputs.append((json.dumps(data), save.read_bytes()))
     assert outputs[0] == outputs[1]
+
+
+def test_bench_memaware_llm_runs_the_write_path_through_the_provider_and_caches_it(
+    tmp_path: Path,
+) -> None:
+    """--llm: extraction, decisions, the graph and hints through a (fake) provider, one
+    session at a time; every reply kept under <provider>/<model>/<session>.jsonl, so a second
+    run asks the model nothing and ranks the same."""
+    from fakes.llm_server import FakeLLMServer, prompt_of
+
+    def model(request: dict) -> str:
+        prompt = prompt_of(request)
+        if "Extract the facts worth remembering" in prompt:
+            facts = ([{"content": "The user shops at Target with a loyalty card.",
+                       "type": "fact", "confidence": 0.9}] if "Target" in prompt else [])
+            return json.dumps({"facts": facts, "entities": [
+                {"source": "user", "relationship": "shops at", "target": "Target",
+                 "confidence": 0.9}] if facts else []})
+        if "New fact (" in prompt:
+            return json.dumps({"action": "add", "confidence": 0.9, "reason": "new"})
+        return json.dumps({"hints": ["where do I redeem coupons?", "which store card do I use?",
+                                     "how do I save on groceries?"]})
+
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for name, text in SESSIONS.items():
+        (sessions / name).write_text(text)
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    cache = tmp_path / "llm-cache"
+    with FakeLLMServer(responder=model) as server:
+        args = ("memaware", "--sessions", str(sessions), "--questions", str(questions),
+                "--mode", "bm25,full", "--embedder", "none", "--llm", "openai",
+                "--llm-base-url", server.url, "--llm-model", "tiny", "--llm-cache", str(cache))
+        first = run_bench(tmp_path, *args)
+        asked = len(server.requests)
+        second = run_bench(tmp_path, *args)
+        assert len(server.requests) == asked  # all from the cache
+    usage = first["llm"]
+    # Per session: an extraction and hints for its window, and hints for the Target fact (no
+    # decision call: nothing older to compare it with): 3 for answer_s1, 2 for s2.
+    assert (usage["sessions"], usage["calls"], usage["cached"], asked) == (2, 5, 0, 5)
+    assert usage["per_session"]["calls"] == 2.5 and usage["prompt_tokens"] > 0
+    assert sorted(p.name for p in (cache / "openai" / "tiny").iterdir()) == [
+        "answer_s1.jsonl", "s2.jsonl"]
+    assert (second["llm"]["calls"], second["llm"]["cached"]) == (5, 5)
+    assert second["full"] == first["full"] and first["full"]["easy"]["Hit@1"] == 1.0

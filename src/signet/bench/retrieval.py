@@ -34,6 +34,7 @@ from signet.bench.datasets import (
     load_memaware,
     with_dialogue,
 )
+from signet.bench.llm_cache import SessionCachedLLM
 from signet.bench.metrics import locomo_groups, memaware_groups, percentile, score
 from signet.clock import ManualClock
 from signet.config import Config, StoreConfig
@@ -56,6 +57,7 @@ MODE_TO_RECALL = {"bm25": "keyword", "vector": "vector", "hybrid": "hybrid", "fu
 ALL_MODES = ("bm25", "vector", "hybrid", "full")
 INGEST_BATCH = 256
 BENCH_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+MAX_RETRY_ROUNDS = 10  # with --llm: rounds per session for jobs waiting out a failed call
 
 
 @dataclass
@@ -117,6 +119,7 @@ def run(
     negatives: Sequence[str] = (),
     store_url: str | None = None,
     leads: Sequence[float | tuple[float, float]] = (),
+    llm: SessionCachedLLM | None = None,
 ) -> BenchResult:
     """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
     with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
@@ -127,7 +130,9 @@ def run(
     each group's store is a scratch database on this PostgreSQL server (None: SQLite). `leads`:
     hybrid is also asked with each of these lexical leads of the query-adaptive fusion (the
     variant `lead=<x>`; 0 is the fixed weights), or (lexical, dense) pairs (`lead=<x>/<y>`),
-    for the leave-one-out report (bench/loo.py)."""
+    for the leave-one-out report (bench/loo.py). `llm`: the whole write path through this
+    model (extraction, decisions, the graph, hints), one session at a time, its replies kept
+    per session (bench/llm_cache.py)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     pairs = [x if isinstance(x, tuple) else (x, 0.0) for x in leads]
@@ -146,12 +151,15 @@ def run(
             )
             if embedder == "config" and cache is not None:
                 embedder = _cached(config, cache)
-            graph = "full" in modes
-            config = _with_hints(config) if hints else _with_graph(config) if graph else _quiet(config)
+            graph = "full" in modes and llm is None
+            config = (_with_write_path(config) if llm is not None else _with_hints(config) if hints
+                      else _with_graph(config) if graph else _quiet(config))
             with (_store(config, store_url) as config, seeded_ids(index),
-                  SignetApp.open(config, embedder=embedder, clock=ManualClock(BENCH_NOW)) as app):
+                  SignetApp.open(config, embedder=embedder, llm=llm,
+                                 clock=ManualClock(BENCH_NOW)) as app):
                 started = time.perf_counter()
-                keys_of = _ingest(app, group_docs)
+                keys_of = (_ingest(app, group_docs) if llm is None
+                           else _ingest_with_llm(app, group_docs, llm, progress))
                 ingest["seconds"] += time.perf_counter() - started
                 ingest["docs"] += len(group_docs)
                 if graph:
@@ -160,7 +168,7 @@ def run(
                     ingest["graph_seconds"] = ingest.get("graph_seconds", 0.0) + (
                         time.perf_counter() - started
                     )
-                if hints:
+                if hints and llm is None:
                     started = time.perf_counter()
                     _run_hints(app)
                     ingest["hints_seconds"] = ingest.get("hints_seconds", 0.0) + (
@@ -232,6 +240,54 @@ def _with_graph(config: Config) -> Config:
     return dataclasses.replace(
         config, pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints)
     )
+
+
+def _with_write_path(config: Config) -> Config:
+    """With an LLM: the whole write path, extraction (decisions, controlled writes, the
+    graph) and hints, as a user's daemon runs it."""
+    pipeline = config.pipeline
+    hints = dataclasses.replace(pipeline.hints, enabled=True)
+    return dataclasses.replace(
+        config, pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints)
+    )
+
+
+def session_of(doc: BenchDoc) -> str:
+    """The conversation a doc belongs to: its session, else its key (a MemAware window's key
+    is its session's id)."""
+    return doc.session or doc.key
+
+
+def _ingest_with_llm(
+    app: SignetApp, docs: Sequence[BenchDoc], llm: SessionCachedLLM,
+    progress: Callable[[str], None] | None,
+) -> dict[str, list[str]]:
+    """One session at a time, as they would arrive: its docs remembered, then the pipeline run
+    until idle (the LLM's calls kept under that session)."""
+    sessions: list[list[BenchDoc]] = []
+    for doc in docs:
+        if sessions and session_of(sessions[-1][-1]) == session_of(doc):
+            sessions[-1].append(doc)
+        else:
+            sessions.append([doc])
+    keys_of: dict[str, list[str]] = {}
+    for i, session in enumerate(sessions, 1):
+        llm.session(session_of(session[0]))
+        for memory_id, keys in _ingest(app, session).items():
+            kept = keys_of.setdefault(memory_id, [])
+            kept += [k for k in keys if k not in kept]
+        for _ in range(MAX_RETRY_ROUNDS):
+            app.run_pipeline_until_idle(only=("extract", "hints", "embed"))
+            waiting = sum(counts.get("pending", 0) for counts in app.job_depths().values())
+            if not waiting or not isinstance(app.clock, ManualClock):
+                break
+            # A failed call's job waits out its back-off: the still clock steps past it.
+            app.clock.advance(minutes=1)
+        if progress and (i % 10 == 0 or i == len(sessions)):
+            usage = llm.usage()
+            progress(f"{i}/{len(sessions)} sessions through the LLM: {usage['calls']} calls, "
+                     f"{usage['cached']} from the cache")
+    return keys_of
 
 
 def _with_hints(config: Config) -> Config:
@@ -325,6 +381,7 @@ def run_memaware(
     modes: Sequence[str],
     *,
     limit: int | None = None,
+    first_sessions: int | None = None,
     **kw: Any,
 ) -> BenchResult:
     root = bench_data_dir() / "memaware" if sessions is None or questions_path is None else None
@@ -332,6 +389,15 @@ def run_memaware(
     questions_path = questions_path or (root / "questions-dev.json" if root else None)
     assert sessions is not None and questions_path is not None
     docs, questions = load_memaware(sessions, questions_path, unit="window")
+    if first_sessions:
+        # A tiny run (the cost of --llm, say): the first N sessions and the questions about them.
+        kept: list[str] = []
+        for doc in docs:
+            if session_of(doc) not in kept:
+                kept.append(session_of(doc))
+        chosen = set(kept[:first_sessions])
+        docs = [d for d in docs if session_of(d) in chosen]
+        questions = [q for q in questions if q.gold & chosen]
     if limit:
         questions = questions[:limit]
     # Windows pool back to sessions: ask deep enough that ten distinct sessions come back.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from signet.bench import cli_start, perf, retrieval
 from signet.bench import load as load_bench
 from signet.bench.metrics import format_table
 from signet.errors import InvalidInput
+from signet.providers.llm_registry import LLM_PROVIDERS
+
+LLM_CHOICES = tuple(sorted(LLM_PROVIDERS))
 
 
 def _setup_threads() -> None:
@@ -205,6 +209,25 @@ def locomo(
 @_store_url
 @_leads
 @_save
+@click.option("--llm", "llm_provider", type=click.Choice(LLM_CHOICES), default=None,
+              help="Run the whole write path (extraction, decisions, graph, hints) through this"
+                   " provider, one session at a time, its replies cached per session (resumable;"
+                   " docs/benchmarks.md says what it costs).")
+@click.option("--llm-model", default="", help="With --llm: the model (default: the provider's).")
+@click.option("--llm-base-url", default="", help="With --llm: the server URL.")
+@click.option("--llm-command", default="",
+              help="With --llm: the binary (claude-code, codex, opencode) or argv (command).")
+@click.option("--llm-api-key-env", default="", help="With --llm: the variable holding the API key.")
+@click.option("--llm-timeout-ms", type=int, default=120_000, show_default=True)
+@click.option("--llm-max-calls-per-hour", type=int, default=1_000_000, show_default=True,
+              help="With --llm: the provider's rate limit (a subscription's own limit applies"
+                   " too).")
+@click.option("--llm-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="With --llm: the reply cache (default: ./.cache/llm beside the embeddings'"
+                   " cache); <provider>/<model>/<session>.jsonl.")
+@click.option("--first-sessions", type=int, default=None,
+              help="Only the haystack's first N sessions and the questions about them (a tiny"
+                   " run, e.g. to measure the cost of --llm).")
 @_no_timings
 @_json
 @click.pass_context
@@ -212,12 +235,23 @@ def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, rows: Path | None,
     as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, backend: str,
-    store_url: str | None, leads: str, save: Path | None, no_timings: bool, as_json: bool,
+    store_url: str | None, leads: str, save: Path | None, llm_provider: str | None,
+    llm_model: str, llm_base_url: str, llm_command: str, llm_api_key_env: str,
+    llm_timeout_ms: int, llm_max_calls_per_hour: int, llm_cache: Path | None,
+    first_sessions: int | None,
+    no_timings: bool, as_json: bool,
 ) -> None:
     """MemAware: every session into one store; Hit@k per tier (and, with --inject, what the
     prompt hook injects)."""
     _setup_threads()
     url = _bench_store_url(backend, store_url)
+    llm = None
+    if llm_provider is not None:
+        if as_transcripts or hints:
+            raise click.BadParameter("--llm runs hints itself; not with --hints or"
+                                     " --sessions-as-transcripts", param_hint="--llm")
+        llm = _bench_llm(llm_provider, llm_model, llm_base_url, llm_command, llm_api_key_env,
+                         llm_timeout_ms, llm_cache, llm_max_calls_per_hour)
     if url is not None and (as_transcripts or hints):
         raise click.BadParameter(
             "--sessions-as-transcripts and --hints run on the sqlite backend only",
@@ -242,7 +276,11 @@ def memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache), store_url=url,
         leads=_parse_leads(leads), embedder=None if embedder == "none" else "config",
+        llm=llm, first_sessions=first_sessions,
     )
+    if llm is not None:
+        result.extra["llm"] = llm.usage()
+        llm.close()
     _save_run(save, "memaware", result)
     if injector is not None:
         result.extra["inject"] = injector.result()
@@ -251,6 +289,26 @@ def memaware(
     _emit(ctx, as_json, result.to_json(timings=not no_timings),
           format_table(result.results, None if no_timings else result.latency_ms)
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
+
+
+def _bench_llm(
+    provider: str, model: str, base_url: str, command: str, api_key_env: str, timeout_ms: int,
+    cache: Path | None, max_calls_per_hour: int,
+) -> Any:
+    """The provider the options name, in the per-session reply cache (bench/llm_cache.py)."""
+    from signet.bench.llm_cache import SessionCachedLLM
+    from signet.config import Config, LlmConfig
+    from signet.services.providers import configured_llm
+
+    settings = LlmConfig(provider=provider, model=model,  # type: ignore[arg-type]
+                         base_url=base_url, command=tuple(shlex.split(command)), api_key_env=api_key_env,
+                         timeout_ms=timeout_ms, max_calls_per_hour=max_calls_per_hour,
+                         burst=max(1, min(max_calls_per_hour, 100)))
+    inner = configured_llm(Config.default(Path.cwd()).replace(llm=settings))
+    if inner is None:
+        raise click.BadParameter("--llm none runs no model", param_hint="--llm")
+    folder = cache or retrieval.default_cache_dir().parent / "llm"
+    return SessionCachedLLM(inner, folder)
 
 
 def _injection_bench(
