@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
+import psycopg
 from psycopg_pool import ConnectionPool
 
 from signet.store import retention
@@ -24,12 +25,26 @@ from signet.store.embeddings import delete_for_hashes
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres.graph import PostgresGraphOps
 
-__all__ = ["PostgresRetention", "lock_key"]
+__all__ = ["PostgresRetention", "lock_key", "try_lock"]
 
 
 def lock_key(name: str) -> int:
     """The advisory-lock key of a named one-at-a-time task (a signed 64-bit int)."""
     return int.from_bytes(hashlib.sha256(f"signet:{name}".encode()).digest()[:8], "big", signed=True)
+
+
+@contextmanager
+def try_lock(conn: psycopg.Connection, name: str) -> Iterator[bool]:
+    """Hold the session advisory lock of task `name` on `conn` for the block, if no other
+    session holds it: True when held (released after), False at once when another holds it."""
+    key = lock_key(name)
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+    held = bool(row and row[0])
+    try:
+        yield held
+    finally:
+        if held:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
 class PostgresRetention:
@@ -40,15 +55,8 @@ class PostgresRetention:
 
     @contextmanager
     def _exclusive(self, name: str) -> Iterator[bool]:
-        key = lock_key(name)
-        with self.pool.connection() as conn:
-            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-            held = bool(row and row[0])
-            try:
-                yield held
-            finally:
-                if held:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        with self.pool.connection() as conn, try_lock(conn, name) as held:
+            yield held
 
     def expired_tombstones(self, before: str, limit: int) -> list[str]:
         with self.pool.connection() as conn:

@@ -23,7 +23,6 @@ The tables are migration 004 (the same columns as SQLite's). What differs in the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import uuid
@@ -45,6 +44,7 @@ from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
 from signet.store.head import CANDIDATES, CURRENT_ENTITY, latest_gists, questions_in
 from signet.store.postgres.core import PostgresCore
+from signet.store.postgres.retention import try_lock
 from signet.store.session_store import with_memory
 from signet.store.sessions import MAX_ERROR_CHARS, SessionRow, SummaryJob
 from signet.store.sessions import _row as session_of
@@ -64,11 +64,6 @@ def _scope(agent_id: str | None, project: str | None, alias: str = "t") -> tuple
         f"(%s::text IS NULL OR {alias}.agent_id = %s) AND (%s::text IS NULL OR {alias}.project = %s)",
         [agent_id, agent_id, project, project],
     )
-
-
-def lock_key(task: str) -> int:
-    """A signed 64-bit advisory-lock key for a named task."""
-    return int.from_bytes(hashlib.sha256(f"signet:{task}".encode()).digest()[:8], "big", signed=True)
 
 
 class PostgresSessions:
@@ -477,15 +472,8 @@ class PostgresSessions:
 
     @contextmanager
     def one_at_a_time(self, task: str) -> Iterator[bool]:
-        key = lock_key(task)
-        with self.pool.connection() as conn:
-            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-            held = bool(row and row[0])
-            try:
-                yield held
-            finally:
-                if held:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        with self.pool.connection() as conn, try_lock(conn, task) as held:
+            yield held
 
 
 def _owns(conn: psycopg.Connection, job: SummaryJob) -> bool:
