@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import Memory, dumps
 
 
@@ -31,12 +32,13 @@ class ColdRecord:
 
 
 def archive(
-    conn: Connection, memory: Memory, *, reason: str, archived_by: str, now: str
+    conn: Executes, memory: Memory, *, reason: str, archived_by: str, now: str,
+    dialect: Dialect = SQLITE,
 ) -> int:
     """Store a snapshot of `memory` as it is now; return the cold row's id."""
-    row = conn.execute(
+    row = conn.execute(dialect.sql(
         "INSERT INTO memories_cold (memory_id, content, content_hash, type, tags, importance,"
-        " snapshot, reason, archived_by, archived_at) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
+        " snapshot, reason, archived_by, archived_at) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id"),
         (
             memory.id, memory.content, memory.content_hash, memory.type,
             dumps(list(memory.tags)), memory.importance, dumps(memory.to_dict()), reason,

@@ -223,12 +223,15 @@ def allowed_ids(conn: Connection, ids: Sequence[str], filters: MemoryFilters) ->
     return allowed
 
 
-def update(conn: Connection, memory_id: str, changes: dict[str, Any], now: str) -> None:
+def update(
+    conn: Executes, memory_id: str, changes: dict[str, Any], now: str,
+    dialect: Dialect = SQLITE,
+) -> None:
     """Apply column changes, bumping version and update_count."""
     sets = ", ".join(f"{column} = ?" for column in changes)
-    conn.execute(
+    conn.execute(dialect.sql(
         f"UPDATE memories SET {sets}, updated_at = ?, version = version + 1, "
-        "update_count = update_count + 1 WHERE id = ?",
+        "update_count = update_count + 1 WHERE id = ?"),
         [*changes.values(), now, memory_id],
     )
 
@@ -256,14 +259,16 @@ def touch(conn: Connection, ids: Sequence[str], now: str) -> None:
     )
 
 
-def set_hints(conn: Connection, memory_id: str, hints: str) -> None:
-    conn.execute("UPDATE memories SET hints = ? WHERE id = ?", (hints, memory_id))
+def set_hints(conn: Executes, memory_id: str, hints: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql("UPDATE memories SET hints = ? WHERE id = ?"), (hints, memory_id))
 
 
-def set_extraction_status(conn: Connection, memory_id: str, status: str, model: str | None) -> None:
-    conn.execute(
+def set_extraction_status(
+    conn: Executes, memory_id: str, status: str, model: str | None, dialect: Dialect = SQLITE
+) -> None:
+    conn.execute(dialect.sql(
         "UPDATE memories SET extraction_status = ?, extraction_model = COALESCE(?, "
-        "extraction_model) WHERE id = ?",
+        "extraction_model) WHERE id = ?"),
         (status, model, memory_id),
     )
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from signet.errors import InvalidInput
 from signet.store.connection import Connection, Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.memories import new_id
 from signet.types import dumps
 
@@ -55,7 +56,7 @@ def item_from_row(row: Row | dict[str, Any]) -> ReviewItem:
 
 
 def add(
-    conn: Connection,
+    conn: Executes,
     *,
     memory_id: str,
     source_memory_id: str | None,
@@ -67,13 +68,14 @@ def add(
     reason: str,
     now: str,
     target_version: int | None = None,
+    dialect: Dialect = SQLITE,
 ) -> str:
     """Park a proposal for review; return the new item's id."""
     item_id = new_id()
-    conn.execute(
+    conn.execute(dialect.sql(
         "INSERT INTO memory_review_queue (id, memory_id, source_memory_id, action, old_content,"
         " new_content, proposal, verdict, reason, status, created_at, target_version)"
-        " VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)",
+        " VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)"),
         (
             item_id, memory_id, source_memory_id, action, old_content, new_content,
             dumps(proposal), dumps(verdict) if verdict is not None else None, reason, now,
@@ -102,13 +104,16 @@ def list_items(
     return [item_from_row(r) for r in rows]
 
 
-def resolve(conn: Connection, item_id: str, status: str, resolved_by: str, now: str) -> bool:
+def resolve(
+    conn: Executes, item_id: str, status: str, resolved_by: str, now: str,
+    dialect: Dialect = SQLITE,
+) -> bool:
     """Close a pending item as approved or rejected; False when it is not pending."""
     if status not in ("approved", "rejected"):
         raise InvalidInput(f"a review is resolved as approved or rejected, not {status!r}")
-    cursor = conn.execute(
+    cursor = conn.execute(dialect.sql(
         "UPDATE memory_review_queue SET status = ?, resolved_at = ?, resolved_by = ?"
-        " WHERE id = ? AND status = 'pending'",
+        " WHERE id = ? AND status = 'pending'"),
         (status, now, resolved_by, item_id),
     )
     return cursor.rowcount == 1

@@ -29,8 +29,11 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.errors import InvalidInput
+from signet.store import cold as cold_sql
+from signet.store import memories as mem_sql
+from signet.store import review as review_sql
+from signet.store.dialect import POSTGRES
 from signet.store.jobs import Job
-from signet.store.memories import new_id
 from signet.store.pipeline import PipelineTx
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres.core import PostgresCore
@@ -38,7 +41,7 @@ from signet.store.postgres.graph import PostgresGraphOps
 from signet.store.prefixes import MAX_LISTED, resolve_with
 from signet.store.review import REVIEW_STATUSES, ReviewItem
 from signet.store.review import item_from_row as review_item
-from signet.types import Actor, Memory, dumps
+from signet.types import Actor, Memory
 
 __all__ = ["PostgresPipeline", "PostgresPipelineTx"]
 
@@ -73,14 +76,10 @@ class PostgresPipelineTx:
                         max_attempts=max_attempts)
 
     def set_extraction_status(self, memory_id: str, status: str, model: str | None) -> None:
-        self.conn.execute(
-            "UPDATE memories SET extraction_status = %s,"
-            " extraction_model = COALESCE(%s, extraction_model) WHERE id = %s",
-            (status, model, memory_id),
-        )
+        mem_sql.set_extraction_status(self.conn, memory_id, status, model, POSTGRES)
 
     def set_hints(self, memory_id: str, hints: str) -> None:
-        self.conn.execute("UPDATE memories SET hints = %s WHERE id = %s", (hints, memory_id))
+        mem_sql.set_hints(self.conn, memory_id, hints, POSTGRES)
 
     def find_live_by_hash(
         self, content_hash: str, agent_id: str, project: str | None
@@ -91,19 +90,10 @@ class PostgresPipelineTx:
         unknown = set(columns) - _UPDATABLE
         if unknown:
             raise ValueError(f"the pipeline does not change {sorted(unknown)}")
-        sets = ", ".join(f"{column} = %s" for column in columns)
-        self.conn.execute(
-            f"UPDATE memories SET {sets}, updated_at = %s, version = version + 1,"
-            " update_count = update_count + 1 WHERE id = %s",
-            [*columns.values(), now, memory_id],
-        )
+        mem_sql.update(self.conn, memory_id, columns, now, POSTGRES)
 
     def soft_delete(self, memory_id: str, now: str) -> None:
-        self.conn.execute(
-            "UPDATE memories SET is_deleted = true, deleted_at = %s, updated_at = %s,"
-            " version = version + 1 WHERE id = %s",
-            (now, now, memory_id),
-        )
+        mem_sql.soft_delete(self.conn, memory_id, now, POSTGRES)
 
     def record(
         self, memory_id: str, event: str, actor: Actor, now: str, *,
@@ -114,16 +104,8 @@ class PostgresPipelineTx:
                           new_content=new_content, reason=reason, metadata=metadata)
 
     def archive_cold(self, memory: Memory, *, reason: str, archived_by: str, now: str) -> int:
-        row = self.conn.execute(
-            "INSERT INTO memories_cold (memory_id, content, content_hash, type, tags, importance,"
-            " snapshot, reason, archived_by, archived_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
-            " RETURNING id",
-            (memory.id, memory.content, memory.content_hash, memory.type,
-             dumps(list(memory.tags)), memory.importance, dumps(memory.to_dict()), reason,
-             archived_by, now),
-        ).fetchone()
-        assert row is not None
-        return int(row[0])
+        return cold_sql.archive(self.conn, memory, reason=reason, archived_by=archived_by,
+                                now=now, dialect=POSTGRES)
 
     def has_vector(self, content_hash: str, model: str) -> bool:
         return self.core._has_vector(self.conn, content_hash, model)
@@ -143,16 +125,11 @@ class PostgresPipelineTx:
         new_content: str | None, proposal: dict[str, Any], verdict: dict[str, Any] | None,
         reason: str, now: str, target_version: int | None = None,
     ) -> str:
-        item_id = new_id()
-        self.conn.execute(
-            "INSERT INTO memory_review_queue (id, memory_id, source_memory_id, action,"
-            " old_content, new_content, proposal, verdict, reason, status, created_at,"
-            " target_version) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,'pending',%s,%s)",
-            (item_id, memory_id, source_memory_id, action, old_content, new_content,
-             dumps(proposal), dumps(verdict) if verdict is not None else None, reason, now,
-             target_version),
-        )
-        return item_id
+        return review_sql.add(
+            self.conn, memory_id=memory_id, source_memory_id=source_memory_id, action=action,
+            old_content=old_content, new_content=new_content, proposal=proposal,
+            verdict=verdict, reason=reason, now=now, target_version=target_version,
+            dialect=POSTGRES)
 
     def get_review(self, item_id: str) -> ReviewItem | None:
         with self.conn.cursor(row_factory=dict_row) as cur:
@@ -162,15 +139,7 @@ class PostgresPipelineTx:
         return review_item(row) if row else None
 
     def resolve_review(self, item_id: str, status: str, resolved_by: str, now: str) -> bool:
-        if status not in ("approved", "rejected"):
-            raise InvalidInput(f"a review is resolved as approved or rejected, not {status!r}")
-        cursor = self.conn.execute(
-            "UPDATE memory_review_queue SET status = %s, resolved_at = %s, resolved_by = %s"
-            " WHERE id = %s AND status = 'pending'",
-            (status, now, resolved_by, item_id),
-        )
-        return cursor.rowcount == 1
-
+        return review_sql.resolve(self.conn, item_id, status, resolved_by, now, POSTGRES)
 
 class PostgresPipeline:
     """PipelineStore on PostgreSQL (module docstring)."""
