@@ -36,6 +36,7 @@ from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect
 from signet.store.jobs import Job
 from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
@@ -139,7 +140,11 @@ class PipelineStore(Protocol):
 
 
 class SqlitePipelineTx:
-    """PipelineTx on the SQLite writer's connection: store/ functions, unchanged."""
+    """PipelineTx on the SQLite writer's connection: store/ functions, unchanged. The
+    statements take `dialect`, so PostgreSQL's transaction (store/postgres/pipeline.py) is this
+    class in its dialect, with what it does its own way overridden."""
+
+    dialect: Dialect = SQLITE
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -151,10 +156,11 @@ class SqlitePipelineTx:
         return jobs_sql.get(self.conn, job_id)
 
     def complete_job(self, job_id: str, now: str, result: dict[str, Any] | None) -> bool:
-        return jobs_sql.complete(self.conn, job_id, now, result)
+        return jobs_sql.complete(self.conn, job_id, now, result, dialect=self.dialect)
 
     def fail_job(self, job_id: str, error: str, now: str, *, retry_delay_ms: int) -> str:
-        return jobs_sql.fail(self.conn, job_id, error, now, retry_delay_ms=retry_delay_ms)
+        return jobs_sql.fail(self.conn, job_id, error, now, retry_delay_ms=retry_delay_ms,
+                             dialect=self.dialect)
 
     def release_job(self, job_id: str, now: str) -> None:
         jobs_sql.release_leases(self.conn, now, job_ids=[job_id])
@@ -164,21 +170,21 @@ class SqlitePipelineTx:
                          max_attempts=max_attempts)
 
     def set_extraction_status(self, memory_id: str, status: str, model: str | None) -> None:
-        mem_sql.set_extraction_status(self.conn, memory_id, status, model)
+        mem_sql.set_extraction_status(self.conn, memory_id, status, model, self.dialect)
 
     def set_hints(self, memory_id: str, hints: str) -> None:
-        mem_sql.set_hints(self.conn, memory_id, hints)
+        mem_sql.set_hints(self.conn, memory_id, hints, self.dialect)
 
     def find_live_by_hash(
         self, content_hash: str, agent_id: str, project: str | None
     ) -> str | None:
-        return mem_sql.find_live_by_hash(self.conn, content_hash, agent_id, project)
+        return mem_sql.find_live_by_hash(self.conn, content_hash, agent_id, project, self.dialect)
 
     def update_columns(self, memory_id: str, columns: dict[str, Any], now: str) -> None:
-        mem_sql.update(self.conn, memory_id, columns, now)
+        mem_sql.update(self.conn, memory_id, columns, now, self.dialect)
 
     def soft_delete(self, memory_id: str, now: str) -> None:
-        mem_sql.soft_delete(self.conn, memory_id, now)
+        mem_sql.soft_delete(self.conn, memory_id, now, self.dialect)
 
     def record(
         self, memory_id: str, event: str, actor: Actor, now: str, *,
@@ -186,13 +192,15 @@ class SqlitePipelineTx:
         reason: str | None = None, metadata: dict[str, Any] | None = None,
     ) -> None:
         history_sql.record(self.conn, memory_id, event, actor, now, old_content=old_content,
-                           new_content=new_content, reason=reason, metadata=metadata)
+                           new_content=new_content, reason=reason, metadata=metadata,
+                           dialect=self.dialect)
 
     def archive_cold(self, memory: Memory, *, reason: str, archived_by: str, now: str) -> int:
-        return cold_sql.archive(self.conn, memory, reason=reason, archived_by=archived_by, now=now)
+        return cold_sql.archive(self.conn, memory, reason=reason, archived_by=archived_by, now=now,
+                                dialect=self.dialect)
 
     def has_vector(self, content_hash: str, model: str) -> bool:
-        return emb_sql.has_current(self.conn, content_hash, model)
+        return emb_sql.has_current(self.conn, content_hash, model, self.dialect)
 
     def store_vector(
         self, content_hash: str, vector: np.ndarray, *, model: str, now: str, memory_id: str
@@ -212,13 +220,14 @@ class SqlitePipelineTx:
             self.conn, memory_id=memory_id, source_memory_id=source_memory_id, action=action,
             old_content=old_content, new_content=new_content, proposal=proposal,
             verdict=verdict, reason=reason, now=now, target_version=target_version,
+            dialect=self.dialect,
         )
 
     def get_review(self, item_id: str) -> ReviewItem | None:
         return review_sql.get(self.conn, item_id)
 
     def resolve_review(self, item_id: str, status: str, resolved_by: str, now: str) -> bool:
-        return review_sql.resolve(self.conn, item_id, status, resolved_by, now)
+        return review_sql.resolve(self.conn, item_id, status, resolved_by, now, self.dialect)
 
 
 class SqlitePipeline:

@@ -29,19 +29,16 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.errors import InvalidInput
-from signet.store import cold as cold_sql
-from signet.store import memories as mem_sql
-from signet.store import review as review_sql
 from signet.store.dialect import POSTGRES
 from signet.store.jobs import Job
-from signet.store.pipeline import PipelineTx
+from signet.store.pipeline import PipelineTx, SqlitePipelineTx
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.graph import PostgresGraphOps
 from signet.store.prefixes import MAX_LISTED, resolve_with
 from signet.store.review import REVIEW_STATUSES, ReviewItem
 from signet.store.review import item_from_row as review_item
-from signet.types import Actor, Memory
+from signet.types import Memory
 
 __all__ = ["PostgresPipeline", "PostgresPipelineTx"]
 
@@ -49,97 +46,56 @@ __all__ = ["PostgresPipeline", "PostgresPipelineTx"]
 _UPDATABLE = frozenset({"content", "normalized_content", "content_hash", "hints", "superseded_by"})
 
 
-class PostgresPipelineTx:
-    """PipelineTx on one PostgreSQL connection inside its transaction."""
+class PostgresPipelineTx(SqlitePipelineTx):
+    """PipelineTx on one PostgreSQL connection inside its transaction: the shared statements
+    (store/pipeline.py) in this dialect, and what PostgreSQL does its own way: rows locked as
+    they are read, the queue's own enqueue and release, pgvector, the graph's statements."""
+
+    dialect = POSTGRES
 
     def __init__(self, conn: psycopg.Connection, core: PostgresCore) -> None:
-        self.conn = conn
+        # The shared statements run on `self.conn` (typed as SQLite's: they take either
+        # driver's connection); this class's own on `self.pg`.
+        super().__init__(conn)  # type: ignore[arg-type]
+        self.pg = conn
         self.core = core
 
     def get_memory(self, memory_id: str) -> Memory | None:
-        return self.core._get(self.conn, memory_id, None, lock=True)
+        return self.core._get(self.pg, memory_id, None, lock=True)
 
     def get_job(self, job_id: str) -> Job | None:
-        return pg_jobs.get(self.conn, job_id)
-
-    def complete_job(self, job_id: str, now: str, result: dict[str, Any] | None) -> bool:
-        return pg_jobs.complete(self.conn, job_id, now, result)
-
-    def fail_job(self, job_id: str, error: str, now: str, *, retry_delay_ms: int) -> str:
-        return pg_jobs.fail(self.conn, job_id, error, now, retry_delay_ms=retry_delay_ms)
+        return pg_jobs.get(self.pg, job_id)
 
     def release_job(self, job_id: str, now: str) -> None:
-        pg_jobs.release(self.conn, job_id, now)
+        pg_jobs.release(self.pg, job_id, now)
 
     def enqueue(self, job_type: str, memory_id: str, now: str, *, max_attempts: int) -> None:
-        pg_jobs.enqueue(self.conn, job_type, memory_id=memory_id, now=now,
+        pg_jobs.enqueue(self.pg, job_type, memory_id=memory_id, now=now,
                         max_attempts=max_attempts)
-
-    def set_extraction_status(self, memory_id: str, status: str, model: str | None) -> None:
-        mem_sql.set_extraction_status(self.conn, memory_id, status, model, POSTGRES)
-
-    def set_hints(self, memory_id: str, hints: str) -> None:
-        mem_sql.set_hints(self.conn, memory_id, hints, POSTGRES)
-
-    def find_live_by_hash(
-        self, content_hash: str, agent_id: str, project: str | None
-    ) -> str | None:
-        return self.core._live_by_hash(self.conn, content_hash, agent_id, project)
 
     def update_columns(self, memory_id: str, columns: dict[str, Any], now: str) -> None:
         unknown = set(columns) - _UPDATABLE
         if unknown:
             raise ValueError(f"the pipeline does not change {sorted(unknown)}")
-        mem_sql.update(self.conn, memory_id, columns, now, POSTGRES)
-
-    def soft_delete(self, memory_id: str, now: str) -> None:
-        mem_sql.soft_delete(self.conn, memory_id, now, POSTGRES)
-
-    def record(
-        self, memory_id: str, event: str, actor: Actor, now: str, *,
-        old_content: str | None = None, new_content: str | None = None,
-        reason: str | None = None, metadata: dict[str, Any] | None = None,
-    ) -> None:
-        self.core._record(self.conn, memory_id, event, actor, now, old_content=old_content,
-                          new_content=new_content, reason=reason, metadata=metadata)
-
-    def archive_cold(self, memory: Memory, *, reason: str, archived_by: str, now: str) -> int:
-        return cold_sql.archive(self.conn, memory, reason=reason, archived_by=archived_by,
-                                now=now, dialect=POSTGRES)
-
-    def has_vector(self, content_hash: str, model: str) -> bool:
-        return self.core._has_vector(self.conn, content_hash, model)
+        super().update_columns(memory_id, columns, now)
 
     def store_vector(
         self, content_hash: str, vector: np.ndarray, *, model: str, now: str, memory_id: str
     ) -> None:
-        self.core._upsert_vector(self.conn, content_hash, vector, model, now, memory_id)
+        self.core._upsert_vector(self.pg, content_hash, vector, model, now, memory_id)
 
     def relink(self, memory_id: str, agent_id: str, content: str, now: str) -> None:
-        graph = PostgresGraphOps(self.conn)
+        graph = PostgresGraphOps(self.pg)
         graph.unlink_memory(memory_id)
         graph.link_known_entities(memory_id, agent_id, content, now)
 
-    def add_review(
-        self, *, memory_id: str, source_memory_id: str | None, action: str, old_content: str,
-        new_content: str | None, proposal: dict[str, Any], verdict: dict[str, Any] | None,
-        reason: str, now: str, target_version: int | None = None,
-    ) -> str:
-        return review_sql.add(
-            self.conn, memory_id=memory_id, source_memory_id=source_memory_id, action=action,
-            old_content=old_content, new_content=new_content, proposal=proposal,
-            verdict=verdict, reason=reason, now=now, target_version=target_version,
-            dialect=POSTGRES)
-
     def get_review(self, item_id: str) -> ReviewItem | None:
-        with self.conn.cursor(row_factory=dict_row) as cur:
+        with self.pg.cursor(row_factory=dict_row) as cur:
             row = cur.execute(
                 "SELECT * FROM memory_review_queue WHERE id = %s FOR UPDATE", (item_id,)
             ).fetchone()
         return review_item(row) if row else None
 
-    def resolve_review(self, item_id: str, status: str, resolved_by: str, now: str) -> bool:
-        return review_sql.resolve(self.conn, item_id, status, resolved_by, now, POSTGRES)
 
 class PostgresPipeline:
     """PipelineStore on PostgreSQL (module docstring)."""
