@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signet.store.connection import Connection, Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import MemoryScope, dumps
 
 STATUSES = ("queued", "extracting", "chunking", "embedding", "indexing", "done", "failed")
@@ -187,28 +188,32 @@ def set_status(conn: Connection, doc_id: str, status: str, now: str, **fields: A
     return cursor.rowcount == 1
 
 
-def delete(conn: Connection, doc_id: str) -> None:
-    conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+def delete(conn: Executes, doc_id: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql("DELETE FROM documents WHERE id = ?"), (doc_id,))
 
 
 # --- chunk links -----------------------------------------------------------------------------
 
 
-def chunk_links(conn: Connection, doc_id: str) -> list[tuple[str, int, str | None]]:
+def chunk_links(
+    conn: Executes, doc_id: str, dialect: Dialect = SQLITE
+) -> list[tuple[str, int, str | None]]:
     """(memory id, chunk index, content hash) of the document's chunks, in order."""
-    rows = conn.execute(
+    rows = conn.execute(dialect.sql(
         "SELECT d.memory_id, d.chunk_index, m.content_hash FROM document_memories d"
         " JOIN memories m ON m.id = d.memory_id WHERE d.document_id = ?"
-        " ORDER BY d.chunk_index",
+        " ORDER BY d.chunk_index"),
         (doc_id,),
     ).fetchall()
     return [(r[0], int(r[1]), r[2]) for r in rows]
 
 
-def link(conn: Connection, doc_id: str, memory_id: str, chunk_index: int) -> None:
-    conn.execute(
+def link(
+    conn: Executes, doc_id: str, memory_id: str, chunk_index: int, dialect: Dialect = SQLITE
+) -> None:
+    conn.execute(dialect.sql(
         "INSERT INTO document_memories (document_id, memory_id, chunk_index) VALUES (?,?,?)"
-        " ON CONFLICT (document_id, memory_id) DO UPDATE SET chunk_index = excluded.chunk_index",
+        " ON CONFLICT (document_id, memory_id) DO UPDATE SET chunk_index = excluded.chunk_index"),
         (doc_id, memory_id, chunk_index),
     )
 

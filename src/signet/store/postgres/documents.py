@@ -28,6 +28,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from signet.store import documents as doc_sql
+from signet.store.dialect import POSTGRES
 from signet.store.document_store import INGEST, PreparedChunk, link_plan
 from signet.store.documents import (
     _COLUMNS,
@@ -155,7 +157,7 @@ class PostgresDocuments:
                 "SELECT id FROM memories WHERE source_id = %s AND source_type = 'document'"
                 " AND NOT is_deleted ORDER BY seq", (doc_id,))]
             forgotten = self._forget(conn, owned, actor, now, reason=f"document {doc_id} deleted")
-            conn.execute("DELETE FROM documents WHERE id = %s", (doc_id,))
+            doc_sql.delete(conn, doc_id, POSTGRES)
         return forgotten
 
     # -- the worker's ------------------------------------------------------------------------
@@ -210,12 +212,7 @@ class PostgresDocuments:
 
             links, stale = link_plan(hashes, held, write)
             for memory_id, index in links:
-                conn.execute(
-                    "INSERT INTO document_memories (document_id, memory_id, chunk_index)"
-                    " VALUES (%s,%s,%s) ON CONFLICT (document_id, memory_id)"
-                    " DO UPDATE SET chunk_index = excluded.chunk_index",
-                    (document.id, memory_id, index),
-                )
+                doc_sql.link(conn, document.id, memory_id, index, POSTGRES)
             if stale:
                 conn.execute("DELETE FROM document_memories WHERE document_id = %s"
                              " AND memory_id = ANY(%s)", (document.id, stale))
@@ -315,12 +312,7 @@ class PostgresDocuments:
         return _document(row) if row else None  # type: ignore[arg-type]
 
     def _links(self, conn: psycopg.Connection, doc_id: str) -> list[tuple[str, int, str | None]]:
-        rows = conn.execute(
-            "SELECT d.memory_id, d.chunk_index, m.content_hash FROM document_memories d"
-            " JOIN memories m ON m.id = d.memory_id WHERE d.document_id = %s"
-            " ORDER BY d.chunk_index", (doc_id,),
-        ).fetchall()
-        return [(str(r[0]), int(r[1]), r[2]) for r in rows]
+        return doc_sql.chunk_links(conn, doc_id, POSTGRES)
 
     def _forget(self, conn: psycopg.Connection, memory_ids: list[str], actor: Actor, now: str,
                 *, reason: str) -> int:
