@@ -6,7 +6,9 @@ message_delta with the stop reason, message_stop) and as one JSON message otherw
 `POST /v1/messages/count_tokens`. Every request is recorded (`requests`: path and parsed
 JSON). What a request gets is `script(request) -> list of blocks`: `{"type": "text", "text"}`
 and `{"type": "tool_use", "name", "input"}` (its id is made here); a turn with a tool_use
-stops with `tool_use`, else `end_turn`. The default answers "ok".
+stops with `tool_use`, else `end_turn`. `[{"type": "http_error", "status": 400, "error_type":
+"invalid_request_error", "message": "..."}]` answers with that status and the API's error
+body instead. The default answers "ok".
 """
 
 from __future__ import annotations
@@ -72,7 +74,12 @@ class FakeAnthropic:
                     self._json(200, {"input_tokens": 100})
                 elif path == "/v1/messages":
                     blocks = fake.script(body)
-                    if body.get("stream"):
+                    failed = [b for b in blocks if b["type"] == "http_error"]
+                    if failed:
+                        self._json(failed[0]["status"], {"type": "error", "error": {
+                            "type": failed[0].get("error_type", "api_error"),
+                            "message": failed[0].get("message", "scripted failure")}})
+                    elif body.get("stream"):
                         self._stream(body, blocks)
                     else:
                         self._json(200, fake._message(body, blocks))
