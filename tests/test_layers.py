@@ -63,7 +63,6 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("daemon/server.py", "dashboard"): "serves the dashboard",
     ("daemon/mcp_guard.py", "mcp"): "the scoped /mcp backend extends mcp.AppBackend",
     # The daemon reaches the store for what has no service yet.
-    ("daemon/server.py", "store"): "maps SQLite errors at the edge",
     ("daemon/errors.py", "store"): "maps SQLite errors (disk full, locked) to answers",
     ("daemon/guards.py", "store"): "maps SQLite errors in the guards",
     ("daemon/tokens.py", "store"): "token rows (tokens belong in a service)",

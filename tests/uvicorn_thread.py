@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from signet.daemon.server import bind_socket, make_server
+from signet.daemon.startup import bind_socket, make_server
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

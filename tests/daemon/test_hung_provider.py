@@ -19,7 +19,8 @@ from auth_tokens import auth, install_token, issue
 from fakes.embed_server import FakeEmbedServer
 from signet.app import SignetApp
 from signet.config import Config, EmbeddingConfig, SearchConfig, StoreConfig
-from signet.daemon.server import bind_socket, create_app, make_server
+from signet.daemon.server import create_app
+from signet.daemon.startup import bind_socket, make_server
 
 RECALL = "/api/memory/recall"
 

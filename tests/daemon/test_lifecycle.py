@@ -362,7 +362,7 @@ def test_stop_waits_out_the_daemons_own_shutdown_before_killing_it() -> None:
     and the WAL checkpointed): a kill at 10 s landed exactly at the end of the first two."""
     from signet.cli.daemon_commands import stop as stop_command
     from signet.daemon.background import STOP_TIMEOUT_S
-    from signet.daemon.server import GRACEFUL_SHUTDOWN_S
+    from signet.daemon.startup import GRACEFUL_SHUTDOWN_S
 
     budgets = GRACEFUL_SHUTDOWN_S + STOP_TIMEOUT_S
     (timeout,) = [p for p in stop_command.params if p.name == "timeout"]

@@ -465,7 +465,9 @@ class Daemon:
             )
 
     def wait_ready(self) -> dict[str, str]:
-        """Wait for /health from our pid; the headers to call it with (the install token)."""
+        """Wait for /health from our pid, then for the API behind it (daemon/startup.py builds
+        it after /health answers): a timed run starts on a daemon that serves. Returns the
+        headers to call it with (the install token)."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -474,7 +476,10 @@ class Daemon:
             try:
                 reply = httpx.get(f"{self.url}/health", timeout=0.5)
                 if reply.status_code == 200 and reply.json().get("pid") == self.proc.pid:
-                    return self._headers()
+                    headers = self._headers()
+                    httpx.get(f"{self.url}/api/status", headers=headers,
+                              timeout=max(0.5, deadline - time.monotonic())).raise_for_status()
+                    return headers
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)

@@ -762,6 +762,26 @@ def mcp_start(ctx: click.Context, runs: int, as_json: bool) -> None:
     _emit(ctx, as_json, result, format_mcp_start(result))
 
 
+@bench.command(name="daemon-start")
+@click.option("--runs", type=int, default=10, show_default=True, help="Daemon starts timed.")
+@click.option("--memories", type=int, default=1000, show_default=True,
+              help="Memories in the store the daemon opens.")
+@click.option("--embedder", default="local", show_default=True,
+              help="embedding.provider of the workspace (local: the bundled model).")
+@_json
+@click.pass_context
+def daemon_start(ctx: click.Context, runs: int, memories: int, embedder: str,
+                 as_json: bool) -> None:
+    """From spawning the daemon to /health, the first /api/status and the first recall, with
+    the daemon's CPU time at each (target /health p95 <= 2 s)."""
+    from signet.bench.daemon_start import format_daemon_start, run_daemon_start
+
+    if runs < 1 or memories < 0:
+        raise click.BadParameter("runs must be positive and memories not negative")
+    result = run_daemon_start(runs, memories, embedder=embedder, progress=_progress)
+    _emit(ctx, as_json, result, format_daemon_start(result))
+
+
 @bench.command(name="entities")
 @click.option("--data", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=None, help="The labelled set (default: tests/data/entities/labelled.json).")

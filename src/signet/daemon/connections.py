@@ -7,7 +7,7 @@ headers, so `GuardedH11` (the h11 protocol with a deadline) closes a connection 
 headers are not complete within `network.header_timeout_s` of its opening or of its previous
 answer. The body has its own deadline (middleware.BodyLimit), and the number of connections
 served at once is capped by uvicorn's `limit_concurrency` (`network.max_connections`, 503 past
-it; see server.make_server).
+it; see startup.make_server).
 """
 
 from __future__ import annotations

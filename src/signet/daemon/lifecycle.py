@@ -39,6 +39,9 @@ except ImportError:  # Windows: fall back to asking whether the pid is alive
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 20.0
+# A daemon answers /health as soon as its store is open and /api/status once its API is built
+# behind it (daemon/startup.py): a status asked right after a start waits for that.
+STATUS_TIMEOUT_S = 10.0
 STARTUP_OUTPUT = "startup.log"  # the spawned daemon's stdout/stderr, read when it fails to start
 
 
@@ -49,17 +52,17 @@ def run_foreground(cfg: Config) -> None:
     """Run the daemon in this process until SIGTERM/SIGINT. Raises SignetError when it cannot
     start: Conflict if a daemon already serves the workspace or the port is taken, StoreError
     if the database cannot be opened. Nothing is written to the database in either case."""
-    from signet.daemon import server  # imports FastAPI, uvicorn and the app: only here
+    from signet.daemon import startup  # uvicorn and the store; the API is built later
 
     _make_dirs(cfg)
     logfile.configure(cfg.log_dir)
     try:
         with PidLock(cfg.pid_path) as lock:
-            sock = server.bind_socket(cfg.bind, cfg.port)
+            sock = startup.bind_socket(cfg.bind, cfg.port)
             lock.write(os.getpid())
             log.info("starting", extra={"pid": os.getpid(), "port": cfg.port, "bind": cfg.bind,
                                         "workspace": str(cfg.workspace)})
-            server.run(cfg, sock, ready=lambda: _announce(cfg))
+            startup.run(cfg, sock, ready=lambda: _announce(cfg))
     except SignetError as exc:
         log.error("cannot start: %s", exc)
         raise
@@ -150,7 +153,7 @@ def start_background(cfg: Config, timeout_s: float = START_TIMEOUT_S) -> int:
     if pid is not None:
         raise Conflict(f"a signet daemon is already running for this workspace (pid {pid})",
                        code="daemon_running")
-    from signet.daemon.server import bind_socket  # a busy port fails here, not in the child
+    from signet.daemon.startup import bind_socket  # a busy port fails here, not in the child
 
     bind_socket(cfg.bind, cfg.port).close()
     cfg.daemon_dir.mkdir(parents=True, exist_ok=True)
@@ -197,7 +200,8 @@ def status(cfg: Config) -> dict[str, Any]:
     if pid is None:
         return info
     try:
-        reply = httpx.get(f"{url(cfg)}/api/status", timeout=2.0, headers=auth_headers(cfg))
+        reply = httpx.get(f"{url(cfg)}/api/status", timeout=STATUS_TIMEOUT_S,
+                          headers=auth_headers(cfg))
         body = reply.json()
     except (httpx.HTTPError, ValueError):
         return info

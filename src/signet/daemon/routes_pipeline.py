@@ -8,7 +8,7 @@ workers.
 - `GET /api/pipeline/jobs?status=&type=&limit=&offset=` -> {items, limit, offset}: jobs newest
   first (the dashboard lists the dead letters with it, to requeue them)
 
-The workers run in the daemon's background thread (`daemon/background.py`), which `server.run`
+The workers run in the daemon's background thread (`daemon/background.py`), which `startup.run`
 leaves in `api.state.workers`; a server built by `create_app` alone (tests, tools) has none and
 says so (`running: false`), and the controls answer 409 `no_workers`.
 """

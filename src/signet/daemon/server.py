@@ -1,35 +1,19 @@
-"""The FastAPI app and the uvicorn server that runs it.
+"""The FastAPI app of the daemon.
 
 `create_app(app)` wraps an already opened SignetApp: it opens nothing itself, so tests serve a
-SignetApp built on a temporary workspace. `run(config)` is the composition for the real
-daemon: open the workspace's SignetApp, start the pipeline's workers (daemon/background.py),
-serve on a socket bound beforehand (so a busy port is a clear error before anything else
-happens), and on shutdown stop the workers, checkpoint the WAL and close.
-
-Shutdown: uvicorn turns SIGTERM/SIGINT into a graceful stop (in-flight requests finish), then
-re-raises the signal with the previous handler in place. `run` installs a handler that raises
-SystemExit there, so the `finally` that checkpoints and closes the store always runs.
+SignetApp built on a temporary workspace. The real daemon's composition (open the store,
+answer `/health`, build this app behind it, start the workers, close at the end) is
+daemon/startup.py `run`, which imports this module only once `/health` answers.
 """
 
 from __future__ import annotations
 
-import errno
-import logging
-import os
-import signal
-import socket
-import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
-from types import FrameType
 
-import uvicorn
 from fastapi import Depends, FastAPI
 
 from signet import dashboard
 from signet.app import SignetApp
-from signet.config import Config
 from signet.daemon import (
     errors,
     routes_config,
@@ -56,24 +40,14 @@ from signet.daemon import (
     security,
 )
 from signet.daemon import openapi as openapi_doc
-from signet.daemon.background import BackgroundWorkers
-from signet.daemon.connections import guarded_h11
 from signet.daemon.dependencies import known_query_only
 from signet.daemon.mcp_guard import ScopedAppBackend
 from signet.daemon.mcp_sessions import McpSessionCap
 from signet.daemon.middleware import AccessLog, BodyLimit
-from signet.daemon.network import check_network_mode
 from signet.daemon.request_telemetry import RequestTelemetry
-from signet.daemon.tokens import refuse_open_bind
-from signet.errors import Conflict, SignetError, StoreError
 from signet.mcp.http import mount_mcp
-from signet.store.connection import DatabaseError
 from signet.types import utc_now
 from signet.version import __version__
-
-log = logging.getLogger(__name__)
-
-GRACEFUL_SHUTDOWN_S = 5
 
 
 def create_app(app: SignetApp) -> FastAPI:
@@ -122,115 +96,3 @@ def create_app(app: SignetApp) -> FastAPI:
     openapi_doc.install(api, app.config)  # the document states the configured bounds
     api.openapi()  # built now, from this configuration: a bad schema fails the start
     return api
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port; Conflict naming the port when it is taken."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
-    # and without it every keep-alive response waits ~40 ms for a delayed ACK (Nagle).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise Conflict(
-                f"port {port} on {host} is already in use (another signet daemon or program);"
-                " stop it or choose another port with SIGNET_PORT",
-                code="port_in_use",
-            ) from exc
-        raise SignetError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
-    sock.set_inheritable(True)
-    return sock
-
-
-def make_server(api: FastAPI) -> uvicorn.Server:
-    network = api.state.signet.config.network
-    return uvicorn.Server(
-        uvicorn.Config(
-            api,
-            log_config=None,  # our logging (daemon/logfile.py) is already configured
-            access_log=False,  # middleware.AccessLog writes the request lines
-            lifespan="on",  # runs the MCP session manager (see signet.mcp.http)
-            server_header=False,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-            # Slow or partial request headers are timed out (connections.py).
-            http=guarded_h11(network.header_timeout_s),
-            limit_concurrency=network.max_connections,
-        )
-    )
-
-
-def run(
-    config: Config, sock: socket.socket | None = None, ready: Callable[[], None] | None = None
-) -> None:
-    """Serve the workspace's memory until SIGTERM/SIGINT. Raises SignetError (StoreError for
-    an unusable database, Conflict for a busy port) before serving when it cannot start;
-    `ready` is called once everything is open, just before serving."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    _exit_on_signals()
-    refuse_open_bind(config)
-    check_network_mode(config)  # network.mode: loopback, the tailnet or the LAN
-    sock = sock or bind_socket(config.bind, config.port)
-    try:
-        if config.store.backend == "sqlite":
-            refuse_read_only(config.db_path)
-        app = SignetApp.open(config)
-        workers = BackgroundWorkers(app)
-        app.memory.on_deferred = workers.nudge_embed  # a write without its vector wakes it
-        try:
-            api = create_app(app)
-            security.prepare(config, api)
-            api.state.workers = workers  # the pipeline routes pause, resume and nudge it
-            workers.start()
-            log.info("serving", extra={"port": config.port, "bind": config.bind})
-            if ready is not None:
-                ready()
-            make_server(api).run(sockets=[sock])
-        finally:
-            workers.stop()
-            _close(app)
-    finally:
-        sock.close()
-
-
-def refuse_read_only(db_path: Path) -> None:
-    """StoreError when the database file, or the directory it lives (or will live) in, cannot
-    be written.
-
-    SQLite opens a read-only file without complaint and fails only at the first write, so the
-    daemon would start and then refuse every remember. Checked before opening, so a refused
-    start leaves no -wal or -shm file behind either."""
-    if db_path.exists() and not os.access(db_path, os.W_OK):
-        raise StoreError(f"cannot open database {db_path}: the file is read-only")
-    folder = next(p for p in (db_path.parent, *db_path.parents) if p.exists())
-    if not os.access(folder, os.W_OK):
-        raise StoreError(
-            f"cannot open database {db_path}: {folder} is read-only (SQLite writes the -wal"
-            " and -shm files beside the database)"
-        )
-
-
-def _close(app: SignetApp) -> None:
-    try:
-        app.checkpoint()
-    except (DatabaseError, SignetError) as exc:
-        log.warning("WAL checkpoint at shutdown failed: %s", exc)
-    app.close()
-    log.info("stopped")
-
-
-def _exit_on_signals() -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        raise SystemExit(0)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, stop)
