@@ -154,15 +154,19 @@ def missing(conn: Connection, model: str, limit: int) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
+# The current vectors of a model whose memory is live: read from the index alone
+# (migration 062), never from the table's rows, which hold the vectors.
+AUDIT_CURRENT = (
+    "SELECT count(*) FROM embeddings e WHERE e.model = ? AND e.stale = 0 AND EXISTS "
+    "(SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash AND m.is_deleted = 0)"
+)
+
+
 def audit(conn: Connection, model: str) -> dict[str, int]:
     live = conn.execute(
         "SELECT count(DISTINCT content_hash) FROM memories WHERE is_deleted = 0"
     ).fetchone()[0]
-    current = conn.execute(
-        "SELECT count(*) FROM embeddings e WHERE e.model = ? AND e.stale = 0 AND EXISTS "
-        "(SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash AND m.is_deleted = 0)",
-        (model,),
-    ).fetchone()[0]
+    current = conn.execute(AUDIT_CURRENT, (model,)).fetchone()[0]
     stale = conn.execute("SELECT count(*) FROM embeddings WHERE stale = 1").fetchone()[0]
     total = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     return {
