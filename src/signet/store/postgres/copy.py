@@ -84,10 +84,7 @@ TABLES: tuple[TableCopy, ...] = (
         "memory_history",
         ("id", "memory_id", "event", "old_content", "new_content", "changed_by", "reason",
          "metadata", "actor_type", "session_id", "request_id", "created_at", "token_id"),
-        fingerprint_sql=(
-            "SELECT id, memory_id, event, new_content FROM memory_history",
-            "SELECT id, memory_id, event, new_content FROM memory_history",
-        ),
+        fingerprint_sql=_same("SELECT id, memory_id, event, new_content FROM memory_history"),
     ),
     TableCopy(
         "embeddings",
@@ -105,21 +102,16 @@ TABLES: tuple[TableCopy, ...] = (
         ("id", "memory_id", "job_type", "status", "payload", "result", "attempts",
          "max_attempts", "leased_at", "completed_at", "failed_at", "error", "document_id",
          "created_at", "updated_at", "run_after"),
-        fingerprint_sql=(
-            "SELECT id, status, attempts, job_type FROM memory_jobs",
-            "SELECT id, status, attempts, job_type FROM memory_jobs",
-        ),
+        fingerprint_sql=_same("SELECT id, status, attempts, job_type FROM memory_jobs"),
     ),
     TableCopy(
         "session_transcripts",
         ("session_key", "content", "harness", "project", "agent_id", "created_at", "session_id",
          "raw_hash", "content_hash", "message_count", "started_at", "last_event_at", "ended_at",
          "path", "raw_path", "summary_status", "updated_at"),
-        fingerprint_sql=(
+        fingerprint_sql=_same(
             "SELECT session_key, content_hash, message_count, ended_at, summary_status"
-            " FROM session_transcripts",
-            "SELECT session_key, content_hash, message_count, ended_at, summary_status"
-            " FROM session_transcripts",
+            " FROM session_transcripts"
         ),
     ),
     TableCopy(
@@ -127,10 +119,7 @@ TABLES: tuple[TableCopy, ...] = (
         ("id", "session_key", "session_id", "trigger", "harness", "project", "agent_id",
          "transcript", "status", "attempts", "max_attempts", "result", "error", "captured_at",
          "started_at", "ended_at", "leased_at", "completed_at", "created_at", "updated_at"),
-        fingerprint_sql=(
-            "SELECT id, session_key, status, attempts FROM summary_jobs",
-            "SELECT id, session_key, status, attempts FROM summary_jobs",
-        ),
+        fingerprint_sql=_same("SELECT id, session_key, status, attempts FROM summary_jobs"),
     ),
     # The artifacts' index (derived from the markdown files, which stay in the workspace) and
     # the tombstones that keep a re-index from bringing a forgotten session back. Their key is
@@ -142,18 +131,16 @@ TABLES: tuple[TableCopy, ...] = (
          "manifest_path", "memory_sentence", "memory_sentence_quality", "content", "updated_at",
          "artifact_id", "thread_key", "condenses", "parent_path"),
         order="(agent_id || chr(31) || source_path)",
-        fingerprint_sql=(
-            "SELECT agent_id, source_path, source_sha256, parent_path FROM memory_artifacts",
-            "SELECT agent_id, source_path, source_sha256, parent_path FROM memory_artifacts",
+        fingerprint_sql=_same(
+            "SELECT agent_id, source_path, source_sha256, parent_path FROM memory_artifacts"
         ),
     ),
     TableCopy(
         "memory_artifact_tombstones",
         ("agent_id", "session_token", "removed_at", "reason", "removed_paths"),
         order="(agent_id || chr(31) || session_token)",
-        fingerprint_sql=(
-            "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones",
-            "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones",
+        fingerprint_sql=_same(
+            "SELECT agent_id, session_token, removed_paths FROM memory_artifact_tombstones"
         ),
     ),
     # Documents, their connectors and chunk links (after the memories they link; connectors
@@ -162,10 +149,7 @@ TABLES: tuple[TableCopy, ...] = (
         "connectors",
         ("id", "provider", "display_name", "config_json", "cursor_json", "status",
          "last_sync_at", "last_error", "created_at", "updated_at", "agent_id", "project"),
-        fingerprint_sql=(
-            "SELECT id, status, cursor_json, updated_at FROM connectors",
-            "SELECT id, status, cursor_json, updated_at FROM connectors",
-        ),
+        fingerprint_sql=_same("SELECT id, status, cursor_json, updated_at FROM connectors"),
     ),
     TableCopy(
         "documents",
@@ -173,29 +157,22 @@ TABLES: tuple[TableCopy, ...] = (
          "raw_content", "status", "error", "connector_id", "chunk_count", "memory_count",
          "metadata_json", "created_at", "updated_at", "completed_at", "agent_id", "project",
          "source_key"),
-        fingerprint_sql=(
-            "SELECT id, status, content_hash, memory_count, updated_at FROM documents",
-            "SELECT id, status, content_hash, memory_count, updated_at FROM documents",
+        fingerprint_sql=_same(
+            "SELECT id, status, content_hash, memory_count, updated_at FROM documents"
         ),
     ),
     TableCopy(
         "document_memories",
         ("document_id", "memory_id", "chunk_index"),
         order="(document_id || chr(31) || memory_id)",
-        fingerprint_sql=(
-            "SELECT document_id, memory_id, chunk_index FROM document_memories",
-            "SELECT document_id, memory_id, chunk_index FROM document_memories",
-        ),
+        fingerprint_sql=_same("SELECT document_id, memory_id, chunk_index FROM document_memories"),
     ),
     TableCopy(
         "tokens",
         ("id", "name", "role", "permissions", "scope_project", "scope_agent", "key_hash",
          "created_at", "expires_at", "revoked_at", "last_used_at"),
         order="id",
-        fingerprint_sql=(
-            "SELECT id, key_hash, revoked_at, role FROM tokens",
-            "SELECT id, key_hash, revoked_at, role FROM tokens",
-        ),
+        fingerprint_sql=_same("SELECT id, key_hash, revoked_at, role FROM tokens"),
     ),
     # The knowledge graph (PostgreSQL migration 002_graph.sql), parents before children.
     TableCopy(
