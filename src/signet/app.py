@@ -12,43 +12,59 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from signet import batch, maintenance, skills
 from signet.clock import Clock, SystemClock, stamp
 from signet.config import Config
 from signet.config_view import effective_config
-from signet.connectors.folder import FolderConnectors
-from signet.documents.service import DocumentService
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
-from signet.projection.service import ProjectionService
-from signet.providers.embedder import Embedder
-from signet.providers.guard import query_guard
-from signet.providers.llm import LLM
-from signet.recall.hybrid import Recaller
-from signet.recall.spec import RankingSpec
-from signet.recall.vectors import VectorSearch
-from signet.secret_store import SecretStore
-from signet.services.delegate import Delegate
+from signet.services.delegate import Deferred, Delegate
 from signet.services.memory import MemoryService
-from signet.services.operations import Operations
-from signet.services.providers import configured_embedder, configured_llm
-from signet.services.queues import JobQueue, ReviewQueue
 from signet.services.scope import scoped_filters
-from signet.services.search_ledger import SearchLedger
-from signet.sessions.service import Sessions
 from signet.store.accesses import AccessRecorder
 from signet.store.backend import Backend, CoreStore
-from signet.store.choose import open_backend
-from signet.store.db import Store
-from signet.store.injections import InjectionStore
-from signet.store.portable import PortableStore
 from signet.store.signing_key import workspace_key_path
 from signet.telemetry import Telemetry
 from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery, RecallResponse
-from signet.worker_list import Parts, build_workers
-from signet.workers.loop import Worker, WorkerLoop
+
+# What only some operations use is imported on first use: an app opened `lazy` for one read
+# (the CLI without a daemon) imports neither recall, the workers nor the maintenance code.
+# mypy sees the real names; at run time the Delegates' targets are `Deferred`.
+if TYPE_CHECKING:
+    from signet import batch, maintenance, skills
+    from signet.connectors.folder import FolderConnectors
+    from signet.documents.service import DocumentService
+    from signet.projection.service import ProjectionService
+    from signet.providers.embedder import Embedder
+    from signet.providers.guard import query_guard
+    from signet.providers.llm import LLM
+    from signet.recall.hybrid import Recaller
+    from signet.recall.spec import RankingSpec
+    from signet.recall.vectors import VectorSearch
+    from signet.secret_store import SecretStore
+    from signet.services.operations import Operations
+    from signet.services.queues import JobQueue, ReviewQueue
+    from signet.services.search_ledger import SearchLedger
+    from signet.sessions.service import Sessions
+    from signet.store.db import Store
+    from signet.store.injections import InjectionStore
+    from signet.store.portable import PortableStore
+    from signet.workers.loop import Worker
+else:
+    globals().update(Deferred.names(
+        "signet.batch", "signet.maintenance", "signet.skills", "signet.secret_store:SecretStore",
+        "signet.services.queues:JobQueue", "signet.services.queues:ReviewQueue",
+        "signet.services.search_ledger:SearchLedger", "signet.sessions.service:Sessions",
+        "signet.connectors.folder:FolderConnectors", "signet.documents.service:DocumentService",
+        "signet.projection.service:ProjectionService", "signet.recall.hybrid:Recaller",
+        "signet.recall.spec:RankingSpec", "signet.providers.guard:query_guard",
+        "signet.services.operations:Operations",
+    ))
+
+# Built by `_wire`: at open, or (`lazy`) when one of them is first used.
+WIRED = frozenset({"recaller", "projection", "portable", "injections", "sessions", "documents",
+                   "connectors", "ledger", "operations", "job_queue", "reviews"})
 
 
 @dataclass
@@ -56,11 +72,11 @@ class SignetApp:
     config: Config
     backend: Backend  # the one opened store; every store seam comes from it
     embedder: Embedder | None
-    recaller: Recaller
     vectors: VectorSearch | None = None
     notes: list[str] = field(default_factory=list)
     llm: LLM | None = None
     graph: KnowledgeGraph = field(init=False, repr=False)
+    recaller: Recaller = field(init=False, repr=False)
     projection: ProjectionService = field(init=False, repr=False)
     portable: PortableStore = field(init=False, repr=False)  # export and import's rows
     injections: InjectionStore = field(init=False, repr=False)  # the hooks' ledger
@@ -84,9 +100,14 @@ class SignetApp:
     @classmethod
     def open(
         cls, config: Config, *, embedder: Embedder | None | str = "config",
-        llm: LLM | None | str = "config", clock: Clock | None = None,
+        llm: LLM | None | str = "config", clock: Clock | None = None, lazy: bool = False,
     ) -> SignetApp:
-        """Open `store.backend`; `embedder`, `llm`, `clock` override the configured ones."""
+        """Open `store.backend`; `embedder`, `llm`, `clock` override the configured ones.
+        `lazy`: the memory service now, the rest at the first use of one (a process making one
+        call from one thread: the CLI without a daemon; the daemon wires all at open)."""
+        from signet.services.providers import configured_embedder, configured_llm
+        from signet.store.choose import open_backend
+
         # secret:NAME keys resolve before anything opens: a missing one leaves nothing open.
         telemetry = Telemetry(
             enabled=config.telemetry.enabled, error_ring_size=config.telemetry.error_ring_size
@@ -96,7 +117,8 @@ class SignetApp:
         backend = open_backend(config.store, sqlite_path=config.db_path,
                                key_path=workspace_key_path(config.workspace))
         try:
-            return cls.build(config, backend, chosen, chosen_llm, clock or SystemClock(), telemetry)
+            return cls.build(config, backend, chosen, chosen_llm, clock or SystemClock(),
+                             telemetry, lazy=lazy)
         except BaseException:
             backend.close()
             raise
@@ -104,46 +126,63 @@ class SignetApp:
     @classmethod
     def build(
         cls, config: Config, backend: Backend, embedder: Embedder | None, llm: LLM | None,
-        clock: Clock, telemetry: Telemetry,
+        clock: Clock, telemetry: Telemetry, *, lazy: bool = False,
     ) -> SignetApp:
-        """Wire the services over `backend`'s seams."""
-        model = embedder.model if embedder else None
-        dims = embedder.dimensions if embedder else None
+        """Wire the services over `backend`'s seams (`lazy`: see `open`)."""
+        from signet.recall.vectors import VectorSearch
+
         vectors = (VectorSearch(embedder.model, embedder.dimensions, config.embedding.index)
                    if embedder and backend.local_vectors else None)
-        graph = KnowledgeGraph.build(backend.graph(), config.pipeline, model, clock)
-        # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
-        sessions = Sessions(config, backend.sessions(), clock)
-        # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
-        accesses = AccessRecorder(backend.core.add_accesses, clock=clock)
-        guard = query_guard(config.search, inline=embedder.inline) if embedder else None
-        recaller = Recaller(
-            backend.recall_reads(model, vectors), config.search,
-            RankingSpec.of(config.search, graph.hooks()), embedder,
-            transcripts=sessions.excerpts, guard=guard, clock=clock, accesses=accesses,
-        )
-        app = cls(config, backend, embedder, recaller, vectors, clock=clock, llm=llm,
+        app = cls(config, backend, embedder, vectors, clock=clock, llm=llm,
                   telemetry=telemetry, batch_key=backend.batch_key())
-        app.graph = graph
-        app.memory = MemoryService(config, backend.core, embedder, vectors, graph, accesses, clock)
-        app.projection = ProjectionService(backend.projection(), model, dims, clock)
-        app.portable, app.injections = backend.portable(), backend.injections()
-        app.documents = DocumentService(
-            backend.documents(app.memory.write_prepared), config.documents,
-            max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,
-            clock=clock,
-        )
-        app.connectors = FolderConnectors(app.documents)
-        app.sessions = sessions
-        app.ledger = SearchLedger(config, backend.ledger(), clock)
-        app.ledger.ensure()
-        app.operations = Operations(config, backend.operations(), embedder, clock, llm,
-                                    recaller.guard)
-        app.job_queue = JobQueue(app.operations.ops, clock)
-        app.reviews = ReviewQueue(config, app.memory, backend.pipeline(), model, clock)
+        model = embedder.model if embedder else None
+        app.graph = KnowledgeGraph.build(backend.graph(), config.pipeline, model, clock)
+        accesses = AccessRecorder(backend.core.add_accesses, clock=clock)  # reads' and recall's
+        app.memory = MemoryService(config, backend.core, embedder, vectors, app.graph, accesses,
+                                   clock)
+        if not lazy:
+            app._wire()
         if embedder is not None and (changed := app.memory.mark_stale_vectors()):
             app.notes.append(f"{changed} vectors from another model marked stale")
         return app
+
+    def _wire(self) -> None:
+        vars(self)["_wired"] = True  # first, so a failure here cannot recurse
+        config, backend, embedder, clock = self.config, self.backend, self.embedder, self.clock
+        model = embedder.model if embedder else None
+        dims = embedder.dimensions if embedder else None
+        # The lineage (signet/sessions): recall's `expand` reads transcripts through it.
+        self.sessions = Sessions(config, backend.sessions(), clock)
+        # The one Recaller, built once from one ranking spec (recall/spec.py); frozen after.
+        guard = query_guard(config.search, inline=embedder.inline) if embedder else None
+        self.recaller = Recaller(
+            backend.recall_reads(model, self.vectors), config.search,
+            RankingSpec.of(config.search, self.graph.hooks()), embedder,
+            transcripts=self.sessions.excerpts, guard=guard, clock=clock,
+            accesses=self.memory.accesses,
+        )
+        self.projection = ProjectionService(backend.projection(), model, dims, clock)
+        self.portable, self.injections = backend.portable(), backend.injections()
+        self.documents = DocumentService(
+            backend.documents(self.memory.write_prepared), config.documents,
+            max_attempts=config.pipeline.max_attempts, frozen=config.pipeline.mutations_frozen,
+            clock=clock,
+        )
+        self.connectors = FolderConnectors(self.documents)
+        self.ledger = SearchLedger(config, backend.ledger(), clock)
+        self.ledger.ensure()
+        self.operations = Operations(config, backend.operations(), embedder, clock, self.llm,
+                                     guard)
+        self.job_queue = JobQueue(self.operations.ops, clock)
+        self.reviews = ReviewQueue(config, self.memory, backend.pipeline(), model, clock)
+
+    if not TYPE_CHECKING:  # mypy keeps checking every attribute name
+
+        def __getattr__(self, name: str) -> Any:
+            if name in WIRED and not vars(self).get("_wired"):
+                self._wire()
+                return getattr(self, name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def store(self) -> Store:
@@ -185,9 +224,11 @@ class SignetApp:
         self.backend.checkpoint()
 
     def close(self) -> None:
-        self.projection.close()  # its threads write to the store: they stop before it closes
+        wired = vars(self).get("_wired", False)  # a lazy app may never have wired the rest
+        if wired:
+            self.projection.close()  # its threads write to the store: they stop before it closes
         self.memory.accesses.close()  # the accesses still buffered, written before closing
-        if self.recaller.query_embeddings is not None:
+        if wired and self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()
         self.backend.close()
 
@@ -231,6 +272,8 @@ class SignetApp:
 
     def workers(self) -> builtins.list[Worker]:
         """The background workers over this app's store and providers (built once)."""
+        from signet.worker_list import Parts, build_workers
+
         if self._workers is None:
             self._workers = build_workers(Parts(
                 self.config, self.backend.core, self.backend.pipeline(), self.graph.store,
@@ -244,6 +287,8 @@ class SignetApp:
     ) -> int:
         """Run the workers (all, or those named in `only`) until none has work; return the
         ticks that did work."""
+        from signet.workers.loop import WorkerLoop
+
         chosen = [w for w in self.workers() if only is None or w.name in only]
         return WorkerLoop(chosen, clock=self.clock).run_until_idle(max_rounds)
 

@@ -334,8 +334,10 @@ class LocalClient:
         # Imported here: the daemon path of the CLI never needs the store, numpy or recall.
         from signet.app import SignetApp
 
+        # lazy: one call in this process builds only the services it uses (a `list` imports
+        # neither recall nor the workers); the CLI makes its calls from one thread.
         self._app = SignetApp.open(
-            without_workers(self._cfg), embedder="config" if embedder else None
+            without_workers(self._cfg), embedder="config" if embedder else None, lazy=True
         )
         self._with_embedder = embedder
         return self._app

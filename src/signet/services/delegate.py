@@ -3,15 +3,22 @@
 The app exposes every operation the adapters call, but holds none of their logic: each is a line
 `name = Delegate("service", Service.method)`, so `app.name(...)` is `app.service.method(...)`
 with the method's own signature and docstring (mypy checks the calls through it).
+
+`Deferred("signet.maintenance")` stands for a module the root names but should not import until
+one of its functions is called: `Deferred(...).run_retention` is resolved (imported) on its first
+call, so opening the app for a read (`signet list` without a daemon) does not pay for modules
+that only other operations use. The root imports the real module under `TYPE_CHECKING`, so mypy
+still checks every call through the Delegate against the real signature.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
-from typing import Concatenate, Generic, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-__all__ = ["Delegate"]
+__all__ = ["Deferred", "Delegate"]
 
 S = TypeVar("S")
 P = ParamSpec("P")
@@ -28,9 +35,45 @@ class Delegate(Generic[S, P, R]):
     def __init__(self, service: str, function: Callable[Concatenate[S, P], R]) -> None:
         self.service = service
         self.function = function
-        self.__doc__ = function.__doc__
+        # A Deferred target's docstring is its module's to give once imported.
+        self.__doc__ = None if isinstance(function, Deferred) else function.__doc__
 
     def __get__(self, app: object | None, owner: type | None = None) -> Callable[P, R]:
         if app is None:  # looked up on the class: the service's own function
             return self.function  # type: ignore[return-value]
         return functools.partial(self.function, getattr(app, self.service))
+
+
+class Deferred:
+    """A module (or an attribute path inside it) imported when first called or resolved."""
+
+    def __init__(self, module: str, path: tuple[str, ...] = ()) -> None:
+        self._module = module
+        self._path = path
+
+    def __getattr__(self, name: str) -> Deferred:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Deferred(self._module, (*self._path, name))
+
+    @staticmethod
+    def names(*specs: str) -> dict[str, Deferred]:
+        """{name: Deferred} for "package.module" (named by its last part) or "module:Name"."""
+        found: dict[str, Deferred] = {}
+        for spec in specs:
+            module, _, name = spec.partition(":")
+            found[name or module.rpartition(".")[2]] = (
+                Deferred(module, (name,)) if name else Deferred(module))
+        return found
+
+    def resolve(self) -> Any:
+        found: Any = importlib.import_module(self._module)
+        for name in self._path:
+            found = getattr(found, name)
+        return found
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Deferred({'.'.join((self._module, *self._path))})"
