@@ -30,9 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 from signet.errors import ConfigError, InvalidInput, NotFound
 
 __all__ = ["SECRET_PREFIX", "SecretInfo", "SecretStore", "is_reference", "reference_name"]
@@ -236,6 +233,9 @@ def _key_id(key: bytes) -> str:
 
 
 def _seal(key: bytes, key_id: str, name: str, value: str) -> dict[str, str]:
+    # Imported here: every app open reads agent.yaml through this module, few seal or open.
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = secrets.token_bytes(NONCE_BYTES)
     sealed = AESGCM(key).encrypt(nonce, value.encode("utf-8"), name.encode("utf-8"))
     return {"key_id": key_id, "nonce": _b64(nonce), "ciphertext": _b64(sealed)}
@@ -247,6 +247,9 @@ def _open(key: bytes, key_id: str, name: str, entry: dict[str, Any], key_path: P
             f"{key_path}: secret {name!r} was encrypted with another key (key id"
             f" {entry['key_id']}, the key file holds {key_id}); restore the matching key file"
         )
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     try:
         plain = AESGCM(key).decrypt(
             base64.b64decode(entry["nonce"]), base64.b64decode(entry["ciphertext"]),

@@ -16,7 +16,8 @@ from pathlib import Path
 HEAVY = ("networkx", "httpx", "onnxruntime", "tokenizers", "fastapi", "uvicorn")
 # What only other operations use (status reports the maintenance audit, so it wires them).
 UNUSED = ("signet.recall.hybrid", "signet.maintenance", "signet.worker_list",
-          "signet.documents.service", "signet.sessions.service", "signet.services.operations")
+          "signet.documents.service", "signet.sessions.service", "signet.services.operations",
+          "cryptography")
 PROBE = """
 import atexit, runpy, sys
 atexit.register(lambda: print("loaded:", ",".join(m for m in {heavy!r} if m in sys.modules),
