@@ -320,21 +320,25 @@ def complete_summary(conn: Connection, job_id: str, result: dict[str, Any], now:
     )
 
 
-def fail_summary(conn: Connection, job: SummaryJob, error: str, now: str) -> str:
+def fail_summary(
+    conn: Executes, job: SummaryJob, error: str, now: str, dialect: Dialect = SQLITE
+) -> str:
     status = "dead" if job.attempts >= job.max_attempts else "pending"
-    conn.execute(
+    conn.execute(dialect.sql(
         "UPDATE summary_jobs SET status = ?, error = ?, leased_at = NULL, updated_at = ?"
-        " WHERE id = ?",
+        " WHERE id = ?"),
         (status, error[:MAX_ERROR_CHARS], now, job.id),
     )
     return status
 
 
-def reap_summary_leases(conn: Connection, now: str, timeout_ms: int) -> int:
+def reap_summary_leases(
+    conn: Executes, now: str, timeout_ms: int, dialect: Dialect = SQLITE
+) -> int:
     cutoff = format_ts(parse_ts(now) - timedelta(milliseconds=timeout_ms))
-    cursor = conn.execute(
+    cursor = conn.execute(dialect.sql(
         "UPDATE summary_jobs SET status = 'pending', leased_at = NULL, updated_at = ?"
-        " WHERE status = 'leased' AND leased_at < ?",
+        " WHERE status = 'leased' AND leased_at < ?"),
         (now, cutoff),
     )
     return cursor.rowcount
@@ -389,14 +393,15 @@ def unseen_terms(conn: Connection, terms: set[str]) -> int:
     return len(wanted) - int(seen)
 
 
-def known_entities(conn: Connection, agent_id: str, names: dict[str, str]) -> list[str]:
+def known_entities(
+    conn: Executes, agent_id: str, names: dict[str, str], dialect: Dialect = SQLITE
+) -> list[str]:
     """The entities of `agent_id` among `names` (canonical -> as written), as written."""
     if not names:
         return []
-    keys = list(names)[:500]
-    marks = ",".join("?" * len(keys))
+    among, keys = dialect.one_of("canonical_name", list(names)[:500])
     rows = conn.execute(
-        f"SELECT canonical_name FROM entities WHERE agent_id = ? AND canonical_name IN ({marks})"
+        f"SELECT canonical_name FROM entities WHERE agent_id = {dialect.mark} AND {among}"
         " ORDER BY mentions DESC, canonical_name",
         (agent_id, *keys),
     ).fetchall()

@@ -29,7 +29,6 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -46,9 +45,9 @@ from signet.store.head import CANDIDATES, CURRENT_ENTITY, latest_gists, question
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.retention import try_lock
 from signet.store.session_store import with_memory
-from signet.store.sessions import MAX_ERROR_CHARS, SessionRow, SummaryJob
+from signet.store.sessions import SessionRow, SummaryJob
 from signet.store.sessions import _row as session_of
-from signet.types import Memory, MemoryScope, dumps, format_ts, parse_ts
+from signet.types import Memory, MemoryScope, dumps
 
 __all__ = ["PostgresSessions"]
 
@@ -228,24 +227,13 @@ class PostgresSessions:
         return SummaryJob(**row) if row else None
 
     def fail_summary(self, job: SummaryJob, error: str, now: str) -> None:
-        status = "dead" if job.attempts >= job.max_attempts else "pending"
         with self.pool.connection() as conn, conn.transaction():
             if _owns(conn, job):
-                conn.execute(
-                    "UPDATE summary_jobs SET status = %s, error = %s, leased_at = NULL,"
-                    " updated_at = %s WHERE id = %s",
-                    (status, error[:MAX_ERROR_CHARS], now, job.id),
-                )
+                sessions_sql.fail_summary(conn, job, error, now, POSTGRES)
 
     def reap_summary_leases(self, now: str, timeout_ms: int) -> int:
-        cutoff = format_ts(parse_ts(now) - timedelta(milliseconds=timeout_ms))
         with self.pool.connection() as conn:
-            cursor = conn.execute(
-                "UPDATE summary_jobs SET status = 'pending', leased_at = NULL, updated_at = %s"
-                " WHERE status = 'leased' AND leased_at < %s",
-                (now, cutoff),
-            )
-            return cursor.rowcount
+            return sessions_sql.reap_summary_leases(conn, now, timeout_ms, POSTGRES)
 
     def covered(self, session_key: str) -> int:
         with self.pool.connection() as conn:
@@ -293,15 +281,8 @@ class PostgresSessions:
             )
 
     def known_entities(self, agent_id: str, names: dict[str, str]) -> list[str]:
-        if not names:
-            return []
         with self.pool.connection() as conn:
-            rows = conn.execute(
-                "SELECT canonical_name FROM entities WHERE agent_id = %s"
-                " AND canonical_name = ANY(%s) ORDER BY mentions DESC, canonical_name",
-                (agent_id, list(names)[:500]),
-            ).fetchall()
-        return [names[r[0]] for r in rows]
+            return sessions_sql.known_entities(conn, agent_id, names, POSTGRES)
 
     def unseen_terms(self, terms: set[str]) -> int:
         """Terms no memory's lexical index holds. The index is stemmed (SQLite counts exact
