@@ -145,6 +145,43 @@ def test_the_transcript_folders_follow_the_harness_environment(
     assert _hook(s, headers, str(rollout), harness="claude-code").status_code == 403
 
 
+def test_a_non_admin_cursor_hook_reads_only_agent_transcripts(serve, home: Path) -> None:
+    """Cursor keeps more than transcripts under ~/.cursor/projects/<project>/ (terminal output,
+    tool results, MCP descriptors); only its `agent-transcripts/` are a hook's to import. A
+    terminal log that happens to read as a plain-text transcript is refused like any host file."""
+    s = serve()
+    project = home / ".cursor" / "projects" / "home-me-app"
+    transcripts, terminals = project / "agent-transcripts", project / "terminals"
+    transcripts.mkdir(parents=True)
+    terminals.mkdir()
+    # `kubectl config view --raw` in Cursor's terminal: "user:" reads as a plain-text turn.
+    (terminals / "1.txt").write_text(f"users:\n- name: me\n  user:\n    token: {TOKEN}\n", "utf-8")
+    (project / "loose.txt").write_text(f"user: hi\nassistant: {TOKEN}\n", "utf-8")
+    (transcripts / "link.txt").symlink_to(terminals / "1.txt")
+    kept = transcripts / "c1.jsonl"
+    kept.write_text(json.dumps({"role": "user", "message": {"content": [
+        {"type": "text", "text": "<user_query>Heron is the staging cluster.</user_query>"}]}}) + "\n",
+        "utf-8")
+    refused = {
+        "terminal": terminals / "1.txt",
+        "beside the folders": project / "loose.txt",
+        "link out of agent-transcripts": transcripts / "link.txt",
+        "dot-dot": transcripts / ".." / "terminals" / "1.txt",
+        "the gh token": secret_path(home),
+    }
+    for role in NON_ADMIN:
+        headers = auth(issue(s.app, role))
+        answers = {name: _hook(s, headers, str(path), harness="cursor")
+                   for name, path in refused.items()}
+        shown = {(r.status_code, r.json().get("error")) for r in answers.values()}
+        assert len(shown) == 1, {n: (r.status_code, r.text) for n, r in answers.items()}
+        assert shown.pop()[0] == 403
+        assert sessions_total(s) == 0
+    ok = _hook(s, auth(issue(s.app, "agent")), str(kept), harness="cursor")
+    assert ok.status_code == 200, ok.text
+    assert TOKEN not in s.client.get("/api/sessions").text
+
+
 # --- links out of a folder: the folder connector and skill install -----------------------------
 
 CHAT = "the door code of the lab is 7319"

@@ -8,7 +8,9 @@ read ~/.ssh or agent.yaml by naming it, by a link planted in the folder, or by c
 - claude-code: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`;
 - codex: `$CODEX_HOME/sessions`, else `~/.codex/sessions`;
 - opencode: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode` (its storage);
-- cursor: `~/.cursor/projects` (each project's `agent-transcripts/`);
+- cursor: `~/.cursor/projects/<project>/agent-transcripts/` only: the project folders beside
+  it hold terminal output, tool results and MCP descriptors, which are no transcripts (and a
+  terminal log with a `user:` line would read as a plain-text one);
 - generic: none.
 
 The environment is the daemon's, read at each call, as each harness reads its own.
@@ -21,6 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["transcript_file", "transcript_folders"]
+
+CURSOR_TRANSCRIPTS = "agent-transcripts"  # in each ~/.cursor/projects/<project>/
 
 
 def transcript_folders(harness: str, env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
@@ -51,7 +55,17 @@ def transcript_file(path: str, harness: str, env: Mapping[str, str] | None = Non
         roots = [folder.resolve() for folder in transcript_folders(harness, env)]
     except (OSError, RuntimeError, ValueError):
         return None
-    return resolved if any(resolved.is_relative_to(root) for root in roots) else None
+    inside = any(resolved.is_relative_to(root) and _transcript_place(resolved.relative_to(root), harness)
+                 for root in roots)
+    return resolved if inside else None
+
+
+def _transcript_place(relative: Path, harness: str) -> bool:
+    """Whether a file at `relative` (to a transcript folder) is where `harness` writes its
+    transcripts: for Cursor, `<project>/agent-transcripts/...`; anywhere for the others."""
+    if harness == "cursor":
+        return len(relative.parts) >= 3 and relative.parts[1] == CURSOR_TRANSCRIPTS
+    return True
 
 
 def _under(env: Mapping[str, str], name: str, default: Path) -> Path:
