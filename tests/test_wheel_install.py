@@ -72,28 +72,31 @@ def test_the_wheel_installs_and_runs_without_the_checkout(tmp_path: Path) -> Non
     assert {"signet/resources/minilm-tokenizer.json", "signet/store/migrations/001_initial.sql",
             "signet/dashboard/static/index.html"} <= names
 
+    # Nothing of the checkout on any path: PYTHONPATH would show pip its metadata (an
+    # egg-info beside the sources) as an installed signet-memory, and signet its code.
+    clean = {key: value for key, value in os.environ.items()
+             if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=TIMEOUT_S)
+                   env=clean, timeout=TIMEOUT_S)
     python = venv / "bin" / "python"
     venv_site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
+        env=clean, capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
     ).stdout.strip()
     deps = installed_dependencies(tmp_path / "deps")
     Path(venv_site, "installed_dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")
     installed = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
          "--disable-pip-version-check", str(wheel)],
-        capture_output=True, text=True, timeout=TIMEOUT_S,
+        env=clean, capture_output=True, text=True, timeout=TIMEOUT_S,
     )
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     assert "Successfully installed signet-memory-" in installed.stdout
 
     home = tmp_path / "home"
     home.mkdir()
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env = dict(clean)
     env.update(HOME=str(home), SIGNET_WORKSPACE=str(home / ".agents"), SIGNET_PORT="9",
                PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
                OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
