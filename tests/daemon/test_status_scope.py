@@ -25,3 +25,36 @@ def test_a_scoped_token_sees_its_own_count_and_nothing_global(serve) -> None:
             assert status["daemon"]["pid"] and "degraded" in status
     whole = s.client.get("/api/status").json()
     assert whole["memories"] == 7 and {"embeddings", "maintenance", "telemetry"} <= set(whole)
+
+
+def test_a_scoped_status_does_not_change_when_another_scope_is_used(tmp_path) -> None:
+    """The bundled model loads on the first embedding, whoever's it is: `embedder.loaded` would
+    tell a token scoped to project p that someone wrote or recalled elsewhere since the start."""
+    from signet.app import SignetApp
+    from signet.config import Config
+    from signet.daemon.server import create_app
+    from signet.providers.local_embedder import LocalEmbedder
+    from uvicorn_thread import serve_in_thread
+    from write_paths import inline
+
+    app = SignetApp.open(inline(Config.default(tmp_path / "ws")), embedder=LocalEmbedder())
+    running = serve_in_thread(create_app(app))
+    try:
+        admin, scoped = auth(issue(app, "admin")), auth(issue(app, "readonly", project="p"))
+
+        def seen() -> dict[str, object]:
+            reply = httpx.get(f"{running.url}/api/status", headers=scoped, timeout=60)
+            assert reply.status_code == 200, reply.text
+            return {k: v for k, v in reply.json().items() if k != "daemon"}
+
+        before = seen()
+        wrote = httpx.post(f"{running.url}/api/memory/remember", headers=admin, timeout=60,
+                           json={"content": "q's launch date is the ninth", "project": "q"})
+        assert wrote.status_code == 200 and wrote.json()["embedded"] is True, wrote.text
+        assert seen() == before
+        # The admin's own view still says the model is in memory (`signet doctor` reads it).
+        whole = httpx.get(f"{running.url}/api/status", headers=admin, timeout=60).json()
+        assert whole["embedder"]["loaded"] is True
+    finally:
+        running.stop()
+        app.close()

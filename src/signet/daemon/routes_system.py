@@ -2,7 +2,8 @@
 `/api/status` (the app's status plus the daemon's pid, port and uptime).
 
 A scoped token's status counts only its own slice's memories and leaves out what counts every
-scope (the embeddings audit, maintenance problems, request telemetry) and the host's paths."""
+scope (the embeddings audit, maintenance problems, request telemetry), whether the model is
+loaded yet (any scope's first embedding loads it) and the host's paths."""
 
 from __future__ import annotations
 
@@ -55,5 +56,8 @@ def _scoped_status(app: SignetApp, principal: Principal) -> dict[str, Any]:
     scope = MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
     whole = app.status()
     body = {name: whole[name] for name in SCOPED_FIELDS if name in whole}
+    if isinstance(body.get("embedder"), dict):
+        # Whether the model is loaded says whether anyone, in any scope, embedded anything yet.
+        body["embedder"] = {k: v for k, v in body["embedder"].items() if k != "loaded"}
     body["memories"] = app.list(limit=1, scope=scope).total
     return body
