@@ -19,7 +19,7 @@ from signet.config import Config
 from signet.config_view import effective_config
 from signet.graph.service import KnowledgeGraph
 from signet.identity import read_identity, write_identity
-from signet.services.delegate import Deferred, Delegate
+from signet.services.delegate import Delegate, deferred_names
 from signet.services.memory import MemoryService
 from signet.services.scope import scoped_filters
 from signet.store.accesses import AccessRecorder
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from signet.store.portable import PortableStore
     from signet.workers.loop import Worker
 else:
-    globals().update(Deferred.names(
+    globals().update(deferred_names(
         "signet.batch", "signet.maintenance", "signet.skills", "signet.secret_store:SecretStore",
         "signet.services.queues:JobQueue", "signet.services.queues:ReviewQueue",
         "signet.services.search_ledger:SearchLedger", "signet.sessions.service:Sessions",

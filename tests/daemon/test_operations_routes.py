@@ -377,9 +377,12 @@ def test_a_scoped_token_batch_forgets_only_inside_its_scope_and_stays_out_of_mai
     # out of every route that spans all agents.
     scoped_operator = auth(issue(s.app, "operator", agent="agent-a"))
     for method, path in (("GET", "/api/pipeline/status"), ("GET", "/api/repair/fts-check"),
-                         ("GET", "/api/memory/review-queue"), ("GET", "/api/config")):
+                         ("GET", "/api/memory/review-queue"), ("GET", "/api/config"),
+                         ("GET", "/api/telemetry/latency"), ("GET", "/api/telemetry/usage"),
+                         ("GET", "/api/telemetry/errors")):
         assert s.client.request(method, path, headers=scoped_operator).status_code == 403, path
-    assert s.client.get("/api/telemetry/latency", headers=scoped_operator).status_code == 200
+    unscoped_operator = auth(issue(s.app, "operator"))
+    assert s.client.get("/api/telemetry/latency", headers=unscoped_operator).status_code == 200
 
 
 def test_recall_over_http_labels_its_ledger_row_with_the_route_and_the_agent(serve, backend) -> None:

@@ -13,7 +13,8 @@ ring buffer, and the recall QA ledger.
   agent and project scope (filtered in SQL).
 
 None of the first three holds any prompt, query or memory content (signet/telemetry.py), so
-they need only `diagnostics`.
+they need only `diagnostics`; they count every agent's and project's requests and LLM calls,
+so a scoped token gets 403 (as it gets no request telemetry in `/api/status` or `/metrics`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
 from signet.clock import stamp
-from signet.daemon.auth import Caller, require
+from signet.daemon.auth import Caller, require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut
 
@@ -35,7 +36,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 404, 429)
 }
 _OUT = ConfigDict(extra="allow")
-DIAGNOSTICS = [Depends(require("diagnostics"))]
+DIAGNOSTICS = [Depends(require("diagnostics")), Depends(unscoped)]
 ANALYTICS = [Depends(require("analytics"))]
 EXPORT_LIMIT = 10_000
 

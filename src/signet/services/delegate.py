@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-__all__ = ["Deferred", "Delegate"]
+__all__ = ["Deferred", "Delegate", "deferred_names"]
 
 S = TypeVar("S")
 P = ParamSpec("P")
@@ -45,35 +45,37 @@ class Delegate(Generic[S, P, R]):
 
 
 class Deferred:
-    """A module (or an attribute path inside it) imported when first called or resolved."""
+    """A module (or an attribute path inside it) imported when first called."""
 
     def __init__(self, module: str, path: tuple[str, ...] = ()) -> None:
         self._module = module
         self._path = path
 
     def __getattr__(self, name: str) -> Deferred:
-        if name.startswith("__"):
+        if name.startswith("_"):
             raise AttributeError(name)
         return Deferred(self._module, (*self._path, name))
 
-    @staticmethod
-    def names(*specs: str) -> dict[str, Deferred]:
-        """{name: Deferred} for "package.module" (named by its last part) or "module:Name"."""
-        found: dict[str, Deferred] = {}
-        for spec in specs:
-            module, _, name = spec.partition(":")
-            found[name or module.rpartition(".")[2]] = (
-                Deferred(module, (name,)) if name else Deferred(module))
-        return found
-
-    def resolve(self) -> Any:
+    def _resolve(self) -> Any:
+        # Underscored, as every attribute of its own: `__getattr__` only sees names a Deferred
+        # does not have, so a public method here would shadow a function of that name.
         found: Any = importlib.import_module(self._module)
         for name in self._path:
             found = getattr(found, name)
         return found
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.resolve()(*args, **kwargs)
+        return self._resolve()(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"Deferred({'.'.join((self._module, *self._path))})"
+
+
+def deferred_names(*specs: str) -> dict[str, Deferred]:
+    """{name: Deferred} for "package.module" (named by its last part) or "module:Name"."""
+    found: dict[str, Deferred] = {}
+    for spec in specs:
+        module, _, name = spec.partition(":")
+        found[name or module.rpartition(".")[2]] = (
+            Deferred(module, (name,)) if name else Deferred(module))
+    return found
