@@ -44,6 +44,8 @@ class CommandLLM(BaseLLM):
     """A completion is one run of `command` with the prompt on stdin and the reply on stdout."""
 
     name = "command"
+    # Set in the child's environment on top of ours (a harness provider's own settings).
+    extra_env: dict[str, str] = {}  # noqa: RUF012 - read only, replaced by subclasses
 
     def __init__(
         self,
@@ -97,7 +99,7 @@ class CommandLLM(BaseLLM):
                 text=True,
                 encoding="utf-8",
                 errors="replace",
-                env=_child_env(),
+                env={**_child_env(), **self.extra_env},
                 start_new_session=True,
             )
         except OSError as exc:

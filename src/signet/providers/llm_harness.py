@@ -10,7 +10,7 @@ no saved session (`--no-session-persistence`: the pipeline's calls stay out of t
 from about 53 KB (12 tool definitions, a 10,000-character system prompt) to about 2 KB plus
 the prompt: the user's subscription pays for Signet's text, not the agent's scaffolding; `codex` runs `codex exec --skip-git-repo-check -` (the prompt
 read from stdin, the final message alone on stdout); `opencode` runs `opencode run` (the
-prompt piped in, the reply on stdout). `llm.model` picks the model (defaults: the harness's
+prompt piped in, the reply on stdout) with every tool denied (OPENCODE_PERMISSION). `llm.model` picks the model (defaults: the harness's
 small, cheap one for claude-code, the harness's own default otherwise); `llm.command`, when
 set, names the binary (and any leading arguments) instead of the one on PATH.
 
@@ -74,6 +74,11 @@ class CodexLLM(HarnessLLM):
 
 class OpenCodeLLM(HarnessLLM):
     name = "opencode"
+    # `opencode run` is a whole agent: it runs shell commands, reads and edits files and fetches
+    # URLs without asking, steered by the text it is given, which here is memories and
+    # transcripts any token wrote. OpenCode applies OPENCODE_PERMISSION after every config
+    # file, and a tool denied by "*" is not even offered to the model: a bare text function.
+    extra_env = {"OPENCODE_PERMISSION": json.dumps({"*": "deny"})}  # noqa: RUF012
 
 
 class ClaudeCodeLLM(HarnessLLM):
