@@ -3,6 +3,8 @@ nothing that counts other scopes (docs/security.md "Scope")."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 
 from auth_tokens import auth, issue
@@ -55,6 +57,43 @@ def test_a_scoped_status_does_not_change_when_another_scope_is_used(tmp_path) ->
         # The admin's own view still says the model is in memory (`signet doctor` reads it).
         whole = httpx.get(f"{running.url}/api/status", headers=admin, timeout=60).json()
         assert whole["embedder"]["loaded"] is True
+    finally:
+        running.stop()
+        app.close()
+
+
+def test_a_scoped_status_does_not_count_another_scopes_failed_recalls(tmp_path) -> None:
+    """The query embedding's breaker counts every caller's failures and keeps the last error:
+    a token scoped to project p saw the count rise when another caller recalled. It keeps the
+    breaker's state (its own recalls run without the semantic channel while it is open)."""
+    from daemon_process import free_port
+
+    from signet.app import SignetApp
+    from signet.config import Config
+    from signet.daemon.server import create_app
+    from uvicorn_thread import serve_in_thread
+
+    cfg = Config.default(tmp_path / "ws")
+    cfg = cfg.replace(embedding=replace(cfg.embedding, provider="ollama", model="nomic",
+                                        base_url=f"http://127.0.0.1:{free_port()}"))
+    app = SignetApp.open(cfg)
+    running = serve_in_thread(create_app(app))
+    try:
+        admin, scoped = auth(issue(app, "admin")), auth(issue(app, "readonly", project="p"))
+
+        def seen() -> dict[str, object]:
+            reply = httpx.get(f"{running.url}/api/status", headers=scoped, timeout=60)
+            assert reply.status_code == 200, reply.text
+            return {k: v for k, v in reply.json().items() if k != "daemon"}
+
+        before = seen()
+        recalled = httpx.post(f"{running.url}/api/memory/recall", headers=admin, timeout=60,
+                              json={"query": "q's launch date"})
+        assert recalled.status_code == 200, recalled.text
+        whole = httpx.get(f"{running.url}/api/status", headers=admin, timeout=60).json()
+        assert whole["embedder"]["health"]["consecutive_failures"] >= 1  # it did fail
+        assert seen() == before
+        assert before["embedder"]["health"]["state"] == "closed"  # type: ignore[index]
     finally:
         running.stop()
         app.close()

@@ -3,7 +3,8 @@
 
 A scoped token's status counts only its own slice's memories and leaves out what counts every
 scope (the embeddings audit, maintenance problems, request telemetry), whether the model is
-loaded yet (any scope's first embedding loads it) and the host's paths."""
+loaded yet (any scope's first embedding loads it), the query embedding's failure count and
+last error (every caller's recalls) and the host's paths."""
 
 from __future__ import annotations
 
@@ -56,8 +57,15 @@ def _scoped_status(app: SignetApp, principal: Principal) -> dict[str, Any]:
     scope = MemoryScope(agent_id=principal.scope_agent, project=principal.scope_project)
     whole = app.status()
     body = {name: whole[name] for name in SCOPED_FIELDS if name in whole}
-    if isinstance(body.get("embedder"), dict):
-        # Whether the model is loaded says whether anyone, in any scope, embedded anything yet.
-        body["embedder"] = {k: v for k, v in body["embedder"].items() if k != "loaded"}
+    embedder = body.get("embedder")
+    if isinstance(embedder, dict):
+        # Whether the model is loaded says whether anyone, in any scope, embedded anything yet;
+        # the breaker's failure count and last error count every caller's recalls. Its state
+        # stays: the caller's own recalls run without the semantic channel while it is open.
+        body["embedder"] = {k: v for k, v in embedder.items() if k not in ("loaded", "health")}
+        health = embedder.get("health")
+        if isinstance(health, dict):
+            body["embedder"]["health"] = {k: v for k, v in health.items()
+                                          if k not in ("consecutive_failures", "last_error")}
     body["memories"] = app.list(limit=1, scope=scope).total
     return body
