@@ -72,3 +72,20 @@ def test_metrics_need_an_unscoped_token_with_diagnostics(serve) -> None:
             refused = httpx.get(url, headers=auth(issue(s.app, role, **scope)))
             assert refused.status_code == 403, (scope, role, refused.text)
             assert refused.json()["code"] == "forbidden"
+
+
+def test_made_up_methods_cannot_crowd_the_routes_out_of_the_metrics(serve) -> None:
+    """The telemetry keeps 500 operation names and folds the rest into `other`. Unauthenticated
+    requests with invented methods (`X0 /api/status`, ...) each made a name of their own
+    `(unmatched)`: a few hundred of them, in well under a second, sent every real route's
+    figures to `other` and grew the scrape to megabytes."""
+    s = serve()
+    with httpx.Client(base_url=s.url) as anyone:
+        for n in range(520):
+            assert anyone.request(f"X{n}", "/api/status").status_code == 401
+    assert s.client.post("/api/memory/remember", json={"content": "note"}).status_code == 200
+    found = samples(s.client.get("/metrics").text)
+    assert value(found, "signet_request_duration_seconds_count",
+                 operation="POST /api/memory/remember") == 1
+    operations = {x.labels["operation"] for x in found if "operation" in x.labels}
+    assert "other" not in operations and len(operations) < 20, sorted(operations)[:30]

@@ -1,10 +1,10 @@
 """The ASGI middleware that feeds every request into the app's telemetry (signet/telemetry.py).
 
 One latency observation per request under its operation name, `METHOD /route/{template}` as
-the router matched it (a path no route matched is `METHOD (unmatched)`, so random paths cannot
-grow the key set); for an answer of 400 or more, the error code from the JSON body's `code`
-(read from the first body chunk of error answers only, which are small) or `internal` for an
-exception. No query string, body or header value is ever kept.
+the router matched it (a path no route matched is `METHOD (unmatched)`, and a method HTTP does
+not define is `OTHER`, so neither random paths nor invented methods can grow the key set); for
+an answer of 400 or more, the error code from the JSON body's `code` (read from the first body
+chunk of error answers only, which are small) or `internal` for an exception. No query string, body or header value is ever kept.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from signet.telemetry import Telemetry
 __all__ = ["RequestTelemetry", "operation_name"]
 
 MAX_ERROR_BODY = 4096
+# HTTP's methods (RFC 9110, PATCH): any other token a client invents is named OTHER, or each
+# would be a name of its own, and a few hundred would fill the telemetry's table.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE",
+                     "PATCH"})
 
 
 class RequestTelemetry:
@@ -56,7 +60,8 @@ class RequestTelemetry:
 def operation_name(scope: Scope) -> str:
     route = scope.get("route")
     path = getattr(route, "path", None)
-    return f"{scope['method']} {path if path else '(unmatched)'}"
+    method = scope["method"] if scope["method"] in METHODS else "OTHER"
+    return f"{method} {path if path else '(unmatched)'}"
 
 
 def _code_of(body: bytes) -> str | None:
