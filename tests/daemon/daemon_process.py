@@ -96,6 +96,13 @@ class DaemonProcess:
             time.sleep(0.05)
         raise AssertionError("daemon did not answer /health in time")
 
+    def wait_serving(self, timeout_s: float = 60) -> None:
+        """/health, then the API behind it (built after /health answers, daemon/startup.py):
+        for a test whose first request is a hook's, whose budget may not cover the build."""
+        self.wait_healthy(timeout_s)
+        reply = httpx.get(f"{self.url}/api/status", headers=self.headers(), timeout=timeout_s)
+        assert reply.status_code == 200, reply.text
+
     def finish(self, timeout_s: float = 30) -> tuple[int, str]:
         """Wait for the process to end; its exit code and stderr."""
         _out, err = self.proc.communicate(timeout=timeout_s)

@@ -68,7 +68,7 @@ def test_connect_cursor_wires_hooks_that_capture_with_cursors_payloads(tmp_path:
     env = {**daemon_env(workspace, port), "HOME": str(home)}
     daemon = DaemonProcess(workspace, port)
     try:
-        daemon.wait_healthy(timeout_s=60)
+        daemon.wait_serving(timeout_s=60)  # the first request is a hook's, on its budget
         signet("connect", "cursor", env=env)
         hooks = json.loads((home / ".cursor" / "hooks.json").read_text())
         assert hooks["version"] == 1 and set(hooks["hooks"]) == {"beforeSubmitPrompt", "stop"}
