@@ -448,6 +448,7 @@ def test_expand_returns_the_transcript_excerpt_through_http_mcp_and_the_cli(
         assert got["Lisbon has steep hills"] is None  # not from a session: nothing to expand
         assert got["Ines visits Lisbon in May"] == expected
     assert [s["session_id"] for s in sessions] == ["sess-42"]
+    assert "score" not in sessions[0] and sessions[0]["snippet"]  # the order ranks them
     without = workspace.cli_json("recall", "Lisbon")["results"]
     assert all("transcript" not in hit for hit in without)
 

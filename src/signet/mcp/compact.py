@@ -6,14 +6,19 @@ evidence), all of it paid for in the agent's context window. By default the MCP 
 return lists of memories keep, per memory, `id`, `content`, `type`, `tags`, `created_at`,
 `source` (the memory's source type: manual, session, pipeline, ...) and, for search results,
 `confidence` (how likely it answers the query; recall's fused score only ranks, and the order
-already says that); `verbose: true` returns the full shape instead.
+already says that); `verbose: true` returns the full shape instead. Session search results
+lose their `score` for the same reason: the order ranks them, and the number means nothing to
+an agent.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MEMORY_FIELDS", "SEARCH_FIELDS", "compact_memory", "compact_page", "compact_search"]
+__all__ = [
+    "MEMORY_FIELDS", "SEARCH_FIELDS", "compact_memory", "compact_page", "compact_search",
+    "compact_sessions",
+]
 
 JSON = dict[str, Any]
 
@@ -40,3 +45,9 @@ def compact_search(response: JSON) -> JSON:
 def compact_page(page: JSON) -> JSON:
     """A list page with compact items."""
     return {**page, "items": [compact_memory(m) for m in page.get("items", [])]}
+
+
+def compact_sessions(found: JSON) -> JSON:
+    """A session search answer without the ranking score (the order already says it)."""
+    items = [{k: v for k, v in item.items() if k != "score"} for item in found.get("items", [])]
+    return {**found, "items": items}

@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from signet.errors import SignetError
 from signet.mcp.backends import Backend
-from signet.mcp.compact import compact_page, compact_search
+from signet.mcp.compact import compact_page, compact_search, compact_sessions
 from signet.recall.confidence import AGENT_MIN_CONFIDENCE
 from signet.version import __version__
 from signet.workspace import IDENTITY_FILES
@@ -92,10 +92,11 @@ def build_server(backend: Backend, *, without_daemon: bool = False) -> MCPServer
     def session_search(query: str, limit: int = 10, project: str | None = None) -> CallToolResult:
         """Find past sessions (whole conversations) whose words match `query`.
 
-        Returns {"items": [session + {"score", "snippet"}], "query"}, best first: use it to
+        Returns {"items": [session + {"snippet"}], "query"}, best first: use it to
         find when something was discussed; memory_search finds the facts themselves.
         """
-        return _out(_answer(backend.session_search, query, limit=limit, project=project))
+        found = _answer(backend.session_search, query, limit=limit, project=project)
+        return _out(compact_sessions(found))
 
     @server.tool(annotations=READ_ONLY)
     def memory_context(project: str | None = None, cwd: str | None = None) -> CallToolResult:
