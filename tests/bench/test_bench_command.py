@@ -296,3 +296,34 @@ def test_bench_memaware_llm_runs_the_write_path_through_the_provider_and_caches_
         "answer_s1.jsonl", "s2.jsonl"]
     assert (second["llm"]["calls"], second["llm"]["cached"]) == (5, 5)
     assert second["full"] == first["full"] and first["full"]["easy"]["Hit@1"] == 1.0
+
+
+def test_bench_coding_asks_a_projects_prompts_and_its_near_misses(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.json"
+    data = run_bench(tmp_path, "coding", "--mode", "hybrid", "--no-cache", "--rows", str(rows))
+    inject = data["inject"]
+    assert inject["keyword"]["n"] == 15 and inject["paraphrase"]["n"] == 15
+    assert data["hybrid"]["all"]["n"] == 30
+    # Near-miss prompts about the same project are asked in its store beside the easy set.
+    assert inject["negatives"]["hard: near-miss"]["n"] == 40
+    assert inject["negatives"]["easy"]["n"] >= 100
+    assert inject["precision"] is None or 0.0 <= inject["precision"] <= 1.0
+    kept = json.loads(rows.read_text())
+    assert kept["benchmark"] == "coding"
+    positive = next(p for p in kept["prompts"] if p["kind"] == "positive")
+    # Each row keeps the prompt and its candidates' text, for judges fitted offline.
+    assert positive["prompt"] and len(positive["texts"]) == len(positive["candidates"])
+
+
+def test_bench_coding_refuses_a_set_whose_gold_is_no_memory(tmp_path: Path) -> None:
+    bad = tmp_path / "set.json"
+    bad.write_text(json.dumps({
+        "memories": [{"key": "m1", "text": "We use Go."}],
+        "questions": [{"id": "q1", "form": "keyword", "prompt": "Go?", "gold": ["m9"]}],
+        "near_miss": []}))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "signet", "bench", "coding", "--data", str(bad)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )
+    assert done.returncode == 1 and "q1" in done.stderr

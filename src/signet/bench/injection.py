@@ -16,7 +16,8 @@ share that injected anything.
 
 With `rows`, every prompt's candidates (recall's hits as the hook sees them) are kept with the
 judge's features (injection/judge.py) and their labels, for `signet bench inject-fit`, which
-fits the judge and its floor held out.
+fits the judge and its floor held out; the prompt and each candidate's text are kept beside
+them, so a judge over other facts of the pair can be fitted without asking recall again.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class InjectionBench:
         hits = candidates(app, prompt)
         judged = judge.judge(hits)
         self._rows.append({
-            "kind": kind, "store": store, "qid": qid, "group": group,
+            "kind": kind, "store": store, "qid": qid, "group": group, "prompt": prompt,
             "candidates": [
                 [int(bool(gold & set(keys_of.get(j.hit.memory.id, [])))),
                  *[round(x, 5) for x in j.features]]
@@ -120,6 +121,7 @@ class InjectionBench:
             ],
             # Raw facts beside the judge's features, for fitting offline (EXTRA's order).
             "extra": [_extra(j.hit) for j in judged],
+            "texts": [j.hit.memory.content for j in judged],
         })
 
     def result(self) -> dict[str, Any]:

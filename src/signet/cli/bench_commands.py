@@ -291,6 +291,41 @@ def memaware(
           + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
 
 
+@bench.command()
+@click.option("--data", "data_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="A coding-project set of that shape (default: the bundled"
+              " bench/coding_project.json).")
+@_mode
+@_rows
+@_cache
+@_no_cache
+@_no_timings
+@_json
+@click.pass_context
+def coding(
+    ctx: click.Context, data_file: Path | None, mode: str, rows: Path | None,
+    cache: Path | None, no_cache: bool, no_timings: bool, as_json: bool,
+) -> None:
+    """A coding project's store: Hit@k of its prompts and what the prompt hook injects, with
+    near-miss prompts about the same project as hard negatives (and the easy set)."""
+    from signet.bench import coding_project
+
+    _setup_threads()
+    docs, questions, near = coding_project.load(data_file)
+    injector = _injection_bench(
+        "coding", None, {coding_project.GROUP: {coding_project.NEAR_MISS: near}}, rows,
+        coding_project.form_groups)
+    result = retrieval.run(
+        docs, questions, coding_project.form_groups(questions), retrieval.parse_modes(mode),
+        depth=10, progress=_progress, after_ask=injector, cache=_cache_dir(cache, no_cache))
+    result.extra["inject"] = injector.result()
+    if rows is not None:
+        injector.dump_rows(rows)
+    _emit(ctx, as_json, result.to_json(timings=not no_timings),
+          format_table(result.results, None if no_timings else result.latency_ms)
+          + "\n\ninject: " + json.dumps(result.extra["inject"], indent=2))
+
+
 def _bench_llm(
     provider: str, model: str, base_url: str, command: str, api_key_env: str, timeout_ms: int,
     cache: Path | None, max_calls_per_hour: int,
