@@ -309,7 +309,8 @@ def wait_until_healthy(cli: Cli, proc: subprocess.Popen[bytes], output: Path) ->
         if proc.poll() is not None:
             pytest.fail(f"the daemon exited: {output.read_text('utf-8', 'replace')}")
         try:
-            if httpx.get(url, timeout=0.5).json().get("pid") == proc.pid:
+            body = httpx.get(url, timeout=0.5).json()
+            if body.get("pid") == proc.pid and not body.get("starting"):
                 return
         except (httpx.HTTPError, ValueError):
             pass

@@ -89,7 +89,9 @@ class DaemonProcess:
                 raise AssertionError(f"daemon exited {self.proc.returncode}: {self.stderr()}")
             try:
                 reply = httpx.get(f"{self.url}/health", timeout=0.5)
-                if reply.status_code == 200 and reply.json()["pid"] == self.proc.pid:
+                # `starting`: the API is still being built behind /health (daemon/startup.py)
+                if (reply.status_code == 200 and reply.json()["pid"] == self.proc.pid
+                        and not reply.json().get("starting")):
                     return dict(reply.json())
             except httpx.HTTPError:
                 pass

@@ -89,7 +89,8 @@ def test_a_remote_client_uses_the_daemon_url_and_a_token(tmp_path: Path) -> None
         url = f"http://127.0.0.1:{port}"
         for _ in range(300):
             try:
-                if httpx.get(f"{url}/health", timeout=0.5).status_code == 200:
+                reply = httpx.get(f"{url}/health", timeout=0.5)
+                if reply.status_code == 200 and not reply.json().get("starting"):
                     break
             except httpx.HTTPError:
                 proc.poll()

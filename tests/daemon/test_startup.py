@@ -34,7 +34,8 @@ def test_health_answers_before_the_api_and_early_requests_wait_for_it(tmp_path) 
         with httpx.Client(base_url=url, timeout=60) as http:
             # The API is not built yet (build has not been called): /health answers anyway.
             health = _until_answered(http)
-            assert health.json()["pid"] == os.getpid() and gate.api is None
+            assert health.json()["pid"] == os.getpid() and health.json()["starting"] is True
+            assert gate.api is None
 
             ensure_install_token(config, TokenAuthority.for_core(app.token_authority_store(),
                                                                  app.clock))
@@ -50,7 +51,8 @@ def test_health_answers_before_the_api_and_early_requests_wait_for_it(tmp_path) 
             assert answers and answers[0].status_code == 200, answers
             assert answers[0].json()["daemon"]["pid"] == os.getpid()
             # Served by the API now: its own /health and its guards.
-            assert http.get("/health").json()["status"] == "ok"
+            assert http.get("/health").json() == {"status": "ok", "version": health.json()["version"],
+                                                  "pid": os.getpid()}
             assert http.get("/api/status").status_code == 401
     finally:
         server.should_exit = True

@@ -27,7 +27,7 @@ def wait_for_daemon(port: int, timeout_s: float = 90) -> int:
     while time.monotonic() < deadline:
         try:
             reply = httpx.get(f"http://127.0.0.1:{port}/health", timeout=0.5)
-            if reply.status_code == 200:
+            if reply.status_code == 200 and not reply.json().get("starting"):
                 return int(reply.json()["pid"])
         except httpx.HTTPError:
             pass

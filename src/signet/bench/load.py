@@ -465,8 +465,8 @@ class Daemon:
             )
 
     def wait_ready(self) -> dict[str, str]:
-        """Wait for /health from our pid, then for the API behind it (daemon/startup.py builds
-        it after /health answers): a timed run starts on a daemon that serves. Returns the
+        """Wait for /health from our pid without `starting` (daemon/startup.py builds the API
+        after /health answers): a timed run starts on a daemon that serves. Returns the
         headers to call it with (the install token)."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -475,11 +475,10 @@ class Daemon:
                 raise RuntimeError(f"the daemon exited {self.proc.returncode}: {err[-500:]}")
             try:
                 reply = httpx.get(f"{self.url}/health", timeout=0.5)
-                if reply.status_code == 200 and reply.json().get("pid") == self.proc.pid:
-                    headers = self._headers()
-                    httpx.get(f"{self.url}/api/status", headers=headers,
-                              timeout=max(0.5, deadline - time.monotonic())).raise_for_status()
-                    return headers
+                body = reply.json()
+                if (reply.status_code == 200 and body.get("pid") == self.proc.pid
+                        and not body.get("starting")):
+                    return self._headers()
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)

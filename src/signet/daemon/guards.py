@@ -31,14 +31,17 @@ import logging
 import math
 import time
 from http.cookies import CookieError, SimpleCookie
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from signet.daemon.auth import RateLimiter
 from signet.daemon.tokens import TokenAuthority
 from signet.errors import RateLimited, SignetError, StoreError, Unauthorized
 from signet.store.connection import DatabaseError
+
+if TYPE_CHECKING:  # auth imports FastAPI; the starting daemon's /health guard must not wait
+    from signet.daemon.auth import RateLimiter
 
 __all__ = [
     "CSRF_HEADER", "PUBLIC_PATHS", "SESSION_COOKIE", "Authenticate", "Cors", "HostGuard",

@@ -262,7 +262,10 @@ def _wait_healthy(cfg: Config, child: subprocess.Popen[bytes], output: Path, tim
                               code="daemon_start_failed")
         try:
             reply = httpx.get(f"{url(cfg)}/health", timeout=0.5)
-            if reply.status_code == 200 and reply.json().get("pid") == child.pid:
+            body = reply.json()
+            # /health says `starting` until the API is built (daemon/startup.py): `daemon
+            # start` returns once the whole API answers.
+            if reply.status_code == 200 and body.get("pid") == child.pid and not body.get("starting"):
                 return
         except (httpx.HTTPError, ValueError):
             pass

@@ -225,8 +225,10 @@ class StartingGate:
 
 
 async def _starting_health(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    # The same answer as routes_system's /health: the process is up and its store is open.
-    await _answer(send, 200, {"status": "ok", "version": __version__, "pid": os.getpid()})
+    # routes_system's /health answer (the process is up, its store is open) and `starting`:
+    # a client that needs the whole API polls until it is gone, without a request of its own.
+    await _answer(send, 200, {"status": "ok", "version": __version__, "pid": os.getpid(),
+                              "starting": True})
 
 
 async def _answer(send: Any, status: int, body: dict[str, Any]) -> None:
