@@ -16,6 +16,8 @@ def test_the_audit_reads_indexes_not_the_vectors(tmp_path: Path) -> None:
         plan = " ".join(str(row[-1]) for row in conn.execute(
             "EXPLAIN QUERY PLAN " + emb_sql.AUDIT_CURRENT, ("some-model",)))
         assert "COVERING INDEX idx_embeddings_model_stale_hash" in plan, plan
+        plan = " ".join(str(row[-1]) for row in conn.execute("EXPLAIN QUERY PLAN " + emb_sql.AUDIT_LIVE))
+        assert "COVERING INDEX idx_memories_scope_content_hash" in plan and "TEMP" not in plan, plan
         audit = emb_sql.audit(conn, "some-model")
         assert audit == {"memories": 0, "embedded": 0, "missing": 0, "stale": 0, "vectors": 0}
     finally:

@@ -488,9 +488,10 @@ def _time_modes(
 def _time_maintenance(app: SignetApp) -> dict[str, Any]:
     """One maintenance run in observe mode (every health check, read only) on the full store:
     what the scheduled worker costs a live daemon each `autonomous.intervalMs`."""
-    mark = time.perf_counter()
+    mark, cpu = time.perf_counter(), time.process_time()
     report = app.run_maintenance(execute=False, trigger="bench")
     return {"maintenance_observe_ms": round((time.perf_counter() - mark) * 1000, 1),
+            "maintenance_observe_cpu_ms": round((time.process_time() - cpu) * 1000, 1),
             "maintenance_problems": report["problems"]}
 
 
@@ -583,7 +584,8 @@ def format_recall(data: dict[str, Any]) -> str:
         lines.append(f"maintenance run: not measured ({data['maintenance_problems'][0]})")
     elif "maintenance_observe_ms" in data:
         found = ", ".join(data["maintenance_problems"]) or "none"
-        lines.append(f"maintenance run (observe, every check): {data['maintenance_observe_ms']} ms;"
-                     f" problems: {found}")
+        cpu = data.get("maintenance_observe_cpu_ms")
+        lines.append(f"maintenance run (observe, every check): {data['maintenance_observe_ms']} ms"
+                     + (f" (CPU {cpu} ms)" if cpu is not None else "") + f"; problems: {found}")
     lines.append(f"database {data['db_mb']} MB, peak RSS {data['peak_rss_mb']} MB")
     return "\n".join(lines)
