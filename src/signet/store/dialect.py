@@ -34,6 +34,7 @@ class Dialect:
     text_mark: str  # a placeholder for text that may be NULL (`? IS NULL` needs its type)
     claim: str  # after a subquery picking a row to claim: skip rows others hold (one writer: none)
     row_address: str  # the hidden column that addresses a row of a table with no key of its own
+    row_lock: str  # after a SELECT: hold the rows read until the transaction ends (one writer: none)
 
     def sql(self, text: str) -> str:
         """`text`, written with `?` placeholders, in this dialect. Shared text holds no `%`
@@ -109,7 +110,7 @@ class Dialect:
 
 SQLITE = Dialect(
     name="sqlite", mark="?", true="1", insertion_order="rowid", text_mark="?", claim="",
-    row_address="rowid")
+    row_address="rowid", row_lock="")
 POSTGRES = Dialect(
     name="postgres", mark="%s", true="TRUE", insertion_order="seq", text_mark="%s::text",
-    claim=" FOR UPDATE SKIP LOCKED", row_address="ctid")
+    claim=" FOR UPDATE SKIP LOCKED", row_address="ctid", row_lock=" FOR UPDATE")

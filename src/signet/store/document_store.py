@@ -16,6 +16,7 @@ writes; the contract tests (tests/store/test_document_contract.py) run one suite
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 import numpy as np
@@ -26,11 +27,12 @@ from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.documents import Connector, Document, NewDocument
 from signet.store.jobs import Job, LostLease
-from signet.types import Actor, MemoryScope, NewMemory, RememberResult
+from signet.types import Actor, Memory, MemoryScope, NewMemory, RememberResult
 
-__all__ = ["DocumentStore", "PreparedChunk", "SqliteDocuments", "link_plan"]
+__all__ = ["DocumentStore", "PreparedChunk", "SharedDocuments", "SqliteDocuments", "link_plan"]
 
 INGEST = "document_ingest"
 
@@ -163,21 +165,50 @@ def link_plan(
     return links, [m for m in held.values() if m not in linked]
 
 
-class SqliteDocuments:
-    """DocumentStore on the SQLite store: store/documents.py's functions, unchanged."""
+class SharedDocuments:
+    """The DocumentStore both backends run: store/documents.py's statements in the backend's
+    dialect. A backend says how it opens a read and a transaction, how rows are read by
+    column name inside one, and how a memory is read (and held) there."""
 
-    backend = "sqlite"
+    backend: str
+    dialect: Dialect
 
-    def __init__(self, store: Store, write_chunk: Callable[[Any], RememberResult]) -> None:
-        self.store = store
+    def __init__(self, write_chunk: Callable[[Any], RememberResult]) -> None:
+        """`write_chunk`: the memory service's `write_prepared`, called inside the chunk set's
+        transaction, which its insert joins (as a savepoint)."""
         self.write_chunk = write_chunk
 
+    # -- what a backend says --------------------------------------------------------------------
+    def _tx(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[Any]:
+        """A reader whose rows are read by column name."""
+        raise NotImplementedError
+
+    def _rows(self, conn: Any) -> Executes:
+        """`conn` (of `_tx`) with its rows read by column name."""
+        return conn
+
+    def _memory(self, conn: Any, memory_id: str, *, lock: bool = False) -> Memory | None:
+        raise NotImplementedError
+
+    def _lock_source(self, conn: Any, new: NewDocument) -> None:
+        """Hold `new`'s source until the transaction ends (one writer: nothing to hold)."""
+
+    def _enqueue(self, conn: Any, doc_id: str, now: str, max_attempts: int) -> None:
+        jobs_sql.enqueue(conn, INGEST, document_id=doc_id, now=now, max_attempts=max_attempts)
+
+    # -- the service's transactions ------------------------------------------------------------
     def register(self, new: NewDocument, *, now: str, max_attempts: int) -> tuple[Document, str]:
-        with self.store.write_tx() as conn:
-            known = doc_sql.find_by_source(conn, new)
+        d = self.dialect
+        with self._tx() as conn:
+            rows = self._rows(conn)
+            self._lock_source(conn, new)
+            known = doc_sql.find_by_source(rows, new, d)
             if known is not None and new.connector_id and known.connector_id != new.connector_id:
-                doc_sql.adopt(conn, known.id, new.connector_id)
-                known = doc_sql.get(conn, known.id)
+                doc_sql.adopt(conn, known.id, new.connector_id, d)
+                known = doc_sql.get(rows, known.id, dialect=d)
                 assert known is not None
             if known is not None and new.unchanged(known):
                 return known, "unchanged"
@@ -186,102 +217,115 @@ class SqliteDocuments:
                     conn, source_type=new.source_type, source_key=new.source_key,
                     source_url=new.source_url, title=new.title, content_type=None,
                     raw_content=new.raw_content, agent_id=new.agent_id, project=new.project,
-                    metadata=new.metadata, now=now, connector_id=new.connector_id,
+                    metadata=new.metadata, now=now, connector_id=new.connector_id, dialect=d,
                 )
                 outcome = "queued"
             else:
                 doc_id, outcome = known.id, "requeued"
                 doc_sql.requeue(conn, doc_id, source_type=new.source_type,
                                 source_url=new.source_url, raw_content=new.raw_content,
-                                metadata=new.metadata, title=new.title, now=now)
-            jobs_sql.enqueue(conn, INGEST, document_id=doc_id, now=now, max_attempts=max_attempts)
-            document = doc_sql.get(conn, doc_id)
+                                metadata=new.metadata, title=new.title, now=now, dialect=d)
+            self._enqueue(conn, doc_id, now, max_attempts)
+            document = doc_sql.get(rows, doc_id, dialect=d)
         assert document is not None
         return document, outcome
 
     def get(self, doc_id: str, scope: MemoryScope | None = None) -> Document | None:
-        return doc_sql.get(self.store.reader(), doc_id, scope)
+        with self._read() as conn:
+            return doc_sql.get(conn, doc_id, scope, dialect=self.dialect)
 
     def raw_content(self, doc_id: str) -> str | None:
-        return doc_sql.raw_content(self.store.reader(), doc_id)
+        with self._read() as conn:
+            return doc_sql.raw_content(conn, doc_id, self.dialect)
 
     def chunk_links(self, doc_id: str) -> list[tuple[str, int, str | None]]:
-        return doc_sql.chunk_links(self.store.reader(), doc_id)
+        with self._read() as conn:
+            return doc_sql.chunk_links(conn, doc_id, self.dialect)
 
     def list_page(
         self, scope: MemoryScope | None, *, status: str | None, connector_id: str | None,
         limit: int, offset: int,
     ) -> tuple[list[Document], int]:
-        return doc_sql.list_page(self.store.reader(), scope, status=status,
-                                 connector_id=connector_id, limit=limit, offset=offset)
+        with self._read() as conn:
+            return doc_sql.list_page(conn, scope, status=status, connector_id=connector_id,
+                                     limit=limit, offset=offset, dialect=self.dialect)
 
     def delete(
         self, doc_id: str, *, actor: Actor, now: str, scope: MemoryScope | None = None
     ) -> int | None:
-        with self.store.write_tx() as conn:
-            if doc_sql.get(conn, doc_id, scope) is None:
+        d = self.dialect
+        with self._tx() as conn:
+            rows = self._rows(conn)
+            if doc_sql.get(rows, doc_id, scope, lock=True, dialect=d) is None:
                 return None
-            forgotten = _forget(conn, doc_sql.owned_live_chunks(conn, doc_id), actor, now,
-                                reason=f"document {doc_id} deleted")
-            doc_sql.delete(conn, doc_id)
+            forgotten = self._forget(conn, doc_sql.owned_live_chunks(rows, doc_id, d), actor,
+                                     now, reason=f"document {doc_id} deleted")
+            doc_sql.delete(conn, doc_id, d)
         return forgotten
 
     # -- the worker's ------------------------------------------------------------------------
     def lease(self, now: str) -> Job | None:
-        with self.store.write_tx() as conn:
-            return jobs_sql.lease(conn, now, job_types=[INGEST])
+        with self._tx() as conn:
+            return jobs_sql.lease(self._rows(conn), now, job_types=[INGEST], dialect=self.dialect)
 
     def step(self, job: Job, doc_id: str, status: str, now: str, **fields: Any) -> None:
-        with self.store.write_tx() as conn:
-            _check_owned(conn, job)
-            doc_sql.set_status(conn, doc_id, status, now, **fields)
+        with self._tx() as conn:
+            self._check_owned(conn, job)
+            doc_sql.set_status(conn, doc_id, status, now, self.dialect, **fields)
 
     def finish(self, job: Job, doc_id: str, now: str, result: dict[str, Any],
                **fields: Any) -> None:
-        with self.store.write_tx() as conn:
-            doc_sql.set_status(conn, doc_id, "done", now, completed_at=now, error=None, **fields)
-            jobs_sql.complete_owned(conn, job, now, result)
+        with self._tx() as conn:
+            doc_sql.set_status(conn, doc_id, "done", now, self.dialect, completed_at=now,
+                               error=None, **fields)
+            self._complete(conn, job, now, result)
 
     def fail(self, job: Job, doc_id: str, error: str, now: str, *, final: bool) -> None:
-        with self.store.write_tx() as conn:
-            if not jobs_sql.owns(conn, job):
+        with self._tx() as conn:
+            if not jobs_sql.owns(self._rows(conn), job, dialect=self.dialect):
                 return
-            doc_sql.set_status(conn, doc_id, "failed", now, error=error)
+            doc_sql.set_status(conn, doc_id, "failed", now, self.dialect, error=error)
             if final:
-                jobs_sql.complete_owned(conn, job, now, {"error": error})
+                self._complete(conn, job, now, {"error": error})
 
     def fail_job(self, job: Job, error: str, now: str, *, retry_delay_ms: int) -> str:
-        with self.store.write_tx() as conn:
-            if not jobs_sql.owns(conn, job):
+        with self._tx() as conn:
+            if not jobs_sql.owns(self._rows(conn), job, dialect=self.dialect):
                 return ""
-            return jobs_sql.fail(conn, job.id, error, now, retry_delay_ms=retry_delay_ms)
+            return jobs_sql.fail(conn, job.id, error, now, retry_delay_ms=retry_delay_ms,
+                                 dialect=self.dialect)
 
     def skip(self, job: Job, now: str, result: dict[str, Any]) -> None:
-        with self.store.write_tx() as conn:
-            jobs_sql.complete_owned(conn, job, now, result)
+        with self._tx() as conn:
+            self._complete(conn, job, now, result)
 
     def index(
         self, job: Job, document: Document, *, digest: str, hashes: Sequence[str],
         new: Mapping[int, PreparedChunk], held: Mapping[str, str], actor: Actor, now: str,
     ) -> dict[str, int]:
-        with self.store.write_tx() as conn:
-            _check_owned(conn, job)
+        d = self.dialect
+        with self._tx() as conn:
+            rows = self._rows(conn)
+            self._check_owned(conn, job)
 
             def write(index: int) -> str | None:
                 memory_id = self.write_chunk(new[index]).id
-                return memory_id if _in_slice(conn, memory_id, document) else None
+                memory = self._memory(conn, memory_id)
+                in_slice = memory is not None and memory.agent_id == document.agent_id \
+                    and memory.project == document.project
+                return memory_id if in_slice else None  # an equal memory of another slice
 
             links, stale = link_plan(hashes, held, write)
             for memory_id, index in links:
-                doc_sql.link(conn, document.id, memory_id, index)
-            doc_sql.unlink(conn, document.id, stale)
-            forgotten = _forget(conn, [m for m in stale if _owned(conn, m, document.id)], actor,
-                                now, reason=f"document {document.id} changed")
+                doc_sql.link(conn, document.id, memory_id, index, d)
+            doc_sql.unlink(conn, document.id, stale, d)
+            forgotten = self._forget(conn, doc_sql.owned(rows, document.id, stale, d), actor,
+                                     now, reason=f"document {document.id} changed")
             result = {"chunks": len(hashes), "new": len(new), "kept": len(hashes) - len(new),
                       "forgotten": forgotten}
-            doc_sql.set_status(conn, document.id, "done", now, memory_count=len(dict(links)),
+            doc_sql.set_status(conn, document.id, "done", now, d, memory_count=len(dict(links)),
                                completed_at=now, error=None, content_hash=digest)
-            jobs_sql.complete_owned(conn, job, now, result)
+            self._complete(conn, job, now, result)
         return result
 
     # -- connectors -------------------------------------------------------------------------
@@ -289,67 +333,81 @@ class SqliteDocuments:
         self, *, provider: str, display_name: str | None, config: dict[str, Any],
         agent_id: str, project: str | None, now: str,
     ) -> str:
-        with self.store.write_tx() as conn:
-            return doc_sql.insert_connector(conn, provider=provider, display_name=display_name,
-                                            config=config, agent_id=agent_id, project=project,
-                                            now=now)
+        with self._tx() as conn:
+            return doc_sql.insert_connector(
+                conn, provider=provider, display_name=display_name, config=config,
+                agent_id=agent_id, project=project, now=now, dialect=self.dialect)
 
     def get_connector(
         self, connector_id: str, scope: MemoryScope | None = None
     ) -> Connector | None:
-        return doc_sql.get_connector(self.store.reader(), connector_id, scope)
+        with self._read() as conn:
+            return doc_sql.get_connector(conn, connector_id, scope, self.dialect)
 
     def list_connectors(self, scope: MemoryScope | None = None) -> list[Connector]:
-        return doc_sql.list_connectors(self.store.reader(), scope)
+        with self._read() as conn:
+            return doc_sql.list_connectors(conn, scope, self.dialect)
 
     def set_connector_state(
         self, connector_id: str, *, status: str, now: str, last_error: str | None = None,
         cursor: dict[str, Any] | None = None, synced: bool = False,
     ) -> None:
-        with self.store.write_tx() as conn:
+        with self._tx() as conn:
             doc_sql.set_connector_state(conn, connector_id, status=status, now=now,
-                                        last_error=last_error, cursor=cursor, synced=synced)
+                                        last_error=last_error, cursor=cursor, synced=synced,
+                                        dialect=self.dialect)
 
     def set_connector_config(self, connector_id: str, config: dict[str, Any], now: str) -> None:
-        with self.store.write_tx() as conn:
-            doc_sql.set_connector_config(conn, connector_id, config, now)
+        with self._tx() as conn:
+            doc_sql.set_connector_config(conn, connector_id, config, now, self.dialect)
 
     def delete_connector(self, connector_id: str) -> None:
-        with self.store.write_tx() as conn:
-            doc_sql.delete_connector(conn, connector_id)
+        with self._tx() as conn:
+            doc_sql.delete_connector(conn, connector_id, self.dialect)
 
     def document_counts(self, connector_id: str) -> dict[str, int]:
-        return doc_sql.document_counts(self.store.reader(), connector_id)
+        with self._read() as conn:
+            return doc_sql.document_counts(conn, connector_id, self.dialect)
 
     def connector_documents(self, connector_id: str) -> list[str]:
-        return doc_sql.connector_documents(self.store.reader(), connector_id)
+        with self._read() as conn:
+            return doc_sql.connector_documents(conn, connector_id, self.dialect)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _check_owned(self, conn: Any, job: Job) -> None:
+        if not jobs_sql.owns(self._rows(conn), job, dialect=self.dialect):
+            raise LostLease(f"document job {job.id} is no longer leased by this worker")
+
+    def _complete(self, conn: Any, job: Job, now: str, result: dict[str, Any]) -> None:
+        jobs_sql.complete_owned(self._rows(conn), job, now, result, dialect=self.dialect)
+
+    def _forget(self, conn: Any, memory_ids: list[str], actor: Actor, now: str, *,
+                reason: str) -> int:
+        """Soft-delete chunk memories, each with its history row (inside the caller's tx)."""
+        count = 0
+        for memory_id in memory_ids:
+            memory = self._memory(conn, memory_id, lock=True)
+            if memory is None or memory.is_deleted:
+                continue
+            mem_sql.soft_delete(conn, memory_id, now, self.dialect)
+            history_sql.record(conn, memory_id, "deleted", actor, now, dialect=self.dialect,
+                               old_content=memory.content, reason=reason)
+            count += 1
+        return count
 
 
-def _check_owned(conn: Any, job: Job) -> None:
-    if not jobs_sql.owns(conn, job):
-        raise LostLease(f"document job {job.id} is no longer leased by this worker")
+class SqliteDocuments(SharedDocuments):
+    backend, dialect = "sqlite", SQLITE
 
+    def __init__(self, store: Store, write_chunk: Callable[[Any], RememberResult]) -> None:
+        super().__init__(write_chunk)
+        self.store = store
 
-def _forget(conn: Any, memory_ids: list[str], actor: Actor, now: str, *, reason: str) -> int:
-    """Soft-delete chunk memories, each with its history row (inside the caller's tx)."""
-    count = 0
-    for memory_id in memory_ids:
-        memory = mem_sql.get(conn, memory_id)
-        if memory is None or memory.is_deleted:
-            continue
-        mem_sql.soft_delete(conn, memory_id, now)
-        history_sql.record(conn, memory_id, "deleted", actor, now, old_content=memory.content,
-                           reason=reason)
-        count += 1
-    return count
+    def _tx(self) -> AbstractContextManager[Any]:
+        return self.store.write_tx()
 
+    def _read(self) -> AbstractContextManager[Any]:
+        return nullcontext(self.store.reader())
 
-def _in_slice(conn: Any, memory_id: str, document: Document) -> bool:
-    memory = mem_sql.get(conn, memory_id)
-    return memory is not None and memory.agent_id == document.agent_id \
-        and memory.project == document.project
-
-
-def _owned(conn: Any, memory_id: str, doc_id: str) -> bool:
-    memory = mem_sql.get(conn, memory_id)
-    return memory is not None and memory.source_id == doc_id
+    def _memory(self, conn: Any, memory_id: str, *, lock: bool = False) -> Memory | None:
+        return mem_sql.get(conn, memory_id)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from signet.store.connection import Connection, Row
+from signet.store.connection import Row
 from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import MemoryScope, dumps
 
@@ -89,22 +89,29 @@ def _document(row: Row) -> Document:
     )
 
 
-def _scope(scope: MemoryScope | None) -> dict[str, Any]:
+def _scope(scope: MemoryScope | None, dialect: Dialect) -> tuple[str, tuple[Any, ...]]:
+    """The scope as a WHERE fragment and its parameters: None leaves that column free."""
     scope = scope or MemoryScope()
-    return {"agent": scope.agent_id, "project": scope.project}
+    text, q = dialect.text_mark, dialect.mark
+    return (f"({text} IS NULL OR agent_id = {q}) AND ({text} IS NULL OR project = {q})",
+            (scope.agent_id, scope.agent_id, scope.project, scope.project))
+
+
+# Every statement below runs on both backends, rendered in the caller's dialect; rows are read
+# by column name (on PostgreSQL through a dict_row cursor).
 
 
 def insert(
-    conn: Connection, *, source_type: str, source_key: str, source_url: str | None,
+    conn: Executes, *, source_type: str, source_key: str, source_url: str | None,
     title: str | None, content_type: str | None, raw_content: str | None,
     agent_id: str, project: str | None, metadata: dict[str, Any], now: str,
-    connector_id: str | None = None,
+    connector_id: str | None = None, dialect: Dialect = SQLITE,
 ) -> str:
     doc_id = uuid.uuid4().hex
-    conn.execute(
+    conn.execute(dialect.sql(
         "INSERT INTO documents (id, source_url, source_type, content_type, title, raw_content,"
         " status, metadata_json, created_at, updated_at, agent_id, project, source_key,"
-        " connector_id) VALUES (?,?,?,?,?,?,'queued',?,?,?,?,?,?,?)",
+        " connector_id) VALUES (?,?,?,?,?,?,'queued',?,?,?,?,?,?,?)"),
         (doc_id, source_url, source_type, content_type, title, raw_content, dumps(metadata),
          now, now, agent_id, project, source_key, connector_id),
     )
@@ -112,80 +119,96 @@ def insert(
 
 
 def requeue(
-    conn: Connection, doc_id: str, *, source_type: str, source_url: str | None,
+    conn: Executes, doc_id: str, *, source_type: str, source_url: str | None,
     raw_content: str | None, metadata: dict[str, Any], title: str | None, now: str,
+    dialect: Dialect = SQLITE,
 ) -> None:
     """A known source again, changed: back to queued with the new input (chunks stay until
-    the new set replaces them). The source's type and URL are the new registration's: the
-    worker reads only what this caller named, never a path the stored row held (a row from
-    a crafted bundle could name any file on the host)."""
-    conn.execute(
+    the new set replaces them). The type and URL are the new registration's, never a path
+    the stored row held (a row from a crafted bundle could name any file on the host)."""
+    conn.execute(dialect.sql(
         "UPDATE documents SET status = 'queued', error = NULL, source_type = ?, source_url = ?,"
         " raw_content = ?, metadata_json = ?, title = coalesce(?, title), updated_at = ?,"
-        " completed_at = NULL WHERE id = ?",
+        " completed_at = NULL WHERE id = ?"),
         (source_type, source_url, raw_content, dumps(metadata), title, now, doc_id),
     )
 
 
-def get(conn: Connection, doc_id: str, scope: MemoryScope | None = None) -> Document | None:
+def get(
+    conn: Executes, doc_id: str, scope: MemoryScope | None = None, *, lock: bool = False,
+    dialect: Dialect = SQLITE,
+) -> Document | None:
+    """The document inside `scope`; `lock` holds its row until the transaction ends."""
+    where, args = _scope(scope, dialect)
     row = conn.execute(
-        f"SELECT {_COLUMNS} FROM documents WHERE id = :id AND {_SCOPE}",
-        {"id": doc_id, **_scope(scope)},
+        f"SELECT {_COLUMNS} FROM documents WHERE id = {dialect.mark} AND {where}"
+        + (dialect.row_lock if lock else ""), (doc_id, *args),
     ).fetchone()
     return _document(row) if row else None
 
 
-def raw_content(conn: Connection, doc_id: str) -> str | None:
-    row = conn.execute("SELECT raw_content FROM documents WHERE id = ?", (doc_id,)).fetchone()
-    return row[0] if row else None
+def raw_content(conn: Executes, doc_id: str, dialect: Dialect = SQLITE) -> str | None:
+    row = conn.execute(dialect.sql("SELECT raw_content FROM documents WHERE id = ?"),
+                       (doc_id,)).fetchone()
+    return row["raw_content"] if row else None
 
 
-def find_by_source(conn: Connection, new: NewDocument) -> Document | None:
+def find_by_source(
+    conn: Executes, new: NewDocument, dialect: Dialect = SQLITE
+) -> Document | None:
     """The document of `new`'s source in its slice: the same source key, or for a local file
     the same path whoever registered it (the oldest, should there be several)."""
     path = new.source_url if new.source_type == "file" else None
+    q = dialect.mark
     row = conn.execute(
-        f"SELECT {_COLUMNS} FROM documents WHERE agent_id = ? AND project IS ? AND"
-        " (source_key = ? OR (? IS NOT NULL AND source_type = 'file' AND source_url = ?))"
-        " ORDER BY created_at, rowid LIMIT 1",
+        f"SELECT {_COLUMNS} FROM documents WHERE agent_id = {q} AND {dialect.same('project', q)}"
+        f" AND (source_key = {q} OR ({dialect.text_mark} IS NOT NULL AND source_type = 'file'"
+        f" AND source_url = {q})) ORDER BY created_at, {dialect.insertion_order} LIMIT 1",
         (new.agent_id, new.project, new.source_key, path, path),
     ).fetchone()
     return _document(row) if row else None
 
 
-def adopt(conn: Connection, doc_id: str, connector_id: str) -> None:
+def adopt(conn: Executes, doc_id: str, connector_id: str, dialect: Dialect = SQLITE) -> None:
     """The document now belongs to this connector (it syncs the folder the file is in)."""
-    conn.execute("UPDATE documents SET connector_id = ? WHERE id = ?", (connector_id, doc_id))
+    conn.execute(dialect.sql("UPDATE documents SET connector_id = ? WHERE id = ?"),
+                 (connector_id, doc_id))
 
 
 def list_page(
-    conn: Connection, scope: MemoryScope | None, *, status: str | None, connector_id: str | None,
-    limit: int, offset: int,
+    conn: Executes, scope: MemoryScope | None, *, status: str | None, connector_id: str | None,
+    limit: int, offset: int, dialect: Dialect = SQLITE,
 ) -> tuple[list[Document], int]:
-    where = f"{_SCOPE} AND (:status IS NULL OR status = :status)" \
-        " AND (:connector IS NULL OR connector_id = :connector)"
-    params = {**_scope(scope), "status": status, "connector": connector_id}
-    total = conn.execute(f"SELECT count(*) FROM documents WHERE {where}", params).fetchone()[0]
+    where, args = _scope(scope, dialect)
+    text, q = dialect.text_mark, dialect.mark
+    where += f" AND ({text} IS NULL OR status = {q}) AND ({text} IS NULL OR connector_id = {q})"
+    args = (*args, status, status, connector_id, connector_id)
+    total = conn.execute(f"SELECT count(*) AS n FROM documents WHERE {where}", args).fetchone()
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM documents WHERE {where}"
-        " ORDER BY created_at DESC, rowid DESC LIMIT :limit OFFSET :offset",
-        {**params, "limit": limit, "offset": offset},
+        f" ORDER BY created_at DESC, {dialect.insertion_order} DESC LIMIT {q} OFFSET {q}",
+        (*args, limit, offset),
     ).fetchall()
-    return [_document(r) for r in rows], int(total)
+    return [_document(r) for r in rows], int(total["n"])
 
 
-def set_status(conn: Connection, doc_id: str, status: str, now: str, **fields: Any) -> bool:
+_STATUS_FIELDS = frozenset({"error", "title", "content_hash", "content_type", "raw_content",
+                            "chunk_count", "memory_count", "completed_at", "source_url",
+                            "metadata_json"})
+
+
+def set_status(
+    conn: Executes, doc_id: str, status: str, now: str, dialect: Dialect = SQLITE,
+    **fields: Any,
+) -> bool:
     """Move a document to `status`, setting the named columns too; False when it is gone."""
-    assert status in STATUSES
-    allowed = {"error", "title", "content_hash", "content_type", "raw_content", "chunk_count",
-               "memory_count", "completed_at", "source_url", "metadata_json"}
-    assert set(fields) <= allowed, fields
-    sets = "".join(f", {name} = :{name}" for name in fields)
+    assert status in STATUSES and set(fields) <= _STATUS_FIELDS, fields
+    sets = "".join(f", {name} = ?" for name in fields)
     cursor = conn.execute(
-        f"UPDATE documents SET status = :status, updated_at = :now{sets} WHERE id = :id",
-        {"status": status, "now": now, "id": doc_id, **fields},
+        dialect.sql(f"UPDATE documents SET status = ?, updated_at = ?{sets} WHERE id = ?"),
+        (status, now, *fields.values(), doc_id),
     )
-    return cursor.rowcount == 1
+    return bool(cursor.rowcount == 1)
 
 
 def delete(conn: Executes, doc_id: str, dialect: Dialect = SQLITE) -> None:
@@ -205,7 +228,7 @@ def chunk_links(
         " ORDER BY d.chunk_index"),
         (doc_id,),
     ).fetchall()
-    return [(r[0], int(r[1]), r[2]) for r in rows]
+    return [(r["memory_id"], int(r["chunk_index"]), r["content_hash"]) for r in rows]
 
 
 def link(
@@ -218,21 +241,37 @@ def link(
     )
 
 
-def unlink(conn: Connection, doc_id: str, memory_ids: Sequence[str]) -> None:
-    conn.executemany(
-        "DELETE FROM document_memories WHERE document_id = ? AND memory_id = ?",
-        [(doc_id, m) for m in memory_ids],
-    )
+def unlink(
+    conn: Executes, doc_id: str, memory_ids: Sequence[str], dialect: Dialect = SQLITE
+) -> None:
+    if memory_ids:
+        which, args = dialect.one_of("memory_id", memory_ids)
+        conn.execute(f"DELETE FROM document_memories WHERE document_id = {dialect.mark}"
+                     f" AND {which}", (doc_id, *args))
 
 
-def owned_live_chunks(conn: Connection, doc_id: str) -> list[str]:
-    """Live memories this document wrote (source_id = the document)."""
-    rows = conn.execute(
+def owned_live_chunks(conn: Executes, doc_id: str, dialect: Dialect = SQLITE) -> list[str]:
+    """Live memories this document wrote (source_id = the document), oldest first."""
+    rows = conn.execute(dialect.sql(
         "SELECT id FROM memories WHERE source_id = ? AND source_type = 'document'"
-        " AND is_deleted = 0",
+        f" AND {dialect.no('is_deleted')} ORDER BY {dialect.insertion_order}"),
         (doc_id,),
     ).fetchall()
-    return [r[0] for r in rows]
+    return [r["id"] for r in rows]
+
+
+def owned(
+    conn: Executes, doc_id: str, memory_ids: Sequence[str], dialect: Dialect = SQLITE
+) -> list[str]:
+    """Those of `memory_ids` this document wrote, oldest first."""
+    if not memory_ids:
+        return []
+    which, args = dialect.one_of("id", memory_ids)
+    rows = conn.execute(
+        f"SELECT id FROM memories WHERE {which} AND source_id = {dialect.mark}"
+        f" ORDER BY {dialect.insertion_order}", (*args, doc_id),
+    ).fetchall()
+    return [r["id"] for r in rows]
 
 
 # --- connectors ------------------------------------------------------------------------------
@@ -277,66 +316,81 @@ def _connector(row: Row) -> Connector:
 
 
 def insert_connector(
-    conn: Connection, *, provider: str, display_name: str | None, config: dict[str, Any],
-    agent_id: str, project: str | None, now: str,
+    conn: Executes, *, provider: str, display_name: str | None, config: dict[str, Any],
+    agent_id: str, project: str | None, now: str, dialect: Dialect = SQLITE,
 ) -> str:
     connector_id = uuid.uuid4().hex
-    conn.execute(
+    conn.execute(dialect.sql(
         "INSERT INTO connectors (id, provider, display_name, config_json, cursor_json, status,"
-        " created_at, updated_at, agent_id, project) VALUES (?,?,?,?,'{}','idle',?,?,?,?)",
+        " created_at, updated_at, agent_id, project) VALUES (?,?,?,?,'{}','idle',?,?,?,?)"),
         (connector_id, provider, display_name, dumps(config), now, now, agent_id, project),
     )
     return connector_id
 
 
-def get_connector(conn: Connection, connector_id: str, scope: MemoryScope | None = None) -> Connector | None:
+def get_connector(
+    conn: Executes, connector_id: str, scope: MemoryScope | None = None,
+    dialect: Dialect = SQLITE,
+) -> Connector | None:
+    where, args = _scope(scope, dialect)
     row = conn.execute(
-        f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE id = :id AND {_SCOPE}",
-        {"id": connector_id, **_scope(scope)},
+        f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE id = {dialect.mark} AND {where}",
+        (connector_id, *args),
     ).fetchone()
     return _connector(row) if row else None
 
 
-def list_connectors(conn: Connection, scope: MemoryScope | None = None) -> list[Connector]:
+def list_connectors(
+    conn: Executes, scope: MemoryScope | None = None, dialect: Dialect = SQLITE
+) -> list[Connector]:
+    where, args = _scope(scope, dialect)
     rows = conn.execute(
-        f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE {_SCOPE} ORDER BY created_at, id",
-        _scope(scope),
+        f"SELECT {_CONNECTOR_COLUMNS} FROM connectors WHERE {where} ORDER BY created_at, id",
+        args,
     ).fetchall()
     return [_connector(r) for r in rows]
 
 
 def set_connector_state(
-    conn: Connection, connector_id: str, *, status: str, now: str, last_error: str | None = None,
-    cursor: dict[str, Any] | None = None, synced: bool = False,
+    conn: Executes, connector_id: str, *, status: str, now: str, last_error: str | None = None,
+    cursor: dict[str, Any] | None = None, synced: bool = False, dialect: Dialect = SQLITE,
 ) -> None:
-    conn.execute(
+    conn.execute(dialect.sql(
         "UPDATE connectors SET status = ?, last_error = ?, updated_at = ?,"
         " cursor_json = coalesce(?, cursor_json),"
-        " last_sync_at = CASE WHEN ? THEN ? ELSE last_sync_at END WHERE id = ?",
-        (status, last_error, now, dumps(cursor) if cursor is not None else None, synced, now,
-         connector_id),
+        " last_sync_at = CASE WHEN ? THEN ? ELSE last_sync_at END WHERE id = ?"),
+        (status, last_error, now, dumps(cursor) if cursor is not None else None,
+         dialect.flag(synced), now, connector_id),
     )
 
 
 def set_connector_config(
-    conn: Connection, connector_id: str, config: dict[str, Any], now: str
+    conn: Executes, connector_id: str, config: dict[str, Any], now: str,
+    dialect: Dialect = SQLITE,
 ) -> None:
-    conn.execute("UPDATE connectors SET config_json = ?, updated_at = ? WHERE id = ?",
+    conn.execute(dialect.sql("UPDATE connectors SET config_json = ?, updated_at = ? WHERE id = ?"),
                  (dumps(config), now, connector_id))
 
 
-def delete_connector(conn: Connection, connector_id: str) -> None:
-    conn.execute("DELETE FROM connectors WHERE id = ?", (connector_id,))
+def delete_connector(conn: Executes, connector_id: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql("DELETE FROM connectors WHERE id = ?"), (connector_id,))
 
 
-def document_counts(conn: Connection, connector_id: str) -> dict[str, int]:
-    rows = conn.execute(
-        "SELECT status, count(*) FROM documents WHERE connector_id = ? GROUP BY status",
+def document_counts(
+    conn: Executes, connector_id: str, dialect: Dialect = SQLITE
+) -> dict[str, int]:
+    rows = conn.execute(dialect.sql(
+        "SELECT status, count(*) AS n FROM documents WHERE connector_id = ? GROUP BY status"),
         (connector_id,),
     ).fetchall()
-    return {r[0]: int(r[1]) for r in rows}
+    return {str(r["status"]): int(r["n"]) for r in rows}
 
 
-def connector_documents(conn: Connection, connector_id: str) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT id FROM documents WHERE connector_id = ?", (connector_id,))]
+def connector_documents(
+    conn: Executes, connector_id: str, dialect: Dialect = SQLITE
+) -> list[str]:
+    rows = conn.execute(dialect.sql(
+        f"SELECT id FROM documents WHERE connector_id = ? ORDER BY {dialect.insertion_order}"),
+        (connector_id,),
+    ).fetchall()
+    return [str(r["id"]) for r in rows]

@@ -337,10 +337,14 @@ def _purge_step(
 # --- reads ----------------------------------------------------------------------------------
 
 
-def get(conn: Executes, job_id: str, *, dialect: Dialect = SQLITE) -> Job | None:
-    """The job, read by column name (on PostgreSQL through a dict_row cursor)."""
+def get(
+    conn: Executes, job_id: str, *, lock: bool = False, dialect: Dialect = SQLITE
+) -> Job | None:
+    """The job, read by column name (on PostgreSQL through a dict_row cursor); `lock` holds
+    its row until the transaction ends."""
     row = conn.execute(
-        dialect.sql("SELECT * FROM memory_jobs WHERE id = ?"), (job_id,)).fetchone()
+        dialect.sql("SELECT * FROM memory_jobs WHERE id = ?") + (dialect.row_lock if lock else ""),
+        (job_id,)).fetchone()
     return _job(row) if row is not None else None
 
 
@@ -351,19 +355,23 @@ class LostLease(RuntimeError):
     """The job is no longer ours to end: the reaper gave it back and another worker took it."""
 
 
-def owns(conn: Connection, job: Job) -> bool:
+def owns(conn: Executes, job: Job, *, dialect: Dialect = SQLITE) -> bool:
     """Is `job` still under the lease we took? A reaped and re-leased job is 'leased' again,
-    but with another lease time and one more attempt: then it is someone else's."""
-    current = get(conn, job.id)
+    but with another lease time and one more attempt: then it is someone else's. The row is
+    held until the transaction ends, so no reaper takes the lease back while it commits."""
+    current = get(conn, job.id, lock=True, dialect=dialect)
     return (
         current is not None and current.status == "leased"
         and current.attempts == job.attempts and current.leased_at == job.leased_at
     )
 
 
-def complete_owned(conn: Connection, job: Job, now: str, result: dict[str, Any]) -> None:
+def complete_owned(
+    conn: Executes, job: Job, now: str, result: dict[str, Any], *, dialect: Dialect = SQLITE
+) -> None:
     """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
-    if not owns(conn, job) or not complete(conn, job.id, now, result):
+    if not owns(conn, job, dialect=dialect) or not complete(
+            conn, job.id, now, result, dialect=dialect):
         raise LostLease(f"{job.job_type} job {job.id} is no longer leased by this worker")
 
 
