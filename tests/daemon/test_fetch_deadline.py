@@ -1,8 +1,9 @@
 """`documents.fetch_timeout_ms` is one deadline for the whole fetch (connect, every redirect,
 the body), through a real daemon (conftest.serve, the documents worker run in the app) against
-a real loopback server that answers slowly: a body trickled a byte at a time and a chain of
-slow redirects, each step well inside the limit and the whole far beyond it, fail the document
-with an error naming the setting instead of holding the worker until the server is done."""
+a real loopback server that answers slowly: a body or the headers trickled a byte at a time and
+a chain of slow redirects, each step well inside the limit and the whole far beyond it, fail the
+document with an error naming the setting instead of holding the worker until the server is
+done."""
 
 from __future__ import annotations
 
@@ -24,10 +25,16 @@ LIMIT_MS = 1500
 
 
 class SlowServer:
-    """127.0.0.1: `/trickle` sends BODY one byte per TRICKLE_S; `/hop/N` waits HOP_S and
-    redirects to `/hop/N-1`; `/hop/0` answers BODY at once."""
+    """127.0.0.1: `/trickle` sends BODY one byte per TRICKLE_S; `/slow-headers` sends its
+    status line and headers so (before any body: the phase a reply's reads run in until
+    the headers are whole); `/hop/N` waits HOP_S and redirects to `/hop/N-1`; `/hop/0`
+    answers BODY at once."""
 
     def __init__(self) -> None:
+        # Set once every byte of /slow-headers' head went out: the client waited for all of it.
+        self.headers_finished = threading.Event()
+        finished = self.headers_finished
+
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
                 try:
@@ -36,6 +43,16 @@ class SlowServer:
                     pass  # the client gave up: what the test wants
 
             def _answer(self) -> None:
+                if self.path == "/slow-headers":
+                    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                            b"Content-Length: %d\r\n\r\n" % len(BODY))
+                    for byte in head:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(TRICKLE_S)
+                    finished.set()
+                    self.wfile.write(BODY)
+                    return
                 if self.path.startswith("/hop/") and self.path != "/hop/0":
                     time.sleep(HOP_S)
                     self.send_response(302)
@@ -81,10 +98,13 @@ def test_the_fetch_timeout_is_one_deadline_for_redirects_and_body(serve, slow) -
     ), pipeline=PipelineConfig(max_attempts=1))  # one attempt each: a retry shows nothing new
     quick = s.client.post(DOCS, json={"url": f"{slow.url}/hop/0"}).json()
     trickled = s.client.post(DOCS, json={"url": f"{slow.url}/trickle"}).json()
+    slow_headers = s.client.post(DOCS, json={"url": f"{slow.url}/slow-headers"}).json()
     redirected = s.client.post(DOCS, json={"url": f"{slow.url}/hop/6"}).json()
     s.app.run_pipeline_until_idle(only=["documents"])
     assert s.client.get(f"{DOCS}/{quick['id']}").json()["status"] == "done"
-    for doc in (trickled, redirected):
+    for doc in (trickled, slow_headers, redirected):
         shown = s.client.get(f"{DOCS}/{doc['id']}").json()
         assert shown["status"] == "failed" and shown["chunks"] == [], shown
         assert "documents.fetch_timeout_ms" in shown["error"], shown["error"]
+    # Cut off at the deadline, not once the server was done sending the headers.
+    assert not slow.headers_finished.is_set()

@@ -12,8 +12,9 @@ each redirect (followed by hand, at most `max_redirects`), must:
 and the answer must be a supported content type (extract.kind_of), no larger than
 `documents.fetch_max_bytes` (read as a stream and cut off, whatever Content-Length claims).
 `documents.fetch_timeout_ms` is one deadline for the whole fetch: each hop's connect, request
-and reads wait at most the time left, and a body still arriving at the deadline is cut off
-(its socket shut down, so a server trickling a byte at a time cannot hold the worker). The
+and reads wait at most the time left, and every socket the fetch opened is shut down at the
+deadline, whatever it is waiting for (headers or body: a server trickling a byte at a time
+cannot hold the worker). The
 check resolves the name just before the request; a
 DNS answer that changes in between (rebinding) is the residual risk, which the allow-list keeps
 small: only listed hosts may ever resolve privately.
@@ -25,10 +26,9 @@ import ipaddress
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from signet.documents.extract import kind_of
@@ -68,16 +68,16 @@ def fetch(url: str, policy: FetchPolicy, transport: httpx.BaseTransport | None =
 
     deadline = time.monotonic() + policy.timeout_s
     with httpx.Client(follow_redirects=False, transport=transport,
-                      headers={"User-Agent": USER_AGENT}) as client:
+                      headers={"User-Agent": USER_AGENT}) as client, _CutOff(deadline) as cut:
         for _hop in range(policy.max_redirects + 1):
             check_url(url, policy)
             try:
-                with client.stream("GET", url, timeout=_left(deadline, url, policy)) as reply:
+                with client.stream("GET", url, timeout=_left(deadline, url, policy),
+                                   extensions={"trace": cut.trace}) as reply:
                     if reply.is_redirect:
                         url = urljoin(url, reply.headers.get("location", ""))
                         continue
-                    with _cut_off_at(deadline, reply):
-                        return _read(reply, url, policy, deadline)
+                    return _read(reply, url, policy, deadline)
             except httpx.HTTPError as exc:
                 if time.monotonic() >= deadline:
                     raise _too_slow(url, policy) from exc
@@ -98,27 +98,49 @@ def _too_slow(url: str, policy: FetchPolicy) -> ProviderTimeout:
                            " (documents.fetch_timeout_ms), redirects and body included")
 
 
-@contextmanager
-def _cut_off_at(deadline: float, reply: httpx.Response) -> Iterator[None]:
-    """Shut the reply's socket down at the deadline: each read waits at most the time left
-    when its hop began, so without this a body arriving a byte at a time would run past it."""
-    stream = reply.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if sock is None:
-        yield
-        return
+class _CutOff:
+    """Shut down, at the deadline, every socket the fetch opened (httpcore's trace names each
+    one as it connects): each read waits at most the time left when its hop began, so without
+    this a status line, headers or body arriving a byte at a time would run past it."""
 
-    def shut() -> None:
-        with suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
+    def __init__(self, deadline: float) -> None:
+        self._sockets: list[socket.socket] = []
+        self._passed = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._shut_all)
+        self._timer.daemon = True
 
-    timer = threading.Timer(max(0.0, deadline - time.monotonic()), shut)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
+    def __enter__(self) -> _CutOff:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if not event.endswith(".connect_tcp.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            passed = self._passed
+        if passed:  # connected just as the deadline passed
+            _shut(sock)
+
+    def _shut_all(self) -> None:
+        with self._lock:
+            self._passed = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def parse_url(url: str) -> tuple[str, str, int]:
