@@ -13,10 +13,12 @@ paths an arc or epoch condenses) and `parent_path` (the arc or epoch that conden
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from signet.store.connection import Connection, Row
+from signet.store.connection import Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 
 FIELDS = (
     "agent_id", "source_path", "source_sha256", "source_kind", "session_id", "session_key",
@@ -65,10 +67,14 @@ def _row(row: Row) -> ArtifactRow:
     return ArtifactRow(**values)
 
 
-def upsert(conn: Connection, row: ArtifactRow) -> None:
+# Every statement below runs on both backends, rendered in the caller's dialect; rows are read
+# by column name (on PostgreSQL through a dict_row cursor).
+
+
+def upsert(conn: Executes, row: ArtifactRow, dialect: Dialect = SQLITE) -> None:
     values = [getattr(row, n) for n in FIELDS]
     values[FIELDS.index("condenses")] = json.dumps(list(row.condenses))
-    marks = ",".join("?" * len(FIELDS))
+    marks = ",".join([dialect.mark] * len(FIELDS))
     updates = ", ".join(f"{n} = excluded.{n}" for n in FIELDS if n not in ("agent_id", "source_path"))
     conn.execute(
         f"INSERT INTO memory_artifacts ({_COLUMNS}) VALUES ({marks})"
@@ -77,54 +83,60 @@ def upsert(conn: Connection, row: ArtifactRow) -> None:
     )
 
 
-def set_parent(conn: Connection, agent_id: str, paths: list[str], parent: str) -> None:
-    conn.executemany(
-        "UPDATE memory_artifacts SET parent_path = ? WHERE agent_id = ? AND source_path = ?",
-        [(parent, agent_id, p) for p in paths],
-    )
+def set_parent(
+    conn: Executes, agent_id: str, paths: list[str], parent: str, dialect: Dialect = SQLITE
+) -> None:
+    if paths:
+        which, args = dialect.one_of("source_path", paths)
+        q = dialect.mark
+        conn.execute(f"UPDATE memory_artifacts SET parent_path = {q} WHERE agent_id = {q}"
+                     f" AND {which}", (parent, agent_id, *args))
 
 
-def get(conn: Connection, agent_id: str, path: str) -> ArtifactRow | None:
-    row = conn.execute(
-        f"SELECT {_COLUMNS} FROM memory_artifacts WHERE agent_id = ? AND source_path = ?",
-        (agent_id, path),
-    ).fetchone()
-    return _row(row) if row else None
-
-
-def by_id(conn: Connection, artifact_id: str) -> ArtifactRow | None:
-    row = conn.execute(
-        f"SELECT {_COLUMNS} FROM memory_artifacts WHERE artifact_id = ?", (artifact_id,)
-    ).fetchone()
-    return _row(row) if row else None
-
-
-def of_session(conn: Connection, session_key: str) -> list[ArtifactRow]:
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM memory_artifacts WHERE session_key = ? ORDER BY source_path",
-        (session_key,),
-    ).fetchall()
+def _select(
+    conn: Executes, where: str, args: tuple[Any, ...], dialect: Dialect, order: str = ""
+) -> list[ArtifactRow]:
+    rows = conn.execute(dialect.sql(f"SELECT {_COLUMNS} FROM memory_artifacts WHERE {where}{order}"),
+                        args).fetchall()
     return [_row(r) for r in rows]
+
+
+def get(
+    conn: Executes, agent_id: str, path: str, dialect: Dialect = SQLITE
+) -> ArtifactRow | None:
+    found = _select(conn, "agent_id = ? AND source_path = ?", (agent_id, path), dialect)
+    return found[0] if found else None
+
+
+def by_id(conn: Executes, artifact_id: str, dialect: Dialect = SQLITE) -> ArtifactRow | None:
+    found = _select(conn, "artifact_id = ?", (artifact_id,), dialect, " LIMIT 1")
+    return found[0] if found else None
+
+
+def of_session(conn: Executes, session_key: str, dialect: Dialect = SQLITE) -> list[ArtifactRow]:
+    return _select(conn, "session_key = ?", (session_key,), dialect, " ORDER BY source_path")
 
 
 def in_thread(
-    conn: Connection, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
+    conn: Executes, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False,
+    dialect: Dialect = SQLITE,
 ) -> list[ArtifactRow]:
     """A thread's artifacts of one kind, oldest first (by start time, then path)."""
     extra = " AND parent_path IS NULL" if uncondensed else ""
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM memory_artifacts WHERE agent_id = ? AND thread_key = ?"
-        f" AND source_kind = ?{extra} ORDER BY COALESCE(started_at, captured_at), source_path",
-        (agent_id, thread_key, kind),
-    ).fetchall()
-    return [_row(r) for r in rows]
+    return _select(conn, f"agent_id = ? AND thread_key = ? AND source_kind = ?{extra}",
+                   (agent_id, thread_key, kind), dialect,
+                   " ORDER BY COALESCE(started_at, captured_at), source_path")
 
 
-def threads(conn: Connection, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
+def threads(
+    conn: Executes, agent_id: str | None, project: str | None, dialect: Dialect = SQLITE
+) -> list[dict[str, Any]]:
+    text, q = dialect.text_mark, dialect.mark
     rows = conn.execute(
         "SELECT agent_id, thread_key, project, source_kind, COUNT(*) AS n,"
         " MAX(COALESCE(ended_at, captured_at)) AS last FROM memory_artifacts"
-        " WHERE thread_key IS NOT NULL AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR project = ?)"
+        f" WHERE thread_key IS NOT NULL AND ({text} IS NULL OR agent_id = {q})"
+        f" AND ({text} IS NULL OR project = {q})"
         " GROUP BY agent_id, thread_key, project, source_kind",
         (agent_id, agent_id, project, project),
     ).fetchall()
@@ -144,42 +156,33 @@ def thread_items(rows: Any) -> list[dict[str, Any]]:
     return sorted(out.values(), key=lambda t: t["last"] or "", reverse=True)
 
 
-def all_paths(conn: Connection) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in conn.execute("SELECT agent_id, source_path FROM memory_artifacts")]
+def all_paths(conn: Executes) -> list[tuple[str, str]]:
+    rows = conn.execute("SELECT agent_id, source_path FROM memory_artifacts").fetchall()
+    return [(r["agent_id"], r["source_path"]) for r in rows]
 
 
-def delete(conn: Connection, agent_id: str, path: str) -> None:
-    conn.execute(
-        "DELETE FROM memory_artifacts WHERE agent_id = ? AND source_path = ?", (agent_id, path)
-    )
-
-
-def count(conn: Connection) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM memory_artifacts").fetchone()[0])
-
-
-def latest_summaries(conn: Connection, agent_id: str, limit: int) -> list[ArtifactRow]:
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM memory_artifacts WHERE agent_id = ? AND source_kind = 'summary'"
-        " ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT ?",
-        (agent_id, limit),
-    ).fetchall()
-    return [_row(r) for r in rows]
+def delete(
+    conn: Executes, agent_id: str, paths: Sequence[str], dialect: Dialect = SQLITE
+) -> None:
+    if paths:
+        which, args = dialect.one_of("source_path", paths)
+        conn.execute(f"DELETE FROM memory_artifacts WHERE agent_id = {dialect.mark} AND {which}",
+                     (agent_id, *args))
 
 
 # -- tombstones -------------------------------------------------------------------------------
 
 
-def tombstone(conn: Connection, agent_id: str, token: str, paths: list[str], reason: str | None,
-              now: str) -> None:
-    conn.execute(
+def tombstone(conn: Executes, agent_id: str, token: str, paths: list[str], reason: str | None,
+              now: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql(
         "INSERT INTO memory_artifact_tombstones (agent_id, session_token, removed_at, reason,"
         " removed_paths) VALUES (?,?,?,?,?) ON CONFLICT(agent_id, session_token) DO UPDATE SET"
-        " removed_at = excluded.removed_at, removed_paths = excluded.removed_paths",
+        " removed_at = excluded.removed_at, removed_paths = excluded.removed_paths"),
         (agent_id, token, now, reason, json.dumps(paths)),
     )
 
 
-def tombstoned(conn: Connection) -> set[tuple[str, str]]:
-    rows = conn.execute("SELECT agent_id, session_token FROM memory_artifact_tombstones")
-    return {(r[0], r[1]) for r in rows}
+def tombstoned(conn: Executes) -> set[tuple[str, str]]:
+    rows = conn.execute("SELECT agent_id, session_token FROM memory_artifact_tombstones").fetchall()
+    return {(str(r["agent_id"]), str(r["session_token"])) for r in rows}

@@ -101,6 +101,12 @@ class Dialect:
         """The character of this code point, as an expression."""
         return f"char({code})" if self.name == "sqlite" else f"chr({code})"
 
+    def json_int(self, column: str, key: str) -> str:
+        """The integer under `key` of the JSON object in the text `column`."""
+        if self.name == "sqlite":
+            return f"CAST(json_extract({column}, '$.{key}') AS INTEGER)"
+        return f"({column}::jsonb ->> '{key}')::integer"
+
     def has_tag(self, tags: str) -> str:
         """The JSON array `tags` holds the bound text."""
         if self.name == "sqlite":

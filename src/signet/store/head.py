@@ -5,34 +5,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from signet.store.connection import Connection
 from signet.store.dialect import SQLITE, Dialect, Executes
 
 CANDIDATES = 500
 
 
-def memories(conn: Connection, agent_id: str) -> list[dict[str, Any]]:
+# Every statement here runs on both backends, rendered in the caller's dialect; rows are read
+# by column name (on PostgreSQL through a dict_row cursor).
+
+
+def memories(conn: Executes, agent_id: str, dialect: Dialect = SQLITE) -> list[dict[str, Any]]:
     """Live memories worth a place in the head, the likeliest first (decay is applied after)."""
-    rows = conn.execute(
+    rows = conn.execute(dialect.sql(
         "SELECT id, content, type, importance, pinned, project, created_at, last_accessed"
-        " FROM memories WHERE agent_id = ? AND is_deleted = 0"
+        f" FROM memories WHERE agent_id = ? AND {dialect.no('is_deleted')}"
         " AND type NOT IN ('document_chunk', 'summary') AND superseded_by IS NULL"
-        " ORDER BY pinned DESC, importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT ?",
+        " ORDER BY pinned DESC, importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT ?"),
         (agent_id, CANDIDATES),
     ).fetchall()
     return [dict(r) for r in rows]
 
 
-def projects(conn: Connection, agent_id: str, since: str) -> list[dict[str, Any]]:
+def projects(
+    conn: Executes, agent_id: str, since: str, dialect: Dialect = SQLITE
+) -> list[dict[str, Any]]:
     """Projects with a session or a memory since `since`: sessions, memories, last activity."""
-    rows = conn.execute(
-        "SELECT project, SUM(sessions) AS sessions, SUM(memories) AS memories, MAX(last) AS last"
+    rows = conn.execute(dialect.sql(
+        "SELECT project, CAST(SUM(sessions) AS INTEGER) AS sessions,"
+        " CAST(SUM(memories) AS INTEGER) AS memories, MAX(last) AS last"
         " FROM (SELECT project, COUNT(*) AS sessions, 0 AS memories,"
         " MAX(COALESCE(last_event_at, created_at)) AS last FROM session_transcripts"
         " WHERE agent_id = ? AND project IS NOT NULL GROUP BY project"
         " UNION ALL SELECT project, 0, COUNT(*), MAX(updated_at) FROM memories"
-        " WHERE agent_id = ? AND is_deleted = 0 AND project IS NOT NULL GROUP BY project)"
-        " GROUP BY project HAVING MAX(last) >= ? ORDER BY MAX(last) DESC LIMIT 20",
+        f" WHERE agent_id = ? AND {dialect.no('is_deleted')} AND project IS NOT NULL"
+        " GROUP BY project) AS p"
+        " GROUP BY project HAVING MAX(last) >= ? ORDER BY MAX(last) DESC LIMIT 20"),
         (agent_id, agent_id, since),
     ).fetchall()
     return [dict(r) for r in rows]
@@ -51,16 +58,18 @@ def latest_gists(
     return {r["project"]: r["memory_sentence"] for r in rows}
 
 
-def open_questions(conn: Connection, agent_id: str, limit: int = 3) -> list[str]:
+def open_questions(conn: Executes, agent_id: str, limit: int = 3,
+                   dialect: Dialect = SQLITE) -> list[str]:
     """The "Open questions" bullets of the newest session summaries."""
-    return questions_in(latest_summaries(conn, agent_id, limit))
+    return questions_in(latest_summaries(conn, agent_id, limit, dialect))
 
 
-def latest_summaries(conn: Connection, agent_id: str, limit: int = 3) -> list[str]:
+def latest_summaries(conn: Executes, agent_id: str, limit: int = 3,
+                     dialect: Dialect = SQLITE) -> list[str]:
     """The markdown of the newest session summaries, newest first."""
-    rows = conn.execute(
+    rows = conn.execute(dialect.sql(
         "SELECT content FROM memory_artifacts WHERE agent_id = ? AND source_kind = 'summary'"
-        " ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT ?",
+        " ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT ?"),
         (agent_id, limit),
     ).fetchall()
     return [str(row["content"]) for row in rows]
@@ -93,20 +102,22 @@ CURRENT_ENTITY = (
 )
 
 
-def entities(conn: Connection, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
-    rows = conn.execute(
+def entities(
+    conn: Executes, agent_id: str, limit: int = 30, dialect: Dialect = SQLITE
+) -> list[dict[str, Any]]:
+    rows = conn.execute(dialect.sql(
         "SELECT name, entity_type, mentions FROM entities WHERE agent_id = ?"
         f" AND canonical_name <> 'user' AND mentions > 0 AND {CURRENT_ENTITY}"
-        " ORDER BY mentions DESC, name LIMIT ?",
+        " ORDER BY mentions DESC, name LIMIT ?"),
         (agent_id, limit),
     ).fetchall()
     return [dict(r) for r in rows]
 
 
-def last_change(conn: Connection) -> str | None:
+def last_change(conn: Executes) -> str | None:
     """The newest write the head depends on (a memory, an artifact), or None."""
     row = conn.execute(
-        "SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM memories"
-        " UNION ALL SELECT MAX(updated_at) FROM memory_artifacts)"
+        "SELECT MAX(t) AS t FROM (SELECT MAX(updated_at) AS t FROM memories"
+        " UNION ALL SELECT MAX(updated_at) FROM memory_artifacts) AS c"
     ).fetchone()
-    return row[0]
+    return row["t"] if row else None

@@ -299,15 +299,8 @@ class SqliteSessions:
         memory: Callable[[], str] | None = None,
     ) -> None:
         with self.store.write_tx() as conn:
-            if artifact is not None:
-                art_sql.upsert(conn, artifact)
-            if memory is not None:
-                result = with_memory(result, memory())
-            if not sessions_sql.owns_summary(conn, job):
-                raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
-            if status is not None and session_key is not None:
-                sessions_sql.set_summary_status(conn, session_key, status, now)
-            sessions_sql.complete_summary(conn, job.id, result, now)
+            sessions_sql.finish_summary(conn, conn, job, result, status, session_key, now,
+                                        artifact=artifact, memory=memory)
 
     def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
         with self.store.write_tx() as conn:
@@ -349,7 +342,7 @@ class SqliteSessions:
         with self.store.write_tx() as conn:
             stale = [key for key in art_sql.all_paths(conn) if key not in rows]
             for agent_id, path in stale:
-                art_sql.delete(conn, agent_id, path)
+                art_sql.delete(conn, agent_id, [path])
             for row in rows.values():
                 art_sql.upsert(conn, row)
         return len(stale)
@@ -359,8 +352,7 @@ class SqliteSessions:
         reason: str | None, now: str,
     ) -> None:
         with self.store.write_tx() as conn:
-            for path in artifact_paths:
-                art_sql.delete(conn, session.agent_id, path)
+            art_sql.delete(conn, session.agent_id, artifact_paths)
             sessions_sql.delete(conn, session.session_key)
             art_sql.tombstone(conn, session.agent_id, session.session_key, list(removed),
                               reason, now)
@@ -390,12 +382,6 @@ class SqliteSessions:
     @contextmanager
     def one_at_a_time(self, task: str) -> Iterator[bool]:
         yield True
-
-
-def with_memory(result: dict[str, Any], memory_id: str) -> dict[str, Any]:
-    """A summary job's result with the summary memory's id after the artifact's path."""
-    return {"artifact": result.get("artifact"), "memory_id": memory_id,
-            **{k: v for k, v in result.items() if k != "artifact"}}
 
 
 def _ended(row: SessionRow) -> SessionRow:

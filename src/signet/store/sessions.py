@@ -17,11 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from signet.store import artifacts as art_sql
 from signet.store import slice_bm25
+from signet.store.artifacts import ArtifactRow
 from signet.store.connection import Connection, Row
 from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.fts import match_expression, query_tokens
@@ -288,34 +291,45 @@ def enqueue_summary(
     return job_id
 
 
-def lease_summary(conn: Connection, now: str) -> SummaryJob | None:
-    """Claim the oldest pending job (one statement, inside the caller's write transaction)."""
-    row = conn.execute(
+def lease_summary(conn: Executes, now: str, dialect: Dialect = SQLITE) -> SummaryJob | None:
+    """Claim the oldest pending job (one statement, inside the caller's write transaction;
+    rows read by column name)."""
+    row = conn.execute(dialect.sql(
         f"UPDATE summary_jobs SET status = 'leased', attempts = attempts + 1, leased_at = ?,"
         " updated_at = ? WHERE id = (SELECT id FROM summary_jobs WHERE status = 'pending'"
-        f" ORDER BY created_at, id LIMIT 1) RETURNING {_JOB_COLUMNS}",
+        f" ORDER BY created_at, id LIMIT 1{dialect.claim}) AND status = 'pending'"
+        f" RETURNING {_JOB_COLUMNS}"),
         (now, now),
     ).fetchone()
     return _job(row) if row else None
 
 
-def get_summary_job(conn: Connection, job_id: str) -> SummaryJob | None:
-    row = conn.execute(f"SELECT {_JOB_COLUMNS} FROM summary_jobs WHERE id = ?", (job_id,)).fetchone()
+def get_summary_job(
+    conn: Executes, job_id: str, *, lock: bool = False, dialect: Dialect = SQLITE
+) -> SummaryJob | None:
+    """The job (rows read by column name); `lock` holds its row until the transaction ends."""
+    row = conn.execute(
+        dialect.sql(f"SELECT {_JOB_COLUMNS} FROM summary_jobs WHERE id = ?")
+        + (dialect.row_lock if lock else ""), (job_id,)).fetchone()
     return _job(row) if row else None
 
 
-def owns_summary(conn: Connection, job: SummaryJob) -> bool:
-    current = get_summary_job(conn, job.id)
+def owns_summary(conn: Executes, job: SummaryJob, dialect: Dialect = SQLITE) -> bool:
+    """Whether `job` is still under the lease that returned it, its row held until the
+    transaction ends (no reaper or lease moves it meanwhile)."""
+    current = get_summary_job(conn, job.id, lock=True, dialect=dialect)
     return (
         current is not None and current.status == "leased" and current.attempts == job.attempts
         and current.leased_at == job.leased_at
     )
 
 
-def complete_summary(conn: Connection, job_id: str, result: dict[str, Any], now: str) -> None:
-    conn.execute(
+def complete_summary(
+    conn: Executes, job_id: str, result: dict[str, Any], now: str, dialect: Dialect = SQLITE
+) -> None:
+    conn.execute(dialect.sql(
         "UPDATE summary_jobs SET status = 'completed', result = ?, completed_at = ?,"
-        " updated_at = ? WHERE id = ?",
+        " updated_at = ? WHERE id = ?"),
         (json.dumps(result), now, now, job_id),
     )
 
@@ -361,21 +375,48 @@ def summary_counts(conn: Connection) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in rows}
 
 
-def covered(conn: Connection, key: str) -> int:
+def covered(conn: Executes, key: str, dialect: Dialect = SQLITE) -> int:
     """Messages of the session already summarised (by its completed summary jobs)."""
-    row = conn.execute(
-        "SELECT MAX(CAST(json_extract(result, '$.messages') AS INTEGER)) FROM summary_jobs"
-        " WHERE session_key = ? AND status = 'completed'",
+    row = conn.execute(dialect.sql(
+        f"SELECT MAX({dialect.json_int('result', 'messages')}) AS n FROM summary_jobs"
+        " WHERE session_key = ? AND status = 'completed'"),
         (key,),
     ).fetchone()
-    return int(row[0] or 0)
+    return int(row["n"] or 0)
 
 
-def set_summary_status(conn: Connection, key: str, status: str, now: str) -> None:
-    conn.execute(
-        "UPDATE session_transcripts SET summary_status = ?, updated_at = ? WHERE session_key = ?",
+def set_summary_status(
+    conn: Executes, key: str, status: str, now: str, dialect: Dialect = SQLITE
+) -> None:
+    conn.execute(dialect.sql(
+        "UPDATE session_transcripts SET summary_status = ?, updated_at = ? WHERE session_key = ?"),
         (status, now, key),
     )
+
+
+def with_memory(result: dict[str, Any], memory_id: str) -> dict[str, Any]:
+    """A summary job's result with the summary memory's id after the artifact's path."""
+    return {"artifact": result.get("artifact"), "memory_id": memory_id,
+            **{k: v for k, v in result.items() if k != "artifact"}}
+
+
+def finish_summary(
+    conn: Executes, rows: Executes, job: SummaryJob, result: dict[str, Any], status: str | None,
+    session_key: str | None, now: str, *, artifact: ArtifactRow | None,
+    memory: Callable[[], str] | None, dialect: Dialect = SQLITE,
+) -> None:
+    """The summary job's writes, in the caller's transaction: its row held first, the summary
+    memory (`memory()`, the memory service's write, joining the transaction), the artifact's
+    row, the session's status and the completion. `rows`: `conn` read by column name."""
+    if not owns_summary(rows, job, dialect):
+        raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
+    if memory is not None:
+        result = with_memory(result, memory())
+    if artifact is not None:
+        art_sql.upsert(conn, artifact, dialect)
+    if status is not None and session_key is not None:
+        set_summary_status(conn, session_key, status, now, dialect)
+    complete_summary(conn, job.id, result, now, dialect)
 
 
 def unseen_terms(conn: Connection, terms: set[str]) -> int:
@@ -408,8 +449,8 @@ def known_entities(
     return [names[r[0]] for r in rows]
 
 
-def delete(conn: Connection, key: str) -> None:
-    conn.execute("DELETE FROM session_transcripts WHERE session_key = ?", (key,))
+def delete(conn: Executes, key: str, dialect: Dialect = SQLITE) -> None:
+    conn.execute(dialect.sql("DELETE FROM session_transcripts WHERE session_key = ?"), (key,))
 
 
 def memories_of(

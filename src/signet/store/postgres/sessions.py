@@ -23,7 +23,6 @@ The tables are migration 004 (the same columns as SQLite's). What differs in the
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,25 +34,21 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.errors import Conflict
+from signet.store import artifacts as art_sql
+from signet.store import head as head_sql
 from signet.store import sessions as sessions_sql
-from signet.store.artifacts import FIELDS as ART_FIELDS
-from signet.store.artifacts import ArtifactRow, thread_items
-from signet.store.artifacts import _row as artifact_of
+from signet.store.artifacts import ArtifactRow
 from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
-from signet.store.head import CANDIDATES, CURRENT_ENTITY, latest_gists, questions_in
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.retention import try_lock
-from signet.store.session_store import with_memory
 from signet.store.sessions import SessionRow, SummaryJob
 from signet.store.sessions import _row as session_of
-from signet.types import Memory, MemoryScope, dumps
+from signet.types import Memory, MemoryScope
 
 __all__ = ["PostgresSessions"]
 
 _COLUMNS = ", ".join(f"t.{n}" for n in SessionRow.__dataclass_fields__)
-_ART = ", ".join(ART_FIELDS)
-_JOB_COLUMNS = ", ".join(SummaryJob.__dataclass_fields__)
 # ts_headline's options, SQLite's snippet(..., '[', ']', ' ... ', 16) in its terms.
 HEADLINE = 'StartSel=[, StopSel=], MaxWords=16, MinWords=6, MaxFragments=2, FragmentDelimiter=" ... "'
 
@@ -216,19 +211,11 @@ class PostgresSessions:
     # -- the summary queue ------------------------------------------------------------------
     def lease_summary(self, now: str) -> SummaryJob | None:
         with self._cursor() as cur:
-            # SKIP LOCKED: workers of several daemons never lease one job twice.
-            row = cur.execute(
-                "UPDATE summary_jobs SET status = 'leased', attempts = attempts + 1,"
-                " leased_at = %s, updated_at = %s WHERE id = (SELECT id FROM summary_jobs"
-                " WHERE status = 'pending' ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-                f" AND status = 'pending' RETURNING {_JOB_COLUMNS}",
-                (now, now),
-            ).fetchone()
-        return SummaryJob(**row) if row else None
+            return sessions_sql.lease_summary(cur, now, POSTGRES)
 
     def fail_summary(self, job: SummaryJob, error: str, now: str) -> None:
         with self.pool.connection() as conn, conn.transaction():
-            if _owns(conn, job):
+            if sessions_sql.owns_summary(conn.cursor(row_factory=dict_row), job, POSTGRES):
                 sessions_sql.fail_summary(conn, job, error, now, POSTGRES)
 
     def reap_summary_leases(self, now: str, timeout_ms: int) -> int:
@@ -236,13 +223,8 @@ class PostgresSessions:
             return sessions_sql.reap_summary_leases(conn, now, timeout_ms, POSTGRES)
 
     def covered(self, session_key: str) -> int:
-        with self.pool.connection() as conn:
-            row = conn.execute(
-                "SELECT max((result::jsonb ->> 'messages')::integer) FROM summary_jobs"
-                " WHERE session_key = %s AND status = 'completed'",
-                (session_key,),
-            ).fetchone()
-        return int(row[0] or 0) if row else 0
+        with self._cursor() as cur:
+            return sessions_sql.covered(cur, session_key, POSTGRES)
 
     def finish_summary(
         self, job: SummaryJob, result: dict[str, Any], status: str | None,
@@ -251,34 +233,14 @@ class PostgresSessions:
     ) -> None:
         # Bound to this thread: the memory service's insert joins it (PostgresCore.transaction).
         with self.core.transaction() as conn:
-            # The job's row is locked first: no other worker's reap or lease moves it until
-            # this commits.
-            if not _owns(conn, job):
-                raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
-            if memory is not None:
-                result = with_memory(result, memory())
-            if artifact is not None:
-                upsert_artifact(conn, artifact)
-            if status is not None and session_key is not None:
-                conn.execute(
-                    "UPDATE session_transcripts SET summary_status = %s, updated_at = %s"
-                    " WHERE session_key = %s",
-                    (status, now, session_key),
-                )
-            conn.execute(
-                "UPDATE summary_jobs SET status = 'completed', result = %s, completed_at = %s,"
-                " updated_at = %s WHERE id = %s",
-                (json.dumps(result), now, now, job.id),
-            )
+            sessions_sql.finish_summary(
+                conn, conn.cursor(row_factory=dict_row), job, result, status, session_key, now,
+                artifact=artifact, memory=memory, dialect=POSTGRES)
 
     def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
         with self.pool.connection() as conn, conn.transaction():
-            upsert_artifact(conn, row)
-            conn.execute(
-                "UPDATE memory_artifacts SET parent_path = %s WHERE agent_id = %s"
-                " AND source_path = ANY(%s)",
-                (row.source_path, row.agent_id, list(children)),
-            )
+            art_sql.upsert(conn, row, POSTGRES)
+            art_sql.set_parent(conn, row.agent_id, list(children), row.source_path, POSTGRES)
 
     def known_entities(self, agent_id: str, names: dict[str, str]) -> list[str]:
         with self.pool.connection() as conn:
@@ -317,62 +279,41 @@ class PostgresSessions:
         return str(best[0]) if best and 2 * int(best[1]) >= total else None
 
     # -- artifacts --------------------------------------------------------------------------
-    def _artifacts(self, where: str, args: Sequence[Any], order: str = "") -> list[ArtifactRow]:
-        with self._cursor() as cur:
-            rows = cur.execute(
-                f"SELECT {_ART} FROM memory_artifacts WHERE {where}{order}", list(args)
-            ).fetchall()
-        return [artifact_of(r) for r in rows]  # type: ignore[arg-type]
-
     def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
-        found = self._artifacts("agent_id = %s AND source_path = %s", (agent_id, path))
-        return found[0] if found else None
+        with self._cursor() as cur:
+            return art_sql.get(cur, agent_id, path, POSTGRES)
 
     def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None:
-        found = self._artifacts("artifact_id = %s", (artifact_id,), " LIMIT 1")
-        return found[0] if found else None
+        with self._cursor() as cur:
+            return art_sql.by_id(cur, artifact_id, POSTGRES)
 
     def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]:
-        return self._artifacts("session_key = %s", (session_key,), " ORDER BY source_path")
+        with self._cursor() as cur:
+            return art_sql.of_session(cur, session_key, POSTGRES)
 
     def in_thread(
         self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
     ) -> list[ArtifactRow]:
-        extra = " AND parent_path IS NULL" if uncondensed else ""
-        return self._artifacts(
-            f"agent_id = %s AND thread_key = %s AND source_kind = %s{extra}",
-            (agent_id, thread_key, kind),
-            " ORDER BY COALESCE(started_at, captured_at), source_path",
-        )
+        with self._cursor() as cur:
+            return art_sql.in_thread(cur, agent_id, thread_key, kind, uncondensed=uncondensed,
+                                     dialect=POSTGRES)
 
     def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
-        where, args = _scope(agent_id, project, "a")
         with self._cursor() as cur:
-            rows = cur.execute(
-                "SELECT a.agent_id, a.thread_key, a.project, a.source_kind, count(*) AS n,"
-                " max(COALESCE(a.ended_at, a.captured_at)) AS last FROM memory_artifacts a"
-                f" WHERE a.thread_key IS NOT NULL AND {where}"
-                " GROUP BY a.agent_id, a.thread_key, a.project, a.source_kind",
-                args,
-            ).fetchall()
-        return thread_items(rows)
+            return art_sql.threads(cur, agent_id, project, POSTGRES)
 
     def tombstoned(self) -> set[tuple[str, str]]:
         with self._cursor() as cur:
-            rows = cur.execute(
-                "SELECT agent_id, session_token FROM memory_artifact_tombstones"
-            ).fetchall()
-        return {(str(r["agent_id"]), str(r["session_token"])) for r in rows}
+            return art_sql.tombstoned(cur)
 
     def replace_artifacts(self, rows: Mapping[tuple[str, str], ArtifactRow]) -> int:
         with self.pool.connection() as conn, conn.transaction():
-            present = conn.execute("SELECT agent_id, source_path FROM memory_artifacts").fetchall()
-            stale = [(str(a), str(p)) for a, p in present if (a, p) not in rows]
-            conn.cursor().executemany(
-                "DELETE FROM memory_artifacts WHERE agent_id = %s AND source_path = %s", stale
-            )
+            stale = [k for k in art_sql.all_paths(conn.cursor(row_factory=dict_row))
+                     if k not in rows]
+            for agent_id, path in stale:
+                art_sql.delete(conn, agent_id, [path], POSTGRES)
             for row in rows.values():
-                upsert_artifact(conn, row)
+                art_sql.upsert(conn, row, POSTGRES)
         return len(stale)
 
     def forget_session(
@@ -380,90 +321,44 @@ class PostgresSessions:
         reason: str | None, now: str,
     ) -> None:
         with self.pool.connection() as conn, conn.transaction():
-            conn.execute(
-                "DELETE FROM memory_artifacts WHERE agent_id = %s AND source_path = ANY(%s)",
-                (session.agent_id, list(artifact_paths)),
-            )
-            conn.execute("DELETE FROM session_transcripts WHERE session_key = %s",
-                         (session.session_key,))
-            conn.execute(
-                "INSERT INTO memory_artifact_tombstones (agent_id, session_token, removed_at,"
-                " reason, removed_paths) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (agent_id, session_token) DO UPDATE SET"
-                " removed_at = excluded.removed_at, removed_paths = excluded.removed_paths",
-                (session.agent_id, session.session_key, now, reason, dumps(list(removed))),
-            )
+            art_sql.delete(conn, session.agent_id, artifact_paths, POSTGRES)
+            sessions_sql.delete(conn, session.session_key, POSTGRES)
+            art_sql.tombstone(conn, session.agent_id, session.session_key, list(removed),
+                              reason, now, POSTGRES)
 
     # -- the head (MEMORY.md) -----------------------------------------------------------------
     def head_memories(self, agent_id: str) -> list[dict[str, Any]]:
         with self._cursor() as cur:
-            return cur.execute(
-                "SELECT id, content, type, importance, pinned, project, created_at, last_accessed"
-                " FROM memories WHERE agent_id = %s AND NOT is_deleted"
-                " AND type NOT IN ('document_chunk', 'summary') AND superseded_by IS NULL"
-                " ORDER BY pinned DESC,"
-                " importance DESC, COALESCE(last_accessed, created_at) DESC LIMIT %s",
-                (agent_id, CANDIDATES),
-            ).fetchall()
+            return head_sql.memories(cur, agent_id, POSTGRES)
 
     def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]:
         with self._cursor() as cur:
-            return cur.execute(
-                "SELECT project, sum(sessions)::int AS sessions, sum(memories)::int AS memories,"
-                " max(last) AS last FROM (SELECT project, count(*) AS sessions, 0 AS memories,"
-                " max(COALESCE(last_event_at, created_at)) AS last FROM session_transcripts"
-                " WHERE agent_id = %s AND project IS NOT NULL GROUP BY project"
-                " UNION ALL SELECT project, 0, count(*), max(updated_at) FROM memories"
-                " WHERE agent_id = %s AND NOT is_deleted AND project IS NOT NULL GROUP BY project)"
-                " AS p GROUP BY project HAVING max(last) >= %s ORDER BY max(last) DESC LIMIT 20",
-                (agent_id, agent_id, since),
-            ).fetchall()
+            return head_sql.projects(cur, agent_id, since, POSTGRES)
 
     def latest_gists(self, agent_id: str) -> dict[str | None, str]:
         with self._cursor() as cur:
-            return latest_gists(cur, agent_id, POSTGRES)
+            return head_sql.latest_gists(cur, agent_id, POSTGRES)
 
     def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
-        return questions_in(self.latest_summaries(agent_id, limit))
+        with self._cursor() as cur:
+            return head_sql.open_questions(cur, agent_id, limit, POSTGRES)
 
     def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
-        found = self._artifacts(
-            "agent_id = %s AND source_kind = 'summary'", (agent_id,),
-            f" ORDER BY COALESCE(ended_at, captured_at) DESC LIMIT {int(limit)}",
-        )
-        return [a.content for a in found]
+        with self._cursor() as cur:
+            return head_sql.latest_summaries(cur, agent_id, limit, POSTGRES)
 
     def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
         with self._cursor() as cur:
-            return cur.execute(
-                "SELECT name, entity_type, mentions FROM entities WHERE agent_id = %s"
-                f" AND canonical_name <> 'user' AND mentions > 0 AND {CURRENT_ENTITY}"
-                " ORDER BY mentions DESC, name"
-                " LIMIT %s",
-                (agent_id, limit),
-            ).fetchall()
+            return head_sql.entities(cur, agent_id, limit, POSTGRES)
 
     def last_change(self) -> str | None:
         with self._cursor() as cur:
-            row = cur.execute(
-                "SELECT max(t) AS t FROM (SELECT max(updated_at) AS t FROM memories"
-                " UNION ALL SELECT max(updated_at) FROM memory_artifacts) AS c"
-            ).fetchone()
-        return row["t"] if row else None
+            return head_sql.last_change(cur)
 
     @contextmanager
     def one_at_a_time(self, task: str) -> Iterator[bool]:
         with self.pool.connection() as conn, try_lock(conn, task) as held:
             yield held
-
-
-def _owns(conn: psycopg.Connection, job: SummaryJob) -> bool:
-    """Whether `job` is still leased by the lease that returned it (the row locked)."""
-    row = conn.execute(
-        "SELECT status, attempts, leased_at FROM summary_jobs WHERE id = %s FOR UPDATE",
-        (job.id,),
-    ).fetchone()
-    return row is not None and tuple(row) == ("leased", job.attempts, job.leased_at)
 
 
 def _idf(terms: Sequence[dict[str, Any]], docs: int) -> list[tuple[str, float]]:
@@ -493,15 +388,3 @@ def _enqueue_summary(
          session.ended_at, now, now),
     ).fetchone()
     return str(row[0]) if row else None
-
-
-def upsert_artifact(conn: psycopg.Connection, row: ArtifactRow) -> None:
-    values = [getattr(row, n) for n in ART_FIELDS]
-    values[ART_FIELDS.index("condenses")] = dumps(list(row.condenses))
-    updates = ", ".join(f"{n} = excluded.{n}" for n in ART_FIELDS
-                        if n not in ("agent_id", "source_path"))
-    conn.execute(
-        f"INSERT INTO memory_artifacts ({_ART}) VALUES ({', '.join(['%s'] * len(ART_FIELDS))})"
-        f" ON CONFLICT (agent_id, source_path) DO UPDATE SET {updates}",
-        values,
-    )
