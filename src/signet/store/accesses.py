@@ -1,25 +1,12 @@
-"""Accesses recorded off the read path: a small in-process buffer written by the one writer.
+"""Accesses recorded off the read path: an in-process buffer written by the one writer.
 
-An access (a `get` of a memory, a recall whose caller used its results, positive feedback)
-raises the memory's `access_count` and sets `last_accessed`; recall's bounded rehearsal boost
-and its importance decay read both, and so does the decay-aware head. Reads must never wait
-for the writer (a GET handler that opened a write transaction would queue behind every
-remember and pipeline write), so a read only *records* its accesses here:
-
-- `record(ids)` adds them to an in-memory buffer under a short lock; it touches no SQLite;
-- a flusher thread, started on the first record, writes the buffer `interval_s` after the
-  first pending access, in one write transaction through `Store.write_tx` (the one writer;
-  on PostgreSQL the store seam's `add_accesses`, one statement adding in the database, so
-  several daemons' flushes add up);
-  `flush()` writes at once, and `close()` flushes what is left (the app calls it on close);
-- accesses of one memory coalesce: n accesses become `access_count + n` and the latest time,
-  so the buffer holds at most one entry per memory and a burst of reads costs one write.
-
-A flush that fails (the database busy past its timeout, a full disk) keeps the accesses for the
-next one. What kill -9 can lose is the last interval's counters, never a memory. When the buffer
-already holds `max_pending` distinct memories the flusher writes it at once, and further new
-memories' accesses meanwhile are counted in `dropped` (and logged at the next flush) rather than
-grown without bound.
+An access (a `get`, a used recall result, positive feedback) raises a memory's
+`access_count` and sets `last_accessed`, which recall and the head read. A read must never
+wait for the writer, so `record(ids)` only adds to a buffer under a short lock; a flusher
+thread writes it in one transaction `interval_s` after the first pending access (on
+PostgreSQL through `add_accesses`, so several daemons' counts add up). Accesses of one memory
+coalesce. A failed flush keeps them for the next; kill -9 loses at most the last interval's
+counters; past `max_pending` memories new ones are counted in `dropped` instead of growing.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """Opening SQLite connections: the one place that knows which binding we use.
 
-The stdlib `sqlite3` of many Pythons cannot load extensions, so we use `sqlean` (same DB-API,
-SQLite 3.50 with FTS5 and extension loading). Every connection runs in autocommit mode
-(`isolation_level=None`) so transactions are explicit (`BEGIN IMMEDIATE` in the writer), WAL so
-readers never block the writer, and `synchronous=NORMAL`, which in WAL mode loses nothing on a
-process crash (`kill -9`): a committed transaction is in the WAL file before COMMIT returns.
-
-A new database gets 16 KiB pages (SQLite's default is 4 KiB). The embeddings table holds one
-float32 vector a row (1.5 KiB for 384 dimensions, about 1.7 KiB with its key): a 4 KiB page
-fits two such rows and leaves a fifth of itself empty, a 16 KiB page nine, and every other
-table packs a little tighter too. Measured at 100k memories (docs/benchmarks.md, "the database
-size"): 514 MB against 543 at 4 KiB for the same rows, recall's CPU unchanged, a remember
-0.4 ms more CPU (a page written to the WAL is bigger). The page size is fixed when the first
-table is written; on an existing database the pragma does nothing.
+`sqlean` (the DB-API of `sqlite3`, with FTS5 and extension loading, which many Pythons' stdlib
+lacks). Autocommit so transactions are explicit (`BEGIN IMMEDIATE` in the writer), WAL so
+readers never block the writer, `synchronous=NORMAL` (no committed write lost on a process
+crash). A new database gets 16 KiB pages, which pack the 1.5 KiB vector rows far tighter than
+4 KiB ones (docs/benchmarks.md, "the database size").
 """
 
 from __future__ import annotations

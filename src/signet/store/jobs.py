@@ -1,23 +1,12 @@
 """The durable job queue: a job is a row in memory_jobs with a status and a lease.
 
-Lifecycle: `pending -> leased -> completed`, or on failure back to
-`pending` until the last attempt, then `dead` (the dead-letter state, kept until retention purges
-it). Every function takes a connection; writes must run inside `store.write_tx()` (BEGIN
-IMMEDIATE), which is what makes `lease` safe across threads *and* processes: the claim is a
-single `UPDATE ... WHERE id = (SELECT ...) RETURNING *`, and the immediate transaction holds
-SQLite's write lock from before the SELECT until COMMIT, so two workers never claim one job.
-
-Time is always passed in (`now`, an ISO-8601 UTC string), so tests and the reaper can move the
-clock. Timestamps are normalised to `format_ts` form, because SQLite compares them as text and
-only one spelling sorts correctly.
-
-A job's target is its memory (or, for document jobs, its document). Enqueueing a job of a type
-that already has a pending or leased job for the same target is silently dropped: the running
-job will see the latest state of the target anyway.
-
-The statements both stores run are written once here and rendered per dialect
-(store/dialect.py); store/postgres/jobs.py holds what PostgreSQL does its own way (enqueue
-against a unique index, lease with `SKIP LOCKED`, releasing one daemon's own leases).
+`pending -> leased -> completed`, or on failure back to `pending` until the last attempt,
+then `dead` (kept until retention purges it). Writes run inside the store's write
+transaction; the lease is one `UPDATE ... WHERE id = (SELECT ...) RETURNING *`, so two
+workers never claim one job. Time is passed in (`now`) and normalised to `format_ts`, since
+timestamps compare as text. A job whose type already has a live job for the same target is
+dropped. The statements are shared with PostgreSQL through a dialect; store/postgres/jobs.py
+holds what it does its own way.
 """
 
 from __future__ import annotations

@@ -1,34 +1,16 @@
 """The lexical channel's BM25 top k at scale: FTS5's own formula over postings held in memory.
 
-Why: FTS5's `bm25()` scores every row the OR of the query's terms matches, reading each row's
-size record to do it (about 0.6 us a row); at 100k memories a query's terms match 19k rows on
-average and 38k at p95, so ranking them was half of a default recall. Here the same formula
-runs in numpy, a term at a time into one score array, over postings held in memory for the
-common terms (in at least 1 of 1,000 memories: ~1,900 terms holding 72% of the postings at
-100k); each rare term's contribution comes from FTS5 itself, a single-term `bm25()` query over
-its few dozen rows. BM25 is a sum of one independent contribution per query phrase, so a
-phrase's contribution to a row is exactly its single-phrase score, and adding the
-contributions in the query's phrase order reproduces FTS5's double to the last bit (the tests
-compare with FTS5's own scores). The statistics are the index's own at each query: the row
-count and the total length from FTS5's averages record, a term's row count from its postings.
+FTS5's `bm25()` scores every row a query's terms match, which at 100k memories was half of a
+default recall. Here the common terms' postings (rows as uint16 gaps, weighted frequencies,
+row lengths) are held in numpy and scored a term at a time; a rare term's contribution is
+FTS5's own single-term `bm25()`. BM25 is a sum of one contribution per phrase, so the result
+equals FTS5's to the last bit (the tests compare).
 
-What is held: per common term its rows (as uint16 gaps) and weighted frequencies (2 x content +
-tags occurrences: the column weights 1.0 and 0.5; the hint column is outside the lexical
-column filter), and every row's length in tokens (all columns, as `bm25()` counts them).
-
-Fresh without writing on the read path: migration 057's triggers log the rowid of every
-inserted, updated or deleted memory in `lexical_log`, inside the writing transaction. A search
-first replays the log since its position: the changed rows' current text is tokenized by a
-private in-memory FTS5 table with the store's own tokenizer definition; their lengths are
-replaced, their held postings masked, and their new postings kept in an overlay, merged into
-the held arrays once it grows. If the log was trimmed past the index's position, or FTS5's
-averages record disagrees with the held row count and token total (an FTS rebuild, a repair),
-the index is rebuilt from FTS5 (about 1 s at 100k). Nothing is persisted: after a kill -9 it
-is rebuilt from SQLite on the first search.
-
-`search` returns None when it cannot answer exactly, and the caller runs FTS5's query: inside
-a transaction (a write's own reads), a query token FTS5 splits into several (a phrase), a
-reader whose snapshot is older than the index, a store too small to need it.
+The index stays fresh without writing on the read path: triggers log changed rowids in
+`lexical_log`, and a search replays the log first; when the log was trimmed past it or FTS5's
+totals disagree, it is rebuilt from FTS5. Nothing is persisted. `search` returns None when it
+cannot answer exactly (inside a transaction, a phrase token, an older snapshot, a small
+store), and the caller runs FTS5's query.
 """
 
 from __future__ import annotations

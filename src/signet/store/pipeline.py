@@ -1,22 +1,11 @@
-"""The pipeline's store seam: what the extraction and hints workers read and write, per backend.
+"""The pipeline's store seam: what the extraction and hints workers read and write.
 
-The workers (workers/extract_worker.py, hints_worker.py, leasing.py) and the controlled writes
-(pipeline/writes.py) hold the pipeline's logic once; this protocol is the storage they run on.
-`PipelineStore` gives the reads done with no transaction open (the source memory, its vector),
-the job lease, and `write()`: ONE transaction, as a `PipelineTx` whose methods are the
-statements the pipeline issues inside it (the job's end, the memory's new content, its cold
-snapshot, history, review items, hints, the extraction status). A worker's transaction
-boundaries are therefore the same on both backends: a lost lease or any failure inside
-`write()` rolls every statement of it back.
-
-- `SqlitePipeline` (here): today's store/ functions on the Store's single writer; `write()` is
-  `Store.write_tx()`, so the memory service's `write_prepared` called inside it nests as a
-  savepoint of the same transaction, as before.
-- `PostgresPipeline` (store/postgres/pipeline.py): the same statements in psycopg on PostgresCore's pool;
-  `write()` binds its connection to the thread (PostgresCore.transaction), so the memory service's
-  insert called inside it joins the transaction too.
-
-`in_write_tx` lets tests prove that no LLM or embedding call runs while `write()` is open.
+The workers and the controlled writes (pipeline/writes.py) hold the logic once; a
+`PipelineStore` gives the reads outside a transaction, the job lease, and `write()`: one
+transaction as a `PipelineTx` whose methods are the statements issued inside it, so a lost
+lease or any failure rolls all of it back on either backend. The memory service's write
+called inside `write()` joins the transaction (a savepoint). `in_write_tx` lets tests prove
+no LLM or embedding call runs while it is open.
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
 """What recall reads from a store: one protocol, so one Recaller ranks on every backend.
 
-The Recaller (recall/hybrid.py) holds a `RecallReads` and, per recall, opens one
-`RecallReader`: the reads of that recall on one connection of the backend (SQLite: the
-thread's reading connection; PostgreSQL: one pooled connection for the recall's length). The
-reader answers each evidence channel and every lookup the ranking needs; the Recaller keeps
-all of the ranking (fusion, context, sources, dampening, crowding, confidence), so no ranking
-step is written twice.
-
-- SQLite: `SqliteRecallReads` below, today's store/ functions (FTS5 BM25 with the in-memory
-  lexical index, the source index, the neighbours) on the thread's reading connection, and the
-  RAM vector index (recall/vectors.py `VectorSearch.nearest`), unchanged in behaviour and cost;
-- PostgreSQL: store/postgres/recall_reads.py (tsvector BM25, pgvector, the source table).
-
-Channels other engineers add plug in the same way: an extra channel (the graph's) receives
-`conn`, the reader's native connection, in its `ChannelInput`; a backend lists in `missing`
-what recall would use that it does not have yet ("graph" for mode full, "transcripts" for
-`expand`), and a reader method for a part not on its backend raises `NotOnBackend`: either
-way the Recaller reports the part in the response's `degraded`, never drops it silently.
-
-Recall never writes: every method here reads (accesses a recall records go to the SQLite
-app's deferred recorder, store/accesses.py, outside this protocol).
+Per recall the Recaller (recall/hybrid.py) opens one `RecallReader` on one connection of the
+backend; it answers each evidence channel and every lookup, while all of the ranking stays in
+the Recaller. `SqliteRecallReads` (here) reads FTS5, the in-memory lexical and vector
+indexes; store/postgres/recall_reads.py reads tsvector BM25 and pgvector. A part a backend
+lacks is listed in `missing` or raises `NotOnBackend`, and recall reports it as `degraded`.
+Recall never writes.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
-"""BM25 with a slice's own statistics: the lexical, hint and whole-source ranking of a scoped
-caller, computed as if the memories outside its scope did not exist.
+"""BM25 with a slice's own statistics, for a scoped caller's lexical, hint and source ranking.
 
-FTS5's `bm25()` weighs a word by how rare it is in the *whole* table (the row count, the rows
-holding the word, the average length). A caller scoped to one agent or project would then see
-its own scores move when another scope writes: planting a word elsewhere lowers its weight
-here, and the score of one's own memory becomes an oracle for "does any other memory hold this
-word". So for a slice (`MemoryFilters.isolated`, set by the app for scoped callers) the same
-formula runs on statistics taken from the slice alone:
-
-- the row count is the slice's live memories (sources: its sources of two members or more);
-- a word's document frequency counts the slice's rows holding it, found by one FTS5 MATCH per
-  query word joined with the slice's filter (so stemming and tokenizing stay FTS5's own);
-- term frequencies come from `highlight()` (each marked token is one occurrence), row lengths
-  from the index's own `_docsize` table;
-- the average length is taken over the rows that hold a query word (the whole slice's would
-  cost a read of every row per query), which depends on the slice alone all the same.
-
-The formula is FTS5's (k1 = 1.2, b = 0.75, column weights as in store/fts.py, IDF floored at
-1e-6); common words are dropped as in `fts.selective_tokens`, by their frequency in the slice.
+FTS5's `bm25()` weighs a word by its rarity in the whole table, so another scope's writes
+would move a scoped caller's scores and reveal what it holds. For a slice
+(`MemoryFilters.isolated`) the same formula (k1 = 1.2, b = 0.75, the column weights of
+store/fts.py, IDF floored at 1e-6) runs on the slice's own numbers: its live row count, a
+word's frequency from one FTS5 MATCH per word joined with the slice's filter, term
+frequencies from `highlight()`, row lengths from `_docsize`, and the average length over the
+rows holding a query word.
 """
 
 from __future__ import annotations

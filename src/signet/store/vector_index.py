@@ -1,22 +1,12 @@
-"""Exact top-k cosine search over unit vectors: one interface, three backends.
+"""Exact top-k cosine search over unit vectors, rebuilt from the stored float32 embeddings.
 
-The float32 BLOBs in SQLite are the source of truth for embeddings; a `VectorIndex` is a
-derived structure rebuilt from them, used only to answer "which k ids are nearest to this
-query?". Every backend is exact, so they return the same top k:
+- `QuantizedIndex` (default): int8 rows in RAM scanned with a SIMD dot product, the shortlist
+  rescored in float32 and widened until an error bound proves the top k exact;
+- `NumpyIndex` (`embedding.index: exact`): one float32 matrix, a product and `argpartition`;
+- `Vec0Index`: sqlite-vec's `vec0` table, for when RAM matters more than speed.
 
-- `QuantizedIndex` (default, `embedding.index: quantized`): one int8 row per vector in RAM,
-  scanned with a SIMD int8 dot product (simsimd), a quarter of the float32 matrix's bytes; the
-  shortlist is rescored with the exact float32 vectors, and widened until an error bound per
-  row proves that nothing outside it can enter the top k (so the answer is the exact one).
-- `NumpyIndex` (`embedding.index: exact`): the float32 vectors in one RAM matrix; a search is
-  one matrix-vector product and an `argpartition`. Measured at 100k x 384 it is several times
-  faster than vec0 (docs/decisions.md).
-- `Vec0Index`: a sqlite-vec `vec0` virtual table in the database itself, for when the extension
-  loads and RAM matters more than speed.
-
-Scores are cosine similarities (1 - cosine distance), ordered descending, ties broken by the
-smaller id so results are stable across backends and runs. `allowed` restricts the candidates
-(scope and visibility filtering happens before ranking, not after truncation).
+All return the same top k: cosine similarities descending, ties broken by the smaller id;
+`allowed` filters candidates before ranking.
 """
 
 from __future__ import annotations

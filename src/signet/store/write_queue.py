@@ -1,27 +1,16 @@
-"""The writer's queue: whose write transaction runs next, in a fair order, in two lanes.
+"""The writer's queue: whose write transaction runs next, in arrival order, in two lanes.
 
-SQLite has one writer at a time, so every write transaction waits for the one before it. A
-plain `threading.Lock` lets whichever thread the OS wakes first go next: a worker that commits
-and at once asks again can win over and over while a request waits. `WriteQueue` hands the
-writer over in arrival order instead, and keeps two lanes: every FOREGROUND write (a request's
-remember, modify, forget, ...) waiting goes before every BACKGROUND one (the workers' job
-leases and completions, access-count flushes, retention, projections), so a request's write
-waits for at most the transaction already running, never behind a queue of worker
-transactions. Background writes are never dropped, only deferred while requests keep coming,
-and not for ever: a background write that has waited `background_max_wait_s` (0.25 s) goes
-next. Without that bound, 50 clients writing without pause kept the embed worker from ever
-storing its vectors: 85-88% of a 30 s run's writes were still unembedded at its end (`signet
-bench load --clients 50 --embedder local`, embed backlog 1,217-1,328 of 1,427-1,526), so
-semantic recall of new memories stopped while requests came. With it, a request's write waits
-at most one short background transaction (the embed worker stores 16 jobs a transaction) four
-times a second.
+SQLite has one writer. A plain lock lets a worker that commits and asks again win over and
+over while a request waits, so `WriteQueue` hands the turn over in arrival order and keeps two
+lanes: every waiting FOREGROUND write (a request's) goes before every BACKGROUND one (the
+workers', flushes, retention), so a request waits at most for the transaction running. A
+background write that has waited `background_max_wait_s` goes next, so workers are deferred
+under load but never starved.
 
-The turn is handed over, not re-contended: `release()` gives the slot straight to the next
-ticket and wakes only that thread, so nobody can barge in between. The caller's own thread runs
-its transaction when its turn comes (docs/decisions.md says why this and not a dedicated write
-thread). Reentrant: a nested `write_tx()` on the thread that holds the turn is a savepoint and
-does not queue. A thread marks its writes as background with `background_writes()`; threads
-start in the foreground lane.
+`release()` hands the turn straight to the next ticket; the caller's own thread runs its
+transaction (docs/decisions.md says why not a writer thread). A nested `write_tx()` on the
+thread holding the turn is a savepoint and does not queue; `background_writes()` marks a
+thread's writes as background.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Copy a SQLite workspace's core tables into a PostgreSQL store (and back), then verify.
 
-Copied: memories, their history, vectors, the job queue, sessions with their summary queue,
-artifact index and tombstones, documents with their connectors and chunk links, the knowledge
-graph (entities, aliases, relations, mentions, aspects, attributes, dependencies, pins,
-communities), the pipeline's cold tier and review queue, the hooks' injection ledger, tokens
-and the token signing key. Every other table that holds rows is named in the report as left
-behind, never dropped silently.
-
-Resumable: rows go over in batches of `batch` in SQLite insertion order (rowid; a table keyed
-otherwise, such as the WITHOUT ROWID mentions, in its key's order), each batch its
-own PostgreSQL transaction, inserted with `ON CONFLICT DO NOTHING`; a run that was stopped is
-simply run again and skips what already arrived. Verified: for every table the row count and a
-SHA-256 over each row's fingerprint (sorted by key) must be equal on both sides; a row changed
-in SQLite after an earlier partial run is not overwritten and shows up here as a mismatch.
-Copy with the daemon stopped (or `signet backup` first and copy the backup).
-
-Back (`copy_to_sqlite`): the same tables from PostgreSQL into a workspace's SQLite store, in
-PostgreSQL insertion order, `INSERT OR IGNORE` in batches through the store's write
-transaction (so the FTS indexes follow), the same verification; the signing key becomes the
-workspace's key file unless one with another key is already there.
+Every table that holds rows is copied or named in the report as left behind. Rows go over in
+batches in insertion order, each its own transaction with `ON CONFLICT DO NOTHING`, so a
+stopped run is simply run again. Each table's row count and a SHA-256 over its rows'
+fingerprints must match on both sides; a row changed after a partial run shows as a
+mismatch. Copy with the daemon stopped (or from a `signet backup`). `copy_to_sqlite` goes the
+other way through the store's write transaction, so the FTS indexes follow.
 """
 
 from __future__ import annotations

@@ -1,34 +1,17 @@
 """Lexical search on PostgreSQL: BM25 over a generated tsvector with a GIN index.
 
-Tokenisation follows the SQLite side (store/fts.py): the query is cut into `\\w+` tokens,
-lowercased, stop words dropped unless nothing else is left; each token is taken as a literal
-word (no query syntax reaches the parser), stemmed by `to_tsvector('english', ...)` (Snowball
-English, where SQLite uses Porter; both fold "running"/"runs" to "run"), and the stems OR-ed.
-As on SQLite, in a store of at least MIN_DOCS_FOR_PRUNING memories a stem held by more than
-COMMON_TERM_FRACTION of them is dropped while a rarer one is left, and a long query keeps its
-MAX_QUERY_TOKENS rarest stems.
-
-Ranking is BM25 with FTS5's formula and constants (k1 = 1.2, b = 0.75), so the two backends
-rank alike (`signet_bm25`, migration 008):
+The query is cut as on SQLite (store/fts.py): `\\w+` tokens, lowercased, stop words dropped,
+each a literal word stemmed by `to_tsvector('english', ...)`, the stems OR-ed, common stems
+pruned. The score is FTS5's BM25 (k1 = 1.2, b = 0.75, content weighted 1.0 and tags 0.5,
+`signet_bm25`), so both backends rank alike:
 
     score(d) = sum over query stems t held by d of
                idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * len(d) / avglen))
     idf(t)   = max(ln((N - df(t) + 0.5) / (df(t) + 0.5)), 1e-6)
 
-- tf(t, d): t's occurrences in d weighted by field, content 1.0 and tags 0.5 (tsvector labels
-  A and C), as FTS5 weighs the columns;
-- len(d): d's words, stop words included, as FTS5 counts tokens (`signet_doc_length`: the
-  last word position of the tsvector);
-- N and avglen: rows and their mean length, from `lexical_totals` (kept by a trigger in every
-  writing transaction, so every daemon reads the same numbers; deleted memories stay counted
-  as in SQLite's index); df(t): rows holding t, from the GIN index at query time.
-A scoped caller (`filters.isolated`) gets N, avglen and df of its own slice, so nothing outside
-it moves a score. Whole sources (`search_sources`) are ranked by the same formula over their
-joined text, with their own statistics (sources of at least two live members).
-
-The same ranking serves the hint channel (`column="hint_lexical"`, migration 003): the
-prospective hints the pipeline wrote, searched apart from content and tags, df counted in that
-column; N and avglen are the memories' (as FTS5 ranks its hint column against whole rows).
+N and avglen come from `lexical_totals` (kept by a trigger), df from the GIN index; a scoped
+caller gets its own slice's statistics, so nothing outside it moves a score. The same ranking
+serves whole sources (`search_sources`) and the hint column (`column="hint_lexical"`).
 """
 
 from __future__ import annotations

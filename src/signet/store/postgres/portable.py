@@ -1,24 +1,11 @@
 """Export and import (store/portable.py `PortableStore`) on PostgreSQL.
 
-The tables are found as SQLite's are: every base table of the store's schema except the
-operational and secret ones (`NOT_EXPORTED`: the job queue, tokens, the signing key, the
-migration records, the projection cache, ...), so a table another feature's migration adds
-travels without a change here. Its key, its foreign keys (plus the memory a `memory_id` column
-names), and whether its integer key only numbers rows that have a natural unique key of their
-own (embeddings: `content_hash`) come from the catalog.
-
-Rows travel in SQLite's spelling, so a bundle from either backend imports into the other:
-booleans as 0/1, JSON as its text, pgvector vectors as the little-endian float32 bytes SQLite
-stores ({"$b64": ...} in the bundle), bytea as bytes. Generated columns (the `lexical`
-tsvector) are rebuilt by the database, and an identity column that is not the key (`seq`,
-insertion order on this backend) is left to the target.
-
-Export reads every table in one REPEATABLE READ, READ ONLY transaction: one moment, while
-other daemons write. Import inserts a batch per transaction with `ON CONFLICT DO NOTHING` (a
-re-import adds nothing; a memory whose content is live in the same scope is refused by the
-live-hash index, as SQLite's INSERT OR IGNORE does), skipping rows whose parent was skipped.
-Columns the bundle has and this schema lacks are left out (the bundle service names them).
-An identity key inserted with its value moves the identity's sequence past it.
+The tables, their keys and foreign keys come from the catalog, as SQLite's do, less the
+operational and secret ones (`NOT_EXPORTED`), so a table a later migration adds travels
+unchanged. Rows travel in SQLite's spelling (0/1 booleans, JSON text, vectors as float32
+bytes), so a bundle from either backend imports into the other; generated and identity
+columns are left to the target. Export is one REPEATABLE READ, READ ONLY transaction; import
+inserts batches with `ON CONFLICT DO NOTHING`, skipping rows whose parent was skipped.
 """
 
 from __future__ import annotations

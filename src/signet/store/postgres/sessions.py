@@ -1,24 +1,11 @@
-"""PostgresSessions: the sessions store seam (store/session_store.py) on PostgreSQL, on PostgresCore's pool.
+"""The sessions store seam (store/session_store.py) on PostgreSQL.
 
-The tables are migration 004 (the same columns as SQLite's). What differs in the dialect:
-
-- Session search: the cleaned text has a generated `tsvector` with a GIN index, ranked
-  BM25-like as memories are (store/postgres/lexical.py): sum over query words of
-  idf(w) * ts_rank(lexical, w, 1), idf from the caller's slice (every session for an unscoped
-  caller, its agent/project's for a scoped one), so nothing outside a scope moves a scoped
-  caller's scores. Query words are cut as on SQLite (store/fts.py `query_tokens`), each a
-  literal word, OR-ed. The snippet is `ts_headline` with SQLite's markers ([, ], " ... ").
-- One live summary job per session holds across daemons through a unique partial index
-  (INSERT ... ON CONFLICT DO NOTHING), where SQLite relied on its single writer; summary jobs
-  are leased with `FOR UPDATE SKIP LOCKED`, so every daemon's summary worker shares the queue
-  and a job runs once. Finishing a job is one `PostgresCore.transaction`: the job's row locked
-  first, the summary memory inserted by the memory service as a savepoint of it (as on SQLite),
-  the artifact's row, the session's status and the completion.
-- The significance gate's "unseen words" are looked up in the memories' stemmed lexical index
-  (SQLite keeps an exact-word vocabulary): a word whose stem is stored counts as seen.
-- `one_at_a_time`: a session-level advisory lock (`pg_try_advisory_lock`) on a connection
-  held for the task, so one daemon of many runs MEMORY.md synthesis or a re-index at a time.
-- Entities for MEMORY.md come from the knowledge graph's `entities` table (migration 002).
+The statements shared with SQLite live in store/sessions.py, artifacts.py and head.py. What
+is PostgreSQL's own: session search ranks a generated `tsvector` BM25-like (as
+store/postgres/lexical.py does memories), with idf from the caller's slice and `ts_headline`
+snippets in SQLite's markers; one live summary job per session is a unique partial index;
+"unseen words" are looked up in the memories' stemmed index; `one_at_a_time` is an advisory
+lock, so one daemon of many runs a synthesis or a re-index at a time.
 """
 
 from __future__ import annotations
