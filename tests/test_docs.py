@@ -1,6 +1,6 @@
-"""The docs name only what exists: every source file, `signet` command, HTTP route and config key
-a document under docs/ (or README.md, CONTRIBUTING.md) mentions is looked up in the code, and a
-name that is not there fails, so a rename or removal takes its docs along."""
+"""The docs name only what exists: every source file, `signet` command, HTTP route, config key
+and test a document under docs/ (or README.md, CONTRIBUTING.md) mentions is looked up in the
+code, and a name that is not there fails, so a rename or removal takes its docs along."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ FILES = (".json", ".yaml", ".yml", ".md", ".py", ".toml", ".db", ".sql")
 SOURCE = re.compile(r"(?<![\w./-])((?:[a-z_]+/)*[a-z_][a-z0-9_]*\.py)\b")
 COMMAND = re.compile(r"`signet ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)")
 ROUTE = re.compile(r"`(?:GET |POST |PUT |PATCH |DELETE )?(/(?:api|auth|health|mcp)[^`\s]*)`")
+# `tests/x/test_y.py::test_z` or, after a file named earlier on the same line, `::test_z`
+# (a trailing `*` stands for any ending).
+TEST_FILE = re.compile(r"`((?:[\w.-]+/)*test_\w+\.py)(?:::(test_\w*\*?))?`|`::(test_\w*\*?)`")
 DOTTED = re.compile(r"`([a-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+)`")
 
 
@@ -132,3 +135,27 @@ def test_every_config_key_named_exists() -> None:
                     and not name.endswith(FILES)):
                 missing.add((path.name, name))
     assert not missing, f"docs name config keys that do not exist: {sorted(missing)}"
+
+
+def defines_test(file: str, name: str) -> bool:
+    """Whether a test function `name` (a trailing * matches any ending) is defined in `file`,
+    a path under the root or a file name found under tests/."""
+    path = ROOT / file
+    files = [path] if path.is_file() else list((ROOT / "tests").rglob(Path(file).name))
+    pattern = re.compile(rf"^\s*(?:async )?def {re.escape(name.rstrip('*'))}"
+                         + ("" if name.endswith("*") else r"\(") , re.M)
+    return any(pattern.search(f.read_text("utf-8")) for f in files)
+
+
+def test_every_test_named_exists() -> None:
+    """The promises in docs/security.md (and any doc) name the tests that hold them: a test
+    renamed or removed takes its promise's row along."""
+    missing = set()
+    for path, text in documents():
+        for line in text.splitlines():
+            current = None
+            for file, name, bare in TEST_FILE.findall(line):
+                current = file or current
+                if (name or bare) and (current is None or not defines_test(current, name or bare)):
+                    missing.add((path.name, current, name or bare))
+    assert not missing, f"docs name tests that do not exist: {sorted(missing, key=str)}"
