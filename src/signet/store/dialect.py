@@ -1,15 +1,11 @@
 """What SQLite's SQL and PostgreSQL's differ by, for the statements both stores share.
 
-A statement both stores run is written once, in the SQLite module, taking a `dialect`
-(`SQLITE` by default); the PostgreSQL store calls it with `POSTGRES`. Text written with `?`
-goes through `sql`; what is more than a placeholder is a fragment of the dialect: booleans
-tested, written and bound, `IS` between values that may be NULL, a list bound (`IN (?, ...)`
-or `= ANY(%s)`), the insertion-order column (`rowid`, `seq`), the claim of a queue row (`FOR
-UPDATE SKIP LOCKED` where several daemons share the queue), and a few functions (`max`/
-`GREATEST`, `char`/`chr`, the JSON tag test). The SQLite rendering of a shared statement is
-the text SQLite ran before it was shared (up to white space, an alias or `ON CONFLICT DO
-NOTHING` for `INSERT OR IGNORE`), so no SQLite query plan moves. SQLAlchemy Core was not taken
-(docs/decisions.md).
+A shared statement is written once, in the SQLite module, taking a `dialect` (`SQLITE` by
+default); the PostgreSQL store passes `POSTGRES`. Text with `?` placeholders goes through
+`sql`; what is more than a placeholder is a fragment of the dialect (booleans, NULL-safe
+equality, a bound list, the insertion-order column, row locks and queue claims, a few
+functions). The SQLite rendering stays the statement SQLite ran before, up to details that
+leave its plan alone. SQLAlchemy Core was not taken (docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The documents' store seam: what the document service, its worker and the folder connectors
-need from a store, as one protocol with a SQLite and a PostgreSQL side.
+need from a store.
 
-Each method is one transaction on its backend: registration (find the source in its slice,
-insert or requeue, enqueue the `document_ingest` job), a worker's status step (only while it
-still holds the job's lease), the whole chunk set with the job's completion, a delete with
-its chunks forgotten. The service above decides (validation, scope, "unchanged"), the store
-writes; the contract tests (tests/store/test_document_contract.py) run one suite on both.
-
-- `SqliteDocuments`: today's SQL functions (store/documents.py) on a `Store`; a new chunk is
-  written by the memory service's own write path (`write_chunk`, a savepoint inside the
-  chunk set's transaction), so chunks get what every memory gets there.
-- `PostgresDocuments` (store/postgres/documents.py): the same contract on PostgresCore's pool.
+Each method is one transaction: registration (find the source in its slice, insert or
+requeue, enqueue the `document_ingest` job), a worker's status step (only while it holds the
+job's lease), the whole chunk set with the job's completion, a delete with its chunks
+forgotten. The service decides (validation, scope, "unchanged"); the store writes.
+`SharedDocuments` is that store for both backends, on store/documents.py's statements; a new
+chunk is written by the memory service's own write path (`write_chunk`), inside the chunk
+set's transaction.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """SQL for the knowledge graph's write side: entities, relations, memory-entity mentions.
 
-Entities are unique per agent by `canonical_name` (the name lowercased); relations by
-(source, target, type); `memory_entity_mentions` links a memory to the entities it mentions.
-`entities.mentions` is the denormalised count of those links: it grows only when a new link is
-made, so re-running the same extraction does not inflate it. A relation's `mentions` grows on
-every re-extraction.
-
-`link_known_entities` is the inline entity linker of the write path: run inside the
-remember transaction, with no LLM, it finds candidate proper nouns in the content (runs of
-capitalised words and their sub-runs, CamelCase and ALLCAPS names) and links the memory to the
-entities of the same agent that already carry one of those names. It never creates an entity.
+Entities are unique per agent by `canonical_name`, relations by (source, target, type).
+`entities.mentions` counts mention links and grows only with a new link, so re-running an
+extraction does not inflate it. `link_known_entities` is the write path's inline linker: with
+no LLM, it finds candidate proper nouns in the content and links the memory to the agent's
+entities that already carry one of those names; it never creates an entity.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """The knowledge graph's store protocol: the graph's statements, on either backend.
 
-The graph's logic (graph/apply.py authoring, graph/traversal.py and graph/channels.py recall,
-graph/hubs.py dampening, graph/desire.py feedback, graph/service.py views, the pipeline's
-graph persistence and the write path's inline entity linker) calls the statements through
-`GraphOps`, never SQL of one dialect:
-
-- `GraphOps` is the graph's statements on one connection: inside an open write transaction
-  (every write of one operation commits together, as each caller's transaction did on SQLite)
-  or on a reader (recall and the views);
-- `GraphStore` hands them out: `reading(conn)` (recall passes the connection it already reads
-  on, so one recall sees one snapshot on SQLite) and `writing()` (one transaction).
-
-`SqliteGraph` is the SQLite side: each statement is today's function in store/graph.py,
-store/graph_read.py, store/graph_views.py or store/knowledge.py, unchanged, bound to the
-connection. The PostgreSQL side is store/postgres/graph.py `PostgresGraph`, on PostgresCore's pool. The
-contract suite (tests/store/test_graph_contract.py) runs the same tests on both.
+The graph's logic (authoring, traversal, dampening, feedback, views, the pipeline's graph
+writes, the inline entity linker) calls its statements through `GraphOps`, bound to one
+connection: an open write transaction or a reader. `GraphStore` hands them out:
+`reading(conn)` (recall passes its own connection, so one recall sees one snapshot) and
+`writing()` (one transaction). `SqliteGraph` is here; store/postgres/graph.py is PostgreSQL's.
 """
 
 from __future__ import annotations

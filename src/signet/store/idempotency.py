@@ -1,15 +1,10 @@
 """SQL for idempotency keys: a client-chosen key remembered with the response it got.
 
-A client that retries a write (a hook whose first request timed out, say) sends the same
-`idempotency_key`; the second call finds the key and gets the first response back instead of
-writing again. Both functions run on the connection of the caller's write transaction, so the
-check and the record commit (or roll back) together with the write they guard.
-
-Keys live in a namespace: the caller's scope, as structured columns (agent, project; NULL when
-the scope does not constrain it), never joined into one string that two scopes could spell
-alike (migration 011). Each key keeps the content hash of its first request, so the app replays
-only to a caller that sends the same content again, and a caller who only guesses a key learns
-nothing it did not already send.
+A client retrying a write sends the same `idempotency_key` and gets the first response back.
+Both functions run in the caller's write transaction, so check and record commit with the
+write they guard. A key's namespace is the caller's scope as columns (agent, project), never
+a joined string two scopes could spell alike; each key keeps its first request's content hash,
+so only a caller sending the same content again gets the replay.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""SQL for the knowledge architecture's write side: aliases, aspects, attributes, dependencies,
-relation confidence, pins and the desire-path weights.
+"""SQL for the knowledge graph's structure: aliases, aspects, attributes, dependencies, relation
+confidence, pins and the desire-path weights.
 
-Entities themselves are upserted by `store/graph.py` (unique per agent by canonical name). Here:
-
-- an alias ("Mustang", "my car") points at one entity; lookups go through `canonical_alias`;
-- an aspect is a named domain of one entity ("vehicles" of the user), unique per entity;
-- an attribute is a fact or constraint under an aspect, remembered with its source memory;
-  the same (aspect, key, value) is one row whose confidence is refreshed;
-- a dependency is a structural edge (source, target, type) with a strength and a
-  `traversal_weight` that feedback moves ("desire paths");
-- a relation's confidence is kept as the running mean over its mentions.
-
-Only `graph/apply.py` (the audited authoring path) and the feedback/pin operations call these.
+An alias names one entity; an aspect is a named domain of one entity; an attribute is a fact
+under an aspect with its source memory (the same one refreshes its confidence); a dependency
+is a structural edge whose `traversal_weight` feedback moves; a relation's confidence is the
+running mean over its mentions. Entities themselves are store/graph.py's. Only graph/apply.py
+and the feedback and pin operations call these.
 """
 
 from __future__ import annotations

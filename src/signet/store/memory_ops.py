@@ -1,17 +1,11 @@
-"""The memory service's transactions on SQLite: the half of `SqliteCore` (store/backend.py)
-that services/memory.py writes through, on either backend.
+"""The memory service's transactions on SQLite (the half of `SqliteCore` in store/backend.py
+that services/memory.py writes through).
 
-Each method is one transaction of the memory service, whole: the write of a new memory (the
-idempotency check under the write lock, dedup, history, inline entity links, the pipeline's
-jobs, the vector or its `embed` job, the key's recorded answer), an edit with its version
-check and re-linking, a forget, a recovery, a piece of feedback with the access and skill use
-it implies. The policy stays in the service: it passes `check`, called on the row as read
-inside the transaction, which raises to refuse (a pinned memory, a stale version, ...). These
-are today's store/ functions in today's order, so the SQLite hot path is what it was; the
-PostgreSQL side (store/postgres/memory.py) is the same contract in that dialect.
-
-A memory given by reference may be a short id: it is resolved (store/prefixes.py) inside the
-transaction and inside the caller's scope.
+Each method is one whole transaction: a new memory (idempotency check, dedup, history, entity
+links, jobs, the vector or its `embed` job), an edit with its version check, a forget, a
+recovery, feedback. Policy stays in the service: its `check` runs on the row as read inside
+the transaction and raises to refuse. A short id is resolved inside the transaction and the
+caller's scope. store/postgres/memory.py is the same contract on PostgreSQL.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""Short ids: the CLI prints the first 8 characters of an id, and every place that takes an id
-accepts such a prefix when exactly one row's id starts with it.
+"""Short ids: wherever an id is taken, a prefix of 4 to 31 hex characters that starts exactly one
+row's id stands for it (the CLI prints 8).
 
-Ids are 32 lowercase hex characters (uuid4). A prefix of 4 to 31 hex characters is looked up
-as a range on the primary key (`id >= prefix AND id < prefix || '~'`: every hex character sorts
-below '~', so the range holds exactly the ids that start with the prefix, and the index answers
-it). A memory prefix is resolved inside the caller's scope, so a scoped token never learns of a
-memory outside it, not even that its prefix is ambiguous. Anything else (a full id, a name, a
-typo) is returned unchanged for the caller's usual lookup and its usual "not found".
+The prefix is looked up as a range on the primary key (`id >= prefix AND id < prefix || '~'`),
+which the index answers. A memory prefix is resolved inside the caller's scope, so a scoped
+token learns nothing of memories outside it, not even an ambiguity. Anything else is returned
+unchanged for the caller's usual lookup and "not found".
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
-"""The sessions store seam: what the lineage services (signet/sessions) ask of a database, as one
-protocol with a SQLite and a PostgreSQL side.
+"""The sessions store seam: what the lineage services (signet/sessions) ask of a database.
 
-`SessionStore` holds the transcripts (session_transcripts and their full-text search), the
-summary queue (summary_jobs), the markdown artifacts' index with its tombstones
-(memory_artifacts), and the reads MEMORY.md is rendered from. Where a service used to open one
-SQLite transaction over several statements (an import's row and its summary job, re-indexing,
-forgetting a session), that transaction is one method here, so each side keeps it whole.
-
-- `SqliteSessions` calls today's SQL functions (store/sessions.py, store/artifacts.py,
-  store/head.py) on a `Store`: the same statements and transaction boundaries as before.
-- `PostgresSessions` (store/postgres/sessions.py) is the same contract on PostgresCore's pool.
-The contract tests (tests/store/test_sessions_contract.py) run one suite on both.
-
-Scope is a WHERE clause on both sides: `agent_id` / `project` None means no constraint.
+`SessionStore` holds the transcripts and their search, the summary queue, the artifacts' index
+with its tombstones, and the reads MEMORY.md is rendered from. A service's multi-statement
+transaction (an import and its summary job, a re-index, forgetting a session) is one method,
+so each backend keeps it whole. `SqliteSessions` is here, store/postgres/sessions.py is
+PostgreSQL's; the statements both run are in store/sessions.py, artifacts.py and head.py.
+Scope is a WHERE clause: `agent_id` / `project` None means no constraint.
 """
 
 from __future__ import annotations

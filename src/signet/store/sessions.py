@@ -1,15 +1,10 @@
 """SQL for sessions: the lossless transcripts (session_transcripts) and the summary queue
-(summary_jobs), migration 030.
+(summary_jobs).
 
-A session's identity is (agent, project, harness session id); `session_key` is a digest of the
-three, so a session imported under one scope never shares a row, a file or a job with another
-scope's session of the same id. Every read takes the caller's scope (agent and/or project, None
-for no constraint) into its WHERE clause, so a scoped caller cannot learn that another scope's
-session exists.
-
-summary_jobs is a durable queue of its own with the memory_jobs lifecycle (store/jobs.py):
-pending -> leased -> completed, or back to pending on failure until the last attempt, then
-dead. One live (pending or leased) job per session: enqueueing another is a no-op.
+A session is (agent, project, harness session id); `session_key` digests the three, so two
+scopes' sessions of one id never share a row, a file or a job. Every read takes the caller's
+scope, so a scoped caller cannot learn another scope's session exists. summary_jobs has the
+memory_jobs lifecycle (store/jobs.py), with one live job per session.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
-"""The source index: BM25 over whole sources, not their pieces (migration 007).
+"""The source index: BM25 over whole sources, not their pieces.
 
-A chat session stored as twenty windows, or a document stored as chunks, is one source: its
-memories share a `source_id`. A request's words are spread over the source ("my Mustang" in one
-window, "coupons" in another), so recall also ranks sources as whole documents, the way plain
-BM25 over whole sessions does, and lets the source's best memory carry that evidence
-(recall/sources.py). Only sources with at least two live members are ranked here: a source of
-one memory is already ranked by the memory index. A source lives inside one agent and one
-project (migration 012): two projects writing under one source id are two sources, so a
-project's recall never sees the other project's words through a shared source.
-
-Upkeep: triggers on `memories` mark a source dirty; `flush` re-indexes the dirty ones (their
-live members' text joined in write order) inside the writer's transaction, just before it
-commits (store/db.py), so the index is never behind a committed write and a batch re-indexes a
-source once.
+A chat session stored as windows, or a document stored as chunks, is one source (its memories
+share a `source_id`, inside one agent and project). A request's words may be spread over the
+source, so recall also ranks sources whole and lets the best member carry that evidence
+(recall/sources.py). Only sources of two live members or more are indexed. Triggers mark a
+source dirty; `flush` re-indexes the dirty ones inside the writer's transaction just before it
+commits, so the index is never behind a committed write.
 """
 
 from __future__ import annotations

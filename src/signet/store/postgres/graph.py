@@ -1,21 +1,11 @@
-"""PostgresGraph: the graph store protocol (store/graph_store.py) on PostgreSQL, on PostgresCore's pool.
+"""The graph store protocol (store/graph_store.py) on PostgreSQL.
 
 The statements that differ from SQLite's only in dialect are store/graph.py's and
-store/knowledge.py's, rendered by store/dialect.py (`_shared`). The others mean what their
-SQLite twins in store/graph.py, graph_read.py, graph_views.py or knowledge.py mean (the contract
-suite, tests/store/test_graph_contract.py, runs one set of tests on both), written here:
-
-- `INSERT OR IGNORE` is `ON CONFLICT DO NOTHING`; scalar max/min are GREATEST/LEAST;
-- `IN (?, ?, ...)` lists are `= ANY(%s)` with one array parameter;
-- SQLite's rowid is the `seq` identity column (the entity change marker, the degree sample);
-- `LIKE` on a canonical (casefolded) name is ILIKE, which is what SQLite's ASCII-case-blind
-  LIKE does; `label = ? COLLATE NOCASE` is a comparison of lower();
-- the candidates' filters are store/postgres/filters.py `filter_sql`, as the core's searches.
-
-Uniqueness holds across daemons by the same constraints as on SQLite (an entity per
-(canonical_name, agent_id), a relation per (source, target, type), a mention per (memory,
-entity)): two daemons upserting the same entity meet at the constraint, and `ON CONFLICT ... DO
-UPDATE ... RETURNING id` gives both the one row.
+store/knowledge.py's, rendered by store/dialect.py (`_shared`); the rest are written here in
+PostgreSQL's terms (`ON CONFLICT DO NOTHING`, `= ANY(%s)`, `seq` for rowid, ILIKE for SQLite's
+ASCII-case-blind LIKE). Uniqueness across daemons rests on the same constraints as on SQLite:
+two daemons upserting one entity meet at the constraint and `ON CONFLICT ... RETURNING id`
+gives both the one row.
 """
 
 from __future__ import annotations

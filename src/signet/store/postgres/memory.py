@@ -1,15 +1,11 @@
-"""The memory service's transactions on PostgreSQL: store/memory_ops.py's contract in this
-dialect, mixed into `PostgresCore` (store/postgres/core.py) and sharing its pool.
+"""The memory service's transactions on PostgreSQL: store/memory_ops.py's contract, mixed into
+`PostgresCore` (store/postgres/core.py).
 
-Each method is one transaction on a pooled connection, as on SQLite; where SQLite relies on its
-one writer, rows are locked instead (`SELECT ... FOR UPDATE` of the memory an edit, forget,
-recovery or feedback is about), and a racing insert of the same content meets the unique index
-of live hashes (ON CONFLICT DO NOTHING, then the winner's id). Idempotency keys are inserted
-with ON CONFLICT DO NOTHING, so two daemons answering the same retry at once record one
-answer; accesses are added with `access_count + n` in one statement, never read-then-written.
-
-The knowledge graph's part of these transactions (inline entity links of a new memory, and of
-new content after unlinking the old) runs on the same connection through store/postgres/graph.py.
+Each method is one transaction on a pooled connection. Where SQLite relies on its one writer,
+rows are locked instead (`FOR UPDATE` of the memory an edit, forget, recovery or feedback is
+about); a racing insert of the same content meets the unique index of live hashes, and two
+daemons answering one retry record one idempotent answer (`ON CONFLICT DO NOTHING`). Accesses
+are added in one statement, never read-then-written.
 """
 
 from __future__ import annotations

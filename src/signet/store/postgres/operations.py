@@ -1,19 +1,11 @@
-"""PostgresOps: the operator's store seam (store/operations.py) on PostgreSQL, on PostgresCore's pool.
+"""The operator's store seam (store/operations.py) on PostgreSQL.
 
-What differs from SQLite, and why:
-- the lexical indexes are GIN indexes over generated `tsvector` columns (content and tags,
-  001_core.sql; hints, 003_pipeline.sql). A generated column cannot drift from its row, so
-  the check is of the indexes themselves: present, valid and ready in `pg_index` (an index an
-  operator dropped, or a failed concurrent build left invalid, fails it), plus
-  `gin_index_check` when the `amcheck` extension is installed. The rebuild is `REINDEX` (or
-  the migration's `CREATE INDEX` when one is gone);
-- "storage": the write-ahead log is the server's own, so there is nothing of ours to fold
-  back; the check reports the database's size and is always ok;
-- several daemons run maintenance at once: a dead job is requeued once across all of them
-  (its `maintenance_requeues` row is claimed with ON CONFLICT DO NOTHING before the requeue);
-- the graph check counts with the SQLite side's conditions (the graph of 002_graph.sql); the
-  sources check answers None: source ranking is not on this backend.
-Retention's steps are in store/postgres/retention.py.
+The lexical indexes are GIN indexes over generated `tsvector` columns, which cannot drift
+from their rows: the check is that the indexes are present, valid and ready (and
+`gin_index_check` where `amcheck` is installed), the repair a `REINDEX`. The write-ahead log
+is the server's, so the storage check only reports the size. A dead job is requeued once
+across daemons (its `maintenance_requeues` row claimed first). Source ranking is not on this
+backend. Retention is store/postgres/retention.py.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
-"""The pipeline's store seam (store/pipeline.py) on PostgreSQL, on PostgresCore's pool.
+"""The pipeline's store seam (store/pipeline.py) on PostgreSQL.
 
-`write()` is `PostgresCore.transaction()`: one connection bound to the worker's thread for the whole
-transaction, so the memory service's insert (PostgresCore.write_memory) called by the controlled
-writes inside it joins the same transaction, as it nests on SQLite's writer. Several daemons
-run these workers on one database at once:
-
-- a job is leased by `FOR UPDATE SKIP LOCKED` (store/postgres/jobs.py): each job goes to one
-  worker, and workers never wait on each other's leases;
-- the job's end and its writes commit together: `complete_job` answers False when the job is
-  no longer leased (the reaper took it back for another daemon), and the worker then raises,
-  rolling its writes back (workers/leasing.py `complete_job`);
-- a target memory is re-read `FOR UPDATE` before it is changed, so a concurrent writer either
-  waits for us or finds the version moved (`stale_target`, pipeline/writes.py).
-
-The hints the hints worker stores are searched by recall's hint channel
-(store/postgres/recall_reads.py): the generated `hint_lexical` tsvector of migration 003,
-ranked as the lexical channel is (store/postgres/lexical.py).
+`write()` is `PostgresCore.transaction()`, bound to the worker's thread, so the memory
+service's insert called inside it joins the transaction. For several daemons on one database:
+jobs are leased with `FOR UPDATE SKIP LOCKED`; the job's end and its writes commit together
+(`complete_job` answers False once the lease is lost, and the worker's raise rolls the writes
+back); a target memory is re-read `FOR UPDATE` before it changes, so a concurrent writer waits
+or finds the version moved.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Vector search on PostgreSQL with pgvector: an HNSW shortlist, rescored exactly.
 
-Vectors are stored at full precision (`vector`). The HNSW index is built over a `halfvec`
-cast of the column (half the size, so more of it stays in RAM) and only for one dimension
-count, since an index needs a fixed one: `ensure_index` creates it on first use for the
-embedder's dimensions, under an advisory lock so two daemons do not build it twice.
-
-A search takes a shortlist of SHORTLIST_FACTOR x k candidates (at least MIN_SHORTLIST) from
-the index (iterative
-scan on, so filters that drop most rows still fill it), then rescores the shortlist with the
-exact full-precision cosine distance and keeps the best k: the index only proposes, the
-ranking is exact. Filters and scope are part of the same statement. A small table may be
-scanned exactly by the planner instead; the answer is the same.
+Vectors are stored at full precision; the HNSW index is over a `halfvec` cast (half the RAM)
+for the embedder's one dimension count, built on first use under an advisory lock. A search
+takes SHORTLIST_FACTOR x k candidates (iterative scan on, so selective filters still fill it)
+and rescores them with the exact cosine distance: the index proposes, the ranking is exact.
+Filters and scope are part of the same statement.
 """
 
 from __future__ import annotations
