@@ -90,6 +90,8 @@ class SignetApp:
     reviews: ReviewQueue = field(init=False, repr=False)
     clock: Clock = field(default_factory=SystemClock, repr=False)
     _workers: list[Worker] | None = field(default=None, repr=False)
+    # The embed worker's (services/providers.py `worker_embedder`), closed with the app.
+    _worker_embedder: Embedder | None = field(default=None, repr=False)
     # Local operational telemetry (signet/telemetry.py): the daemon's middleware and the LLM's
     # usage sink feed it. The batch key signs batch-forget confirm tokens (signet/batch.py).
     telemetry: Telemetry = field(default_factory=Telemetry, repr=False)
@@ -230,6 +232,8 @@ class SignetApp:
         self.memory.accesses.close()  # the accesses still buffered, written before closing
         if wired and self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()
+        if self._worker_embedder is not self.embedder:  # the model's child processes
+            getattr(self._worker_embedder, "close", lambda: None)()
         self.backend.close()
 
     def __enter__(self) -> SignetApp:
@@ -272,13 +276,15 @@ class SignetApp:
 
     def workers(self) -> builtins.list[Worker]:
         """The background workers over this app's store and providers (built once)."""
+        from signet.services.providers import worker_embedder
         from signet.worker_list import Parts, build_workers
 
         if self._workers is None:
+            self._worker_embedder = worker_embedder(self.config, self.embedder)
             self._workers = build_workers(Parts(
                 self.config, self.backend.core, self.backend.pipeline(), self.graph.store,
                 self.recaller, self.memory, self.sessions, self.connectors, self.embedder,
-                self.llm, self.operations,
+                self.llm, self.operations, self._worker_embedder,
             ))
         return self._workers
 

@@ -257,6 +257,12 @@ class EmbeddingConfig:
         " the vector a moment later (found lexically meanwhile); inline: a local embedder"
         " embeds before the write transaction, so remember returns with the vector stored.",
     )
+    worker_processes: int = opt(
+        2, "local: child processes the embed worker runs the model in, each with a core and"
+        " an interpreter lock of its own, so embedding never holds the lock the writes need"
+        " (ingest on both cores); 0: in the worker's thread. Recall's query embedding stays"
+        " in the daemon.", ge=0,
+    )
     timeout_ms: int = opt(30_000, "Timeout for one remote embedding call, in ms.", ge=1)
     api_key: str = opt(
         "", "The API key as secret:NAME (the secret store, resolved at start); wins over api_key_env."

@@ -53,6 +53,8 @@ class Parts:
     embedder: Embedder | None
     llm: LLM | None
     operations: Operations
+    # The embed worker's own embedder (the model in a child process); None: `embedder`.
+    worker_embedder: Embedder | None = None
 
 
 def build_workers(parts: Parts) -> list[Worker]:
@@ -66,7 +68,7 @@ def build_workers(parts: Parts) -> list[Worker]:
         ),
         HintsWorker(parts.pipeline, cfg, llm, parts.embedder),
         EmbedWorker(
-            parts.core, parts.embedder, frozen=cfg.mutations_frozen,
+            parts.core, parts.worker_embedder or parts.embedder, frozen=cfg.mutations_frozen,
             batch_size=config.embedding.batch_size,
         ),
         document_worker(config, parts.connectors.docs, memory),

@@ -448,6 +448,28 @@ def summarise(clients: int, seconds: float, logs: list[_ClientLog]) -> dict[str,
     }
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU of process `pid` and of its children still running (0 without /proc)."""
+    total = 0.0
+    for one in (pid, *_children(pid)):
+        try:
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
 class Daemon:
     """The daemon subprocess of one run."""
 
@@ -502,12 +524,9 @@ class Daemon:
         return 0.0
 
     def cpu_seconds(self) -> float:
-        """User + system CPU the daemon process has used so far (0 where there is no /proc)."""
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU the daemon process and its running children (the embedding
+        process) have used so far (0 where there is no /proc)."""
+        return tree_cpu_seconds(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

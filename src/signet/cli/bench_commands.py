@@ -641,10 +641,14 @@ def freshness(ctx: click.Context, probes: int, clients: str, seconds: float, as_
 @click.option("--model", type=click.Choice(["all-MiniLM-L6-v2-int8-dynamic", "all-MiniLM-L6-v2-int8"]),
               default=None, help="One of the bundled models (default: the configured default,"
               " int8 products); all-MiniLM-L6-v2-int8 runs the products in fp32.")
+@click.option("--processes", type=click.IntRange(min=0), default=None,
+              help="The embed worker's child processes (embedding.worker_processes; 0: the"
+              " model in the worker's thread). Default: the configured default.")
 @_json
 @click.pass_context
 def embed_ingest(
-    ctx: click.Context, n: int, write_path: str, model: str | None, as_json: bool
+    ctx: click.Context, n: int, write_path: str, model: str | None, processes: int | None,
+    as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with the bundled model until every vector is stored:
     memories/s, CPU ms per memory, and the model alone."""
@@ -653,7 +657,8 @@ def embed_ingest(
     _setup_threads()
     if n < 1:
         raise click.BadParameter("N must be positive", param_hint="--n")
-    _emit(ctx, as_json, writes.bench_ingest(n, write_path, progress=_progress, model=model or ""))
+    _emit(ctx, as_json, writes.bench_ingest(n, write_path, progress=_progress, model=model or "",
+                                                  processes=-1 if processes is None else processes))
 
 
 @bench.command(name="remember")

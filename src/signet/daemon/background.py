@@ -9,8 +9,9 @@ thread and its controls:
 - two threads, each a `WorkerLoop` running one tick at a time: the embed worker alone in one,
   every other worker in the other. Writes do not embed (`embedding.write_path: deferred`): a
   new memory's vector comes from the embed worker, so its freshness must not wait behind an
-  extraction's LLM call of several seconds; and the embedding runs in onnxruntime with the GIL
-  released, beside the request threads. At most one job per worker type is in flight, and LLM
+  extraction's LLM call of several seconds; and with the bundled model the embedding runs in
+  child processes (providers/embed_process.py), beside the request threads and off their
+  interpreter lock. At most one job per worker type is in flight, and LLM
   and embedding calls never run on the event loop;
 - `pause`/`resume` stop and restart ticking (a tick already running finishes);
 - `nudge` wakes the loops from their idle sleep at once (a loop sleeps on an event of ours

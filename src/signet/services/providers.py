@@ -16,7 +16,7 @@ from signet.providers.llm import LLM
 from signet.providers.llm_registry import make_llm
 from signet.secret_store import SecretStore
 
-__all__ = ["configured_embedder", "configured_llm"]
+__all__ = ["configured_embedder", "configured_llm", "worker_embedder"]
 
 
 def configured_embedder(config: Config) -> Embedder | None:
@@ -27,6 +27,21 @@ def configured_embedder(config: Config) -> Embedder | None:
         api_key=_api_key(config, "embedding") if e.provider in ("ollama", "openai") else "",
         timeout_s=e.timeout_ms / 1000, batch_size=e.batch_size, threads=e.threads,
     )
+
+
+def worker_embedder(config: Config, embedder: Embedder | None) -> Embedder | None:
+    """The embedder the embed worker uses: the bundled model in a child process
+    (providers/embed_process.py) when `embedding.worker_processes` is not 0 and `embedder`
+    is the configured local model, else `embedder` itself."""
+    e = config.embedding
+    if (embedder is None or not e.worker_processes or e.provider != "local"
+            or embedder.name != "local" or embedder.model != (e.model or embedder.model)):
+        return embedder
+    from signet.providers.embed_process import ProcessEmbedder
+
+    return ProcessEmbedder(model=embedder.model, dimensions=embedder.dimensions,
+                           batch_size=e.batch_size, threads=e.threads,
+                           processes=e.worker_processes)
 
 
 def configured_llm(config: Config, usage_sink: Any = None) -> LLM | None:
