@@ -1,22 +1,11 @@
 """Batch forget and batch modify: many memories in one call, each through the one write path.
 
-Forgetting in bulk is where a wrong filter does the most harm, so it takes two steps: `preview` returns exactly the memories that would go and a confirm token;
-`execute` recomputes the match and proceeds only when the token fits *that* match. The token is
-an HMAC, under a key the app draws at open, of the sorted ids, the force flag and the time of the
-preview, so it cannot be forged, cannot be reused for another set of memories (a memory added or
-changed in between makes the match differ), and expires after CONFIRM_TTL_S. Nothing is stored
-between the two calls.
-
-A match is given either as ids or as a query plus filters. A query matches memories holding
-*every* word of it (the store's `match_all`: on SQLite FTS5 exact words, on PostgreSQL the
-words' English stems; stop words aside), never by ranked recall or vector
-similarity, which would sweep in memories that merely resemble it; filters alone match by
-listing. At most MAX_BATCH memories
-are matched; more ids is an error, a broader query is reported as `capped`.
-
-Each memory is then forgotten or modified through the memory service's `forget` / `modify`
-(services/memory.py), each in its own transaction with its own history row, and reported per
-item: one pinned or missing memory does not stop the others.
+Forgetting in bulk takes two steps: `preview` returns the memories that would go and a confirm
+token (an HMAC of the sorted ids, the force flag and the time), and `execute` proceeds only
+when the token fits the match recomputed then, within CONFIRM_TTL_S. A match is ids, or a
+query matching memories that hold every word of it (never ranked recall, which would sweep in
+look-alikes), or filters alone; at most MAX_BATCH. Each memory is forgotten or modified by the
+memory service in its own transaction and reported per item.
 """
 
 from __future__ import annotations

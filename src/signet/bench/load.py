@@ -1,42 +1,19 @@
 """`signet bench load`: concurrent clients against a real daemon, for throughput, latency,
 errors, lost writes and the daemon's peak memory.
 
-For each client count a fresh workspace gets its own daemon subprocess (`python -m signet
-daemon start --foreground`, the same command users run) on a free loopback port. N threads,
-each with its own keep-alive HTTP/1.1 connection (the standard library's `http.client`: the
-clients run on the same cores as the daemon, so they must cost it as little CPU as they can;
-their own CPU per request is measured and reported), run mixed traffic for `seconds`: half
-remember (unique synthetic sentences, so nothing is deduplicated away), half recall (queries
-from the same vocabulary). Every answer other than 200, and every transport error, is an error.
-All clients share the install token, so the per-token rate limit is lifted for the run.
+Each client count gets a fresh workspace and daemon subprocess on a loopback port; N threads
+with keep-alive `http.client` connections (cheap, and their own CPU is reported) send half
+remembers of unique sentences, half recalls. Any answer but 200 is an error.
 
-Two ways to offer the load:
-- closed loop (the default): each client sends its next request when its last one is answered.
-  The daemon is then always saturated, and Little's law fixes the mean latency at
-  clients / throughput (50 clients at 136 req/s wait 368 ms on average whatever the daemon
-  does), so a closed loop measures capacity, not the latency a given traffic sees;
-- open loop (`rate`): requests arrive at `rate` per second (Poisson arrivals from a seeded
-  generator), whoever sends them, with at most `clients` in flight. A request's latency runs
-  from its scheduled arrival, so time spent waiting for a free connection counts (no
-  coordinated omission); when the daemon cannot keep up, the achieved rate falls below the
-  offered one and the latency grows, both reported. This is how a latency target at a given
-  throughput is stated.
+- closed loop (default): each client sends when its last request is answered; this measures
+  capacity (Little's law fixes the mean latency at clients / throughput);
+- open loop (`rate`): Poisson arrivals at `rate` per second, at most `clients` in flight,
+  latency from the scheduled arrival (no coordinated omission): a latency at a throughput.
 
-In both, `req/s` counts the answers received within `seconds`; arrivals an open loop had not
-worked off by then are still sent and timed (their latency counts), not counted as throughput.
-
-With `fault="hang"` each client count runs twice: once without an embedding provider, once
-with one that accepts every connection and never answers (an Ollama URL on a loopback socket
-nobody answers on), and the report compares the p95 of the routes that need no embedding
-(remember, list) between the two: a hung provider must not slow what does not use it. A fifth
-of the traffic is then a list of the newest memories.
-
-Lost writes are checked the hard way: after the run the daemon is stopped with SIGTERM (its
-graceful shutdown), the database is opened directly, and every id the daemon acknowledged
-must be there with the content that was sent. Peak RSS is the daemon's own high-water mark
-(`VmHWM` in /proc/<pid>/status, read just before stopping it; 0 where there is no /proc).
-The embed jobs still waiting after the stop are reported as `embed_backlog`: work the daemon
-accepted but had not done yet when the run ended (writes return before their vector).
+`fault="hang"` runs each count again with an embedding provider that never answers and
+compares the p95 of the routes that need no embedding. After the run the daemon is stopped
+with SIGTERM and every acknowledged id must be in the database with its content; peak RSS is
+the daemon's `VmHWM`; embed jobs still waiting are `embed_backlog`.
 """
 
 from __future__ import annotations

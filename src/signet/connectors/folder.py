@@ -1,34 +1,16 @@
 """The folder connector: a folder of notes (an Obsidian vault, a docs tree) kept in sync as
 documents, incrementally.
 
-The connector's `cursor_json` remembers, per file (path relative to the folder), its mtime,
-size and document id. A sync walks the folder (hidden folders such as .obsidian and .git
-skipped; markdown, text, HTML and PDF files kept) and:
+`cursor_json` remembers each file's mtime, size and document id. A sync walks the folder
+(hidden folders skipped; markdown, text, HTML and PDF kept), skips files unchanged by mtime and
+size, registers the others through the document service (a changed file is requeued, an
+unchanged one is a no-op, a file `signet ingest` already indexed is adopted), and deletes the
+documents of files that are gone. It forgets only its own connector's documents.
 
-- skips a file whose mtime and size are unchanged, without reading it;
-- registers any other file through the document service (source key `connector:<id>:<path>`),
-  which hashes it: a touched but unchanged file is a no-op, a changed one is requeued and its
-  chunks replaced by the document worker, history kept. A file has one document in its slice
-  whoever registered it: a file `signet ingest` indexed already keeps its document, which the
-  connector adopts (its `connector_id` set), so nothing is indexed twice;
-- deletes the document of a file that is gone (its chunks forgotten, recoverable within the
-  tombstone window).
-
-A connector imported from an export bundle arrives disabled (`config.enabled: false`): the
-bundle names the folder, and syncing it would make the daemon read whatever path a crafted
-bundle chose. The worker passes it by and a sync asks for it to be enabled; an admin enables it
-(`signet connector enable ID`, `POST /api/connectors/{id}/enable`) once the folder is right,
-which also makes it this host's. A sync forgets only documents of its own connector, whatever
-the cursor says.
-
-A symlink whose target lies outside the folder (or that is broken) is skipped and named in the
-report (`links_skipped`, and the connector's `last_error`): connecting a folder must not make
-the daemon read ~/.ssh through a link planted in it. Links within the folder are followed.
-
-The connector's status is `syncing` during a sync, then `idle`, or `error` with `last_error`
-when the folder is missing or unreadable (health in `GET /api/connectors`). Syncs run on
-demand (`signet connector sync`, `POST /api/connectors/{id}/sync`) and every
-`documents.connector_sync_interval_ms` in the daemon (ConnectorWorker).
+A connector imported from a bundle arrives disabled until an admin enables it, and a link
+leading outside the folder is skipped (`links_skipped`): neither may make the daemon read a
+path someone else chose. The status is `syncing`, `idle` or `error` with `last_error`; syncs
+run on demand and every `documents.connector_sync_interval_ms` in the daemon.
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
-"""The pipeline's workers, ticking in one background thread of the daemon.
+"""The pipeline's workers, ticking in the daemon's background threads.
 
-Workers only ever run inside the daemon (docs/architecture.md): `run` starts them once the app is
-open and stops them before the store is checkpointed and closed. The loop itself (back-off,
-a failing tick logged and skipped) is `signet.workers.loop.WorkerLoop`; this module owns its
-thread and its controls:
-
-- the workers of `app.workers()` and the spool import (daemon/spool_import.py);
-- two threads, each a `WorkerLoop` running one tick at a time: the embed worker alone in one,
-  every other worker in the other. Writes do not embed (`embedding.write_path: deferred`): a
-  new memory's vector comes from the embed worker, so its freshness must not wait behind an
-  extraction's LLM call of several seconds; and with the bundled model the embedding runs in
-  child processes (providers/embed_process.py), beside the request threads and off their
-  interpreter lock. At most one job per worker type is in flight, and LLM
-  and embedding calls never run on the event loop;
-- `pause`/`resume` stop and restart ticking (a tick already running finishes);
-- `nudge` wakes the loops from their idle sleep at once (a loop sleeps on an event of ours
-  rather than on the stop event, so both stopping and nudging cut the sleep short);
-  `nudge_embed` wakes only the embed loop: the write path calls it after a deferred write;
-- `stop` is the graceful shutdown: stop leasing (pause every worker, so even the rest of the
-  current round leases nothing), give a running tick `timeout_s` to finish, then hand every job
-  still leased back to pending with its attempt (`jobs.release_leases`): a job interrupted by a
-  shutdown did not fail, and must not wait for the stale-lease reaper of the next start.
-
-The thread is a daemon thread, so a tick stuck in a slow LLM call can never keep the process
-alive; if it finishes after its lease was released, `complete_job` raises LostLease and its
-transaction rolls back.
+The loop (back-off, a failing tick logged) is `signet.workers.loop.WorkerLoop`; this module
+owns its threads and controls. The embed worker has a thread of its own (with the bundled
+model the embedding runs in child processes, providers/embed_process.py), so a new memory's
+vector never waits behind an extraction's LLM call; every other worker (and the spool import)
+shares the other. `pause`/`resume` stop and restart ticking; `nudge` cuts the idle sleep
+short (`nudge_embed` the embed loop's only). `stop` stops leasing, gives a running tick
+`timeout_s`, then hands every job still leased back to pending (a shutdown is not a failure).
+The threads are daemon threads; a tick finishing after its lease was released rolls back
+(LostLease).
 """
 
 from __future__ import annotations

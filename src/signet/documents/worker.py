@@ -1,27 +1,13 @@
 """The `document_ingest` worker: one queued document per tick, through
 extracting -> chunking -> embedding -> indexing -> done.
 
-Each status change is its own short write transaction, so the current step is always visible
-and no network, file or model work ever runs while the write lock is held:
-
-1. extracting: read the pasted text, the file, or fetch the URL (fetch.py); turn it into text
-   (extract.py). When its hash equals the one last indexed, the document is unchanged: done.
-2. chunking: cut it on paragraph and sentence boundaries (documentChunkSize/-Overlap).
-3. embedding: validate, normalise and embed the chunks the document does not already hold (a
-   chunk whose hash is linked to the document already is kept, not re-embedded).
-4. indexing: one transaction writes the whole chunk set (each chunk a `document_chunk` memory,
-   importance 0.3, `source_id` = the document, linked through document_memories), forgets the
-   chunks of an earlier version that are no longer there (history kept), marks the document
-   done and completes the job. A crash before it commits leaves no half-written chunk set:
-   the job's lease expires, the reaper hands it back, and the next attempt starts over.
-
-Bad input (unsupported type, a refused URL, an empty document) fails the document at once,
-naming the problem; anything else (a network error) fails it too and the job retries with
-back-off, then dead-letters (workers/leasing.py).
-
-Every transaction is one DocumentStore method (store/document_store.py), so the same worker
-runs on SQLite and on PostgreSQL; there the jobs are leased with SKIP LOCKED and each step
-checks the lease under a row lock, so the workers of several daemons take each document once.
+Each status change is its own short transaction, so no network, file or model work runs while
+the write lock is held. The document is read or fetched and turned into text (unchanged since
+the last index: done), cut into chunks, the new chunks embedded, and then one transaction
+writes the whole chunk set, forgets the chunks no longer there, marks the document done and
+completes the job; a crash before that commits leaves nothing half-written. Bad input fails at
+once; other errors retry with back-off. Every transaction is one DocumentStore method, so the
+worker runs on both backends.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """Harness transcripts in, the conversation out: the user's and the assistant's words, in order.
 
-Each harness writes its own format; `parse(harness, text)` reads one and returns the exchange
-as `Message`s, with what the file says about the session (its id, working directory, first and
-last timestamps). Tool calls, tool output, thinking and harness boilerplate are left out of the
-messages: they stay in the original, which the importer keeps byte for byte beside the cleaned
-JSONL.
-
-- claude-code: JSONL, one record per line; `type` user/assistant with `message.content` a
-  string or a list of blocks (text kept; thinking, tool_use, tool_result, image dropped);
-  sidechain (subagent) and meta records dropped; `sessionId`, `cwd`, `timestamp` read.
-- codex: JSONL rollout; `session_meta` (id, cwd), `response_item` payloads of type message with
-  role user/assistant (input_text/output_text kept; reasoning, function calls and the injected
-  <environment_context>/<user_instructions> messages dropped); the older direct form (records
-  that are messages themselves) is read too.
-- opencode: the JSON of `opencode export` ({"info", "messages": [{"info": {"role"}, "parts"}]})
-  or one such message per line; text parts kept (synthetic ones, reasoning and tools dropped).
-- cursor: the JSONL of `agent-transcripts/` ({"role", "message": {"content": [blocks]}} per
-  line; text blocks kept, the `<user_query>` tags around a prompt taken off); its older plain
-  text form ("user:" / "assistant:" lines) is read as generic.
-- generic: JSONL or a JSON array (or {"messages": [...]}) of {"role", "content" or "text"}, or
-  plain text with "User:" / "Assistant:" line prefixes.
-
-A malformed record, or a text with no message, is refused naming the problem (Unprocessable:
-HTTP 422, the request was well formed), except a truncated last line: harnesses append
-while we read, and the next (longer) import brings that record whole.
+`parse(harness, text)` reads one harness's format (claude-code, codex, opencode, cursor, or
+generic JSONL / JSON / "User:"-prefixed text) and returns `Message`s with what the file says
+of the session (id, working directory, first and last times). Tool calls and output,
+thinking, subagent and meta records and harness boilerplate are left out; the importer keeps
+the original beside the cleaned JSONL. A malformed record, or a text with no message, is
+refused naming the problem (Unprocessable), except a truncated last line, which the next,
+longer import brings whole.
 """
 
 from __future__ import annotations

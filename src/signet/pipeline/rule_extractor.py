@@ -1,45 +1,16 @@
 """The deterministic extractor used when no LLM is configured (provider "none").
 
-It gives the pipeline something honest to store without a model: the user's own statements,
-rewritten to the third person, and the names they mention. It does not paraphrase, resolve
-references or judge importance; the raw content is kept anyway (distillation is additive), so
-a missed fact is still findable through the original memory.
+It stores something honest without a model: the user's own statements rewritten to the third
+person ("I prefer" -> "The user prefers"), a type guess (preference, decision, procedural,
+else fact; confidence 0.6), the names they mention as (user, mentions, name) and relations
+stated plainly ("X uses / owns / runs on / is written in Y"). Only user turns of a transcript
+are read; statements are 4 to 60 words, first-person or declarative, after leading filler.
+Names are runs of capitalised words, CamelCase and ALLCAPS; headings, labels and runs of common
+words are not names.
 
-What it catches:
-
-- transcripts with "User:" / "Assistant:" line prefixes (also Human/AI/Agent/System/Bot): only
-  user turns are read, continuation lines included; without prefixes the whole text is taken as
-  the user's words.
-- statements of 4..60 words, after stripping leading filler ("ok,", "thanks!", "so", "hi
-  there"): first-person sentences, declarative ones (an auxiliary such as is/are/has/will, a
-  common present-tense verb, or a past tense in -ed), and procedures ("first ... then ...").
-- first person rewritten for the user: "I'm" -> "The user is", "I prefer" -> "The user prefers"
-  (verb agreement, also past adverbs like "really"), "I don't" -> "The user doesn't", "my" ->
-  "the user's", "me" -> "the user".
-- a type guess: preference (like/love/prefer/hate/favorite/enjoy), decision (decided/will/going
-  to/plan/chose), procedural (how to/steps/first ... then/workflow), else fact; confidence 0.6.
-- entities: runs of capitalised words ("Ford Mustang", "Bank of America", "Inês"), a run
-  starting the sentence only when a verb follows it ("Alice owns ...") or the name recurs;
-  CamelCase and ALLCAPS technical names anywhere (PostgreSQL, iPhone, AWS). Never names:
-  markdown headings, label lines ("Decisions:"), leading labels ("TODO: ...", "Note: ..."),
-  and runs made only of common words (Constraints, Open, Should, "Onboarding New") or of
-  words the same text writes in lowercase. Each becomes (user, mentions, <name>), 0.5.
-- relations stated plainly: "X uses / owns / maintains / is written in / runs on / depends
-  on Y", X and Y each a name or a noun phrase of up to three words ("the billing service"),
-  "I"/"we" as the user; "X is written in Y and uses Z" gives both.
-- markdown stored on one line (how memory content is normalised) is read as its headings and
-  bullets again.
-
-What it misses:
-
-- questions, requests and imperatives are skipped, even when they reveal facts ("can you find
-  vegan recipes?" says nothing stored about diet).
-- facts stated by the assistant, facts spread over several sentences, pronouns ("it", "she")
-  left unresolved, "we"/"our" left as written.
-- lowercase names (python, postgres); a name alone at a sentence start with no verb after it
-  ("Tantivy."); relations in other words ("Alice is responsible for billing"), through
-  pronouns ("He uses Neovim") or over several sentences.
-- sentences are split on . ! ? followed by a space, so "e.g. this" or "Dr. Smith" split early.
+It misses questions and imperatives, the assistant's facts, facts spread over sentences,
+unresolved pronouns, lowercase names and relations in other words. The raw content is kept
+anyway, so a missed fact is still found through the original memory.
 """
 
 from __future__ import annotations

@@ -1,37 +1,19 @@
-"""The portable bundle: a folder of JSONL files and plain files that `signet import` turns back
-into the same memory store on another machine.
+"""The portable bundle: a folder that `signet import` turns back into the same memory store on
+another machine, on either backend.
 
     PATH/manifest.json        format, version, when, which Signet, tables and row counts
-    PATH/tables/NAME.jsonl    one JSON object per row of every data table (store/portable.py):
-                              memories (live and deleted) with their history, vectors, the
-                              graph, documents, sessions and transcripts, feedback, ...
-    PATH/files/...            the identity files (AGENTS.md, SOUL.md, ...), the transcript files
-                              (memory/transcripts), the markdown artifacts (memory/sessions,
-                              memory/threads) and installed skills (skills/)
-    PATH/config/agent.yaml    the configuration, with any inline credential removed
+    PATH/tables/NAME.jsonl    one JSON object per row of every data table (store/portable.py)
+    PATH/files/...            identity files, transcripts, markdown artifacts, skills
+    PATH/config/agent.yaml    the configuration, inline credentials removed
 
-Export reads through one read transaction, so the bundle is one consistent moment even while
-a daemon writes, and writes into PATH.partial first, renamed into place when complete.
+Export reads one read transaction (one consistent moment) into PATH.partial, renamed when
+complete. Import keeps ids, hashes and history, parents first, in short batches; a memory the
+target already holds live is skipped with its dependents, so importing twice adds nothing.
+Files are copied only where the target has none.
 
-Import keeps ids, hashes and history: rows go in with INSERT OR IGNORE, table by table, parents
-first, in short transactions of IMPORT_BATCH rows. A memory whose content a live memory of the
-target already holds is not imported (dedup against existing content), and neither are the
-rows that hang on it. Importing the same bundle twice adds nothing. Files are copied only where
-the target has none; the bundle's agent.yaml is installed only into a workspace without one.
-
-A bundle is not trusted with paths or with reading the host. A row whose path columns do not
-name a file under the folder that row belongs in (a session's transcript under
-memory/transcripts, an artifact under memory/sessions or memory/threads: lineage/files.py) is
-refused, with its dependents, and named in the report (`refused`): an absolute or `..` path in
-a crafted bundle would otherwise make a later transcript write replace ~/.ssh/authorized_keys.
-Connectors arrive disabled (`config.enabled: false`, connectors/folder.py) and are named in the
-report (`connectors_disabled`): a connector names a folder the worker would read at once.
-
-Both run on either store backend through `PortableStore` (store/portable.py: SQLite;
-store/postgres/portable.py: PostgreSQL), which speak the same rows, so a bundle moves between
-backends. What the target's schema has no place for is named in the report, never dropped
-unsaid: `left_behind` (a table of the bundle the target lacks, e.g. the knowledge graph on a
-PostgreSQL store that does not hold it yet, with its row count) and `columns_left_behind`.
+A bundle is not trusted: a row whose path leaves the folder it belongs in is refused with its
+dependents (`refused`), and connectors arrive disabled (`connectors_disabled`). What the
+target's schema has no place for is named (`left_behind`, `columns_left_behind`).
 """
 
 from __future__ import annotations

@@ -1,27 +1,13 @@
 """Rewrite the bundled model's graph so its matrix products really run in int8.
 
-The bundled all-MiniLM-L6-v2 file stores each weight matrix as int8 with a per-column scale,
-dequantised in the graph (`Cast(int8 W) -> Mul(scale) -> MatMul`). onnxruntime folds that
-chain into an fp32 constant at load, so the "int8 model" computes in fp32: fp32 MatMul was
-67% of its time (docs/benchmarks.md, "Ingest with the bundled model"), and onnxruntime's own
-quantisation tools do not see these weights (they are not initialisers of a MatMul).
-
-`int8_products(model_bytes)` rewrites each such chain, in memory at load, into one
-`com.microsoft.DynamicQuantizeMatMul` over the *same* int8 weights and scales: the product runs
-as an integer GEMM (AVX-512 VNNI / AVX2 / NEON kernels in onnxruntime). Its input is quantised
-to uint8 per run; each activation row is first mapped onto [0, 1] by its own min and span (and
-mapped back after the product, exactly), so every token row gets the full 8 bits and a text's
-vector does not depend on what else is in its batch (see `_quantised_matmuls`). On x86 CPUs
-without VNNI the weights go in as uint8 instead (`u8s8_may_saturate`). Nothing is
-downloaded or written: the input file keeps its pinned sha256.
-
-The embedding tables get the same treatment the other way round: instead of a dequantised fp32
-copy of the 30,522 x 384 word table (47 MB), the int8 rows are gathered and scaled per lookup
-(exact: the same products, fewer bytes resident).
-
-The activations' rounding moves the vectors a little (cosine 0.998-0.999 to the fp32 products), so
-the rewritten graph is a different model id (`local_embedder.MODEL`): stored vectors of the
-other id are re-embedded by the embed worker, never mixed.
+The bundled all-MiniLM-L6-v2 stores int8 weights dequantised in the graph
+(`Cast -> Mul(scale) -> MatMul`), which onnxruntime folds into fp32 constants at load, so the
+model computed in fp32. `int8_products(model_bytes)` rewrites each chain in memory into one
+`com.microsoft.DynamicQuantizeMatMul` over the same weights and scales (an integer GEMM), each
+activation row mapped onto [0, 1] first so a vector does not depend on its batch; without VNNI
+the weights go in as uint8. The word table is gathered and scaled per lookup instead of held
+as fp32. The vectors move a little (cosine 0.998-0.999), so the model id differs and stored
+vectors of the other id are re-embedded, never mixed.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Query vectors for recall: an LRU cache by normalised text, in front of a micro-batcher.
 
-Every recall (HTTP, MCP, hooks, the extraction worker's candidate search) needs its query's
-vector. Under many clients two things make that cheap:
-
-- **the cache**: agents repeat themselves (the prompt hook asks about the same topic turn after
-  turn, the pipeline looks up the same fact twice), so vectors are kept in an LRU of
-  `cache_size` entries. The key is (model id, normalised text): NFC, whitespace runs collapsed,
-  ends stripped; and it is the normalised text that is embedded, so a cached vector is exactly
-  what embedding the key would give. A vector depends on nothing else, so an entry never goes
-  stale: nothing has to invalidate it. A different model is a different key (a model change
-  also builds a new `QueryEmbeddings`: the embedder is fixed for the life of an app), and
-  evicting least recently used entries bounds the memory (1,024 x 384 float32 = 1.5 MB).
-- **the micro-batcher**: misses go on a queue that one thread drains. While it embeds a batch,
-  the queries that arrive wait on the queue, and its next call takes all of them at once (up to
-  `max_batch`): one encoder run for many queries costs far less than one each, and no request
-  waits for a timer (an idle batcher runs a lone query at once). Concurrent misses of the same
-  key share one future, so a text is embedded once however many ask.
-
-`submit` returns a future; the caller waits on it with its own deadline (recall's
-`ProviderGuard.wait`), so a hung provider holds the batcher's thread, never a request's.
+Agents repeat themselves, so vectors are cached by (model id, normalised text) and the
+normalised text is what is embedded: an entry is exact and never stale. Misses go on a queue
+one thread drains; queries that arrive during a batch go together in the next (up to
+`max_batch`), with no timer, and concurrent misses of one key share one future. `submit`
+returns a future the caller waits on with its own deadline, so a hung provider holds the
+batcher's thread, never a request's.
 """
 
 from __future__ import annotations

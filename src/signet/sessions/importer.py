@@ -1,31 +1,16 @@
 """Importing a harness transcript: lossless, idempotent, append-only.
 
-`import_transcript` parses the harness's file (lineage/formats.py) and keeps two files under
-`memory/transcripts/{harness}/`: the cleaned conversation as JSONL (one message per line, tool
-output and thinking left out) and the original byte for byte (`raw/`). The session_transcripts
-row records the hashes, the message count, the times and the paths; its cleaned text feeds the
-session search index.
+`import_transcript` parses the harness's file (lineage/formats.py) and keeps, under
+`memory/transcripts/{harness}/`, the cleaned conversation as JSONL and the original byte for
+byte (`raw/`); the session_transcripts row records hashes, counts, times and paths, and its
+cleaned text feeds session search. Re-importing the same or a shorter version changes nothing;
+a longer one appends its new messages; one that differs inside the stored part keeps the
+stored messages and appends the new tail ("diverged"), keeping the other original beside.
+Nothing imported is dropped.
 
-Re-importing:
-- the same original (same hash): nothing changes ("unchanged");
-- a longer version whose messages begin with the stored ones: the new messages are appended
-  ("appended"); the original is replaced by the longer one, which contains it;
-- an older, shorter version: nothing changes ("unchanged");
-- a version that differs inside the stored part (a harness rewrote its history): the stored
-  messages stay, the new tail after the common part is appended ("diverged").
-Whenever the new original does not begin with the stored one (a rewrite, or the same talk with
-other tool output), the stored original is kept beside the new one under its hash. Nothing
-imported is ever dropped.
-
-Files are written whole (lineage/files.py) before the row that points at them is committed, so a
-crash leaves at worst a file the row does not count yet; the next import rewrites it. Imports
-in one process are serialised by a lock: two harness hooks firing at once must not both
-believe they create the session. Across daemons sharing a database (store.backend postgres), the
-second creation is refused as a Conflict (409) and the hook's retry appends or finds it
-unchanged. The files are the importing daemon's workspace's; another daemon shows the session's
-messages from the row's cleaned text (service.py `messages`).
-
-An ended import (the default: the session-end hook) closes the session and queues its summary.
+Files are written whole before the row that points at them commits. Imports in one process are
+serialised; across daemons a second creation is a Conflict and the hook's retry appends. An
+ended import closes the session and queues its summary.
 """
 
 from __future__ import annotations
