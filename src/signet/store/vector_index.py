@@ -96,24 +96,22 @@ def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]
     return [(int(ids[i]), float(scores[i])) for i in chosen]
 
 
-class NumpyIndex:
-    """All vectors in one float32 matrix in RAM.
+class _Rows:
+    """Rows in RAM keyed by id, kept contiguous: rows `[0, n)` are live, a removed row is filled
+    by the last (swap-with-last) and capacity doubles when full, so adds are amortised O(1) and
+    a search reads one unmasked block. A subclass names its per-row arrays in `_COLUMNS`."""
 
-    Rows `[0, n)` are live; capacity doubles when full so adds are amortised O(1); a removed row
-    is filled by the last row (swap-with-last) so the live rows stay contiguous and a search is a
-    single matrix-vector product with no mask.
-    """
+    _COLUMNS: tuple[str, ...] = ()
 
-    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+    def __init__(self, dimensions: int, capacity: int) -> None:
         if dimensions <= 0:
             raise InvalidInput("dimensions must be positive")
         self.dimensions = dimensions
-        self._matrix = np.zeros((max(capacity, 1), dimensions), dtype=np.float32)
         self._ids = np.zeros(max(capacity, 1), dtype=np.int64)
         self._row: dict[int, int] = {}
         self._n = 0
         # Searches run in reader threads while the writer adds; a resize swaps the arrays, so
-        # both sides hold the lock to never see a half-grown matrix.
+        # both sides hold the lock to never see a half-grown one.
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -122,30 +120,26 @@ class NumpyIndex:
     def __contains__(self, id_: object) -> bool:
         return id_ in self._row
 
-    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
-        rows = _as_rows(ids, vectors, self.dimensions)
+    def _put(self, ids: Sequence[int], columns: Sequence[np.ndarray]) -> None:
+        """Each id's row set from `columns` (one per `_COLUMNS`, in `ids` order; a repeated id
+        takes its last)."""
         with self._lock:
             for id_, pos in _last_wins(ids).items():
                 row = self._row.get(id_)
                 if row is None:
                     row = self._append_slot(id_)
-                self._matrix[row] = rows[pos]
+                for name, values in zip(self._COLUMNS, columns, strict=True):
+                    getattr(self, name)[row] = values[pos]
 
     def _append_slot(self, id_: int) -> int:
         if self._n == len(self._ids):
-            self._grow(2 * len(self._ids))
+            for name in ("_ids", *self._COLUMNS):
+                setattr(self, name, _grown(getattr(self, name), 2 * len(self._ids), self._n))
         row = self._n
         self._ids[row] = id_
         self._row[id_] = row
         self._n += 1
         return row
-
-    def _grow(self, capacity: int) -> None:
-        matrix = np.zeros((capacity, self.dimensions), dtype=np.float32)
-        matrix[: self._n] = self._matrix[: self._n]
-        ids = np.zeros(capacity, dtype=np.int64)
-        ids[: self._n] = self._ids[: self._n]
-        self._matrix, self._ids = matrix, ids
 
     def remove(self, ids: Sequence[int]) -> None:
         with self._lock:
@@ -156,10 +150,25 @@ class NumpyIndex:
                 last = self._n - 1
                 if row != last:
                     moved = int(self._ids[last])
-                    self._matrix[row] = self._matrix[last]
+                    for name in self._COLUMNS:
+                        array = getattr(self, name)
+                        array[row] = array[last]
                     self._ids[row] = moved
                     self._row[moved] = row
                 self._n = last
+
+
+class NumpyIndex(_Rows):
+    """All vectors in one float32 matrix in RAM: a search is one matrix-vector product."""
+
+    _COLUMNS = ("_matrix",)
+
+    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+        super().__init__(dimensions, capacity)
+        self._matrix = np.zeros((max(capacity, 1), dimensions), dtype=np.float32)
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        self._put(ids, [_as_rows(ids, vectors, self.dimensions)])
 
     def search(
         self, query: np.ndarray, k: int, allowed: set[int] | None = None
@@ -199,7 +208,7 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, scale.astype(np.float32), np.linalg.norm(residual, axis=1).astype(np.float32)
 
 
-class QuantizedIndex:
+class QuantizedIndex(_Rows):
     """int8 rows in RAM, a SIMD scan, then exact rescoring of a shortlist that provably holds
     the top k.
 
@@ -209,72 +218,21 @@ class QuantizedIndex:
     the k-th exact score beats every other row's estimate plus its bound, no row outside the
     shortlist can be in the top k and the answer is exact; otherwise the shortlist grows
     fourfold. At 100k x 384 the scan reads 38 MB instead of 154 MB (docs/benchmarks.md).
-    Rows are kept contiguous as in `NumpyIndex` (swap-with-last removal, doubling capacity).
+    Rows are kept as `_Rows` keeps them.
     """
 
+    _COLUMNS = ("_codes", "_scale", "_error")
+
     def __init__(self, dimensions: int, exact_rows: ExactRows, capacity: int = 1024) -> None:
-        if dimensions <= 0:
-            raise InvalidInput("dimensions must be positive")
-        self.dimensions = dimensions
+        super().__init__(dimensions, capacity)
         self._exact_rows = exact_rows
         size = max(capacity, 1)
         self._codes = np.zeros((size, dimensions), dtype=np.int8)
         self._scale = np.zeros(size, dtype=np.float32)
         self._error = np.zeros(size, dtype=np.float32)
-        self._ids = np.zeros(size, dtype=np.int64)
-        self._row: dict[int, int] = {}
-        self._n = 0
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __contains__(self, id_: object) -> bool:
-        return id_ in self._row
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
-        codes, scale, error = quantize(_as_rows(ids, vectors, self.dimensions))
-        with self._lock:
-            for id_, pos in _last_wins(ids).items():
-                row = self._row.get(id_)
-                if row is None:
-                    row = self._append_slot(id_)
-                self._codes[row], self._scale[row], self._error[row] = (
-                    codes[pos], scale[pos], error[pos]
-                )
-
-    def _append_slot(self, id_: int) -> int:
-        if self._n == len(self._ids):
-            self._grow(2 * len(self._ids))
-        row = self._n
-        self._ids[row] = id_
-        self._row[id_] = row
-        self._n += 1
-        return row
-
-    def _grow(self, capacity: int) -> None:
-        n = self._n
-        codes = np.zeros((capacity, self.dimensions), dtype=np.int8)
-        codes[:n] = self._codes[:n]
-        self._codes = codes
-        self._scale = _grown(self._scale, capacity, n)
-        self._error = _grown(self._error, capacity, n)
-        self._ids = _grown(self._ids, capacity, n)
-
-    def remove(self, ids: Sequence[int]) -> None:
-        with self._lock:
-            for id_ in ids:
-                row = self._row.pop(int(id_), None)
-                if row is None:
-                    continue
-                last = self._n - 1
-                if row != last:
-                    moved = int(self._ids[last])
-                    self._codes[row] = self._codes[last]
-                    self._scale[row], self._error[row] = self._scale[last], self._error[last]
-                    self._ids[row] = moved
-                    self._row[moved] = row
-                self._n = last
+        self._put(ids, quantize(_as_rows(ids, vectors, self.dimensions)))
 
     def search(
         self, query: np.ndarray, k: int, allowed: set[int] | None = None
@@ -455,6 +413,6 @@ G = TypeVar("G", bound=np.generic)
 
 def _grown(old: NDArray[G], capacity: int, n: int) -> NDArray[G]:
     """`old` in a zeroed array of `capacity` rows, its first `n` kept."""
-    new = np.zeros_like(old, shape=capacity)
+    new = np.zeros_like(old, shape=(capacity, *old.shape[1:]))
     new[:n] = old[:n]
     return new
