@@ -50,7 +50,10 @@ from signet.types import utc_now
 from signet.version import __version__
 
 
-def create_app(app: SignetApp) -> FastAPI:
+def create_app(app: SignetApp, *, openapi: bool = True) -> FastAPI:
+    """The API over `app`. `openapi`: build the OpenAPI document now (a bad schema fails
+    here); the daemon's start passes False and builds it once the API serves
+    (daemon/startup.py), as it is the largest part of the build's CPU."""
     api = FastAPI(
         title="Signet",
         version=__version__,
@@ -94,5 +97,6 @@ def create_app(app: SignetApp) -> FastAPI:
     api.add_middleware(RequestTelemetry, telemetry=app.telemetry)  # latency and errors per route
     api.add_middleware(AccessLog)  # added last = outermost: it sees every response and error
     openapi_doc.install(api, app.config)  # the document states the configured bounds
-    api.openapi()  # built now, from this configuration: a bad schema fails the start
+    if openapi:
+        api.openapi()  # built now, from this configuration: a bad schema fails the start
     return api

@@ -3,10 +3,12 @@
 `run(config)` binds (beforehand, so a busy port is a clear error), opens the workspace's
 SignetApp and makes sure the install token exists: what can refuse a start refuses it before
 anything answers. Then it serves `StartingGate` at once, and a thread builds the full API
-(FastAPI and the routes, the MCP server, the dashboard, the workers) behind it. `/health`
+(FastAPI and the routes, the MCP server, the dashboard, the workers) behind it, then the
+OpenAPI document, the largest part of the build, while the API already serves. `/health`
 answers from the gate while that thread works; every other request waits for the API and is
 then served by it, so a client that saw `/health` never gets a refusal for being early. The
-model still loads on the first embedding that needs it (providers/), after all of this.
+model still loads on the first embedding that needs it (providers/), after all of this, and
+the embed worker's model in its own processes on its first batch.
 
 This module imports neither FastAPI nor the app's routes: they are the seconds the daemon
 used to spend before answering `/health`. A build that fails stops the server, and `run`
@@ -128,16 +130,14 @@ class StartingGate:
 
             workers = BackgroundWorkers(app)
             app.memory.on_deferred = workers.nudge_embed  # a write without its vector wakes it
-            api = server.create_app(app)
+            api = server.create_app(app, openapi=False)
             api.state.workers = workers  # the pipeline routes pause, resume and nudge it
             self.workers = workers
             workers.start()
             self._made = api
             log.info("api ready", extra={"build_ms": round((time.perf_counter() - started) * 1000)})
         except BaseException as exc:  # noqa: BLE001 - reported by run() as a failed start
-            log.exception("the daemon's API could not be built")
-            self.failure = exc if isinstance(exc, SignetError) else SignetError(
-                f"the daemon could not start: {exc}", code="daemon_start_failed")
+            self._failed(exc, "the daemon's API could not be built")
         finally:
             with self._lock:
                 self._built.set()
@@ -147,6 +147,20 @@ class StartingGate:
                     loop.call_soon_threadsafe(built_here.set)
                 except RuntimeError:  # the server has stopped already
                     pass
+        made = self._made
+        if made is not None:
+            # The OpenAPI document (/openapi.json, /docs, the 405s' Allow), built once the API
+            # serves: a schema this configuration cannot build still stops the daemon.
+            try:
+                made.openapi()  # type: ignore[attr-defined]  # a FastAPI app
+            except BaseException as exc:  # noqa: BLE001 - reported by run() as a failed start
+                self._failed(exc, "the daemon's OpenAPI document could not be built")
+                self.on_failure()
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        log.exception(what)
+        self.failure = exc if isinstance(exc, SignetError) else SignetError(
+            f"the daemon could not start: {exc}", code="daemon_start_failed")
 
     def stop_workers(self) -> None:
         self._built.wait()
