@@ -4,8 +4,9 @@ With `embedding.write_path: deferred` (the default) every write enqueues an `emb
 returns; with `inline` only what could not be embedded on the write path does. A tick leases
 up to `LEASE_BATCHES` x `batch_size` embed jobs (one call then embeds everything that arrived
 since the last tick; under a backlog the embedder sorts more texts by length together), embeds
-the distinct texts that still lack a current vector with no transaction open, then stores the
-vectors and completes the jobs in transactions of `STORE_CHUNK` jobs, so a request's write
+the jobs' distinct texts with no transaction open (a text whose vector is stored too: another
+scope's vector must not spare a job the provider's call, see `_embed_and_store`), then stores
+the vectors still missing and completes the jobs in transactions of `STORE_CHUNK` jobs, so a request's write
 waiting on the SQLite writer lock gets its turn between chunks. On PostgreSQL the lease is
 `FOR UPDATE SKIP LOCKED`: several daemons' workers never take the same job. A provider fault
 fails every job of the batch with the error text (retried with back-off, then dead); a job the
@@ -86,10 +87,14 @@ class EmbedWorker:
     ) -> int:
         assert self.embedder is not None
         model = self.embedder.model
-        todo = {h: v for h, v in texts.items() if not self.core.has_vector(h, model)}
+        # Every job's text goes to the provider, its vector stored or not: vectors are shared
+        # by every scope, and a job done without a call (while the provider fails, say) would
+        # tell its memory's owner that another scope holds the same text.
+        todo = dict(texts)
         texts_to_embed = [content for content, _ in todo.values()]
         vectors = self.embedder.embed(texts_to_embed) if todo else np.empty((0, 0), np.float32)
-        unstored = {h: (vector, todo[h][1]) for h, vector in zip(todo, vectors, strict=True)}
+        unstored = {h: (vector, todo[h][1]) for h, vector in zip(todo, vectors, strict=True)
+                    if not self.core.has_vector(h, model)}
         hash_of = {memory_id: h for h, (_, memory_id) in texts.items() if memory_id}
         stamp = format_ts(now)
         # Each chunk of jobs is completed in the transaction that stores its vectors, so a job
