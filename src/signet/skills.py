@@ -1,24 +1,13 @@
 """Skills as procedural memory: the `skills/` folder and `skill_meta`.
 
-A skill is a folder under `<workspace>/skills/` holding a `SKILL.md`: YAML frontmatter with
-`name`, `description` and an optional `role`, then the instructions in Markdown. The folder is
-the source of truth; the database follows it:
-
-- `reconcile` compares the folders with `skill_meta` and brings the database in step: a new
-  skill gets a `skill_meta` row and one `procedural` memory (source_type `skill`, source_id
-  `skill:<name>`) holding its name, description and instructions, so plain recall — and with
-  it the prompt-submit hook — surfaces the skill a task needs; a changed SKILL.md updates that
-  memory (a new version, history kept); a removed folder forgets it (a tombstone, recoverable)
-  and drops the row. A SKILL.md that does not parse is reported and leaves its skill as it was.
-- use is recorded: positive feedback on a skill's memory counts a use (`use_count`,
-  `last_used_at`; see `MemoryService.feedback`);
-- decay: each reconcile sets a skill memory's importance to `decay_rate ** days` since its last
-  use (or install), which recall folds into the ranking; a skill used again is back at 1.
-  Decay only reorders: nothing is ever deleted because it went unused.
-
-Installing copies a folder or unpacks a local archive (.zip, .tar, .tar.gz, .tgz) into
-`skills/<name>/`; there is no network catalogue. The daemon reconciles at start and every
-`skills.reconcile_interval_ms`; the `signet skill` commands reconcile before they answer.
+A skill is `skills/<name>/SKILL.md` (YAML frontmatter with `name`, `description`, optional
+`role`, then Markdown instructions); the folder is the source of truth. `reconcile` brings the
+database in step: a new skill gets a row and one `procedural` memory so recall (and the prompt
+hook) surfaces it; a changed file updates that memory; a removed folder forgets it; a file
+that does not parse is reported and left alone. Positive feedback counts a use, and each
+reconcile sets the memory's importance to `decay_rate ** days` since its last use: decay only
+reorders, nothing is deleted. Installing copies a folder or unpacks a local archive; there is
+no network catalogue.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """Calibrating recall's confidence (recall/confidence.py) and measuring its floor.
 
-`signet bench confidence` runs LoCoMo and MemAware (the dev halves) through the real recall in
-two modes, the keyword mode (no vectors: the coverage-only model) and a vector-using mode (the
-cosine + coverage model), and in every store also asks the queries of `negatives.json`
-(general programming questions: nothing in these stores answers them). Each of the first ten
-results becomes a labelled row: (cosine, coverage) and 1 when it is a gold evidence turn or
-session of its question, 0 otherwise and for every negative query's result.
-
-A logistic regression (Newton's method, a small L2 penalty) fitted on all rows gives the
-coefficients (printed: a refit to compare with the shipped ones); the trade-off table, computed
-with the shipped coefficients (what recall returns), says for each floor how many gold results
-and how many questions' every gold result the floor drops on each benchmark, and how many of
-the negative queries' results it removes. The shipped coefficients and AGENT_MIN_CONFIDENCE
-are copied from a run of this command, recorded in docs/benchmarks.md.
-
-Held out (`heldout`): a model and its floor fitted on one benchmark, measured on the other
-(the floor is the one removing 95% / 99% of the training benchmark's noise), and on LoCoMo
-one conversation at a time, fitted on the four others. A floor is only as good as it is on
-stores it was not fitted on: the two benchmarks' noise sits at different heights (MemAware's
-long technical windows share more words and meaning with a programming question than
-LoCoMo's chat turns do).
+`signet bench confidence` runs the dev halves of LoCoMo and MemAware through the real recall in
+the keyword mode and a vector mode, and asks every store the `negatives.json` queries, which
+nothing there answers. Each top-ten result is a labelled row of (cosine, coverage): 1 for a
+gold evidence turn or session, else 0. A logistic regression refits the coefficients; the
+trade-off table says, for each floor under the shipped coefficients, what gold it drops and
+what noise it removes. `heldout` fits on one benchmark (or four LoCoMo conversations) and
+measures on the other, since a floor counts only on stores it was not fitted on.
 """
 
 from __future__ import annotations

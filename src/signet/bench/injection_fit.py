@@ -1,22 +1,13 @@
 """Fitting the prompt hook's per-memory judge (injection/judge.py), judged held out.
 
-Input: the rows `signet bench locomo|memaware --inject --rows FILE` keep (every prompt's
-candidates as the hook sees them: a label and the judge's features). The hook injects nothing
-unless the best candidate's probability reaches the floor, then, in recall's order, the
-candidates reaching the memory floor, at most `k` (judge.select); this module replays exactly
-that on the rows, so a model and its operating point are measured without asking recall again.
-
-The floor rule: the lowest floor of FLOORS at which, on the data the model was fitted on,
-every hard-negative set injects for at most MAX_HARD of its prompts and every easy one for at
-most MAX_EASY (only the best candidate decides whether a prompt injects). The operating point
-(memory floor, k) of POINTS: the one with the highest harmonic mean of context hit and
-precision on the fitted data (each benchmark's, averaged; ties to the smaller k), the balance
-of the two targets that neither can buy with the other. Splits, each fitting model, floor and
-point on one part and measuring the other: LoCoMo -> MemAware, MemAware -> LoCoMo, and each
-LoCoMo conversation left out (fitted on MemAware and the four others). The shipped values are
-the fit on everything by the same rules; the held-out splits say whether that transfers.
-Feature subsets are compared the same way (what each fact adds); `curve` gives the shipped
-features' held-out figures at every point (the trade-off between context hit and precision).
+The input is the rows `signet bench locomo|memaware --inject --rows FILE` keeps (each prompt's
+candidates with label and features); the hook's selection (judge.select) is replayed on them
+exactly, so a model is measured without asking recall again. The floor is the lowest of FLOORS
+at which every hard- and easy-negative set injects for at most MAX_HARD / MAX_EASY of its
+prompts; the operating point of POINTS maximises the harmonic mean of context hit and
+precision. Each split fits on one part and measures the other (LoCoMo -> MemAware, MemAware ->
+LoCoMo, each LoCoMo conversation left out); the shipped values are the fit on everything.
+`curve` gives the held-out trade-off at every point.
 """
 
 from __future__ import annotations

@@ -2,23 +2,16 @@
 
 Outermost first, inside `middleware.AccessLog`:
 
-- `HostGuard`: the `Host` header must name this daemon (localhost, 127.0.0.1 or [::1] with the
-  port it serves on, or an entry of `network.allowed_hosts`). A web page whose DNS name was
-  rebound to 127.0.0.1 still sends its own name, so it is refused with 421 `host_not_allowed`.
-- `Cors`: a request carrying an `Origin` must come from an allowed origin (this daemon's
-  loopback origins plus `network.cors_origins`; never a wildcard), else 403
-  `origin_not_allowed`, before any route runs. Preflights from allowed origins get 204.
-- `Authenticate`: every path but `/health`, `/auth/login` and the dashboard's page shell (`/`,
-  `/app/...`: static files and the login link, never data) needs `Authorization: Bearer
-  <token>`, or the dashboard's session cookie, verified by `tokens.TokenAuthority`; otherwise
-  401 `unauthorized`. The two login paths take a one-time code instead: each request to them
-  spends the rate limit of requests without a valid token. A cookie rides along with any request the browser makes, so a mutating
-  request authenticated by it must also carry the session's CSRF token in `X-Signet-CSRF`
-  (403 `csrf_failed` otherwise). The verified `Principal` is left in the request state for
-  `auth.require` and the routes (and, for a cookie session, its CSRF token for the dashboard).
+- `HostGuard`: the `Host` header must name this daemon (loopback with its port, or
+  `network.allowed_hosts`), which refuses DNS rebinding (421 `host_not_allowed`).
+- `Cors`: an `Origin` must be allowed (the daemon's loopback origins plus
+  `network.cors_origins`, never a wildcard), else 403 `origin_not_allowed`.
+- `Authenticate`: every path but `/health`, the login paths and the dashboard's page shell
+  needs a bearer token or the dashboard's session cookie (401 `unauthorized`); a mutating
+  request authenticated by the cookie must also carry its CSRF token in `X-Signet-CSRF` (403
+  `csrf_failed`). The verified `Principal` is left in the request state.
 
-They are plain ASGI classes (no BaseHTTPMiddleware) so streaming responses such as /mcp's pass
-through untouched.
+They are plain ASGI classes, so streaming responses (/mcp) pass through untouched.
 """
 
 from __future__ import annotations

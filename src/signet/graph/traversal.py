@@ -1,23 +1,14 @@
-"""Traversal-primary recall: reach memories through the structure of the knowledge graph rather
-than through shared words.
+"""Traversal-primary recall: reach memories through the knowledge graph's structure rather than
+through shared words.
 
-1. Focal entities: the query's word n-grams (up to four words, canonicalised as entity names
-   are) looked up among entity names and aliases of the caller's agent; pinned entities are
-   always focal, suppressed ones never (and are never walked through).
-2. Walk, best first, hop by hop: from each entity read its aspects (most weighted first, at most
-   `max_aspects_per_entity`) and their attributes' source memories (`max_attributes_per_aspect`),
-   its linked memories (unless it has more links than it may read: a hub), and, below `max_hops`, its dependency edges in either direction (at
-   least `min_dependency_strength`, the `max_branching` strongest). A visited set bounds cycles
-   and self-loops; `max_paths` bounds the candidates collected; `timeout_ms` bounds the time,
-   and an exceeded budget returns what was found so far.
-3. Score: 0.7 * cosine(query, memory) + 0.3 * structural importance, where structural
-   importance is the product along the path of dependency strength x traversal weight, decayed
-   per hop, times the aspect's weight and the attribute's confidence (clamped to [0, 1]).
-   Memories linked to a focal entity, or sourcing one of its attributes, are directly anchored;
-   candidates reached only through hops are capped below the weakest anchored one.
-
-The path of each candidate is remembered (recent ones, in memory) so that feedback on the
-memory can reinforce or decay the dependencies and aspects it went through (graph/desire.py).
+Focal entities are the query's n-grams found among the agent's entity names and aliases (pinned
+ones always, suppressed ones never). The walk goes best first from each: its aspects and their
+attributes' source memories, its linked memories (not a hub's), and below `max_hops` its
+strongest dependency edges; `max_paths` and `timeout_ms` bound it, and an exceeded budget
+returns what was found. A candidate scores 0.7 x cosine + 0.3 x structural importance (the
+path's strengths and weights, decayed per hop); those reached only through hops are capped
+below the weakest anchored one. Recent paths are remembered so feedback can reinforce or decay
+what they went through (graph/desire.py).
 """
 
 from __future__ import annotations

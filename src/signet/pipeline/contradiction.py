@@ -1,36 +1,15 @@
 """Does a new statement contradict an old one? A cheap syntactic check first, an LLM second.
 
-Before an update replaces a memory, both
-statements are compared, and a detected contradiction blocks the update for review instead of
-letting the newer fact silently win.
-
-The fast path (`detect_contradiction`, zero LLM cost) tokenises both sides and does nothing
-unless they share at least two content tokens.
-It then looks for three signals, each with a confidence:
-
-- negation: one side negates ("not", "never", "doesn't", "no longer", "without" ...) and the
-  other does not. Confidence grows with the square of the word overlap, so "uses PostgreSQL" vs
-  "does not use PostgreSQL" is strong while a negation in a merely related sentence is weak.
-- antonym: one side holds one word of a pair (enabled/disabled, always/never, dark/light ...) and
-  the other side the other word, neither holding both. Pairs with other everyday meanings
-  (on/off, light/dark, before/after) are weak unless used in parallel ("dark mode" / "light
-  mode": the same word follows both).
-- value: the same state predicate with a different object: "uses PostgreSQL" vs "migrated to
-  MongoDB", "prefers tea" vs "prefers coffee", "lives in Berlin" vs "lives in Paris", "the
-  default is X" vs "Y is the default". Objects conflict when neither is contained in the other
-  ("PostgreSQL" vs "PostgreSQL 16" does not). Subjects must be compatible (share a token, or
-  one is empty), so "the frontend uses React" vs "the backend uses Vue" does not fire. Each
-  predicate family has its own confidence: a single-valued one ("the default", "lives in") is
-  strong, "uses" is weak on its own (a project uses many things) unless a change verb
-  ("switched to", "migrated to") says the old value went away, and a bare "is" is weakest.
-
-`check_contradiction` combines the signals by noisy-or. The fast path counts as clean when that
-combined confidence stays below the threshold; then, if the sides share three or more tokens and
-an LLM is given, one LLM call with worked examples decides. An LLM failure gives "does not
-contradict", with a reason saying the slow path failed, so the caller can log it.
-
-`has_temporal_supersession` spots explicit markers ("now", "no longer", "as of", "switched to")
-that let a newer statement supersede an older one by rule rather than block.
+A detected contradiction blocks an update for review instead of letting the newer fact win
+silently. The fast path (`detect_contradiction`, no LLM) acts only when both sides share two
+content tokens, and looks for three signals, each with a confidence: a negation on one side
+only (stronger with more word overlap); an antonym pair split between the sides (weak for
+pairs with everyday meanings unless used in parallel); and a value change under the same
+predicate ("lives in Berlin" / "lives in Paris"), with compatible subjects and a confidence
+per predicate family. `check_contradiction` combines them by noisy-or; below the threshold,
+with three shared tokens and an LLM, one LLM call decides (a failure counts as no
+contradiction, with a reason). `has_temporal_supersession` spots markers ("now", "no longer",
+"switched to") that let a newer statement supersede by rule.
 """
 
 from __future__ import annotations

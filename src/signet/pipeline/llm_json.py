@@ -1,22 +1,11 @@
 """Turning a language model's reply into JSON, and the seam the pipeline calls the model through.
 
-Small local models (qwen3:4b and friends) rarely answer with clean JSON even in JSON mode: they
-think aloud in `<think>` blocks, wrap the answer in Markdown fences, add a sentence before and
-after it, and write almost-JSON (trailing commas, Python's True/None, single quotes, curly
-quotes, a forgotten final brace). `parse_llm_json` peels those layers in order:
-
-1. drop reasoning: every `<think>...</think>` block; a lone `</think>` (the opening tag was in the
-   prompt template) drops everything before it; an unclosed leading `<think>` loses its tag and
-   the answer is then taken to be the last JSON value in the text;
-2. prefer the contents of a ``` fence (```json too; an unclosed fence runs to the end);
-3. try `json.loads` on what is left; failing that, scan from each `{` or `[` with a tolerant
-   re-writer that emits strict JSON, and keep the longest value found (prose such as "see [1]"
-   before the real answer must not win).
-
-The re-writer only repairs what cannot change the meaning: trailing commas, True/False/None,
-bare identifier keys, single-quoted strings whose closing quote is followed by `, : } ]`, curly
-quotes used as delimiters, invalid backslash escapes, and up to two closers missing at the very
-end. A reply cut off inside a string, or anything else, raises `BadResponse` with a short reason.
+Small local models rarely answer with clean JSON: they think aloud, fence the answer, add prose
+and write almost-JSON. `parse_llm_json` drops `<think>` blocks, prefers a ``` fence's contents,
+tries `json.loads`, and failing that scans from each `{` or `[` with a tolerant re-writer,
+keeping the longest value. The re-writer repairs only what cannot change the meaning (trailing
+commas, True/False/None, bare keys, single or curly quotes as delimiters, bad escapes, up to
+two missing closers at the end); anything else raises `BadResponse` with a short reason.
 """
 
 from __future__ import annotations

@@ -1,34 +1,16 @@
 """Controlled writes: turning the pipeline's proposals into changes, or into records only.
 
-The work is
-split in two so that no LLM or embedding call ever runs inside a write transaction:
+Split in two so no LLM or embedding call runs inside a write transaction: `plan_proposal` (no
+transaction) decides under the flags, runs the contradiction check and prepares new content;
+`apply_plan` (inside the caller's `PipelineTx`) re-reads the target, archives it to the cold
+tier, applies, and records the proposal in history (the "shadow decision").
 
-1. `plan_proposal` (no transaction): decide what would happen to one proposal under the flags,
-   run the contradiction check (its slow path may call the LLM) and prepare new content
-   (normalise, hash, embed) through the memory service's write path (services/memory.py).
-2. `apply_plan` (inside the caller's write transaction, a `PipelineTx` of either backend,
-   store/pipeline.py): re-read the target, archive it to the cold tier, apply, and record the
-   proposal in memory_history as event "none" on the source memory, with the proposal and its
-   outcome in the metadata (the "shadow decision").
-
-Rules, in order (the first that matches decides the outcome):
-
-- mutationsFrozen: the workers do not run at all (see the workers).
-- shadowMode: every proposal is recorded under the actor "pipeline-shadow"; nothing else.
-- a proposal the decision stage rejected (an unknown or missing target id) is only recorded.
-- `none` is only recorded.
-- `add`: the fact's confidence must reach minFactConfidenceForWrite; the content is
-  normalised and hashed, an existing live memory with that hash makes it a duplicate, else it
-  is inserted through the same write path as `remember` (source_type "pipeline", source_id the
-  source memory, actor pipeline/daemon).
-- `update` / `delete`: only when autonomous.allowUpdateDelete is on, and the fact's confidence
-  must reach the same gate. A pinned memory is never deleted. An update whose new fact
-  contradicts the target (fast path, then the LLM slow path) above the threshold is blocked
-  and parked in the review queue, unless the new fact marks itself as superseding ("now",
-  "no longer", "as of"). Applied changes archive the target to memories_cold first, in the
-  same transaction. A target that changed between the decision and the write is skipped.
-
-`resolve_review` applies (approve) or closes (reject) a parked proposal the same way.
+The first rule that matches decides: shadow mode only records; a rejected or `none` proposal
+is only recorded; `add` needs minFactConfidenceForWrite and is a duplicate when a live memory
+has its hash; `update` / `delete` need autonomous.allowUpdateDelete and the same confidence, a
+pinned memory is never deleted, and an update contradicting its target is parked for review
+unless it marks itself as superseding. A target changed since the decision is skipped.
+`resolve_review` applies or closes a parked proposal the same way.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """The projection service behind `GET /api/embeddings/projection`.
 
-A projection of thousands of vectors takes seconds (UMAP) and must never run on a request:
-`get` answers from umap_cache when the cached projection still matches the number of vectors in
-the caller's slice, and otherwise starts one background computation for that key (dimensions,
-slice, model) and says "computing" with a retry hint; the HTTP route turns that into 202. A
-computation reads the vectors on its own reader connection, lays them out outside any
-transaction, and writes the result in one short write transaction.
-
-A scoped caller gets a projection of its own slice only (its agent and project), cached under
-its own key, so nothing of another slice is ever placed on its map.
-
-The service is the same on both store backends: it reads and writes through `ProjectionStore`
-(store/projection.py; store/postgres/projection.py). On PostgreSQL the cache is a table of the
-shared database, checked against the live count on every request, so no daemon serves another's
-stale map; two daemons asked at once may both compute the same key (the later write wins, both
-are current), which costs CPU, not correctness.
-
-The computations run on daemon threads, so `close` (called by the app before its store
-closes) stops new ones from starting and waits a bounded time for those under way; one still
-laying out after that gives its result up instead of writing to a closed store.
+UMAP over thousands of vectors takes seconds and never runs on a request: `get` answers from
+the cache while it matches the vector count of the caller's slice, and otherwise starts one
+background computation for that key and answers "computing" (202). A computation reads on its
+own connection, lays out outside any transaction, and writes in one short one. A scoped caller
+gets its own slice's map only. The service runs on both backends through `ProjectionStore`;
+two daemons may compute one key at once (the later write wins). `close` stops new
+computations and waits a bounded time for those under way.
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
 """A deadline and a circuit breaker around a provider call made while a caller waits.
 
-An embedding server that accepts a connection and never answers used to hold every recall for
-the provider's whole timeout (30 s), and with it a request thread that unrelated routes needed.
-`ProviderGuard.wait(start)` is given work that runs on a thread of its own (recall's query
-micro-batcher, providers/query_embeddings.py: `start()` hands over a future) and:
-
-- waits for it at most `budget_s`; then the caller gets `ProviderTimeout` (recall degrades to
-  its other channels), while a hung call finishes, or fails at the provider's own timeout, on
-  the work's own thread;
-- counts consecutive failures and timeouts; after `failures` of them the breaker opens and calls
-  fail at once, without reaching the provider, for `cooldown_s`; then one call is let through
-  (half-open): a success closes the breaker, a failure opens it for another cooldown;
-- reports its state (`snapshot`), which /api/status shows as the provider's health.
-
-A provider that runs in this process (the bundled local model: `Embedder.inline`) loads its
-model on the first call, which takes seconds on a busy machine; that one-time load is not a
-hung provider, so with `unbounded_until_ready` the calls made before the first success are
-waited for in full (a one-shot `signet recall` or a daemon's first recall would otherwise lose
-its semantic channel to the load). Once a call has succeeded the budget applies.
-
-The clock is injectable so tests can step through a cooldown.
+`ProviderGuard.wait(start)` waits for work running on its own thread at most `budget_s`, then
+raises `ProviderTimeout` (recall degrades to its other channels) while the hung call finishes
+elsewhere. After `failures` consecutive failures the breaker opens and calls fail at once for
+`cooldown_s`, then one call is let through. `snapshot` reports the state for /api/status. With
+`unbounded_until_ready`, calls before the first success wait in full: an in-process model's
+first load is not a hung provider. The clock is injectable.
 """
 
 from __future__ import annotations

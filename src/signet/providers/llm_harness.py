@@ -1,22 +1,12 @@
 """Harness providers: the user's own agent CLI as the pipeline's LLM, signed in as they are.
 
-`claude-code` runs `claude -p --output-format json` (the prompt on stdin; the reply is one JSON
-object whose `result` is the answer, `is_error` says the run failed, e.g. signed out, and
-`usage` counts the tokens) as a bare text function: no built-in tools (`--tools ""`), none of
-the user's MCP servers (`--strict-mcp-config`: Signet's own `signet mcp` would otherwise be
-spawned for every call), no skills, a one-line system prompt instead of the coding agent's, and
-no saved session (`--no-session-persistence`: the pipeline's calls stay out of the user's
-`claude --resume` list). Measured with the pinned Claude Code, the request it sends shrinks
-from about 53 KB (12 tool definitions, a 10,000-character system prompt) to about 2 KB plus
-the prompt: the user's subscription pays for Signet's text, not the agent's scaffolding; `codex` runs `codex exec --skip-git-repo-check -` (the prompt
-read from stdin, the final message alone on stdout); `opencode` runs `opencode run` (the
-prompt piped in, the reply on stdout) with every tool denied (OPENCODE_PERMISSION). `llm.model` picks the model (defaults: the harness's
-small, cheap one for claude-code, the harness's own default otherwise); `llm.command`, when
-set, names the binary (and any leading arguments) instead of the one on PATH.
-
-Everything else is the `command` provider's: the prompt never in argv, `SIGNET_NO_HOOKS=1` in
-the child so our hooks stand down in those runs, its own process group killed at the timeout,
-and at most `llm.concurrency` runs at once (1 by default: each run is a whole agent process).
+`claude-code` runs `claude -p --output-format json` as a bare text function: no tools, none of
+the user's MCP servers, no skills, a one-line system prompt and no saved session, so the
+subscription pays for Signet's text and not the agent's scaffolding. `codex` runs `codex exec`
+and `opencode` runs `opencode run` with every tool denied. `llm.model` picks the model,
+`llm.command` the binary. The rest is the `command` provider's: the prompt on stdin, our hooks
+stood down in the child, its process group killed at the timeout, at most `llm.concurrency`
+runs at once.
 """
 
 from __future__ import annotations

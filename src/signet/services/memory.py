@@ -1,26 +1,14 @@
 """The memory service: the one write path of a memory, and its reads, edits and feedback.
 
-Write path of `remember`: validate and normalise (services/memory_input.py), apply the caller's
-scope (services/scope.py), then in one transaction insert the memory (the FTS trigger indexes
-it, so keyword recall finds it at once), write history and enqueue the pipeline's jobs and an
-`embed` job. Writes never wait for the model (`embedding.write_path: deferred`, the default):
-the embed worker, on its own thread in the daemon and woken by `on_deferred` as the write
-returns, embeds what arrived meanwhile in one batch and stores the vectors. With `write_path:
-inline` (tests that need the vector at once, single-user set-ups) a local embedder embeds
-*before* the write transaction (no embedding or LLM call ever runs while the write lock is
-held) and the vector is stored in the same transaction. A duplicate (same
-content hash among live rows, even from a racing writer) is a dedup hit that returns the existing
-id and records `dedupedExistingId` in history. An idempotency key replays the first answer
-(services/idempotency.py).
+`remember` validates and normalises, applies the caller's scope, then in one transaction
+inserts the memory (FTS finds it at once), writes history and enqueues the pipeline's jobs and
+an `embed` job; the embed worker stores the vector soon after (`embedding.write_path:
+deferred`), or with `inline` a local embedder embeds before the transaction. A live duplicate
+returns the existing id; an idempotency key replays the first answer.
 
-Everyone who writes a memory comes through here, on either backend: the adapters via
-SignetApp, the pipeline's workers (extraction, summaries,
-documents) via `prepare_memory(ies)` + `write_prepared`, the review queue, batch forget/modify,
-the skills reconciler. Each write is one transaction of the store seam (store/backend.py
-`CoreStore`: store/memory_ops.py on SQLite, store/postgres/memory.py): the service decides (validation, scope, what to embed and enqueue, the checks it
-passes to run on the row inside the transaction), the store commits. The time comes from the
-clock it is given. The knowledge graph's part of a write (a graph payload, desire paths on
-feedback) runs inside the store's transaction on that backend's graph statements (`GraphOps`).
+Every writer of a memory comes through here (adapters, workers, the review queue, batch
+operations, skills), on either backend: the service decides and passes checks to run on the
+row inside the transaction; the store seam (`CoreStore`) commits.
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """The summary worker: one session summary per tick, from the summary_jobs queue.
 
-A tick reaps stale summary leases (at most once a minute), leases the oldest pending job and:
-
-1. no transaction: reads the session's cleaned messages not summarised yet; runs the
-   significance gate (lineage/gate.py) on them; a gated-out session is marked "skipped" and the
-   job completes (the transcript stays). Otherwise it summarises (the LLM's summary, or the
-   deterministic extractive one, lineage/summarize.py), writes the immutable markdown artifact
-   (`memory/sessions/<date>-<session>--summary.md`, written whole or not at all) and prepares the
-   summary memory through the memory service's write path (embedded here, not under the lock).
-2. one write transaction (the sessions store's `finish_summary`): the artifact's index row,
-   the summary memory (type "summary", source_type "session", source_id and session_id the
-   session's id, so the pipeline's extraction, decisions and controlled writes cite the
-   session), the session's status and the job's completion. A worker killed before this commits
-   leaves a whole artifact file that no row counts; the retried job finds it by its job id and
-   writes it again at the same path. The memory goes through the memory service's write path
-   (`PreparedWrites`: embedded first, inserted as a savepoint of that transaction, on SQLite's
-   writer or in `PostgresCore.transaction` on PostgreSQL).
-3. its own transactions: the thread roll-up (lineage/threads.py): every `arc_size` unrolled
-   summaries of the thread become an arc, every `epoch_size` arcs an epoch.
-
-A failure fails the job (back to pending, dead after max attempts) and pauses the worker with
-back-off (min(1 s * 2^(attempt-1), 30 s)); the loop goes on. An LLM that still fails on the
-job's last attempt does not kill the job: the extractive summary is written instead (the
-no-LLM path), its result naming the LLM's error.
+Outside any transaction, a tick reads the session's messages not yet summarised, runs the
+significance gate (a gated-out session is "skipped"), summarises (the LLM's summary or the
+extractive one), writes the markdown artifact whole and prepares the summary memory. Then one
+transaction (`finish_summary`) writes the artifact's row, the summary memory, the session's
+status and the job's completion; a retry after a crash rewrites the same artifact path. The
+thread roll-up (arcs, epochs) follows in its own transactions. A failure fails the job and
+backs the worker off; an LLM still failing on the last attempt gets the extractive summary.
 """
 
 from __future__ import annotations
