@@ -110,3 +110,35 @@ def test_bench_scale_runs_each_backend_in_turn_and_reports_them_side_by_side(
     assert again.returncode != 0 and "needs an empty database; this one holds 200" in again.stderr
     assert {k: v for k, v in sqlite["graph"].items() if k != "build_seconds"} == {
         k: v for k, v in postgres["graph"].items() if k != "build_seconds"}
+
+
+class _Stopped(Exception):
+    """Raised from the progress callback: the run stopped part way, as a kill would."""
+
+
+def test_a_stopped_ingest_resumes_where_it_stopped(tmp_path: Path) -> None:
+    kept = tmp_path / "store"
+
+    def stop_after_checkpoint(message: str) -> None:
+        if message.startswith("checkpoint"):
+            raise _Stopped
+
+    options: dict[str, object] = {
+        "queries": 2, "embedder": HashEmbedder(32), "entities": 0, "keep": kept, "batch": 64,
+        "checkpoints": [100], "embedder_name": "hash-32",
+    }
+    with pytest.raises(_Stopped):
+        perf.bench_recall(300, ("keyword",), progress=stop_after_checkpoint, **options)  # type: ignore[arg-type]
+    # Stopped at the checkpoint of the batch that passed 100, before its ids were recorded:
+    # one batch on record, the second written again on resuming (the store's dedup answers
+    # with the ids it holds).
+    assert len((kept / "bench-scale.ids").read_text().split()) == 64
+    told: list[str] = []
+    data = perf.bench_recall(300, ("keyword",), progress=told.append, **options)  # type: ignore[arg-type]
+    assert "resuming the ingest after 64 memories" in told
+    assert "reused" not in data and list(data["checkpoints"]) == ["128"]
+    assert sorted(p.name for p in kept.iterdir()) == ["bench-scale.json", "memory"]
+    with sqlite3.connect(next(kept.rglob("*.db"))) as conn:  # nothing ingested twice
+        assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 300
+    again = perf.bench_recall(300, ("keyword",), **options)  # type: ignore[arg-type]
+    assert again["reused"] == str(kept)

@@ -207,6 +207,7 @@ def bench_recall(
             tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir)))
         config = _config(folder, store_url=store_url)
         built = _kept_store(folder, identity)
+        journal = _Journal(folder, identity) if keep is not None and built is None else None
         with SignetApp.open(config, embedder=embedder) as app:
             server = postgres_cpu(app) if store_url else None
             if store_url:
@@ -214,9 +215,10 @@ def bench_recall(
             if built is None:
                 plan = _Plan(modes, len(asked), batch, sorted(c for c in checkpoints if c < n),
                              batch_tx, server)
-                built = _build(app, corpus, graph, plan, progress)
-                if keep is not None:
+                built = _build(app, corpus, graph, plan, progress, journal)
+                if journal is not None:
                     (folder / _KEPT).write_text(json.dumps({**identity, **built}))
+                    journal.finish()
             else:
                 result["reused"] = str(folder)
             result.update(built)
@@ -240,6 +242,44 @@ def bench_recall(
 
 
 _KEPT = "bench-scale.json"
+# A kept store's ingest so far: the ids written (one a line, in corpus order) and the meter's
+# figures, so a stopped run resumes where it stopped instead of starting again.
+_PARTIAL = "bench-scale.partial.json"
+_IDS = "bench-scale.ids"
+
+
+class _Journal:
+    """The progress of a kept store's ingest, written after every batch: the ids appended to
+    `_IDS` (flushed), the meter's totals and the checkpoints' figures in `_PARTIAL`. A resumed
+    run starts after the ids on record; a batch committed but not yet recorded is written
+    again, and the store's dedup answers it with the ids it already holds."""
+
+    def __init__(self, folder: Path, identity: dict[str, Any]) -> None:
+        self.folder, self.identity = folder, identity
+        folder.mkdir(parents=True, exist_ok=True)
+        ids_file = folder / _IDS
+        self.ids = ids_file.read_text().split() if ids_file.exists() else []
+        partial = folder / _PARTIAL
+        self.state: dict[str, Any] = (
+            json.loads(partial.read_text()) if partial.exists() and self.ids else {}
+        )
+        if not partial.exists():  # before the store: a run stopped at once still resumes
+            partial.write_text(json.dumps({**identity, "done": 0}))
+
+    def record(self, new_ids: Sequence[str], meter: _Meter, at: dict[str, Any]) -> None:
+        """After a batch: `new_ids`, already appended to `self.ids` by the caller."""
+        with (self.folder / _IDS).open("a") as out:
+            out.write("".join(f"{i}\n" for i in new_ids))
+        state = {**self.identity, "done": len(self.ids),
+                 "seconds": meter.seconds, "cpu_seconds": meter.cpu_seconds,
+                 "server_seconds": meter.server_seconds, "checkpoints": at}
+        tmp = self.folder / (_PARTIAL + ".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.folder / _PARTIAL)
+
+    def finish(self) -> None:
+        for name in (_PARTIAL, _IDS):
+            (self.folder / name).unlink(missing_ok=True)
 
 
 class KeptStoreError(ValueError):
@@ -254,9 +294,14 @@ def _kept_store(folder: Path, identity: dict[str, Any]) -> dict[str, Any] | None
     measurement. A marker written before the embedder was recorded counts as the bundled
     model's (the only one the command used then)."""
     marker = folder / _KEPT
-    if marker.exists():
-        kept = {"embedder": "local", **json.loads(marker.read_text())}
+    partial = folder / _PARTIAL
+    for path in (marker, partial):
+        if not path.exists():
+            continue
+        kept = {"embedder": "local", **json.loads(path.read_text())}
         if all(kept.get(key) == value for key, value in identity.items()):
+            if path is partial:
+                return None  # an ingest stopped part way: `_build` resumes it
             return {k: v for k, v in kept.items() if k not in identity}
         held = ", ".join(f"{key}={kept.get(key)}" for key in identity)
         wanted = ", ".join(f"{key}={value}" for key, value in identity.items())
@@ -289,17 +334,26 @@ def _build(
     graph: graph_corpus.SyntheticGraph | None,
     plan: _Plan,
     progress: Callable[[str], None] | None,
+    journal: _Journal | None = None,
 ) -> dict[str, Any]:
     """Ingest the corpus in batches, timing recall at each checkpoint on the way, then write
-    the graph; the ingest figures (the checkpoints' time is not ingest time)."""
+    the graph; the ingest figures (the checkpoints' time is not ingest time). With `journal`
+    (a kept store) the progress is recorded after each batch and a stopped ingest resumes."""
     n = len(corpus)
-    ids: list[str] = []
-    pending = list(plan.checkpoints)
-    at: dict[str, Any] = {}
+    ids: list[str] = journal.ids if journal else []  # the journal's own list, extended here
+    at: dict[str, Any] = dict(journal.state.get("checkpoints", {})) if journal else {}
+    pending = [c for c in plan.checkpoints if c > len(ids)]
     meter = _Meter(n, progress, plan.server)
+    if journal and journal.state:
+        meter.seconds = float(journal.state["seconds"])
+        meter.cpu_seconds = float(journal.state["cpu_seconds"])
+        meter.server_seconds = float(journal.state.get("server_seconds", 0.0))
+        if progress:
+            progress(f"resuming the ingest after {len(ids)} memories")
     write = _writer(app, plan.batch_tx)
-    for start in range(0, n, plan.batch):
-        ids.extend(write(corpus[start : start + plan.batch]))
+    for start in range(len(ids), n, plan.batch):
+        written = write(corpus[start : start + plan.batch])
+        ids.extend(written)
         meter.done(len(ids))
         while pending and len(ids) >= pending[0]:
             size = pending.pop(0)
@@ -307,6 +361,8 @@ def _build(
                 at[str(len(ids))] = _checkpoint(app, corpus[: len(ids)], plan, meter)
             if progress:
                 progress(f"checkpoint {size}: {json.dumps(at[str(len(ids))])}")
+        if journal:
+            journal.record(written, meter, at)
     built: dict[str, Any] = {
         "ingest_per_second": round(n / meter.seconds, 1), "ingest_seconds": round(meter.seconds),
         "batch": plan.batch, "write": write.__name__,

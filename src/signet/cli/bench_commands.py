@@ -472,7 +472,8 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
                    " every backend.")
 @click.option("--db", "keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build the store in this folder and keep it; a later run with the same folder,"
-                   " N, entities and embedder reuses it (skipping ingest).")
+                   " N, entities and embedder reuses it (skipping ingest), or resumes the"
+                   " ingest where a stopped run left it.")
 @click.option("--embedder", type=click.Choice(["local", "hash"]), default="local",
               show_default=True,
               help="Vectors of the store: the bundled model, or the hash embedder at 384"
