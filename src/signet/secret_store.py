@@ -1,21 +1,12 @@
 """The workspace's encrypted secret store (`.secrets/`).
 
-API keys and connection URLs must not sit in `agent.yaml` in plaintext, so the config names
-them instead (`llm.api_key: secret:OPENAI`) and the composition root resolves each reference
-once, at start (`resolve`). The values live in `.secrets/secrets.json`, each encrypted with
-AES-256-GCM under one random key in `.secrets/secrets.key` (32 bytes, mode 0600, in the 0700
-`.secrets` directory). The secret's name is the GCM associated data, so an entry copied under
-another name fails to decrypt instead of answering for it.
-
-Why a key file and not the OS keyring: the daemon runs headless (servers, containers, CI) where
-no keyring is unlocked, and a key file is what the existing auth key already uses; the key file
-is protected exactly as well as the workspace is. docs/security.md says so.
-
-Crash safety: every file is written to a 0600 temporary file, fsynced and renamed over the old
-one, so a kill -9 leaves the old or the new file, never half of one. `rotate_key` writes the new
-key beside the old one (`secrets.key.next`), re-encrypts into the store, then renames the key;
-an interrupted rotation is finished on the next open (each entry names the key it was sealed
-with, so the store says which of the two keys is current).
+The config names secrets (`llm.api_key: secret:OPENAI`) and the composition root resolves them
+once at start. Values live in `.secrets/secrets.json`, each sealed with AES-256-GCM under one
+random key in `.secrets/secrets.key` (0600, in a 0700 folder), the name as associated data so
+an entry copied under another name fails. A key file rather than the OS keyring, because the
+daemon runs headless (docs/security.md). Files are replaced atomically; `rotate_key` writes the
+new key beside the old, re-seals, then renames, and an interrupted rotation finishes on the next
+open.
 """
 
 from __future__ import annotations

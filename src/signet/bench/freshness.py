@@ -1,22 +1,11 @@
 """`signet bench freshness`: how long after `remember` answers a memory is found by meaning,
 against a real daemon with the bundled model, idle and under concurrent clients.
 
-With `embedding.write_path: deferred` (the default) remember returns after the raw write
-transaction, and the embed worker (its own thread in the daemon, woken by the write) embeds the
-memory a moment later. That moment is the freshness bound this bench measures. Each probe:
-
-1. remembers a unique sentence (timed: the remember latency a client sees);
-2. asks a keyword recall for the same sentence at once, and counts whether the new memory is
-   found lexically (the FTS trigger indexes it inside the write transaction, so it must be,
-   even while `embedded` is false);
-3. asks a vector-only recall for the sentence every `poll_ms` until the new memory is among the
-   results by its semantic channel: the time from sending the remember to that answer is the
-   probe's freshness (an upper bound: it includes one recall's round trip and up to one poll
-   interval).
-
-With clients > 0 the probes run while `bench load`'s mixed traffic (half remember, half recall)
-runs against the same daemon, so the embed worker has a backlog to work through; the probes
-start after a warm-up of a fifth of the run and stop when the load does.
+Remember returns after the raw write and the embed worker embeds a moment later; that moment is
+the bound measured. Each probe remembers a unique sentence (timed), checks that keyword recall
+finds it at once, then asks vector-only recall every `poll_ms` until it is found by its
+semantic channel (an upper bound: one round trip and up to one poll). With clients > 0 the
+probes run beside `bench load`'s mixed traffic, after a warm-up of a fifth of the run.
 """
 
 from __future__ import annotations

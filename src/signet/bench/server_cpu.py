@@ -1,20 +1,11 @@
 """The CPU a PostgreSQL server on this machine spends for the bench, read from /proc.
 
-On SQLite the whole store works inside the bench's process, so `time.process_time` counts it.
-On PostgreSQL most of the work (planning, the GIN and HNSW walks, the index updates) runs in
-the server's processes, which the client's CPU leaves out. So the bench asks one pooled
-connection for its backend's pid and database (psycopg's `info`, no statement), takes that
-process's parent as the postmaster, and sums the user and system time of the postmaster's
-children that serve this database: the client backends (the process title names the user and
-the database) and the autovacuum workers on it. Other databases' backends on the same server
-(another benchmark's) are not counted, and neither are the processes the server shares (WAL
-writer, checkpointer, background writer, the I/O workers): the figure is the database's own
-sessions, a lower bound of what the server spends. A backend that exits between two readings
-takes its time with it (the pool keeps its connections, so the bench's do not).
-
-The clock ticks at 1/100 s, so one query's share is not resolved: the bench reports a mode's
-mean over all its queries, never a percentile. A server on another machine (or a /proc without
-`children`) gives None: the figure is then left out rather than guessed.
+On PostgreSQL most of a query's work runs in the server's processes, which the client's
+`process_time` leaves out. The bench finds its backend's postmaster and sums the user and
+system time of the postmaster's children serving this database (client backends and
+autovacuum), not other databases' nor the shared processes: a lower bound. The clock ticks
+at 1/100 s, so only a mode's mean over its queries is reported. A server elsewhere (or no
+`/proc` children) gives None rather than a guess.
 """
 
 from __future__ import annotations

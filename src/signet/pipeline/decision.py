@@ -1,25 +1,12 @@
 """Decision: what to do with one extracted fact, given the memories most like it.
 
-The worker runs a hybrid search for each fact and
-passes up to five candidates here. With no candidates the fact is new: `add`, no LLM call.
-Otherwise one LLM call sees the fact and the candidates (by id) and answers
-`{"action": "add|update|delete|none", "targetId": ..., "confidence": ..., "reason": ...}`.
-
-The result is always a `Proposal` ("shadow decision"): whether it is applied is for the
-controlled-write stage (flags, confidence gates, contradiction checks). Rules that keep a
-model's mistakes from reaching the store:
-
-- `update` and `delete` must name one of the candidates shown. A missing or unknown id (a
-  hallucinated one, say) keeps the action for the audit trail but sets `rejected`, which the
-  writer must honour.
-- for `update`, the new content is the fact's own content; a rewrite the model offers in
-  `content`/`newContent` is ignored, because the extracted fact is what was validated.
-- an unknown or missing action is a `BadResponse` (the job retries); "skip" and "noop" are read
-  as "none".
-
-Without an LLM (provider "none") there is no update or delete: the fact is `none` when a
-candidate is a near-duplicate (same text once case, spacing and final punctuation are ignored,
-or a content-token Jaccard similarity of at least 0.8), else `add`.
+With no candidates the fact is `add`, no LLM call; otherwise one LLM call sees the fact and up
+to five candidates by id and answers add, update, delete or none. The result is a `Proposal`
+that the controlled writes may or may not apply. An `update` or `delete` naming no candidate
+shown is kept but `rejected`; an update's content is the fact's own, never the model's
+rewrite; an unknown action is a `BadResponse`. Without an LLM the fact is `none` when a
+candidate is a near-duplicate (same text up to case and spacing, or token Jaccard >= 0.8),
+else `add`.
 """
 
 from __future__ import annotations

