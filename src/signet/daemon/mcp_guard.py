@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -41,14 +42,16 @@ _scope: ContextVar[MemoryScope | None] = ContextVar("signet_mcp_scope", default=
 _token: ContextVar[str | None] = ContextVar("signet_mcp_token", default=None)
 
 
-def guard_mcp(server: MCPServer, limiter: RateLimiter | None) -> None:
-    """Check every MCP message against the calling token (see module doc)."""
+def guard_mcp(server: MCPServer, limiter_of: Callable[[], RateLimiter | None]) -> None:
+    """Check every MCP message against the calling token (see module doc); `limiter_of`
+    gives the per-token rate limiter at each call."""
 
     async def check(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         principal = _principal_of(ctx)
         refused = mcp_access.refusal(principal, ctx.method, ctx.params)
         if refused is None and ctx.method == "tools/call":
-            refused = _rate_limited(principal, str((ctx.params or {}).get("name", "")), limiter)
+            refused = _rate_limited(principal, str((ctx.params or {}).get("name", "")),
+                                    limiter_of())
         if refused is not None:
             return _refusal(ctx, refused)
         scope = (

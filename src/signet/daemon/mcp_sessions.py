@@ -15,7 +15,6 @@ import json
 import time
 from typing import Any
 
-from mcp.types import INVALID_REQUEST, ErrorData, JSONRPCError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from signet.daemon.tokens import Principal
@@ -104,6 +103,8 @@ class McpSessionCap:
 
 async def _unknown_session(send: Send) -> None:
     """The SDK's own answer to a session id it does not know (streamable_http_manager)."""
+    from mcp.types import INVALID_REQUEST, ErrorData, JSONRPCError  # loaded by then: /mcp ran
+
     error = JSONRPCError(jsonrpc="2.0", id=None,
                          error=ErrorData(code=INVALID_REQUEST, message="Session not found"))
     await _answer(send, 404, error.model_dump_json(by_alias=True, exclude_unset=True).encode(),

@@ -2,8 +2,8 @@
 
 `install(api, app)` is called by `server.create_app` after every router is included and /mcp
 is mounted: it builds the workspace's `TokenAuthority` (creating the per-install secret when
-missing), the per-token rate limiter, the `/auth/login` route, the MCP per-tool permission
-check, and the guards (`guards.py`). `prepare(config, api)` runs at daemon start: it refuses a
+missing), the per-token rate limiter (which the MCP per-tool permission check, added when the
+MCP server is built, reads), the `/auth/login` route, and the guards (`guards.py`). `prepare(config, api)` runs at daemon start: it refuses a
 non-loopback bind without team/hybrid auth and makes sure `.daemon/token` holds a valid admin
 token for the CLI, hooks and MCP.
 """
@@ -19,7 +19,6 @@ from signet.config import Config
 from signet.daemon import routes_auth
 from signet.daemon.auth import RateLimiter
 from signet.daemon.guards import LOGIN_PATHS, PUBLIC_PATHS, Authenticate, Cors, HostGuard
-from signet.daemon.mcp_guard import guard_mcp
 from signet.daemon.network import own_hosts
 from signet.daemon.tokens import TokenAuthority, ensure_install_token
 
@@ -33,9 +32,6 @@ def install(api: FastAPI, app: SignetApp) -> TokenAuthority:
     api.state.rate_limiter = RateLimiter(config.auth.rate_limit_per_minute)
     api.include_router(routes_auth.router)
     _document_refusals(api)
-    mcp = getattr(api.state, "mcp", None)
-    if mcp is not None:
-        guard_mcp(mcp, api.state.rate_limiter)
     # Added first = innermost: Host, then Origin, then the token.
     api.add_middleware(
         Authenticate, authority=authority,

@@ -9,6 +9,7 @@ daemon/startup.py `run`, which imports this module only once `/health` answers.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from fastapi import Depends, FastAPI
 
@@ -41,7 +42,6 @@ from signet.daemon import (
 )
 from signet.daemon import openapi as openapi_doc
 from signet.daemon.dependencies import known_query_only
-from signet.daemon.mcp_guard import ScopedAppBackend
 from signet.daemon.mcp_sessions import McpSessionCap
 from signet.daemon.middleware import AccessLog, BodyLimit
 from signet.daemon.request_telemetry import RequestTelemetry
@@ -50,10 +50,11 @@ from signet.types import utc_now
 from signet.version import __version__
 
 
-def create_app(app: SignetApp, *, openapi: bool = True) -> FastAPI:
+def create_app(app: SignetApp, *, openapi: bool = True, lazy_mcp: bool = False) -> FastAPI:
     """The API over `app`. `openapi`: build the OpenAPI document now (a bad schema fails
     here); the daemon's start passes False and builds it once the API serves
-    (daemon/startup.py), as it is the largest part of the build's CPU."""
+    (daemon/startup.py), as it is the largest part of the build's CPU. `lazy_mcp`: the MCP
+    server (and the SDK's import) waits for the first /mcp request."""
     api = FastAPI(
         title="Signet",
         version=__version__,
@@ -87,7 +88,8 @@ def create_app(app: SignetApp, *, openapi: bool = True) -> FastAPI:
     api.include_router(routes_docs.router)  # /docs: the API reference page, no CDN
     api.include_router(routes_dashboard.router)  # /app/login before the page shell's /app/...
     dashboard.install(api)  # the web app's shell and static files (signet/dashboard)
-    mount_mcp(api, app, ScopedAppBackend(app))  # /mcp; its session manager runs in the lifespan
+    mount_mcp(api, app, lambda: _scoped_backend(app), guard=lambda server: _guard(api, server),
+              lazy=lazy_mcp)  # /mcp; its session manager starts on the first MCP request
     api.add_middleware(McpSessionCap, api=api, per_token=app.config.auth.mcp_sessions_per_token,
                        idle_s=app.config.auth.mcp_session_idle_s)
     # Inside the guards: a body is read only once Host and token have passed, so a caller
@@ -100,3 +102,17 @@ def create_app(app: SignetApp, *, openapi: bool = True) -> FastAPI:
     if openapi:
         api.openapi()  # built now, from this configuration: a bad schema fails the start
     return api
+
+
+def _scoped_backend(app: SignetApp) -> Any:
+    from signet.daemon.mcp_guard import ScopedAppBackend  # the MCP SDK: imported when needed
+
+    return ScopedAppBackend(app)
+
+
+def _guard(api: FastAPI, server: Any) -> None:
+    """Every MCP message checked against the calling token (daemon/mcp_guard.py), with the
+    rate limiter security.install sets up."""
+    from signet.daemon.mcp_guard import guard_mcp
+
+    guard_mcp(server, lambda: getattr(api.state, "rate_limiter", None))

@@ -130,7 +130,7 @@ class StartingGate:
 
             workers = BackgroundWorkers(app)
             app.memory.on_deferred = workers.nudge_embed  # a write without its vector wakes it
-            api = server.create_app(app, openapi=False)
+            api = server.create_app(app, openapi=False, lazy_mcp=True)
             api.state.workers = workers  # the pipeline routes pause, resume and nudge it
             self.workers = workers
             workers.start()
