@@ -103,16 +103,17 @@ def upsert_relation_mean(
 
 
 def upsert_aspect(
-    conn: Connection, entity_id: str, aspect_name: str, *, agent_id: str,
-    description: str | None, confidence: float, now: str,
+    conn: Executes, entity_id: str, aspect_name: str, *, agent_id: str,
+    description: str | None, confidence: float, now: str, dialect: Dialect = SQLITE,
 ) -> str:
-    row = conn.execute(
-        "INSERT INTO entity_aspects (id, entity_id, aspect_name, description, confidence,"
+    """The entity's named aspect; a repeat keeps the higher confidence and any description."""
+    row = conn.execute(dialect.sql(
+        "INSERT INTO entity_aspects AS a (id, entity_id, aspect_name, description, confidence,"
         " agent_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)"
         " ON CONFLICT(entity_id, aspect_name) DO UPDATE SET"
-        " description = COALESCE(excluded.description, description),"
-        " confidence = max(confidence, excluded.confidence), updated_at = excluded.updated_at"
-        " RETURNING id",
+        " description = COALESCE(excluded.description, a.description),"
+        f" confidence = {dialect.greatest('a.confidence', 'excluded.confidence')},"
+        " updated_at = excluded.updated_at RETURNING id"),
         (new_id(), entity_id, aspect_name, description, confidence, agent_id, now, now),
     ).fetchone()
     return str(row[0])
@@ -148,16 +149,16 @@ def upsert_attribute(
 
 
 def upsert_dependency(
-    conn: Connection, source_id: str, target_id: str, dependency_type: str, *,
-    strength: float, agent_id: str, now: str,
+    conn: Executes, source_id: str, target_id: str, dependency_type: str, *,
+    strength: float, agent_id: str, now: str, dialect: Dialect = SQLITE,
 ) -> str:
     """The structural edge; a repeat keeps the stronger strength and its learned weight."""
-    row = conn.execute(
-        "INSERT INTO entity_dependencies (id, source_entity_id, target_entity_id, dependency_type,"
-        " strength, agent_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)"
+    row = conn.execute(dialect.sql(
+        "INSERT INTO entity_dependencies AS d (id, source_entity_id, target_entity_id,"
+        " dependency_type, strength, agent_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)"
         " ON CONFLICT(source_entity_id, target_entity_id, dependency_type) DO UPDATE SET"
-        " strength = max(strength, excluded.strength), updated_at = excluded.updated_at"
-        " RETURNING id",
+        f" strength = {dialect.greatest('d.strength', 'excluded.strength')},"
+        " updated_at = excluded.updated_at RETURNING id"),
         (new_id(), source_id, target_id, dependency_type, strength, agent_id, now, now),
     ).fetchone()
     return str(row[0])

@@ -109,6 +109,8 @@ class PostgresGraphOps:
     entities_of_memory = _shared(graph_sql.entities_of_memory)
     set_entity_details = _shared(know_sql.set_entity_details)
     add_alias = _shared(know_sql.add_alias)
+    upsert_aspect = _shared(know_sql.upsert_aspect)
+    upsert_dependency = _shared(know_sql.upsert_dependency)
     set_pin = _shared(know_sql.set_pin)
     clear_pin = _shared(know_sql.clear_pin)
     scale_dependency_weights = _shared(know_sql.scale_dependency_weights)
@@ -196,20 +198,6 @@ class PostgresGraphOps:
              1.0 if strength is None else strength, confidence, now, now, strength),
         ))
 
-    def upsert_aspect(
-        self, entity_id: str, aspect_name: str, *, agent_id: str, description: str | None,
-        confidence: float, now: str,
-    ) -> str:
-        return str(self._one(
-            "INSERT INTO entity_aspects AS a (id, entity_id, aspect_name, description, confidence,"
-            " agent_id, created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)"
-            " ON CONFLICT (entity_id, aspect_name) DO UPDATE SET"
-            " description = COALESCE(EXCLUDED.description, a.description),"
-            " confidence = GREATEST(a.confidence, EXCLUDED.confidence),"
-            " updated_at = EXCLUDED.updated_at RETURNING id",
-            (new_id(), entity_id, aspect_name, description, confidence, agent_id, now, now),
-        ))
-
     def upsert_attribute(
         self, aspect_id: str, entity_id: str, key: str, value: str, *, kind: str,
         confidence: float, source_memory_id: str | None, agent_id: str, now: str,
@@ -221,20 +209,6 @@ class PostgresGraphOps:
         return know_sql.upsert_attribute(
             self.conn, aspect_id, entity_id, key, value, kind=kind, confidence=confidence,
             source_memory_id=source_memory_id, agent_id=agent_id, now=now, dialect=POSTGRES)
-
-    def upsert_dependency(
-        self, source_id: str, target_id: str, dependency_type: str, *, strength: float,
-        agent_id: str, now: str,
-    ) -> str:
-        return str(self._one(
-            "INSERT INTO entity_dependencies AS d (id, source_entity_id, target_entity_id,"
-            " dependency_type, strength, agent_id, created_at, updated_at)"
-            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s)"
-            " ON CONFLICT (source_entity_id, target_entity_id, dependency_type) DO UPDATE SET"
-            " strength = GREATEST(d.strength, EXCLUDED.strength),"
-            " updated_at = EXCLUDED.updated_at RETURNING id",
-            (new_id(), source_id, target_id, dependency_type, strength, agent_id, now, now),
-        ))
 
     def decrement_entity_mentions(self, memory_ids: Sequence[str]) -> dict[str, int]:
         rows = self._rows(
