@@ -1,5 +1,5 @@
-"""`/api/status` for a scoped token, over a real daemon: its own slice's memory count and
-nothing that counts other scopes (docs/security.md "Scope")."""
+"""`/api/status` for a scoped token, over a real daemon on SQLite and on PostgreSQL: its own
+slice's memory count and nothing that counts other scopes (docs/security.md "Scope")."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def test_a_scoped_token_sees_its_own_count_and_nothing_global(serve) -> None:
     assert whole["memories"] == 7 and {"embeddings", "maintenance", "telemetry"} <= set(whole)
 
 
-def test_a_scoped_status_does_not_change_when_another_scope_is_used(tmp_path) -> None:
+def test_a_scoped_status_does_not_change_when_another_scope_is_used(
+    tmp_path, backend: str, backend_store
+) -> None:
     """The bundled model loads on the first embedding, whoever's it is: `embedder.loaded` would
     tell a token scoped to project p that someone wrote or recalled elsewhere since the start."""
     from signet.app import SignetApp
@@ -39,7 +41,8 @@ def test_a_scoped_status_does_not_change_when_another_scope_is_used(tmp_path) ->
     from uvicorn_thread import serve_in_thread
     from write_paths import inline
 
-    app = SignetApp.open(inline(Config.default(tmp_path / "ws")), embedder=LocalEmbedder())
+    cfg = inline(Config.default(tmp_path / "ws")).replace(store=backend_store)
+    app = SignetApp.open(cfg, embedder=LocalEmbedder())
     running = serve_in_thread(create_app(app))
     try:
         admin, scoped = auth(issue(app, "admin")), auth(issue(app, "readonly", project="p"))
@@ -62,7 +65,9 @@ def test_a_scoped_status_does_not_change_when_another_scope_is_used(tmp_path) ->
         app.close()
 
 
-def test_a_scoped_status_does_not_count_another_scopes_failed_recalls(tmp_path) -> None:
+def test_a_scoped_status_does_not_count_another_scopes_failed_recalls(
+    tmp_path, backend: str, backend_store
+) -> None:
     """The query embedding's breaker counts every caller's failures and keeps the last error:
     a token scoped to project p saw the count rise when another caller recalled. It keeps the
     breaker's state (its own recalls run without the semantic channel while it is open)."""
@@ -73,7 +78,7 @@ def test_a_scoped_status_does_not_count_another_scopes_failed_recalls(tmp_path) 
     from signet.daemon.server import create_app
     from uvicorn_thread import serve_in_thread
 
-    cfg = Config.default(tmp_path / "ws")
+    cfg = Config.default(tmp_path / "ws").replace(store=backend_store)
     cfg = cfg.replace(embedding=replace(cfg.embedding, provider="ollama", model="nomic",
                                         base_url=f"http://127.0.0.1:{free_port()}"))
     app = SignetApp.open(cfg)
