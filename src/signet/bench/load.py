@@ -13,7 +13,9 @@ remembers of unique sentences, half recalls. Any answer but 200 is an error.
 `fault="hang"` runs each count again with an embedding provider that never answers and
 compares the p95 of the routes that need no embedding. After the run the daemon is stopped
 with SIGTERM and every acknowledged id must be in the database with its content; peak RSS is
-the daemon's `VmHWM`; embed jobs still waiting are `embed_backlog`.
+the daemon's `VmHWM`; embed jobs still waiting then are `embed_backlog`. Before that, with a
+model that answers, the bench waits (up to a minute) for the memories written without their
+vector to get it: `unembedded_at_end`, `embed_drain_s` and the daemon's CPU meanwhile.
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ def _one_run(
         cpu, client_cpu = daemon.cpu_seconds(), time.process_time()
         logs = drive(daemon.url, headers, clients, seconds, lists, rate=rate)
         cpu, client_cpu = daemon.cpu_seconds() - cpu, time.process_time() - client_cpu
+        drained = _drain(daemon, headers) if embedder in ("local", "hash") else None
         peak_rss_mb = daemon.peak_rss_mb()
     finally:
         daemon.stop()
@@ -161,6 +164,8 @@ def _one_run(
     lost, backlog = _after(workspace, acked)
     report = _report(clients, seconds, logs, lost, peak_rss_mb)
     report["embed_backlog"] = backlog
+    if drained is not None:
+        report.update(drained)
     if rate is not None:
         report["offered_rps"] = rate
     # The daemon's own CPU (every thread: requests, workers, the model) per request served:
@@ -170,6 +175,10 @@ def _one_run(
         report["daemon_cpu_ms_per_request"] = round(cpu * 1000 / report["requests"], 2)
         report["client_cpu_ms_per_request"] = round(client_cpu * 1000 / report["requests"], 2)
     return report
+
+
+# How long the bench waits after the traffic for the last vectors to be stored.
+DRAIN_LIMIT_S = 60.0
 
 
 class HangingServer:
@@ -382,6 +391,24 @@ def _shared_run(
     return report
 
 
+def _drain(daemon: Daemon, headers: dict[str, str], limit_s: float = DRAIN_LIMIT_S) -> dict[str, Any]:
+    """Once the traffic stops: the memories still without a vector, and the seconds (and the
+    daemon's CPU) until every one has it (None when not within `limit_s`)."""
+    def missing() -> int:
+        reply = httpx.get(f"{daemon.url}/api/status", headers=headers, timeout=30)
+        reply.raise_for_status()
+        return int((reply.json().get("embeddings") or {}).get("missing", 0))
+
+    started, cpu = time.perf_counter(), daemon.cpu_seconds()
+    at_end = left = missing()
+    while left and time.perf_counter() - started < limit_s:
+        time.sleep(0.1)
+        left = missing()
+    return {"unembedded_at_end": at_end,
+            "embed_drain_s": round(time.perf_counter() - started, 2) if not left else None,
+            "embed_drain_cpu_s": round(daemon.cpu_seconds() - cpu, 2)}
+
+
 def _after(workspace: Path, acked: dict[str, str]) -> tuple[int, int]:
     """Acknowledged writes missing or changed in the database, and embed jobs not done."""
     store = Store.open(workspace / "memory" / "memories.db")
@@ -540,6 +567,12 @@ def format_load(result: dict[str, Any]) -> str:
         if "embed_jobs" in run:
             lines.append(f"        {run['daemons']} daemons, one database; embed jobs:"
                          f" {run['embed_jobs']}; extract jobs: {run.get('extract_jobs')}")
+        if "unembedded_at_end" in run:
+            drain = run["embed_drain_s"]
+            lines.append(f"        at the end {run['unembedded_at_end']} memories without a vector;"
+                         + (f" all stored {drain} s later" if drain is not None
+                            else " not all stored within a minute")
+                         + f" (daemon CPU {run['embed_drain_cpu_s']} s)")
         if "p95_ratio" in run:
             ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())
             lines.append(f"        p95 with the provider hung / without: {ratios}")
