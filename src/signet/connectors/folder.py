@@ -53,17 +53,18 @@ class SyncReport:
 
 def note_files(folder: Path, links_out: list[str] | None = None) -> list[Path]:
     """Supported files under `folder`, sorted; hidden folders and files skipped, and so are
-    symlinks leading out of the folder (their relative paths appended to `links_out`)."""
+    symlinks leading out of the folder, to a file or a folder, supported or not (their
+    relative paths appended to `links_out`; a folder link is never walked)."""
     found = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts):
             continue
-        if path.suffix.lower() not in EXTENSIONS:
-            continue
         if path.is_symlink() and leads_out(path, folder):
             if links_out is not None:
                 links_out.append(rel.as_posix())
+            continue
+        if path.suffix.lower() not in EXTENSIONS:
             continue
         if path.is_file():
             found.append(path)
