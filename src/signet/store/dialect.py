@@ -79,6 +79,10 @@ class Dialect:
         return f"{column} = ? COLLATE NOCASE" if self.name == "sqlite" else (
             f"lower({column}) = lower(%s)")
 
+    def like_nocase(self, column: str) -> str:
+        """`column` matches the bound LIKE pattern in any ASCII case."""
+        return f"{column} LIKE ?" if self.name == "sqlite" else f"{column} ILIKE %s"
+
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """`column` is one of `values` (non-empty), with its parameters."""
         if self.name == "sqlite":

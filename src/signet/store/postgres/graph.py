@@ -10,7 +10,6 @@ gives both the one row.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -47,12 +46,6 @@ def _shared(function: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[
     method.__doc__ = function.__doc__
     return method
 
-_ENTITY = (
-    "SELECT e.id, e.name, e.entity_type, e.description, e.canonical_name, e.mentions, e.agent_id,"
-    " e.community_id, e.created_at, e.updated_at, p.pin_type AS pinned,"
-    " p.weight_override AS pin_weight"
-    " FROM entities e LEFT JOIN entity_pinning p ON p.entity_id = e.id AND p.agent_id = e.agent_id"
-)
 
 
 class PostgresGraph:
@@ -124,6 +117,16 @@ class PostgresGraphOps:
     entity_marker = _shared(graph_read.entity_marker)
     canonical_names = _shared(graph_read.canonical_names)
     by_mentions = _shared(graph_read.by_mentions)
+    list_entities = _shared(graph_views.list_entities)
+    get_entity = _shared(graph_views.get_entity)
+    aliases = _shared(graph_views.aliases)
+    aspects_with_attributes = _shared(graph_views.aspects_with_attributes)
+    dependencies = _shared(graph_views.dependencies)
+    memories = _shared(graph_views.memories)
+    communities = _shared(graph_views.communities)
+    stats = _shared(graph_views.stats)
+    dependency_weights = _shared(graph_views.dependency_weights)
+    entity_names = _shared(graph_views.entity_names)
     relation_neighbours = _shared(graph_read.relation_neighbours)
     memories_of_entities = _shared(graph_read.memories_of_entities)
     degrees_of = _shared(graph_read.degrees_of)
@@ -312,24 +315,6 @@ class PostgresGraphOps:
         return [int(r[0]) for r in rows]
 
     # -- the views ---------------------------------------------------------------------------------
-    def list_entities(
-        self, *, agent_id: str, search: str | None, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
-        where, params = "e.agent_id = %s", [agent_id]
-        if search:
-            where += " AND e.canonical_name ILIKE %s"
-            params.append(f"%{search}%")
-        total = int(self._one(f"SELECT count(*) FROM entities e WHERE {where}", params))
-        rows = self._dicts(
-            f"{_ENTITY} WHERE {where} ORDER BY e.mentions DESC, e.canonical_name LIMIT %s OFFSET %s",
-            [*params, limit, offset],
-        )
-        return rows, total
-
-    def get_entity(self, entity_id: str) -> dict[str, Any] | None:
-        rows = self._dicts(f"{_ENTITY} WHERE e.id = %s", (entity_id,))
-        return rows[0] if rows else None
-
     def entity_by_prefix(self, ref: str) -> str:
         def lookup(prefix: str) -> list[str]:
             rows = self._rows(
@@ -340,113 +325,8 @@ class PostgresGraphOps:
 
         return prefixes.resolve_with(lookup, ref, "entity")
 
-    def aliases(self, entity_id: str) -> list[str]:
-        rows = self._rows(
-            "SELECT alias FROM entity_aliases WHERE entity_id = %s ORDER BY canonical_alias",
-            (entity_id,),
-        )
-        return [r[0] for r in rows]
-
-    def aspects_with_attributes(self, entity_id: str) -> list[dict[str, Any]]:
-        aspects = self._dicts(
-            "SELECT id, aspect_name AS name, description, confidence, weight FROM entity_aspects"
-            " WHERE entity_id = %s ORDER BY weight * confidence DESC, aspect_name", (entity_id,),
-        )
-        for aspect in aspects:
-            aspect["attributes"] = self._dicts(
-                "SELECT id, kind, attribute_key AS key, attribute_value AS value, confidence,"
-                " source_memory_id FROM entity_attributes WHERE aspect_id = %s"
-                " ORDER BY confidence DESC, attribute_key", (aspect["id"],),
-            )
-        return aspects
-
-    def dependencies(self, entity_id: str) -> list[dict[str, Any]]:
-        return self._dicts(
-            "SELECT d.id, 'out' AS direction, d.target_entity_id AS entity_id,"
-            " e.name AS entity_name, d.dependency_type AS type, d.strength, d.traversal_weight"
-            " FROM entity_dependencies d JOIN entities e ON e.id = d.target_entity_id"
-            " WHERE d.source_entity_id = %s"
-            " UNION ALL SELECT d.id, 'in', d.source_entity_id, e.name, d.dependency_type,"
-            " d.strength, d.traversal_weight FROM entity_dependencies d"
-            " JOIN entities e ON e.id = d.source_entity_id WHERE d.target_entity_id = %s"
-            " ORDER BY 6 DESC, 1",
-            (entity_id, entity_id),
-        )
-
-    def memories(self, entity_id: str, limit: int) -> list[dict[str, Any]]:
-        return self._dicts(
-            "SELECT m.id, m.content, m.type, x.mention_text, x.confidence"
-            " FROM memory_entity_mentions x JOIN memories m ON m.id = x.memory_id"
-            " WHERE x.entity_id = %s AND NOT m.is_deleted"
-            " ORDER BY m.created_at DESC, m.id LIMIT %s",
-            (entity_id, limit),
-        )
-
-    def communities(self, agent_id: str) -> list[dict[str, Any]]:
-        rows = self._dicts(
-            "SELECT id, label, size, modularity, quality, member_ids, created_at"
-            " FROM entity_communities WHERE agent_id = %s ORDER BY size DESC, label",
-            (agent_id,),
-        )
-        return [{**r, "member_ids": json.loads(r["member_ids"])} for r in rows]
-
-    def stats(self, agent_id: str) -> dict[str, int]:
-        def count(sql: str) -> int:
-            return int(self._one(sql, (agent_id,)))
-
-        return {
-            "entities": count("SELECT count(*) FROM entities WHERE agent_id = %s"),
-            "aliases": count("SELECT count(*) FROM entity_aliases WHERE agent_id = %s"),
-            "relations": count(
-                "SELECT count(*) FROM relations r JOIN entities e ON e.id = r.source_entity_id"
-                " WHERE e.agent_id = %s"
-            ),
-            "mentions": count(
-                "SELECT count(*) FROM memory_entity_mentions x"
-                " JOIN entities e ON e.id = x.entity_id WHERE e.agent_id = %s"
-            ),
-            "aspects": count("SELECT count(*) FROM entity_aspects WHERE agent_id = %s"),
-            "attributes": count("SELECT count(*) FROM entity_attributes WHERE agent_id = %s"),
-            "dependencies": count("SELECT count(*) FROM entity_dependencies WHERE agent_id = %s"),
-            "communities": count("SELECT count(*) FROM entity_communities WHERE agent_id = %s"),
-            "pinned": count(
-                "SELECT count(*) FROM entity_pinning WHERE agent_id = %s AND pin_type = 'pin'"
-            ),
-            "suppressed": count(
-                "SELECT count(*) FROM entity_pinning WHERE agent_id = %s AND pin_type = 'suppress'"
-            ),
-        }
-
-    def dependency_weights(self, agent_id: str) -> list[tuple[str, str, float]]:
-        rows = self._rows(
-            "SELECT source_entity_id, target_entity_id, strength * traversal_weight"
-            " FROM entity_dependencies WHERE agent_id = %s AND source_entity_id != target_entity_id",
-            (agent_id,),
-        )
-        return [(r[0], r[1], float(r[2])) for r in rows]
-
-    def entity_names(self, ids: list[str]) -> dict[str, str]:
-        if not ids:
-            return {}
-        rows = self._rows("SELECT id, name FROM entities WHERE id = ANY(%s)", (ids,))
-        return {r[0]: r[1] for r in rows}
-
     def replace_communities(
         self, agent_id: str, found: list[dict[str, Any]], now: str
     ) -> None:
         self._lock("communities", agent_id)  # two detections at once: the later one's set wins
-        self.conn.execute(
-            "UPDATE entities SET community_id = NULL WHERE agent_id = %s", (agent_id,)
-        )
-        self.conn.execute("DELETE FROM entity_communities WHERE agent_id = %s", (agent_id,))
-        for item in found:
-            self.conn.execute(
-                "INSERT INTO entity_communities (id, agent_id, label, size, modularity, quality,"
-                " member_ids, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
-                (item["id"], agent_id, item["label"], len(item["members"]), item["modularity"],
-                 item["quality"], json.dumps(item["members"]), now),
-            )
-            self.conn.execute(
-                "UPDATE entities SET community_id = %s WHERE id = ANY(%s)",
-                (item["id"], list(item["members"])),
-            )
+        graph_views.replace_communities(self.conn, agent_id, found, now, dialect=POSTGRES)
