@@ -1,20 +1,11 @@
 """The capture spool: what a hook hands over, kept on disk until the daemon has imported it.
 
-A session-end or pre-compaction hook (the transcript), or a prompt that asks to remember
-something, writes one file here *before* it asks the daemon, and deletes it once the daemon
-has answered; when the daemon is down, hung or killed mid-request, the file stays and the
-daemon imports it at its next start and on a schedule (daemon/spool_import.py). Importing is
-idempotent (a session import of the same transcript changes nothing; a remembered fact that
-exists is found by its hash), so a file imported twice does no harm.
-
-Layout: `<workspace>/memory/spool/<ns>-<pid>-<rand>.spool`, one file per event, never
-rewritten: a first line of JSON (`event`, `harness`, `payload` = the hook's request,
-`transcript_bytes`, `pid`, `spooled_at`) and then the transcript file's raw bytes, exactly
-as the harness left them. Files are written under a dot-name, fsynced, renamed into place and
-the folder fsynced, so a crash leaves a whole file or none. Files that cannot be imported move
-to `failed/` beside them, with the reason in `failed/<name>.reason`.
-
-Standard library only: the hook process writes these files and must stay light.
+A hook writes one file before it asks the daemon and deletes it once answered; otherwise the
+daemon imports it at start and on a schedule (daemon/spool_import.py), idempotently. A file is
+`memory/spool/<ns>-<pid>-<rand>.spool`: a JSON line (event, harness, payload, sizes) then the
+transcript's raw bytes, written under a dot-name, fsynced and renamed, so a crash leaves a
+whole file or none. Files that cannot be imported move to `failed/` with their reason.
+Standard library only: the hook process must stay light.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Candidate confidence features, measured held out before any is shipped.
 
-Recall's confidence (recall/confidence.py) reads two facts about a result: its cosine to the
-query and the share of the query's informative words it holds. Others look as if they should
-help, and `signet bench confidence` measures each one the only way that counts for a floor,
-on data the model and its floor were not fitted on:
-
-- `agree`: both a lexical channel (lexical or whole-source BM25) and a dense one (semantic or
-  whole-source cosine) found the result;
-- `context`: a conversation neighbour lent it context (recall/context.py), the way a LoCoMo
-  answer turn is found through the question turn before it;
-- `rank`: log(1 + its place among the first ten);
-- `margin`: its coverage and cosine minus the best of the query's first ten (how far it trails);
-- `length`: log of its length in words (a long memory holds more of any query's words).
-
-`compare` refits the logistic model with the base features plus each candidate and reports,
-for the floor that removes 99% of the training part's noise, the gold results dropped and the
-noise removed on the held-out part: LoCoMo -> MemAware, MemAware -> LoCoMo, and LoCoMo one
-conversation at a time (fitted on the four others).
+Recall's confidence reads a result's cosine to the query and its share of the query's
+informative words. Others look as if they should help: `agree` (a lexical and a dense channel
+both found it), `context` (a conversation neighbour lent it context), `rank`, `margin` (how far
+it trails the best of the first ten) and `length`. `compare` refits the model with each added
+and reports, at the floor removing 99% of the training part's noise, the gold dropped and the
+noise removed on the held-out part (each benchmark on the other, each LoCoMo conversation left
+out).
 """
 
 from __future__ import annotations

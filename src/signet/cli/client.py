@@ -1,21 +1,10 @@
 """How the CLI reaches the memory: through a running daemon, or in-process when none runs.
 
-Both implementations of `Client` speak the wire shape of the HTTP contract: every operation
-returns the JSON dict the daemon would send (`Memory.to_dict()`, `RecallResponse.to_dict()`,
-...). That is what makes `--json` print the same thing whichever side answered, and it lets the
-readable formatters in `output.py` work from one shape. Both live below the adapters, in
-`signet.client`: `DaemonClient` is the public `signet.Client` speaking as "cli", `LocalClient`
-its in-process mode (`client/local.py`).
-
-`connect(cfg)` asks `GET /health` with a short timeout: a daemon that answers, and whose pid is
-the one in this workspace's pid file, owns the database and gets every call (so its workers
-see new memories at once); otherwise `LocalClient` opens the store itself.
-
-`SIGNET_DAEMON_URL` (with the token in `SIGNET_TOKEN`) points the CLI at a daemon on another
-machine (`network.mode` tailscale or lan): every call goes there, never to a local store. The
-workspace's own token (`.daemon/token`, an admin token) is sent only to this workspace's daemon
-or a loopback address: a URL naming any other host (a name counts as another host whatever it
-resolves to) without SIGNET_TOKEN is refused before anything is sent.
+Both `Client`s return the JSON dicts of the HTTP contract, so `--json` prints the same
+whichever answered and the formatters work from one shape. `connect(cfg)` asks `GET /health`:
+a daemon whose pid is this workspace's gets every call; otherwise `LocalClient` opens the
+store. `SIGNET_DAEMON_URL` (with `SIGNET_TOKEN`) sends every call to a daemon elsewhere; the
+workspace's own admin token goes only to this workspace's daemon or a loopback address.
 """
 
 from __future__ import annotations

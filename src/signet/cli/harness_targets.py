@@ -1,23 +1,17 @@
 """What `signet connect <harness>` writes, harness by harness (docs/harnesses.md).
 
-- claude-code: `hooks` in settings.json (SessionStart, UserPromptSubmit, PreCompact, SessionEnd,
-  each running `signet hook <event> --harness claude-code`) and the MCP server `signet` in
-  ~/.claude.json's `mcpServers` (what `claude mcp add --scope user` writes); with `--project
-  DIR`, DIR/.claude/settings.json and DIR/.mcp.json.
-- codex: hooks.json (SessionStart, UserPromptSubmit, PreCompact, and Stop, the end of each turn,
-  which imports the transcript so far: Codex has no session-end event) and an `[mcp_servers.signet]` table in config.toml, inside marker comments, under
-  $CODEX_HOME (default ~/.codex) or DIR/.codex.
-- opencode: the MCP server in opencode.json (`mcp.signet`, a local command) and a plugin file
-  plugins/signet.js that runs the hooks on each chat message, under $XDG_CONFIG_HOME/opencode
-  (default ~/.config/opencode), or DIR/opencode.json and DIR/.opencode/plugins.
-- cursor: hooks.json (`{"version": 1, "hooks": {event: [{"command"}]}}`: beforeSubmitPrompt,
-  which stores "remember that ..." requests, and stop, the end of each agent loop, which
-  imports the transcript so far) and the MCP server in mcp.json, under ~/.cursor (or
-  DIR/.cursor). Cursor's hooks cannot add context to a prompt: the agent reads the memory
-  through the MCP tools.
+- claude-code: `hooks` in settings.json and the MCP server in ~/.claude.json (with
+  `--project DIR`, DIR/.claude/settings.json and DIR/.mcp.json);
+- codex: hooks.json (Stop imports the transcript so far: Codex has no session end) and
+  `[mcp_servers.signet]` in config.toml between marker comments, under $CODEX_HOME or DIR/.codex;
+- opencode: the MCP server in opencode.json and a plugin running the hooks, under
+  $XDG_CONFIG_HOME/opencode or DIR;
+- cursor: hooks.json (remember requests, and the transcript at each stop) and mcp.json under
+  ~/.cursor or DIR/.cursor; the agent reads memory through MCP, since its hooks cannot add
+  context.
 
-Every command carries `--workspace`, so the harness reaches this workspace whatever its
-environment. Entries are recognised as Signet's by their command, so a second run finds them.
+Every command carries `--workspace`; entries are recognised as Signet's by their command, so
+a second run finds them.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The graph's evidence channels for the one Recaller (recall/hybrid.py `Channel`).
 
-- `TraversalChannel` ("traversal"): traversal-primary candidates (graph/traversal.py) when
-  graph and traversal are enabled and the query names at least one entity.
-- `GraphBoostChannel` ("graph_boost"): the legacy path when
-  traversal is off or the query names no entity: entities with a name word starting with a
-  query word (by mentions, at most 20; see `EntityWords`), one relation hop both ways (at most 50), and the
-  memories linked to them (at most 200). It is fused with a small weight (`BOOST_WEIGHT`), so
-  it nudges memories the flat channels found rather than adding its own.
-
-Both run only for recall mode "full" (every channel), which is what every surface asks for
-when its caller names no mode (`search.default_mode`); "hybrid" stays lexical + semantic +
-hints, so the benchmarks compare the graph on and off in one run. With an empty graph both
-return nothing, and "full" ranks exactly as "hybrid". Any graph error (a missing table, a
-corrupt row) is logged and returns nothing: the graph never degrades core search.
-
-Both read through the graph store (store/graph_store.py), on the connection recall already
-reads on when it has one (SQLite: one snapshot for the whole recall), so they rank the same on
-either backend.
+`TraversalChannel` gives traversal-primary candidates (graph/traversal.py) when the query names
+an entity; otherwise `GraphBoostChannel` finds entities whose names start with query words,
+one relation hop, and their memories, fused with a small weight so it nudges what the flat
+channels found. Both run for mode "full" only ("hybrid" leaves the graph out, so the benchmarks
+compare the two in one run); an empty graph ranks "full" exactly as "hybrid", and a graph
+error is logged and gives nothing. Both read through the graph store on recall's own
+connection, so they rank alike on either backend.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Run one hook and fail open: whatever happens, the harness gets valid output or none.
 
-Failing open never loses a capture: session-end and pre-compaction (the transcript) and a
-prompt that asks to remember something are spooled in the workspace (signet/spool.py) before
-the daemon is asked, and the file is deleted once it answered; otherwise the daemon imports it
-later. A spool write under way when the budget runs out is given up to SPOOL_GRACE_S more.
-A hook that finds nothing on the daemon's port starts the daemon in the background
-(autostart.py) and still fails open.
-
-The whole hook (reading stdin, asking the daemon, formatting) runs in a worker thread that the
-main thread waits for at most the event's time budget (hooks.*_timeout_ms in agent.yaml,
-defaults 2 s for session-start, 1 s for user-prompt-submit). Past the budget, or on any error
-(no daemon, a refused token, a malformed payload, a locked database answered with 503), the
-result is empty output and one line in `<workspace>/.daemon/logs/hooks.log`; the exit code is
-always 0, so a hook never blocks or breaks the agent. The thread is a daemon thread: a hung
-read cannot keep the process alive after the budget.
+Captures (transcripts, remember requests) are spooled before the daemon is asked and deleted
+once it answers, so failing open loses none. The hook runs in a worker thread that the main
+thread waits for at most the event's budget (`hooks.*_timeout_ms`); past it, or on any error,
+the output is empty, one line goes to `.daemon/logs/hooks.log`, and the exit code is 0. A hook
+that finds no daemon starts one in the background and still fails open.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """A session summary: the LLM's when one is configured, else extractive and deterministic.
 
-Extractive (no LLM): the user's own sentences, sorted into sections by what they say, each
-sentence in the first section it fits:
-
-- Decisions: "decided", "let's use", "we'll go with", "settled on", "from now on", "switch to".
-- Constraints: "must", "never", "always", "can't", "required", "deadline", "at most/least".
-- Preferences: "I prefer", "I like/love/hate", "my favourite", "I'd rather".
-- Facts: the deterministic extractor's statements (pipeline/rule_extractor.py: first-person
-  statements rewritten for the user), minus what the sections above already hold.
-- Entities: names the same extractor finds (capitalised runs, technical names).
-- Open questions: the user's questions in the last OPEN_WINDOW user turns, minus those the
-  session answers later: a later decision or constraint sharing a content word with the
-  question, or any later statement sharing two ("Should we use X?" ... "Let's go with X.").
-
-The gist (the artifact's memory sentence) is the session's first substantive user sentence,
-plus its first decision. Same transcript in, same summary out: a retried job rewrites the same
-artifact. With an LLM the transcript (cut to MAX_LLM_CHARS) is sent with SUMMARY_PROMPT and the
-reply's markdown is the body; the gist is its first line.
+Extractive: the user's own sentences sorted into Decisions, Constraints and Preferences by
+their wording, Facts and Entities from the rule extractor, and Open questions (the user's
+questions near the end that no later statement answers). The gist is the first substantive
+user sentence plus the first decision. The same transcript gives the same summary, so a
+retried job rewrites the same artifact. With an LLM the transcript (cut to MAX_LLM_CHARS) goes
+with SUMMARY_PROMPT, and the reply's markdown is the body, its first line the gist.
 """
 
 from __future__ import annotations

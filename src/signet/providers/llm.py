@@ -1,23 +1,12 @@
 """The LLM seam: one method, `complete(prompt) -> Completion`, behind every provider.
 
-The pipeline (extraction, decisions, hints, summaries) only ever sees `LLM`. Which server
-answers is configuration (`llm.provider|model|base_url|timeout_ms` in agent.yaml): `none`, the
-default, means no LLM work at all; `ollama` speaks Ollama's /api/chat; `openai` any
-OpenAI-compatible /v1/chat/completions (llama.cpp server, vLLM, LM Studio, OpenAI); `anthropic`
-the Messages API; `command` runs a configured CLI (such as `claude -p`) with the prompt on stdin.
-`make_llm` (providers/llm_registry.py) looks the name up in `LLM_PROVIDERS`; the built-ins are
-registered in that dict exactly the way a plugin would add its own.
-
-Every provider derives from `BaseLLM`, which holds what they share: a token-bucket rate limit
-(`RateLimiter`, raising `RateLimited` when empty), latency measurement, the empty-reply check
-and the usage report — each successful call hands its `Completion` (token counts, latency,
-model) to a `UsageSink`, which is where telemetry plugs in. Failures raise `ProviderTimeout`,
-`BadResponse` (answered, but not in a usable shape) or `ProviderError` (anything else), with a
-message naming the provider, the URL or command, and the HTTP status. Prompt text never goes
-to a log or an error message: it is user memory.
-
-Replies are returned as the model wrote them; stripping `<think>` blocks or parsing JSON is the
-caller's job (the pipeline's extractor does both).
+The pipeline only sees `LLM`; which server answers is configuration (`llm.provider`: `none`,
+the default, means no LLM work; `ollama`, `openai`-compatible, `anthropic`, `command`, and the
+harness CLIs). `make_llm` looks the name up in `LLM_PROVIDERS`, where the built-ins register as
+a plugin would. `BaseLLM` holds what providers share: a token-bucket rate limit, latency, the
+empty-reply check and the usage report to a `UsageSink`. Failures raise `ProviderTimeout`,
+`BadResponse` or `ProviderError`, naming the provider and URL or command, never the prompt
+(it is user memory). Replies come back as the model wrote them.
 """
 
 from __future__ import annotations
