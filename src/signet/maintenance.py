@@ -1,20 +1,11 @@
 """Diagnostics and repair actions an operator runs on a live store.
 
-- the pipeline's queue: depths per job type and status, the most recent failures;
-- requeue dead jobs; release stale leases (leases older than `leaseTimeoutMs`, or a given age,
-  whose worker vanished) — the reaper's job, on demand;
-- the lexical index check and rebuild (SQLite: FTS5 'integrity-check' on both indexes, plus
-  row counts, and a rebuild from the memories table; PostgreSQL: the tsvector column's GIN
-  index, checked in pg_index and rebuilt by REINDEX);
-- re-embed: an embed job for every live memory that has no current vector of the configured
-  model (the embed worker does the work in the background, outside any transaction);
-- the embeddings audit, and a health probe: one tiny embedding call, timed;
-- the autonomous maintenance run (`run_maintenance`, `autonomous.*` flags): health
-  checks, and in execute mode the repairs, each bounded and recorded (see "Maintenance runs").
-
-Every function takes `Operations` (services/operations.py: the operator's store seam with
-the config, embedder and clock), so each runs on both store backends, and returns plain
-JSON-ready data; each store call is its own transaction and SQL stays in `signet.store`.
+The queue's depths and recent failures; requeueing dead jobs and releasing stale leases; the
+lexical index check and rebuild; re-embedding what lacks a current vector (embed jobs, done in
+the background); the embeddings audit and a timed health probe; and the autonomous maintenance
+run (`run_maintenance`): checks, and in execute mode bounded, recorded repairs. Every function
+takes `Operations` (the operator's store seam with config, embedder and clock), so it runs on
+both backends and returns JSON-ready data.
 """
 
 from __future__ import annotations

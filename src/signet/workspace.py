@@ -1,19 +1,11 @@
-"""The workspace initialiser: lays out `$SIGNET_WORKSPACE`.
+"""The workspace initialiser: lays out `$SIGNET_WORKSPACE`, adding only what is missing.
 
-The workspace belongs to the user. `init_workspace` only ever adds what is missing: a file that
-exists is kept byte for byte (the user may have edited it), a directory that exists keeps its
-mode. Running it twice is harmless and the second report lists everything as kept.
-
-Directories holding private data (the memory database, secrets, the daemon's token and logs) are
-created 0700; the rest 0755. Modes are set with chmod after creation so the umask cannot loosen
-them. The database file itself is created later by the store, which owns all SQL.
-
-The identity files and agent.yaml describe the user (USER.md, SOUL.md, ...): they are 0600, and an
-existing one that other accounts could read is tightened to 0600 (its mode only, never its
-bytes). A workspace folder (or its memory/ folder) that existed before, open to other accounts,
-is kept as it is with a warning in the report: it is the user's folder. `private_dir`,
-`private_file` and `private_tree` give the store's files (the database, backups, export
-bundles) the same modes whatever the umask.
+The workspace is the user's: an existing file is kept byte for byte and an existing folder
+keeps its mode, so running it twice is harmless. Private data (the database, secrets, the
+daemon's token and logs) goes in 0700 folders and the identity files and agent.yaml are 0600,
+set by chmod so the umask cannot loosen them; an existing identity file others can read is
+tightened, a pre-existing open folder is kept with a warning. `private_dir`, `private_file`
+and `private_tree` give the store's files the same modes.
 """
 
 from __future__ import annotations

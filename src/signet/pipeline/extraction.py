@@ -1,21 +1,11 @@
 """Extraction: raw memory content -> atomic facts and entity triples, by one LLM call.
 
-The prompt asks for a JSON object
-`{"facts": [{"content", "type", "confidence"}], "entities": [{"source", "relationship",
-"target", "confidence"}]}`; the input is capped at 12,000 characters. The reply goes through
-`parse_llm_json` (thinking, fences, almost-JSON) and then a strict but forgiving validation:
-a malformed field costs a warning, never the job. Only a reply with no recoverable JSON at all
-raises `BadResponse`, so the worker can retry it.
-
-Validation rules, item by item:
-
-- facts: `content` (or `fact`/`text`) must be a string of at least 8 characters, else the fact
-  is dropped; an unknown `type` becomes "fact"; `confidence` is clamped to [0, 1], or 0.5 when
-  missing or not a number. A plain string in the list is a fact with default type and confidence.
-- entities: `source`, `relationship` (or `relation`) and `target` must be non-empty strings.
-- at most 20 facts and 50 entities are kept; the rest are dropped with one warning each.
-- alternative shapes: `{"memories": [...]}` and a bare list are read as the facts list.
-- unknown keys are ignored everywhere.
+The prompt asks for `{"facts": [{"content", "type", "confidence"}], "entities": [{"source",
+"relationship", "target", "confidence"}]}` over at most 12,000 characters. The reply goes
+through `parse_llm_json`, then a forgiving validation: a malformed item costs a warning, never
+the job (short facts and incomplete triples dropped, unknown types made "fact", confidence
+clamped or 0.5, at most 20 facts and 50 entities, `{"memories": [...]}` or a bare list read as
+facts). Only a reply with no recoverable JSON raises `BadResponse`, so the job retries.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The sessions service: what adapters ask of the lineage, each call checked against the
 caller's scope.
 
-- `import_transcript`: a harness transcript in (sessions/importer.py);
-- `list`, `show`, `search`: sessions by recency, one session with its messages and summaries,
-  sessions by content (BM25 over the cleaned text);
-- `excerpts`: the recall `expand` hook, the transcript around each recalled memory that came
-  from a session;
-- the operations the app exposes as they are (app.py delegates): `import_for`, `forget`,
-  `synthesize`, `reindex`, `threads`, `thread`, `lineage_of`; the writes among them are
-  refused while mutations are frozen.
-
-Scope: a caller scoped to an agent and/or project (MemoryScope) sees only sessions of that agent
-and project; everything else answers exactly as if it did not exist. A scoped caller imports
-into its own agent and project, and only as content. Reading a file named by `path` happens
-with the daemon's rights, so the adapters allow it to an admin only, or `confined` to the
-harness's own transcript folders (sessions/transcript_folders.py) for a hook of any other
-token; a confined read that cannot be imported is one refusal, whatever the reason, so it tells
-nothing about the host's files.
+Import a transcript; list, show and search sessions; `excerpts` for recall's `expand`; and the
+operations the app exposes (`forget`, `synthesize`, `reindex`, threads, lineage), the writes
+refused while mutations are frozen. A scoped caller sees only its agent's and project's
+sessions, everything else as if absent, and imports only into its own slice. A file named by
+`path` is read with the daemon's rights, so only an admin may name any, and a hook of another
+token only its harness's transcript folders, with one refusal whatever the reason.
 """
 
 from __future__ import annotations

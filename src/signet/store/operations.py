@@ -1,20 +1,13 @@
-"""The operator's store seam: the job queue as an operator sees it, the health checks and
-repairs of signet/maintenance.py, and the retention sweep, as three small protocols with a
-SQLite and a PostgreSQL side.
+"""The operator's store seam: three small protocols, each with a SQLite and a PostgreSQL side.
 
-- `JobAdmin`: list, show (by id or short id), count and requeue jobs; release leases (the
-  reaper's, and a daemon's own at shutdown). services/queues.py `JobQueue` runs on it.
+- `JobAdmin`: list, show, count and requeue jobs; release leases (services/queues.py);
 - `RepairStore`: the lexical index check and rebuild, the embeddings audit and re-embed, the
-  health counts, the repairs that have no home elsewhere and the record of maintenance runs.
-- `RetentionStore`: the retention sweep's steps (workers/retention_worker.py), each one
-  transaction, plus `exclusive`: one sweep at a time across every daemon on the store.
+  health counts, other repairs and the record of maintenance runs;
+- `RetentionStore`: the retention sweep's steps, each one transaction, and `exclusive` (one
+  sweep at a time across daemons).
 
-`SqliteOps` is today's store/ SQL on a `Store`, call for call and transaction for transaction;
-`PostgresOps` (store/postgres/operations.py) is the same contract on PostgreSQL, sharing PostgresCore's
-pool. A check a backend does not have (the sources check; the hook ledger of retention,
-while it is SQLite-only) answers None, and the caller
-leaves it out of its report or names it as not on the backend: never a count made up. tests/store/test_operations_contract.py
-runs one suite on both.
+`SqliteOps` is here, `PostgresOps` in store/postgres/operations.py. A check a backend lacks
+answers None and the caller names it as not on the backend, never a made-up count.
 """
 
 from __future__ import annotations

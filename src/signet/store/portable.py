@@ -1,20 +1,12 @@
-"""SQL for export and import: every data table as rows of plain values, in an order where each
-table comes after the tables it references.
+"""SQL for export and import: every data table as rows of plain values, each table after the
+tables it references.
 
-Which tables travel: all but the derived and the operational ones. Derived: FTS indexes (the
-virtual tables and their shadow tables) and the source index, which the memories' triggers
-rebuild as rows arrive. Operational or secret: the job queue, tokens, idempotency keys, the
-migration records, the projection cache, maintenance logs and the recall QA ledger. A new table
-added by a later migration travels without a change here.
-
-Import inserts with INSERT OR IGNORE on the table's own keys (so a re-import adds nothing),
-and skips a row that references a row of another table that was not inserted (foreign keys are
-enforced; a dependent of a skipped row would fail).
-
-The bundle service (portable/bundle.py) reads and writes through `PortableStore`: this module's
-`SqlitePortable` on a workspace's Store, store/postgres/portable.py's `PostgresPortable` on a shared
-database. Both speak the same rows: SQLite's values (booleans as 0/1, JSON as text, vectors
-as little-endian float32 BLOBs), so a bundle from either backend imports into the other.
+All tables travel but the derived (FTS and the source index, rebuilt by triggers) and the
+operational or secret ones (jobs, tokens, idempotency keys, migrations, caches, logs); a table
+a later migration adds travels unchanged. Import inserts with INSERT OR IGNORE on the table's
+keys, so a re-import adds nothing, and skips rows whose parent was not inserted. `SqlitePortable`
+and store/postgres/portable.py's `PostgresPortable` speak SQLite's values (0/1, JSON text,
+float32 BLOBs), so a bundle from either backend imports into the other.
 """
 
 from __future__ import annotations

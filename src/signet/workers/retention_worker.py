@@ -1,24 +1,11 @@
-"""The retention worker: purges what has outlived its window, on an
-interval (`retention.intervalMs`, 6 hours by default).
+"""The retention worker: purges what has outlived its window, every `retention.intervalMs`.
 
-One sweep runs the six steps in order, each in its own short write transaction so the
-write lock is never held across the whole sweep, each capped at `retention.batchLimit` rows
-(500) so one sweep has bounded latency; a backlog is worked off by later sweeps:
-
-1. graph links of tombstones older than `tombstoneRetentionMs`: their mention rows dropped,
-   the entities' mention counts decremented, entities left with none removed;
-2. the vectors of those tombstones (unless a live memory or a tombstone not yet expired
-   shares the content hash);
-3. the tombstones themselves (the FTS trigger cleans the index);
-4. history events older than `historyRetentionMs`;
-5. completed jobs older than `completedJobRetentionMs`;
-6. dead jobs older than `deadJobRetentionMs`;
-
-and then three more of the same kind: cold-tier rows older than `coldRetentionMs`, idempotency
-keys older than `idempotencyKeyRetentionMs` and rows of the hooks' injection ledger older than
-`hookLedgerRetentionMs`. Every delete re-checks its expiry condition in
-SQL, so a live memory is never touched. `sweep(..., dry_run=True)` counts instead of deleting
-(`signet retention run --dry-run`). Each sweep logs its counts.
+One sweep runs its steps in order, each its own short write transaction capped at
+`retention.batchLimit` rows, so the lock is never held long and a backlog goes over several
+sweeps: the graph links and vectors of expired tombstones, the tombstones, old history, old
+completed and dead jobs, old cold-tier rows, idempotency keys and injection-ledger rows. Every
+delete re-checks its expiry in SQL, so a live memory is never touched. `dry_run` counts
+instead (`signet retention run --dry-run`).
 """
 
 from __future__ import annotations
