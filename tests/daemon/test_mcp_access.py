@@ -229,3 +229,53 @@ def test_a_raw_client_gets_the_same_refusals(serve) -> None:
     # The sessionless revision answers a permitted read: the refusals above are the guard's.
     listed = modern_call(s.url, token, "resources/list", {})
     assert {r["uri"] for r in listed["result"]["resources"]} == IDENTITY
+
+
+def test_the_daemons_mcp_server_built_on_first_use_is_guarded_too(
+    tmp_path, daemons, backend: str, backend_store
+) -> None:
+    """The daemon process builds its MCP server on the first /mcp request, not as `serve`
+    does at once: the same refusals and session owners there, on both stores."""
+    import subprocess
+    import sys
+
+    from daemon_process import daemon_env, free_port, make_workspace
+
+    ws = make_workspace(tmp_path / "ws", store=backend_store)
+    port = free_port()
+    daemon = daemons(ws, port)
+    daemon.wait_serving(60)
+    created = subprocess.run(
+        [sys.executable, "-m", "signet", "--json", "token", "create", "--role", "admin",
+         "--project", "alpha"], env=daemon_env(ws, port), capture_output=True, text=True,
+        timeout=120)
+    assert created.returncode == 0, created.stderr
+    scoped = json.loads(created.stdout)["token"]
+    admin = daemon.headers()["Authorization"].removeprefix("Bearer ")
+    planted = httpx.post(f"{daemon.url}/api/memory/remember", headers=daemon.headers(), json={
+        "content": BETA_MEMORY, "project": "beta", "pinned": True}, timeout=30)
+    assert planted.status_code == 200, planted.text
+    (ws / "MEMORY.md").write_text(f"# Memory\n\n{BETA_HEAD}\n", encoding="utf-8")
+    for method, params in (
+        ("prompts/get", {"name": "signet_context", "arguments": {"project": "beta"}}),
+        ("resources/read", {"uri": MEMORY_MD}),
+        ("tools/call", {"name": "memory_context", "arguments": {"project": "beta"}}),
+        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "signet_context"},
+                                 "argument": {"name": "project", "value": "b"}}),
+    ):
+        reply = raw_call(daemon.url, scoped, method, params)
+        assert "7781" not in json.dumps(reply) and "zeta" not in json.dumps(reply), method
+        assert "forbidden" in json.dumps(reply), (method, reply)
+    # The owner's answer shows what was refused is there.
+    owner = raw_call(daemon.url, admin, "resources/read", {"uri": MEMORY_MD})
+    assert "zeta" in json.dumps(owner)
+    # A session the scoped token opened answers another token as an unknown one.
+    headers = {**auth(scoped), **ACCEPT}
+    opened = httpx.post(f"{daemon.url}/mcp", json=INITIALIZE, headers=headers, timeout=10)
+    session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    for other in (auth(admin), auth(scoped) | {"Mcp-Session-Id": "0" * 32}):
+        reply = httpx.post(f"{daemon.url}/mcp", json=ping, timeout=10,
+                           headers={**ACCEPT, **session, **other})
+        assert reply.status_code == 404, (other, reply.text)
+    assert daemon.terminate()[0] == 0
