@@ -206,8 +206,13 @@ def _read(stream: IO[bytes], size: int) -> bytes:
 
 def serve() -> None:
     """The child's loop: texts in, ("ok", vectors) or ("error", message) out, until EOF."""
+    import signal
+
     from signet.providers.embedder import make_embedder
 
+    # Ctrl-C in a foreground daemon's terminal reaches the whole process group: the daemon
+    # shuts down and closes our stdin, which ends this loop; the signal itself is not ours.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     model, dimensions, batch_size, threads = os.environ["SIGNET_EMBED_CHILD"].split("\t")
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # anything printed goes to the log, never into the frames
