@@ -23,9 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from signet.client.remote import daemon_url
 from signet.config import Config
 from signet.daemon import logfile
 from signet.daemon.tokens import auth_headers
@@ -125,6 +122,8 @@ def url(cfg: Config) -> str:
     """Where this machine reaches the daemon: over loopback when it listens on every interface
     (asking `http://0.0.0.0:port` is refused by the Host guard, so `daemon start` reported a
     failure for a daemon that was serving)."""
+    from signet.client.remote import daemon_url  # httpx: not on a foreground start's path
+
     return daemon_url(cfg)
 
 
@@ -199,6 +198,8 @@ def status(cfg: Config) -> dict[str, Any]:
     }
     if pid is None:
         return info
+    import httpx  # only the controlling process asks
+
     try:
         reply = httpx.get(f"{url(cfg)}/api/status", timeout=STATUS_TIMEOUT_S,
                           headers=auth_headers(cfg))
@@ -255,6 +256,8 @@ def _child_env(cfg: Config) -> dict[str, str]:
 
 
 def _wait_healthy(cfg: Config, child: subprocess.Popen[bytes], output: Path, timeout_s: float) -> None:
+    import httpx  # only the controlling process asks
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if child.poll() is not None:
