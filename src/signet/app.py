@@ -133,7 +133,7 @@ class SignetApp:
         """Wire the services over `backend`'s seams (`lazy`: see `open`)."""
         from signet.recall.vectors import VectorSearch
 
-        vectors = (VectorSearch(embedder.model, embedder.dimensions, config.embedding.index)
+        vectors = (VectorSearch.of(config.embedding, embedder, backend.file())
                    if embedder and backend.local_vectors else None)
         app = cls(config, backend, embedder, vectors, clock=clock, llm=llm,
                   telemetry=telemetry, batch_key=backend.batch_key())
@@ -230,6 +230,8 @@ class SignetApp:
         if wired:
             self.projection.close()  # its threads write to the store: they stop before it closes
         self.memory.accesses.close()  # the accesses still buffered, written before closing
+        if self.vectors is not None:
+            self.vectors.close()  # the vector graph saved, when it changed
         if wired and self.recaller.query_embeddings is not None:
             self.recaller.query_embeddings.close()
         if self._worker_embedder is not self.embedder:  # the model's child processes
@@ -345,4 +347,3 @@ class SignetApp:
         return maintenance.app_status(
             self.operations, self.recaller.guard, self.backend.name, self.backend.database()
         )
-

@@ -272,6 +272,12 @@ class EmbeddingConfig:
         "shortlist rescored exactly from the stored float32 vectors) or exact (the float32 "
         "matrix); both return the exact top k."
     )
+    ann_min_vectors: int = opt(
+        0, "From this many stored vectors on, vector search goes through an HNSW graph (saved"
+        " beside the database) that reads a few thousand rows instead of every one, its"
+        " shortlist rescored exactly, so only the top k's membership is approximate; below it,"
+        " the exact `index`. 0 (the default): always exact.", ge=0,
+    )
 
 
 @dataclass(frozen=True, slots=True)

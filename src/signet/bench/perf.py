@@ -112,8 +112,13 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _config(workspace: Path, hints: bool = False, store_url: str = "") -> Config:
+def _config(
+    workspace: Path, hints: bool = False, store_url: str = "", ann_min_vectors: int | None = None,
+) -> Config:
     config = Config.default(workspace)
+    if ann_min_vectors is not None:
+        config = dataclasses.replace(config, embedding=dataclasses.replace(
+            config.embedding, ann_min_vectors=ann_min_vectors))
     if store_url:  # the shared state in that PostgreSQL database, the workspace for the rest
         config = dataclasses.replace(config, store=StoreConfig(backend="postgres", url=store_url))
     # No query-vector cache: every mode asks each query in turn, and each recall's time must
@@ -180,6 +185,7 @@ def bench_recall(
     embedder_name: str = "",
     query_embedder: Embedder | None = None,
     store_url: str = "",
+    ann_min_vectors: int | None = None,
 ) -> dict[str, Any]:
     """Ingest `n` memories in batches of `batch` (with a graph of `entities` entities when
     > 0), then time recall per mode; size and peak RSS. With `keep` the store is built in that
@@ -197,6 +203,8 @@ def bench_recall(
         asked = with_entity_names(asked, graph)
     result: dict[str, Any] = {"n": n, "queries": len(asked),
                               "backend": "postgres" if store_url else "sqlite"}
+    if ann_min_vectors is not None:
+        result["ann_min_vectors"] = ann_min_vectors
     if store_url and keep is not None:
         raise ValueError("on postgres the scale bench keeps no store")
     if embedder_name:
@@ -205,7 +213,7 @@ def bench_recall(
     with contextlib.ExitStack() as stack:
         folder = keep or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir)))
-        config = _config(folder, store_url=store_url)
+        config = _config(folder, store_url=store_url, ann_min_vectors=ann_min_vectors)
         built = _kept_store(folder, identity)
         journal = _Journal(folder, identity) if keep is not None and built is None else None
         with SignetApp.open(config, embedder=embedder) as app:
@@ -226,6 +234,8 @@ def bench_recall(
                 progress(f"timing recall: {len(asked)} queries x {', '.join(modes)}")
             timed = _time_modes(app, modes, asked, server)
             result.update(timed)
+            if app.vectors is not None and app.vectors.approximate:
+                result["vector_top10_overlap"] = _graph_overlap(app, asked)
             if progress:  # on stderr at once: the maintenance run at 1M may take long
                 progress(f"recall at {n}: {json.dumps(timed)}")
                 progress("one maintenance run (observe)")
@@ -541,6 +551,15 @@ def _time_modes(
     return out
 
 
+def _graph_overlap(app: SignetApp, asked: Sequence[str], k: int = 10) -> float:
+    """The mean share of the exact top k that the HNSW graph's top k holds, over the
+    benchmark's queries (recall/vectors.py `overlap_with_exact`)."""
+    vectors, embedder = app.vectors, app.embedder
+    assert vectors is not None and embedder is not None
+    queries = embedder.embed(list(asked))
+    return round(vectors.overlap_with_exact(app.store.reader(), queries, k), 4)
+
+
 def _time_maintenance(app: SignetApp) -> dict[str, Any]:
     """One maintenance run in observe mode (every health check, read only) on the full store:
     what the scheduled worker costs a live daemon each `autonomous.intervalMs`."""
@@ -643,5 +662,8 @@ def format_recall(data: dict[str, Any]) -> str:
         cpu = data.get("maintenance_observe_cpu_ms")
         lines.append(f"maintenance run (observe, every check): {data['maintenance_observe_ms']} ms"
                      + (f" (CPU {cpu} ms)" if cpu is not None else "") + f"; problems: {found}")
+    if "vector_top10_overlap" in data:
+        lines.append(f"vector search through the HNSW graph: top-10 overlap with the exact"
+                     f" search {data['vector_top10_overlap']}")
     lines.append(f"database {data['db_mb']} MB, peak RSS {data['peak_rss_mb']} MB")
     return "\n".join(lines)

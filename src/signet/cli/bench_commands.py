@@ -494,12 +494,15 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.option("--store-url", default=None, metavar="URL",
               help="An empty PostgreSQL database for the postgres leg (default:"
                    " $SIGNET_STORE_URL).")
+@click.option("--ann-min-vectors", type=click.IntRange(min=0), default=None,
+              help="embedding.ann_min_vectors for this run (default: the configured default):"
+                   " from this many vectors on, vector search goes through the HNSW graph.")
 @_json
 @click.pass_context
 def scale(
     ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
     embedder: str, batch: int, batch_tx: bool, checkpoints: str, backends: str,
-    store_url: str | None, as_json: bool,
+    store_url: str | None, ann_min_vectors: int | None, as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with local embeddings and a knowledge graph (Zipf
     mentions, aspects, attributes, dependencies); recall p50/p95 per mode, the traversal
@@ -530,7 +533,8 @@ def scale(
         graph = n // 10 if entities is None else entities
         options = ["--n", str(n), "--queries", str(queries), "--entities", str(graph),
                    "--embedder", embedder, "--batch", str(batch), "--checkpoints", checkpoints,
-                   *(["--batch-tx"] if batch_tx else [])]
+                   *(["--batch-tx"] if batch_tx else []),
+                   *([] if ann_min_vectors is None else ["--ann-min-vectors", str(ann_min_vectors)])]
         try:
             legs = scale_backends.run_legs(options, chosen, url, _progress)
         except scale_backends.LegFailed as exc:
@@ -543,7 +547,7 @@ def scale(
             n, ("keyword", "vector", "hybrid", "full"), queries=queries, embedder=stored,
             progress=_progress, entities=n // 10 if entities is None else entities, keep=keep,
             batch=batch, batch_tx=batch_tx, checkpoints=sizes, embedder_name=name,
-            query_embedder=query_embedder, store_url=url,
+            query_embedder=query_embedder, store_url=url, ann_min_vectors=ann_min_vectors,
         )
     except perf.KeptStoreError as exc:
         raise click.BadParameter(str(exc), param_hint="--db") from exc

@@ -9,18 +9,32 @@ incrementally; any other change (a replaced or deleted vector, a model switch) t
 reload. That keeps every process that reads the database (daemon, CLI, benchmarks) correct
 without a notification channel, at the cost of one PRAGMA per search, and the aggregate query
 only when the reading connection has seen a commit since its last look.
+
+From `ann_min_vectors` vectors on (`embedding.ann_min_vectors`; 0: never) the index is an HNSW
+graph instead (store/ann_index.py): it reads a few thousand rows instead of every row and
+rescores its shortlist exactly, so scores stay exact and only the top k's membership is
+approximate. It is kept in step incrementally, deletions included (the table's ids compared
+with the graph's), and saved beside the database (`ann_file`) after a build and at `close`, so
+a restart reads it back and adds only what changed. A caller whose filter admits few rows gets
+the exact top k within them (`nearest`).
 """
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from signet.config import EmbeddingConfig
+from signet.providers.embedder import Embedder
 from signet.store import embeddings as emb_sql
 from signet.store import memories as mem_sql
+from signet.store.ann_index import MAX_GRAPH_FETCH, HnswIndex
 from signet.store.connection import Connection
 from signet.store.recall_reads import narrows
 from signet.store.vector_index import NumpyIndex, QuantizedIndex, VectorIndex
@@ -34,13 +48,27 @@ IndexKind = Literal["quantized", "exact"]
 LOAD_STEP = 2048
 # Reading connections whose last seen state is remembered (a daemon has one per thread).
 MAX_SEEN_CONNECTIONS = 64
+# The graph is saved again once this share of its rows changed since the last save, so that a
+# process killed without `close` leaves a file that needs little catching up.
+RESAVE_SHARE = 0.1
+
+log = logging.getLogger(__name__)
 
 
 class VectorSearch:
-    def __init__(self, model: str, dimensions: int, index: IndexKind = "quantized") -> None:
+    def __init__(
+        self, model: str, dimensions: int, index: IndexKind = "quantized", *,
+        ann_min_vectors: int = 0, ann_file: Path | None = None,
+    ) -> None:
         self.model = model
         self.dimensions = dimensions
         self.kind = index
+        self.ann_min_vectors = ann_min_vectors
+        self.ann_file = ann_file
+        self._unsaved = 0  # graph rows added or removed since it was last saved
+        # How the graph was made when the store crossed the threshold (or the process
+        # started above it): read back from `ann_file` or built, and the rows it then took.
+        self.last_catch_up: dict[str, object] = {}
         # The reading thread's connection, for the quantized index's exact rescoring.
         self._local = threading.local()
         self._index: VectorIndex = self._new_index()
@@ -80,9 +108,38 @@ class VectorSearch:
         # The connection itself is kept with its state, so its id cannot be reused meanwhile.
         self._seen[id(conn)] = (conn, seen, marker)
 
+    @classmethod
+    def of(cls, config: EmbeddingConfig, embedder: Embedder, database: Path | None) -> VectorSearch:
+        """The index `config` asks for over `embedder`'s vectors, its graph saved beside the
+        `database` file (none for a shared database)."""
+        ann_file = None
+        if database is not None:
+            slug = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder.model)
+            ann_file = database.with_name(
+                f"{database.stem}.vectors-{slug}-{embedder.dimensions}.usearch")
+        return cls(embedder.model, embedder.dimensions, config.index,
+                   ann_min_vectors=config.ann_min_vectors, ann_file=ann_file)
+
+    @property
+    def approximate(self) -> bool:
+        """Whether searches go through the HNSW graph (the store is above the threshold)."""
+        return isinstance(self._index, HnswIndex)
+
+    def _wants_graph(self, count: int) -> bool:
+        if self.ann_min_vectors <= 0:
+            return False
+        # Half the threshold to leave it again, so a store at the edge does not switch back
+        # and forth (each switch is a build).
+        floor = self.ann_min_vectors // 2 if self.approximate else self.ann_min_vectors
+        return count >= floor
+
     def _catch_up(self, conn: Connection, marker: tuple[int, int]) -> None:
+        if self._wants_graph(marker[1]):
+            self._catch_up_graph(conn, marker)
+            self._marker = marker
+            return
         max_id, count = self._marker
-        reload = len(self._index) == 0 or marker[0] < max_id
+        reload = len(self._index) == 0 or marker[0] < max_id or self.approximate
         if reload or marker[1] != count + emb_sql.count_since(conn, max_id):
             # A full reload is built aside and swapped in whole: searches meanwhile (threads
             # whose sync found nothing to do) keep the old index, never a half-loaded one.
@@ -94,6 +151,77 @@ class VectorSearch:
         else:
             self._loaded_max = self._load_new(conn, self._index, self._loaded_max)
         self._marker = marker
+
+    def _catch_up_graph(self, conn: Connection, marker: tuple[int, int]) -> None:
+        """Bring the graph in step with the table: appended rows only, when the marker says so;
+        otherwise the table's ids and the graph's compared (deletions, replacements, a graph
+        read back from its file). A graph is made (read from `ann_file`, or built) when the
+        store first crosses the threshold."""
+        graph = self._index
+        if isinstance(graph, HnswIndex):
+            max_id, count = self._marker
+            if marker[0] >= max_id and marker[1] == count + emb_sql.count_since(conn, max_id):
+                before = len(graph)
+                self._loaded_max = self._load_new(conn, graph, self._loaded_max)
+                self._changed(len(graph) - before)
+                return
+            self._changed(sum(self._reconcile(conn, graph)))
+            return
+        # Made aside and swapped in whole, as a full reload is.
+        graph = HnswIndex(self.dimensions, self._exact_rows)
+        loaded = self.ann_file is not None and graph.load(self.ann_file)
+        removed, added = self._reconcile(conn, graph)
+        self._index = graph
+        self._unsaved = 0
+        self.last_catch_up = {"read_back": loaded, "added": added, "removed": removed}
+        self._changed(removed + added)
+        log.info("vector search through an HNSW graph: %d vectors (%s)", len(graph),
+                 "read back and brought up to date" if loaded else "built")
+
+    def _reconcile(self, conn: Connection, graph: HnswIndex) -> tuple[int, int]:
+        """Remove the graph's ids the table no longer holds, add the table's the graph lacks;
+        how many it removed and added."""
+        table = emb_sql.current_ids(conn, self.model, self.dimensions)
+        held = graph.ids()
+        gone = np.setdiff1d(held, table, assume_unique=True)
+        graph.remove(gone.tolist())
+        new = np.setdiff1d(table, held, assume_unique=True)
+        top = int(held.max()) if len(held) else 0
+        # Rows appended since the graph last looked are read in id order (one range read);
+        # anything older that it lacks, by id.
+        older = new[new <= top]
+        for start in range(0, len(older), LOAD_STEP):
+            found, rows = emb_sql.vectors_by_id(
+                conn, older[start : start + LOAD_STEP].tolist(), self.dimensions)
+            if len(found):
+                graph.add(found.tolist(), rows)
+        self._loaded_max = self._load_new(conn, graph, top) if len(new) else top
+        self._loaded_max = max(self._loaded_max, int(table[-1]) if len(table) else 0)
+        return len(gone), len(new)
+
+    def _changed(self, rows: int) -> None:
+        """Count graph changes; save the graph once enough of it changed since the last save."""
+        self._unsaved += rows
+        if self._unsaved and self._unsaved >= RESAVE_SHARE * max(len(self._index), 1):
+            self._save()
+
+    def _save(self) -> None:
+        graph = self._index
+        if self.ann_file is None or not isinstance(graph, HnswIndex):
+            return
+        try:
+            graph.save(self.ann_file)
+        except OSError as e:  # a read-only or full disk costs a rebuild later, never a search
+            log.warning("could not save the vector graph to %s: %s", self.ann_file, e)
+            return
+        self._unsaved = 0
+
+    def close(self) -> None:
+        """Save the graph if it changed since it was last saved (so the next start reads it
+        back instead of building it)."""
+        with self._lock:
+            if self._unsaved:
+                self._save()
 
     def _load_new(self, conn: Connection, index: VectorIndex, after_id: int) -> int:
         """Add the vectors above `after_id` to `index`, a step at a time; the last id loaded."""
@@ -108,14 +236,23 @@ class VectorSearch:
         """Add a vector just written by this process (saves the next sync a query)."""
         with self._lock:
             self._index.add([embedding_id], vector.reshape(1, -1))
+            if self.approximate:
+                self._unsaved += 1
 
     def search(
         self, conn: Connection, query: np.ndarray, k: int
     ) -> list[tuple[str, float]]:
         """(memory id, cosine) of the nearest live memories, best first."""
+        return self._search(conn, query, k)[0]
+
+    def _search(
+        self, conn: Connection, query: np.ndarray, k: int
+    ) -> tuple[list[tuple[str, float]], list[tuple[int, float]]]:
+        """The nearest live memories, and the index's hits (vector id, cosine) they came from:
+        fewer memories than hits when a vector's memories were all deleted."""
         self.sync(conn)
         if k <= 0 or len(self._index) == 0:
-            return []
+            return [], []
         self._local.conn = conn
         hits = self._index.search(query.astype(np.float32), k)
         owners = emb_sql.memory_ids_for(conn, [emb_id for emb_id, _ in hits])
@@ -123,24 +260,54 @@ class VectorSearch:
         for emb_id, score in hits:
             for memory_id in owners.get(emb_id, ()):
                 results.append((memory_id, float(score)))
-        return results
+        return results, hits
 
     def search_within(
         self, conn: Connection, query: np.ndarray, k: int,
-        allowed: Callable[[list[str]], set[str]], min_score: float,
+        allowed: Callable[[list[str]], set[str]], min_score: float, most: int | None = None,
     ) -> list[tuple[str, float]]:
         """The nearest `k` memories that `allowed` admits (a filter, a caller's scope), exactly:
         the search widens until k admitted memories are found or the index is exhausted, so
-        memories outside the filter never crowd out the ones inside it."""
+        memories outside the filter never crowd out the ones inside it. With `most`, it widens
+        to at most that many candidates (and may return fewer than k)."""
         self.sync(conn)
         wanted = k
         while True:
-            found = [(m, s) for m, s in self.search(conn, query, wanted) if s >= min_score]
+            found, hits = self._search(conn, query, wanted)
+            found = [(m, s) for m, s in found if s >= min_score]
             admitted = allowed([m for m, _ in found])
             kept = [(m, s) for m, s in found if m in admitted]
-            exhausted = wanted >= len(self._index) or len(found) < wanted
-            if len(kept) >= k or exhausted:
+            # Exhausted when the index has no more rows, or the last one is below the floor;
+            # counted in hits, not memories: a deleted memory's vector is not the end.
+            exhausted = (wanted >= len(self._index) or len(hits) < wanted
+                         or bool(hits) and hits[-1][1] < min_score)
+            if len(kept) >= k or exhausted or (most is not None and wanted * 4 > most):
                 return kept[:k]
+            wanted *= 4
+
+    def _exact_within(
+        self, conn: Connection, query: np.ndarray, k: int, filters: MemoryFilters,
+        min_score: float,
+    ) -> list[tuple[str, float]]:
+        """The exact nearest `k` among the memories `filters` admit, their vectors read from
+        the table: for a filter too selective for the graph's candidates."""
+        where, params = mem_sql.filter_sql(filters)
+        ids = emb_sql.ids_within(conn, self.model, self.dimensions, where, params)
+        if len(ids) == 0:
+            return []
+        self._local.conn = conn
+        admits = set(ids.tolist())
+        wanted = k
+        while True:
+            hits = self._index.search(query.astype(np.float32), wanted, admits)
+            owners = emb_sql.memory_ids_for(conn, [emb_id for emb_id, _ in hits])
+            # A vector is shared by equal texts: keep only its memories the filter admits.
+            admitted = mem_sql.allowed_ids(
+                conn, [m for emb_id, _ in hits for m in owners.get(emb_id, ())], filters)
+            results = [(m, float(s)) for emb_id, s in hits for m in owners.get(emb_id, ())
+                       if m in admitted and s >= min_score]
+            if len(results) >= k or wanted >= len(ids) or (hits and hits[-1][1] < min_score):
+                return results[:k]
             wanted *= 4
 
     def nearest(
@@ -151,10 +318,42 @@ class VectorSearch:
         memories within `filters` whose cosine reaches `min_cosine`."""
         if narrows(filters):
             # The nearest memories *within* the filters (a scope), not the filtered global top.
-            return self.search_within(
-                conn, query, k, lambda ids: mem_sql.allowed_ids(conn, ids, filters), min_cosine
-            )
+            allowed = lambda ids: mem_sql.allowed_ids(conn, ids, filters)  # noqa: E731
+            if not self.approximate:
+                return self.search_within(conn, query, k, allowed, min_cosine)
+            # Over-fetch from the graph and filter; a filter that admits too few of the
+            # graph's candidates is searched exactly within the rows it admits.
+            found = self.search_within(
+                conn, query, k, allowed, min_cosine, most=MAX_GRAPH_FETCH // 4)
+            if len(found) >= k:
+                return found
+            return self._exact_within(conn, query, k, filters, min_cosine)
         return [(m, s) for m, s in self.search(conn, query, k) if s >= min_cosine]
+
+    def overlap_with_exact(self, conn: Connection, queries: np.ndarray, k: int) -> float:
+        """The mean share of each query's exact top k (vector ids, every stored vector read
+        once in steps, nothing kept) that this index's top k holds: 1.0 for the exact
+        indexes, the graph's approximation otherwise."""
+        self.sync(conn)
+        self._local.conn = conn
+        queries = np.asarray(queries, dtype=np.float32)
+        best_ids = np.zeros((len(queries), 0), dtype=np.int64)
+        best = np.zeros((len(queries), 0), dtype=np.float32)
+        after = 0
+        while True:
+            ids, matrix = emb_sql.load_since(conn, self.model, self.dimensions, after, 8192)
+            if not ids:
+                break
+            after = ids[-1]
+            scores = np.concatenate([best, queries @ matrix.T], axis=1)
+            held = np.concatenate([best_ids, np.broadcast_to(np.asarray(ids), (len(queries), len(ids)))], axis=1)
+            keep = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+            best, best_ids = np.take_along_axis(scores, keep, 1), np.take_along_axis(held, keep, 1)
+        shares = []
+        for query, exact in zip(queries, best_ids, strict=True):
+            got = {i for i, _ in self._index.search(query, k)}
+            shares.append(len(got & set(exact.tolist())) / max(len(exact), 1))
+        return float(np.mean(shares)) if shares else 1.0
 
     def embedded_ids(self, ids: Sequence[int]) -> list[int]:
         return [i for i in ids if i in self._index]

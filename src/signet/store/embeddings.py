@@ -73,6 +73,29 @@ def load_since(
     return ids, matrix
 
 
+def current_ids(conn: Connection, model: str, dimensions: int) -> np.ndarray:
+    """The ids of every current (non-stale) vector of `model` (int64, ascending): what an
+    approximate index must hold, compared with what a saved one does."""
+    rows = conn.execute(
+        "SELECT id FROM embeddings WHERE model = ? AND stale = 0 AND dimensions = ? ORDER BY id",
+        (model, dimensions),
+    )
+    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+
+def ids_within(
+    conn: Connection, model: str, dimensions: int, where: str, params: Sequence[object]
+) -> np.ndarray:
+    """The current vector ids of the memories `where` admits (a `memories.filter_sql`
+    fragment over alias m): the rows an exact search within a selective filter scores."""
+    rows = conn.execute(
+        "SELECT DISTINCT v.id FROM memories m JOIN embeddings v ON v.content_hash = m.content_hash"
+        f" WHERE {where} AND v.model = ? AND v.stale = 0 AND v.dimensions = ?",
+        [*params, model, dimensions],
+    )
+    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+
 def vectors_by_id(
     conn: Connection, ids: Sequence[int], dimensions: int
 ) -> tuple[np.ndarray, np.ndarray]:
