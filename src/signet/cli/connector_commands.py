@@ -56,9 +56,7 @@ def add(state: CliState, path: Path, name: str | None, project: str | None, no_s
 @click.pass_obj
 def list_connectors(state: CliState) -> None:
     """The connectors and their health."""
-    with state.connect() as client:
-        data = client.connectors()
-    state.show(data, _print_list)
+    state.call(lambda c: c.connectors(), _print_list)
 
 
 @connector.command(name="sync")
@@ -85,9 +83,8 @@ def _print_synced(data: dict[str, Any]) -> None:
 @click.pass_obj
 def enable(state: CliState, connector_id: str) -> None:
     """Enable a connector imported from a bundle (they arrive disabled), on this host."""
-    with state.connect() as client:
-        data = client.enable_connector(connector_id)
-    state.show(data, lambda d: click.echo(f"Enabled {d['id']}: {d['config'].get('path', '')}"))
+    state.call(lambda c: c.enable_connector(connector_id),
+               lambda d: click.echo(f"Enabled {d['id']}: {d['config'].get('path', '')}"))
 
 
 @connector.command(name="remove")
@@ -96,9 +93,8 @@ def enable(state: CliState, connector_id: str) -> None:
 @click.pass_obj
 def remove(state: CliState, connector_id: str) -> None:
     """Remove a connector and forget its documents' chunks."""
-    with state.connect() as client:
-        data = client.remove_connector(connector_id)
-    state.show(data, lambda d: click.echo(f"Removed {d['id']}; {d['forgotten']} chunk(s) forgotten."))
+    state.call(lambda c: c.remove_connector(connector_id),
+               lambda d: click.echo(f"Removed {d['id']}; {d['forgotten']} chunk(s) forgotten."))
 
 
 def _sync(client: Client, connector_id: str) -> dict[str, Any]:

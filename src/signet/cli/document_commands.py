@@ -143,9 +143,7 @@ def documents() -> None:
 @click.pass_obj
 def list_documents(state: CliState, status: str | None, limit: int) -> None:
     """Documents, newest first, with their status and chunk counts."""
-    with state.connect() as client:
-        data = client.documents(status=status, limit=limit)
-    state.show(data, _print_documents)
+    state.call(lambda c: c.documents(status=status, limit=limit), _print_documents)
 
 
 @documents.command(name="show")
@@ -154,9 +152,7 @@ def list_documents(state: CliState, status: str | None, limit: int) -> None:
 @click.pass_obj
 def show_document(state: CliState, document_id: str) -> None:
     """One document: source, status, error and its chunk memories in order."""
-    with state.connect() as client:
-        data = client.document(document_id)
-    state.show(data, lambda d: click.echo(
+    state.call(lambda c: c.document(document_id), lambda d: click.echo(
         f"{d['id']}  {d['status']}  {d['title'] or '-'}  {d['source_url'] or d['source_type']}\n"
         + (f"error: {d['error']}\n" if d["error"] else "")
         + "\n".join(f"  {c['chunk_index']:>4}  {c['memory_id']}" for c in d["chunks"])))
@@ -168,9 +164,8 @@ def show_document(state: CliState, document_id: str) -> None:
 @click.pass_obj
 def delete_document(state: CliState, document_id: str) -> None:
     """Delete a document and forget its chunks (recoverable within the tombstone window)."""
-    with state.connect() as client:
-        data = client.delete_document(document_id)
-    state.show(data, lambda d: click.echo(f"Deleted {d['id']}; {d['forgotten']} chunk(s) forgotten."))
+    state.call(lambda c: c.delete_document(document_id),
+               lambda d: click.echo(f"Deleted {d['id']}; {d['forgotten']} chunk(s) forgotten."))
 
 
 def _print_documents(data: dict[str, Any]) -> None:

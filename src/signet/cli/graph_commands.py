@@ -31,9 +31,7 @@ def graph() -> None:
 @click.pass_obj
 def entities(state: CliState, search: str | None, limit: int, offset: int) -> None:
     """List entities, most mentioned first."""
-    with state.connect() as client:
-        data = client.entities(search=search, limit=limit, offset=offset)
-    state.show(data, print_entities)
+    state.call(lambda c: c.entities(search=search, limit=limit, offset=offset), print_entities)
 
 
 @graph.command(name="entity")
@@ -42,9 +40,7 @@ def entities(state: CliState, search: str | None, limit: int, offset: int) -> No
 @click.pass_obj
 def entity(state: CliState, ref: str) -> None:
     """Show one entity: aliases, aspects with attributes, dependencies, memories."""
-    with state.connect() as client:
-        data = client.entity(ref)
-    state.show(data, print_entity)
+    state.call(lambda c: c.entity(ref), print_entity)
 
 
 @graph.command(name="communities")
@@ -53,9 +49,8 @@ def entity(state: CliState, ref: str) -> None:
 @click.pass_obj
 def communities(state: CliState, detect: bool) -> None:
     """List entity communities (Louvain over dependency weights)."""
-    with state.connect() as client:
-        data = client.detect_communities() if detect else client.communities()
-    state.show(data, print_communities)
+    state.call(lambda c: c.detect_communities() if detect else c.communities(),
+               print_communities)
 
 
 @graph.command(name="pin")
@@ -84,9 +79,7 @@ def pin(
 @click.pass_obj
 def stats(state: CliState) -> None:
     """Counts of entities, edges, aspects, attributes, communities and pins."""
-    with state.connect() as client:
-        data = client.graph_stats()
-    state.show(data, _print_stats)
+    state.call(lambda c: c.graph_stats(), _print_stats)
 
 
 def _print_stats(data: dict[str, Any]) -> None:

@@ -29,9 +29,7 @@ def threads() -> None:
 @click.pass_obj
 def list_threads(state: CliState) -> None:
     """Threads, most recently active first (--json: {"items": [...]})."""
-    with state.connect() as client:
-        data = client.threads()
-    state.show(data, _print_threads)
+    state.call(lambda c: c.threads(), _print_threads)
 
 
 @threads.command(name="show")
@@ -40,9 +38,7 @@ def list_threads(state: CliState) -> None:
 @click.pass_obj
 def show_thread(state: CliState, thread: str) -> None:
     """THREAD's head ("project:NAME" or "general"): newest epoch, later arcs and summaries."""
-    with state.connect() as client:
-        data = client.thread(thread)
-    state.show(data, lambda d: console().print(Text(d["head"])))
+    state.call(lambda c: c.thread(thread), lambda d: console().print(Text(d["head"])))
 
 
 @click.command()
@@ -51,9 +47,7 @@ def show_thread(state: CliState, thread: str) -> None:
 @click.pass_obj
 def lineage(state: CliState, ref: str) -> None:
     """Where memory, session or artifact ID comes from and what condenses it."""
-    with state.connect() as client:
-        data = client.lineage(ref)
-    state.show(data, _print_lineage)
+    state.call(lambda c: c.lineage(ref), _print_lineage)
 
 
 @click.group()
@@ -66,9 +60,7 @@ def artifacts() -> None:
 @click.pass_obj
 def reindex(state: CliState) -> None:
     """Rebuild the artifact index from the markdown files alone (tombstones honoured)."""
-    with state.connect() as client:
-        data = client.reindex_artifacts()
-    state.show(data, lambda d: console().print(Text(
+    state.call(lambda c: c.reindex_artifacts(), lambda d: console().print(Text(
         f"indexed {d['indexed']}, removed {d['removed']}, skipped {d['tombstoned']} tombstoned"
         + "".join(f"\nerror: {e}" for e in d["errors"])
     )))
@@ -84,9 +76,7 @@ def memory() -> None:
 @click.pass_obj
 def synthesize(state: CliState) -> None:
     """Render MEMORY.md now, within sessions.memory_md_budget_tokens; the old one is backed up."""
-    with state.connect() as client:
-        data = client.synthesize_memory_md()
-    state.show(data, lambda d: console().print(Text(
+    state.call(lambda c: c.synthesize_memory_md(), lambda d: console().print(Text(
         f"{d['path']}: {d['items']} items, {d['tokens']}/{d['budget']} tokens"
         + (f", backup {d['backup']}" if d["backup"] else "")
     )))

@@ -29,9 +29,7 @@ def maintenance() -> None:
 @click.pass_obj
 def run(state: CliState, execute: bool) -> None:
     """Run every health check now; with --execute, repair too. The run is recorded."""
-    with state.connect() as client:
-        report = client.run_maintenance(execute=execute)
-    state.show(report, _print_run)
+    state.call(lambda c: c.run_maintenance(execute=execute), _print_run)
 
 
 @maintenance.command("report")
@@ -39,9 +37,7 @@ def run(state: CliState, execute: bool) -> None:
 @click.pass_obj
 def report(state: CliState) -> None:
     """The health now, the settings, and the last recorded runs and repairs."""
-    with state.connect() as client:
-        data = client.maintenance_report()
-    state.show(data, _print_report)
+    state.call(lambda c: c.maintenance_report(), _print_report)
 
 
 def _check_line(check: dict[str, Any]) -> str:

@@ -83,9 +83,7 @@ def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: 
 @click.pass_obj
 def show_job(state: CliState, job_id: str) -> None:
     """Show one job: payload, result, attempts and its last error."""
-    with state.connect() as client:
-        data = client.job(job_id)
-    state.show(data, print_job)
+    state.call(lambda c: c.job(job_id), print_job)
 
 
 @jobs.command(name="requeue-dead")
@@ -94,9 +92,8 @@ def show_job(state: CliState, job_id: str) -> None:
 @click.pass_obj
 def requeue_dead(state: CliState, job_ids: tuple[str, ...]) -> None:
     """Give dead jobs (all, or the IDs given) a fresh set of attempts."""
-    with state.connect() as client:
-        data = client.requeue_dead(list(job_ids) if job_ids else None)
-    state.show(data, lambda d: click.echo(f"Requeued {d['requeued']} dead job(s)."))
+    state.call(lambda c: c.requeue_dead(list(job_ids) if job_ids else None),
+               lambda d: click.echo(f"Requeued {d['requeued']} dead job(s)."))
 
 
 @click.group()

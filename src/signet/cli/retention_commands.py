@@ -29,9 +29,7 @@ def retention() -> None:
 @click.pass_obj
 def run_retention(state: CliState, dry_run: bool) -> None:
     """Run one sweep of the retention steps, in order, each capped at batchLimit."""
-    with state.connect() as client:
-        report = client.run_retention(dry_run=dry_run)
-    state.show(report, _print_report)
+    state.call(lambda c: c.run_retention(dry_run=dry_run), _print_report)
 
 
 def _print_report(data: dict[str, Any]) -> None:

@@ -109,10 +109,9 @@ def search(state: CliState, query: str, project: str | None, limit: int) -> None
 @click.pass_obj
 def forget(state: CliState, session_id: str, project: str | None, reason: str | None) -> None:
     """Remove SESSION_ID for privacy: transcript, summaries; re-indexing will not restore them."""
-    with state.connect() as client:
-        data = client.forget_session(session_id, project=project, reason=reason)
-    state.show(data, lambda d: console().print(Text(
-        f"removed session {d['session_id']} ({len(d['removed_paths'])} files)")))
+    state.call(lambda c: c.forget_session(session_id, project=project, reason=reason),
+               lambda d: console().print(Text(
+                   f"removed session {d['session_id']} ({len(d['removed_paths'])} files)")))
 
 
 def _print_import(result: dict[str, Any]) -> None:

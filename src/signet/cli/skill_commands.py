@@ -31,9 +31,7 @@ def skill() -> None:
 @click.pass_obj
 def list_skills(state: CliState) -> None:
     """The installed skills, their use counts and ranking importance."""
-    with state.connect() as client:
-        data = client.skills()
-    state.show(data, _print_list)
+    state.call(lambda c: c.skills(), _print_list)
 
 
 @skill.command("show")
@@ -42,9 +40,7 @@ def list_skills(state: CliState) -> None:
 @click.pass_obj
 def show(state: CliState, name: str) -> None:
     """One skill: its description, role, use and instructions."""
-    with state.connect() as client:
-        data = client.skill(name)
-    state.show(data, _print_skill)
+    state.call(lambda c: c.skill(name), _print_skill)
 
 
 @skill.command("install")
@@ -66,9 +62,8 @@ def install(state: CliState, path: Path, force: bool) -> None:
 @click.pass_obj
 def remove(state: CliState, name: str) -> None:
     """Delete skill NAME's folder; its memory is forgotten (recoverable) and its row dropped."""
-    with state.connect() as client:
-        data = client.remove_skill(name)
-    state.show(data, lambda d: click.echo(f"removed skill {d['removed']}"))
+    state.call(lambda c: c.remove_skill(name),
+               lambda d: click.echo(f"removed skill {d['removed']}"))
 
 
 def _print_list(data: dict[str, Any]) -> None:

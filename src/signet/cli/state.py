@@ -47,6 +47,12 @@ class CliState:
         """The running daemon, or the store in-process (see `client.connect`)."""
         return connect(self.config())
 
+    def call(self, operation: Callable[[Client], Any], render: Callable[[Any], None]) -> None:
+        """One client operation, its answer shown once the client is closed."""
+        with self.connect() as client:
+            data = operation(client)
+        self.show(data, render)
+
     def show(self, data: Any, render: Callable[[Any], None]) -> None:
         if self.json:
             print_json(data)
