@@ -1,19 +1,12 @@
 """API tokens: issue, verify, revoke, and the per-install admin token (docs/security.md).
 
-A token is `sgt1.<payload>.<signature>`: the payload is base64url JSON `{id, role, perms, proj,
-agent, iat, exp}` and the signature is HMAC-SHA256 over `sgt1.<payload>` with the per-install
-secret in `<workspace>/.secrets/auth.key` (32 random bytes, mode 0600). A token is accepted only
-when all of these hold: the signature matches (so nobody can mint one without the secret), it
-has not expired, and its row in `tokens` exists with the same sha256 hash and no `revoked_at`
-(so revocation works without a restart, and a forged-but-signed token from a leaked key that
-was never issued is refused too). The row, not the payload, supplies role, permissions and
-scope, so what the table says is what the token may do.
-
-Roles name default permission sets; a token may carry fewer permissions than its role, never
-more. A scoped token (project and/or agent) sees only that slice of memory: see daemon/auth.py.
-
-Login codes (`signet token login-link`) are random strings stored hashed with the role `login`
-and a five-minute expiry; exchanging one consumes it and issues a short-lived admin token.
+A token is `sgt1.<payload>.<signature>`, the payload base64url JSON and the signature an
+HMAC-SHA256 under the per-install secret in `.secrets/auth.key`. It is accepted only when the
+signature matches, it has not expired, and its row in `tokens` exists with the same hash and
+is not revoked; the row, not the payload, supplies role, permissions and scope. A token may
+carry fewer permissions than its role, never more; a scoped token sees only its slice
+(daemon/auth.py). Login codes are stored hashed, expire in five minutes and are spent by one
+exchange for a short-lived admin token.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Registering, reading, listing and deleting documents within a caller's scope.
 
-Registration is cheap and synchronous: it checks the input, finds the document already known
-for the same source in the caller's slice, and either answers "unchanged" (same content hash:
-re-ingesting an unchanged file is a no-op), requeues it (the content changed: the worker will
-replace its chunks, history kept) or inserts a new one; then it enqueues one `document_ingest`
-job in the same transaction. The slow part, extraction to indexing, is the worker's.
-
-Sources: pasted text (its text is the document), a local file (read by the worker; its bytes'
-hash decides "unchanged" at registration), or a URL (fetched by the worker, and only when
-`documents.url_fetch_enabled` is set; the fetch refuses forgery, see fetch.py). A scoped caller
-registers into its own agent and project, sees only its own documents, and may not name a
-local file (the daemon would read it with the operator's rights).
-
-Each write is one transaction of the DocumentStore (store/document_store.py), on SQLite or
-PostgreSQL: registration with its job, or a delete with its chunks forgotten.
+Registration is cheap and synchronous: it checks the input, finds the source's document in the
+caller's slice and answers "unchanged", requeues it or inserts a new one, with its
+`document_ingest` job in the same transaction; extraction to indexing is the worker's. A
+source is pasted text, a local file, or a URL (only with `documents.url_fetch_enabled`). A
+scoped caller registers into and sees only its own slice, and may not name a local file (the
+daemon would read it with the operator's rights).
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The one audited path by which an agent or the pipeline authors the knowledge graph.
 
-A structured payload sent with `remember` (or on its own) names entities (with type,
-description and aliases), aspects of entities, attributes under aspects, dependencies between
-entities and typed relations. `parse_payload` checks its shape (InvalidInput on anything wrong,
-before anything is written); `apply_payload` writes it inside the caller's write transaction,
-through the graph store's statements (store/graph_store.py `GraphOps`, either backend):
-
-- an entity is looked up by canonical name (casefolded, punctuation normalised), then by alias,
-  and created when neither finds it, for the caller's agent;
-- relations are unique by (source, target, type): mentions grow, confidence is a running mean;
-- attributes remember the memory they came from (`source_memory_id`), so traversal can
-  return that memory; the memory is linked to every entity the payload names (direct anchors);
-- one `memory_history` row (event "none", metadata {"graph": summary}) records who wrote what.
-  Without a memory the row is filed under the id "graph".
-
-The inline linker only links; semantic graph authorship flows through here.
+A payload sent with `remember` (or alone) names entities, aspects, attributes, dependencies and
+relations. `parse_payload` checks its shape before anything is written; `apply_payload` writes
+it in the caller's transaction through `GraphOps` (either backend): an entity is found by
+canonical name, then alias, else created; relations count mentions with a running-mean
+confidence; attributes keep their source memory, which is linked to every entity named; one
+history row (under the memory, or the id "graph") records who wrote what. The inline linker
+only links; authorship flows through here.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Hub dampening input: which memories speak only of hub entities.
 
-An entity's degree is the number of its links: memories that mention it plus relations and
-dependencies touching it. Hubs are the entities whose degree lies above the 90th percentile of
-all degrees (the top 10%). A memory all of whose linked entities are hubs says little specific
-about any query, so recall multiplies its score by the hub factor (recall/dampen.py). A memory
-with no linked entity is never a hub memory. Below `MIN_ENTITIES` entities the percentile means
-nothing and no memory is a hub memory.
-
-`HubIndex` caches the threshold for `ttl_s` seconds: computing it reads every entity's degree,
-which at 10k entities costs milliseconds that recall should not pay on every query. It reads
-through the graph store (store/graph_store.py), so the same index serves either backend; on a
-shared PostgreSQL store each daemon's cached threshold follows the others' writes within
-`ttl_s` (a percentile over a sample, which a few new entities barely move).
+An entity's degree is its links (mentions, relations, dependencies); hubs are the top 10% by
+degree. A memory whose linked entities are all hubs says little specific, so recall dampens it
+(recall/dampen.py); a memory with no entity, or a graph below `MIN_ENTITIES`, has no hub
+memories. `HubIndex` caches the threshold for `ttl_s` seconds and reads through the graph
+store, so it serves either backend.
 """
 
 from __future__ import annotations

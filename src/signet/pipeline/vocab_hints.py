@@ -1,17 +1,9 @@
 """Hints without a language model: the vocabulary words nearest to a memory's vector.
 
-With llm.provider "none" there is no model to imagine future questions, but there is the
-embedding model the memory was already embedded with. A fixed vocabulary of common words is
-embedded once (lazily, on the first hint job, and kept in memory); a memory's hint text is
-then the words whose vectors lie nearest to the memory's vector and that the content does not
-already contain — "discounts shopping store" for a memory about a loyalty card, with luck.
-No download: the vocabulary is the whole-word part of the bundled MiniLM tokenizer's WordPiece
-vocabulary, which is stored in frequency order; we skip the most frequent (function-like) words
-and keep the next few thousand alphabetic words of 4 to 14 letters.
-
-What it can and cannot do: it adds words of the memory's *topic* (the dense neighbourhood),
-not inferences about when the fact matters; docs/decisions.md records a similar probe and
-saw no gain on the MemAware hard tier. docs/pipeline.md records what this one measured.
+With no LLM, a fixed vocabulary (a few thousand common whole words of the bundled tokenizer's
+WordPiece list, embedded once on first use) gives each memory the nearest words its content
+does not already hold: words of its topic, not inferences about when it matters.
+docs/pipeline.md records what it measured.
 """
 
 from __future__ import annotations

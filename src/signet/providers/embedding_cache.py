@@ -1,19 +1,13 @@
 """A persistent on-disk cache in front of an embedder (used by the benchmark commands).
 
-Embedding MemAware's ~13k windows with the local model takes tens of minutes on a loaded
-machine, and the vectors never change for a given model and text. `CachedEmbedder` keeps them in
-one append-only file per model under a folder the caller chooses:
+Vectors never change for a given model and text, so `CachedEmbedder` keeps them in one
+append-only file per model and dimension count:
 
-    <folder>/<model id, sanitised>-<dimensions>.vec
     record = sha256(text) (32 bytes) + dimensions float32 (little-endian) + crc32 (4 bytes)
 
-The whole file is read into a dict at first use; each batch of new vectors is appended with one
-unbuffered write under an exclusive lock (`fcntl.flock` where it exists), so two benchmark
-processes filling one cache never interleave their records. Each record ends with a CRC32 of
-the rest: a torn or foreign record is skipped on load, and a trailing partial record (a kill -9
-mid-append) is cut off, so a crash loses at most the batch being written, never the file.
-Keyed by model id + dimensions + the text's sha256, a cache never serves one model's vectors
-to another.
+The file is read whole at first use; new vectors are appended in one write under an exclusive
+lock, so two processes filling one cache never interleave. A record failing its CRC is
+skipped and a trailing partial one cut off, so a crash loses at most the batch being written.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The `command` LLM provider: run a configured CLI (such as `claude -p`) once per completion.
 
-The prompt goes to the child on stdin — never in argv, where `ps` would show user memory to
-every account on the machine — and the reply is its stdout. A system prompt, and in JSON mode
-an instruction to answer with one JSON object, are written above the prompt, since a generic
-CLI has no flags we could rely on. `max_tokens` cannot be enforced here and is ignored.
-
-Re-entry guard: an agent CLI such as Claude Code runs its hooks on start, and our hooks call
-the daemon, whose pipeline would call this provider again — a loop. The child therefore gets
-`SIGNET_NO_HOOKS=1` and `SIGNET_BYPASS=1` in its environment, and our hooks do nothing when
-either is set.
-
-The child runs in its own process group, so a timeout kills everything it started; otherwise a
-grandchild holding the stdout pipe open would keep us waiting past the timeout.
+The prompt goes on stdin, never in argv where `ps` would show user memory, with any system
+prompt or JSON instruction written above it; the reply is stdout; `max_tokens` is ignored. The
+child gets `SIGNET_NO_HOOKS=1` and `SIGNET_BYPASS=1`, so an agent CLI's hooks do not call the
+daemon back into a loop. It runs in its own process group, so a timeout kills everything it
+started.
 """
 
 from __future__ import annotations

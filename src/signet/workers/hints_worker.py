@@ -1,19 +1,11 @@
 """The hints worker: one `hints` job per tick, prospective hints stored on the memory.
 
-For each new memory, three to five
-questions a user might later ask when the fact would help are stored in `memories.hints`
-(space-joined); the FTS trigger indexes them as the hint channel that recall already searches.
-
-With an LLM: one call (`generate_hints`), outside any transaction. Without one (provider
-"none") the job completes with nothing stored, unless the worker was given a
-`VocabularyHints`: then the nearest vocabulary words to the memory's vector, using the stored
-vector or, failing that, one embedding call — also outside any transaction. The app does not
-give it one: measured on MemAware (docs/pipeline.md) those words cost precision (MRR, Hit@1)
-and did not move the hard tier, so they stay an opt-in for experiments and benchmarks.
-
-In shadow mode the hints are computed and kept in the job's result, not stored on the memory.
-A fault fails the job with its error text (retried, then dead). The store is the pipeline's
-seam (store/pipeline.py), so the worker runs on SQLite and on PostgreSQL alike.
+Three to five questions a user might later ask when the memory would help are stored in
+`memories.hints`, which recall searches as the hint channel. With an LLM they come from one
+call outside any transaction; without one the job completes with nothing stored, unless the
+worker is given `VocabularyHints` (an opt-in: on MemAware those words cost precision,
+docs/pipeline.md). In shadow mode the hints stay in the job's result. The worker runs on
+either backend through the pipeline's store seam.
 """
 
 from __future__ import annotations

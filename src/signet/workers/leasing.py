@@ -1,16 +1,11 @@
 """What every job worker does around its own work: lease a job, and fail it well.
 
-A worker leases in a short write transaction of its own, does its slow work (LLM, embedding)
-with no transaction open, and ends the job in the transaction that writes its results. When the
-work raises, `fail_job` records the error text on the job (the class, code and message) and
-puts it back to pending with a growing delay, min(1 s * 2^(attempt-1), 30 s), or, on the last attempt, dead; `on_dead` then runs in the same transaction (the
-extraction worker marks the memory's extraction as failed there). A rate-limited LLM is not a
-failure of the job: `release_job` hands it back with its attempt, and the worker pauses for
-RATE_LIMIT_PAUSE.
-
-The queue is reached through the pipeline's store seam (store/pipeline.py `PipelineStore`), so
-the same lease, failure and release run on SQLite and on PostgreSQL (where the lease is
-`FOR UPDATE SKIP LOCKED`: two daemons' workers never take one job).
+The lease is a short transaction of its own, the slow work (LLM, embedding) runs with none
+open, and the job ends in the transaction that writes its results. A raising work fails the
+job (its error recorded, back to pending after min(1 s * 2^(attempt-1), 30 s), or dead on the
+last attempt, when `on_dead` runs in the same transaction). A rate-limited LLM is no failure:
+the job is released with its attempt and the worker pauses. The queue is the pipeline's store
+seam, so this runs on either backend.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The worker loop: background work driven one tick at a time, with time passed in.
 
-A worker is anything with a `name` and a `tick(now) -> bool` that does one small unit of work
-(lease a job, run it, complete or fail it) and says whether it did anything. Workers keep no
-timers of their own: the loop decides when to tick, which keeps each worker testable with a
-fake `now` (`tick(now=T0 + timedelta(minutes=6))`).
-
-`WorkerLoop` ticks its workers in turn. A tick that raises is logged with its traceback and
-counted, and the loop goes on with the others; a worker that keeps failing is backed off
-exponentially (min(1 s * 2^n, 30 s) plus up to 500 ms of jitter) so a broken
-provider is not hammered. When no worker did anything the loop sleeps `idle_sleep_s`. All
-sleeping goes through `stop.wait`, so setting the stop event ends `run()` at once.
-
-`ReaperWorker` is the stale-lease reaper on either backend: every `interval_s` it
-returns jobs whose worker vanished mid-lease to the queue.
+A worker has a `name` and `tick(now) -> bool` (one small unit of work; did it do any) and no
+timers of its own, so tests drive it with a fake `now`. `WorkerLoop` ticks its workers in
+turn; a raising tick is logged and the worker backed off exponentially (at most 30 s, with
+jitter), and the others go on. With nothing done the loop sleeps `idle_sleep_s` on the stop
+event, so stopping ends `run()` at once. `ReaperWorker` returns jobs whose worker vanished
+mid-lease, every `interval_s`, on either backend.
 """
 
 from __future__ import annotations
