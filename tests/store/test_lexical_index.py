@@ -180,3 +180,20 @@ def test_deleted_memories_at_the_top_give_way_to_the_next(app: SignetApp) -> Non
     expected = fts.search(conn, "kite river", EVERYTHING, 5)
     found = index.search(conn, fts.search_tokens(conn, "kite river"), 5, fts.OVERFETCH)
     assert found == expected and len(found) == 5 and not set(top[:3]) & dict(found).keys()
+
+
+def test_each_search_finds_the_log_position_with_two_seeks_not_a_scan(app: SignetApp) -> None:
+    # The log keeps 50,000 entries: an aggregate of max and min together scanned them all on
+    # every keyword recall. The index reads its span by two seeks on the key.
+    from signet.store.lexical_index import LOG_SPAN
+
+    conn = app.store.reader()
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    index = LexicalIndex(min_rows=1)
+    index.search(conn, fts.search_tokens(conn, "kite festival"), 10, fts.OVERFETCH)
+    conn.set_trace_callback(None)
+    assert any("lexical_log" in s for s in statements)
+    assert all("max(seq), min(seq)" not in s for s in statements)
+    plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {LOG_SPAN}"))
+    assert "SCAN lexical_log" not in plan and "SEARCH lexical_log" in plan
