@@ -52,15 +52,16 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A store of N memories (a tenth of them in project "alpha") and its saved graph."""
     folder = tmp_path_factory.mktemp("graph")
     with _open(folder) as app:
-        # The write path a memory at a time, the batch in one transaction (as an import).
-        prepared = app.memory.prepare_memories(
-            [{"content": t, "project": _project(i)} for i, t in enumerate(_texts(N, 1))],
-            actor=Actor(),
-        )
-        with app.store.write_tx():
-            for memory in prepared:
-                app.memory.write_prepared(memory)
+        _fill(app, [{"content": t, "project": _project(i)} for i, t in enumerate(_texts(N, 1))])
     yield folder
+
+
+def _fill(app: SignetApp, items: list[dict[str, object]]) -> None:
+    """The write path a memory at a time, the batch in one transaction (as an import does)."""
+    prepared = app.memory.prepare_memories(items, actor=Actor())
+    with app.store.write_tx():
+        for memory in prepared:
+            app.memory.write_prepared(memory)
 
 
 def _project(i: int) -> str:
@@ -176,3 +177,20 @@ def test_the_graph_library_and_the_local_model_load_in_either_order() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "both", done.stderr[-2000:]
+
+
+def test_a_graph_saved_for_another_database_is_built_again(tmp_path: Path) -> None:
+    # Two stores whose vectors share ids: the first one's saved graph put beside the second
+    # (a restored backup reusing ids looks the same) is not trusted.
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, seed in ((first, 6), (second, 7)):
+        with _open(folder) as app:
+            _fill(app, [{"content": t} for t in _texts(THRESHOLD + 100, seed)])
+            _nearest(app, "deploy server")
+    mine, theirs = (next(f.rglob("*.usearch")) for f in (second, first))
+    mine.write_bytes(theirs.read_bytes())
+    with _open(second) as app:
+        _nearest(app, "deploy server")
+        assert app.vectors is not None
+        assert app.vectors.last_catch_up == {
+            "read_back": False, "added": THRESHOLD + 100, "removed": 0}

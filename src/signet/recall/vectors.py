@@ -170,6 +170,8 @@ class VectorSearch:
         # Made aside and swapped in whole, as a full reload is.
         graph = HnswIndex(self.dimensions, self._exact_rows)
         loaded = self.ann_file is not None and graph.load(self.ann_file)
+        if loaded and not self._agrees(conn, graph):
+            graph, loaded = HnswIndex(self.dimensions, self._exact_rows), False
         removed, added = self._reconcile(conn, graph)
         self._index = graph
         self._unsaved = 0
@@ -177,6 +179,15 @@ class VectorSearch:
         self._changed(removed + added)
         log.info("vector search through an HNSW graph: %d vectors (%s)", len(graph),
                  "read back and brought up to date" if loaded else "built")
+
+    def _agrees(self, conn: Connection, graph: HnswIndex, sample: int = 64) -> bool:
+        """A graph read back holds this table's vectors under the ids both hold (a sample)."""
+        held = graph.ids()
+        if len(held) == 0:
+            return True
+        picked = np.random.default_rng().choice(held, size=min(sample, len(held)), replace=False)
+        found, rows = emb_sql.vectors_by_id(conn, picked.tolist(), self.dimensions)
+        return graph.agrees(found, rows)
 
     def _reconcile(self, conn: Connection, graph: HnswIndex) -> tuple[int, int]:
         """Remove the graph's ids the table no longer holds, add the table's the graph lacks;

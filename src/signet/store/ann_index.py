@@ -130,6 +130,19 @@ class HnswIndex:
             return found, np.zeros(0, dtype=np.float32)
         return found, _unit(rows) @ q
 
+    def agrees(self, ids: np.ndarray, rows: np.ndarray) -> bool:
+        """Whether the graph's vectors of `ids` point where `rows` (the table's) do: a graph read
+        back from a file saved for another database (a restored backup reusing ids) does not."""
+        if len(ids) == 0:
+            return True
+        with self._lock:
+            held = self._graph.get(np.asarray(ids, dtype=np.uint64), dtype="f32")
+        if held is None or any(h is None for h in held):
+            return False
+        mine = _unit(np.asarray(held, dtype=np.float32).reshape(len(ids), -1))
+        # int8 codes of a unit vector keep its direction to a cosine of about 0.9999.
+        return bool(((mine * _unit(rows)).sum(axis=1) > 0.99).all())
+
     def save(self, path: Path) -> None:
         """Write the graph to `path` (through a temporary file renamed over it, so a reader
         never sees half a file)."""
