@@ -154,10 +154,14 @@ class _Child:
             return proc
         if proc is not None:
             self._reap(proc)
-        package_root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "SIGNET_EMBED_CHILD": self.settings}
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        # The same interpreter finds an installed package by itself; a checkout this process
+        # imported through its own path (a PYTHONPATH, a test run) is named to the child.
+        # Never a site-packages folder: ahead of the standard library it could shadow it.
+        package_root = str(Path(__file__).resolve().parents[2])
+        if package_root not in _site_folders():
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             env=env, close_fds=True,
@@ -175,6 +179,13 @@ class _Child:
                     pass
         if self._proc is proc:
             self._proc = None
+
+
+def _site_folders() -> set[str]:
+    import site
+
+    folders = [*site.getsitepackages(), site.getusersitepackages()]
+    return {str(Path(f).resolve()) for f in folders}
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
