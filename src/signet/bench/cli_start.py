@@ -1,19 +1,10 @@
 """`signet bench cli`: how long the `signet` command takes as a whole process, start to exit.
 
-What a user (or a hook shelling out to `signet`) waits for is interpreter start, imports,
-argument parsing, the call and the output, not the in-process recall time the other benches
-report. So each sample here is one real subprocess, timed by the wall clock from spawn to exit:
-
-- `signet --version`, which should import almost nothing (target 150 ms);
-- `signet recall QUERY` against a running daemon (target 300 ms): the CLI checks /health, sends
-  the query over HTTP and prints the table. The daemon is a fresh workspace's own subprocess
-  (`signet daemon start --foreground`) holding a small synthetic corpus, with the embedder
-  chosen (`local`, the bundled model as installed by default, or `none`).
-
-The command is the installed `signet` script beside this interpreter when there is one (what
-users run), else `python -m signet`. The load average is recorded with the figures because the
-machine's load moves them more than anything else, and so is each process's CPU time (user +
-system, from the children's rusage), which load does not inflate.
+Each sample is one real subprocess timed from spawn to exit: `signet --version` (target 150
+ms) and `signet recall QUERY` against a fresh workspace's running daemon (target 300 ms). The
+command is the installed `signet` script when there is one, else `python -m signet`. The
+load average and each process's CPU time are recorded beside the wall figures, since load
+moves the wall time most.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """`signet bench dashboard`: the dashboard's weight and speed, in a real browser.
 
-A fresh workspace gets a daemon subprocess (`signet daemon start --foreground`, as users run
-it) holding `memories` memories (remembered over HTTP), and headless Chromium (Debian's
-/usr/bin/chromium driven by the playwright package; nothing is downloaded) logs in with
-`signet dashboard --print`'s link, as a person would. Measured:
-
-- first load, cold (a fresh browser profile: nothing cached) and warm (a reload: the static
-  files answer 304): bytes over the wire (the resources' transfer sizes, from the browser's
-  Resource Timing) and milliseconds from navigation to the memories list drawn;
-- the embeddings map's renderer at 10k and 100k points (and any other `--points`): the points
-  are generated in the page (four Gaussian clusters, coloured by category) and handed to the
-  same `Scatter` class the map page uses; timed are building its hover grid, one full frame
-  (the median of 10), and a hover lookup (the mean of 1,000);
-- with `--map-memories N`, the map page end to end on N real memories (remembered in-process
-  with the bundled local model before the daemon starts, which then serves them): from
-  clicking "Map" to the points drawn, through the daemon's projection (202 while it computes,
-  then the cached answer), and again once cached; the projection answer's bytes.
-
-Progress goes to stderr; the result is a dict (`--json`) or a short table.
+A fresh workspace's daemon holds `memories` memories, and headless Chromium (Debian's, driven
+by playwright, nothing downloaded) logs in through `signet dashboard --print`'s link. Measured:
+first load cold and warm (bytes over the wire, milliseconds to the memories list drawn); the
+embeddings map's renderer at 10k and 100k generated points (hover grid, one frame, one hover
+lookup); and with `--map-memories N` the map page end to end on real memories, before and
+after the projection is cached.
 """
 
 from __future__ import annotations

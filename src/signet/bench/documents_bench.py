@@ -1,17 +1,12 @@
-"""`signet bench ingest` and `signet bench projection`: document ingest throughput and the
-embedding projection's time, on generated data in a temporary workspace.
+"""`signet bench ingest` and `signet bench projection`, on generated data in a temporary
+workspace.
 
-ingest: a folder of `files` generated markdown notes (a heading and 3-12 paragraphs of the
-synthetic corpus's sentences each, ~1-4 KB) goes through the real path, as `signet ingest
-FOLDER` does it: register every file, then the document worker until the queue is empty
-(extract, chunk, embed with the configured embedder, the bundled model by default, index).
-Reports documents/s and chunks/s over the whole run, and the registration and worker phases.
-
-projection: `n` vectors (the bundled model's on the synthetic corpus would take minutes to
-make at 100k, so random unit vectors around 50 cluster centres in 384 dimensions stand in: the
-layout's cost depends on n and the dimensions, not on the meaning) are written as memories and
-embeddings, then `ProjectionService.compute` is timed for 2 and 3 dimensions: PCA always, and
-UMAP when the `viz` extra is installed.
+ingest: a folder of generated markdown notes goes the real way (`signet ingest FOLDER`:
+register every file, then the document worker until the queue is empty); documents/s and
+chunks/s, with the registration and worker phases. projection: `n` random unit vectors around
+50 centres (the layout's cost depends on size, not meaning) are stored, then
+`ProjectionService.compute` is timed in 2 and 3 dimensions (PCA, and UMAP with the `viz`
+extra).
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """A synthetic knowledge graph for the scale benchmark, so `full` recall has something to walk.
 
-Shape (seeded, deterministic):
-- `n_entities` entities with made-up two-word names ("Xanka Labs"); the first word always holds
-  an x or a y, letters the corpus vocabulary never uses, so a name is found only where it was
-  put. Each entity has one to three aspects ("work", "vehicles", ...).
-- each memory mentions one to three entities drawn by Zipf(1.0) over the entity ranks, so the
-  first ones are hubs with thousands of links, as a user's own entity is; the names are
-  appended to the memory's text, as a memory names what it is about;
-- per memory, through the audited path (graph/apply.py `apply_payload`, with the memory id):
-  the mentions, an attribute under one of the first entity's aspects (60% of memories, its
-  source is the memory), and a dependency between the first two entities (strength 0.3-1);
-- two more dependencies per entity towards Zipf-chosen others, so every walk has hops.
-
-Writing: one write transaction per 512 memories, `apply_payload` once per memory inside it.
-At 10k memories and 1k entities one transaction per memory (`SignetApp.apply_graph`) took
-1.1 ms per memory, batched 0.5 ms (the commit dominates): batched it is.
+Seeded and deterministic: `n_entities` made-up names (holding letters the corpus never uses),
+each with a few aspects; each memory mentions one to three entities drawn by Zipf(1.0), so the
+first are hubs, and through `apply_payload` gets its mentions, often an attribute and a
+dependency; each entity gets two more dependencies, so every walk has hops. Memories are
+written 512 to a transaction (the commit dominates a transaction per memory).
 """
 
 from __future__ import annotations

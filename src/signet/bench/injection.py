@@ -1,23 +1,11 @@
-"""The injection benchmark: every request through the exact code of the user-prompt-submit hook
-(signet/injection: same budget, same judge), after the same ingest as the retrieval benchmark.
+"""The injection benchmark: every request through the user-prompt-submit hook's own code (same
+budget, same judge), after the retrieval benchmark's ingest.
 
-Per tier or category, over the prompts about something stored:
-- **context hit**: the injected block holds a memory of the gold (a window of a gold session, an
-  evidence turn);
-- **tokens per injected prompt** (bundled tokenizer, over the prompts that injected anything) and
-  the injection rate;
-- **precision**: the share of injected memory lines that are relevant (from the gold).
-
-Negatives, each asked in every store and reported apart: the **easy** set (bundled
-negatives.json: programming questions against people's lives) and the **hard** sets made at
-bench time from the development halves (bench/hard_negatives.py: other conversations'
-questions, the other benchmark's requests). Their figure is the **false injection rate**: the
-share that injected anything.
-
-With `rows`, every prompt's candidates (recall's hits as the hook sees them) are kept with the
-judge's features (injection/judge.py) and their labels, for `signet bench inject-fit`, which
-fits the judge and its floor held out; the prompt and each candidate's text are kept beside
-them, so a judge over other facts of the pair can be fitted without asking recall again.
+Per tier or category: the context hit (a gold memory injected), tokens per injected prompt and
+the injection rate, and precision (the share of injected lines that are relevant). Easy
+negatives (negatives.json) and hard ones (bench/hard_negatives.py) are asked in every store
+and give the false injection rate. With `rows`, each prompt's candidates are kept with the
+judge's features, labels and texts for `signet bench inject-fit`.
 """
 
 from __future__ import annotations

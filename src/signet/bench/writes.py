@@ -1,18 +1,11 @@
 """Write-side speed, in process: ingest with the bundled model, and remember's latency at N.
 
-`bench_ingest` (`signet bench embed-ingest`) measures what "ingest" means once writes never
-wait for the model: memories written through `remember_many` *and* embedded by the embed
-worker, timed until the last vector is stored. With `write_path="deferred"` (the default) the
-worker runs on its own thread while the writes go on, as in the daemon, so the model (in
-onnxruntime, GIL released) and the write transactions overlap on two cores; `inline` embeds
-each batch before writing it, one after the other. Reported beside the wall figures: CPU
-seconds per memory (all threads of the process), which a loaded machine disturbs far less,
-and the model alone (texts embedded per CPU second on the same corpus).
-
-`bench_remember` (`signet bench remember`) fills a store with N memories on the deferred path
-(raw writes; their embed, extract and hints jobs stay queued, the worst case for the jobs
-table), then times single `remember` calls of new content: the raw write transaction a client
-waits for.
+`bench_ingest` (`signet bench embed-ingest`) times memories written through `remember_many`
+until the embed worker has stored the last vector; deferred writes overlap the model on its
+own thread, `inline` embeds each batch first. CPU seconds per memory and the model's texts
+per CPU second are reported beside the wall figures. `bench_remember` (`signet bench
+remember`) fills a store with N memories whose jobs stay queued, then times single
+`remember` calls: the raw write a client waits for.
 """
 
 from __future__ import annotations
