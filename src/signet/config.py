@@ -258,7 +258,7 @@ class EmbeddingConfig:
         " embeds before the write transaction, so remember returns with the vector stored.",
     )
     worker_processes: int = opt(
-        2, "local: child processes the embed worker runs the model in, each with a core and"
+        0, "local: child processes the embed worker runs the model in, each with a core and"
         " an interpreter lock of its own, so embedding never holds the lock the writes need"
         " (ingest on both cores); 0: in the worker's thread. Recall's query embedding stays"
         " in the daemon.", ge=0,

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from daemon_process import free_port, make_workspace
 
-AGENT_YAML = "embedding:\n  provider: local\n  workerProcesses: 2\n"
+AGENT_YAML = "embedding:\n  provider: local\n  worker_processes: 2\n"
 TOPICS = ["invoices", "bicycle repairs", "the garden", "tax returns", "a trip to Lisbon",
           "the kitchen tiles", "piano lessons", "the dentist"]
 QUERY = "where did we put the paperwork about invoices"
