@@ -476,9 +476,11 @@ def _spool_and_failures(cfg: Config, up: bool, fix: _Fixer) -> list[Check]:
                             f"read the .reason file beside each in {spool / 'failed'}; delete them once handled",
                             {"backlog": backlog, "failed": failed}))
     elif backlog:
-        checks.append(Check("spool", "warn" if up else "fail",
+        # Waiting captures are a consequence of a stopped daemon, which already fails its own
+        # check: one problem is counted once.
+        checks.append(Check("spool", "warn",
                             f"{backlog} capture(s) waiting for the daemon in {spool}"
-                            + (" (imported within 10 s)" if up else ""),
+                            + (" (imported within 10 s)" if up else " (imported when it starts)"),
                             None if up else fix("daemon", "start"), {"backlog": backlog, "failed": 0}))
     else:
         checks.append(Check("spool", "ok", "nothing waiting", data={"backlog": 0, "failed": 0}))
