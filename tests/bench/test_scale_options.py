@@ -142,3 +142,13 @@ def test_a_stopped_ingest_resumes_where_it_stopped(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 300
     again = perf.bench_recall(300, ("keyword",), **options)  # type: ignore[arg-type]
     assert again["reused"] == str(kept)
+
+
+def test_the_timing_waits_for_the_vector_graph_the_store_asks_for(tmp_path: Path) -> None:
+    # The graph is made on another thread; the timed searches must go through it, not the
+    # exact index that answers until it is ready.
+    data = perf.bench_recall(300, ("vector",), queries=4, embedder=HashEmbedder(32), entities=0,
+                             ann_min_vectors=200)
+    assert data["vector_graph"]["read_back"] is False and data["vector_graph"]["added"] == 300
+    assert 0 < data["vector_top10_overlap"] <= 1
+    assert "vector graph built (+300 -0 rows) before the timing" in perf.format_recall(data)

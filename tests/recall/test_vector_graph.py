@@ -1,8 +1,9 @@
 """Vector search above `embedding.ann_min_vectors`: an HNSW graph proposes, the stored vectors
 decide. Through the real store and the app: the graph's top 10 is the exact top 10, deleted and
 replaced vectors leave it, a scoped caller still gets the exact top k within its scope, and a
-restart reads the saved graph back instead of building it again. Below the threshold the
-exact index answers, as before."""
+restart reads the saved graph back instead of building it again. The graph is made on another
+thread: until it is ready the exact index answers, and no search waits for it. Below the
+threshold the exact index answers, as before."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import dataclasses
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from signet.app import SignetApp
 from signet.config import Config
 from signet.providers.hash_embedder import HashEmbedder
-from signet.recall.vectors import VectorSearch
+from signet.recall.vectors import StartBuild, VectorSearch
 from signet.store import embeddings as emb_sql
 from signet.types import Actor, MemoryFilters
 
@@ -78,6 +79,12 @@ def _nearest(app: SignetApp, query: str, k: int = 10,
         return reader.nearest(vector, filters or MemoryFilters(), k, -1.0)
 
 
+def _graph_ready(app: SignetApp) -> bool:
+    """Wait for the graph the first search asked for (searches themselves never wait)."""
+    assert app.vectors is not None
+    return app.vectors.wait_for_graph(app.store.reader(), timeout=120)
+
+
 def _exact(app: SignetApp) -> VectorSearch:
     assert app.embedder is not None
     return VectorSearch(app.embedder.model, app.embedder.dimensions)
@@ -94,6 +101,7 @@ def _exact_nearest(app: SignetApp, exact: VectorSearch, query: str, k: int = 10,
 def test_the_graph_answers_the_exact_top_10_with_exact_scores(workspace: Path) -> None:
     queries = _texts(40, 2)
     with _open(workspace) as app:
+        assert _graph_ready(app)
         exact = _exact(app)
         overlap = []
         for query in queries:
@@ -124,9 +132,9 @@ def test_a_small_store_keeps_the_exact_index(tmp_path: Path) -> None:
 
 def test_deleted_memories_and_vectors_leave_the_graph(workspace: Path) -> None:
     with _open(workspace) as app:
+        assert _graph_ready(app)
         query = "rotate token login budget invoice"
         top = _nearest(app, query, 5)
-        assert app.vectors is not None and app.vectors.approximate
         forgotten = top[0][0]
         app.forget(forgotten)
         assert forgotten not in {m for m, _ in _nearest(app, query, 5)}
@@ -149,6 +157,7 @@ def _vector_ids(app: SignetApp) -> set[int]:
 def test_a_scoped_caller_gets_the_exact_top_k_within_its_scope(workspace: Path) -> None:
     queries = _texts(10, 4)
     with _open(workspace) as app:
+        assert _graph_ready(app)
         exact = _exact(app)
         for project, held in (("alpha", N // 10), ("beta", N - N // 10 - 5), ("gamma", 5)):
             filters = MemoryFilters(project=project)
@@ -161,11 +170,11 @@ def test_a_scoped_caller_gets_the_exact_top_k_within_its_scope(workspace: Path) 
 
 def test_a_restart_reads_the_graph_back_and_adds_only_what_is_new(workspace: Path) -> None:
     saved = list(workspace.rglob("*.usearch"))
-    assert len(saved) == 1  # written at close, beside the database
+    assert len(saved) == 1  # written beside the database
     with _open(workspace) as app:
         app.remember_many([{"content": t} for t in _texts(7, 5)])
-        _nearest(app, "deploy server")
-        assert app.vectors is not None and app.vectors.approximate
+        assert _graph_ready(app)
+        assert app.vectors is not None
         assert app.vectors.last_catch_up == {"read_back": True, "added": 7, "removed": 0}
 
 
@@ -186,11 +195,37 @@ def test_a_graph_saved_for_another_database_is_built_again(tmp_path: Path) -> No
     for folder, seed in ((first, 6), (second, 7)):
         with _open(folder) as app:
             _fill(app, [{"content": t} for t in _texts(THRESHOLD + 100, seed)])
-            _nearest(app, "deploy server")
+            assert _graph_ready(app)
     mine, theirs = (next(f.rglob("*.usearch")) for f in (second, first))
     mine.write_bytes(theirs.read_bytes())
     with _open(second) as app:
-        _nearest(app, "deploy server")
+        assert _graph_ready(app)
         assert app.vectors is not None
         assert app.vectors.last_catch_up == {
             "read_back": False, "added": THRESHOLD + 100, "removed": 0}
+
+
+def test_searches_before_the_graph_is_ready_are_exact_and_do_not_wait(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # The build is handed to a runner the test holds: the searches below return while it has
+    # not even started, so they cannot have waited for it.
+    builds: list[Callable[[], None]] = []
+    held: StartBuild = builds.append
+    queries = _texts(10, 8)
+    with _open(workspace, threshold=N * 10) as app:  # the app's own index: always exact
+        assert app.embedder is not None and app.backend.file() is not None
+        exact = _exact(app)
+        graph = VectorSearch(app.embedder.model, app.embedder.dimensions,
+                             ann_min_vectors=THRESHOLD, ann_file=tmp_path / "graph.usearch",
+                             database=app.backend.file(), start_build=held)
+        want = [_exact_nearest(app, exact, q) for q in queries]
+        assert [_exact_nearest(app, graph, q) for q in queries] == want
+        assert len(builds) == 1 and not graph.approximate  # asked for once, not yet made
+        builds.pop()()  # the build, on this thread, while nothing else runs
+        assert graph.approximate and graph.last_catch_up["read_back"] is False
+        assert (tmp_path / "graph.usearch").exists()
+        got = [_exact_nearest(app, graph, q) for q in queries]
+        overlap = [len({m for m, _ in g} & {m for m, _ in w}) / 10
+                   for g, w in zip(got, want, strict=True)]
+        assert sum(overlap) / len(overlap) >= 0.99 and not builds

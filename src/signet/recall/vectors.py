@@ -13,10 +13,12 @@ only when the reading connection has seen a commit since its last look.
 From `ann_min_vectors` vectors on (`embedding.ann_min_vectors`; 0: never) the index is an HNSW
 graph instead (store/ann_index.py): it reads a few thousand rows instead of every row and
 rescores its shortlist exactly, so scores stay exact and only the top k's membership is
-approximate. It is kept in step incrementally, deletions included (the table's ids compared
-with the graph's), and saved beside the database (`ann_file`) after a build and at `close`, so
-a restart reads it back and adds only what changed. A caller whose filter admits few rows gets
-the exact top k within them (`nearest`).
+approximate. The graph is made (read back from `ann_file`, or built) on a thread of its own
+with a connection of its own, so no caller waits for it: searches stay exact until it is
+swapped in. It is kept in step incrementally, deletions included (the table's ids compared
+with the graph's), and saved beside the database after a build and at `close`, so a restart
+reads it back and adds only what changed. A caller whose filter admits few rows gets the exact
+top k within them (`nearest`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from signet.providers.embedder import Embedder
 from signet.store import embeddings as emb_sql
 from signet.store import memories as mem_sql
 from signet.store.ann_index import MAX_GRAPH_FETCH, HnswIndex
-from signet.store.connection import Connection
+from signet.store.connection import Connection, connect
 from signet.store.recall_reads import narrows
 from signet.store.vector_index import NumpyIndex, QuantizedIndex, VectorIndex
 from signet.types import MemoryFilters
@@ -54,17 +56,38 @@ RESAVE_SHARE = 0.1
 
 log = logging.getLogger(__name__)
 
+# Runs a job somewhere other than the calling thread (the graph's build).
+StartBuild = Callable[[Callable[[], None]], None]
+
+
+def in_thread(job: Callable[[], None]) -> None:
+    """The default `StartBuild`: a daemon thread (the graph's insertions release the GIL)."""
+    threading.Thread(target=job, name="signet-vector-graph", daemon=True).start()
+
+
+class _Closed(Exception):
+    """The index was closed while its graph was being made."""
+
 
 class VectorSearch:
     def __init__(
         self, model: str, dimensions: int, index: IndexKind = "quantized", *,
-        ann_min_vectors: int = 0, ann_file: Path | None = None,
+        ann_min_vectors: int = 0, ann_file: Path | None = None, database: Path | None = None,
+        start_build: StartBuild = in_thread,
     ) -> None:
         self.model = model
         self.dimensions = dimensions
         self.kind = index
         self.ann_min_vectors = ann_min_vectors
         self.ann_file = ann_file
+        # The graph is made on another thread, with its own connection to `database`; without
+        # a database file, by the search that crosses the threshold.
+        self._database = database
+        self._start_build = start_build
+        self._build: Literal["idle", "running", "failed"] = "idle"
+        self._built = threading.Event()  # set while no build is running
+        self._built.set()
+        self._closed = False
         self._unsaved = 0  # graph rows added or removed since it was last saved
         # How the graph was made when the store crossed the threshold (or the process
         # started above it): read back from `ann_file` or built, and the rows it then took.
@@ -118,7 +141,7 @@ class VectorSearch:
             ann_file = database.with_name(
                 f"{database.stem}.vectors-{slug}-{embedder.dimensions}.usearch")
         return cls(embedder.model, embedder.dimensions, config.index,
-                   ann_min_vectors=config.ann_min_vectors, ann_file=ann_file)
+                   ann_min_vectors=config.ann_min_vectors, ann_file=ann_file, database=database)
 
     @property
     def approximate(self) -> bool:
@@ -135,9 +158,12 @@ class VectorSearch:
 
     def _catch_up(self, conn: Connection, marker: tuple[int, int]) -> None:
         if self._wants_graph(marker[1]):
-            self._catch_up_graph(conn, marker)
-            self._marker = marker
-            return
+            if self.approximate or self._database is None:
+                self._catch_up_graph(conn, marker)
+                self._marker = marker
+                return
+            # The exact index answers (and is kept in step below) until the graph is ready.
+            self._begin_build()
         max_id, count = self._marker
         reload = len(self._index) == 0 or marker[0] < max_id or self.approximate
         if reload or marker[1] != count + emb_sql.count_since(conn, max_id):
@@ -154,31 +180,98 @@ class VectorSearch:
 
     def _catch_up_graph(self, conn: Connection, marker: tuple[int, int]) -> None:
         """Bring the graph in step with the table: appended rows only, when the marker says so;
-        otherwise the table's ids and the graph's compared (deletions, replacements, a graph
-        read back from its file). A graph is made (read from `ann_file`, or built) when the
-        store first crosses the threshold."""
+        otherwise the table's ids and the graph's compared (deletions, replacements). Without
+        a database file to build from on another thread, the graph is made here."""
         graph = self._index
-        if isinstance(graph, HnswIndex):
-            max_id, count = self._marker
-            if marker[0] >= max_id and marker[1] == count + emb_sql.count_since(conn, max_id):
-                before = len(graph)
-                self._loaded_max = self._load_new(conn, graph, self._loaded_max)
-                self._changed(len(graph) - before)
-                return
-            self._changed(sum(self._reconcile(conn, graph)))
+        if not isinstance(graph, HnswIndex):
+            self._swap(*self._made_graph(conn))
             return
-        # Made aside and swapped in whole, as a full reload is.
+        max_id, count = self._marker
+        if marker[0] >= max_id and marker[1] == count + emb_sql.count_since(conn, max_id):
+            before = len(graph)
+            self._loaded_max = self._load_new(conn, graph, self._loaded_max)
+            self._changed(len(graph) - before)
+            return
+        removed, added, self._loaded_max = self._reconcile(conn, graph)
+        self._changed(removed + added)
+
+    def _begin_build(self) -> None:
+        """Start making the graph elsewhere (`start_build`), once; a failed build is not
+        tried again by this process (its searches stay exact)."""
+        if self._build != "idle" or self._closed:
+            return
+        self._build = "running"
+        self._built.clear()
+        try:
+            self._start_build(self._build_graph)
+        except BaseException:
+            self._build = "failed"
+            self._built.set()
+            raise
+
+    def _build_graph(self) -> None:
+        """The build job: the graph made on a connection of its own, then swapped in."""
+        assert self._database is not None
+        try:
+            conn = connect(self._database)
+            try:
+                made = self._made_graph(conn)
+            finally:
+                conn.close()
+            with self._lock:
+                self._swap(*made)
+        except _Closed:
+            pass
+        except Exception:  # searches stay exact; the next process tries again
+            log.exception("could not make the vector graph; vector search stays exact")
+            self._build = "failed"
+        finally:
+            if self._build == "running":
+                self._build = "idle"
+            self._built.set()
+
+    def _made_graph(
+        self, conn: Connection
+    ) -> tuple[HnswIndex, tuple[int, int], int, dict[str, object]]:
+        """A graph in step with the table as of the marker read first: read back from
+        `ann_file` (when it holds this table's vectors) and brought up to date, or built; saved
+        when that changed much of it. The graph, that marker, the last id it loaded, and how
+        it was made."""
+        marker = emb_sql.change_marker(conn)
         graph = HnswIndex(self.dimensions, self._exact_rows)
         loaded = self.ann_file is not None and graph.load(self.ann_file)
         if loaded and not self._agrees(conn, graph):
             graph, loaded = HnswIndex(self.dimensions, self._exact_rows), False
-        removed, added = self._reconcile(conn, graph)
-        self._index = graph
-        self._unsaved = 0
-        self.last_catch_up = {"read_back": loaded, "added": added, "removed": removed}
-        self._changed(removed + added)
+        removed, added, top = self._reconcile(conn, graph)
+        unsaved = removed + added
+        if unsaved and unsaved >= RESAVE_SHARE * max(len(graph), 1) and self._saved(graph):
+            unsaved = 0
+        how: dict[str, object] = {
+            "read_back": loaded, "added": added, "removed": removed, "unsaved": unsaved}
+        return graph, marker, top, how
+
+    def _swap(self, graph: HnswIndex, marker: tuple[int, int], top: int,
+              how: dict[str, object]) -> None:
+        """Search through `graph` from now on (under the lock), unless the store shrank below
+        the threshold meanwhile or the index was closed."""
+        if self._closed or not self._wants_graph(marker[1]):
+            return
+        self._index, self._marker, self._loaded_max = graph, marker, top
+        unsaved = how.pop("unsaved")
+        assert isinstance(unsaved, int)
+        self._unsaved = unsaved
+        self.last_catch_up = how
         log.info("vector search through an HNSW graph: %d vectors (%s)", len(graph),
-                 "read back and brought up to date" if loaded else "built")
+                 "read back and brought up to date" if how["read_back"] else "built")
+
+    def wait_for_graph(self, conn: Connection, timeout: float | None = None) -> bool:
+        """Sync with the table and wait (at most `timeout` seconds) for a graph being made;
+        whether searches now go through the graph. For benchmarks and tests: searches never
+        wait for it."""
+        self.sync(conn)
+        self._built.wait(timeout)
+        self.sync(conn)
+        return self.approximate
 
     def _agrees(self, conn: Connection, graph: HnswIndex, sample: int = 64) -> bool:
         """A graph read back holds this table's vectors under the ids both hold (a sample)."""
@@ -189,9 +282,9 @@ class VectorSearch:
         found, rows = emb_sql.vectors_by_id(conn, picked.tolist(), self.dimensions)
         return graph.agrees(found, rows)
 
-    def _reconcile(self, conn: Connection, graph: HnswIndex) -> tuple[int, int]:
+    def _reconcile(self, conn: Connection, graph: HnswIndex) -> tuple[int, int, int]:
         """Remove the graph's ids the table no longer holds, add the table's the graph lacks;
-        how many it removed and added."""
+        how many it removed and added, and the last id it holds."""
         table = emb_sql.current_ids(conn, self.model, self.dimensions)
         held = graph.ids()
         gone = np.setdiff1d(held, table, assume_unique=True)
@@ -206,9 +299,8 @@ class VectorSearch:
                 conn, older[start : start + LOAD_STEP].tolist(), self.dimensions)
             if len(found):
                 graph.add(found.tolist(), rows)
-        self._loaded_max = self._load_new(conn, graph, top) if len(new) else top
-        self._loaded_max = max(self._loaded_max, int(table[-1]) if len(table) else 0)
-        return len(gone), len(new)
+        loaded = self._load_new(conn, graph, top) if len(new) else top
+        return len(gone), len(new), max(loaded, int(table[-1]) if len(table) else 0)
 
     def _changed(self, rows: int) -> None:
         """Count graph changes; save the graph once enough of it changed since the last save."""
@@ -218,18 +310,25 @@ class VectorSearch:
 
     def _save(self) -> None:
         graph = self._index
-        if self.ann_file is None or not isinstance(graph, HnswIndex):
-            return
+        if isinstance(graph, HnswIndex) and self._saved(graph):
+            self._unsaved = 0
+
+    def _saved(self, graph: HnswIndex) -> bool:
+        """Write `graph` to `ann_file`; whether it was written."""
+        if self.ann_file is None:
+            return False
         try:
             graph.save(self.ann_file)
         except OSError as e:  # a read-only or full disk costs a rebuild later, never a search
             log.warning("could not save the vector graph to %s: %s", self.ann_file, e)
-            return
-        self._unsaved = 0
+            return False
+        return True
 
     def close(self) -> None:
-        """Save the graph if it changed since it was last saved (so the next start reads it
-        back instead of building it)."""
+        """Stop a graph being made (at its next step) and save the graph if it changed since
+        it was last saved (so the next start reads it back instead of building it)."""
+        self._closed = True
+        self._built.wait()
         with self._lock:
             if self._unsaved:
                 self._save()
@@ -237,6 +336,8 @@ class VectorSearch:
     def _load_new(self, conn: Connection, index: VectorIndex, after_id: int) -> int:
         """Add the vectors above `after_id` to `index`, a step at a time; the last id loaded."""
         while True:
+            if self._closed:
+                raise _Closed
             ids, matrix = emb_sql.load_since(conn, self.model, self.dimensions, after_id, LOAD_STEP)
             if not ids:
                 return after_id
