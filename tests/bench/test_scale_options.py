@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from signet.bench import perf
+from signet.bench import perf, vector_graph
 from signet.providers.embedder import make_embedder
 from signet.providers.hash_embedder import HashEmbedder
 
@@ -152,3 +152,19 @@ def test_the_timing_waits_for_the_vector_graph_the_store_asks_for(tmp_path: Path
     assert data["vector_graph"]["read_back"] is False and data["vector_graph"]["added"] == 300
     assert 0 < data["vector_top10_overlap"] <= 1
     assert "vector graph built (+300 -0 rows) before the timing" in perf.format_recall(data)
+
+
+def test_the_vector_graph_bench_measures_a_kept_store_and_saves_its_graph(tmp_path: Path) -> None:
+    kept = tmp_path / "store"
+    perf.bench_recall(300, ("keyword",), queries=2, embedder=HashEmbedder(32), entities=0,
+                      keep=kept, embedder_name="hash-32")
+    first = vector_graph.run(kept, [100], [128, 256], 6, lambda _: None)
+    assert list(first["sizes"]) == ["100", "300"] and first["queries"] == 6
+    whole = first["sizes"]["300"]
+    assert whole["graph"] == "built" and 0 < whole["ef_256"]["overlap"] <= 1
+    assert whole["exact_cpu_ms"]["p95"] > 0 and whole["ef_128"]["cpu_ms"]["p50"] > 0
+    # The whole store's graph is saved where the daemon looks, and read back the next time.
+    assert len(list(kept.rglob("*.usearch"))) == 1
+    again = vector_graph.run(kept, [], [128], 6, lambda _: None)
+    assert again["sizes"]["300"]["graph"] == "read back"
+    assert "ef 128: overlap " in vector_graph.format_result(again)

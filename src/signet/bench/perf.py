@@ -161,6 +161,21 @@ def scale_embedders(name: str) -> tuple[Embedder | str, Embedder | None, str]:
     raise ValueError(f"unknown scale embedder {name!r} (local, hash)")
 
 
+def scale_inputs(
+    n: int, entities: int, queries: int
+) -> tuple[list[str], graph_corpus.SyntheticGraph | None, list[str]]:
+    """The scale bench's corpus of `n` memories (with their entities' names when `entities` >
+    0), its knowledge graph's plan, and its `queries`."""
+    corpus = synthetic_corpus(n)
+    graph = graph_corpus.plan_graph(n, entities) if entities > 0 else None
+    if graph is not None:
+        corpus = [text + graph.suffix(i) for i, text in enumerate(corpus)]
+    asked = synthetic_queries(corpus, queries)
+    if graph is not None:
+        asked = with_entity_names(asked, graph)
+    return corpus, graph, asked
+
+
 def with_entity_names(
     queries: Sequence[str], graph: graph_corpus.SyntheticGraph, seed: int = 19
 ) -> list[str]:
@@ -194,13 +209,7 @@ def bench_recall(
     when the store holds hash vectors) is timed embedding each query alone, apart from recall.
     With `store_url` the store is that (empty) PostgreSQL database (`keep` is not offered
     there), and the server's CPU is measured beside the process's (bench/server_cpu.py)."""
-    corpus = synthetic_corpus(n)
-    graph = graph_corpus.plan_graph(n, entities) if entities > 0 else None
-    if graph is not None:
-        corpus = [text + graph.suffix(i) for i, text in enumerate(corpus)]
-    asked = synthetic_queries(corpus, queries)
-    if graph is not None:
-        asked = with_entity_names(asked, graph)
+    corpus, graph, asked = scale_inputs(n, entities, queries)
     result: dict[str, Any] = {"n": n, "queries": len(asked),
                               "backend": "postgres" if store_url else "sqlite"}
     if ann_min_vectors is not None:

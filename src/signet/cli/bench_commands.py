@@ -557,6 +557,39 @@ def scale(
 
 
 
+@bench.command(name="vector-graph")
+@click.option("--db", "folder", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A store kept by `signet bench scale --db`.")
+@click.option("--sizes", default="", help="A comma list of store sizes (the first N vectors)"
+              " measured besides the whole store, e.g. 25000,50000.")
+@click.option("--ef", "efs", default="128,256,512", show_default=True,
+              help="A comma list of the graph's search widths.")
+@click.option("--queries", type=int, default=300, show_default=True)
+@_json
+@click.pass_context
+def vector_graph(
+    ctx: click.Context, folder: Path, sizes: str, efs: str, queries: int, as_json: bool
+) -> None:
+    """The HNSW graph against the exact search on a kept scale store: per size and ef, the
+    top-10 overlap with the exact top 10 and the CPU per search of both; the build CPU."""
+    from signet.bench import vector_graph as bench_graph
+
+    _setup_threads()
+    try:
+        sized = [int(s) for s in sizes.split(",") if s.strip()]
+        widths = [int(e) for e in efs.split(",") if e.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("comma lists of integers") from exc
+    if not (folder / "bench-scale.json").exists():
+        raise click.BadParameter("not a store kept by `signet bench scale --db`",
+                                 param_hint="--db")
+    if queries < 1 or not widths or min(widths + sized + [1]) < 1:
+        raise click.BadParameter("positive queries, sizes and search widths")
+    data = bench_graph.run(folder, sized, widths, queries, _progress)
+    _emit(ctx, as_json, data, bench_graph.format_result(data))
+
+
 @bench.command()
 @click.option("--clients", default="10,50", show_default=True,
               help="Concurrent clients, a comma list: one run (and one daemon) per count.")

@@ -65,6 +65,12 @@ def in_thread(job: Callable[[], None]) -> None:
     threading.Thread(target=job, name="signet-vector-graph", daemon=True).start()
 
 
+def graph_file(database: Path, model: str, dimensions: int) -> Path:
+    """Where the HNSW graph of `model`'s vectors in `database` is saved: beside it."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+    return database.with_name(f"{database.stem}.vectors-{slug}-{dimensions}.usearch")
+
+
 class _Closed(Exception):
     """The index was closed while its graph was being made."""
 
@@ -137,9 +143,7 @@ class VectorSearch:
         `database` file (none for a shared database)."""
         ann_file = None
         if database is not None:
-            slug = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder.model)
-            ann_file = database.with_name(
-                f"{database.stem}.vectors-{slug}-{embedder.dimensions}.usearch")
+            ann_file = graph_file(database, embedder.model, embedder.dimensions)
         return cls(embedder.model, embedder.dimensions, config.index,
                    ann_min_vectors=config.ann_min_vectors, ann_file=ann_file, database=database)
 

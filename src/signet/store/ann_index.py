@@ -42,12 +42,17 @@ MAX_GRAPH_FETCH = 4096
 class HnswIndex:
     """usearch HNSW over unit vectors (cosine), keyed by embedding id; exact rescoring."""
 
-    def __init__(self, dimensions: int, exact_rows: ExactRows) -> None:
+    def __init__(
+        self, dimensions: int, exact_rows: ExactRows, expansion_search: int = EXPANSION_SEARCH
+    ) -> None:
         from usearch.index import Index  # imported where used: only large stores need it
 
         if dimensions <= 0:
             raise InvalidInput("dimensions must be positive")
         self.dimensions = dimensions
+        # Candidates kept while searching (ef): the overlap with the exact top k against the
+        # time, measured by `signet bench vector-graph`.
+        self.expansion_search = expansion_search
         self._exact_rows = exact_rows
         self._graph = Index(
             ndim=dimensions, metric="cos", dtype="i8", connectivity=CONNECTIVITY,
@@ -104,7 +109,8 @@ class HnswIndex:
             if len(self._graph) == 0:
                 return []
             # usearch types the property read-only although it has a setter.
-            self._graph.expansion_search = max(EXPANSION_SEARCH, fetch)  # type: ignore[misc]
+            self._graph.expansion_search = max(  # type: ignore[misc]
+                self.expansion_search, fetch)
             found = self._graph.search(q, min(fetch, len(self._graph)), threads=1)
             keys = np.asarray(found.keys, dtype=np.int64).reshape(-1)
         return self._rescored(q, k, keys)
