@@ -16,6 +16,7 @@ import pytest
 
 from signet.errors import MigrationTampered, SchemaTooNew
 from signet.store.postgres import migrate
+from signet.store.postgres import vectors as pg_vectors
 from signet.store.postgres.core import PostgresCore
 from signet.types import MemoryFilters
 
@@ -62,6 +63,7 @@ def test_daemons_starting_at_once_migrate_once(pg_url: str) -> None:
 
 _WORKER = """
 import json, sys
+from signet.store.postgres import vectors as pg_vectors
 from signet.store.postgres.core import PostgresCore
 core = PostgresCore.open(sys.argv[1], max_size=1)
 done = []
@@ -115,6 +117,14 @@ def test_vector_search_has_an_hnsw_index_and_rescores_exactly(pg_url: str) -> No
         for i in exact:
             assert by_content[f"memory number {i}"] == pytest.approx(float(vectors[i] @ query),
                                                                      abs=1e-6)
+        # The statement can walk the index (its expression and predicate match it): with
+        # sequential scans priced out, the plan goes through it, scoped or not.
+        for filters in (MemoryFilters(), MemoryFilters(project="alpha")):
+            with psycopg.connect(pg_url) as conn, conn.transaction():
+                conn.execute("SET LOCAL enable_seqscan = off")
+                sql, params = pg_vectors.statement(conn, query, "m", filters, 5)
+                plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params))
+            assert "Index Scan using embeddings_hnsw_16" in plan, plan
     finally:
         core.close()
 

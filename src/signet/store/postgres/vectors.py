@@ -55,25 +55,34 @@ def search(
 ) -> list[tuple[str, float]]:
     if limit <= 0:
         return []
+    with conn.transaction():
+        rows = conn.execute(*statement(conn, query, model, filters, limit)).fetchall()
+    return [(str(r[0]), float(r[1])) for r in rows]
+
+
+def statement(
+    conn: psycopg.Connection, query: np.ndarray, model: str, filters: MemoryFilters, limit: int
+) -> tuple[str, list[object]]:
+    """The search's statement and parameters, its HNSW settings made (inside a transaction):
+    the shortlist ordered by the indexed `halfvec` expression, so the planner can walk the
+    HNSW index, then rescored by the exact distance."""
     dims = int(np.asarray(query).shape[-1])
     where, params = filter_sql(filters)
     shortlist = max(MIN_SHORTLIST, SHORTLIST_FACTOR * limit)
     text = literal(query)
-    with conn.transaction():
-        # ef_search at twice the shortlist: HNSW's recall of the true top k grows with the
-        # candidates it keeps (docs/benchmarks.md, "Store backends", measures the overlap).
-        conn.execute(f"SET LOCAL hnsw.ef_search = {min(2 * shortlist, 1000)}")
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        rows = conn.execute(
-            "WITH shortlist AS ("
-            " SELECT e.content_hash, e.vector FROM embeddings e"
-            f" WHERE e.dimensions = {dims} AND e.model = %s AND NOT e.stale"
-            f" AND EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash"
-            f" AND {where})"
-            f" ORDER BY e.vector::halfvec({dims}) <=> %s::halfvec({dims}) LIMIT %s)"
-            " SELECT m.id, 1 - (s.vector <=> %s::vector) AS score FROM shortlist s"
-            f" JOIN memories m ON m.content_hash = s.content_hash AND {where}"
-            " ORDER BY score DESC, m.id LIMIT %s",
-            [model, *params, text, shortlist, text, *params, limit],
-        ).fetchall()
-    return [(str(r[0]), float(r[1])) for r in rows]
+    # ef_search at twice the shortlist: HNSW's recall of the true top k grows with the
+    # candidates it keeps (docs/benchmarks.md, "Store backends", measures the overlap).
+    conn.execute(f"SET LOCAL hnsw.ef_search = {min(2 * shortlist, 1000)}")
+    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    sql = (
+        "WITH shortlist AS ("
+        " SELECT e.content_hash, e.vector FROM embeddings e"
+        f" WHERE e.dimensions = {dims} AND e.model = %s AND NOT e.stale"
+        f" AND EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash"
+        f" AND {where})"
+        f" ORDER BY e.vector::halfvec({dims}) <=> %s::halfvec({dims}) LIMIT %s)"
+        " SELECT m.id, 1 - (s.vector <=> %s::vector) AS score FROM shortlist s"
+        f" JOIN memories m ON m.content_hash = s.content_hash AND {where}"
+        " ORDER BY score DESC, m.id LIMIT %s"
+    )
+    return sql, [model, *params, text, shortlist, text, *params, limit]
