@@ -229,3 +229,13 @@ def test_searches_before_the_graph_is_ready_are_exact_and_do_not_wait(
         overlap = [len({m for m, _ in g} & {m for m, _ in w}) / 10
                    for g, w in zip(got, want, strict=True)]
         assert sum(overlap) / len(overlap) >= 0.99 and not builds
+        graph.close()
+        # Closed before its build ran: close does not wait for it, and the build, run late,
+        # neither builds nor saves anything.
+        late = VectorSearch(app.embedder.model, app.embedder.dimensions,
+                            ann_min_vectors=THRESHOLD, ann_file=tmp_path / "late.usearch",
+                            database=app.backend.file(), start_build=held)
+        assert _exact_nearest(app, late, queries[0]) == want[0]
+        late.close()
+        builds.pop()()
+        assert not late.approximate and not (tmp_path / "late.usearch").exists()

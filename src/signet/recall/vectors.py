@@ -90,8 +90,8 @@ class VectorSearch:
         # a database file, by the search that crosses the threshold.
         self._database = database
         self._start_build = start_build
-        self._build: Literal["idle", "running", "failed"] = "idle"
-        self._built = threading.Event()  # set while no build is running
+        self._build: Literal["idle", "scheduled", "running", "failed"] = "idle"
+        self._built = threading.Event()  # set while no build is scheduled or running
         self._built.set()
         self._closed = False
         self._unsaved = 0  # graph rows added or removed since it was last saved
@@ -204,7 +204,7 @@ class VectorSearch:
         tried again by this process (its searches stay exact)."""
         if self._build != "idle" or self._closed:
             return
-        self._build = "running"
+        self._build = "scheduled"
         self._built.clear()
         try:
             self._start_build(self._build_graph)
@@ -216,6 +216,12 @@ class VectorSearch:
     def _build_graph(self) -> None:
         """The build job: the graph made on a connection of its own, then swapped in."""
         assert self._database is not None
+        with self._lock:
+            if self._closed:
+                self._build = "idle"
+                self._built.set()
+                return
+            self._build = "running"
         try:
             conn = connect(self._database)
             try:
@@ -331,8 +337,11 @@ class VectorSearch:
     def close(self) -> None:
         """Stop a graph being made (at its next step) and save the graph if it changed since
         it was last saved (so the next start reads it back instead of building it)."""
-        self._closed = True
-        self._built.wait()
+        with self._lock:
+            self._closed = True
+            running = self._build == "running"
+        if running:  # a build never started (its runner gone) is not waited for
+            self._built.wait()
         with self._lock:
             if self._unsaved:
                 self._save()
