@@ -1,39 +1,16 @@
 """A calibrated confidence per recall result: how likely it is to be what the query asks for.
 
-Fused scores rank; they do not say whether anything relevant was found at all: reciprocal rank
-fusion gives the best of a store with nothing about "kubernetes cluster autoscaling" the same
-score as the best of a store full of it. Confidence is absolute. It reads two facts about the
-result itself, each in [0, 1]:
+Fused scores only rank: RRF gives the best result of a store with nothing relevant the same score as
+the best of a store full of answers. Confidence is absolute: a logistic model over two features of
+the result, `coverage` (the IDF-weighted share of the query's COVERAGE_TERMS most informative stems
+found in the memory) and `cosine` (query to memory, or to its source's closest member; clipped at 0,
+absent without an embedder). It was fitted on labelled top-ten results of LoCoMo and MemAware plus
+the stored-nothing queries in `signet/bench/negatives.json`, so 0.3 means about 30% of results like
+this one were gold; `signet bench confidence` refits it.
 
-- `coverage`: how much of the query's information its words hold: the IDF-weighted share of the
-  query's most informative terms (at most COVERAGE_TERMS of them) found among the memory's words
-  (a light suffix-stripping stem, so "owners" meets "owner");
-- `cosine`: the cosine between the query's and the memory's vectors (its source's closest
-  member for a session or document), clipped at 0; absent without an embedder.
-
-and maps them through a logistic model fitted on labelled recall results:
-
-    confidence = 1 / (1 + exp(-(bias + w_cos * cosine + w_cov * coverage)))
-
-The labels: the top ten results of the default mode on the development halves of LoCoMo and
-MemAware (1 when the result is a gold evidence turn or session of the question), and the results
-of the queries about nothing stored in `signet/bench/negatives.json` (all 0). So a confidence of
-0.3 means: among results that looked like this one on those data, about 30% were a gold answer.
-Because a question usually has one or two gold results among ten (6.5% of the labelled results
-are gold), the values are modest: a result holding every informative word of the query at
-cosine 0.6 has 0.45, one holding none at cosine 0.3 has 0.014.
-
-Other features were measured and left out because they did not hold up on data they were not
-fitted on (docs/benchmarks.md, "The confidence floor"): whether both the lexical and the dense
-channel found the result, its rank, its margin to the best result of the query, the
-conversation context that lifted it, and the memory's length.
-`signet bench confidence` refits the coefficients and prints the floor's trade-off
-(docs/benchmarks.md).
-
-`AGENT_MIN_CONFIDENCE` is the floor agent-facing surfaces (MCP memory_search) apply by default,
-so an agent is not handed noise (the prompt hook gates on cosines, and on this confidence only
-without vectors: hooks.min_relevance); people's surfaces (CLI, HTTP) show everything
-unless asked (`min_confidence`). This module imports nothing heavy: hooks may import it.
+`AGENT_MIN_CONFIDENCE` is the default floor of agent-facing surfaces (MCP memory_search); the CLI
+and HTTP show everything unless asked (`min_confidence`). Nothing heavy is imported: hooks may
+import this module.
 """
 
 from __future__ import annotations
@@ -44,18 +21,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-# Fitted by `signet bench confidence` on 2026-12-01 18:30 (the keyword mode and hybrid on the
-# dev halves of LoCoMo and MemAware and the negative queries; docs/benchmarks.md has the run,
-# its trade-off and its held-out figures). The coefficients of 15:35 were fitted before the
-# cosine took a source's closest member and before context stopped lending lexical evidence:
-# against today's evidence they weighed cosine at 1.44 where it carries 4.28, which is why the
-# old floor dropped a quarter of LoCoMo's true answers (answer turns close in meaning that hold
-# few of the question's words). Refit whenever what the evidence measures changes.
+# Fitted by `signet bench confidence` (the keyword mode and hybrid on the dev halves of LoCoMo and
+# MemAware and the negative queries; docs/benchmarks.md has its held-out figures). Refit whenever
+# what the features measure changes: coefficients fitted on other evidence misweigh the cosine.
 WITH_COSINE = (-5.532, 4.279, 2.755)  # bias, w_cos, w_cov
 WITHOUT_COSINE = (-4.102, 0.0, 3.655)  # keyword mode: coverage alone
-# The floor for agent-facing surfaces, from that trade-off table: with `hybrid` it removes
-# 99.9% of the noise results on LoCoMo and 85% on MemAware, and drops 9.6% / 5.1% of the true
-# answers (the old model's 0.05: 99.6% / 79% of the noise, 19% / 12% of the answers).
+# The floor for agent-facing surfaces, from the fit's trade-off table: with `hybrid` it removes
+# 99.9% of the noise results on LoCoMo and 85% on MemAware, and drops 9.6% / 5.1% of the answers.
 AGENT_MIN_CONFIDENCE = 0.03
 COVERAGE_TERMS = 8
 

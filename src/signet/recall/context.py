@@ -1,30 +1,11 @@
 """Conversation context: a memory's evidence spills over to its neighbours in the same session.
 
-A turn of a conversation often carries little on its own: "Yes, I went last week!" answers a
-question asked in the turn before, and the words a later query uses are in that question, not in
-the answer. So recall treats memories written one after another in one conversation as
-neighbours, and lets a channel's score for a memory lift its neighbours a little:
-
-    score'(m) = score(m) + weight * max(score(n) for n in neighbours(m))
-
-with scores taken relative to the channel's best, so the lift means the same in every channel.
-The neighbour itself keeps its own evidence too; a memory that matches on its own and sits next
-to a match rises above either alone.
-
-Who counts as a neighbour is a generic rule, not a benchmark's: the memory written just before
-and the one just after, by the same agent, in the same conversation — the same `session_id`, or
-the same `source_id` — and only when their event times (`event_at`, else `created_at`) are at
-most NEIGHBOUR_GAP apart, so the last turn of one day's conversation is not read as context for
-the first turn of the next. Memories with neither a session nor a source share no conversation
-with anything: two notes remembered a minute apart are not context for each other. Deleted
-memories are skipped over.
-
-Who is whose neighbour is read by the store (store/neighbours.py on SQLite, the PostgreSQL
-recall reads beside it), and both sides choose by `store.neighbours.chosen`.
-
-The lift is context, not the channel's own evidence: recall fuses the lifted ranking but reports
-a memory's lexical and semantic scores as the channels found them, and the lift apart as
-`context` (`lifts`).
+A turn such as "Yes, I went last week!" answers the turn before it, and a later query's words are in
+that question. So a channel's score for a memory lifts its neighbours: score'(m) = score(m) + weight
+* max(relative score of its neighbours). Neighbours are the memories written just before and after
+by the same agent in the same `session_id` or `source_id`, at most NEIGHBOUR_GAP apart in event
+time; memories with neither share no context. The store chooses them (`store.neighbours.chosen`).
+Recall reports the lift apart as `context`, never as the memory's own lexical or semantic evidence.
 """
 
 from __future__ import annotations
@@ -48,9 +29,8 @@ def with_context(
 ) -> list[tuple[str, float]]:
     """The ranking re-scored with each memory's best neighbour's relative score, best first.
 
-    Scores are first scaled to [0, 1] between the channel's worst and best candidate, so BM25
-    (unbounded) and cosine (crowded near its top) lend the same kind of lift. Neighbours of
-    ranked memories that the channel did not find join with the lift alone."""
+    Scores are scaled to [0, 1] between the channel's worst and best candidate, so BM25 and cosine
+    lend the same kind of lift; neighbours the channel did not find join with the lift alone."""
     if not ranking or weight <= 0:
         return list(ranking)
     scores = [score for _, score in ranking]

@@ -1,16 +1,13 @@
-"""Post-fusion dampening: three corrections after fusion, before sort.
+"""Post-fusion corrections, applied before the sort.
 
-- gravity (x0.5): a result found by meaning with high cosine but sharing not one query term with
-  its content is often a generic "gravity well" that sits near every query; pull it down.
-- hub (x0.7): a result whose linked entities are all hubs (degree above the P90 of the graph)
-  says little specific; the graph layer supplies which memories those are.
-- superseded (x0.3): a memory a later one replaced on the same subject ("we now use MongoDB"
-  after "we decided to use PostgreSQL"; the link is set by the extraction worker,
-  pipeline/supersession.py) stays findable, below what is current.
-- resolution (x1.2): constraints, decisions and date-anchored memories resolve questions, so
-  they rise; returned apart as `boost`, so recall can bound it with the other boosts (it never
-  lifts a memory over a clearly better match, recall/scoring.py).
-Gravity, hub and resolution are toggled by DampeningConfig; a superseded memory is always damped.
+- gravity: a high-cosine result sharing no query term with its content sits near every query; its
+  score is multiplied by `gravity_factor`.
+- hub: a result whose linked entities are all graph hubs says little specific (`hub_factor`).
+- superseded: a memory a later one replaced stays findable, below what is current
+  (SUPERSEDED_FACTOR, always on).
+- resolution: constraints, decisions and date-anchored memories resolve questions; returned apart as
+  `boost` so recall bounds it with the other boosts (recall/scoring.py). DampeningConfig toggles
+  gravity, hub and resolution.
 """
 
 from __future__ import annotations

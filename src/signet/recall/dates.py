@@ -1,13 +1,9 @@
 """Dates named in a query, as time ranges for the "dated" recall channel.
 
-"What did Nate do for Joanna on 25 May, 2022?" names when, and a memory's `event_at` (else its
-`created_at`) says when it happened; the words of such a query rarely match the memory's words
-well enough on their own ("did", "do" carry nothing). So recall runs the lexical search a second
-time restricted to the named day (or month), and that ranking is one more channel in fusion.
-
-Recognised, case-insensitive: ISO dates (2022-05-25), "25 May 2022" / "25th of May, 2022",
-"May 25, 2022" / "May 25th 2022", and a month with a year ("May 2022", a whole month). A day
-and month without a year, or a year alone, is too vague to restrict anything and is ignored.
+A question such as "what did Nate do on 25 May, 2022?" matches a memory by when it happened
+(`event_at`, else `created_at`) more than by its words, so recall reruns the lexical search within
+the named day or month as one more channel. Recognised: ISO dates, "25 May 2022", "May 25th, 2022"
+and "May 2022"; a day without a year, or a year alone, is ignored as too vague.
 """
 
 from __future__ import annotations

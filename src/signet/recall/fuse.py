@@ -1,23 +1,12 @@
 """Fusing ranked channels into one score.
 
-Reciprocal rank fusion (the default) sums 1/(k + rank) over the channels that found a memory:
-it needs no score calibration, so BM25's unbounded scores and cosine similarities mix safely.
-The alpha blend (0.7 vector / 0.3 keyword) is kept as an option: each channel's
-scores are scaled to [0, 1] by the channel's best score, then mixed linearly.
-
-RRF reads ranks only, so it cannot tell a lexical first place far ahead of the second (the
-query's rare words in one memory) from a tie, and a dense channel that ranks something else
-first pulls the clear winner down: on LoCoMo's questions the fixed weights were below BM25 alone
-at the top. `dense_share` is the per-query evidence: the lexical channel's lead, (best - second)
-/ best of its raw BM25 scores (the memory index's or the whole-source index's, whichever leads
-more), fades the dense channels' weight out as it reaches `lead`. Long prompts are exempt: one
-quoting the conversation finds the quoted turn first by a wide lead, and that says nothing about
-the answer.
-
-The dense side has evidence of its own: its best cosine's lead over its second. A paraphrase
-that shares no word with its memory gives the lexical channel a lead on some other memory by a
-chance word while the dense channel is sure; `dense_lead` (0: unused) keeps the dense channels
-at least at the share their own lead over `dense_lead` gives, up to twice their weight.
+Reciprocal rank fusion (the default) sums weight / (k + rank) over the channels that found a memory,
+so BM25 and cosine mix without calibration; the alpha blend of max-scaled scores is an option. RRF
+cannot tell a clear lexical winner from a tie, so `dense_share` fades the dense channels' weight by
+the lexical channel's lead ((best - second) / best BM25) up to `lead`; long prompts are exempt, as a
+quoted turn leads widely without saying anything about the answer. `dense_lead` (0: unused) keeps
+the dense channels at the share their own cosine lead earns, up to DENSE_MAX_SHARE times their
+weight.
 """
 
 from __future__ import annotations

@@ -1,33 +1,14 @@
-"""One recall implementation for every surface (HTTP, MCP, CLI, hooks, benchmarks) and both
-store backends: what it reads, it reads through `RecallReads` (store/recall_reads.py: SQLite's
-FTS5 and RAM vector index, or PostgreSQL's tsvector BM25 and pgvector), so every step below
-is this one code on either store. A part a backend cannot read yet is named in `degraded`.
+"""The one recall implementation, for every surface and both store backends.
 
-Channels are searched apart and kept apart as evidence on each result:
-- lexical: BM25 over content and tags, on the stemmed index;
-- hint: BM25 over the prospective hints written by the pipeline;
-- semantic: exact cosine search over the stored vectors (when an embedder is configured);
-- extra channels (graph traversal) plug in through `Channel`.
-What ranks, and with which weights, is one frozen `RankingSpec` (recall/spec.py) given when the
-Recaller is built at the composition root; the Recaller is frozen too, so nothing rewires it.
-Each channel's ranking is then made aware of where its memories came from:
-- whole sources (recall/sources.py): memories sharing a `source_id` (the windows of one
-  session, the chunks of one document) are ranked as one document, by BM25 over the source's
-  whole text (channel "source") and by its closest member's cosine ("source_semantic"), both
-  carried by one representative member; their own lexical and semantic ranks give way to these
-  (not a document's chunks: a document competes by its best passage, each chunk on its own);
-- conversation context (recall/context.py): a memory's score lifts its neighbours in the same
-  session (the turn before and after), so an answer is found through the question it answers.
-Then: fusion (RRF by default, with per-channel weights: a memory's own dense rank counts less
-than its lexical one, which it trails on short memories in every benchmark we measured, while
-the two whole-source channels count alike; the alpha blend as an option),
-rehearsal boost and importance decay from the access history (recall itself writes none:
-a `touch` is recorded in store/accesses.py and written later by the one writer), post-fusion
-dampening,
-min_score, the final sort with source crowding (the n-th memory of an already-listed source is
-damped), session summaries below the facts they mention (recall/summaries.py), and (on request) the source transcript attached. Each stage is timed into
-`meta.timings`. An embedder that fails never fails recall: it degrades to the other channels
-and says so in `degraded`.
+Everything is read through `RecallReads` (store/recall_reads.py); what a backend cannot read is
+named in `degraded`, as is an embedder that fails (recall then uses the other channels). The
+channels (lexical, hint, semantic, dated, whole-source, and the graph's through `Channel`) are
+searched apart and kept as evidence on each result. How they rank is one frozen `RankingSpec`
+(recall/spec.py), given at the composition root. The rankings are lifted by conversation neighbours
+(recall/context.py), fused (recall/fuse.py), given bounded boosts and dampening (recall/scoring.py,
+recall/dampen.py), filtered by min_score, crowded by source (recall/pooling.py), and summaries are
+placed below their facts (recall/summaries.py). Recall writes nothing: a `touch` goes to
+store/accesses.py. Each stage is timed into `meta.timings`.
 """
 from __future__ import annotations
 
@@ -331,11 +312,9 @@ class Recaller:
     def _rank(
         self, reader: RecallReader, query: RecallQuery, found: Found, timings: dict[str, float]
     ) -> list[RecallHit]:
-        """Fuse the flat channels and rank their memories as hybrid does; then place what only
-        a graph channel found (`_merged`). The graph's evidence is reported on the flat results
-        it also found but never moves them, and graph-only results come after the flat ones
-        (by default all of them: `graph_floor`), so the graph adds to a page and never pushes
-        a flat match down: mode full ranks every flat result exactly where hybrid does."""
+        """Fuse the flat channels and rank their memories; then place what only a graph channel
+        found (`_merged`). The graph never moves a flat result, so mode full ranks every flat
+        result where hybrid does."""
         graph_names = self.spec.channel_names
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
@@ -468,11 +447,9 @@ class Recaller:
         return out
 
     def _rehearsal(self, memory: Memory, now: datetime) -> tuple[float, tuple[str, ...]]:
-        """Bounded boost for memories the agent used (access count: positive feedback, a get,
-        or a recall whose caller used the results, `touch`; never a search result as such), and
-        importance decay for memories not
-        refreshed by access. Both are reported in `adjustments`; `scoring.bounded` keeps
-        either from lifting a memory over a clearly better match."""
+        """Bounded boost for memories the agent used (feedback, a get, a `touch`; never a search
+        result as such) and importance decay for memories not refreshed by access, reported in
+        `adjustments`."""
         adjustments: list[str] = []
         boost = 1.0
         if memory.access_count > 0 and self.config.rehearsal_boost > 0:
@@ -515,9 +492,9 @@ def _dated(reader: RecallReader, query: RecallQuery, limit: int) -> list[tuple[s
 def _merged(
     flat: list[RecallHit], graph: list[RecallHit], floor: float | None
 ) -> list[RecallHit]:
-    """Flat results in their own order, graph-only ones after them: after all of them when
-    `floor` is None, else after the last flat result whose confidence reaches `floor` (before
-    the flat noise); their scores set between their neighbours' so the page stays sorted."""
+    """Flat results in their order, then graph-only ones: after all of them when `floor` is None,
+    else after the last flat result whose confidence reaches `floor`; their scores set between
+    their neighbours' so the page stays sorted."""
     if not graph:
         return flat
     if floor is None:

@@ -1,9 +1,7 @@
 """Source crowding: ten windows of one session should not fill a top ten.
 
-A long conversation or document is stored as several memories sharing a `source_id`. Whole-source
-evidence is ranked by recall/sources.py; here, in the final list, the n-th memory from a source
-already shown is damped by CROWDING^n, so other sources get their turn. Memories without a
-source_id are their own source: for them nothing changes.
+In the final list the n-th memory of a source already shown is damped by CROWDING^n; a memory
+without a `source_id` is its own source.
 """
 
 from __future__ import annotations

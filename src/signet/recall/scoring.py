@@ -1,21 +1,11 @@
-"""Evidence in [0, 1] and adjustments that cannot overturn relevance.
+"""Evidence in [0, 1] per channel, and boosts that cannot overturn relevance.
 
-Evidence. Each channel scores on its own scale: BM25 is unbounded, cosines live in [-1, 1],
-the context lift was once added on top of a channel's score (a "semantic" of 1.344). A result
-reports each channel's evidence in [0, 1] with one meaning per field (docs/api.md):
-- lexical, hint, source: BM25 relative to the best match of that channel for this query
-  (1 = this is the channel's best match; 0.5 = half its score);
-- semantic, source_semantic: the cosine similarity, clipped at 0;
-- traversal: the graph's score (0.7 cosine + 0.3 path strength), clipped to [0, 1];
-- context: the relative score (as above) of the conversation neighbour that lent this memory
-  context (recall/context.py), never counted as the memory's own lexical or semantic evidence.
-
-Adjustments. After fusion a result's score is multiplied by boosts that say nothing about the
-query: rehearsal (the agent used the memory before), importance, resolution (a date or a
-decision). Each is small, and `bounded` makes sure none lifts a memory over a clearly better
-match: when a result's confidence (recall/confidence.py) is higher than another's by odds of
-CLEAR_ODDS or more and it ranked above it before the boosts, it stays above it after them.
-Demotions (gravity, hub) are not boosts and are not held back.
+Evidence (docs/api.md): lexical, hint and source are BM25 relative to the channel's best match for
+this query; semantic and source_semantic are cosines clipped at 0; traversal is the graph's score;
+context is the relative score of the neighbour that lent it (recall/context.py). Boosts (rehearsal,
+importance, resolution) say nothing about the query, so `bounded` keeps a result below one it ranked
+under when that one's confidence logit is at least CLEAR_LOGIT higher. Demotions (gravity, hub) are
+not held back.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Whole-source evidence in recall: the source channel, and one representative per source.
 
-The store ranks whole sources (store/sources.py: BM25 over a session's or document's text
-joined). Recall results are memories, so each ranked source needs one memory to carry its
-evidence, and that memory must be the same in every channel: reciprocal rank fusion adds up a
-memory's ranks, and a session whose words are best matched by window 3 and whose meaning is
-closest in window 7 should rise as one result, not as two half-results.
-
-So, per source: the representative is the member the channels already rank best (the largest
-sum of weight / (k + rank) over the channels that found it), else its first member passing the
-filters. The source channel's score goes to the representative, and in each pooled channel the
-representative also takes the source's best score there (max pooling: a session is as close to
-a request as its closest window). Other members keep their own scores; final crowding
-(recall/pooling.py) keeps them from filling the list.
+A session's or document's evidence (store/sources.py) must be carried by the same member in every
+channel, or RRF splits it into half-results. The representative is the member the channels already
+rank best, else the first member passing the filters; it takes the source channel's score and, in
+each pooled channel, the source's best score there (max pooling). Other members keep their own
+scores; crowding (recall/pooling.py) keeps them from filling the list.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The ranking spec: everything that decides how recall ranks, in one frozen value.
 
-The Recaller (recall/hybrid.py) is built once, at the composition root (app.py), from one
-`RankingSpec`, and nothing changes it afterwards: the channels it searches beside the flat ones
-(the graph's), the RRF weight of each channel, the fusion (RRF or alpha, from `search.*`), the
-conversation-context lift, source crowding, whole-source evidence, the graph-only floor, the
-shaping of the final page and the hub lookup for dampening. The graph contributes its part as
-`GraphHooks` (graph/service.py `KnowledgeGraph.hooks`), so the graph never reaches into a built
-Recaller. Every recall weight lives here; the modules that apply them (recall/context.py,
-recall/pooling.py, graph/channels.py) take them as arguments or import them from here.
+The Recaller is built once at the composition root from a `RankingSpec`: the extra channels, each
+channel's RRF weight, the fusion, the context lift, crowding, whole-source evidence, the graph-only
+floor, page shaping and the hub lookup. The graph contributes `GraphHooks` (`KnowledgeGraph.hooks`)
+so it never reaches into a built Recaller. Every recall weight lives here.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Session summaries rank below the facts they mention.
 
-A summary of a short session ("Asked about Go.") is short, so BM25's length normalisation and
-a dense vector made of little else put it above the memory that holds the answer ("Our team uses
-tabs, never spaces, in Go code") for any query naming the topic. A summary says that something
-was discussed; the fact says what. So a summary never stays above a non-summary memory on the
-page that holds every query term the summary matches (and at least one): it moves to just below
-the last such memory. A summary that matches a query term no fact holds keeps its place.
+A short summary ("Asked about Go.") beats the memory holding the answer on BM25 length normalisation
+and on its dense vector. A summary says something was discussed, the fact says what; so a summary
+moves just below the last non-summary memory on the page that holds every query term it matches. A
+summary matching a term no fact holds keeps its place.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
-"""The semantic channel's index: vectors from the embeddings table, searched exactly in RAM.
+"""The semantic channel's index: the embeddings table's vectors, searched in RAM.
 
-Float32 BLOBs in SQLite are the source of truth; `VectorSearch` keeps a `QuantizedIndex` (int8
-rows, rescored exactly from the table's float32 vectors: `embedding.index: quantized`, the
-default) or a `NumpyIndex` (the float32 matrix: `exact`) in step with the table; both return
-the exact top k. Before each search it compares the
-table's change marker (max id, row count) with the one it last loaded: new rows are appended
-incrementally; any other change (a replaced or deleted vector, a model switch) triggers a full
-reload. That keeps every process that reads the database (daemon, CLI, benchmarks) correct
-without a notification channel, at the cost of one PRAGMA per search, and the aggregate query
-only when the reading connection has seen a commit since its last look.
-
-From `ann_min_vectors` vectors on (`embedding.ann_min_vectors`; 0: never) the index is an HNSW
-graph instead (store/ann_index.py): it reads a few thousand rows instead of every row and
-rescores its shortlist exactly, so scores stay exact and only the top k's membership is
-approximate. The graph is made (read back from `ann_file`, or built) on a thread of its own
-with a connection of its own, so no caller waits for it: searches stay exact until it is
-swapped in. It is kept in step incrementally, deletions included (the table's ids compared
-with the graph's), and saved beside the database after a build and at `close`, so a restart
-reads it back and adds only what changed. A caller whose filter admits few rows gets the exact
-top k within them (`nearest`).
+The float32 BLOBs are the source of truth; the index is int8 rows rescored exactly
+(`embedding.index: quantized`, the default) or the float32 matrix (`exact`), both returning the
+exact top k. Each search compares the table's change marker (max id, row count) with the one
+loaded: new rows are appended, any other change reloads, so every process reading the database
+stays correct without notifications. From `embedding.ann_min_vectors` vectors on (0: never) the
+index is an HNSW graph (store/ann_index.py) whose shortlist is rescored exactly. The graph is made
+(read back from `ann_file`, or built) on a thread and connection of its own, so no caller waits:
+searches stay exact until it is swapped in. It is saved to `ann_file` after a build and at close.
 """
 
 from __future__ import annotations
@@ -183,9 +172,9 @@ class VectorSearch:
         self._marker = marker
 
     def _catch_up_graph(self, conn: Connection, marker: tuple[int, int]) -> None:
-        """Bring the graph in step with the table: appended rows only, when the marker says so;
-        otherwise the table's ids and the graph's compared (deletions, replacements). Without
-        a database file to build from on another thread, the graph is made here."""
+        """Bring the graph in step with the table: appended rows when the marker allows,
+        otherwise a comparison of ids. Without a database file to build from on another
+        thread, the graph is made here."""
         graph = self._index
         if not isinstance(graph, HnswIndex):
             self._swap(*self._made_graph(conn))
@@ -391,10 +380,9 @@ class VectorSearch:
         self, conn: Connection, query: np.ndarray, k: int,
         allowed: Callable[[list[str]], set[str]], min_score: float, most: int | None = None,
     ) -> list[tuple[str, float]]:
-        """The nearest `k` memories that `allowed` admits (a filter, a caller's scope), exactly:
-        the search widens until k admitted memories are found or the index is exhausted, so
-        memories outside the filter never crowd out the ones inside it. With `most`, it widens
-        to at most that many candidates (and may return fewer than k)."""
+        """The exact nearest `k` memories that `allowed` admits: the search widens until k are found
+        or the index is exhausted (at most `most` candidates when given), so rows outside the
+        filter never crowd out those inside."""
         self.sync(conn)
         wanted = k
         while True:
