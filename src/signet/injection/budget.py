@@ -1,9 +1,8 @@
 """A context block filled under a token budget, with every truncation marked.
 
-Sections go in order of precedence; each may be capped below what is left. A part that does not
-fit whole is cut at a token boundary and ends with TRUNCATED, so the agent knows it is reading
-part of something (and can fetch the rest with memory_get). Counting is done per part against
-the bundled tokenizer; the joins between parts (newlines) are counted too.
+Sections go in order of precedence, each optionally capped. A part that does not fit is cut at a
+token boundary and ends with TRUNCATED, so the agent knows to fetch the rest (memory_get). The
+newlines joining parts are counted too.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Explicit "remember that ..." requests in a prompt, stored as memories (memory_store-style).
+"""Explicit "remember that ..." requests in a prompt, stored as memories.
 
-Only a request at the start of a sentence or line counts ("Remember that we deploy on
-Fridays.", "please remember: the API key rotates monthly"), so "do you remember when ..." is a
-question, not a request. The memory's type is guessed from its wording (a decision, a
-preference, else a fact); it carries the session and project of the prompt.
+Only a request at the start of a sentence or line counts, so "do you remember when ..." stays a
+question. The type is guessed from the wording (decision, preference, else fact); the memory carries
+the prompt's session and project.
 """
 
 from __future__ import annotations

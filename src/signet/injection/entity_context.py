@@ -1,11 +1,8 @@
-"""Entity context of prompt-submit: a known entity or alias named in the prompt
-brings its current attributes, compactly.
+"""Entity context of prompt-submit: the current attributes of known entities named in the prompt.
 
-Names are looked up as canonical keys (store/graph.py `canonical`) for every run of one to
-three words in the prompt, by name then alias, in one query. Entities mentioned by more than 5%
-of memories (the user, say) are common, not news, and are skipped, as recall's focal entities
-skip them. Per entity: its strongest aspects and their most confident attributes. Read through
-the knowledge graph's store (store/graph_store.py), so it answers on either backend.
+Every run of one to three words is looked up as a canonical key (store/graph.py `canonical`), by
+name then alias, in one query. Entities mentioned by more than 5% of memories are common, not news,
+and are skipped. Read through the graph store, so it works on either backend.
 """
 
 from __future__ import annotations

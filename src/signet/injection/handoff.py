@@ -1,11 +1,8 @@
-"""session-end and pre-compaction: the transcript goes to the session layer (signet/sessions).
+"""Session-end and pre-compaction: the transcript goes to the session layer.
 
-The harness names its transcript file (`transcript_path`), or an HTTP caller sends the text
-(`transcript`); either is imported through the same `import_transcript` as
-`POST /api/sessions/{session_id}/transcript`, which is idempotent (a longer version of the same
-transcript appends). Pre-compaction imports what the session holds so far and leaves the
-session open; session-end also closes it, which queues its summary. A hook with no transcript
-has nothing to hand over.
+The transcript (the harness's `transcript_path`, or the text an HTTP caller sends) is imported
+through the same idempotent `import_transcript` as `POST /api/sessions/{session_id}/transcript`.
+Pre-compaction leaves the session open; session-end also closes it, which queues its summary.
 """
 
 from __future__ import annotations

@@ -1,38 +1,15 @@
-"""Per-memory relevance: how likely each recalled memory is about this prompt, on its own.
+"""Per-memory relevance: how likely a recalled memory is about this prompt, on its own.
 
-The probability is a logistic model over facts about the hit among the prompt's recalled
-candidates (recall's first CANDIDATES hits):
+A logistic model over the prompt's cosine to the memory and its `margin` above the median cosine of
+the other CANDIDATES (a big store's background is high, a small one's low). Other features are
+computed for the benchmark's `--rows` but weigh 0: they did not hold up across benchmarks.
 
-- `cosine`: the prompt's cosine to the memory (the bundled model's scale);
-- `margin`: that cosine above the median of the other candidates' (how far the hit stands out
-  of what any prompt finds in this store: a big store's background is high, a small one's low,
-  and a store of one memory has none).
-
-Four more facts are computed and kept by the benchmark (`--rows`) but weigh nothing: the lead
-over the best other candidate, the share of the prompt's informative words the memory holds,
-whether a lexical and a dense channel both found it, and its rank. Fitted with them, the model
-did better on the benchmark it was fitted on and worse on the other (coverage grows with a
-memory's length: MemAware's long windows hold more of any prompt's words than LoCoMo's turns),
-so they are left at 0 until they hold up held out.
-
-What goes in (`select`): nothing unless the best candidate's probability reaches
-hooks.min_relevance (is the prompt about anything stored at all: this floor alone decides the
-false injections); then, in recall's order, the candidates whose own probability reaches
-hooks.min_memory_relevance, at most hooks.prompt_max_memories. Recall's order, not the
-probability's: the cosine ranks the candidates worse than recall's fusion does, and a rule
-relative to the best hit (its probability or its cosine) bought less precision per lost hit
-than a smaller k.
-
-The coefficients, the two floors and k come from `signet bench inject-fit` on the development
-halves of LoCoMo and MemAware with their easy and hard negatives (fitted on everything; checked
-fitted on one benchmark and judged on the other, and one LoCoMo conversation left out at a
-time): the floor is the lowest that keeps the negatives' false injection within target, the
-memory floor and k maximize the harmonic mean of context hit and precision on the fitted part
-(every split chose k = 1 but one, which chose a memory floor that injects 1.25 lines a prompt);
-docs/benchmarks.md has the figures and the trade-off. Without vectors (keyword mode, the embedder
-down) no hit has a cosine, and recall's own calibrated confidence (coverage only) is the
-probability, against its own floor (hooks.min_keyword_confidence): that model's scale is not
-this one's.
+`select` injects nothing unless the best candidate reaches hooks.min_relevance (this floor alone
+decides false injections); then, in recall's order (which ranks better than the cosine), the
+candidates reaching hooks.min_memory_relevance, at most hooks.prompt_max_memories. The coefficients,
+floors and k come from `signet bench inject-fit` (docs/benchmarks.md). Without vectors the
+probability is recall's coverage-only confidence, against hooks.min_keyword_confidence, as its scale
+is not this model's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""The per-session injection ledger as the hooks use it: skip what a session already has,
-record what it gets. A request without a session id has no ledger (each call stands alone). The
-ledger is kept per caller and session (`HookRequest.caller`, the token the hook came with).
-The ledger is the app's `injections` store (store/injections.py): SQLite's, or PostgreSQL's,
-shared by every daemon."""
+"""The per-session injection ledger as the hooks use it: skip what a session already has, record
+what it gets. It is kept per caller (`HookRequest.caller`) and session; a request without a
+session id has none.
+"""
 
 from __future__ import annotations
 

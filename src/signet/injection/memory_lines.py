@@ -1,9 +1,7 @@
 """How one memory reads in an injected block: `- [a1b2c3d4] content`, one line, cut to a cap.
 
-The block carries the memory's text and nothing else an agent does not use: no score, no type,
-no timestamps. The short id (the first SHORT_ID characters, store/prefixes.py) is enough to
-fetch, correct or give feedback on the memory (memory_get, memory_modify, memory_feedback
-accept it), at a third of the full id's tokens; a cut memory ends with the truncation mark.
+No score, type or timestamps: the agent does not use them. The short id (SHORT_ID characters) is
+enough for memory_get, memory_modify and memory_feedback at a third of the full id's tokens.
 """
 
 from __future__ import annotations

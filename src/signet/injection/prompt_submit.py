@@ -1,22 +1,10 @@
-"""user-prompt-submit: what the memory knows about this prompt, only when it knows something.
+"""User-prompt-submit: what the memory knows about this prompt, only when it knows something.
 
-Three steps, the first two under one token budget (hooks.prompt_submit_tokens):
-
-1. Entity context: the current attributes of known entities named in the prompt
-   (entity_context.py).
-2. Implicit recall of the prompt through the one Recaller (the configured default mode, no
-   access touch: an injection is not the agent asking); each recalled memory is judged on its
-   own (injection/judge.py: the probability that it is about this prompt, from its cosine and
-   how far it stands out of the other candidates). Nothing goes in unless the best candidate
-   reaches hooks.min_relevance (the prompt is about something stored); then, in recall's order,
-   the candidates reaching hooks.min_memory_relevance, at most hooks.prompt_max_memories. A
-   prompt about nothing stored gets nothing, never filler to fill the slots. Without vectors
-   (keyword mode, the embedder down) the probability is recall's coverage-only confidence,
-   against hooks.min_keyword_confidence for both floors. The choice is made before the
-   ledger: memories this session already has are then skipped, so a repeated prompt injects
-   nothing new rather than the next-best leftovers. A memory a later one replaced
-   (superseded_by) never goes in: it is not current, and recall keeps it only for the asking.
-3. Capture: "remember that ..." requests become memories (capture.py).
+Under hooks.prompt_submit_tokens: entity context (entity_context.py), then an implicit recall in the
+default mode without an access touch, each hit judged on its own (judge.py). A prompt about nothing
+stored gets nothing, never filler. The choice is made before the ledger, so a repeated prompt
+injects nothing new rather than the next-best leftovers, and a superseded memory never goes in. Then
+"remember that ..." requests are captured (capture.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """What a hook asks, in one shape whatever the harness: `HookRequest`.
 
-The hooks adapter (signet/hooks) turns a harness's payload into this; the HTTP routes
-`/api/hooks/*` accept it as JSON. Its field names are Claude Code's (snake_case), so a Claude
-Code payload posted as-is is understood too; unknown fields are ignored, wrong types refused.
+Field names are Claude Code's, so its payload posted as-is to `/api/hooks/*` is understood; unknown
+fields are ignored, wrong types refused.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""session-start: what an agent should know before the first prompt, under a token budget.
+"""Session-start: what an agent should know before the first prompt, under a token budget.
 
-In order of precedence: the identity
-files (AGENTS.md, SOUL.md, IDENTITY.md, USER.md; a file still holding its starter text says
-nothing and is skipped, except AGENTS.md whose starter text is the instruction to use memory),
-the head of MEMORY.md, then memories: pinned ones first (score 1), then by importance x decay
-(importance x (1 - decay_rate)^days since last access, the recall's decay), the session's
-project before the rest. After a `clear` or `compact` start the ledger starts over; a `resume`
-start gets nothing (the resumed transcript already holds the session's first batch). Each
-identity file may take at most a quarter of the budget and MEMORY.md a fifth, so memories
-always get a seat. Memories already given to this session (the ledger) are skipped, and the
-ones injected are recorded.
+In order: the identity files (a file still holding its starter text is skipped, except AGENTS.md,
+whose starter text is the instruction to use memory), the head of MEMORY.md, then memories (pinned
+first, then importance x decay, the session's project first) not already in the ledger. Each
+identity file takes at most a quarter of the budget and MEMORY.md a fifth, so memories always get a
+seat. A `clear` or `compact` start resets the ledger; a `resume` start gets nothing, as its
+transcript already holds the first batch.
 """
 
 from __future__ import annotations

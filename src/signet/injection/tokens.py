@@ -1,9 +1,6 @@
-"""Token counts with the bundled tokenizer (all-MiniLM-L6-v2's own `tokenizer.json`).
-
-The hooks' budgets are in tokens, and a budget is only honest when it is counted the same way
-every time: with the tokenizer shipped in the package, loaded once, without the padding and
-truncation the embedder sets. `cut` shortens a text to a number of tokens at a token boundary
-(by the tokenizer's character offsets), so a truncated memory never ends mid-word.
+"""Token counts with the bundled tokenizer (all-MiniLM-L6-v2's `tokenizer.json`), loaded once
+without the embedder's padding and truncation, so a budget is counted the same way every time.
+`cut` shortens a text at a token boundary.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Load the embedding model when a session starts, not on its first prompt.
 
-The local model loads on its first embed (a second or two on a busy machine), which would eat
-the first prompt's whole 1 s budget. A session start is the moment a prompt is coming, so it
-starts one background embed (once per process); the session-start hook does not wait for it.
+The first embed loads the model (a second or two), which would eat the first prompt's budget; so
+session-start starts one background embed per process and does not wait for it.
 """
 
 from __future__ import annotations
