@@ -1,9 +1,4 @@
 """The daemon: the one process that owns the database, serves the HTTP API and runs the workers.
-
-- `server`: `create_app(app)` (FastAPI around an opened SignetApp) and `run(config)`.
-- `routes_*`: the routes, each a thin parse / one SignetApp call / format.
-- `schemas`: request and response models (they make /openapi.json).
-- `errors`, `middleware`: the edge (JSON errors, body limit, access log, request ids).
-- `lifecycle`: pid file and lock, start (foreground or detached), stop, status, log files.
-- `logfile`, `background`: the daily JSON log; the workers' thread.
+startup.py starts it, server.py builds the API, routes_* hold the thin routes (shapes in
+schemas.py, documented in docs/api.md), and lifecycle.py finds, starts and stops it.
 """

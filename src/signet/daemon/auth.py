@@ -1,21 +1,10 @@
 """Permissions on routes: `require(permission)` and the caller's `Principal`.
 
-Every route declares what it needs:
-
-    @router.get("/api/things", dependencies=[Depends(require("diagnostics"))])
-    def things(principal: Annotated[Principal, Depends(current_principal)]) -> ...
-
-or once for a whole router: `APIRouter(dependencies=[Depends(require("recall"))])`.
-
-Authentication itself happens earlier, in `guards.Authenticate` (an ASGI middleware around the
-whole app, /mcp included): a request without a valid token never reaches a route, and the
-verified `Principal` waits in `request.state.principal`. `require` then answers 403 `forbidden`
-when the token lacks the permission, and applies the per-token rate limit to mutating calls
-(429 `rate_limited`). `tests/daemon/test_auth.py` walks every route to prove each one declares
-a permission.
-
-A scoped principal (project and/or agent) must only ever see its slice: routes pass
-`memory_scope(principal)` to the app, which checks it in SQL before reading any content.
+Authentication happens earlier, in `guards.Authenticate`, which leaves the verified `Principal` in
+`request.state.principal`. Each route or router declares `Depends(require("recall"))`; `require`
+answers 403 `forbidden` when the token lacks the permission and applies the per-token rate limit to
+mutating calls (429). tests/daemon/test_auth.py proves every route declares one. A scoped principal
+sees only its slice: routes pass `memory_scope(principal)` to the app, which applies it in SQL.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The pipeline's workers, ticking in the daemon's background threads.
 
-The loop (back-off, a failing tick logged) is `signet.workers.loop.WorkerLoop`; this module
-owns its threads and controls. The embed worker has a thread of its own (with the bundled
-model the embedding runs in child processes, providers/embed_process.py), so a new memory's
-vector never waits behind an extraction's LLM call; every other worker (and the spool import)
-shares the other. `pause`/`resume` stop and restart ticking; `nudge` cuts the idle sleep
-short (`nudge_embed` the embed loop's only). `stop` stops leasing, gives a running tick
-`timeout_s`, then hands every job still leased back to pending (a shutdown is not a failure).
-The threads are daemon threads; a tick finishing after its lease was released rolls back
-(LostLease).
+The loop is `signet.workers.loop.WorkerLoop`; this module owns its threads and controls. The embed
+worker has a thread of its own, so a new memory's vector never waits behind an LLM call; the other
+workers and the spool import share one. `stop` stops leasing, gives a running tick `timeout_s`, then
+hands every job still leased back to pending: a shutdown is not a failure, and a tick finishing
+after that rolls back (LostLease).
 """
 
 from __future__ import annotations

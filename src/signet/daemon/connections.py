@@ -1,13 +1,9 @@
 """Connection-level limits: what a client may hold open before it has said who it is.
 
-A client that opens a connection and sends its request line and headers a byte at a time (or
-not at all) holds a socket and a parser for as long as it likes; three hundred of them held
-memory the daemon never returned. uvicorn times out idle keep-alive connections but not slow
-headers, so `GuardedH11` (the h11 protocol with a deadline) closes a connection whose request
-headers are not complete within `network.header_timeout_s` of its opening or of its previous
-answer. The body has its own deadline (middleware.BodyLimit), and the number of connections
-served at once is capped by uvicorn's `limit_concurrency` (`network.max_connections`, 503 past
-it; see startup.make_server).
+uvicorn times out idle keep-alive connections but not slow headers, so a client trickling headers
+would hold a socket and parser forever. `GuardedH11` closes a connection whose headers are not
+complete within `network.header_timeout_s`. The body has its own deadline (middleware.BodyLimit) and
+`network.max_connections` caps concurrent connections (503 past it).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""What every route receives: the opened SignetApp and the Actor the headers describe, and
-what every documented route checks first: that its query string names only parameters it takes.
-
-Both are `async` so FastAPI resolves them on the event loop instead of paying a thread hop;
-the routes themselves are plain `def`s, which FastAPI runs in its thread pool because every
-SignetApp call blocks (SQLite, embedding).
+"""What every route receives (the opened SignetApp and the Actor the headers describe), and the
+check that a query string names only parameters the route takes. Both are `async` so FastAPI
+resolves them without a thread hop; the routes are plain `def`s, run in the thread pool, because
+every SignetApp call blocks.
 """
 
 from __future__ import annotations
@@ -33,12 +31,10 @@ async def _signet_app(request: Request) -> SignetApp:
 
 
 async def _actor(request: Request) -> Actor:
-    """Who changes things, for history: the verified token's id always (token_id); the name
-    (changed_by) from `X-Signet-Actor` only for an unscoped admin token (the install token the
-    CLI, hooks and MCP send on behalf of a harness), else the token's own name, so no caller can
-    pass for another, and none over HTTP for the daemon's own actors (the pipeline).
-    `X-Signet-Session` and the request id (see middleware.AccessLog) go on every row too. A
-    token scoped to an agent acts as that agent (daemon/auth.py)."""
+    """Who changes things, for history: always the verified token's id; the name from `X-Signet-
+    Actor` only for an unscoped admin token (the install token the CLI, hooks and MCP send for a
+    harness), else the token's own name, so no caller can pass for another. `X-Signet-Session`
+    and the request id go on every row too."""
     session = _clean(request.headers.get("x-signet-session"))
     request_id = getattr(request.state, "request_id", None)
     principal = getattr(request.state, "principal", None)
@@ -65,10 +61,9 @@ CallerActor = Annotated[Actor, Depends(_actor)]
 
 
 async def known_query_only(request: Request) -> None:
-    """400 naming any query parameter the route does not take (`?limt=5` must not silently
-    mean the default limit). Installed once for the whole app (server.create_app); applies to
-    the routes /openapi.json documents, where the parameters a route takes are its declared
-    ones. Pages and mounts (the dashboard shell, /mcp) keep their own query strings."""
+    """400 naming any query parameter the route does not take (`?limt=5` must not silently mean the
+    default). Applies to the routes /openapi.json documents; pages and mounts (/mcp, the
+    dashboard shell) keep their own query strings."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or not route.include_in_schema:
         return

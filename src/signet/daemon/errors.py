@@ -1,16 +1,10 @@
 """Errors at the HTTP edge: every failure becomes `{"error": ..., "code": ...}` with its status.
 
-- `SignetError` subclasses: status from `signet.errors.http_status` (the one table).
-- Request validation (malformed JSON, a wrong type, a missing field): 400 `invalid_input`,
-  with a message naming the field, instead of FastAPI's default 422 shape.
-- Routing errors (unknown path, wrong method): 404 `not_found`, 405 `method_not_allowed` with
-  `Allow` listing every method of the resource (not only those of the first route whose path
-  matched, which is what the router knows).
-- An integer too large for SQLite's 64 bits: 400 `invalid_input`.
-- A SQLite error that escaped the store (a database turned read-only or locked under us): 503
-  `store_error`, since the request was fine and the storage was not.
-- Anything else is a bug: `middleware.AccessLog` logs it with its traceback and answers 500
-  `internal`, without details.
+`SignetError` subclasses take their status from `signet.errors.http_status`; validation errors are
+400 `invalid_input` naming the field (not FastAPI's 422); unknown paths 404 and wrong methods 405
+with a full `Allow`; an integer past 64 bits 400; a SQLite error escaping the store 503
+`store_error` (the request was fine, the storage was not). Anything else is a bug:
+`middleware.AccessLog` logs it and answers 500 `internal`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The ASGI guards in front of every route (docs/security.md says what each one stops).
 
-Outermost first, inside `middleware.AccessLog`:
-
-- `HostGuard`: the `Host` header must name this daemon (loopback with its port, or
-  `network.allowed_hosts`), which refuses DNS rebinding (421 `host_not_allowed`).
-- `Cors`: an `Origin` must be allowed (the daemon's loopback origins plus
-  `network.cors_origins`, never a wildcard), else 403 `origin_not_allowed`.
-- `Authenticate`: every path but `/health`, the login paths and the dashboard's page shell
-  needs a bearer token or the dashboard's session cookie (401 `unauthorized`); a mutating
-  request authenticated by the cookie must also carry its CSRF token in `X-Signet-CSRF` (403
-  `csrf_failed`). The verified `Principal` is left in the request state.
-
-They are plain ASGI classes, so streaming responses (/mcp) pass through untouched.
+Outermost first: `HostGuard` (the Host header must name this daemon: no DNS rebinding, 421), `Cors`
+(allowed origins only, never a wildcard, 403), `Authenticate` (a bearer token or the dashboard's
+session cookie on every path but `/health`, the login paths and the page shell, 401; a cookie-
+authenticated mutation needs its CSRF token, 403). Plain ASGI classes, so streaming responses (/mcp)
+pass untouched.
 """
 
 from __future__ import annotations

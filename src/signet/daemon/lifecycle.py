@@ -1,15 +1,10 @@
 """Starting, stopping and finding the daemon of a workspace.
 
-The pid file `<workspace>/.daemon/pid` holds the daemon's pid, and the daemon holds an exclusive
-`flock` on it for as long as it runs. The lock, not the number, says whether a daemon is alive:
-the kernel drops it when the process dies, however it dies (kill -9 included), so a stale pid
-file is recognised without guessing whether a reused pid is ours, and two daemons can never
-serve one workspace.
-
-`run_foreground` is the daemon process (`signet daemon start --foreground`): log to the daily
-file, take the lock, bind the port, serve. `start_background` spawns that command detached
-(its own session, so closing the terminal does not stop it) and waits until `/health` answers
-with the child's pid. `stop` sends SIGTERM and waits for the lock to drop.
+The daemon holds an exclusive `flock` on `<workspace>/.daemon/pid` while it runs. The lock, not the
+pid, says whether a daemon is alive: the kernel drops it however the process dies, so a stale pid
+file is recognised and two daemons never serve one workspace. `start_background` spawns `signet
+daemon start --foreground` in its own session and waits until `/health` answers with the child's
+pid; `stop` sends SIGTERM and waits for the lock to drop.
 """
 
 from __future__ import annotations

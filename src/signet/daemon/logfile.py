@@ -1,12 +1,9 @@
-"""The daemon's log: one JSON object per line, one file per day.
+"""The daemon's log: one JSON object per line, one file per UTC day (`.daemon/logs/daemon-YYYY-MM-
+DD.log`).
 
-Lines go to `<workspace>/.daemon/logs/daemon-YYYY-MM-DD.log` (the UTC date, like every timestamp
-we write). `DailyFileHandler` picks the file name when it writes, so the file changes at midnight
-without a rotation thread and an old file is never renamed under a reader's feet.
-
-Each line carries `ts`, `level`, `msg`, `logger` and, for requests, `method`, `path`, `status`,
-`ms` and `request_id`. Request lines never carry a query string or a body: those hold memory
-content and queries, which stay in the database the user owns and out of log files.
+The handler picks the file name when it writes, so there is no rotation thread and no file is
+renamed under a reader. Request lines never carry a query string or body: those hold memory content,
+which stays in the database.
 """
 
 from __future__ import annotations

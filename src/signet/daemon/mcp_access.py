@@ -1,11 +1,8 @@
-"""Who may use which MCP method at /mcp: the table the guard (mcp_guard.py) checks, default deny.
+"""Who may use which MCP method at /mcp: the table mcp_guard.py checks, default deny.
 
-Every inbound MCP message is looked up here by its method and, for a method that names
-something (a tool, a prompt, a resource), by that name. A `Rule` says which permission it needs
-and whether it spans every project (then a scoped token is refused, as the HTTP routes refuse
-it). A method or name missing from the table is open only to an unscoped admin token, so
-whatever the SDK or a later change adds (completions, subscriptions, a new tool) stays closed
-until someone writes it in here. The list methods answer with only what the caller may use.
+A `Rule` per method (and per tool, prompt or resource name) gives the permission it needs and
+whether it spans every project (refused to scoped tokens). Anything missing is open only to an
+unscoped admin token, so whatever the SDK or a later change adds stays closed until written here.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Permissions and scope for everything served at /mcp.
 
-The HTTP request carrying an MCP message has already passed `guards.Authenticate`, so its
-`Principal` is in the request state. `guard_mcp` adds an MCP server middleware that sees every
-inbound message (requests and notifications alike): it checks the method, and the tool, prompt
-or resource it names, against the table in mcp_access.py (default deny: what is not there is
-open only to an unscoped admin token), answers the list methods with only what the caller may
-use, applies the per-token rate limit to the tools that write, and makes the principal's scope
-current for the call.
-
-`ScopedAppBackend` is the /mcp backend: the same in-process calls as `mcp.AppBackend`, but for
-a scoped principal every call goes through `ScopedApp`, which passes the scope to the app (so
-agent A's MCP session never reads agent B's memories) and offers nothing else.
+`guard_mcp` adds an MCP server middleware that checks every inbound message against mcp_access.py,
+answers the list methods with only what the caller may use, rate-limits the writing tools and makes
+the principal's scope current. `ScopedAppBackend` routes a scoped principal's calls through
+`ScopedApp`, so one agent's MCP session never reads another's memories.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The MCP sessions each token holds at /mcp: a cap on how many, and each bound to its token.
 
-`McpSessionCap` is ASGI middleware inside `guards.Authenticate`, so the calling `Principal` is
-known. A session belongs to the token whose request opened it: a request naming a session that
-this token does not hold (another token's, an expired or an unknown one) is answered exactly as
-the SDK answers an unknown session (404, the same body), so another token can neither use nor
-close a session, nor learn that it exists. A token may hold at most `per_token` open sessions;
-a request opening one more gets 429 with Retry-After.
+A request naming a session its token does not hold gets the SDK's own unknown-session 404, so
+another token can neither use, close nor detect it. A token may hold at most `per_token` open
+sessions (429 with Retry-After past it).
 """
 
 from __future__ import annotations
@@ -29,15 +26,12 @@ class _Session:
 
 
 class McpSessionCap:
-    """ASGI middleware holding each token's MCP sessions (see module doc).
+    """ASGI middleware holding each token's MCP sessions.
 
-    It keeps its own account from what crosses the wire, not from the SDK's private session
-    table (mcp 2.x has no public way to list a manager's sessions: its public knobs are the
-    idle timeout and a global `max_sessions`). A session is opened by the `Mcp-Session-Id`
-    an opening answer carries; it ends when a DELETE for it succeeds, when the SDK answers 404
-    for it (unknown or expired), or when it has had no request in flight for the idle timeout
-    the SDK is given (`auth.mcp_session_idle_s`, the SDK's documented rule) plus a grace
-    second, so the cap frees a slot only once the SDK has reaped the session too."""
+    It keeps its own account from the wire, as the mcp SDK has no public way to list sessions. A
+    session opens with the `Mcp-Session-Id` of an opening answer and ends on a successful DELETE, an
+    SDK 404, or idle for `auth.mcp_session_idle_s` plus a grace second, so a slot is freed only once
+    the SDK has reaped the session too."""
 
     GRACE_S = 1.0
 

@@ -1,16 +1,10 @@
 """Two plain ASGI middlewares around every request.
 
-`AccessLog` (outermost) gives each request an id (the caller's `X-Request-Id`, echoed back, or a
-new one), times it, writes one log line (method, path, status, ms: never the query string or
-body, which may hold memory content), and turns an unexpected exception into a logged 500
-`{"error": "internal error", "code": "internal"}`.
-
-`BodyLimit` reads the request body before the route does and answers 413 `payload_too_large`
-when it passes the limit, so no handler ever parses an oversized body. It reads the rest of an
-oversized upload and drops it, so the client gets the 413 instead of a reset connection. A body
-that does not arrive within BODY_TIMEOUT_S gets 408 `request_timeout` (a client trickling its
-body must not hold the buffer). It sits inside the Host and token guards: nothing is buffered
-for a caller that has not authenticated.
+`AccessLog` (outermost) gives each request an id (`X-Request-Id`, echoed), logs one line without
+query or body, and turns an unexpected exception into a logged 500. `BodyLimit` reads the body
+before the route: past the limit it is drained and answered 413 (not a reset connection), and one
+slower than BODY_TIMEOUT_S gets 408. It sits inside the Host and token guards, so nothing is
+buffered for an unauthenticated caller.
 """
 
 from __future__ import annotations

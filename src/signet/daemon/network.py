@@ -1,16 +1,9 @@
 """`network.mode`: where the daemon may listen, checked before it binds.
 
-- `localhost` (default): `bind` (or SIGNET_BIND) must be a loopback address.
-- `tailscale`: `bind` is this machine's Tailscale address (100.64.0.0/10 or fd7a:115c:a1e0::/48,
-  see `tailscale ip`), so only the tailnet reaches it; or loopback, behind `tailscale serve`.
-  An address outside the tailnet (0.0.0.0, a LAN address) is refused: that is `lan`.
-- `lan`: any address, 0.0.0.0 included.
-
-Any mode but `localhost` needs `auth.mode` team or hybrid (`tokens.refuse_open_bind` refuses a
-non-loopback bind without it too). When the daemon binds one specific non-loopback address, that
-address is one of its own names, so the Host guard accepts it without an `allowed_hosts` entry.
-Remote clients reach it with `SIGNET_DAEMON_URL=http://<address>:<port>` and a token in
-`SIGNET_TOKEN` (docs/security.md, "Network modes").
+`localhost` (default) allows loopback only; `tailscale` this machine's Tailscale address (or
+loopback behind `tailscale serve`); `lan` any address. Any mode but `localhost` needs `auth.mode`
+team or hybrid. A specific non-loopback bind address is accepted by the Host guard without an
+`allowed_hosts` entry (docs/security.md, "Network modes").
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""The OpenAPI document is built from the running configuration, so it states the bounds the
-handlers enforce.
+"""The OpenAPI document states the bounds the handlers enforce, from the running configuration.
 
-Some limits are settings (`search.max_limit`, `memory.max_content_chars`, `memory.max_tags`): a
-static schema cannot know them. A request model marks such a field with
-`schemas.config_bound(name)`; `install(api, config)` wraps `api.openapi` so that, when the
-document is first built, every marker is replaced by the keywords `BOUNDS[name]` computes
-from this daemon's configuration (a maximum, a maxLength, a pattern). The document and the
-validation then come from the same numbers: what /openapi.json allows, the handler accepts.
+A request field bounded by a setting (`search.max_limit`, `memory.max_content_chars`,
+`memory.max_tags`) carries a `schemas.config_bound(name)` marker; `install(api, config)` replaces
+each marker with `BOUNDS[name]` from this daemon's configuration when the document is first built,
+so /openapi.json and validation use the same numbers.
 """
 
 from __future__ import annotations
@@ -67,10 +64,8 @@ NUL = "\\u0000"  # the regex escape of U+0000 (Python's re and ECMA-262 alike)
 
 
 def _nul_free(schema: dict[str, Any]) -> None:
-    """No text a request carries may hold a NUL (schemas._Body refuses it: PostgreSQL text
-    cannot store one), so the document says so: every string of every request body gets a
-    pattern without U+0000, folded into the pattern it already has (a negated class gains the
-    character; an unanchored one-class pattern becomes anchored around it)."""
+    """Every request string gets a pattern excluding U+0000, folded into any pattern it has, since
+    schemas._Body refuses a NUL (PostgreSQL text cannot store one)."""
     models = schema.get("components", {}).get("schemas", {})
     todo = [ref for ref in _refs(schema.get("paths", {}), request_bodies=True)]
     seen: set[str] = set()

@@ -1,10 +1,8 @@
-"""The ASGI middleware that feeds every request into the app's telemetry (signet/telemetry.py).
+"""ASGI middleware feeding every request's latency into the app's telemetry (signet/telemetry.py).
 
-One latency observation per request under its operation name, `METHOD /route/{template}` as
-the router matched it (a path no route matched is `METHOD (unmatched)`, and a method HTTP does
-not define is `OTHER`, so neither random paths nor invented methods can grow the key set); for
-an answer of 400 or more, the error code from the JSON body's `code` (read from the first body
-chunk of error answers only, which are small) or `internal` for an exception. No query string, body or header value is ever kept.
+The operation is `METHOD /route/{template}` (`METHOD (unmatched)` when no route matched, `OTHER` for
+a non-HTTP method), so the key set cannot grow with random requests; an error answer adds its JSON
+`code`. No query string, body or header value is kept.
 """
 
 from __future__ import annotations

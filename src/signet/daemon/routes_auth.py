@@ -1,10 +1,6 @@
-"""`/auth/login?code=...`: trade a one-time login code for a token (the dashboard's way in).
-
-`signet token login-link` prints a link carrying a code that works once, for five minutes. The
-route is public (the code is the credential; 256 random bits cannot be guessed), consumes the
-code and answers `{"token", "token_id", "role", "expires_at"}`: a one-day admin token the page
-keeps in memory and sends as `Authorization: Bearer`. No cookie is set, so no other site can
-make a browser send it (docs/security.md).
+"""`/auth/login?code=...`: trade a one-time login code (`signet token login-link`, five minutes) for
+a one-day admin token. Public, as the code is the credential; no cookie is set, so no other site
+can make a browser send it (docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Configuration and identity routes.
-
-- `GET /api/config` -> the effective configuration (every resolved value; no secret: see
-  signet/config_view.py) — `diagnostics`
-- `GET /api/identity/{name}` -> {name, content, bytes, updated_at} — `recall` (MEMORY.md:
-  unscoped tokens only, it is rendered from every project's memories)
-- `PUT /api/identity/{name}` body {content} -> the same, after an atomic write — `admin`
-
-`name` is one of AGENTS.md, SOUL.md, IDENTITY.md, USER.md, MEMORY.md (anything else is a 400
-before any path is built); content is capped at 64 KiB of UTF-8 (signet/identity.py).
+"""Configuration and identity routes: the effective configuration without secrets (`diagnostics`),
+and reading (`recall`) or writing (`admin`) the identity files. MEMORY.md is for unscoped tokens
+only, being rendered from every project; names outside the five identity files are refused before
+any path is built.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""The connector routes: folders of notes kept in sync as documents (connectors/folder.py).
-
-- `GET /api/connectors` -> {connectors: [{id, provider, display_name, config, status,
-  last_sync_at, last_error, files, documents: {status: count}, ...}]}: each one's health;
-- `POST /api/connectors` body {path, name?, project?} -> the new folder connector (unscoped
-  tokens only: it reads local files);
-- `GET /api/connectors/{id}`; `POST /api/connectors/{id}/sync` -> what the sync added,
-  changed, removed and skipped (the document worker indexes them next);
-- `POST /api/connectors/{id}/enable` -> a connector imported from a bundle (they arrive
-  disabled, `enabled: false`) enabled on this host (admin tokens only);
-- `DELETE /api/connectors/{id}` -> removes it and its documents (chunks forgotten).
-A scoped token sees, syncs and removes only the connectors of its own slice.
+"""The connector routes: folders of notes kept in sync as documents (connectors/folder.py). Creating
+one reads local files, so it needs an unscoped token; connectors imported from a bundle arrive
+disabled and an admin enables them on this host. A scoped token sees only its slice's connectors.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """The dashboard's session: the one-time login link, who is logged in, and logout.
 
-- `GET /app/login?code=...` (public: the code is the credential) consumes a code from
-  `signet dashboard` / `signet token login-link`, issues a one-day admin token and puts it in
-  an HttpOnly, SameSite=Strict cookie (`guards.SESSION_COOKIE`), then redirects to the
-  dashboard. A bad, used or expired code redirects to the login page with `?login=failed`.
-- `GET /api/dashboard/session` -> {token_id, name, role, permissions, csrf}: the page asks this
-  first; `csrf` is the token it must send in `X-Signet-CSRF` on every state-changing call
-  (`guards.Authenticate` checks it; null for a bearer-token caller, who needs none).
-- `POST /api/dashboard/logout` revokes the session's token and clears the cookie.
-
-The cookie carries the token itself, so everything the token layer checks (signature, expiry,
-revocation) applies to the dashboard as to any client; no second session store exists.
+`GET /app/login?code=...` puts a one-day admin token in an HttpOnly, SameSite=Strict cookie; `GET
+/api/dashboard/session` gives the page its CSRF token, which every state-changing call sends in
+`X-Signet-CSRF`. The cookie carries the token itself, so signature, expiry and revocation apply as
+for any client and there is no second session store.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""`GET /docs`: the HTTP API as a readable page, for a browser that is logged in.
-
-FastAPI's Swagger page loads its scripts from a CDN, which Signet never does, so this page is
-rendered here from the same OpenAPI document that `/openapi.json` serves: one row per
-operation with its method, path, summary, parameters, request body and answers, plain HTML
-with no script. Like `/openapi.json` it needs a caller the daemon knows: a bearer token, or the
-dashboard's session cookie (`signet token login-link`, then open `/docs`). Without a daemon,
-`signet api spec` prints the document.
+"""`GET /docs`: the HTTP API as a plain HTML page rendered from the OpenAPI document, since
+FastAPI's Swagger page loads scripts from a CDN and Signet never does. It needs a known caller,
+like `/openapi.json`.
 """
 
 from __future__ import annotations

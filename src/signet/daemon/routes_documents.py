@@ -1,15 +1,6 @@
-"""The document routes.
-
-- `POST /api/documents` body: exactly one of `content` (text), `url` (fetched by the worker,
-  when documents.url_fetch_enabled) or `path` (a local file; admin tokens only), and
-  optional `title`, `project` -> 202 with the document (`outcome`: queued or requeued), or 200
-  with `outcome: unchanged` when the same source with the same content is indexed already;
-- `GET /api/documents?status=&limit=&offset=` -> {items, total, limit, offset};
-- `GET /api/documents/{id}` -> the document with its chunks (memory ids in order);
-- `DELETE /api/documents/{id}` -> forgets its chunks (soft delete, history kept), removes it.
-
-The status walks queued -> extracting -> chunking -> embedding -> indexing -> done | failed
-(documents/worker.py). Everything is within the token's scope; another scope's document is 404.
+"""The document routes: add (text, a URL fetched by the worker when documents.url_fetch_enabled, or
+a local path for admin tokens), list, get with its chunks, delete. Everything is within the
+token's scope; another scope's document is 404.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""`POST /api/memory/feedback`: an agent's verdict on a memory it used (the MCP tool
-memory_feedback, proxied here by `signet mcp` when the daemon runs).
-
-Body `{memory_id, feedback: "positive"|"negative"|"correction", correction_text?, session_id?}`
--> the recorded row `{id, memory_id, session_id, feedback_type, correction_text, actor,
-agent_id, created_at}`. The values are checked by `MemoryService.feedback`, as for every adapter.
+"""`POST /api/memory/feedback`: an agent's verdict on a memory it used (MCP memory_feedback); the
+values are checked by `MemoryService.feedback`, as for every adapter.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""`/api/hooks/*`: the harness hooks over HTTP, so a hook on another machine (or a plugin that
-speaks HTTP, such as OpenCode's) gets what `signet hook` prints locally.
+"""`/api/hooks/*`: the harness hooks over HTTP, so a remote hook or an HTTP plugin (OpenCode's) gets
+what `signet hook` prints locally.
 
-- `POST /api/hooks/session-start` -> `{event, context, memories, tokens, truncated, project}`
-- `POST /api/hooks/user-prompt-submit` -> the same plus `captured` (ids of "remember that ..."
-  requests stored) and `entities`
-- `POST /api/hooks/pre-compaction`, `POST /api/hooks/session-end` -> `{event, queued}` (the
-  transcript hand-off's job id, or null when there was no transcript)
-
-The body is the hook's request (signet/injection/request.py): `{harness?, session_id?, cwd?,
-project?, prompt?, transcript_path?, transcript?, source?, reason?}`, Claude Code's field
-names, so a Claude Code payload can be posted as it is. Hooks write (the ledger, captures, the
-queue) so they need `remember`; they read across projects, so a scoped token is refused. The
-daemon reads a `transcript_path` with its own rights: any path for an admin token (the local
-`signet hook`), for any other token only a transcript inside the harness's own transcript
-folder (sessions/transcript_folders.py), every other path refused alike. The per-session
-injection ledger is kept per token: another token sending the same session id changes nothing
-of what this session is given.
+The body is a `HookRequest` (injection/request.py). Hooks write (ledger, captures, queue), so they
+need `remember`, and read across projects, so scoped tokens are refused. A `transcript_path` is read
+with the daemon's rights: any path for an admin token, otherwise only inside the harness's
+transcript folders. The injection ledger is kept per token.
 """
 
 from __future__ import annotations

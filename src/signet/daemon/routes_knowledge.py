@@ -1,15 +1,6 @@
-"""The knowledge-graph routes: entities, one entity in detail,
-communities, counts, pins, and running community detection.
-
-- `GET /api/knowledge/entities?q=&limit=&offset=` -> {items, total, limit, offset}
-- `GET /api/knowledge/entities/{ref}` (an id, a name or an alias) -> the entity with aliases, aspects (with attributes),
-  dependencies (in and out) and the memories linked to it
-- `POST|DELETE /api/knowledge/entities/{id}/pin` body {suppress?, weight?, reason?}: pin
-  (always focal in traversal) or suppress (never focal); DELETE clears either
-- `GET /api/knowledge/communities`, `POST /api/knowledge/communities/detect` (Louvain)
-- `GET /api/knowledge/stats` -> counts and the hub-degree threshold
-- `POST /api/knowledge/apply` body: a graph payload (see graph/apply.py), optional memory_id
-Each handler makes one `app.graph` (or `app.apply_graph`) call; errors map in daemon/errors.py.
+"""The knowledge-graph routes: entities, one entity in detail, pins, communities and their
+detection, counts, and applying a graph payload. Each handler is one `app.graph` (or
+`app.apply_graph`) call.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""The lineage routes: thread heads, the lineage DAG, re-indexing artifacts.
-
-- `GET /api/threads` -> {items: [{thread, project, summaries, arcs, epochs, last}]}
-- `GET /api/threads/{thread}` -> the thread's head (newest epoch, arcs and summaries after it)
-- `GET /api/lineage/{id}` -> a memory, session or artifact with its lineage up and down
-- `POST /api/artifacts/reindex` -> rebuild memory_artifacts from the markdown files
-- `POST /api/memory/synthesize` -> render MEMORY.md (the global head) now
-Each handler makes one app call with the caller's scope; errors map in daemon/errors.py.
+"""The lineage routes: thread heads, a record's lineage, re-indexing artifacts and rendering
+MEMORY.md, each one app call within the caller's scope.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The memory routes: remember, recall/search, list, get, modify, forget, history, recover.
 
-Each handler parses, makes one SignetApp call and formats the value's `to_dict()`; errors are
-translated in `daemon/errors.py`. Handlers are plain `def`s (run in FastAPI's thread pool)
-because SignetApp blocks. `/api/memory/search` is declared before `/api/memory/{memory_id}` so
-that "search" is never taken for an id.
+Handlers are plain `def`s (FastAPI's thread pool) because SignetApp blocks. `/api/memory/search` is
+declared before `/api/memory/{memory_id}` so "search" is never taken for an id.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
-"""Batch memory routes and the review queue.
+"""Batch forget and modify (at most 200 memories; forget previews, then executes with the preview's
+token, signet/batch.py) and the review queue.
 
-- `POST /api/memory/forget` body {ids? | query + filters?, mode: preview|execute,
-  confirm_token?, force?, reason?}: `preview` -> {count, capped, memories, missing, pinned,
-  confirm_token}; `execute` (with the preview's token) -> {count, succeeded, failed, results:
-  [{id, ok, memory | error}]}. At most 200 memories (signet/batch.py explains the token).
-- `POST /api/memory/modify` body {items: [{id, changes: {...}, version?, reason?}], reason?}
-  -> per-item results, at most 200 items
-- `GET /api/memory/review-queue?status=pending&limit=` -> {items: [ReviewItem]}
-- `POST /api/memory/review-queue/{id}/approve|reject` -> the resolved ReviewItem
-
-A scoped token batch-forgets and batch-modifies only inside its scope (the app narrows the
-match in SQL; ids outside it count as missing); the review queue spans every agent, so scoped
-tokens are kept out of it (`auth.unscoped`). This router is included before routes_memory's, so `/api/memory/review-queue` is never taken
-for a memory id by `GET /api/memory/{memory_id}`.
+A scoped token batches only inside its scope (ids outside count as missing); the review queue spans
+every agent, so scoped tokens are kept out. This router is included before routes_memory's so
+`/api/memory/review-queue` is never taken for a memory id.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """`GET /metrics`: the daemon's telemetry (signet/telemetry.py) in Prometheus' text format.
 
-What it exposes is what `/api/telemetry/latency` and `/usage` show, as a scraper reads it:
-
-- `signet_request_duration_seconds{operation}`: a histogram per route template (and per LLM
-  model, `llm provider:model`), with the telemetry's own fixed log-spaced buckets;
-- `signet_requests_total`, `signet_responses_total{class="4xx"|"5xx"}`, `signet_errors_total`;
-- `signet_llm_calls_total{provider,model}`, `signet_llm_tokens_total{provider,model,kind}`;
-- `signet_telemetry_start_time_seconds`: when counting began (this daemon's start).
-
-Names and numbers only, never content. The figures count every agent and project, so the route
-takes the diagnostics permission and an unscoped token (a scoped one gets 403, as it gets no
-request telemetry in `/api/status`). Prometheus sends the token with `authorization:
-credentials_file` in its scrape config (docs/api.md). prometheus-client is imported on the
-first scrape, not at the daemon's start.
+Names and numbers, never content. The figures count every agent and project, so it needs
+`diagnostics` and an unscoped token. prometheus-client is imported on the first scrape, not at
+start.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""The pipeline routes: its status, and pausing, resuming or waking its
-workers.
-
-- `GET /api/pipeline/status` -> {enabled, shadow_mode, mutations_frozen, llm, queue: {job type:
-  {status: count}}, last_errors: [...], workers: {running, paused, concurrency, workers: {name:
-  ticks, failures, last_error, ...}}}
-- `POST /api/pipeline/pause` | `/resume` | `/nudge` -> the workers part of the status
-- `GET /api/pipeline/jobs?status=&type=&limit=&offset=` -> {items, limit, offset}: jobs newest
-  first (the dashboard lists the dead letters with it, to requeue them)
-
-The workers run in the daemon's background thread (`daemon/background.py`), which `startup.run`
-leaves in `api.state.workers`; a server built by `create_app` alone (tests, tools) has none and
-says so (`running: false`), and the controls answer 409 `no_workers`.
+"""The pipeline routes: its status, its jobs, and pausing, resuming or nudging its workers. A server
+built by `create_app` alone (tests, tools) has no workers: the status says `running: false` and
+the controls answer 409 `no_workers`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""`POST /api/import` body {path, source?, project?}: a Signet export folder (`source:
-signet`, the default), a mem0 JSON export or a folder of markdown notes, read by the daemon
-from its own disk (admin tokens only) -> the import's counts. One call: portable/imports.py.
-Imports span the whole store (a bundle restores every agent's rows): scoped tokens are kept
-out (auth.unscoped).
+"""`POST /api/import`: a Signet export, a mem0 JSON export or a folder of markdown notes, read from
+the daemon's own disk (admin tokens only). An import spans the whole store, so scoped tokens are
+kept out.
 """
 
 from __future__ import annotations

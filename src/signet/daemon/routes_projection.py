@@ -1,13 +1,5 @@
-"""The embedding projection: `GET /api/embeddings/projection?dimensions=2|3`.
-
-- 200 `{"nodes": [{"id", "x", "y"[, "z"], "content", "type", "project", ...}], "dimensions",
-  "count", "method": "umap"|"pca"|"none", "fallback", "model", "range": [-210, 210],
-  "n_neighbors", "knn", "cached_at", "compute_ms"}` once the cached projection matches the
-  number of vectors in the caller's slice;
-- 202 `{"status": "computing", "retry_after_ms", "count"}` with a `Retry-After` header while a
-  background computation runs (projection/service.py); ask again.
-
-A scoped token sees a projection of its own slice only.
+"""`GET /api/embeddings/projection?dimensions=2|3`: the cached projection of the caller's slice, or
+202 with `Retry-After` while it is computed in the background (projection/service.py).
 """
 
 from __future__ import annotations

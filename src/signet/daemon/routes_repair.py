@@ -1,20 +1,5 @@
-"""Repair actions and the embeddings' state.
-
-- `POST /api/repair/requeue-dead` body {job_ids?} -> {requeued}
-- `POST /api/repair/release-stale-leases` body {older_than_ms?} -> {released, older_than_ms}
-- `GET /api/repair/fts-check` -> {ok, integrity, rows: {memories, memories_fts, ...}}
-- `POST /api/repair/fts-rebuild` -> {rebuilt, ms, check}
-- `POST /api/repair/re-embed` -> {missing, enqueued, already_queued, model}
-- `GET /api/embeddings/status` -> {provider, model, dimensions, audit, jobs}
-- `GET /api/embeddings/health` -> {ok, provider, model, latency_ms, ...} (one tiny embed call,
-  through recall's breaker and budget)
-- `GET /api/repair/report` -> {enabled, mode, frozen, ok, problems, checks, runs, recent_actions}
-  (the health now, read only, and the recorded maintenance runs)
-- `POST /api/repair/run` body {execute?} -> the run's report (checks, actions, skipped, after)
-- `POST /api/retention/run` body {dry_run?} -> the sweep's report (rows per step)
-
-Reading is `diagnostics`; changing anything is `admin`. Each handler is one SignetApp call
-(`signet/maintenance.py` holds the work).
+"""Repair actions, maintenance runs, retention, and the embeddings' state. Reading needs
+`diagnostics`, changing anything `admin`; the work is in signet/maintenance.py.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""The secret store over HTTP, for admins only; no route ever returns a value.
-
-- `GET /api/secrets` -> {secrets: [{name, created_at, updated_at}]}
-- `PUT /api/secrets/{name}` body {value} -> {name, created_at, updated_at}
-- `DELETE /api/secrets/{name}` -> {deleted}
-
-Every route needs the `admin` permission and an unscoped token. The daemon resolves
-`secret:NAME` config values at start, so a changed secret takes effect at the next restart.
+"""The secret store over HTTP: admin, unscoped tokens only, and no route ever returns a value.
+`secret:NAME` config values are resolved at start, so a change takes effect at the next restart.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The session routes: transcripts in, sessions out (signet/sessions).
-
-- `POST /api/sessions/{session_id}/transcript` body {harness, path | content, project?, ended?}:
-  import a harness transcript (claude-code, codex, opencode, cursor, generic); idempotent, a longer
-  version appends. `path` (a file on the daemon's host) needs the admin permission. `ended` (default true) closes the session and queues its summary.
-- `GET /api/sessions?project=&harness=&limit=&offset=` -> {items, total, limit, offset}
-- `GET /api/sessions/search?q=&project=&limit=` -> {items: [session + score, snippet], query}
-- `GET /api/sessions/{session_id}?project=` -> the session with its cleaned messages
-- `DELETE /api/sessions/{session_id}?project=&reason=`: remove it for privacy (tombstoned)
-Each handler makes one app call with the caller's scope; errors map in daemon/errors.py.
+"""The session routes: transcripts in (idempotent; a `path` on the daemon's host needs admin;
+`ended` closes the session and queues its summary), sessions listed, searched, read and forgotten
+within the caller's scope.
 """
 
 from __future__ import annotations

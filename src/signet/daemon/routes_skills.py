@@ -1,13 +1,6 @@
-"""The skill routes: skills (folders under skills/ with a SKILL.md) as procedural memory.
-
-- `GET /api/skills` -> {skills: [...], errors: [...]}: the folders reconciled with the
-  database first, so a skill edited by hand is seen at once;
-- `GET /api/skills/{name}` -> one skill: description, role, use counts, instructions;
-- `POST /api/skills` body {path, force?} -> install a local folder or .zip/.tar.gz (the daemon
-  reads it with its own rights: admin tokens only);
-- `DELETE /api/skills/{name}` -> its folder deleted, its memory forgotten (recoverable).
-Skills are the workspace's, not a project's: scoped tokens are kept out (auth.unscoped). Each
-handler is one app call (signet/skills.py holds the work).
+"""The skill routes: list (the folders reconciled first, so a hand edit is seen at once), get,
+install a local folder or archive (read with the daemon's rights: admin only), delete. Skills are
+the workspace's, so scoped tokens are kept out.
 """
 
 from __future__ import annotations

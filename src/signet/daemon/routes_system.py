@@ -1,10 +1,7 @@
-"""Routes about the daemon itself: `/health` (is it up, which version, which process) and
-`/api/status` (the app's status plus the daemon's pid, port and uptime).
-
-A scoped token's status counts only its own slice's memories and leaves out what counts every
-scope (the embeddings audit, maintenance problems, request telemetry), whether the model is
-loaded yet (any scope's first embedding loads it), the query embedding's failure count and
-last error (every caller's recalls) and the host's paths."""
+"""`/health` (up, version, pid) and `/api/status` (the app's status plus pid, port and uptime). A
+scoped token's status counts only its slice and leaves out whatever spans every scope (the
+embeddings audit, maintenance problems, telemetry, the model's state, host paths).
+"""
 
 from __future__ import annotations
 

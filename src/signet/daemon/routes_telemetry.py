@@ -1,20 +1,7 @@
-"""Telemetry routes: the daemon's local latency histograms, usage counters and error
-ring buffer, and the recall QA ledger.
-
-- `GET /api/telemetry/latency` -> {since, operations: {"POST /api/memory/recall": {count,
-  p50_ms, p95_ms, p99_ms, mean_ms, max_ms}, "llm openai:model": {...}, ...}}
-- `GET /api/telemetry/usage` -> {since, counters: {requests, responses.4xx, llm.<provider>.
-  <model>.calls|prompt_tokens|completion_tokens, ...}}
-- `GET /api/telemetry/errors?limit=` -> {errors: [{at, operation, status, code, request_id}]}
-- `GET /api/telemetry/search?limit=&offset=&since=&no_hits=` and
-  `GET /api/telemetry/search/export` -> the recall QA ledger (query text and result snapshots),
-  only when `memory.pipelineV2.telemetry.memorySearchQaEnabled` is on (else 404
-  `search_qa_disabled`), only with the analytics permission, and only the rows of the token's
-  agent and project scope (filtered in SQL).
-
-None of the first three holds any prompt, query or memory content (signet/telemetry.py), so
-they need only `diagnostics`; they count every agent's and project's requests and LLM calls,
-so a scoped token gets 403 (as it gets no request telemetry in `/api/status` or `/metrics`).
+"""Telemetry routes: latency histograms, usage counters and recent errors (no content,
+`diagnostics`), and the recall QA ledger (query text and results: the analytics permission, only
+when `memory.pipelineV2.telemetry.memorySearchQaEnabled` is on, within the token's scope). The
+first three count every scope, so scoped tokens get 403.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""The JSON shapes of the HTTP API, as pydantic models, so /openapi.json documents every route.
+"""The JSON shapes of the HTTP API as pydantic models, so /openapi.json documents every route.
 
-Request bodies are validated here (a wrong type becomes a 400 naming the field, see
-`daemon/errors.py`); the meaning of each value (is the type known, is the content too long) is
-checked once, by the app, for every adapter alike. The schema says exactly what the handler
-accepts, so a generated client (or schemathesis) never meets a surprise: bodies are strict (no
-unknown field, no `0` for `false`, no `"1"` for `1`), fields that may be omitted but not null
-are typed without null, and a bound that comes from the configuration (`search.max_limit`,
-`memory.max_content_chars`, `memory.max_tags`) is a `CONFIG_BOUND` marker that
-`daemon/openapi.py` replaces with the configured value when the document is built.
-
-Response models mirror the value types in `signet.types`: `MemoryOut` and `HistoryEventOut` are
-generated from the dataclasses themselves, so they cannot drift from `to_dict()`. They allow
-extra fields for the same reason requests do: the routes return the `to_dict()` JSON as is.
+Bodies are strict and closed, so a generated client never meets a surprise; the meaning of values is
+checked by the app, once for every adapter. Settings-bound fields carry a `CONFIG_BOUND` marker
+(daemon/openapi.py). `MemoryOut` and `HistoryEventOut` are generated from the `signet.types`
+dataclasses so they cannot drift from `to_dict()`.
 """
 
 from __future__ import annotations
@@ -110,11 +102,9 @@ NUL_REFUSED = "holds a NUL character (U+0000), which no text may contain"
 
 
 class _Body(BaseModel):
-    """A request body: strict (a JSON `0` is no boolean) and closed (an unknown field is a 400
-    naming it, `additionalProperties: false` in the schema). JSON may spell a lone surrogate
-    (`"\\ud800"`), which is no Unicode text and which SQLite cannot store, and a NUL
-    (`"\\u0000"`), which PostgreSQL text cannot hold: refuse both here, naming the field,
-    instead of failing later (the same rule on both store backends)."""
+    """A request body: strict (a JSON `0` is no boolean) and closed (an unknown field is a 400). A
+    lone surrogate (SQLite cannot store it) or a NUL (PostgreSQL text cannot) is refused here,
+    naming the field, on both backends alike."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

@@ -1,11 +1,7 @@
-"""Wires authentication, permissions and the request guards into the daemon's FastAPI app.
-
-`install(api, app)` is called by `server.create_app` after every router is included and /mcp
-is mounted: it builds the workspace's `TokenAuthority` (creating the per-install secret when
-missing), the per-token rate limiter (which the MCP per-tool permission check, added when the
-MCP server is built, reads), the `/auth/login` route, and the guards (`guards.py`). `prepare(config, api)` runs at daemon start: it refuses a
-non-loopback bind without team/hybrid auth and makes sure `.daemon/token` holds a valid admin
-token for the CLI, hooks and MCP.
+"""Wires authentication, permissions and the guards into the daemon's FastAPI app. `install(api,
+app)` (after every router and /mcp) builds the `TokenAuthority`, the rate limiter, `/auth/login`
+and the guards; `prepare(config, api)` at start refuses a non-loopback bind without team/hybrid
+auth and makes sure `.daemon/token` holds a valid admin token.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The FastAPI app of the daemon.
-
-`create_app(app)` wraps an already opened SignetApp: it opens nothing itself, so tests serve a
-SignetApp built on a temporary workspace. The real daemon's composition (open the store,
-answer `/health`, build this app behind it, start the workers, close at the end) is
-daemon/startup.py `run`, which imports this module only once `/health` answers.
+"""The FastAPI app of the daemon. `create_app(app)` wraps an opened SignetApp and opens nothing, so
+tests serve one on a temporary workspace; the real start is daemon/startup.py.
 """
 
 from __future__ import annotations
@@ -51,10 +47,8 @@ from signet.version import __version__
 
 
 def create_app(app: SignetApp, *, openapi: bool = True, lazy_mcp: bool = False) -> FastAPI:
-    """The API over `app`. `openapi`: build the OpenAPI document now (a bad schema fails
-    here); the daemon's start passes False and builds it once the API serves
-    (daemon/startup.py), as it is the largest part of the build's CPU. `lazy_mcp`: the MCP
-    server (and the SDK's import) waits for the first /mcp request."""
+    """The API over `app`. `openapi` False defers building the OpenAPI document (the largest part of
+    the build) until the API serves; `lazy_mcp` defers the MCP server to the first /mcp request."""
     api = FastAPI(
         title="Signet",
         version=__version__,

@@ -1,13 +1,9 @@
 """The daemon imports what the hooks spooled (signet/spool.py) while it was down or busy.
 
-A worker of the daemon's loop (daemon/background.py), run at start and then every
-INTERVAL_MS: each spooled transcript goes through the same session import as the session-end
-hook (`import_transcript`, idempotent), each spooled prompt through the same "remember that
-..." capture as the prompt hook; the file is deleted once imported. A file whose writer still
-runs (the hook is still asking the daemon itself) waits, up to WRITER_GRACE_S. One that
-cannot be imported (not a spool file, a transcript that is not UTF-8, a refused request)
-moves to `failed/` with its reason, and is logged; an error that may pass (a locked database)
-leaves it for the next run.
+A worker run at start and every INTERVAL_MS: spooled transcripts go through the session-end import,
+spooled prompts through the "remember that" capture, and each file is deleted once imported. A file
+whose writer still runs waits up to WRITER_GRACE_S; one that cannot be imported moves to `failed/`
+with its reason; a passing error (a locked database) leaves it for the next run.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """The daemon's start: the store open and `/health` answering first, the rest behind it.
 
-`run(config)` binds (beforehand, so a busy port is a clear error), opens the workspace's
-SignetApp and makes sure the install token exists: what can refuse a start refuses it before
-anything answers. Then it serves `StartingGate` at once, and a thread builds the full API
-(FastAPI and the routes, the MCP server, the dashboard, the workers) behind it, then the
-OpenAPI document, the largest part of the build, while the API already serves. `/health`
-answers from the gate while that thread works; every other request waits for the API and is
-then served by it, so a client that saw `/health` never gets a refusal for being early. The
-model still loads on the first embedding that needs it (providers/), after all of this, and
-the embed worker's model in its own processes on its first batch.
-
-This module imports neither FastAPI nor the app's routes: they are the seconds the daemon
-used to spend before answering `/health`. A build that fails stops the server, and `run`
-raises its error as a start that failed.
-
-Shutdown: uvicorn turns SIGTERM/SIGINT into a graceful stop (in-flight requests finish), then
-re-raises the signal with the previous handler in place. `run` installs a handler that raises
-SystemExit there, so the `finally` that stops the workers, checkpoints and closes the store
-always runs.
+`run(config)` binds first (a busy port is a clear error), opens the SignetApp and ensures the
+install token, so whatever can refuse a start does so before anything answers. It then serves
+`StartingGate`, answering `/health` while a thread builds the API, MCP server, dashboard and
+workers; every other request waits for the API, so a client that saw `/health` is never refused for
+being early. This module imports neither FastAPI nor the routes, which take seconds. A failed build
+stops the server and `run` raises it. uvicorn re-raises SIGTERM/SIGINT after a graceful stop;
+`run`'s handler turns that into SystemExit so the `finally` that stops the workers and closes the
+store always runs.
 """
 
 from __future__ import annotations
@@ -296,12 +286,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def refuse_read_only(db_path: Path) -> None:
-    """StoreError when the database file, or the directory it lives (or will live) in, cannot
-    be written.
-
-    SQLite opens a read-only file without complaint and fails only at the first write, so the
-    daemon would start and then refuse every remember. Checked before opening, so a refused
-    start leaves no -wal or -shm file behind either."""
+    """StoreError when the database file or its directory cannot be written: SQLite opens a read-
+    only file and fails only at the first write. Checked before opening, so a refused start
+    leaves no -wal or -shm file."""
     if db_path.exists() and not os.access(db_path, os.W_OK):
         raise StoreError(f"cannot open database {db_path}: the file is read-only")
     folder = next(p for p in (db_path.parent, *db_path.parents) if p.exists())

@@ -1,12 +1,9 @@
 """API tokens: issue, verify, revoke, and the per-install admin token (docs/security.md).
 
-A token is `sgt1.<payload>.<signature>`, the payload base64url JSON and the signature an
-HMAC-SHA256 under the per-install secret in `.secrets/auth.key`. It is accepted only when the
-signature matches, it has not expired, and its row in `tokens` exists with the same hash and
-is not revoked; the row, not the payload, supplies role, permissions and scope. A token may
-carry fewer permissions than its role, never more; a scoped token sees only its slice
-(daemon/auth.py). Login codes are stored hashed, expire in five minutes and are spent by one
-exchange for a short-lived admin token.
+A token `sgt1.<payload>.<signature>` is HMAC-SHA256 signed under `.secrets/auth.key`; it is accepted
+when the signature matches, it has not expired and its unrevoked row in `tokens` has the same hash.
+The row, not the payload, supplies role, permissions and scope. Login codes are stored hashed,
+expire in five minutes and are spent once.
 """
 
 from __future__ import annotations
@@ -92,11 +89,9 @@ def load_secret(workspace: Path) -> bytes:
 
 
 class TokenAuthority:
-    """Issues and checks tokens for one workspace's store and secret.
-
-    The rows go through the store seam (store/backend.py): on SQLite the workspace's Store and
-    its key file; `for_core` takes any CoreStore, whose signing key is then shared by every
-    process that opens it (PostgreSQL: every daemon on the database)."""
+    """Issues and checks tokens for one workspace's store and secret; `for_core` takes any
+    CoreStore, whose signing key every process opening it shares (every daemon on a PostgreSQL
+    database)."""
 
     def __init__(self, rows: CoreStore, secret: bytes, clock: Clock | None = None) -> None:
         self.rows = rows
