@@ -1,8 +1,6 @@
-"""`signet api spec`: the HTTP API's OpenAPI document, with no token, browser or daemon needed.
-
-The daemon serves `/openapi.json` (and the readable `/docs`) only to a caller it knows. This
-prints the same document, built from the same routes in this process: on a throwaway
-workspace in a temporary directory, so nothing is created or opened in the user's.
+"""`signet api spec`: the HTTP API's OpenAPI document without a token, browser or daemon. Built from
+the same routes in this process, on a throwaway workspace in a temporary directory, so nothing of
+the user's is opened.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """How the CLI reaches the memory: through a running daemon, or in-process when none runs.
 
-Both `Client`s return the JSON dicts of the HTTP contract, so `--json` prints the same
-whichever answered and the formatters work from one shape. `connect(cfg)` asks `GET /health`:
-a daemon whose pid is this workspace's gets every call; otherwise `LocalClient` opens the
-store. `SIGNET_DAEMON_URL` (with `SIGNET_TOKEN`) sends every call to a daemon elsewhere; the
-workspace's own admin token goes only to this workspace's daemon or a loopback address.
+Both `Client`s return the JSON of the HTTP contract, so `--json` and the formatters see one shape.
+`connect(cfg)` asks `GET /health`: a daemon whose pid is this workspace's gets every call, otherwise
+`LocalClient` opens the store. `SIGNET_DAEMON_URL` (with `SIGNET_TOKEN`) sends calls elsewhere; the
+workspace's own admin token goes only to its own daemon or a loopback address.
 """
 
 from __future__ import annotations

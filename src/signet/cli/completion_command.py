@@ -1,8 +1,5 @@
-"""`signet completion bash|zsh|fish`: print click's completion script for the shell.
-
-The script calls `signet` back with `_SIGNET_COMPLETE` set; click answers those calls itself
-(the group lists its commands from the table in cli/main.py, importing a command's module only
-to complete that command's options). Nothing of the workspace is read.
+"""`signet completion bash|zsh|fish`: print click's completion script for the shell. Completing
+imports only the module of the command being completed; nothing of the workspace is read.
 """
 
 from __future__ import annotations

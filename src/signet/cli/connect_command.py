@@ -1,10 +1,7 @@
-"""`signet connect <harness> [--project DIR] [--extract] [--uninstall] [--dry-run]`: wire the
-memory into a harness (its MCP server and its hooks), or take it out again. `--extract` also
-makes the harness's own CLI the pipeline's LLM (agent.yaml, extract_setting.py).
-
-Only the harness named is touched. Each file is edited through harness_files.py: idempotent,
-backed up beside the file on the first change, reversible byte for byte when nothing else
-changed it since, and reported line by line; `--dry-run` prints the unified diff instead.
+"""`signet connect <harness>`: wire the memory into a harness (its MCP server and hooks), or take it
+out (`--uninstall`). Only the harness named is touched, each file through harness_files.py
+(idempotent, backed up, reversible); `--dry-run` prints the diff; `--extract` also makes the
+harness's CLI the pipeline's LLM (extract_setting.py).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """`signet connector add|list|sync|remove`: folders of notes kept in sync as documents.
 
-Like `signet ingest`, through the running daemon when one serves the workspace (the daemon
-reads the folder, by its absolute path, and its worker indexes what a sync queued while the
-command waits), else in-process, running the document worker here. Either way `add` and `sync`
-return once everything they queued is indexed, with a progress bar on stderr. The daemon also
-syncs every connector every `documents.connector_sync_interval_ms`.
+Through the running daemon when one serves the workspace (it reads the folder by absolute path),
+else in-process with the document worker run here; either way `add` and `sync` return once what they
+queued is indexed. The daemon also syncs every `documents.connector_sync_interval_ms`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""`signet daemon start [--foreground] | stop | status | logs | install | uninstall`: thin
-wrappers over the lifecycle, and the user service that starts the daemon at login
-(cli/service_files.py).
-
-The process management itself (pid file, detaching, signals, log files) lives in
-`signet.daemon.lifecycle`. It is imported inside each command, not at the top: it pulls in the
-web stack, which the memory commands never need, and the CLI must start fast.
+"""`signet daemon start|stop|status|logs|install|uninstall`: thin wrappers over
+`signet.daemon.lifecycle` and the user service (cli/service_files.py). The lifecycle is imported
+inside each command, as it pulls in the web stack and the CLI must start fast.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""`signet dashboard [--print]`: log in to the dashboard the daemon serves.
-
-It makes a one-time login code (valid five minutes, works once; see daemon/tokens.py) in the
-workspace's store, in-process like `signet token login-link`, and opens the browser on
-`http://127.0.0.1:PORT/app/login?code=...`. Following the link sets the dashboard's session
-cookie; the code is spent. `--print` prints the link instead (for another browser, or a
-machine without one). The daemon must be running, since it is what serves the pages.
+"""`signet dashboard [--print]`: log in to the dashboard the daemon serves, by opening (or printing)
+a one-time login link (five minutes, works once) made in-process in the workspace's store.
+Following it sets the session cookie; the daemon must be running to serve the pages.
 """
 
 from __future__ import annotations

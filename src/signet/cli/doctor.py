@@ -1,23 +1,10 @@
 """`signet doctor`: is the memory on for this workspace, and if not, what to run.
 
-Each check gives a status (`ok`, `warn`, `fail`, `info`), one line of detail and, when it is
-not ok, the command (or the step) that fixes it:
-
-- workspace: agent.yaml exists (`signet init` otherwise);
-- daemon: `/health` answers at the configured address, with the pid this workspace's pid file
-  holds (another workspace's daemon on the port is not ours), the same version as this CLI;
-  the port and where it came from; the memories, the embedder and whether its model is loaded
-  (`/api/status`);
-- hooks, one check per harness: the files `signet connect` writes, read back; every event
-  wired, every command naming this workspace (and the port, when only the environment holds
-  it), the `signet` it runs present; the MCP entry likewise;
-- mcp: the MCP entry's command spawned as a harness does, timed to its `initialize` answer
-  and `tools/list`;
-- spool: captures waiting for the daemon, and those set aside as unimportable;
-- hook failures: the lines of `.daemon/logs/hooks.log` of the last 24 h.
-
-Nothing is changed and no daemon is started. The exit code is 1 when a check fails (warnings
-do not count), so a script or a service manager can ask it.
+Each check (workspace, daemon, hooks and MCP entry per harness, mcp, spool, hook failures) gives
+`ok`, `warn`, `fail` or `info`, a line of detail and, when not ok, the fix. The daemon counts only
+when its pid is this workspace's; hooks are read back from the files `signet connect` writes; the
+MCP entry is spawned as a harness would and timed to `tools/list`. Nothing is changed and no daemon
+is started. The exit code is 1 when a check fails (warnings do not count), so scripts can ask it.
 """
 
 from __future__ import annotations

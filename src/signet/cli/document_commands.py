@@ -1,12 +1,9 @@
 """`signet ingest PATH|URL|-`: documents into memory, with a progress bar on stderr.
 
-A folder is walked recursively for markdown, text, HTML and PDF files (hidden folders such as
-.git and .obsidian are skipped); `-` reads the text from stdin; an http(s) URL is fetched when
-`documents.url_fetch_enabled` allows it. When a daemon serves the workspace the command
-registers every document with it (`POST /api/documents`, a file by its absolute path) and waits
-while the daemon's worker indexes them; with none it opens the workspace in-process and runs
-the document worker here until the queue is empty. Either way, when it returns the chunks are
-recallable. Re-ingesting an unchanged file is a no-op; a changed one replaces its chunks.
+A folder is walked for markdown, text, HTML and PDF files (hidden folders skipped); `-` reads stdin;
+a URL is fetched when `documents.url_fetch_enabled`. With a daemon the documents are registered with
+it and the command waits for its worker; without one the worker runs here. Either way the chunks are
+recallable when it returns. An unchanged file is a no-op; a changed one replaces its chunks.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""`signet embed audit|backfill`: how many live memories have a current vector of the configured
-model, and filling the gaps (after a model change, or memories written while the embedder was
-down) with a progress bar. Through the running daemon when one serves the workspace
-(`/api/embeddings/status`, `/api/repair/re-embed`; its embed worker fills the gaps while the
-command watches), else in-process, running the embed worker here."""
+"""`signet embed audit|backfill`: how many live memories lack a current vector of the configured
+model, and filling the gaps, through the daemon's embed worker when one serves the workspace,
+else in-process.
+"""
 
 from __future__ import annotations
 

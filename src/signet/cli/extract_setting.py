@@ -1,13 +1,10 @@
 """`signet connect <harness> --extract`: the harness's own CLI as the pipeline's LLM.
 
-The edit is to the workspace's agent.yaml: `llm.provider` becomes the harness (claude-code,
-codex, opencode) and, when the harness's binary is on PATH now, `llm.command` its absolute
-path, since a daemon started as a user service sees a shorter PATH than the user's shell. It is
-made as text, line by line, so the file's comments and layout stay; the result is parsed again
-and must say what was meant, else nothing is written. An LLM provider the user chose already
-(anything but `none` or this harness) is never replaced. `--uninstall` restores the original
-bytes through the connect manifest, or, when agent.yaml changed since, sets the two keys back
-to `none` and `[]` if they still hold what connect writes.
+agent.yaml's `llm.provider` becomes the harness and `llm.command` its absolute path, since a user
+service sees a shorter PATH than the shell. The edit is textual, keeping comments and layout, and
+the result is parsed back and must say what was meant. An LLM the user chose is never replaced.
+`--uninstall` restores the original bytes, or resets the two keys if they still hold what connect
+wrote.
 """
 
 from __future__ import annotations

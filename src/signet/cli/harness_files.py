@@ -1,14 +1,10 @@
 """Reversible edits of a harness's config files, for `signet connect`.
 
-Each file `signet connect` touches is described by an `Edit`: how to add Signet's entries to
-the file's current text (`add`) and how to take them out again (`remove`), both pure functions
-of the text. Installing computes the new text; when it equals the old one nothing is written
-(running twice changes nothing). Otherwise the first install keeps the original bytes in a
-backup beside the file (`<name>.signet-backup`) and records, in the workspace's connect
-manifest, whether the file existed and the SHA-256 of what was written. Uninstalling restores
-the backup byte for byte when the file is still exactly what Signet wrote (or deletes the file
-Signet created); when something else changed it since, only Signet's entries are taken out
-and the user's changes stay. Writes are atomic (a temporary file, then a rename).
+An `Edit` holds pure functions that add and remove Signet's entries from a file's text; an unchanged
+result writes nothing. The first install keeps the original bytes in `<name>.signet-backup` and
+records in the connect manifest whether the file existed and the SHA-256 of what was written.
+Uninstalling restores the backup byte for byte when the file is still what Signet wrote, otherwise
+removes only Signet's entries. Writes are atomic.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""What `signet connect <harness>` writes, harness by harness (docs/harnesses.md).
-
-- claude-code: `hooks` in settings.json and the MCP server in ~/.claude.json (with
-  `--project DIR`, DIR/.claude/settings.json and DIR/.mcp.json);
-- codex: hooks.json (Stop imports the transcript so far: Codex has no session end) and
-  `[mcp_servers.signet]` in config.toml between marker comments, under $CODEX_HOME or DIR/.codex;
-- opencode: the MCP server in opencode.json and a plugin running the hooks, under
-  $XDG_CONFIG_HOME/opencode or DIR;
-- cursor: hooks.json (remember requests, and the transcript at each stop) and mcp.json under
-  ~/.cursor or DIR/.cursor; the agent reads memory through MCP, since its hooks cannot add
-  context.
-
-Every command carries `--workspace`; entries are recognised as Signet's by their command, so
-a second run finds them.
+"""What `signet connect <harness>` writes, harness by harness (docs/harnesses.md): the hooks and MCP
+entry of claude-code, codex (whose Stop hook imports the transcript so far, as Codex has no
+session end), opencode (a plugin runs the hooks) and cursor (its hooks cannot add context, so it
+reads memory through MCP). Every command carries `--workspace`; entries are recognised as
+Signet's by their command.
 """
 
 from __future__ import annotations

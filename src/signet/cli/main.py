@@ -1,18 +1,11 @@
 """The `signet` command: a click group whose commands parse, make one client call and format.
 
-Global options choose the workspace (`--workspace`, else $SIGNET_WORKSPACE, else ~/.agents) and
-the output (`--json`, also accepted after any command). Errors are translated in one place,
-`SignetGroup.invoke`: a `SignetError` (or an `OSError` about a path) from any command becomes
-its message on stderr and exit code 1; click keeps exit code 2 for usage errors. With `--json` anywhere on the line, the error
-is JSON too, `{"error": message, "code": machine name}` on stderr (the daemon's error shape),
-so a script reading JSON never has to parse prose.
-
-The commands live in modules named after what they act on (memories, the workspace, the
-daemon). This module only names them: `COMMANDS` maps each command to the "module:attribute"
-that defines it and the line `signet --help` shows for it, and a command's module is imported
-only when that command runs. So `signet --version` and `signet --help` import neither the app,
-the model, numpy, networkx nor the benchmarks, and `signet recall` imports only the client
-side. Adding a command is one line in the table.
+`SignetGroup.invoke` translates errors in one place: a `SignetError` (or a path's `OSError`) becomes
+its message on stderr and exit code 1 (click keeps 2 for usage errors); with `--json` anywhere on
+the line it is `{"error", "code"}` JSON. `COMMANDS` maps each command to the "module:attribute"
+defining it and its help line, and a module is imported only when its command runs, so `signet
+--help` imports neither the app nor numpy, and `signet recall` only the client side. Adding a
+command is one line in the table.
 """
 
 from __future__ import annotations

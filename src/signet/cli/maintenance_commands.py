@@ -1,9 +1,6 @@
-"""`signet maintenance run [--execute]` and `signet maintenance report`: the store's health.
-
-Both ask the running daemon (/api/repair/run, /api/repair/report), or open the workspace
-in-process when none serves it (with the configured embedder, to audit its vectors). `run` checks and records;
-with `--execute` it also repairs what failed, within `autonomous.maxRepairsPerRun`, unless
-`autonomous.frozen` stops it. It exits 0 either way: a problem found is a result, not an error.
+"""`signet maintenance run [--execute]|report`: the store's health, through the daemon or in-
+process. `--execute` repairs what failed within `autonomous.maxRepairsPerRun` unless
+`autonomous.frozen`; it exits 0 either way, as a problem found is a result, not an error.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """`signet mcp`: the MCP server over stdin/stdout, for harnesses that spawn their MCP servers.
 
-With this workspace's daemon running, the plain `signet [--workspace W] [--port N] mcp` never
-reaches this command: signet/__main__.py relays it to the daemon's `/mcp` (mcp/bridge.py).
-Here it proxies to the daemon when one answers (another argv form) and otherwise opens the
-store in-process, saying so in its instructions and in memory_search's answers; the choice is
-made once, at start. Only the MCP protocol may appear on stdout: warnings and logs go to
-stderr.
+With this workspace's daemon running, the plain form is relayed by signet/__main__.py
+(mcp/bridge.py) and never reaches here. This command proxies to a daemon that answers, else opens
+the store in-process and says so, chosen once at start. Only MCP may appear on stdout.
 """
 
 from __future__ import annotations

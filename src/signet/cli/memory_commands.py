@@ -1,9 +1,5 @@
-"""The memory commands: remember, recall, get, list, modify, forget, recover, history.
-
-Each one parses its options into the HTTP contract's field names, makes one client call and
-hands the answer to a renderer in `output.py` (or prints it as JSON). Validation of values
-(types, importance range, empty content) is left to the core, so the CLI, the daemon and MCP
-reject the same things with the same messages.
+"""The memory commands: remember, recall, get, list, modify, forget, recover, history. Values are
+validated by the core, so every surface rejects the same things with the same messages.
 """
 
 from __future__ import annotations

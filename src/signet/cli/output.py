@@ -1,8 +1,6 @@
-"""What the CLI prints: rich tables for people, the HTTP contract's JSON for scripts.
-
-Every renderer takes the wire-shape dict a `Client` returned, so the readable view and `--json`
-can never disagree about what happened. User text goes into `Text` objects, never into markup
-strings: a memory that contains `[bold]` must print as written.
+"""What the CLI prints: rich tables for people, the HTTP contract's JSON for scripts. Renderers take
+the `Client`'s wire-shape dict, so the two views never disagree; user text goes into `Text`
+objects, never markup, so `[bold]` in a memory prints as written.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The pipeline commands: `signet jobs list|show|requeue-dead` and `signet pipeline run`.
-
-`jobs` asks the running daemon (/api/pipeline/jobs, /api/repair/requeue-dead), or the store
-in-process when none serves the workspace. `pipeline run` runs workers in this process, daemon
-or not (`open_app`, also used by `signet export|backup`, which only read): leases are atomic
-across processes (SQLite's write lock), so running them next to a daemon is safe. `pipeline run --until-idle` ticks every
-worker (extraction, hints, embeddings, the stale-lease reaper) until none has work — the way
-scripts and tests drain the queue; without it the workers run in the foreground until Ctrl-C.
+"""`signet jobs list|show|requeue-dead` (through the daemon, or in-process) and `signet pipeline
+run`, which runs the workers in this process, daemon or not: leases are atomic across processes,
+so that is safe. `--until-idle` ticks every worker until none has work, the way scripts and tests
+drain the queue.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""`signet export PATH`, `signet import PATH [--from signet|mem0|markdown]`, `signet backup
-[PATH]`: moving a memory store between machines, and copying it while the daemon runs.
+"""`signet export PATH`, `signet import PATH [--from signet|mem0|markdown]`, `signet backup [PATH]`.
 
-`import` writes: it goes to the running daemon when one serves the workspace (`POST
-/api/import`, the daemon reading PATH), and runs in-process (portable/imports.py, progress on
-stderr) only when none does. `export` and `backup` only read, in-process whether or not a
-daemon runs: export reads one consistent snapshot (of the workspace's SQLite file or of the
-PostgreSQL database, `store.backend`), backup uses SQLite's online backup API (on PostgreSQL
-it is refused by name: pg_dump backs up a shared database, docs/deploy.md).
+`import` writes, so it goes to the daemon when one serves the workspace and runs in-process only
+otherwise. `export` and `backup` only read, in-process either way: export reads one consistent
+snapshot of either backend; backup uses SQLite's online backup API and is refused on PostgreSQL,
+where pg_dump backs up a shared database (docs/deploy.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""`signet retention run [--dry-run]`: one retention sweep now.
-
-The sweep (workers/retention_worker.py) is what the daemon runs every `retention.intervalMs`;
-the command asks the running daemon for one (`POST /api/retention/run`), or runs it in-process
-when none serves the workspace. `--dry-run` prints what a sweep would purge and writes nothing.
+"""`signet retention run [--dry-run]`: one retention sweep now (what the daemon runs every
+`retention.intervalMs`), through the daemon or in-process. `--dry-run` writes nothing.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""`signet secret set | get | list | delete | rotate-key`: the workspace's encrypted secret store.
+"""`signet secret set|get|list|delete|rotate-key`: the workspace's encrypted secret store.
 
-Like `signet token`, these act on the workspace's files directly (no daemon needed): only
-someone who can read the workspace can run them, and that person could read the key file
-anyway. A value never comes from argv (the shell history and `ps` would see it): `set` reads it
-from stdin when stdin is not a terminal, else from a hidden prompt asked twice. `get` prints a
-value only with `--reveal`. A running daemon resolves `secret:NAME` config values at start, so
-it sees a changed secret after `signet daemon restart`.
+They act on the workspace's files directly: whoever can run them could read the key file anyway. A
+value never comes from argv (shell history and `ps` would see it); `get` prints one only with
+`--reveal`. The daemon resolves `secret:NAME` at start, so it sees a change after a restart.
 """
 
 from __future__ import annotations

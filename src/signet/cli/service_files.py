@@ -1,11 +1,7 @@
-"""The user service that keeps the daemon running: a systemd user unit or a launchd agent.
-
-`signet daemon install` writes one for the workspace and enables it; `uninstall` disables and
-deletes it. The files are pure functions of (the command that runs the daemon, the workspace,
-the port): a systemd unit under `$XDG_CONFIG_HOME/systemd/user/` (default ~/.config), a launchd
-property list under `~/Library/LaunchAgents/`. The default workspace's service is `signet`
-(`ai.signet.daemon` for launchd); another workspace's gets a suffix from its path, so two
-workspaces get two services.
+"""The user service that keeps the daemon running: a systemd user unit or a launchd agent, pure
+functions of the daemon's command, the workspace and the port. The default workspace's service is
+`signet` (`ai.signet.daemon`); another workspace's gets a suffix from its path, so two workspaces
+get two services.
 """
 
 from __future__ import annotations

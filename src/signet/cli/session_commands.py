@@ -1,10 +1,7 @@
-"""`signet session import|list|show|search`: harness transcripts and the sessions they made.
-
-They go through the client like the memory commands (the daemon when it runs, else the store
-in-process), so an import made here is summarised by the daemon's workers at once. `import`
-sends the file's path: the importer reads it, keeps the original byte for byte and a cleaned
-copy (docs/sessions.md). The session id is the one the transcript names, else the file's stem,
-unless `--session-id` says otherwise.
+"""`signet session import|list|show|search`: harness transcripts and the sessions they made. Through
+the client like the memory commands, so an import is summarised by the daemon's workers at once.
+The session id is the one the transcript names, else the file's stem, unless `--session-id` says
+otherwise.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""`signet setup`: everything a new user needs, in one step that may be run again.
-
-It runs `signet init` (the workspace, its database and token), `signet connect` for each
-harness found on this machine (its command on PATH or its config folder; or those named with
-`--harness`), and `signet daemon install` (a user service that starts the daemon at login).
-Each step is idempotent, so a second run reports everything unchanged.
+"""`signet setup`: `signet init`, `signet connect` for each harness found on this machine (or named
+with `--harness`), and `signet daemon install`. Each step is idempotent, so it may be run again.
 """
 
 from __future__ import annotations

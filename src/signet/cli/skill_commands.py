@@ -1,9 +1,7 @@
-"""`signet skill list | show NAME | install PATH | remove NAME`: skills as procedural memory.
-
-Through the running daemon when one serves the workspace (/api/skills), else in-process (with
-the configured embedder, which indexes a skill's memory; never the LLM); either way skills/ is
-reconciled with the database before answering, so a folder edited by hand is seen at once. Installing copies a local folder or unpacks a local archive;
-there is no network catalogue.
+"""`signet skill list|show|install|remove`: skills as procedural memory, through the daemon or in-
+process (with the embedder, never the LLM). skills/ is reconciled with the database first, so a
+hand edit is seen at once. Installing takes a local folder or archive; there is no network
+catalogue.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""`signet store migrate --to URL` / `--from URL`: copy this workspace's SQLite store into
-PostgreSQL, or a PostgreSQL store's core tables back into this workspace's SQLite.
-
-Runs in this process against the workspace's database (stop the daemon first, or copy a
-`signet backup`); progress per table goes to stderr, the verification report to stdout. Exits
-non-zero when a table's count or hash differs, or when the target already holds another
-signing key.
+"""`signet store migrate --to URL | --from URL`: copy this workspace's SQLite store into PostgreSQL,
+or a PostgreSQL store's core tables back. Run with the daemon stopped (or on a `signet backup`);
+it exits non-zero when a table's count or hash differs, or the target holds another signing key.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""`signet token create | list | revoke | login-link`: manage the daemon's API tokens.
-
-These are admin operations on the workspace itself, so they run in-process on the store (no
-daemon needed, and a running daemon sees the change at once: it checks the `tokens` table on
-every request). Only someone who can read the workspace's files can run them, which is the
-same person who could read `.daemon/token` anyway. A created token is printed once and stored
-only as a hash; `login-link` prints a single-use, five-minute link for the dashboard.
+"""`signet token create|list|revoke|login-link`: the daemon's API tokens, managed in-process on the
+store (a running daemon reads the `tokens` table on every request, so it sees a change at once).
+A created token is printed once and stored only as a hash.
 """
 
 from __future__ import annotations

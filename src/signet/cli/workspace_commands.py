@@ -1,10 +1,6 @@
-"""The workspace commands: `init` lays out the workspace and its database, `status` reports it.
-
-`init` works without a daemon and before any configuration exists: it creates what is missing
-(never overwriting a file the user may have edited), then opens the store once, without an
-embedder, so the migrations create `memory/memories.db` with the current schema, and makes the
-auth secret (`.secrets/auth.key`) and the per-install admin token (`.daemon/token`, 0600) that
-the CLI, hooks and MCP send to the daemon (docs/security.md).
+"""`signet init` lays out the workspace without a daemon or configuration, never overwriting a file,
+then opens the store once to migrate it and makes the auth secret and the admin token
+(`.daemon/token`, 0600). `signet status` reports it.
 """
 
 from __future__ import annotations
