@@ -1,11 +1,8 @@
 """Cutting a document into overlapping chunks on paragraph and sentence boundaries.
 
-Paragraphs (separated by blank lines) are packed into chunks of at most `size` characters; a
-paragraph longer than that is cut between sentences, and a sentence longer than that between
-words (a word longer than `size` is cut hard). Each chunk after the first begins with the tail
-of the one before: whole sentences adding up to at most `overlap` characters, or, when its last
-sentence alone is longer, its last `overlap` characters from a word boundary. Chunks therefore
-start and end where a reader would pause, and a fact that straddles a boundary is in both.
+Paragraphs are packed into chunks of at most `size` characters, a longer paragraph cut between
+sentences, a longer sentence between words. Each chunk after the first begins with whole sentences
+of the one before, at most `overlap` characters, so a fact straddling a boundary is in both.
 """
 
 from __future__ import annotations

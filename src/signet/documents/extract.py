@@ -1,15 +1,10 @@
-"""Bytes to text: markdown and plain text as they are, HTML through a readability-style
-extractor, PDF through pypdf. Anything else is refused, naming its content type.
+"""Bytes to text: markdown and plain text as they are, HTML through a readability-style extractor,
+PDF through pypdf; anything else is refused, naming its content type.
 
-The HTML extractor keeps what a reader came for: text inside `<article>` (else `<main>`, else
-`<body>`), block by block, without scripts, styles, navigation, headers, footers, asides and
-forms, and without blocks that are mostly link text (menus, tag clouds). The title is
-`<title>` (else the first `<h1>`).
-
-Markdown front matter (a YAML mapping between `---` lines at the very top) is metadata, not
-text: its `title` becomes the document's title and its `tags` (a list, or a comma-separated
-string) the document's tags; the text that is chunked and recalled starts after it. A block
-that is not a YAML mapping is left in the text as it is.
+HTML keeps the blocks of `<article>` (else `<main>`, else `<body>`) without scripts, navigation,
+asides, forms or blocks that are mostly links. Markdown front matter (a YAML mapping between `---`
+lines at the top) is metadata: its `title` and `tags` go to the document, and the text starts after
+it.
 """
 
 from __future__ import annotations

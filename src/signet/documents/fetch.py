@@ -1,23 +1,12 @@
 """Fetching a document from a URL without becoming a server-side request forgery tool.
 
-Fetching is off unless `documents.url_fetch_enabled` is set. Then every hop, the first and
-each redirect (followed by hand, at most `max_redirects`), must:
-
-- use http or https (file://, ftp://, gopher://, data: ... are refused);
-- name a host whose every resolved address is public: loopback, private (RFC 1918, unique
-  local), link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, multicast,
-  reserved and unspecified addresses are refused, unless the host name is listed in
-  `documents.fetch_allowed_hosts` (an operator's own intranet wiki, say);
-
-and the answer must be a supported content type (extract.kind_of), no larger than
-`documents.fetch_max_bytes` (read as a stream and cut off, whatever Content-Length claims).
-`documents.fetch_timeout_ms` is one deadline for the whole fetch: each hop's connect, request
-and reads wait at most the time left, and every socket the fetch opened is shut down at the
-deadline, whatever it is waiting for (headers or body: a server trickling a byte at a time
-cannot hold the worker). The
-check resolves the name just before the request; a
-DNS answer that changes in between (rebinding) is the residual risk, which the allow-list keeps
-small: only listed hosts may ever resolve privately.
+Off unless `documents.url_fetch_enabled`. Every hop (redirects are followed by hand, at most
+`max_redirects`) must be http(s) to a host whose every resolved address is public, unless the host
+is in `documents.fetch_allowed_hosts`; the answer must be a supported content type no larger than
+`documents.fetch_max_bytes`, read as a stream whatever Content-Length claims.
+`documents.fetch_timeout_ms` is one deadline for the whole fetch, enforced by shutting the sockets,
+so a server trickling bytes cannot hold the worker. DNS rebinding between check and request is the
+residual risk; the allow-list keeps it to listed hosts.
 """
 
 from __future__ import annotations
@@ -99,9 +88,8 @@ def _too_slow(url: str, policy: FetchPolicy) -> ProviderTimeout:
 
 
 class _CutOff:
-    """Shut down, at the deadline, every socket the fetch opened (httpcore's trace names each
-    one as it connects): each read waits at most the time left when its hop began, so without
-    this a status line, headers or body arriving a byte at a time would run past it."""
+    """Shut down every socket the fetch opened at the deadline: a read waits at most the time left
+    when its hop began, so a response trickled a byte at a time would otherwise run past it."""
 
     def __init__(self, deadline: float) -> None:
         self._sockets: list[socket.socket] = []

@@ -1,11 +1,8 @@
 """Registering, reading, listing and deleting documents within a caller's scope.
 
-Registration is cheap and synchronous: it checks the input, finds the source's document in the
-caller's slice and answers "unchanged", requeues it or inserts a new one, with its
-`document_ingest` job in the same transaction; extraction to indexing is the worker's. A
-source is pasted text, a local file, or a URL (only with `documents.url_fetch_enabled`). A
-scoped caller registers into and sees only its own slice, and may not name a local file (the
-daemon would read it with the operator's rights).
+Registration is cheap and synchronous: "unchanged", requeued or inserted with its `document_ingest`
+job in one transaction; the rest is the worker's. A scoped caller may not name a local file, which
+the daemon would read with the operator's rights.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""The `document_ingest` worker: one queued document per tick, through
-extracting -> chunking -> embedding -> indexing -> done.
+"""The `document_ingest` worker: one document per tick, extracting -> chunking -> embedding ->
+indexing -> done.
 
-Each status change is its own short transaction, so no network, file or model work runs while
-the write lock is held. The document is read or fetched and turned into text (unchanged since
-the last index: done), cut into chunks, the new chunks embedded, and then one transaction
-writes the whole chunk set, forgets the chunks no longer there, marks the document done and
-completes the job; a crash before that commits leaves nothing half-written. Bad input fails at
-once; other errors retry with back-off. Every transaction is one DocumentStore method, so the
-worker runs on both backends.
+Each status change is its own short transaction, so no network, file or model work holds the write
+lock; one final transaction writes the chunk set, forgets the chunks no longer there and completes
+the job, so a crash leaves nothing half-written. Bad input fails at once; other errors retry with
+back-off. Every transaction is a DocumentStore method, so it runs on both backends.
 """
 
 from __future__ import annotations
