@@ -1,17 +1,9 @@
-"""Plain Okapi BM25 in memory: the baseline the benchmark READMEs quote, rebuilt to check ourselves.
+"""Plain Okapi BM25 in memory, to check that our loaders and metrics reproduce the published
+baseline (LoCoMo dev categories 1-4 Hit@10 about 62.8; MemAware dev about 55.7 / 46.7 / 8.3). If
+it drifts, suspect the loaders before recall; the product does not use it.
 
-It exists only to confirm that our loaders and metrics reproduce the published baseline (LoCoMo
-dev categories 1-4 Hit@10 about 62.8; MemAware dev whole sessions about 55.7 / 46.7 / 8.3). If
-this drifts, suspect the loaders before suspecting recall. The product's lexical channel is
-SQLite FTS5; nothing here is used by it.
-
-Recipe, as the README states it: k1 = 1.2, b = 0.75, lowercase `\\w+` tokens, English stop words
-removed (NLTK's list, minus its apostrophe forms, which `\\w+` never produces). IDF is the
-non-negative Lucene form log(1 + (N - df + 0.5) / (df + 0.5)); a repeated query word counts
-each time it appears. Only documents sharing a word with the query are returned.
-
-Run: `signet bench baseline [--data BENCH_DATA_DIR]` (the tables, then `verify`'s checks of
-the whole development data; exit 1 when one fails), or `python -m signet.bench.bm25_reference`.
+The recipe: k1 = 1.2, b = 0.75, lowercase `\\w+` tokens without NLTK's English stop words, Lucene's
+non-negative IDF. `signet bench baseline` prints the tables and exits 1 when a check fails.
 """
 
 from __future__ import annotations

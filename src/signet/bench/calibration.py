@@ -1,12 +1,10 @@
-"""Calibrating recall's confidence (recall/confidence.py) and measuring its floor.
+"""`signet bench confidence`: refit recall's confidence (recall/confidence.py) and measure its
+floor.
 
-`signet bench confidence` runs the dev halves of LoCoMo and MemAware through the real recall in
-the keyword mode and a vector mode, and asks every store the `negatives.json` queries, which
-nothing there answers. Each top-ten result is a labelled row of (cosine, coverage): 1 for a
-gold evidence turn or session, else 0. A logistic regression refits the coefficients; the
-trade-off table says, for each floor under the shipped coefficients, what gold it drops and
-what noise it removes. `heldout` fits on one benchmark (or four LoCoMo conversations) and
-measures on the other, since a floor counts only on stores it was not fitted on.
+The dev halves of LoCoMo and MemAware go through the real recall, plus the `negatives.json` queries;
+each top-ten result is a labelled (cosine, coverage) row. The trade-off table gives the gold dropped
+and noise removed at each floor; `heldout` fits on one part and measures on another, since a floor
+counts only where it was not fitted.
 """
 
 from __future__ import annotations
@@ -138,9 +136,9 @@ def _floor_for(rows: Sequence[Row], rate: Model, removed: float) -> float:
 
 def heldout(rows: Sequence[Row], with_cosine: bool, targets: Sequence[float] = (0.95, 0.99)
             ) -> list[dict[str, Any]]:
-    """Fit (model and floor) on one part, measure on another: each benchmark on the other, and
-    each LoCoMo conversation on the four others. Per split and noise target: the floor, and
-    gold dropped / noise removed on the training part ("fit") and on the held-out one."""
+    """Fit model and floor on one part and measure on another (each benchmark on the other, each
+    LoCoMo conversation on the four others): per split and noise target, the floor and the gold
+    dropped / noise removed on both parts."""
     splits = []
     benches = sorted({r.benchmark for r in rows})
     for train in benches:

@@ -1,10 +1,6 @@
-"""`signet bench cli`: how long the `signet` command takes as a whole process, start to exit.
-
-Each sample is one real subprocess timed from spawn to exit: `signet --version` (target 150
-ms) and `signet recall QUERY` against a fresh workspace's running daemon (target 300 ms). The
-command is the installed `signet` script when there is one, else `python -m signet`. The
-load average and each process's CPU time are recorded beside the wall figures, since load
-moves the wall time most.
+"""`signet bench cli`: the `signet` command as a whole process, spawn to exit: `signet --version`
+(target 150 ms) and `signet recall` against a running daemon (target 300 ms). Load and CPU time
+are recorded beside the wall time, which load moves most.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""A coding project's store for the injection benchmark: near-miss prompts about the project.
+"""A coding project's store for the injection benchmark: near-miss prompts about one project.
 
-LoCoMo and MemAware are people's lives; a coding agent's store is a project's conventions and
-decisions, and most of its prompts are near those memories without being about any one of
-them. coding_project.json (written by hand, its source in the file) holds 36 memories of one
-fictional project, 30 prompts about them in two forms (`keyword`: they name the memory's
-words; `paraphrase`: the same need in other words) and 40 near-miss prompts (the same
-project's subjects, nothing stored answers them: another service's version, another
-integration's owner), asked in the same store as hard negatives. The store is small on
-purpose: the judge must hold in a store of a few dozen memories as in one of 100k.
+coding_project.json (hand-written) holds 36 memories of a fictional project, 30 prompts about them
+(`keyword` and `paraphrase` forms) and 40 near-miss prompts that nothing stored answers, asked as
+hard negatives. It is small on purpose: the judge must hold in a store of a few dozen memories as in
+one of 100k.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Candidate confidence features, measured held out before any is shipped.
-
-Recall's confidence reads a result's cosine to the query and its share of the query's
-informative words. Others look as if they should help: `agree` (a lexical and a dense channel
-both found it), `context` (a conversation neighbour lent it context), `rank`, `margin` (how far
-it trails the best of the first ten) and `length`. `compare` refits the model with each added
-and reports, at the floor removing 99% of the training part's noise, the gold dropped and the
-noise removed on the held-out part (each benchmark on the other, each LoCoMo conversation left
-out).
+"""Candidate confidence features (`agree`, `context`, `rank`, `margin`, `length`), measured held out
+before any is shipped. `compare` refits the model with each added and reports, at the floor
+removing 99% of the training part's noise, the gold dropped and noise removed on the held-out
+part.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""`signet bench daemon-start`: from spawning `signet daemon start --foreground` to the daemon
-answering, on a workspace holding N memories (default 1,000, embedded by the bundled model).
-
-Each run is a fresh daemon process on the same store, timed from spawn by the wall clock:
-to `/health` answering with the child's pid (what `signet daemon start`, the hooks' autostart
-and every client wait for), to the first authenticated `/api/status` (the full API serving),
-and to the first `recall` in the default mode (the query embedding loads the model, the
-vectors load into RAM). Beside each wall time the daemon's own CPU time at that moment
-(/proc), which the machine's load does not stretch. The target is `/health` p95 <= 2 s; the
-load average is recorded with the figures.
+"""`signet bench daemon-start`: from spawning `signet daemon start --foreground` on a store of N
+memories to `/health` answering (target p95 <= 2 s), to the first authenticated `/api/status`,
+and to the first recall (which loads the model and vectors). Each wall time is given with the
+daemon's CPU time from /proc, which load does not stretch.
 """
 
 from __future__ import annotations

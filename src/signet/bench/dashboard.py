@@ -1,11 +1,6 @@
-"""`signet bench dashboard`: the dashboard's weight and speed, in a real browser.
-
-A fresh workspace's daemon holds `memories` memories, and headless Chromium (Debian's, driven
-by playwright, nothing downloaded) logs in through `signet dashboard --print`'s link. Measured:
-first load cold and warm (bytes over the wire, milliseconds to the memories list drawn); the
-embeddings map's renderer at 10k and 100k generated points (hover grid, one frame, one hover
-lookup); and with `--map-memories N` the map page end to end on real memories, before and
-after the projection is cached.
+"""`signet bench dashboard`: the dashboard's weight and speed in headless Chromium (Debian's, driven
+by playwright): first load cold and warm, the map renderer at 10k and 100k generated points, and
+with `--map-memories N` the map page on real memories.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Loaders for the external retrieval benchmarks: LoCoMo and MemAware.
 
-Both benchmarks reduce to the same two lists. A `BenchDoc` is one unit to remember; its `key` is
-what scoring maps a returned memory back to, and its `group` names the store it goes into (LoCoMo:
-one store per conversation; MemAware: one shared store). A `BenchQuestion` is a query with the
-set of gold keys a good recall returns. Several docs may share a key (MemAware windows of one
-session); scoring pools them back to the key.
-
-The loaders are strict about shape and name the file in every error, so a malformed or truncated
-copy of the data fails loudly instead of quietly scoring a different benchmark. They never put
-MemAware's `## Session <id>` header into a doc: half of those ids begin with `answer_`, which would
-give the gold away to any lexical channel.
+A `BenchDoc` is one unit to remember: its `key` is what scoring maps a memory back to, its `group`
+the store it goes into (one per LoCoMo conversation, one for MemAware). A `BenchQuestion` is a query
+with its gold keys. The loaders name the file in every error, so a truncated copy fails loudly, and
+never store MemAware's `## Session <id>` header, whose `answer_` ids would give the gold away.
 """
 
 from __future__ import annotations
@@ -368,10 +362,9 @@ LONG_QUERY_TURNS = 10
 def with_dialogue(
     docs: list[BenchDoc], questions: list[BenchQuestion], turns: int = LONG_QUERY_TURNS
 ) -> list[BenchQuestion]:
-    """Each question preceded by the `turns` dialogue turns said just before its first gold
-    turn, one per line: an agent's situation at prompt time, when the query is the
-    conversation so far and the question comes last. Gold and ids are unchanged; the quoted
-    turns are skipped when scoring (the agent has them in its prompt already)."""
+    """Each question preceded by the `turns` dialogue turns before its first gold turn, one per
+    line: an agent's prompt holds the conversation so far with the question last. Gold and ids
+    are unchanged; the quoted turns are skipped when scoring."""
     order: dict[tuple[str, str], int] = {}
     by_group: dict[str, list[BenchDoc]] = {}
     for doc in docs:

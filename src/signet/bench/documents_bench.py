@@ -1,12 +1,6 @@
-"""`signet bench ingest` and `signet bench projection`, on generated data in a temporary
-workspace.
-
-ingest: a folder of generated markdown notes goes the real way (`signet ingest FOLDER`:
-register every file, then the document worker until the queue is empty); documents/s and
-chunks/s, with the registration and worker phases. projection: `n` random unit vectors around
-50 centres (the layout's cost depends on size, not meaning) are stored, then
-`ProjectionService.compute` is timed in 2 and 3 dimensions (PCA, and UMAP with the `viz`
-extra).
+"""`signet bench ingest` (generated markdown notes through `signet ingest`: documents/s and
+chunks/s) and `signet bench projection` (`ProjectionService.compute` on random unit vectors
+around 50 centres, in 2 and 3 dimensions), each in a temporary workspace.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Entity and relation quality of the no-LLM extractor on a hand-labelled set.
-
-`signet bench entities` runs `extract_without_llm` over tests/data/entities/labelled.json
-(short transcripts, documents and an extractive summary written for it) and scores what it
-returns against the labels: entity precision and recall (names compared case-insensitively;
-the gold names are the labelled entities plus the ends of the labelled relations, the speaker
-"user" left out) and relation precision and recall (relations other than `mentions`).
+"""`signet bench entities`: entity and relation precision and recall of `extract_without_llm` on the
+hand-labelled tests/data/entities/labelled.json (names compared case-insensitively, the speaker
+"user" and `mentions` relations left out).
 """
 
 from __future__ import annotations

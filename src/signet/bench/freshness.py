@@ -1,11 +1,6 @@
-"""`signet bench freshness`: how long after `remember` answers a memory is found by meaning,
-against a real daemon with the bundled model, idle and under concurrent clients.
-
-Remember returns after the raw write and the embed worker embeds a moment later; that moment is
-the bound measured. Each probe remembers a unique sentence (timed), checks that keyword recall
-finds it at once, then asks vector-only recall every `poll_ms` until it is found by its
-semantic channel (an upper bound: one round trip and up to one poll). With clients > 0 the
-probes run beside `bench load`'s mixed traffic, after a warm-up of a fifth of the run.
+"""`signet bench freshness`: how long after `remember` answers a memory is found by meaning, against
+a real daemon with the bundled model, idle and beside `bench load`'s traffic. Each probe checks
+keyword recall finds it at once, then polls vector-only recall every `poll_ms` (an upper bound).
 """
 
 from __future__ import annotations

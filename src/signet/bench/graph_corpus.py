@@ -1,10 +1,7 @@
-"""A synthetic knowledge graph for the scale benchmark, so `full` recall has something to walk.
-
-Seeded and deterministic: `n_entities` made-up names (holding letters the corpus never uses),
-each with a few aspects; each memory mentions one to three entities drawn by Zipf(1.0), so the
-first are hubs, and through `apply_payload` gets its mentions, often an attribute and a
-dependency; each entity gets two more dependencies, so every walk has hops. Memories are
-written 512 to a transaction (the commit dominates a transaction per memory).
+"""A seeded synthetic knowledge graph for the scale benchmark, so `full` recall has something to
+walk: `n_entities` made-up names, each memory mentioning one to three drawn by Zipf(1.0) (the
+first are hubs), with attributes and dependencies so every walk has hops. Memories are written
+512 per transaction, as the commit dominates.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """Hard negatives for the injection benchmark: prompts near a store's subjects, about nothing in it.
 
-The bundled negatives (negatives.json: general programming questions against stores of
-people's lives) are easy: nothing in those stores is near them. An agent's real prompts are
-mostly near its memories without being about any one of them, so the hook is also judged on
-same-domain prompts made at bench time from the development halves (never shipped):
-
-- LoCoMo, each conversation's store: questions of the OTHER conversations (categories 1-4:
-  other people's lives, in the same chat register), and MemAware requests (one user's life and
-  work, told to an assistant);
-- MemAware's store: LoCoMo questions (other people's lives against one person's haystack).
-
-Each set is a deterministic sample (the prompts with the smallest sha256 of their text), so a
-run is repeatable and the sample spreads over every conversation and tier.
+The bundled negatives are easy: nothing in a store of people's lives is near a programming question.
+These are built at bench time from the development halves: a LoCoMo conversation's store is asked
+the other conversations' questions and MemAware requests, MemAware's store LoCoMo questions. Each
+set is the prompts with the smallest sha256, so runs repeat and the sample spreads over every group.
 """
 
 from __future__ import annotations

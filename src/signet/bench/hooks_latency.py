@@ -1,14 +1,6 @@
-"""`signet bench hooks`: how long `signet hook user-prompt-submit` takes as a whole process
-against a running daemon holding N memories (default 10,000), as a harness runs it.
-
-The store is filled in this process first (synthetic memories, batched through the real
-remember path with the workspace's embedder, the pipeline off so no jobs wait), then a daemon
-subprocess serves it (`signet daemon start --foreground`), one session-start hook warms it, and
-each sample is one `signet hook user-prompt-submit --harness claude-code` subprocess with a
-Claude Code payload on stdin, timed by the wall clock from spawn to exit, with the CPU time the
-process used (what it costs whatever the machine's load). Reported: p50/p95/max,
-how many samples injected context, and the same hook with the daemon stopped (the fail-open
-path). The target is p95 <= 150 ms; the load average is recorded with the figures.
+"""`signet bench hooks`: `signet hook user-prompt-submit` as a whole process against a running
+daemon holding N memories (default 10,000), spawn to exit, with its CPU time; and the same with
+the daemon stopped (the fail-open path). Target p95 <= 150 ms.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The injection benchmark: every request through the user-prompt-submit hook's own code (same
-budget, same judge), after the retrieval benchmark's ingest.
-
-Per tier or category: the context hit (a gold memory injected), tokens per injected prompt and
-the injection rate, and precision (the share of injected lines that are relevant). Easy
-negatives (negatives.json) and hard ones (bench/hard_negatives.py) are asked in every store
-and give the false injection rate. With `rows`, each prompt's candidates are kept with the
-judge's features, labels and texts for `signet bench inject-fit`.
+"""The injection benchmark: every request through the prompt hook's own code after the retrieval
+benchmark's ingest. Per group: context hit, tokens and injection rate, precision, and the false
+injection rate on easy and hard negatives; with `rows`, each prompt's candidates are kept for
+`signet bench inject-fit`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Fitting the prompt hook's per-memory judge (injection/judge.py), judged held out.
+"""`signet bench inject-fit`: fit the prompt hook's judge (injection/judge.py) on kept rows, judged
+held out.
 
-The input is the rows `signet bench locomo|memaware --inject --rows FILE` keeps (each prompt's
-candidates with label and features); the hook's selection (judge.select) is replayed on them
-exactly, so a model is measured without asking recall again. The floor is the lowest of FLOORS
-at which every hard- and easy-negative set injects for at most MAX_HARD / MAX_EASY of its
-prompts; the operating point of POINTS maximises the harmonic mean of context hit and
-precision. Each split fits on one part and measures the other (LoCoMo -> MemAware, MemAware ->
-LoCoMo, each LoCoMo conversation left out); the shipped values are the fit on everything.
-`curve` gives the held-out trade-off at every point.
+The hook's selection is replayed exactly on the rows. The floor is the lowest of FLOORS at which
+every negative set injects for at most MAX_HARD / MAX_EASY of its prompts; the operating point of
+POINTS maximises the harmonic mean of context hit and precision. Splits fit on one part and measure
+the other; the shipped values are the fit on everything.
 """
 
 from __future__ import annotations

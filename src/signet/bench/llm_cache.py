@@ -1,14 +1,9 @@
-"""The retrieval benchmarks' LLM: any configured provider, its replies kept per session.
+"""The retrieval benchmarks' LLM (`--llm PROVIDER`), its replies kept on disk per session.
 
-`bench locomo|memaware --llm PROVIDER` runs the whole write path (extraction, decisions, the
-graph, hints) through a real model. That is hours of calls for MemAware, so every reply is
-kept on disk, in `<folder>/<provider>/<model>/<session>.jsonl` (one line per call, appended
-and flushed as it comes: a run killed half-way keeps what it paid for), keyed by a hash of the
-whole request (system, JSON mode, token cap, prompt). The benchmark ingests one session at a
-time and says which (`session`); a run repeats byte for byte (seeded ids, a still clock), so
-the same prompts come back and a second run, or one resumed after a crash, asks the model only
-for what is not kept yet. `usage()` counts per session: calls, of them answered from the
-cache, prompt characters, and the tokens the provider reported.
+A MemAware run is hours of calls, so each reply is appended to
+`<folder>/<provider>/<model>/<session>.jsonl`, keyed by a hash of the whole request. Runs repeat
+byte for byte (seeded ids, a still clock), so a second or resumed run asks the model only for what
+is not kept. `usage()` counts calls, cache answers, characters and tokens per session.
 """
 
 from __future__ import annotations

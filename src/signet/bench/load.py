@@ -1,21 +1,10 @@
-"""`signet bench load`: concurrent clients against a real daemon, for throughput, latency,
-errors, lost writes and the daemon's peak memory.
+"""`signet bench load`: concurrent clients against a real daemon: throughput, latency, errors, lost
+writes and peak memory.
 
-Each client count gets a fresh workspace and daemon subprocess on a loopback port; N threads
-with keep-alive `http.client` connections (cheap, and their own CPU is reported) send half
-remembers of unique sentences, half recalls. Any answer but 200 is an error.
-
-- closed loop (default): each client sends when its last request is answered; this measures
-  capacity (Little's law fixes the mean latency at clients / throughput);
-- open loop (`rate`): Poisson arrivals at `rate` per second, at most `clients` in flight,
-  latency from the scheduled arrival (no coordinated omission): a latency at a throughput.
-
-`fault="hang"` runs each count again with an embedding provider that never answers and
-compares the p95 of the routes that need no embedding. After the run the daemon is stopped
-with SIGTERM and every acknowledged id must be in the database with its content; peak RSS is
-the daemon's `VmHWM`; embed jobs still waiting then are `embed_backlog`. Before that, with a
-model that answers, the bench waits (up to a minute) for the memories written without their
-vector to get it: `unembedded_at_end`, `embed_drain_s` and the daemon's CPU meanwhile.
+Each client count gets a fresh daemon; clients send half remembers, half recalls, in a closed loop
+(capacity) or an open Poisson loop at `rate` (latency from the scheduled arrival, no coordinated
+omission). `fault="hang"` reruns with an embedder that never answers. At the end the daemon is
+stopped with SIGTERM and every acknowledged write must be in the database; peak RSS is its `VmHWM`.
 """
 
 from __future__ import annotations
@@ -81,10 +70,9 @@ def run_load(
     daemons: int = 1,
     store_url: str | None = None,
 ) -> dict[str, Any]:
-    """One run per client count (two with `fault="hang"`: without and with a hung
-    provider); returns {"runs": [...]} with one result dict each. `write_path` is the
-    daemon's `embedding.write_path` (inline: every remember waits for the model, as before).
-    `rate`: an open loop offering that many requests per second (see the module doc)."""
+    """One run per client count (two with `fault="hang"`); returns {"runs": [...]}. `write_path` is
+    the daemon's `embedding.write_path`; `rate` makes the loop open at that many requests per
+    second."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}")
     if fault not in FAULTS:
@@ -238,9 +226,8 @@ def drive(
 
 
 class _Plan:
-    """When each request is sent. Closed loop: as soon as the client is free, until the end.
-    Open loop: the next arrival of a Poisson process at `rate`/s (seeded), taken in order by
-    whichever client is free; a client that takes an arrival still ahead sleeps until it."""
+    """When each request is sent: in a closed loop as soon as the client is free; in an open loop at
+    the next arrival of a seeded Poisson process, taken by whichever client is free."""
 
     def __init__(self, seconds: float, rate: float | None) -> None:
         self.seconds, self.rate = seconds, rate

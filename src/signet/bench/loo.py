@@ -1,25 +1,11 @@
-"""Leave-one-out for the query-adaptive fusion: is the lexical lead chosen on some data right
-on data it never saw?
+"""`signet bench loo`: leave-one-out for the query-adaptive fusion's lexical lead.
 
-Input: runs saved by `signet bench locomo|memaware --leads 0,0.1,... --save FILE`: each holds
-its benchmark, its questions (group, category, gold, quoted keys) and every question's ranked
-keys per mode (bm25, vector, hybrid) and per fusion variant (`lead=<x>`: hybrid asked with that
-lexical lead, recall/fuse.py; `lead=0` is the fixed weights; `lead=<x>/<y>` with dense lead y). For each held-out split the lead
-is chosen on the training questions alone (the best Hit@1 + MRR, ties to the smaller lead) and
-only its rankings of the held-out questions are scored:
-
-- one LoCoMo conversation out (five folds on the dev half), held-out rankings pooled;
-- one benchmark out: chosen on LoCoMo, scored on MemAware, and the reverse;
-- the long-query form: chosen on LoCoMo's questions, scored on the long queries.
-
-Each report puts the held-out default beside bm25 and vector alone and hybrid at fixed weights,
-per category or tier, and says whether its Hit@1 and MRR reach the best single mode's. Beside
-each verdict, the noise: against the better single mode of the group, the questions whose Hit@1
-flips each way, and a paired bootstrap 95% interval of the MRR difference (1,000 resamples of
-the group's questions, seeded): a difference inside it is no gain and no loss. A group that
-falls short says whether each shortfall is within that noise, judged against the single mode
-it falls short of: Hit@1 by the exact two-sided sign test of the flips (p >= 0.05), MRR by the
-interval holding zero.
+Input: runs saved by `signet bench locomo|memaware --leads ... --save FILE`. For each split (one
+LoCoMo conversation out, one benchmark out, and LoCoMo to its long-query form) the lead is chosen on
+the training questions by Hit@1 + MRR and only the held-out rankings are scored, beside bm25, vector
+and fixed-weight hybrid. Each verdict carries the noise: the Hit@1 flips (exact sign test) and a
+seeded paired-bootstrap 95% interval of the MRR difference; a difference inside the noise is no gain
+and no loss.
 """
 
 from __future__ import annotations

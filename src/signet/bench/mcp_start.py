@@ -1,13 +1,6 @@
-"""`signet bench mcp-start`: from spawning `signet mcp` to the MCP tools being usable, as a
-harness sees it, with the daemon running (the relay, mcp/bridge.py) and without it (the
-in-process server).
-
-Each sample is one real stdio MCP client session (the MCP SDK's `Client`, which spawns the
-command as a harness does): the time to the answered `initialize` (the client entered), and to
-the answered `tools/list`. The workspace is a fresh one with embeddings off (initialize does
-not touch the model); one warm-up run first caches the hook settings the relay reads. The
-target is p95 <= 300 ms to `initialize` with the daemon running; the load average is recorded
-with the figures.
+"""`signet bench mcp-start`: from spawning `signet mcp` to answered `initialize` and `tools/list`,
+with the daemon running (the relay) and without (in-process), through the MCP SDK's stdio client.
+Target p95 <= 300 ms to `initialize` with the daemon running.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""Retrieval scores for the benchmarks, computed from ranked lists of doc keys.
-
-A recall returns memories; the runner maps each one back to its doc key, so a ranked list may hold
-one key many times (several windows of one MemAware session). `dedupe` pools those into the first
-rank the key appears at, and every metric is computed on the pooled list:
-
-- Hit@k: some gold key is in the top k.
-- Recall@10: the fraction of gold keys in the top 10.
-- MRR: 1 / rank of the first gold key anywhere in the returned list, 0 when none was returned.
-- All@10: every gold key is in the top 10 (what multi-hop questions need).
-
-Scores are fractions in [0, 1], averaged over the questions of a group; `format_table` prints
-them as percentages with one decimal, the way the benchmark READMEs quote them.
+"""Retrieval scores from ranked lists of doc keys: Hit@k, Recall@10, MRR (0 when no gold key was
+returned) and All@10 (every gold key in the top 10). A key returned more than once (several
+windows of one session) counts at its first rank (`dedupe`). Scores are fractions averaged per
+group; `format_table` prints percentages.
 """
 
 from __future__ import annotations
@@ -141,12 +132,9 @@ def format_table(
     results: Mapping[str, Mapping[str, Mapping[str, float]]],
     latency: Mapping[str, Mapping[str, float]] | None = None,
 ) -> str:
-    """A markdown table, aligned for the terminal: one row per group x metric, one column per mode.
-
-    `results` is {mode: {group: {metric: fraction, "n": count}}}; metrics print as percentages.
-    `latency` is {mode: {label: milliseconds}} (say {"p50": 3.1, "p95": 7.9}) and adds rows
-    "latency | p50 ms". A cell a mode lacks prints as "-".
-    """
+    """A markdown table with one row per group x metric and one column per mode, from {mode: {group:
+    {metric: fraction, "n": count}}}; `latency` ({mode: {label: ms}}) adds rows; a missing cell
+    prints as "-"."""
     modes = list(results)
     rows = [["group", "metric", *modes]]
     for group in _union(results.values()):

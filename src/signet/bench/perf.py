@@ -1,24 +1,12 @@
-"""Speed benchmarks on a synthetic corpus: remember latency, recall latency per mode, ingest
-throughput, database size and peak memory.
+"""Speed benchmarks on a synthetic corpus: remember and recall latency per mode, ingest throughput,
+database size and peak memory.
 
-The corpus is generated from a seeded RNG: sentences built from a Zipf-distributed vocabulary
-of real words and made-up project names, each unique, 10-25 words long — close enough to agent
-memories for the index to do realistic work. Queries are drawn from the same vocabulary, half
-of them paraphrasing a stored sentence, half random word bags.
-
-With `entities` > 0 (the scale bench: n/10) the corpus comes with a knowledge graph
-(bench/graph_corpus.py): each memory names and mentions one to three Zipf-chosen entities, and
-half the queries name an entity, so `full` recall has focal entities to walk from. The result
-then adds the graph's counts, the traversal stage's own p50/p95 (`timings_ms["traversal"]`),
-how many queries traversal answered, and `traversal_overhead_ms` = full p95 - hybrid p95.
-
-At a million memories the bundled model would take hours to ingest (about 160 texts per CPU
-second), so the scale bench can store the deterministic `hash` embedder's vectors at the same
-384 dimensions instead (`embedder_name`): the index, the scan and the database then have the
-real sizes, but a query's embedding costs next to nothing, so the bundled model's query
-embedding is timed apart on the same queries (`query_embedding_ms`) to be added to a mode's
-figure. `checkpoints` time every mode again when the ingest passes those sizes (before the
-graph is written), so one run shows how each cost grows, under the same load.
+The corpus is seeded: unique 10-25 word sentences from a Zipf vocabulary; half the queries
+paraphrase a stored sentence. With `entities` a knowledge graph comes along (bench/graph_corpus.py)
+and traversal's own cost is reported. At a million memories the bundled model would take hours, so
+the scale bench may store the `hash` embedder's 384-dimension vectors (real index sizes) and time
+the bundled model's query embedding apart (`query_embedding_ms`). `checkpoints` time every mode
+again as the ingest passes those sizes.
 """
 
 from __future__ import annotations
@@ -202,13 +190,10 @@ def bench_recall(
     store_url: str = "",
     ann_min_vectors: int | None = None,
 ) -> dict[str, Any]:
-    """Ingest `n` memories in batches of `batch` (with a graph of `entities` entities when
-    > 0), then time recall per mode; size and peak RSS. With `keep` the store is built in that
-    folder and kept, and a later run with the same folder, `n`, `entities` and `embedder_name`
-    reuses it (ingest figures from the run that built it). `query_embedder` (the bundled model
-    when the store holds hash vectors) is timed embedding each query alone, apart from recall.
-    With `store_url` the store is that (empty) PostgreSQL database (`keep` is not offered
-    there), and the server's CPU is measured beside the process's (bench/server_cpu.py)."""
+    """Ingest `n` memories in batches of `batch` (with `entities` graph entities), then time recall
+    per mode, size and peak RSS. `keep` builds the store in that folder for reuse by a later run
+    with the same parameters; `store_url` uses an empty PostgreSQL database and measures the
+    server's CPU too."""
     corpus, graph, asked = scale_inputs(n, entities, queries)
     result: dict[str, Any] = {"n": n, "queries": len(asked),
                               "backend": "postgres" if store_url else "sqlite"}
@@ -269,10 +254,9 @@ _IDS = "bench-scale.ids"
 
 
 class _Journal:
-    """The progress of a kept store's ingest, written after every batch: the ids appended to
-    `_IDS` (flushed), the meter's totals and the checkpoints' figures in `_PARTIAL`. A resumed
-    run starts after the ids on record; a batch committed but not yet recorded is written
-    again, and the store's dedup answers it with the ids it already holds."""
+    """The progress of a kept store's ingest, written after every batch (ids to `_IDS`, totals to
+    `_PARTIAL`). A resumed run starts after the recorded ids; a batch committed but not recorded
+    is written again and deduplicated by the store."""
 
     def __init__(self, folder: Path, identity: dict[str, Any]) -> None:
         self.folder, self.identity = folder, identity
@@ -308,11 +292,9 @@ class KeptStoreError(ValueError):
 
 
 def _kept_store(folder: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
-    """The ingest figures of a store a previous run built in `folder` for the same `n`,
-    `entities` and embedder (so experiments skip the half hour of ingest), or None when there
-    is none yet. A folder holding anything else is refused rather than mixed into the
-    measurement. A marker written before the embedder was recorded counts as the bundled
-    model's (the only one the command used then)."""
+    """The ingest figures of a store built in `folder` for the same `n`, `entities` and embedder, or
+    None. A folder holding anything else is refused rather than mixed into the measurement; a
+    marker without an embedder counts as the bundled model's."""
     marker = folder / _KEPT
     partial = folder / _PARTIAL
     for path in (marker, partial):

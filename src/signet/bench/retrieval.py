@@ -1,16 +1,10 @@
-"""The retrieval benchmarks as a command: ingest through the real remember path, ask every
-question through the real recall, score per category or tier, all modes side by side.
+"""The retrieval benchmarks: ingest through the real remember path, ask every question through the
+real recall, score per category or tier, all modes side by side.
 
-Each group of docs (a LoCoMo conversation; the whole MemAware haystack) goes into a fresh
-temporary workspace with the embedded defaults (the bundled local model, no LLM); with
-`store_url` (`--backend postgres`) its store is a fresh database on that PostgreSQL server
-(store/postgres/scratch.py), dropped after the group. A doc's key is
-kept as the memory's `source_id`; a returned memory maps back to every key that produced it
-(identical content is stored once), and scoring pools keys in rank order.
-
-Two runs of the same code rank alike: each group's clock stands still at `BENCH_NOW` (decay
-reads it), its ids come from a generator seeded by the group's index (ties are broken by id),
-and recorded accesses (the rehearsal boost reads them) are written before each mode is asked.
+Each group goes into a fresh workspace with the bundled model and no LLM (or a scratch PostgreSQL
+database with `store_url`). A doc's key is its memory's `source_id`. Runs repeat exactly: each
+group's clock stands at `BENCH_NOW`, its ids come from a generator seeded by the group's index, and
+accesses are recorded before each mode is asked.
 """
 
 from __future__ import annotations
@@ -121,18 +115,12 @@ def run(
     leads: Sequence[float | tuple[float, float]] = (),
     llm: SessionCachedLLM | None = None,
 ) -> BenchResult:
-    """`hints`: after ingest, run the hints worker until idle (the LLM's prospective hints, or
-    with no LLM configured the vocabulary words near each memory's vector). `after_ask`: called
-    per group with the app, the group's questions and the memory -> keys map, after the modes
-    were asked (the injection benchmark, bench/injection.py). `cache`: a folder for the
-    persistent embedding cache (providers/embedding_cache.py); None embeds afresh. `observe`
-    sees every response, and with it each of `negatives` is asked in every store. `store_url`:
-    each group's store is a scratch database on this PostgreSQL server (None: SQLite). `leads`:
-    hybrid is also asked with each of these lexical leads of the query-adaptive fusion (the
-    variant `lead=<x>`; 0 is the fixed weights), or (lexical, dense) pairs (`lead=<x>/<y>`),
-    for the leave-one-out report (bench/loo.py). `llm`: the whole write path through this
-    model (extraction, decisions, the graph, hints), one session at a time, its replies kept
-    per session (bench/llm_cache.py)."""
+    """Run the benchmark over `docs` and `questions`. `hints` runs the hints worker after ingest;
+    `after_ask` is called per group after the modes were asked (bench/injection.py); `cache` is
+    the embedding cache folder; `observe` sees every response and the `negatives` are asked in
+    every store; `store_url` a PostgreSQL server for scratch databases; `leads` extra hybrid
+    variants for bench/loo.py; `llm` runs the whole write path through a model
+    (bench/llm_cache.py)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     pairs = [x if isinstance(x, tuple) else (x, 0.0) for x in leads]

@@ -1,13 +1,7 @@
-"""`signet bench scale --backend sqlite,postgres`: the scale bench on each store backend, side
-by side, from one command.
-
-Each backend's leg is the same command with that one backend, run as a child process, one after
-the other (never at once: they would share the cores). A process per leg keeps its figures its
-own: peak RSS (`ru_maxrss` never falls, so a second leg in the same process would report the
-first's peak), CPU, the embedder's and the recall caches' warmth. The children get the same
-options, so the same seeded corpus and queries; the PostgreSQL URL goes to them in the
-environment (SIGNET_STORE_URL), never on a command line another user's `ps` could read. Their
-progress is passed through on stderr, each line prefixed with its backend.
+"""`signet bench scale --backend sqlite,postgres`: the scale bench on each backend, one child
+process after the other, so each keeps its own peak RSS, CPU and cache warmth and the two never
+share the cores. The PostgreSQL URL goes to the children in SIGNET_STORE_URL, never on a command
+line `ps` shows.
 """
 
 from __future__ import annotations

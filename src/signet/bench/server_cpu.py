@@ -1,11 +1,7 @@
-"""The CPU a PostgreSQL server on this machine spends for the bench, read from /proc.
-
-On PostgreSQL most of a query's work runs in the server's processes, which the client's
-`process_time` leaves out. The bench finds its backend's postmaster and sums the user and
-system time of the postmaster's children serving this database (client backends and
-autovacuum), not other databases' nor the shared processes: a lower bound. The clock ticks
-at 1/100 s, so only a mode's mean over its queries is reported. A server elsewhere (or no
-`/proc` children) gives None rather than a guess.
+"""The CPU a local PostgreSQL server spends for the bench, from /proc: the user and system time of
+the postmaster's children serving this database (a lower bound), since the client's
+`process_time` leaves it out. Ticks are 1/100 s, so only means over queries are reported; a
+remote server gives None.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""Session benchmarks: MemAware with the haystack imported as transcripts, and the import and
-summary throughput of the lineage.
-
-`run_memaware_transcripts`: each haystack session is imported as a transcript (the real import
-path, harness "generic"), the summary worker runs until idle (no LLM: the extractive summary,
-behind the significance gate; arcs and epochs roll up), MEMORY.md is synthesised, then every
-question is asked through the real recall. A returned memory maps back to the session it cites
-(`source_id`). Three stores side by side, each fresh: "windows" (today's ingest: user/assistant
-windows as memories), "transcripts" (the summaries alone, not the windows) and "both" (windows
-plus summaries; the windows store asked again once the summaries are in). The gate's skip rate
-is reported.
-
-`run_sessions`: import throughput (sessions/s, messages/s), the idempotent re-import, and
-summary throughput without an LLM, over the MemAware haystack (or its first N sessions).
+"""Session benchmarks. `run_memaware_transcripts` imports the MemAware haystack as transcripts,
+summarises them without an LLM and asks every question, on three fresh stores: "windows" (the
+windows as memories), "transcripts" (the summaries alone) and "both". `run_sessions` measures
+import, re-import and summary throughput.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""`signet bench store`: the core store operations on each backend, side by side in one run.
-
-The same synthetic corpus (bench/perf.py) and the same vectors go into each backend through
-the store seam (`CoreStore`): ingest is `write_memory` one at a time with its vector (the
-embedding is done once beforehand and not timed, so ingest/s measures the store), then each
-query is timed through `lexical_search` and `vector_search` (limit 10). Reported per backend:
-ingest/s and p50/p95 per insert, p50/p95 per search mode, size on disk; and across backends
-the mean overlap of their top 10 per mode (vector: both are exact after rescoring, so it should
-be near 1; lexical: the stemmers and rankings differ).
-
-This is the store layer only; the whole app on each backend (remember, every recall mode) is
-`signet bench scale --backend sqlite,postgres` (bench/scale_backends.py). The PostgreSQL leg
-needs an empty database (`--store-url` or SIGNET_STORE_URL); it refuses one that holds memories.
+"""`signet bench store`: the core store operations on each backend through `CoreStore`: ingest
+(`write_memory` with a precomputed vector), `lexical_search` and `vector_search` latency, size on
+disk, and the top-10 overlap across backends (vector near 1, as both rescore exactly; lexical
+differs by stemmer). The whole app per backend is `signet bench scale --backend`. The PostgreSQL
+leg refuses a database that holds memories.
 """
 
 from __future__ import annotations

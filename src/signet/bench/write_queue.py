@@ -1,18 +1,7 @@
-"""`signet bench writer`: a request's remember latency while background writers keep the
-single SQLite writer busy, for each way of deciding who writes next.
-
-In process, on a fresh store (no embedder, no LLM: the write transaction alone): `workers`
-threads write memories back to back, as a busy pipeline or an import does, while one
-foreground thread (a request) calls `remember` every few milliseconds and is timed. Modes:
-
-- `queue`: the store's write queue as shipped (store/write_queue.py): FIFO, and the
-  background threads in the background lane, so the request goes before every waiting one;
-- `fifo`: the same queue with every writer in one lane (fair, no priority);
-- `lock`: a plain `threading.RLock` in place of the queue, the writer lock this replaced
-  (whoever the OS and the GIL wake first goes next).
-
-Reported per mode: the foreground remember's p50/p95/p99/max in ms and the background writes
-per second (what the priority costs the workers).
+"""`signet bench writer`: a request's remember latency while background threads keep the single
+SQLite writer busy, per way of choosing who writes next: `queue` (store/write_queue.py as
+shipped, the request in the foreground lane), `fifo` (one lane) and `lock` (a plain RLock).
+Reported: the foreground p50/p95/p99/max and the background writes per second.
 """
 
 from __future__ import annotations

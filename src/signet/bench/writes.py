@@ -1,11 +1,7 @@
-"""Write-side speed, in process: ingest with the bundled model, and remember's latency at N.
-
-`bench_ingest` (`signet bench embed-ingest`) times memories written through `remember_many`
-until the embed worker has stored the last vector; deferred writes overlap the model on its
-own thread, `inline` embeds each batch first. CPU seconds per memory and the model's texts
-per CPU second are reported beside the wall figures. `bench_remember` (`signet bench
-remember`) fills a store with N memories whose jobs stay queued, then times single
-`remember` calls: the raw write a client waits for.
+"""Write-side speed in process. `bench_ingest` (`signet bench embed-ingest`) times `remember_many`
+until the embed worker has stored the last vector, with CPU seconds per memory; `bench_remember`
+(`signet bench remember`) times single remembers on a store of N memories: the raw write a client
+waits for.
 """
 
 from __future__ import annotations
