@@ -1,19 +1,11 @@
 """The bundled model in a child process of its own, for the embed worker.
 
-The daemon's writes (request threads, the pipeline's workers) and the embed worker share one
-interpreter: with the model in the same process, tokenizing, pooling and the worker's own
-Python took the GIL the writer needed, and ingest ran at about one core's pace on two. Here the
-model runs in a child process (`python -c` this module's `serve`, the same interpreter and
-package), so the embedding has a core and a GIL of its own and the worker's thread only waits
-on a pipe, which releases the GIL.
-
-The child starts on the first `embed` (no cost at daemon start) and loads the model there.
-Each call sends the texts and reads back the float32 rows, one length-prefixed pickle each way
-over the child's stdin and stdout (a private pipe between two processes of the same package).
-A child that exits or is killed fails the call in flight with ProviderError (the embed worker
-retries its jobs with back-off) and is started again by the next call; one that stays silent
-for `timeout_s` is killed, with the same result. `close` ends it (EOF on its stdin); so does
-the parent's death.
+In the daemon's process, tokenizing and pooling took the GIL the writer needed; in a child (`python
+-c` this module's `serve`) the embedding has its own core and GIL, and the worker's thread waits on
+a pipe. The child starts and loads the model on the first `embed`; each call is one length-prefixed
+pickle each way over its stdin and stdout. A child that dies or stays silent for `timeout_s` fails
+the call with ProviderError and is restarted by the next; EOF on its stdin or the parent's death
+ends it.
 """
 
 from __future__ import annotations

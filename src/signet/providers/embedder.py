@@ -1,14 +1,8 @@
 """The embedder seam: one method that turns texts into unit vectors.
 
-Every provider — the bundled local model, Ollama, an OpenAI-compatible server, the
-deterministic hash embedder used in tests — implements `Embedder`. Callers get one through
-`make_embedder(provider, ...)`, which looks the name up in `PROVIDERS`: the built-in providers
-are registered in that dict exactly the way a plugin would add its own, so nothing special-cases
-them.
-
-Contract: `embed(texts)` returns a float32 array of shape `(len(texts), dimensions)` whose rows
-are L2-normalised (so a dot product is a cosine similarity); no texts gives shape
-`(0, dimensions)`. Failures raise `ProviderError`, `ProviderTimeout` or `BadResponse`.
+`embed(texts)` returns float32 rows of shape `(len(texts), dimensions)`, L2-normalised so a dot
+product is a cosine; failures raise `ProviderError`, `ProviderTimeout` or `BadResponse`.
+`make_embedder` looks the name up in `PROVIDERS`, where the built-ins register as a plugin would.
 """
 
 from __future__ import annotations

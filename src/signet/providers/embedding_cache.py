@@ -1,13 +1,8 @@
-"""A persistent on-disk cache in front of an embedder (used by the benchmark commands).
+"""A persistent on-disk cache in front of an embedder (for the benchmark commands).
 
-Vectors never change for a given model and text, so `CachedEmbedder` keeps them in one
-append-only file per model and dimension count:
-
-    record = sha256(text) (32 bytes) + dimensions float32 (little-endian) + crc32 (4 bytes)
-
-The file is read whole at first use; new vectors are appended in one write under an exclusive
-lock, so two processes filling one cache never interleave. A record failing its CRC is
-skipped and a trailing partial one cut off, so a crash loses at most the batch being written.
+One append-only file per model and dimension count, records of sha256(text) + float32 vector +
+crc32. New vectors are appended in one write under an exclusive lock; a record failing its CRC is
+skipped and a partial tail cut, so a crash loses at most one batch.
 """
 
 from __future__ import annotations

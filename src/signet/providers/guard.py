@@ -1,11 +1,9 @@
-"""A deadline and a circuit breaker around a provider call made while a caller waits.
+"""A deadline and a circuit breaker around a provider call a caller waits on.
 
-`ProviderGuard.wait(start)` waits for work running on its own thread at most `budget_s`, then
-raises `ProviderTimeout` (recall degrades to its other channels) while the hung call finishes
-elsewhere. After `failures` consecutive failures the breaker opens and calls fail at once for
-`cooldown_s`, then one call is let through. `snapshot` reports the state for /api/status. With
-`unbounded_until_ready`, calls before the first success wait in full: an in-process model's
-first load is not a hung provider. The clock is injectable.
+`ProviderGuard.wait` waits at most `budget_s` and then raises `ProviderTimeout` while the hung call
+finishes on its own thread. After `failures` consecutive failures calls fail at once for
+`cooldown_s`. With `unbounded_until_ready` calls before the first success wait in full, as an in-
+process model's first load is not a hung provider.
 """
 
 from __future__ import annotations

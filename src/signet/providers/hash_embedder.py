@@ -1,12 +1,6 @@
-"""A deterministic embedder for tests that are not about semantics.
-
-Feature hashing ("the hashing trick"): every lowercase word and every character trigram of each
-word is hashed to a slot of the vector and a sign, and the counts add up there. Texts sharing
-words or word fragments therefore really are closer than texts that share nothing, so code
-under test (dedup, hybrid search, the pipeline) sees honest vectors without loading a model.
-
-The hash is blake2b, not Python's `hash()`, which is salted per process: the same text must give
-the same vector in every run. Signed hashing keeps collisions from only ever adding up.
+"""A deterministic embedder for tests that are not about semantics: feature hashing of words and
+character trigrams, so texts sharing fragments really are closer. blake2b, not the per-process
+salted `hash()`, so a text gives the same vector in every run.
 """
 
 from __future__ import annotations

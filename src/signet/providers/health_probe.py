@@ -1,10 +1,6 @@
 """The embedder's health probe: one tiny embedding call on a thread of its own, one at a time.
-
-`GET /api/embeddings/health` used to call the provider on the request's thread for the
-provider's whole timeout, so a hung provider and a few dozen probes held every request thread.
-The probe runs on its own thread; callers wait for it through the query embedding's
-`ProviderGuard` (the same breaker and budget as recall), and concurrent callers share the one
-call in flight, so a hung provider holds one probe thread, never a request's.
+Callers wait through the query embedding's `ProviderGuard` and share the call in flight, so a
+hung provider holds one probe thread, never a request's.
 """
 
 from __future__ import annotations

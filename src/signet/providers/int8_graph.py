@@ -1,12 +1,9 @@
-"""Rewrite the bundled model's graph so its matrix products really run in int8.
+"""Rewrite the bundled model's graph so its matrix products run in int8.
 
-The bundled all-MiniLM-L6-v2 stores int8 weights dequantised in the graph
-(`Cast -> Mul(scale) -> MatMul`), which onnxruntime folds into fp32 constants at load, so the
-model computed in fp32. `int8_products(model_bytes)` rewrites each chain in memory into one
-`com.microsoft.DynamicQuantizeMatMul` over the same weights and scales (an integer GEMM), each
-activation row mapped onto [0, 1] first so a vector does not depend on its batch; without VNNI
-the weights go in as uint8. The word table is gathered and scaled per lookup instead of held
-as fp32. The vectors move a little (cosine 0.998-0.999), so the model id differs and stored
+The model stores int8 weights dequantised in the graph, which onnxruntime folds into fp32 at load.
+`int8_products` rewrites each `Cast -> Mul -> MatMul` chain into one
+`com.microsoft.DynamicQuantizeMatMul`, each activation row mapped onto [0, 1] so a vector does not
+depend on its batch. The vectors move slightly (cosine 0.998-0.999), so the model id differs and
 vectors of the other id are re-embedded, never mixed.
 """
 
@@ -28,14 +25,9 @@ _FLOAT, _UINT8, _INT8 = 1, 2, 3
 
 
 def _pb() -> Any:
-    """The ONNX protobuf classes, without `import onnx`.
-
-    The onnx package's __init__ imports its helpers and, through them, ml_dtypes: 0.6 s of CPU
-    (2-3 s of wall on a loaded machine), which the first recall of a process paid inside its
-    query-embedding budget (1.5 s) and lost. The generated module onnx_ml_pb2.py needs only
-    protobuf (28 ms), so it is loaded from the installed onnx package's folder by itself; if
-    onnx is imported already, its own module is used. Both register the same descriptors, which
-    protobuf accepts."""
+    """The ONNX protobuf classes without `import onnx`, whose helpers cost 0.6 s of CPU inside the
+    first recall's query-embedding budget; onnx_ml_pb2.py needs only protobuf. If onnx is
+    imported already, its module is used."""
     if "onnx" in sys.modules:
         onnx = sys.modules["onnx"]
         if onnx is None:  # Python's mark of an import that must fail
@@ -147,14 +139,9 @@ class _Index:
 
 
 def u8s8_may_saturate(cpuinfo: str | None = None, machine: str | None = None) -> bool:
-    """Whether onnxruntime's uint8 x int8 GEMM may saturate on this CPU.
-
-    On x86 without VNNI it multiplies byte pairs with `vpmaddubsw`, whose int16 sums saturate
-    (255 x 127 x 2 > 32,767), so products of large activations and weights come out wrong;
-    with AVX-512 VNNI or AVX-VNNI (`vpdpbusd`) and on ARM they do not. Where it may, the
-    weights go in as uint8 (onnxruntime's u8u8 kernel widens exactly; 35% slower than u8s8
-    on this VNNI machine, the same vectors to 1e-7). On x86 where the flags cannot be read
-    (no /proc/cpuinfo), assume it may."""
+    """Whether onnxruntime's uint8 x int8 GEMM may saturate on this CPU: on x86 without VNNI
+    `vpmaddubsw`'s int16 sums overflow (255 x 127 x 2 > 32,767). Where it may, the weights go in
+    as uint8 (exact, somewhat slower); unreadable CPU flags on x86 count as may."""
     import platform
 
     if (machine or platform.machine()).lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
@@ -171,14 +158,9 @@ def u8s8_may_saturate(cpuinfo: str | None = None, machine: str | None = None) ->
 def _quantised_matmuls(graph: Any, index: _Index, unsigned: bool) -> dict[int, list[Any]]:
     """MatMul(x, dequantised int8 W) -> the int8 product of x's rows scaled to [0, 1].
 
-    DynamicQuantizeMatMul quantises its whole input with one uint8 scale. Fed the raw
-    activations, a few large ones (the [CLS]/[SEP] rows) coarsened every row's grid and a text's
-    vector depended on its batch mates and padding (cosine 0.98-0.99 to the fp32 products, and
-    0.976 between a text embedded alone and in a batch). So each row is first mapped onto
-    [0, 1] by its own min and span, u = (x - min) / span: every row then uses the full 8 bits,
-    the batch always spans [0, 1] (scale 1/255, zero point 0: the same grid whatever the batch
-    holds), and the product is recovered exactly as x W = span * (u W) + min * colsum(W).
-    """
+    DynamicQuantizeMatMul quantises its whole input on one scale, so a few large rows would coarsen
+    every row and a vector would depend on its batch. Each row is mapped to u = (x - min) / span,
+    the batch always spans [0, 1] on one grid, and x W = span * (u W) + min * colsum(W) exactly."""
     replaced: dict[int, list[Any]] = {}
     unit_rows: set[str] = set()  # inputs already mapped (Q, K and V share theirs)
     for node in index.nodes:

@@ -1,12 +1,9 @@
 """The LLM seam: one method, `complete(prompt) -> Completion`, behind every provider.
 
-The pipeline only sees `LLM`; which server answers is configuration (`llm.provider`: `none`,
-the default, means no LLM work; `ollama`, `openai`-compatible, `anthropic`, `command`, and the
-harness CLIs). `make_llm` looks the name up in `LLM_PROVIDERS`, where the built-ins register as
-a plugin would. `BaseLLM` holds what providers share: a token-bucket rate limit, latency, the
-empty-reply check and the usage report to a `UsageSink`. Failures raise `ProviderTimeout`,
-`BadResponse` or `ProviderError`, naming the provider and URL or command, never the prompt
-(it is user memory). Replies come back as the model wrote them.
+`llm.provider` picks the server (`none`, the default, means no LLM work); `make_llm` looks it up in
+`LLM_PROVIDERS`, where the built-ins register as a plugin would. `BaseLLM` holds the token-bucket
+rate limit, the empty-reply check and the usage report. Errors name the provider and URL or command,
+never the prompt, which is user memory.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The `command` LLM provider: run a configured CLI (such as `claude -p`) once per completion.
-
-The prompt goes on stdin, never in argv where `ps` would show user memory, with any system
-prompt or JSON instruction written above it; the reply is stdout; `max_tokens` is ignored. The
-child gets `SIGNET_NO_HOOKS=1` and `SIGNET_BYPASS=1`, so an agent CLI's hooks do not call the
-daemon back into a loop. It runs in its own process group, so a timeout kills everything it
-started.
+"""The `command` LLM provider: run a configured CLI once per completion. The prompt goes on stdin,
+never in argv where `ps` shows it; the child gets `SIGNET_NO_HOOKS=1` and `SIGNET_BYPASS=1` so an
+agent CLI's hooks do not call the daemon back in a loop; its process group is killed at the
+timeout.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Harness providers: the user's own agent CLI as the pipeline's LLM, signed in as they are.
-
-`claude-code` runs `claude -p --output-format json` as a bare text function: no tools, none of
-the user's MCP servers, no skills, a one-line system prompt and no saved session, so the
-subscription pays for Signet's text and not the agent's scaffolding. `codex` runs `codex exec`
-and `opencode` runs `opencode run` with every tool denied. `llm.model` picks the model,
-`llm.command` the binary. The rest is the `command` provider's: the prompt on stdin, our hooks
-stood down in the child, its process group killed at the timeout, at most `llm.concurrency`
-runs at once.
+"""Harness providers: the user's own agent CLI as the pipeline's LLM. `claude-code` runs `claude -p`
+as a bare text function (no tools, MCP servers, skills or saved session), so the subscription
+pays for Signet's text and not the agent's scaffolding; `codex` and `opencode` run with every
+tool denied. The rest is the `command` provider's.
 """
 
 from __future__ import annotations

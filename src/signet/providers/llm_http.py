@@ -1,16 +1,9 @@
 """The HTTP LLM providers: Ollama, any OpenAI-compatible server, and Anthropic.
 
-They differ only in wire format — the path, the request body, the headers, and where the text
-and token counts sit in the reply — so `HTTPChatLLM` holds one POST with the error mapping and
-each provider is a request builder plus a reply reader:
-
-- timeouts (connect or read, `llm.timeout_ms`)     -> ProviderTimeout
-- no connection, HTTP status >= 400                 -> ProviderError naming provider, URL, status
-- a body that is not JSON, or lacks the text field  -> BadResponse
-- an empty text                                     -> BadResponse (checked in `BaseLLM`)
-
-Ollama and OpenAI-compatible servers have a JSON switch (`format`, `response_format`);
-Anthropic has none, so JSON mode there is an instruction appended to the system prompt.
+`HTTPChatLLM` holds one POST with the error mapping (timeout: ProviderTimeout; no connection or
+status >= 400: ProviderError; no JSON or no text: BadResponse); each provider is a request builder
+plus a reply reader. Anthropic has no JSON switch, so JSON mode there is an instruction in the
+system prompt.
 """
 
 from __future__ import annotations

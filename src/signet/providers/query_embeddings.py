@@ -1,11 +1,7 @@
-"""Query vectors for recall: an LRU cache by normalised text, in front of a micro-batcher.
-
-Agents repeat themselves, so vectors are cached by (model id, normalised text) and the
-normalised text is what is embedded: an entry is exact and never stale. Misses go on a queue
-one thread drains; queries that arrive during a batch go together in the next (up to
-`max_batch`), with no timer, and concurrent misses of one key share one future. `submit`
-returns a future the caller waits on with its own deadline, so a hung provider holds the
-batcher's thread, never a request's.
+"""Query vectors for recall: an LRU cache by (model id, normalised text) in front of a micro-
+batcher. The normalised text is what is embedded, so an entry is never stale. Misses arriving
+during a batch go together in the next, with no timer; `submit` returns a future the caller waits
+on with its own deadline, so a hung provider holds the batcher's thread, never a request's.
 """
 
 from __future__ import annotations

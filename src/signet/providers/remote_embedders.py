@@ -1,12 +1,6 @@
-"""Embedders that call a server: Ollama's `/api/embed` and the OpenAI-compatible `/v1/embeddings`.
-
-Both share one request loop (`_RemoteEmbedder`): texts go out in batches of `batch_size`, every
-answer is checked before it is trusted — one vector per text, each of the configured width,
-finite and non-zero — and rows are L2-normalised so the rest of Signet can treat any provider's
-vectors alike. What goes wrong maps onto the error tree: no answer in time is `ProviderTimeout`,
-a refused connection or an HTTP error status is `ProviderError` (with the server's own message),
-an answer of the wrong shape is `BadResponse`. There are no retries here: the embed job that
-called us is retried by the worker loop with backoff.
+"""Embedders that call a server: Ollama's `/api/embed` and OpenAI-compatible `/v1/embeddings`. Every
+answer is checked (one finite, non-zero vector of the configured width per text) and normalised.
+There are no retries here: the embed job is retried by the worker with back-off.
 """
 
 from __future__ import annotations

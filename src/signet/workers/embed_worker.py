@@ -1,20 +1,13 @@
-"""The embed worker: vectors for memories that were stored without one, on either backend.
+"""The embed worker: vectors for memories stored without one, on either backend.
 
-With `embedding.write_path: deferred` (the default) every write enqueues an `embed` job and
-returns; with `inline` only what could not be embedded on the write path does. A tick leases
-up to `LEASE_BATCHES` x `batch_size` embed jobs (one call then embeds everything that arrived
-since the last tick; under a backlog the embedder sorts more texts by length together), embeds
-the jobs' distinct texts with no transaction open (a text whose vector is stored too: another
-scope's vector must not spare a job the provider's call, see `_embed_and_store`), then stores
-the vectors still missing and completes the jobs in transactions of `STORE_CHUNK` jobs, so a request's write
-waiting on the SQLite writer lock gets its turn between chunks. On PostgreSQL the lease is
-`FOR UPDATE SKIP LOCKED`: several daemons' workers never take the same job. A provider fault
-fails every job of the batch with the error text (retried with back-off, then dead); a job the
-stale-lease reaper took back meanwhile is neither completed nor failed.
-
-When there are no jobs, at most every `sweep_interval_s` the worker also looks for live memories
-with no current vector of the configured model (after a model change marked the old vectors
-stale, say) and embeds one batch of them the same way.
+With `embedding.write_path: deferred` (the default) every write enqueues an `embed` job; with
+`inline` only what the write path could not embed does. A tick leases up to LEASE_BATCHES x
+`batch_size` jobs, embeds their distinct texts with no transaction open, then stores the vectors and
+completes the jobs in transactions of STORE_CHUNK, so a request's write gets the writer between
+chunks. A provider fault fails the batch's jobs (retried with back-off); a job the reaper took back
+is left alone. On PostgreSQL the lease skips locked rows, so several daemons never share a job. When
+idle, at most every `sweep_interval_s`, it embeds one batch of live memories with no current vector
+of the configured model.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The extraction worker: one `extract` job per tick, from raw memory to controlled writes.
 
-Three phases, so no LLM or embedding call runs while the write lock is held:
-
-1. no transaction: read the memory, extract facts and entities (the LLM, or the rule extractor
-   with provider "none"), find up to five candidates per fact with hybrid recall, decide, and
-   plan each controlled write (pipeline/writes.py);
-2. one write transaction: complete the job, apply the plans, record every proposal in history,
-   link the memories an added fact supersedes, mark the extraction completed; a lost lease
-   rolls it all back;
-3. a separate transaction: the graph; its failure is logged and never reverts the facts.
-
-A fault in phase 1 fails the job (retried with back-off, dead after max_attempts). With
-mutationsFrozen or the pipeline disabled the worker does nothing. It runs on either backend
-through the pipeline's and the graph's store seams.
+Three phases, so no LLM or embedding call runs under the write lock: with no transaction, extract
+facts and entities, find candidates with hybrid recall, decide and plan the writes
+(pipeline/writes.py); in one write transaction, complete the job and apply the plans with their
+history and supersessions (a lost lease rolls it all back); then the graph in its own transaction,
+whose failure never reverts the facts. With mutationsFrozen or the pipeline disabled it does
+nothing.
 """
 
 from __future__ import annotations

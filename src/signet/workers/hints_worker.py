@@ -1,11 +1,7 @@
-"""The hints worker: one `hints` job per tick, prospective hints stored on the memory.
-
-Three to five questions a user might later ask when the memory would help are stored in
-`memories.hints`, which recall searches as the hint channel. With an LLM they come from one
-call outside any transaction; without one the job completes with nothing stored, unless the
-worker is given `VocabularyHints` (an opt-in: on MemAware those words cost precision,
-docs/pipeline.md). In shadow mode the hints stay in the job's result. The worker runs on
-either backend through the pipeline's store seam.
+"""The hints worker: three to five questions a user might later ask when a memory would help, stored
+in `memories.hints` for recall's hint channel. With an LLM, one call outside any transaction;
+without one nothing is stored unless `VocabularyHints` is given (opt-in: it costs precision on
+MemAware, docs/pipeline.md). In shadow mode the hints stay in the job's result.
 """
 
 from __future__ import annotations

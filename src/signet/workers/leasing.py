@@ -1,11 +1,9 @@
 """What every job worker does around its own work: lease a job, and fail it well.
 
-The lease is a short transaction of its own, the slow work (LLM, embedding) runs with none
-open, and the job ends in the transaction that writes its results. A raising work fails the
-job (its error recorded, back to pending after min(1 s * 2^(attempt-1), 30 s), or dead on the
-last attempt, when `on_dead` runs in the same transaction). A rate-limited LLM is no failure:
-the job is released with its attempt and the worker pauses. The queue is the pipeline's store
-seam, so this runs on either backend.
+The lease is its own short transaction, the slow work runs with none open, and the job ends in the
+transaction that writes its results. A raising work fails the job (pending again after min(1 s *
+2^(attempt-1), 30 s), or dead on the last attempt, when `on_dead` runs in the same transaction). A
+rate-limited LLM is no failure: the job is released and the worker pauses.
 """
 
 from __future__ import annotations

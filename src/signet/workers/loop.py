@@ -1,11 +1,9 @@
-"""The worker loop: background work driven one tick at a time, with time passed in.
+"""The worker loop: background work one tick at a time, with time passed in.
 
-A worker has a `name` and `tick(now) -> bool` (one small unit of work; did it do any) and no
-timers of its own, so tests drive it with a fake `now`. `WorkerLoop` ticks its workers in
-turn; a raising tick is logged and the worker backed off exponentially (at most 30 s, with
-jitter), and the others go on. With nothing done the loop sleeps `idle_sleep_s` on the stop
-event, so stopping ends `run()` at once. `ReaperWorker` returns jobs whose worker vanished
-mid-lease, every `interval_s`, on either backend.
+A worker has a `name` and `tick(now) -> bool` (did it do any work) and no timers, so tests drive it
+with a fake `now`. A raising tick is logged and its worker backed off (at most 30 s, with jitter)
+while the others go on; when idle the loop sleeps `idle_sleep_s` on the stop event, so stopping is
+immediate. `ReaperWorker` returns jobs whose worker vanished mid-lease.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The retention worker: purges what has outlived its window, every `retention.intervalMs`.
 
-One sweep runs its steps in order, each its own short write transaction capped at
-`retention.batchLimit` rows, so the lock is never held long and a backlog goes over several
-sweeps: the graph links and vectors of expired tombstones, the tombstones, old history, old
-completed and dead jobs, old cold-tier rows, idempotency keys and injection-ledger rows. Every
-delete re-checks its expiry in SQL, so a live memory is never touched. `dry_run` counts
-instead (`signet retention run --dry-run`).
+Each step (expired tombstones with their links and vectors, old history, finished jobs, cold-tier
+rows, idempotency keys, injection-ledger rows) is its own write transaction of at most
+`retention.batchLimit` rows, so the lock is never held long. Every delete re-checks its expiry in
+SQL, so a live memory is never touched. `dry_run` counts instead.
 """
 
 from __future__ import annotations

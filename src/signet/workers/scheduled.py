@@ -1,11 +1,7 @@
-"""A worker that runs one job on a schedule: the maintenance run (`autonomous.intervalMs`) and
-the skills reconciler (`skills.reconcile_interval_ms`).
-
-It owns only the schedule: when enabled, at most one run per interval of the `now` it is given.
-The run returns whether it changed anything, which is what `tick` reports as work done (so a
-loop run until idle is not kept busy by a run that found nothing to do).
-What a run does lives above the workers (signet/maintenance.py, signet/skills.py need the whole
-app: store, embedder, config), so the composition root hands the worker that run as a callable.
+"""A worker that runs one job on a schedule: the maintenance run (`autonomous.intervalMs`) and the
+skills reconciler (`skills.reconcile_interval_ms`). It owns only the schedule; the run, which
+needs the whole app, is handed in as a callable by the composition root, and its result (did it
+change anything) is what `tick` reports, so a loop run until idle is not kept busy.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The summary worker: one session summary per tick, from the summary_jobs queue.
 
-Outside any transaction, a tick reads the session's messages not yet summarised, runs the
-significance gate (a gated-out session is "skipped"), summarises (the LLM's summary or the
-extractive one), writes the markdown artifact whole and prepares the summary memory. Then one
-transaction (`finish_summary`) writes the artifact's row, the summary memory, the session's
-status and the job's completion; a retry after a crash rewrites the same artifact path. The
-thread roll-up (arcs, epochs) follows in its own transactions. A failure fails the job and
-backs the worker off; an LLM still failing on the last attempt gets the extractive summary.
+Outside any transaction it reads the unsummarised messages, runs the significance gate, summarises
+(LLM or extractive), writes the markdown artifact and prepares the summary memory; then
+`finish_summary` writes the artifact row, the memory, the session status and the job's completion in
+one transaction (a retry rewrites the same path). Thread roll-ups follow in their own transactions.
+An LLM still failing on the last attempt gets the extractive summary.
 """
 
 from __future__ import annotations
