@@ -1,17 +1,9 @@
-"""The MCP server: Signet's memory as tools an agent calls (memory_search, memory_store, ...).
+"""The MCP server: Signet's memory as tools an agent calls.
 
-One tool implementation (`tools.build_server`) talks to a backend object with the CLI client's
-methods (`backends.Backend`), and two transports carry it:
-
-- stdio (`signet mcp`): a harness spawns the command; when this workspace's daemon runs it
-  relays to the daemon's `/mcp` (bridge.py, without loading anything below), otherwise it opens
-  the store in-process (`AppBackend`) and says so in its instructions and search answers.
-- streamable HTTP at `/mcp` inside the daemon (`http.mount_mcp`), with an in-process backend
-  around the daemon's own SignetApp.
-
-Either way each tool is a docstring plus one backend call, whose answer is the HTTP contract's
-JSON, so an agent sees the same shapes the daemon's API returns. A `SignetError` becomes an MCP
-tool error carrying its message.
+One tool implementation (`tools.build_server`) over a backend with the client's methods
+(backends.py), carried by stdio (`signet mcp`, relayed to the daemon's `/mcp` by bridge.py when the
+daemon runs, else in-process) or by streamable HTTP at `/mcp` in the daemon (`http.mount_mcp`).
+Answers are the HTTP contract's JSON; a `SignetError` becomes a tool error carrying its message.
 """
 
 from __future__ import annotations

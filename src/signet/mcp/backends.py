@@ -1,12 +1,7 @@
-"""What the MCP tools talk to: `signet.Client` (a running daemon) or its in-process mode.
-
-`DaemonBackend` is the public `signet.Client` (HTTP to this workspace's daemon) speaking as the
-actor "mcp". `AppBackend` is the client's in-process mode (`signet.client.LocalClient`) around an
-already opened SignetApp: the daemon's own app when MCP is served inside the daemon, or one
-`signet mcp` opened for itself when no daemon runs. It keeps that one app (with the configured
-embedder, which loads its model only on first use) for the server's lifetime, where the CLI
-would reopen per command: a long session of searches should not pay the open each time, and the
-tools may run concurrently in worker threads, so the app must never be swapped under them.
+"""What the MCP tools talk to: `DaemonBackend`, the public `signet.Client` speaking as the actor
+"mcp", or `AppBackend`, the client's in-process mode around one opened SignetApp (the daemon's
+own, or one `signet mcp` opened). The app is kept for the server's lifetime: searches should not
+pay the open each time, and concurrent tools must never see it swapped.
 """
 
 from __future__ import annotations

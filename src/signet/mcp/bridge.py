@@ -1,18 +1,10 @@
-"""`signet mcp` when the daemon runs: a stdio <-> streamable HTTP bridge to the daemon's `/mcp`.
+"""`signet mcp` when the daemon runs: a stdio <-> streamable HTTP relay to the daemon's `/mcp`.
 
-A harness spawns `signet mcp` and waits for its answer to `initialize` (Claude Code about 2.5 s,
-then it starts without the tools). Serving MCP in this process would import the MCP SDK, the
-web stack and the app, seconds on a loaded machine; the daemon already serves the same tools at
-`/mcp` (mcp/http.py). So this process only relays: each JSON-RPC line read on stdin is POSTed
-to `/mcp` with the workspace's token and the session id the daemon gave at `initialize`, and
-each message of the answer (JSON, or an SSE stream of messages) is written to stdout as one
-line. Requests are relayed concurrently (one thread each), so a slow tool call does not hold up
-a `ping`. When the daemon forgets the session (it restarted) the bridge initialises again with
-the client's own `initialize` and retries once; when the daemon does not answer, a request gets
-a JSON-RPC error saying so. At end of input the session is deleted.
-
-Standard library only (json, http.client, threading): the process answers `initialize` in
-tens of milliseconds.
+A harness waits only a few seconds for `initialize`, and serving MCP here would import the SDK, the
+web stack and the app. So each JSON-RPC line on stdin is POSTed to `/mcp` with the workspace's token
+and session id, each message of the answer written to stdout as one line, requests concurrently so a
+slow tool does not hold up a `ping`. When the daemon forgets the session (a restart) the bridge
+initialises again and retries once. Standard library only, so it answers in tens of milliseconds.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Compact results for agents: what an agent reads to use a memory, not the whole row.
 
-A 10-result search in the full HTTP shape is about 14 KB of JSON for a few hundred characters
-of memory text: 33 fields per result (hashes, counters, extraction state, per-channel
-evidence), all of it paid for in the agent's context window. By default the MCP tools that
-return lists of memories keep, per memory, `id`, `content`, `type`, `tags`, `created_at`,
-`source` (the memory's source type: manual, session, pipeline, ...) and, for search results,
-`confidence` (how likely it answers the query; recall's fused score only ranks, and the order
-already says that); `verbose: true` returns the full shape instead. Session search results
-lose their `score` for the same reason: the order ranks them, and the number means nothing to
-an agent.
+A full ten-result search is about 14 KB of JSON, paid for in the agent's context. The list tools
+keep `id`, `content`, `type`, `tags`, `created_at`, `source` and, for search, `confidence`;
+`verbose: true` returns the full shape. Session search results lose their `score`: the order ranks
+them.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """MCP over streamable HTTP at `/mcp`, inside the daemon's FastAPI app.
 
-`mount_mcp` adds one `/mcp` route to the FastAPI router itself, rather than mounting a
-sub-application: a mount at `/mcp` answers a POST to `/mcp` with a redirect to `/mcp/`, and a
-mount at `/` would take over the daemon's 404s. The route then runs inside the daemon's
-middleware (access log, body limit, the guards) like every other request. Its tools call the
-daemon's own SignetApp in-process (no HTTP hop back to itself).
-
-The tool server is built at mount, or with `lazy` on the first `/mcp` request (the daemon:
-importing the MCP SDK and building the server are a large part of its start, and most
-clients never speak MCP). The SDK's session manager holds a task group for the sessions: it
-starts on the first `/mcp` request, on the server's event loop, and stops when the app's
-lifespan ends, so the server must be started with its lifespan on. The manager can run only
-once, so one FastAPI app serves once.
+`mount_mcp` adds a `/mcp` route rather than a mount (a mount redirects `/mcp` to `/mcp/`), so it
+runs inside the daemon's middleware and guards; its tools call the daemon's SignetApp in-process.
+With `lazy` the server is built on the first `/mcp` request, as the SDK's import is a large part of
+the start. The SDK's session manager runs within the app's lifespan and only once, so one FastAPI
+app serves once.
 """
 
 from __future__ import annotations

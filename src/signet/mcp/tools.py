@@ -1,11 +1,8 @@
 """The MCP tools: each a docstring for the agent plus one backend call.
 
-The docstrings are what the agent reads when it decides which tool to call, so they say when
-to use a tool and what it returns, not how it works. Arguments are checked twice: their JSON
-types by the SDK against the schema it derives from the signatures, their meaning (a known
-memory type, importance between 0 and 1) by the app, the same for every adapter. Any
-`SignetError` becomes a tool error whose text is the error's message, which the agent can read
-and act on; anything else is a bug and the SDK reports it without details.
+The docstrings are what the agent reads to choose a tool, so they say when to use it and what it
+returns. JSON types are checked by the SDK, meanings by the app; a `SignetError` becomes a tool
+error whose text the agent can act on.
 """
 
 from __future__ import annotations
