@@ -1,14 +1,10 @@
 """A hook that finds no daemon starts one in the background, so memory does not stay off.
 
-Only when the daemon's port refuses the connection (a hung daemon is still a daemon), only for
-an initialised workspace (agent.yaml exists: a hook never creates a workspace), and one at a
-time: under an exclusive `flock` on `<workspace>/.daemon/autostart.lock`, and not again within
-BACKOFF_S of the last attempt (recorded in that file), so twenty hooks at once start one
-daemon and a daemon that cannot start is not retried on every prompt. The daemon itself takes
-the pid lock (daemon/lifecycle.py), so even a race here never gives a workspace two daemons.
-The child is detached (its own session, stdin from /dev/null, output to
-`.daemon/startup.log`); the hook does not wait for it and still fails open within its budget.
-`SIGNET_AUTOSTART=0` turns this off (a daemon run by a service manager, tests).
+Only when the port refuses the connection (a hung daemon is still a daemon), only for an initialised
+workspace, and one at a time: under a `flock` on `.daemon/autostart.lock` and not again within
+BACKOFF_S, so twenty hooks start one daemon and a failing one is not retried on every prompt. The
+daemon's own pid lock prevents two daemons even if this races. The child is detached and the hook
+does not wait. `SIGNET_AUTOSTART=0` turns it off.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """What each harness reads on a hook's stdout, and nothing else.
 
-- Claude Code and Codex: for SessionStart and UserPromptSubmit, the JSON object
-  `{"hookSpecificOutput": {"hookEventName": "SessionStart" | "UserPromptSubmit",
-  "additionalContext": "<text>"}}`; the text goes into the model's context. PreCompact and
-  SessionEnd take no context, so those hooks print nothing. With nothing to inject, nothing
-  is printed (an empty stdout is "no opinion" to both).
-- Cursor: its hooks cannot add context. beforeSubmitPrompt (our user-prompt-submit) reads
-  `{"continue": true}` (the prompt goes on); stop (our pre-compaction) reads `{}` (no
-  follow-up message); the memory reaches Cursor's agent through the MCP tools.
-- opencode and generic: `{"context": "<text>", "memories": [ids]}` for every event, which the
-  OpenCode plugin and scripts parse themselves.
+Claude Code and Codex read `hookSpecificOutput.additionalContext` for SessionStart and
+UserPromptSubmit, and nothing otherwise (an empty stdout is "no opinion"). Cursor's hooks cannot add
+context: beforeSubmitPrompt reads `{"continue": true}`, stop reads `{}`, and memory reaches its
+agent through MCP. opencode and generic get `{"context", "memories"}` for every event.
 """
 
 from __future__ import annotations

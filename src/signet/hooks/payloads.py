@@ -1,14 +1,7 @@
-"""A harness's hook payload -> the daemon's hook request (signet/injection/request.py).
-
-Claude Code and Codex send the same snake_case fields on stdin: `session_id`,
-`transcript_path`, `cwd`, `hook_event_name`, and per event `source` (SessionStart: startup,
-resume, clear, compact), `prompt` (UserPromptSubmit), `trigger` and `custom_instructions`
-(PreCompact), `reason` (SessionEnd). OpenCode's plugin (written by `signet connect opencode`)
-and generic callers send the same names, or OpenCode's own `sessionID` and `directory`.
-Cursor names the session `conversation_id` and the open folders `workspace_roots` (the
-first is the cwd), with `prompt` (beforeSubmitPrompt) and `transcript_path` as the others.
-Fields the daemon does not read are dropped here; values of the wrong type are left for the
-daemon to refuse.
+"""A harness's hook payload -> the daemon's hook request (signet/injection/request.py). Claude Code,
+Codex and generic callers send the same snake_case fields; OpenCode may send `sessionID` and
+`directory`; Cursor names the session `conversation_id` and the cwd the first of
+`workspace_roots`. Unread fields are dropped; wrong types are left for the daemon to refuse.
 """
 
 from __future__ import annotations

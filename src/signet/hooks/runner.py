@@ -1,10 +1,9 @@
 """Run one hook and fail open: whatever happens, the harness gets valid output or none.
 
-Captures (transcripts, remember requests) are spooled before the daemon is asked and deleted
-once it answers, so failing open loses none. The hook runs in a worker thread that the main
-thread waits for at most the event's budget (`hooks.*_timeout_ms`); past it, or on any error,
-the output is empty, one line goes to `.daemon/logs/hooks.log`, and the exit code is 0. A hook
-that finds no daemon starts one in the background and still fails open.
+Captures are spooled before the daemon is asked and deleted once it answers, so failing open loses
+none. The hook runs in a worker thread the main thread waits for at most the event's budget
+(`hooks.*_timeout_ms`); past it, or on any error, the output is empty, one line goes to hooks.log
+and the exit code is 0.
 """
 
 from __future__ import annotations
@@ -91,13 +90,9 @@ def run(
 
 
 def exit_now_if_abandoned() -> None:
-    """End the process at once (exit 0) when a hook worker is still running past its budget.
-
-    A normal exit finalises the interpreter, which closes stdin and stdout: with the worker
-    still inside `stdin.read()` that close cannot take the stream's lock, and CPython aborts
-    the process (SIGABRT, "could not acquire lock ... at interpreter shutdown"); the harness
-    would see a crash instead of an empty answer. Output is flushed first; nothing else in a
-    hook process needs an orderly shutdown."""
+    """End the process at once (exit 0) when a hook worker runs past its budget: a normal exit
+    closes stdin while the worker is inside `stdin.read()`, and CPython then aborts (SIGABRT),
+    which the harness would see as a crash. Output is flushed first."""
     if any(t.name == "signet-hook" and t.is_alive() for t in threading.enumerate()):
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -1,15 +1,9 @@
 """The few settings a hook process needs, without loading the whole configuration.
 
-A hook needs the daemon's address, the token file and its time budget. Reading them through
-`Config.load` costs a hook process most of its CPU time (PyYAML, dataclasses, the schema: about
-60 ms of the 75 it used in all), on every prompt of every agent. So the hook keeps what
-`Config.load` resolved in `<workspace>/.daemon/hook-settings.json`, keyed by everything the
-answer depends on: agent.yaml's stat (or its absence), the stat of the configuration schema
-(signet/config.py, so an upgrade that changes a default is seen), and the SIGNET_PORT /
-SIGNET_BIND environment. A key that differs, a missing or unreadable cache, any doubt: the
-full `Config.load` runs (with its validation and its error messages) and the cache is
-rewritten. The file is only written into an existing `.daemon` folder: a hook never creates a
-workspace. Paths are plain strings: pathlib costs an import the hook can do without.
+`Config.load` would be most of a hook's CPU time on every prompt, so the hook keeps what it resolved
+in `.daemon/hook-settings.json`, keyed by agent.yaml's stat, the stat of signet/config.py (an
+upgrade that changes a default is seen) and SIGNET_PORT / SIGNET_BIND. On any doubt the full
+`Config.load` runs and the cache is rewritten, only into an existing `.daemon` folder.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""One POST to the daemon over a plain socket: the hook path imports no HTTP library.
-
-`urllib.request` and `http.client` pull in the email package to parse headers, which costs a
-hook process more than the request itself; the daemon is ours and speaks plain HTTP/1.1, so
-the hook writes the request and reads the reply itself (Content-Length or chunked body,
-`Connection: close`). The address is the workspace's daemon (SIGNET_PORT / SIGNET_BIND /
-agent.yaml, as every client resolves it), the token the one the daemon wrote to
-`<workspace>/.daemon/token`. Any failure is a `HookTransportError` whose message says what went
+"""One POST to the daemon over a plain socket: `urllib` and `http.client` import the email package,
+which costs a hook more than the request. The daemon speaks plain HTTP/1.1, so the hook writes
+the request and reads the reply itself. Any failure is a `HookTransportError` saying what went
 wrong, for the log line.
 """
 

@@ -1,13 +1,10 @@
 """Markdown artifacts: the canonical, immutable form of summaries, arcs and epochs.
 
-An artifact is a markdown file with a YAML front matter holding everything its index row needs
-(kind, ids, session, project, thread, times, the memory sentence, what it condenses), so the
-memory_artifacts table can be rebuilt from the files alone (`signet artifacts reindex`). Files
-are never rewritten once indexed: a later summary of the same session gets a new name.
-
-Layout under the workspace: `memory/sessions/<date>-<session>--summary.md` (a second summary of
-a session that went on: `...-r2--summary.md`), `memory/threads/<thread>/arc-NNNN.md` and
-`epoch-NNNN.md`.
+Each file's YAML front matter holds everything its memory_artifacts row needs, so the table can be
+rebuilt from the files alone (`signet artifacts reindex`). Files are never rewritten once indexed: a
+later summary of the same session gets a new name (`...-r2--summary.md`). Layout:
+`memory/sessions/<date>-<session>--summary.md`, `memory/threads/<thread>/arc-NNNN.md` and `epoch-
+NNNN.md`.
 """
 
 from __future__ import annotations

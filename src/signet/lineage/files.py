@@ -1,15 +1,10 @@
 """Files of the lineage: written whole or not at all, read back tolerant of what a crash leaves.
 
-Every file the lineage writes (a cleaned transcript, a raw original, a summary, an arc, MEMORY.md)
-goes to a temporary name in the same directory, is flushed to disk, then renamed over the
-target: a process killed mid-write leaves the old file (or none) and a stray `.tmp-*` file,
-never half a file. Cleaned transcripts are JSONL, one message per line.
-
-A path the database holds (a session's transcript, an artifact's source) is relative to the
-workspace, and is used only through `workspace_file`, which refuses one that is absolute,
-climbs out with `..`, or resolves (through a symlink) outside the folder it belongs in: a row
-from a crafted export bundle or written behind the daemon's back must not make it read, replace
-or delete a file elsewhere on the host.
+Every file goes to a temporary name in the same directory, is flushed, then renamed over the target,
+so a killed process leaves the old file and a stray `.tmp-*`, never half a file. A path the database
+holds is relative to the workspace and used only through `workspace_file`, which refuses an absolute
+one, `..`, or a symlink leading outside its folder: a crafted bundle row must not touch files
+elsewhere on the host.
 """
 
 from __future__ import annotations

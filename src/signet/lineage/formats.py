@@ -1,12 +1,9 @@
 """Harness transcripts in, the conversation out: the user's and the assistant's words, in order.
 
-`parse(harness, text)` reads one harness's format (claude-code, codex, opencode, cursor, or
-generic JSONL / JSON / "User:"-prefixed text) and returns `Message`s with what the file says
-of the session (id, working directory, first and last times). Tool calls and output,
-thinking, subagent and meta records and harness boilerplate are left out; the importer keeps
-the original beside the cleaned JSONL. A malformed record, or a text with no message, is
-refused naming the problem (Unprocessable), except a truncated last line, which the next,
-longer import brings whole.
+`parse(harness, text)` reads claude-code, codex, opencode, cursor or generic (JSONL, JSON, "User:"
+text) and returns `Message`s and what the file says of the session; tool calls, thinking, meta
+records and boilerplate are left out. A malformed record is refused (Unprocessable), except a
+truncated last line, which the next longer import brings whole.
 """
 
 from __future__ import annotations

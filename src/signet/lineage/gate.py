@@ -1,15 +1,9 @@
 """The significance gate: is a session worth a summary?
 
-Three independent signals, and all three must say "low" for the session to be skipped:
-
-- turns: substantive user turns (at least MIN_WORDS words) fewer than `min_turns`;
-- entities: no entity the knowledge graph already knows is named in the session;
-- novelty: fewer than `min_novel_terms` distinct content words of the user's turns are unseen in
-  the stored memories' vocabulary.
-
-A skipped session costs nothing more (no summary, no extraction), but its transcript is kept:
-the gate decides what is distilled, never what is stored. The caller looks up the entities and
-the vocabulary (SQL lives in the store); this module only counts and decides.
+It is skipped only when all three signals say "low": fewer than `min_turns` substantive user turns,
+no entity the graph knows, fewer than `min_novel_terms` words new to the stored vocabulary. The gate
+decides what is distilled, never what is stored: the transcript is kept. The caller looks up
+entities and vocabulary; this module only counts.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""A session summary: the LLM's when one is configured, else extractive and deterministic.
-
-Extractive: the user's own sentences sorted into Decisions, Constraints and Preferences by
-their wording, Facts and Entities from the rule extractor, and Open questions (the user's
-questions near the end that no later statement answers). The gist is the first substantive
-user sentence plus the first decision. The same transcript gives the same summary, so a
-retried job rewrites the same artifact. With an LLM the transcript (cut to MAX_LLM_CHARS) goes
-with SUMMARY_PROMPT, and the reply's markdown is the body, its first line the gist.
+"""A session summary: the LLM's when one is configured, else extractive and deterministic, so a
+retried job rewrites the same artifact. Extractive: the user's sentences sorted into decisions,
+constraints and preferences by wording, facts and entities from the rule extractor, and the open
+questions near the end; the gist is the first substantive sentence plus the first decision.
 """
 
 from __future__ import annotations

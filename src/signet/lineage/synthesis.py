@@ -1,19 +1,9 @@
 """The global head: MEMORY.md rendered from what the database holds.
 
-Importance decays about 5% a day since a memory was last accessed (created, if never): recall
-resets the clock; pinned memories are exempt. Candidates are sorted into sections by what they
-are and filled in priority order until the hard token budget (the bundled MiniLM tokenizer,
-the one the embedder uses) is spent:
-
-1. Constraints: pinned memories and constraints;
-2. Active projects: projects with a session or memory in the last ACTIVE_DAYS, each with its
-   thread's latest gist;
-3. Open decisions: decisions, then the open questions of the latest session summaries;
-4. Key people and tools: the entities mentioned most;
-5. Also important: the other memories, by decayed importance, above MIN_SCORE.
-
-A user's hand edits between `<!-- signet:keep -->` and `<!-- /signet:keep -->` are carried over
-as written, at the top, and count against the budget first (they are never cut).
+Importance decays about 5% a day since last access (pinned memories exempt). Sections are filled in
+priority order (constraints, active projects, open decisions, key people and tools, the rest above
+MIN_SCORE) until the token budget, counted with the bundled tokenizer, is spent. Hand edits between
+`<!-- signet:keep -->` and `<!-- /signet:keep -->` are carried over at the top, never cut.
 """
 
 from __future__ import annotations

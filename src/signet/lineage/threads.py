@@ -1,16 +1,10 @@
 """Thread heads: per-topic rolling condensation of session summaries.
 
-A thread is a topic: a project ("project:<name>"), else the entity community most of the
-session's known entities belong to ("community:<id>"), else "general". Every `arc_size` session
-summaries of a thread that no arc holds yet condense into an arc; every `epoch_size` arcs into an
-epoch. Each level drops transient detail and keeps what lasts: constraints, decisions, direction
-changes (decisions or statements that turn away from something: "instead", "no longer",
-"switch", "from now on", "actually"), the entities named most often, and the open questions of
-the newest piece only (older ones were answered or went stale). It lists what it condenses, by
-gist, and its front matter points down to their paths: the lineage DAG.
-
-The thread head (what `signet threads show` prints) is the newest epoch, the arcs after it and
-the summaries after those: everything about the topic, each part at its own level of detail.
+A thread is a project, else the entity community most of the session's entities belong to, else
+"general". Every `arc_size` summaries condense into an arc and every `epoch_size` arcs into an
+epoch, keeping what lasts (constraints, decisions, direction changes, the most named entities, the
+newest piece's open questions); each lists what it condenses, making the lineage DAG. The head
+(`signet threads show`) is the newest epoch, the arcs after it and the summaries after those.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Does a new statement contradict an old one? A cheap syntactic check first, an LLM second.
 
-A detected contradiction blocks an update for review instead of letting the newer fact win
-silently. The fast path (`detect_contradiction`, no LLM) acts only when both sides share two
-content tokens, and looks for three signals, each with a confidence: a negation on one side
-only (stronger with more word overlap); an antonym pair split between the sides (weak for
-pairs with everyday meanings unless used in parallel); and a value change under the same
-predicate ("lives in Berlin" / "lives in Paris"), with compatible subjects and a confidence
-per predicate family. `check_contradiction` combines them by noisy-or; below the threshold,
-with three shared tokens and an LLM, one LLM call decides (a failure counts as no
-contradiction, with a reason). `has_temporal_supersession` spots markers ("now", "no longer",
-"switched to") that let a newer statement supersede by rule.
+A contradiction blocks an update for review instead of letting the newer fact win silently.
+`detect_contradiction` (no LLM) acts only when the sides share two content tokens, scoring a one-
+sided negation, a split antonym pair and a value change under the same predicate;
+`check_contradiction` combines them by noisy-or and, below the threshold with three shared tokens
+and an LLM, asks it once (a failure counts as none). `has_temporal_supersession` spots markers that
+let a newer statement supersede by rule.
 """
 
 from __future__ import annotations

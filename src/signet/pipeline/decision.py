@@ -1,12 +1,10 @@
 """Decision: what to do with one extracted fact, given the memories most like it.
 
-With no candidates the fact is `add`, no LLM call; otherwise one LLM call sees the fact and up
-to five candidates by id and answers add, update, delete or none. The result is a `Proposal`
-that the controlled writes may or may not apply. An `update` or `delete` naming no candidate
-shown is kept but `rejected`; an update's content is the fact's own, never the model's
-rewrite; an unknown action is a `BadResponse`. Without an LLM the fact is `none` when a
-candidate is a near-duplicate (same text up to case and spacing, or token Jaccard >= 0.8),
-else `add`.
+No candidates: `add`, no LLM call. Otherwise one LLM call sees up to five candidates and answers
+add, update, delete or none, as a `Proposal` the controlled writes may apply. An update or delete
+naming no candidate shown is `rejected`; an update's content is the fact's own, never the model's
+rewrite. Without an LLM a near-duplicate candidate (same text, or token Jaccard >= 0.8) makes it
+`none`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Extraction: raw memory content -> atomic facts and entity triples, by one LLM call.
-
-The prompt asks for `{"facts": [{"content", "type", "confidence"}], "entities": [{"source",
-"relationship", "target", "confidence"}]}` over at most 12,000 characters. The reply goes
-through `parse_llm_json`, then a forgiving validation: a malformed item costs a warning, never
-the job (short facts and incomplete triples dropped, unknown types made "fact", confidence
-clamped or 0.5, at most 20 facts and 50 entities, `{"memories": [...]}` or a bare list read as
-facts). Only a reply with no recoverable JSON raises `BadResponse`, so the job retries.
+"""Extraction: raw memory content -> atomic facts and entity triples, by one LLM call over at most
+12,000 characters. Validation forgives: a malformed item costs a warning, never the job (at most
+20 facts and 50 entities kept); only a reply with no recoverable JSON raises `BadResponse`, so
+the job retries.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Graph persistence: the entities and relations of one extraction, written after the facts.
-
-Graph persistence runs in its own transaction after the fact writes, and a failure
-there is logged and never reverts the facts. Entities are upserted by canonical name (lowercased)
-for the source memory's agent; each triple (source, relationship, target) becomes a relation
-whose mention count grows on every re-extraction; the source memory is linked to every entity
-it yielded, and each memory the pipeline wrote from it to the entities its text names.
+"""Graph persistence: the entities and relations of one extraction, in its own transaction after the
+facts, whose failure never reverts them. Entities are upserted by canonical name for the memory's
+agent; a relation's mention count grows on every re-extraction; memories are linked to the
+entities they yielded or name.
 """
 
 from __future__ import annotations

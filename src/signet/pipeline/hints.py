@@ -1,15 +1,9 @@
 """Prospective hints: questions a user might ask later, for which this memory is the answer.
 
-A stored fact and the query that needs it
-often share no words ("The user has a Target loyalty card" vs "where can I get discounts on car
-parts?"). At write time one LLM call imagines three to five such future questions; they are
-indexed beside the memory (in the FTS index), so the query finds its words in the hints.
-
-`parse_hints` reads `{"hints": [...]}`, `{"questions": [...]}` or a bare list; items may be
-strings or objects with a `question`/`hint`/`text` field. Hints are trimmed, emptied ones
-dropped, case-insensitive duplicates removed, and at most five kept. A reply that is not JSON
-but lists questions one per line (a small model ignoring JSON mode) still yields those lines
-ending in "?"; anything else raises `BadResponse`.
+A fact and the query needing it often share no words ("The user has a Target loyalty card" vs "where
+can I get discounts on car parts?"), so one LLM call imagines three to five such questions, indexed
+beside the memory. `parse_hints` accepts the usual JSON shapes, or lines ending in "?" from a model
+ignoring JSON mode, and keeps at most five distinct ones.
 """
 
 from __future__ import annotations

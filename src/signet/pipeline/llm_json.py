@@ -1,11 +1,7 @@
-"""Turning a language model's reply into JSON, and the seam the pipeline calls the model through.
-
-Small local models rarely answer with clean JSON: they think aloud, fence the answer, add prose
-and write almost-JSON. `parse_llm_json` drops `<think>` blocks, prefers a ``` fence's contents,
-tries `json.loads`, and failing that scans from each `{` or `[` with a tolerant re-writer,
-keeping the longest value. The re-writer repairs only what cannot change the meaning (trailing
-commas, True/False/None, bare keys, single or curly quotes as delimiters, bad escapes, up to
-two missing closers at the end); anything else raises `BadResponse` with a short reason.
+"""Turning a language model's reply into JSON. Small local models think aloud, fence and write
+almost-JSON: `parse_llm_json` drops `<think>` blocks, prefers a fence, and otherwise scans for
+the longest value with a re-writer that repairs only what cannot change the meaning (trailing
+commas, Python literals, bare keys, quotes, two missing closers); anything else is `BadResponse`.
 """
 
 from __future__ import annotations

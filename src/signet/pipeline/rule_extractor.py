@@ -1,16 +1,9 @@
 """The deterministic extractor used when no LLM is configured (provider "none").
 
-It stores something honest without a model: the user's own statements rewritten to the third
-person ("I prefer" -> "The user prefers"), a type guess (preference, decision, procedural,
-else fact; confidence 0.6), the names they mention as (user, mentions, name) and relations
-stated plainly ("X uses / owns / runs on / is written in Y"). Only user turns of a transcript
-are read; statements are 4 to 60 words, first-person or declarative, after leading filler.
-Names are runs of capitalised words, CamelCase and ALLCAPS; headings, labels and runs of common
-words are not names.
-
-It misses questions and imperatives, the assistant's facts, facts spread over sentences,
-unresolved pronouns, lowercase names and relations in other words. The raw content is kept
-anyway, so a missed fact is still found through the original memory.
+The user's own statements (4 to 60 words, user turns only) rewritten to the third person with a type
+guess at confidence 0.6, the names they mention as (user, mentions, name), and relations stated
+plainly ("X uses Y"). It misses questions, the assistant's facts, facts across sentences and
+lowercase names; the raw memory is kept, so a missed fact is still found.
 """
 
 from __future__ import annotations
@@ -34,14 +27,10 @@ MIN_WORDS, MAX_WORDS = 4, 60
 
 
 def extraction_mode(llm_configured: bool, min_fact_confidence: float) -> str:
-    """What extraction produces: "llm" (facts and entities from the model), "rules" (no LLM,
-    and the write gate lowered to admit the rule facts: facts and entities), or "entities"
-    (no LLM at the default gate: only the names, for the graph; facts need an LLM).
-
-    Rule facts are the user's own sentences in the third person, at confidence 0.6; at the
-    default gate (0.7) every one would be proposed, refused and recorded, work that changes
-    nothing, so in "entities" mode they are not proposed at all.
-    """
+    """What extraction produces: "llm" (facts and entities from the model), "rules" (no LLM, the
+    write gate lowered to admit the rule facts), or "entities" (no LLM at the default gate: names
+    only). At the default gate (0.7) every rule fact (0.6) would be proposed and refused for
+    nothing, so "entities" does not propose them."""
     if llm_configured:
         return "llm"
     return "rules" if RULE_CONFIDENCE >= min_fact_confidence else "entities"

@@ -1,11 +1,7 @@
-"""Does a newer memory replace an older one on the same subject? By rule, without an LLM.
-
-A newer statement that marks itself as current ("now", "no longer", "switched to") replaces an
-older one it conflicts with, by value (the same predicate, another object, compatible
-subjects) or by negation. A single-valued entity attribute ("Priya's phone number is ...")
-replaces its older value with or without a marker, for one-clause present statements only.
-Otherwise nothing is replaced here: two memories that merely differ may both be true, and the
-controlled writes' contradiction check sends those to review.
+"""Does a newer memory replace an older one on the same subject? By rule, without an LLM: a newer
+statement marked current ("now", "no longer", "switched to") that conflicts by value or negation,
+or a one-clause present statement of a single-valued attribute. Memories that merely differ may
+both be true; the contradiction check sends those to review.
 """
 
 from __future__ import annotations

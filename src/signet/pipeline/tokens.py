@@ -1,10 +1,6 @@
-"""Word tokens for the pipeline's cheap text comparisons (contradiction, near-duplicates).
-
-Lowercase words and numbers, apostrophes kept inside a word so "doesn't" stays one token (the
-negation check needs it), curly apostrophes folded to straight ones, and a light stem that only
-drops a plural or third-person "s" ("uses" -> "use", "prefers" -> "prefer") so the two sides of
-a comparison meet on the same form. Stop-word removal is deliberately light: articles, pronouns,
-auxiliaries and prepositions go; negations and antonym words never do.
+"""Word tokens for the pipeline's cheap comparisons: lowercase words and numbers, "doesn't" one
+token (the negation check needs it), a stem that drops only a plural or third-person "s". Stop
+words are removed lightly; negations and antonyms never are.
 """
 
 from __future__ import annotations

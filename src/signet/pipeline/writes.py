@@ -1,16 +1,12 @@
-"""Controlled writes: turning the pipeline's proposals into changes, or into records only.
+"""Controlled writes: the pipeline's proposals turned into changes, or into records only.
 
-Split in two so no LLM or embedding call runs inside a write transaction: `plan_proposal` (no
-transaction) decides under the flags, runs the contradiction check and prepares new content;
-`apply_plan` (inside the caller's `PipelineTx`) re-reads the target, archives it to the cold
-tier, applies, and records the proposal in history (the "shadow decision").
-
-The first rule that matches decides: shadow mode only records; a rejected or `none` proposal
-is only recorded; `add` needs minFactConfidenceForWrite and is a duplicate when a live memory
-has its hash; `update` / `delete` need autonomous.allowUpdateDelete and the same confidence, a
-pinned memory is never deleted, and an update contradicting its target is parked for review
-unless it marks itself as superseding. A target changed since the decision is skipped.
-`resolve_review` applies or closes a parked proposal the same way.
+`plan_proposal` (no transaction) decides under the flags, checks contradictions and prepares
+content; `apply_plan` (inside the caller's `PipelineTx`) re-reads the target, archives it to the
+cold tier, applies, and records the proposal in history. The first rule that matches decides: shadow
+mode only records; rejected or `none` only records; `add` needs minFactConfidenceForWrite and is a
+duplicate when a live memory has its hash; update and delete also need autonomous.allowUpdateDelete,
+a pinned memory is never deleted, and an update contradicting its target goes to review unless it
+marks itself as superseding. `resolve_review` applies or closes a parked proposal.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Importing a harness transcript: lossless, idempotent, append-only.
 
-`import_transcript` parses the harness's file (lineage/formats.py) and keeps, under
-`memory/transcripts/{harness}/`, the cleaned conversation as JSONL and the original byte for
-byte (`raw/`); the session_transcripts row records hashes, counts, times and paths, and its
-cleaned text feeds session search. Re-importing the same or a shorter version changes nothing;
-a longer one appends its new messages; one that differs inside the stored part keeps the
-stored messages and appends the new tail ("diverged"), keeping the other original beside.
-Nothing imported is dropped.
-
-Files are written whole before the row that points at them commits. Imports in one process are
-serialised; across daemons a second creation is a Conflict and the hook's retry appends. An
-ended import closes the session and queues its summary.
+`import_transcript` parses the file (lineage/formats.py) and keeps, under
+`memory/transcripts/{harness}/`, the cleaned conversation as JSONL and the original byte for byte
+(`raw/`). Re-importing the same or a shorter version changes nothing; a longer one appends; one that
+differs inside the stored part keeps the stored messages, appends the new tail ("diverged") and
+keeps the other original beside. Files are written whole before the row pointing at them commits;
+across daemons a second creation is a Conflict and the hook's retry appends.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""The lineage as a service: re-indexing the markdown artifacts, removing a session for
-privacy (with a tombstone), thread heads, and walking the DAG both ways.
+"""The lineage as a service: re-indexing the markdown artifacts, removing a session for privacy,
+thread heads, and walking the DAG both ways.
 
-- `reindex`: the memory_artifacts table rebuilt from the files alone (`memory/sessions/*.md`,
-  `memory/threads/*/*.md`): rows of vanished files go, every file's front matter becomes its row,
-  arcs and epochs set their children's parent; artifacts of a tombstoned session are skipped,
-  even when a copy of the file came back. Unreadable files are reported, never guessed at.
-- `forget_session`: deletes a session's transcript files and row, its summary artifacts and
-  their rows, and records a tombstone naming the removed paths.
-- `threads` / `thread`: the topics and one topic's head (newest epoch, the arcs after it, the
-  summaries after those).
-- `lineage(id)`: from a memory, a session or an artifact, up (session -> summary -> arc ->
-  epoch) and down (epoch -> arcs -> summaries -> sessions -> transcript files).
-Every call takes the caller's scope; anything outside it is "not found".
+`reindex` rebuilds memory_artifacts from the files alone (a tombstoned session's artifacts stay out
+even if a file came back; unreadable files are reported). `forget_session` deletes a session's
+transcript files, summaries and rows and records a tombstone naming the paths. `lineage(id)` walks
+up (session -> summary -> arc -> epoch) and down. Every call takes the caller's scope; anything
+outside it is "not found".
 """
 
 from __future__ import annotations

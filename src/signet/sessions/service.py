@@ -1,12 +1,7 @@
-"""The sessions service: what adapters ask of the lineage, each call checked against the
-caller's scope.
-
-Import a transcript; list, show and search sessions; `excerpts` for recall's `expand`; and the
-operations the app exposes (`forget`, `synthesize`, `reindex`, threads, lineage), the writes
-refused while mutations are frozen. A scoped caller sees only its agent's and project's
-sessions, everything else as if absent, and imports only into its own slice. A file named by
-`path` is read with the daemon's rights, so only an admin may name any, and a hook of another
-token only its harness's transcript folders, with one refusal whatever the reason.
+"""The sessions service: what adapters ask of the lineage, each call checked against the caller's
+scope, the writes refused while mutations are frozen. A scoped caller sees only its slice's
+sessions and imports only into it. A file named by `path` is read with the daemon's rights, so
+only an admin may name any, and another token's hook only its harness's transcript folders.
 """
 
 from __future__ import annotations

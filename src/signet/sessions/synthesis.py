@@ -1,14 +1,10 @@
 """MEMORY.md synthesis: the global head rendered from the database (lineage/synthesis.py).
 
-`synthesize(now)` gathers the candidates (store/head.py), renders within
-`sessions.memory_md_budget_tokens`, backs the previous file up to
-`memory/backups/MEMORY-<time>.md` and replaces MEMORY.md atomically. The daemon runs it after
-idle gaps: `due(now)` is true when memory changed since the last synthesis and nothing has
-changed for `sessions.synthesis_idle_minutes`. Rendering runs under `one_at_a_time` (an
-advisory lock on PostgreSQL): of several daemons on one database, one renders at a time; a
-scheduled run that finds the lock taken waits for its next tick, an asked-for one is a Conflict.
-
-The head is the workspace owner's: it renders the default agent's memories only.
+`synthesize(now)` renders within `sessions.memory_md_budget_tokens`, backs the previous file up
+under `memory/backups/` and replaces MEMORY.md atomically. The daemon runs it when memory changed
+and then stayed still for `sessions.synthesis_idle_minutes` (`due`). It runs under `one_at_a_time`
+(an advisory lock on PostgreSQL), so one daemon renders at a time. The head renders the default
+agent's memories only.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """The folders where each harness keeps its own transcripts, and whether a path lies inside one.
 
-A hook names its transcript file (`transcript_path`) and the daemon reads it with its own
-rights. For a caller without the admin permission that read is confined to these folders,
-judged on the path with every symlink and `..` resolved, so a token cannot make the daemon
-read ~/.ssh or agent.yaml by naming it, by a link planted in the folder, or by climbing out:
-
-- claude-code: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`;
-- codex: `$CODEX_HOME/sessions`, else `~/.codex/sessions`;
-- opencode: `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode` (its storage);
-- cursor: `~/.cursor/projects/<project>/agent-transcripts/` only: the project folders beside
-  it hold terminal output, tool results and MCP descriptors, which are no transcripts (and a
-  terminal log with a `user:` line would read as a plain-text one);
-- generic: none.
-
-The environment is the daemon's, read at each call, as each harness reads its own.
+The daemon reads a hook's `transcript_path` with its own rights, so for a caller without admin the
+read is confined to these folders, judged after resolving every symlink and `..`: a token cannot
+make it read ~/.ssh by naming it, linking it or climbing out. Cursor's are only `agent-
+transcripts/`, as its project folders also hold terminal output and tool results. The environment is
+the daemon's, read at each call.
 """
 
 from __future__ import annotations
