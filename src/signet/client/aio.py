@@ -1,15 +1,10 @@
-"""`signet.AsyncClient`: `signet.Client`'s typed methods, awaited, over `httpx.AsyncClient`.
+"""`signet.AsyncClient`: `signet.Client`'s typed methods, awaited, over `httpx.AsyncClient`, for
+callers inside an event loop.
 
-For callers already inside an event loop (an async agent framework, an ASGI app) that must not
-block it on a request. The methods are not written twice: each is `derived(Client.<name>)`,
-which runs the sync method's own body with a recorder in place of the client, so what it would
-send (method, path, body, query) is captured instead of sent, then sends that with httpx and
-answers exactly as `Client` does (`remote.answer`: the JSON object, or the `SignetError`
-subclass that owns the error's code). A new method on `Client` is one line here, and a test
-fails while it is missing; its signature and types come from `Client`, so the two cannot drift.
-
-httpx is imported only here: the sync client keeps the standard library's `http.client`, so a
-short-lived CLI process does not pay for the async stack.
+Each method is `derived(Client.<name>)`: the sync method's own body runs with a recorder in place of
+the client, capturing what it would send, which is then sent with httpx and answered as `Client`
+does (`remote.answer`). So the two cannot drift, and a test fails while a method is missing. httpx
+is imported only here, so a short-lived CLI process does not pay for it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""HTTP to the daemon over the standard library, for `signet.Client` (the CLI, MCP, scripts).
-
-Every `signet` command that reaches a running daemon is a whole process, and importing httpx
-(with its TLS, HTTP/2 and async layers) cost such a process about 0.1 s of CPU before any
-request, more than the request itself (`signet bench cli`). The daemon speaks plain HTTP/1.1
-on loopback, so `http.client` with one keep-alive connection is all a command needs; an
-`https://` SIGNET_DAEMON_URL gets a TLS connection with the system's default verification.
+"""HTTP to the daemon over the standard library, for `signet.Client`. Importing httpx cost a short
+`signet` command about 0.1 s of CPU, more than its request; the daemon speaks plain HTTP/1.1, so
+`http.client` with one keep-alive connection is enough. An `https://` SIGNET_DAEMON_URL gets the
+system's default TLS verification.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The in-process mode: the same operations as `signet.Client`, on the store opened here.
-
-For when no daemon runs (the CLI falls back to it; `signet mcp` without a daemon keeps one
-app for its lifetime): each method answers with the JSON the daemon would send
-(`Memory.to_dict()`, `RecallResponse.to_dict()`, ...), so a caller prints and reads one shape
-whichever side answered. The app opens with the configured embedder only for the operations
-that write or search vectors (remember, recall except keyword mode, a content change) and for
-status; get, list, history, forget and recover open it without one, so they never touch the
-model. SQLite's WAL mode lets this run next to other readers.
+"""The in-process mode: `signet.Client`'s operations on the store opened here, for when no daemon
+runs. Each method answers with the JSON the daemon would send, so callers read one shape. The
+configured embedder is opened only for operations that need vectors (remember, non-keyword
+recall, a content change) and status, so reads never touch the model; WAL lets this run beside
+other readers.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """`signet.Client`: a running daemon's HTTP API as typed Python methods.
 
-One client for every caller outside the daemon process: Python scripts, the CLI
-(`cli/client.py` `DaemonClient` is this class speaking as the actor "cli") and the MCP stdio
-server (`mcp/backends.py`, actor "mcp"). Each method is one request; the answer is the
-contract's JSON (docs/api.md) as a dict, typed by `signet.client.wire`; an error answer is raised
-as the `SignetError` subclass that owns its code (`NotFound`, `Conflict`, `Forbidden`, ...), so
-a caller handles the same exceptions the daemon raised.
-
-Where the daemon is: an explicit `url` and `token` (a daemon on another machine, a scoped
-token), or a workspace (`Client.for_workspace()`), whose `agent.yaml`/`SIGNET_PORT`/`SIGNET_BIND`
-give the address and whose `.daemon/token` the token, exactly as the CLI resolves them.
-
-The transport is the standard library's `http.client` (`client/http.py`): importing this
-module costs a short-lived process almost nothing.
+The one client outside the daemon: scripts, the CLI (as actor "cli") and MCP stdio (actor "mcp").
+Each method is one request; the answer is the contract's JSON (docs/api.md) typed by
+`signet.client.wire`, and an error is raised as the `SignetError` subclass owning its code. The
+daemon is an explicit `url` and `token`, or a workspace's (`Client.for_workspace()`), resolved as
+the CLI does. The transport is `http.client` (client/http.py), so importing this costs almost
+nothing.
 """
 
 from __future__ import annotations

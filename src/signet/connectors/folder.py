@@ -1,16 +1,11 @@
 """The folder connector: a folder of notes (an Obsidian vault, a docs tree) kept in sync as
 documents, incrementally.
 
-`cursor_json` remembers each file's mtime, size and document id. A sync walks the folder
-(hidden folders skipped; markdown, text, HTML and PDF kept), skips files unchanged by mtime and
-size, registers the others through the document service (a changed file is requeued, an
-unchanged one is a no-op, a file `signet ingest` already indexed is adopted), and deletes the
-documents of files that are gone. It forgets only its own connector's documents.
-
-A connector imported from a bundle arrives disabled until an admin enables it, and a link
-leading outside the folder is skipped (`links_skipped`): neither may make the daemon read a
-path someone else chose. The status is `syncing`, `idle` or `error` with `last_error`; syncs
-run on demand and every `documents.connector_sync_interval_ms` in the daemon.
+`cursor_json` keeps each file's mtime, size and document id; a sync registers new and changed files
+through the document service (adopting ones `signet ingest` already indexed) and deletes the
+documents of files that are gone, its own only. A connector from a bundle arrives disabled, and a
+link leading outside the folder is skipped, so neither makes the daemon read a path someone else
+chose. Syncs run on demand and every `documents.connector_sync_interval_ms`.
 """
 
 from __future__ import annotations
@@ -77,17 +72,13 @@ def enabled(connector: Connector) -> bool:
 
 
 class FolderConnectors:
-    """The folder connectors of every slice, over the documents' store (store/
-    document_store.py), on SQLite or PostgreSQL.
+    """The folder connectors of every slice, over the documents' store on either backend.
 
-    A folder is on one machine: the connector records the host that added it (`config.host`)
-    and only a daemon on that host syncs it (its ConnectorWorker skips the others; asked to
-    sync one, it answers a Conflict naming the host), so a daemon elsewhere on the shared
-    database never reads another machine's path, let alone forgets the documents of files it
-    cannot see. Several daemons on that host may sync one connector at once: registration
-    finds a source's document under a lock of that source (PostgreSQL) or the one writer
-    (SQLite), so both walks register each file once; the last cursor written wins, and both
-    hold the same files."""
+    A folder is on one machine: only a daemon on the host that added it (`config.host`) syncs it,
+    others answer a Conflict naming the host, so no daemon on a shared database reads another
+    machine's path or forgets files it cannot see. Concurrent syncs on one host register each file
+    once (a per-source lock on PostgreSQL, the one writer on SQLite); the last cursor written wins.
+    """
 
     def __init__(self, documents: DocumentService, host: str | None = None) -> None:
         """`host`: this machine's name (default: socket.gethostname())."""

@@ -1,14 +1,7 @@
-"""The dashboard's page shell and static files.
-
-Every page of the app (`/`, `/app/memories`, `/app/graph/<id>`, ...) answers the same
-`index.html`; its script module reads the path and draws the page from the JSON API. The files
-in `static/` are read once, at import, with a content hash for an ETag (a reload costs a 304)
-and a gzip copy for browsers that accept it. These routes are public (guards.is_public): they
-hold no data, and the Host guard still applies, so a page whose DNS name was rebound to this
-daemon gets nothing.
-
-Each answer carries a strict Content-Security-Policy: scripts, styles and fetches only from
-this origin, no inline script, no framing, no referrer (a login link never leaks onward).
+"""The dashboard's page shell and static files. Every page path answers the same `index.html`, whose
+script draws the page from the API. Files are read once at import with an ETag and a gzip copy.
+The routes are public, holding no data (the Host guard still applies), and every answer carries a
+strict Content-Security-Policy: same origin only, no inline script, no framing, no referrer.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The one audited path by which an agent or the pipeline authors the knowledge graph.
-
-A payload sent with `remember` (or alone) names entities, aspects, attributes, dependencies and
-relations. `parse_payload` checks its shape before anything is written; `apply_payload` writes
-it in the caller's transaction through `GraphOps` (either backend): an entity is found by
-canonical name, then alias, else created; relations count mentions with a running-mean
-confidence; attributes keep their source memory, which is linked to every entity named; one
-history row (under the memory, or the id "graph") records who wrote what. The inline linker
-only links; authorship flows through here.
+`parse_payload` checks the shape before anything is written; `apply_payload` writes in the
+caller's transaction through `GraphOps`: an entity found by canonical name, then alias, else
+created; relations count mentions with a running-mean confidence; attributes keep their source
+memory; one history row records who wrote what.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The graph's evidence channels for the one Recaller (recall/hybrid.py `Channel`).
-
-`TraversalChannel` gives traversal-primary candidates (graph/traversal.py) when the query names
-an entity; otherwise `GraphBoostChannel` finds entities whose names start with query words,
-one relation hop, and their memories, fused with a small weight so it nudges what the flat
-channels found. Both run for mode "full" only ("hybrid" leaves the graph out, so the benchmarks
-compare the two in one run); an empty graph ranks "full" exactly as "hybrid", and a graph
-error is logged and gives nothing. Both read through the graph store on recall's own
-connection, so they rank alike on either backend.
+"""The graph's recall channels, for mode "full" only ("hybrid" leaves the graph out, so benchmarks
+compare the two in one run). `TraversalChannel` walks from entities the query names
+(graph/traversal.py); otherwise `GraphBoostChannel` nudges with a small weight the memories of
+entities whose names start with query words. An empty graph ranks "full" exactly as "hybrid"; a
+graph error is logged and gives nothing.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Entity communities: Louvain over the dependency graph.
-
-The graph: one node per entity with a dependency, one undirected edge per dependency pair,
-weighted by strength x traversal weight (summed over types and directions). networkx's
-`louvain_communities` with a fixed seed makes the result reproducible. The partition's
-modularity gives a quality signal: below 0.3 the structure is `fragmented` (communities barely
-denser inside than chance), from 0.3 `moderate`, from 0.5 `strong`. Results replace the agent's
-rows in `entity_communities`, and each member's `entities.community_id` points at its community;
-the label is the name of the member with the heaviest links.
+"""Entity communities: Louvain (networkx, fixed seed for reproducibility) over the dependency graph,
+edges weighted by strength x traversal weight. Modularity below 0.3 is `fragmented`, from 0.3
+`moderate`, from 0.5 `strong`. Results replace the agent's `entity_communities` rows; the label
+is the member with the heaviest links.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
-"""Desire paths: the routes that led to useful memories are worn in, the ones that
-led to noise grow over.
+"""Desire paths: the routes that led to useful memories are worn in, the ones that led to noise grow
+over.
 
-When an agent rates a memory (app.feedback), the traversal path that last reached it (kept by
-the traversal channel, in memory) is looked up: positive feedback multiplies the
-`traversal_weight` of each dependency and the `weight` of each aspect on the path by
-`REINFORCE`, negative feedback by `DECAY`. Weights stay within [`MIN_WEIGHT`, `MAX_WEIGHT`], so
-no path dominates and none disappears. Without a remembered path (another process served the
-recall, or it was long ago) only the aspects holding the memory's attributes move. A
-correction counts as negative: the memory did not say what was needed.
+On feedback, the traversal path that last reached the memory (kept in memory by the traversal
+channel) has its dependencies' `traversal_weight` and aspects' `weight` multiplied by REINFORCE
+(positive) or DECAY (negative, corrections included), within [MIN_WEIGHT, MAX_WEIGHT] so no path
+dominates or disappears. Without a remembered path only the aspects holding the memory's attributes
+move.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
-"""The knowledge graph's operations, held by the app as `app.graph`.
+"""The knowledge graph's operations, held by the app as `app.graph`, over the graph store on either
+backend.
 
-`KnowledgeGraph.build` makes the graph's channels; `hooks` is the graph's part of the ranking
-spec (recall/spec.py) the root builds the one Recaller from: the traversal and legacy-boost
-channels, the small RRF weight of the boost, the flat-channel reservation (graph/shaping.py)
-and the hub lookup for dampening (graph/hubs.py). The graph never touches a built Recaller. The rest serves the adapters: entity lists
-and detail, pins, communities, stats, the one audited authoring path (`apply`, graph/apply.py)
-and `on_feedback` (desire paths, graph/desire.py), which the app calls inside the feedback
-write transaction.
-
-It runs over the graph store protocol (store/graph_store.py): `SqliteGraph` on the workspace's
-SQLite store, store/postgres/graph.py `PostgresGraph` on a shared PostgreSQL store.
+`hooks` is the graph's part of the ranking spec (channels, the boost's RRF weight, the flat
+reservation, the hub lookup), so the graph never touches a built Recaller. The rest serves the
+adapters: entities, pins, communities, stats, the authoring path (`apply`) and `on_feedback`
+(graph/desire.py), called inside the feedback write transaction.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Evidence shaping after fusion: the flat channels keep their share of the page.
-
-Traversal can return many candidates through a hub entity; without a bound they could push
-every keyword and vector match off the page. `reserve_flat` keeps at least
-`flat_reserve_fraction` (40% by default) of the `limit` slots for results that a flat channel
-(lexical, semantic, hint, and the whole-source ones) found: graph-only results (found by traversal or the graph boost
-alone) fill at most the rest. When there are too few flat results, graph-only ones take the
-remaining slots, so nothing is dropped for the sake of the rule.
+"""Evidence shaping after fusion: the flat channels keep their share of the page. Traversal through
+a hub can return many candidates, so `reserve_flat` keeps at least `flat_reserve_fraction` of the
+`limit` slots for results a flat channel found; when flat results are too few, graph-only ones
+take the rest.
 """
 
 from __future__ import annotations

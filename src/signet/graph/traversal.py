@@ -1,14 +1,11 @@
-"""Traversal-primary recall: reach memories through the knowledge graph's structure rather than
-through shared words.
+"""Traversal-primary recall: memories reached through the knowledge graph's structure rather than
+shared words.
 
-Focal entities are the query's n-grams found among the agent's entity names and aliases (pinned
-ones always, suppressed ones never). The walk goes best first from each: its aspects and their
-attributes' source memories, its linked memories (not a hub's), and below `max_hops` its
-strongest dependency edges; `max_paths` and `timeout_ms` bound it, and an exceeded budget
-returns what was found. A candidate scores 0.7 x cosine + 0.3 x structural importance (the
-path's strengths and weights, decayed per hop); those reached only through hops are capped
-below the weakest anchored one. Recent paths are remembered so feedback can reinforce or decay
-what they went through (graph/desire.py).
+Focal entities are the query's n-grams among the agent's names and aliases (pinned always,
+suppressed never). The walk goes best first through aspects, attributes' source memories, linked
+memories (not a hub's) and, below `max_hops`, the strongest dependencies, bounded by `max_paths` and
+`timeout_ms`. A candidate scores 0.7 x cosine + 0.3 x path strength; those reached only through hops
+stay below the weakest anchored one. Recent paths are kept for desire paths (graph/desire.py).
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
-"""The portable bundle: a folder that `signet import` turns back into the same memory store on
-another machine, on either backend.
+"""The portable bundle: a folder that `signet import` turns back into the same store on another
+machine, on either backend: `manifest.json`, `tables/NAME.jsonl` (one row per line), `files/` and
+`config/agent.yaml` without inline credentials.
 
-    PATH/manifest.json        format, version, when, which Signet, tables and row counts
-    PATH/tables/NAME.jsonl    one JSON object per row of every data table (store/portable.py)
-    PATH/files/...            identity files, transcripts, markdown artifacts, skills
-    PATH/config/agent.yaml    the configuration, inline credentials removed
-
-Export reads one read transaction (one consistent moment) into PATH.partial, renamed when
-complete. Import keeps ids, hashes and history, parents first, in short batches; a memory the
-target already holds live is skipped with its dependents, so importing twice adds nothing.
-Files are copied only where the target has none.
-
-A bundle is not trusted: a row whose path leaves the folder it belongs in is refused with its
-dependents (`refused`), and connectors arrive disabled (`connectors_disabled`). What the
-target's schema has no place for is named (`left_behind`, `columns_left_behind`).
+Export reads one transaction into PATH.partial, renamed when complete. Import keeps ids, hashes and
+history, parents first; a memory already held live is skipped with its dependents, so importing
+twice adds nothing. A bundle is not trusted: rows whose path leaves its folder are refused,
+connectors arrive disabled, and what the target has no place for is named (`left_behind`).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""Importers of other tools' memories, through the same write path as `remember` (validation,
-normalisation, dedup by content hash, embedding outside the transaction, history).
-
-- mem0: the JSON its export and `get_all` produce: a list of memories, or an object holding
-  one under `results` or `memories`; each memory's text is `memory` (or `text`/`content`),
-  with optional `id`, `user_id`, `categories`, `metadata` and `created_at`. The text becomes
-  the content, the categories tags, the user `who`, the creation time `event_at`; the mem0
-  id is kept as `source_id` (source_type `mem0`).
-- markdown folders: every paragraph and list item of every .md file (front matter, headings and
-  code fences skipped) becomes a memory tagged with the file's name, `source_id` the file's
-  path in the folder (source_type `markdown`), so the whole-source channel can rank files.
-
-Each returns counts: read, imported, deduped (content already held), refused (with reasons).
+"""Importers of other tools' memories, through the same write path as `remember`. mem0: its export
+or `get_all` JSON, text to content, categories to tags, user to `who`, its id kept as
+`source_id`. Markdown folders: every paragraph and list item a memory tagged with its file's
+name, `source_id` the file's path, so the whole-source channel ranks files. Each returns counts:
+read, imported, deduped, refused.
 """
 
 from __future__ import annotations

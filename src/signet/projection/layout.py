@@ -1,18 +1,10 @@
-"""Laying embeddings out in 2 or 3 dimensions for the dashboard's map.
+"""Laying embeddings out in 2 or 3 dimensions for the dashboard's map: UMAP (the `viz` extra) when
+installed, else PCA, flagged as `"method": "pca"`.
 
-UMAP (umap-learn, the `viz` extra) when it is installed, else PCA, which the result flags as
-`"method": "pca"`. For UMAP the neighbour graph is built here and handed over as
-`precomputed_knn`, so umap-learn never starts pynndescent (whose first JIT compile costs ~40 s):
-
-- nNeighbors = min(15, max(2, n - 1)), so a small store never asks for more neighbours than it
-  has points;
-- exact kNN for <= 450 points (the whole cosine distance matrix);
-- approximate kNN above: sliding windows. The points are sorted along each axis of a
-  2-D PCA of the vectors, each point's candidates are its neighbours in those two orders, and
-  the true cosine distance picks the k nearest among them. Linear in n, a small loss of
-  accuracy, and far cheaper than n^2 distances at 100k points.
-
-Coordinates are min-max normalised to [-210, 210] on each axis.
+The neighbour graph is built here and passed as `precomputed_knn`, so umap-learn never starts
+pynndescent, whose first JIT compile costs ~40 s: exact for at most 450 points, above that the
+candidates are each point's neighbours along the two axes of a 2-D PCA, picked by true cosine
+distance (linear in n). Coordinates are scaled to [-210, 210] per axis.
 """
 
 from __future__ import annotations

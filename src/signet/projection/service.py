@@ -1,12 +1,9 @@
 """The projection service behind `GET /api/embeddings/projection`.
 
-UMAP over thousands of vectors takes seconds and never runs on a request: `get` answers from
-the cache while it matches the vector count of the caller's slice, and otherwise starts one
-background computation for that key and answers "computing" (202). A computation reads on its
-own connection, lays out outside any transaction, and writes in one short one. A scoped caller
-gets its own slice's map only. The service runs on both backends through `ProjectionStore`;
-two daemons may compute one key at once (the later write wins). `close` stops new
-computations and waits a bounded time for those under way.
+A layout takes seconds, so it never runs on a request: `get` answers from the cache while it matches
+the caller's slice's vector count, else starts one background computation and answers "computing"
+(202). It reads on its own connection, lays out outside any transaction and writes in one short one;
+two daemons may compute one key (the later write wins).
 """
 
 from __future__ import annotations

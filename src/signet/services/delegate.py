@@ -1,14 +1,10 @@
-"""`Delegate`: an attribute of the composition root (app.py) that is a service's own operation.
+"""`Delegate`: an attribute of the composition root that is a service's own operation.
 
-The app exposes every operation the adapters call, but holds none of their logic: each is a line
-`name = Delegate("service", Service.method)`, so `app.name(...)` is `app.service.method(...)`
-with the method's own signature and docstring (mypy checks the calls through it).
-
-`Deferred("signet.maintenance")` stands for a module the root names but should not import until
-one of its functions is called: `Deferred(...).run_retention` is resolved (imported) on its first
-call, so opening the app for a read (`signet list` without a daemon) does not pay for modules
-that only other operations use. The root imports the real module under `TYPE_CHECKING`, so mypy
-still checks every call through the Delegate against the real signature.
+`name = Delegate("service", Service.method)` makes `app.name(...)` be `app.service.method(...)`,
+with the method's signature and docstring, so the app holds no logic and mypy checks calls through
+it. `Deferred("signet.maintenance")` names a module imported only on its first call, so opening the
+app for a read does not pay for modules other operations use; the root imports the real module under
+`TYPE_CHECKING` for mypy.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """The memory service: the one write path of a memory, and its reads, edits and feedback.
 
-`remember` validates and normalises, applies the caller's scope, then in one transaction
-inserts the memory (FTS finds it at once), writes history and enqueues the pipeline's jobs and
-an `embed` job; the embed worker stores the vector soon after (`embedding.write_path:
-deferred`), or with `inline` a local embedder embeds before the transaction. A live duplicate
-returns the existing id; an idempotency key replays the first answer.
-
-Every writer of a memory comes through here (adapters, workers, the review queue, batch
-operations, skills), on either backend: the service decides and passes checks to run on the
-row inside the transaction; the store seam (`CoreStore`) commits.
+`remember` validates, normalises and scopes, then in one transaction inserts the memory (the lexical
+index finds it at once), writes history and enqueues the pipeline's and embed jobs; with
+`embedding.write_path: inline` a local embedder embeds before the transaction. A live duplicate
+returns the existing id; an idempotency key replays the first answer. Every writer (adapters,
+workers, the review queue, batches, skills) comes through here on either backend: the service
+decides, the store seam commits.
 """
 
 from __future__ import annotations

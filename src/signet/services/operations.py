@@ -1,11 +1,7 @@
-"""`Operations`: what an operator's actions run on (signet/maintenance.py: the pipeline's
-queue, leases, the lexical index, re-embed, the health checks and repairs, retention).
-
-It holds the operator's store seam (store/operations.py `OpsStore`: `SqliteOps` on the SQLite
-workspace, `PostgresOps` on a shared PostgreSQL store) with the config, the embedder, the clock and the LLM,
-so the same maintenance functions run on both backends. The app holds one
-(`app.operations`); its `fts_check`, `run_maintenance`, `run_retention`, ... are those
-functions applied to it.
+"""`Operations`: what an operator's actions (signet/maintenance.py) run on: the `OpsStore` seam with
+the config, embedder, clock and LLM, so the same maintenance functions run on both backends. The
+app's `fts_check`, `run_maintenance`, `run_retention`, ... are those functions applied to
+`app.operations`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The two queues an operator looks into: the pipeline's jobs and the review queue.
-
-`JobQueue` lists, shows (by id or short id), counts and requeues jobs (store/operations.py
-`JobAdmin`, on SQLite or PostgreSQL);
-`ReviewQueue` lists review items and resolves one (pipeline/writes.py `resolve_review`:
-approve applies the blocked update through the memory service, a cold archive first), over the
-pipeline's store seam (store/pipeline.py), so on SQLite and PostgreSQL alike. The app
-holds one of each (`app.job_queue`, `app.reviews`) and its `jobs`, `job`,
-`review_queue`, `resolve_review`, ... are their methods.
+"""The two queues an operator looks into: `JobQueue` (list, show by id or short id, count, requeue)
+and `ReviewQueue` (list, resolve through pipeline/writes.py `resolve_review`, approving through
+the memory service), each over its store seam on either backend.
 """
 
 from __future__ import annotations

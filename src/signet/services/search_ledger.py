@@ -1,10 +1,7 @@
-"""The recall QA ledger (`memory.pipelineV2.telemetry.memorySearchQaEnabled`): one
-row per recall, when enabled, with the query, its filters, what came back and how fast, so an
-operator can find the questions that found nothing.
-
-A row is written after the recall, outside its timing, in a short write transaction of its
-own; a failed ledger write never fails the recall. Rows are read back newest first, a scoped
-caller's restricted in SQL to its agent and project.
+"""The recall QA ledger (`memory.pipelineV2.telemetry.memorySearchQaEnabled`): one row per recall
+with the query, filters, results and time, so an operator can find the questions that found
+nothing. Written after the recall in its own short transaction; a failed write never fails the
+recall. A scoped caller reads only its own rows.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""What the memory service (services/memory.py, on either store) decides about new memories,
-in functions of their own:
-
-- `pipeline_on` / `extracts`: whether new memories go through the pipeline (enabled and not
-  frozen), and whether this one is extracted: a fact the pipeline wrote is not extracted again
-  (that would loop on itself), nor a skill's memory (its own SKILL.md: instructions, not facts);
-- `pipeline_brief`: the pipeline in `status` (enabled, frozen, how facts are extracted);
-- `embed_each`: a batch's texts embedded in one call (before any write transaction), each
-  distinct content once, whether or not a vector of it is stored already: vectors are shared
-  by every scope, so skipping the stored ones would make a write's answer (and its time)
-  depend on what other scopes hold; a provider fault leaves the batch to the embed worker
-  rather than failing the write.
+"""What the memory service decides about new memories: whether the pipeline runs and whether a
+memory is extracted (not a fact the pipeline wrote, which would loop, nor a skill's memory), the
+pipeline's status, and `embed_each`. That embeds a batch's distinct texts in one call before any
+transaction, stored or not: vectors are shared by every scope, so skipping stored ones would make
+a write's answer and time depend on other scopes. A provider fault leaves the batch to the embed
+worker.
 """
 
 from __future__ import annotations
