@@ -1,11 +1,7 @@
-"""Signet: local-first long-term memory for AI agents.
-
-One SQLite database the user owns; a daemon that remembers conversations, distils them into
-facts, links them into a graph and recalls the right context. The map: docs/architecture.md.
-
-`signet.Client` talks to a running daemon (docs/python.md), `signet.AsyncClient` the same,
-awaited. Each is imported on first use, so `import signet` stays free for the processes that
-need neither (a harness hook).
+"""Signet: local-first long-term memory for AI agents, in one SQLite database the user owns (or a
+shared PostgreSQL). The map: docs/architecture.md. `signet.Client` and `signet.AsyncClient` talk
+to a running daemon (docs/python.md); each is imported on first use, so `import signet` stays
+free for a harness hook.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""`signet` and `python -m signet`: the CLI, with a fast path for the harness hooks.
-
-`signet hook EVENT --harness NAME` runs on every prompt of an agent, so it skips the CLI's
-imports (click's group, the client, httpx) when its argv is the plain form the harness configs
-use (signet/hooks/fast.py), and `signet mcp` relays to a running daemon without them
-(signet/mcp/bridge.py); every other command goes to the click CLI.
+"""`signet` and `python -m signet`: the CLI, with fast paths that skip its imports: the plain
+`signet hook EVENT --harness NAME` form the harness configs use (signet/hooks/fast.py), run on
+every prompt, and `signet mcp` relayed to a running daemon (signet/mcp/bridge.py).
 """
 
 from __future__ import annotations

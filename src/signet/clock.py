@@ -1,9 +1,6 @@
-"""Time as an input: one `Clock` chosen at the composition root and passed down.
-
-Code that stamps a row, expires a lease or decays an importance asks the clock it was given
-instead of reading the wall clock itself, so a test (or a benchmark replaying a day) sets the
-time and moves it forward instead of sleeping. `SystemClock` is the real one; `ManualClock`
-stands still until told to move, and is what tests pass.
+"""Time as an input: one `Clock` chosen at the composition root and passed down, so a test or a
+replaying benchmark sets the time instead of sleeping. `SystemClock` is the real one;
+`ManualClock` stands still until moved.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """The configuration: one frozen value, read once at the composition root and passed down.
 
 `Config` is a tree of frozen dataclasses, each field with a default, a type and a one-line
-description (in the field's metadata). Nothing below `app.py` reads a file or `os.environ`: tests
-build a config with `Config.default(tmp_path)` and `dataclasses.replace(...)`.
-
-`agent.yaml` mirrors the tree with two differences, both kept in `_schema()` and nowhere else:
-the pipeline section lives at YAML `memory.pipelineV2`, and the `memory`,
-`memory.pipelineV2` and `retention` sections spell their keys in camelCase
-(`shadowMode`, `tombstoneRetentionMs`) while every other section uses snake_case (docs/configuration.md)
-(`embedding.base_url`). Python always uses snake_case.
-
-Loading walks the YAML *node* tree (`yaml.compose`) rather than the constructed dicts, so every
-error and warning can name the file, the 1-based line and the dotted key path. Unknown keys are
-warnings (a newer agent.yaml must not stop an older daemon); a wrong type is an error.
-`render_agent_yaml()` walks the same schema to print a commented default file, so the docs, the
-loader and the template cannot drift apart.
+description; nothing below `app.py` reads a file or `os.environ`, so tests build one with
+`Config.default(tmp_path)` and `dataclasses.replace`. In `agent.yaml` the pipeline section lives at
+`memory.pipelineV2`, and the `memory`, `memory.pipelineV2` and `retention` sections spell their keys
+in camelCase; `_schema()` alone holds both differences. Loading walks the YAML node tree, so every
+error names the file, line and key path; unknown keys are warnings (a newer agent.yaml must not stop
+an older daemon), wrong types errors. `render_agent_yaml()` prints the commented default file from
+the same schema.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The workspace's identity files (AGENTS.md, SOUL.md, IDENTITY.md, USER.md, MEMORY.md), read
-and written for the HTTP API.
-
-Only those five names are accepted: the name is checked against `workspace.IDENTITY_FILES`
-before any path is built, so no request can reach another file. A write is capped at
-MAX_IDENTITY_BYTES of UTF-8 and lands atomically (a temporary file beside it, then a rename),
-so a harness reading the file never sees half of it.
+"""The workspace's identity files (AGENTS.md, SOUL.md, IDENTITY.md, USER.md, MEMORY.md), read and
+written for the HTTP API. The name is checked against `workspace.IDENTITY_FILES` before any path
+is built; a write is capped at MAX_IDENTITY_BYTES and lands atomically, so a harness never reads
+half a file.
 """
 
 from __future__ import annotations

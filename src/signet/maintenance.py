@@ -1,11 +1,7 @@
-"""Diagnostics and repair actions an operator runs on a live store.
-
-The queue's depths and recent failures; requeueing dead jobs and releasing stale leases; the
-lexical index check and rebuild; re-embedding what lacks a current vector (embed jobs, done in
-the background); the embeddings audit and a timed health probe; and the autonomous maintenance
-run (`run_maintenance`): checks, and in execute mode bounded, recorded repairs. Every function
-takes `Operations` (the operator's store seam with config, embedder and clock), so it runs on
-both backends and returns JSON-ready data.
+"""Diagnostics and repair actions an operator runs on a live store: queue depths, requeueing dead
+jobs, releasing stale leases, the lexical index check and rebuild, re-embedding, the embeddings
+audit and health probe, and the autonomous maintenance run. Every function takes `Operations`, so
+it runs on both backends and returns JSON-ready data.
 """
 
 from __future__ import annotations
@@ -115,12 +111,9 @@ def embeddings_status(service: Operations) -> dict[str, Any]:
 
 
 def embeddings_health(service: Operations) -> dict[str, Any]:
-    """One tiny embedding call, timed; `ok` false with the error code when it fails.
-
-    The call runs on the probe's own thread (concurrent callers share the one in flight) and is
-    waited for through recall's guard (`service.guard`): the same breaker and budget, so a hung
-    provider costs a caller the budget at most, then nothing while the breaker is open, and its
-    failures are the breaker's too."""
+    """One tiny embedding call, timed; `ok` false with the error code when it fails. It waits
+    through recall's guard, so a hung provider costs a caller the budget at most and counts
+    toward the breaker."""
     embedder, probe, guard = service.embedder, service.probe, service.guard
     if embedder is None or probe is None:
         return {"ok": True, "provider": "none", "model": None, "latency_ms": None,

@@ -1,14 +1,7 @@
-"""Content normalisation and hashing for deduplication.
-
-Three steps, deterministic and pure:
-
-1. storage form: trim, and collapse every internal run of whitespace to one space. This is what
-   the `content` column holds.
-2. normalised form: the storage form lowercased, with trailing punctuation stripped. Two memories
-   that differ only in case or a final full stop share it.
-3. hash: SHA-256 (hex) of the normalised form; when normalisation leaves nothing (the content was
-   only punctuation), the hash falls back to the lowercased storage form so such content still
-   has a stable, distinct hash.
+"""Content normalisation and hashing for deduplication. The storage form (the `content` column) is
+trimmed with whitespace runs collapsed; the normalised form is that lowercased without trailing
+punctuation; the hash is SHA-256 of the normalised form, or of the lowercased storage form when
+normalising leaves nothing.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Paths a caller names (a skill to install, a folder to import), looked up so the system's
-errors become the caller's: a name that cannot be there is "not found", any other failure a
-clear refusal naming the reason, never a server error.
-
-Python's `Path.exists()`/`is_dir()` swallow only some errors: a component longer than the file
-system allows (ENAMETOOLONG) raised out of them, and the daemon answered 500 to a request the
-schema allowed (found by the API fuzzer, tests/daemon/test_fuzz.py).
+"""Paths a caller names (a skill to install, a folder to import), looked up so the system's errors
+become the caller's: a name that cannot be there is "not found", any other failure a refusal
+naming the reason, never a server error. `Path.exists()` lets some errors out (ENAMETOOLONG),
+which would be a 500.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""The workspace's encrypted secret store (`.secrets/`).
+"""The workspace's encrypted secret store (`.secrets/`), for config values such as `llm.api_key:
+secret:OPENAI`, resolved once at start.
 
-The config names secrets (`llm.api_key: secret:OPENAI`) and the composition root resolves them
-once at start. Values live in `.secrets/secrets.json`, each sealed with AES-256-GCM under one
-random key in `.secrets/secrets.key` (0600, in a 0700 folder), the name as associated data so
-an entry copied under another name fails. A key file rather than the OS keyring, because the
-daemon runs headless (docs/security.md). Files are replaced atomically; `rotate_key` writes the
-new key beside the old, re-seals, then renames, and an interrupted rotation finishes on the next
-open.
+Each value is sealed with AES-256-GCM under one random key in `.secrets/secrets.key` (0600), the
+name as associated data so an entry copied under another name fails. A key file rather than the OS
+keyring, as the daemon runs headless. `rotate_key` writes the new key beside the old, re-seals and
+renames; an interrupted rotation finishes on the next open.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Skills as procedural memory: the `skills/` folder and `skill_meta`.
+"""Skills as procedural memory: the `skills/` folder (the source of truth) and `skill_meta`.
 
-A skill is `skills/<name>/SKILL.md` (YAML frontmatter with `name`, `description`, optional
-`role`, then Markdown instructions); the folder is the source of truth. `reconcile` brings the
-database in step: a new skill gets a row and one `procedural` memory so recall (and the prompt
-hook) surfaces it; a changed file updates that memory; a removed folder forgets it; a file
-that does not parse is reported and left alone. Positive feedback counts a use, and each
-reconcile sets the memory's importance to `decay_rate ** days` since its last use: decay only
-reorders, nothing is deleted. Installing copies a folder or unpacks a local archive; there is
+A skill is `skills/<name>/SKILL.md` with YAML front matter. `reconcile` gives a new skill a row and
+one `procedural` memory so recall surfaces it, updates it when the file changes, forgets it when the
+folder goes, and reports a file that does not parse. Each reconcile sets importance to `decay_rate
+** days` since last use: decay only reorders. Installing takes a local folder or archive; there is
 no network catalogue.
 """
 

@@ -1,11 +1,7 @@
-"""The capture spool: what a hook hands over, kept on disk until the daemon has imported it.
-
-A hook writes one file before it asks the daemon and deletes it once answered; otherwise the
-daemon imports it at start and on a schedule (daemon/spool_import.py), idempotently. A file is
-`memory/spool/<ns>-<pid>-<rand>.spool`: a JSON line (event, harness, payload, sizes) then the
-transcript's raw bytes, written under a dot-name, fsynced and renamed, so a crash leaves a
-whole file or none. Files that cannot be imported move to `failed/` with their reason.
-Standard library only: the hook process must stay light.
+"""The capture spool: what a hook hands over, kept on disk until the daemon has imported it
+(daemon/spool_import.py). A file `memory/spool/<ns>-<pid>-<rand>.spool` holds a JSON line then
+the transcript's raw bytes, written under a dot-name, fsynced and renamed, so a crash leaves a
+whole file or none. Standard library only: the hook process must stay light.
 """
 
 from __future__ import annotations

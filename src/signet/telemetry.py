@@ -1,18 +1,11 @@
-"""Local operational telemetry: latency histograms, usage counters and an error ring buffer.
+"""Local operational telemetry: latency histograms, usage counters and an error ring buffer, in this
+process's memory only.
 
-Everything lives in this process's memory and never leaves the machine. The daemon's
-middleware feeds one latency observation per request, keyed by the *route template*
-(`POST /api/memory/{memory_id}`, never the concrete path, so ids cannot multiply the keys), and
-one error entry per 4xx/5xx answer; the LLM providers feed their `Completion` through
-`record_llm` (the providers' `usage_sink`): tokens and latency per provider and model.
-
-What is kept is numbers and names only: operation names, status codes, error codes, token
-counts. No prompt, query, memory content or error message ever enters it, so its whole state
-can be shown to anyone holding the diagnostics permission.
-
-Histograms use fixed log-spaced buckets (8 per decade, 0.1 ms to 100 s): constant memory per
-operation, and a quantile is read from the cumulative counts with log interpolation inside the
-bucket that holds it, which is exact to within one bucket (about 33%).
+Requests are keyed by route template, never the concrete path, so ids cannot multiply the keys; LLM
+calls by provider and model (`record_llm`). Only names and numbers are kept, never a prompt, query,
+content or error message, so the whole state may be shown to the diagnostics permission. Histograms
+have fixed log-spaced buckets (8 per decade, 0.1 ms to 100 s): constant memory, quantiles exact to
+within one bucket.
 """
 
 from __future__ import annotations

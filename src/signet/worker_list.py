@@ -1,10 +1,7 @@
-"""The background workers over one app's store, providers and services, in the order the daemon
-ticks them (daemon/background.py) and `SignetApp.run_pipeline_until_idle` runs them.
-
-Built here, beside the services and below the app, from the parts the composition root (app.py)
-made: each worker depends on the services it writes through (the memory service, the lineage,
-the connectors), never on the app. A top-level module, not one in services/: maintenance and
-skills (which the scheduled workers run) import services/ themselves.
+"""The background workers, in the order the daemon ticks them and
+`SignetApp.run_pipeline_until_idle` runs them, built from the parts the composition root made.
+Each depends on the services it writes through, never on the app. Top-level rather than in
+services/, as maintenance and skills import services/ themselves.
 """
 
 from __future__ import annotations

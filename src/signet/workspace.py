@@ -1,11 +1,7 @@
-"""The workspace initialiser: lays out `$SIGNET_WORKSPACE`, adding only what is missing.
-
-The workspace is the user's: an existing file is kept byte for byte and an existing folder
-keeps its mode, so running it twice is harmless. Private data (the database, secrets, the
-daemon's token and logs) goes in 0700 folders and the identity files and agent.yaml are 0600,
-set by chmod so the umask cannot loosen them; an existing identity file others can read is
-tightened, a pre-existing open folder is kept with a warning. `private_dir`, `private_file`
-and `private_tree` give the store's files the same modes.
+"""The workspace initialiser: lays out `$SIGNET_WORKSPACE`, adding only what is missing, so running
+it twice is harmless. Private data goes in 0700 folders and the identity files and agent.yaml are
+0600, set by chmod so the umask cannot loosen them; an open pre-existing folder is kept with a
+warning. `private_dir`, `private_file` and `private_tree` give the store's files the same modes.
 """
 
 from __future__ import annotations
