@@ -54,7 +54,7 @@ ADAPTER_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("cli/bench_commands.py", "bench"): "`signet bench ...` runs the benchmarks",
     ("cli/api_command.py", "daemon"): "`signet api` prints the daemon's OpenAPI spec",
     # Tokens: the CLI issues and lists them on the store directly, and the dashboard and
-    # workspace commands mint the local admin token; tokens belong in a service (issue 12).
+    # workspace commands mint the local admin token; tokens belong in a service.
     ("cli/token_commands.py", "daemon"): "token issuing lives in daemon/tokens.py",
     ("cli/token_commands.py", "store"): "token rows read without a service",
     ("cli/workspace_commands.py", "daemon"): "`signet init` writes the local admin token",
