@@ -1,12 +1,10 @@
 """Accesses recorded off the read path: an in-process buffer written by the one writer.
 
-An access (a `get`, a used recall result, positive feedback) raises a memory's
-`access_count` and sets `last_accessed`, which recall and the head read. A read must never
-wait for the writer, so `record(ids)` only adds to a buffer under a short lock; a flusher
-thread writes it in one transaction `interval_s` after the first pending access (on
-PostgreSQL through `add_accesses`, so several daemons' counts add up). Accesses of one memory
-coalesce. A failed flush keeps them for the next; kill -9 loses at most the last interval's
-counters; past `max_pending` memories new ones are counted in `dropped` instead of growing.
+An access (a `get`, a used recall result, positive feedback) raises `access_count` and sets
+`last_accessed`. A read must never wait for the writer, so `record(ids)` only adds to a buffer; a
+flusher thread writes it in one transaction `interval_s` after the first pending access (on
+PostgreSQL through `add_accesses`, so daemons' counts add up). A failed flush keeps them; kill -9
+loses at most one interval; past `max_pending` memories new ones count in `dropped`.
 """
 
 from __future__ import annotations

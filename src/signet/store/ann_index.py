@@ -1,16 +1,11 @@
 """Approximate nearest neighbours for large stores: an HNSW graph proposes, the stored float32
 vectors decide.
 
-Above `embedding.ann_min_vectors` vectors, reading every row (the int8 scan of
-`QuantizedIndex`) is most of a recall's time; an HNSW graph (usearch, int8 vectors in the
-graph) finds a shortlist of SHORTLIST_FACTOR x k candidates (at least MIN_SHORTLIST) while
-visiting a few thousand rows, and the shortlist is rescored with the exact vectors from the
-table (`exact_rows`), so every score returned is the exact cosine and only membership of the
-top k is approximate (docs/benchmarks.md measures the overlap with the exact top k).
-
-A search restricted to `allowed` ids is exact: those rows' vectors are read and scored, as the
-exact indexes do. The graph persists in one file beside the database (`save`, `load`), so a
-restart reads it back and adds only what changed since instead of building it again.
+Above `embedding.ann_min_vectors` the int8 scan of every row dominates recall, so a usearch graph
+proposes SHORTLIST_FACTOR x k candidates (at least MIN_SHORTLIST), rescored with the table's exact
+vectors: scores are exact, only top-k membership is approximate. A search restricted to `allowed`
+ids is exact. The graph persists beside the database (`save`, `load`), so a restart adds only what
+changed.
 """
 
 from __future__ import annotations

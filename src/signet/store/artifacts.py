@@ -1,13 +1,7 @@
-"""SQL for memory_artifacts (the index over the markdown lineage) and its tombstones.
-
-The table is derived: every column comes from an artifact file's front matter, so deleting the
-rows and re-indexing the files restores it (sessions/artifacts service). A tombstone
-(agent, session_token) marks a session removed for privacy; re-indexing never brings back an
-artifact of a tombstoned session, even when a copy of its file reappears. The session token is
-the session's key (store/sessions.py).
-
-Lineage columns (migration 030): `thread_key` (the topic), `condenses` (JSON list of the source
-paths an arc or epoch condenses) and `parent_path` (the arc or epoch that condensed this one).
+"""SQL for memory_artifacts (the index over the markdown lineage) and its tombstones. Every column
+comes from an artifact file's front matter, so re-indexing the files restores the table; a
+tombstone (agent, session_token) keeps a session removed for privacy from coming back, even when
+a copy of its file reappears.
 """
 
 from __future__ import annotations

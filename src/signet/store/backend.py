@@ -1,14 +1,10 @@
 """The store seam: what a workspace's store hands out, with a SQLite and a PostgreSQL side.
 
-`Backend` is the one object `SignetApp.open` asks for (store/choose.py opens the configured
-one): it holds the `CoreStore` (memories with their history, search, the job queue with
-leases, tokens and their signing key) and hands out every other store seam (graph, sessions,
-documents, pipeline, operations, ...) over the same database. Each `CoreStore` operation is
-one transaction; results are the same values on both sides, and the contract tests
-(tests/store/test_*_contract.py) run one suite on both.
-
-`SqliteCore` is the SQLite side (one writer, WAL); `PostgresCore` (store/postgres/core.py) the
-PostgreSQL one, on psycopg 3 and a connection pool.
+`Backend` is the one object `SignetApp.open` asks for (store/choose.py opens it): it holds the
+`CoreStore` (memories and history, search, the job queue, tokens and their signing key) and hands
+out every other seam over the same database. Each `CoreStore` operation is one transaction returning
+the same values on both sides; the contract tests (tests/store/) run one suite on both. `SqliteCore`
+is the SQLite side; `PostgresCore` (store/postgres/core.py) the PostgreSQL one.
 """
 
 from __future__ import annotations
@@ -360,7 +356,7 @@ class Backend(Protocol):
 
 
 class SqliteCore(SqliteMemoryOps):
-    """CoreStore on today's SQLite store: the existing store/ functions, unchanged."""
+    """CoreStore on the SQLite store: the store/ functions."""
 
     backend = "sqlite"
 

@@ -1,11 +1,10 @@
 """The Store: one writer connection behind a fair queue, and a reader connection per thread.
 
-SQLite allows one writer at a time; we make that explicit. `write_tx()` waits for its turn in the process-wide write queue (store/write_queue.py: first
-come, first served, request-path writes before background ones), opens `BEGIN IMMEDIATE` on the
-single writer connection, and commits or rolls back; a nested `write_tx()` on the same thread becomes a
-savepoint. Readers use their own per-thread connections, so in WAL mode they never wait for the
-writer. `in_write_tx` lets tests prove that no LLM or embedding call runs while a write
-transaction is open.
+SQLite allows one writer at a time. `write_tx()` waits its turn in the write queue
+(store/write_queue.py), opens `BEGIN IMMEDIATE` on the single writer connection and commits or rolls
+back; nested on the same thread it is a savepoint. Readers use per-thread connections, so under WAL
+they never wait for the writer. `in_write_tx` lets tests prove no LLM or embedding call runs inside
+a write transaction.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""What SQLite's SQL and PostgreSQL's differ by, for the statements both stores share.
-
-A shared statement is written once, in the SQLite module, taking a `dialect` (`SQLITE` by
-default); the PostgreSQL store passes `POSTGRES`. Text with `?` placeholders goes through
-`sql`; what is more than a placeholder is a fragment of the dialect (booleans, NULL-safe
-equality, a bound list, the insertion-order column, row locks and queue claims, a few
-functions). The SQLite rendering stays the statement SQLite ran before, up to details that
-leave its plan alone. SQLAlchemy Core was not taken (docs/decisions.md).
+"""What SQLite's SQL and PostgreSQL's differ by, for the statements both stores share. A shared
+statement is written once in the SQLite module, taking a `dialect` (`SQLITE` by default; the
+PostgreSQL store passes `POSTGRES`): `?` placeholders go through `sql`, and anything more
+(booleans, NULL-safe equality, lists, the insertion-order column, row locks, a few functions) is
+a fragment of the dialect. SQLAlchemy Core was not taken (docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""The documents' store seam: what the document service, its worker and the folder connectors
-need from a store.
-
-Each method is one transaction: registration (find the source in its slice, insert or
-requeue, enqueue the `document_ingest` job), a worker's status step (only while it holds the
-job's lease), the whole chunk set with the job's completion, a delete with its chunks
-forgotten. The service decides (validation, scope, "unchanged"); the store writes.
-`SharedDocuments` is that store for both backends, on store/documents.py's statements; a new
-chunk is written by the memory service's own write path (`write_chunk`), inside the chunk
-set's transaction.
+"""The documents' store seam: what the document service, its worker and the folder connectors need.
+Each method is one transaction: registration with its `document_ingest` job, a worker's status
+step (only while it holds the lease), the chunk set with the job's completion, a delete with its
+chunks forgotten. The service decides; the store writes. `SharedDocuments` serves both backends;
+new chunks go through the memory service's write path (`write_chunk`) inside the chunk set's
+transaction.
 """
 
 from __future__ import annotations

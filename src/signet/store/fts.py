@@ -1,10 +1,7 @@
-"""Full-text search over memories with FTS5 BM25, and the FTS consistency tools.
-
-Any user text is a valid query: we never pass it to MATCH as-is (FTS5 syntax such as `AND`,
-`"`, `*`, `-` or `NEAR(` would be parsed as operators or fail). Instead the text is cut into
-word tokens, common stop words are dropped (unless nothing else is left), each token is quoted
-as a literal phrase, and the tokens are OR-ed so BM25 ranks memories by how many rare query
-words they hold. Content carries weight 1.0, prospective hints 0.6 and tags 0.5.
+"""Full-text search over memories with FTS5 BM25, and the FTS consistency tools. User text never
+reaches MATCH as-is (FTS5 syntax would be parsed or fail): it is cut into word tokens, stop words
+dropped unless nothing else is left, each quoted as a literal and OR-ed, so BM25 ranks by how
+many rare query words a memory holds. Column weights: content 1.0, hints 0.6, tags 0.5.
 """
 
 from __future__ import annotations

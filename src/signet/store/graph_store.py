@@ -155,7 +155,7 @@ class GraphStore(Protocol):
         ...
 
 
-# -- SQLite: today's functions, bound to a connection --------------------------------------------
+# -- SQLite: the store/ functions, bound to a connection --------------------------------------------
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -1,11 +1,8 @@
-"""SQL for the harness hooks: the per-session injection ledger and the session-start candidates.
-
-The ledger (migrations 025, 058) holds which memories a session has already been given, so the
-hooks never inject one twice in a session. It is kept per caller (the token the hook came with)
-and session, so another token sending the same session id neither hides memories from that
-session nor makes them repeat. The candidates of session-start are read in three bounded
-index scans (pinned, the project's most important, everyone's most important); the caller
-scores them (importance x decay, pinned = 1, project first) in Python, where the decay clock is.
+"""SQL for the harness hooks: the per-session injection ledger and the session-start candidates. The
+ledger is kept per caller (the hook's token) and session, so another token sending the same
+session id neither hides memories from it nor repeats them. The candidates are three bounded
+index scans (pinned, the project's most important, everyone's most important); the caller scores
+them in Python, where the decay clock is.
 """
 
 from __future__ import annotations

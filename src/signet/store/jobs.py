@@ -1,12 +1,11 @@
 """The durable job queue: a job is a row in memory_jobs with a status and a lease.
 
-`pending -> leased -> completed`, or on failure back to `pending` until the last attempt,
-then `dead` (kept until retention purges it). Writes run inside the store's write
-transaction; the lease is one `UPDATE ... WHERE id = (SELECT ...) RETURNING *`, so two
-workers never claim one job. Time is passed in (`now`) and normalised to `format_ts`, since
-timestamps compare as text. A job whose type already has a live job for the same target is
-dropped. The statements are shared with PostgreSQL through a dialect; store/postgres/jobs.py
-holds what it does its own way.
+`pending -> leased -> completed`, or back to `pending` on failure until the last attempt, then
+`dead`. The lease is one `UPDATE ... WHERE id = (SELECT ...) RETURNING *` inside the write
+transaction, so two workers never claim one job. `now` is passed in and stored in `format_ts` form,
+as timestamps compare as text. A job whose type already has a live job for the same target is
+dropped. Shared with PostgreSQL through a dialect; store/postgres/jobs.py holds what it does its own
+way.
 """
 
 from __future__ import annotations

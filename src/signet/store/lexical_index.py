@@ -1,16 +1,11 @@
 """The lexical channel's BM25 top k at scale: FTS5's own formula over postings held in memory.
 
-FTS5's `bm25()` scores every row a query's terms match, which at 100k memories was half of a
-default recall. Here the common terms' postings (rows as uint16 gaps, weighted frequencies,
-row lengths) are held in numpy and scored a term at a time; a rare term's contribution is
-FTS5's own single-term `bm25()`. BM25 is a sum of one contribution per phrase, so the result
-equals FTS5's to the last bit (the tests compare).
-
-The index stays fresh without writing on the read path: triggers log changed rowids in
-`lexical_log`, and a search replays the log first; when the log was trimmed past it or FTS5's
-totals disagree, it is rebuilt from FTS5. Nothing is persisted. `search` returns None when it
-cannot answer exactly (inside a transaction, a phrase token, an older snapshot, a small
-store), and the caller runs FTS5's query.
+FTS5's `bm25()` scores every row a query's terms match, half of a default recall at 100k memories.
+Here the common terms' postings are held in numpy and scored a term at a time, a rare term's
+contribution taken from FTS5 itself; the sum equals FTS5's to the last bit (the tests compare).
+Triggers log changed rowids in `lexical_log`, which a search replays first, so nothing is written on
+the read path; a trimmed log or disagreeing totals rebuild it. `search` returns None when it cannot
+answer exactly, and the caller runs FTS5's query.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""SQL for the memories table: insert with dedup, read, filter, update, soft delete, recover.
-
-Every function takes the connection it runs on, so callers decide the transaction: writes are
-called inside `Store.write_tx()`, reads on `Store.reader()`. Rows come back as `Memory` values.
-Dedup rests on the unique partial index over (content_hash, agent, project) among live rows
-(migration 010): an insert that hits it is not an error but returns the id of the row already
-there. Dedup is per scope: the same text in another agent or project is another memory, so a
-caller never learns through dedup that content exists elsewhere.
+"""SQL for the memories table: insert with dedup, read, filter, update, soft delete, recover. Every
+function takes its connection, so callers decide the transaction. Dedup rests on the unique
+partial index over (content_hash, agent, project) among live rows: a hit returns the existing id.
+It is per scope, so a caller never learns through dedup that content exists elsewhere.
 """
 
 from __future__ import annotations

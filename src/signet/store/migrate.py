@@ -1,12 +1,10 @@
-"""Numbered schema migrations, applied once each and never edited after they land.
+"""Numbered schema migrations (`store/migrations/NNN_name.sql`), applied once each and never edited
+after they land.
 
-Each migration is a file `NNN_name.sql` in `store/migrations/`. Its statements are idempotent
-(`IF NOT EXISTS`), and it runs in one transaction together with the row in `schema_migrations`
-that records it (version, name, checksum of the text, applied_at); the duration goes to
-`schema_migrations_audit`. On every open we compare the checksum of each applied migration with
-the file: a file changed after it was applied is refused (`MigrationTampered`), because the
-database was built from a text that no longer exists. A database whose newest applied version
-is above ours was written by a newer Signet and is refused too (`SchemaTooNew`).
+Each runs in one transaction with the `schema_migrations` row recording its version, name and
+checksum. On every open the checksums are compared: a file changed after it was applied is refused
+(`MigrationTampered`), and a database with a newer version than this Signet knows is refused too
+(`SchemaTooNew`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Conversation neighbours (recall/context.py's rule), read from SQLite; the choice shared.
-
-A memory's neighbours are the live memory written just before and the one just after it by the
-same agent in the same conversation (the same `session_id`, or the same `source_id`), when their
-event times are at most NEIGHBOUR_GAP apart. The store finds, per direction, the nearest
-candidate through each link; `chosen` then keeps the closer of the two in write order and drops
-it when too far in time. The PostgreSQL recall reads (store/postgres/recall_reads.py) run the
-same statement in their dialect.
+"""Conversation neighbours (recall/context.py's rule), read from SQLite; the choice shared. Per
+direction the store finds the nearest live candidate through `session_id` and through
+`source_id`; `chosen` keeps the closer in write order and drops it when more than NEIGHBOUR_GAP
+away. PostgreSQL runs the same statement in its dialect.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""The operator's store seam: three small protocols, each with a SQLite and a PostgreSQL side.
-
-- `JobAdmin`: list, show, count and requeue jobs; release leases (services/queues.py);
-- `RepairStore`: the lexical index check and rebuild, the embeddings audit and re-embed, the
-  health counts, other repairs and the record of maintenance runs;
-- `RetentionStore`: the retention sweep's steps, each one transaction, and `exclusive` (one
-  sweep at a time across daemons).
-
+"""The operator's store seam: `JobAdmin` (list, count, requeue jobs; release leases), `RepairStore`
+(the lexical index check and rebuild, the embeddings audit, health counts, maintenance runs) and
+`RetentionStore` (the sweep's steps, and `exclusive`: one sweep at a time across daemons).
 `SqliteOps` is here, `PostgresOps` in store/postgres/operations.py. A check a backend lacks
-answers None and the caller names it as not on the backend, never a made-up count.
+answers None and is named as not on the backend, never a made-up count.
 """
 
 from __future__ import annotations
@@ -158,7 +153,7 @@ class OpsStore(JobAdmin, RepairStore, RetentionStore, Protocol):
 
 
 class SqliteOps:
-    """The three protocols on today's SQLite store: the store/ functions, unchanged."""
+    """The three protocols on the SQLite store: the store/ functions."""
 
     backend = "sqlite"
 

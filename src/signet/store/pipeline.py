@@ -1,11 +1,7 @@
-"""The pipeline's store seam: what the extraction and hints workers read and write.
-
-The workers and the controlled writes (pipeline/writes.py) hold the logic once; a
+"""The pipeline's store seam: what the extraction and hints workers read and write. A
 `PipelineStore` gives the reads outside a transaction, the job lease, and `write()`: one
-transaction as a `PipelineTx` whose methods are the statements issued inside it, so a lost
-lease or any failure rolls all of it back on either backend. The memory service's write
-called inside `write()` joins the transaction (a savepoint). `in_write_tx` lets tests prove
-no LLM or embedding call runs while it is open.
+transaction as a `PipelineTx`, so a lost lease or any failure rolls all of it back on either
+backend. The memory service's write inside `write()` joins it as a savepoint.
 """
 
 from __future__ import annotations
@@ -220,7 +216,7 @@ class SqlitePipelineTx:
 
 
 class SqlitePipeline:
-    """PipelineStore on today's SQLite Store (one writer, WAL)."""
+    """PipelineStore on the SQLite Store (one writer, WAL)."""
 
     backend = "sqlite"
 

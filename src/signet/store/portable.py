@@ -1,12 +1,9 @@
-"""SQL for export and import: every data table as rows of plain values, each table after the
-tables it references.
-
-All tables travel but the derived (FTS and the source index, rebuilt by triggers) and the
-operational or secret ones (jobs, tokens, idempotency keys, migrations, caches, logs); a table
-a later migration adds travels unchanged. Import inserts with INSERT OR IGNORE on the table's
-keys, so a re-import adds nothing, and skips rows whose parent was not inserted. `SqlitePortable`
-and store/postgres/portable.py's `PostgresPortable` speak SQLite's values (0/1, JSON text,
-float32 BLOBs), so a bundle from either backend imports into the other.
+"""SQL for export and import: every data table as rows of plain values, each after the tables it
+references. Derived tables (FTS, the source index) and operational or secret ones (jobs, tokens,
+idempotency keys, migrations, caches, logs) stay behind; a table a later migration adds travels
+unchanged. Import uses INSERT OR IGNORE, so a re-import adds nothing, and skips rows whose parent
+was not inserted. Both backends speak SQLite's values, so a bundle from either imports into the
+other.
 """
 
 from __future__ import annotations

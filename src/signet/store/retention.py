@@ -1,14 +1,9 @@
-"""SQL for the retention sweep: find what has expired and delete it, at
-most `limit` rows per step, oldest first, so repeated sweeps catch up on a backlog.
+"""SQL for the retention sweep: what has expired, deleted at most `limit` rows per step, oldest
+first, so repeated sweeps catch up on a backlog.
 
-Every statement carries its own expiry condition, even when it is handed a list of ids chosen
-in an earlier transaction: a memory recovered (or re-added with the same content) between two
-steps is live again, and nothing here may touch a live memory. Each `count_*` function is the
-dry-run twin of the delete beside it: same condition, same cap, nothing written.
-
-Both stores run these statements, each in its dialect (store/dialect.py). Steps 1-3 work on
-one list of expired tombstones; graph links and mention counts are handled
-by `knowledge.decrement_entity_mentions`, the job steps by `jobs.purge`.
+Every statement carries its own expiry condition, even for ids chosen in an earlier transaction: a
+memory recovered between two steps is live again and must not be touched. Each `count_*` is the dry-
+run twin of the delete beside it. Both stores run these statements in their dialect.
 """
 
 from __future__ import annotations

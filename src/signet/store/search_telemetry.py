@@ -1,16 +1,9 @@
-"""SQL for the recall QA ledger, memory_search_telemetry.
-
-The table exists only when `memory.pipelineV2.telemetry.memorySearchQaEnabled` is on: `ensure`
-runs `migrations/optional_search_telemetry.sql` (idempotent, never applied by the migration
-runner). Each row holds one recall: the query text, its filters, the method, how many results,
-the top score, whether nothing was found, the per-stage timings and a snapshot of the results
-(id, score, channels, the start of the content). That is memory content, so rows stay in the
-user's database and are read back only through the analytics-guarded routes, filtered by the
-caller's agent and project in SQL.
-
-`LedgerStore` is what the ledger service (services/search_ledger.py) needs, one transaction per
-method: `SqliteLedger` here, `PostgresLedger` in store/postgres/search_telemetry.py (its table comes
-with migration 005, so `ensure` has nothing to do there).
+"""SQL for the recall QA ledger, memory_search_telemetry. On SQLite the table exists only when
+`memory.pipelineV2.telemetry.memorySearchQaEnabled` is on (`ensure` runs
+`migrations/optional_search_telemetry.sql`, which the migration runner never applies). A row
+holds a recall's query, filters, timings and a snapshot of its results, which is memory content,
+so it is read only through the analytics-guarded routes, filtered by scope in SQL. `LedgerStore`
+is the seam: `SqliteLedger` here, `PostgresLedger` in store/postgres/search_telemetry.py.
 """
 
 from __future__ import annotations

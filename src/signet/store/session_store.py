@@ -182,7 +182,7 @@ class SessionStore(Protocol):
 
 
 class SqliteSessions:
-    """SessionStore on today's SQLite store: the store/ functions, unchanged. One writer per
+    """SessionStore on the SQLite store: the store/ functions. One writer per
     file, so `one_at_a_time` is the writer's: always granted."""
 
     backend = "sqlite"

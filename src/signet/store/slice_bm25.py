@@ -1,12 +1,7 @@
 """BM25 with a slice's own statistics, for a scoped caller's lexical, hint and source ranking.
-
-FTS5's `bm25()` weighs a word by its rarity in the whole table, so another scope's writes
-would move a scoped caller's scores and reveal what it holds. For a slice
-(`MemoryFilters.isolated`) the same formula (k1 = 1.2, b = 0.75, the column weights of
-store/fts.py, IDF floored at 1e-6) runs on the slice's own numbers: its live row count, a
-word's frequency from one FTS5 MATCH per word joined with the slice's filter, term
-frequencies from `highlight()`, row lengths from `_docsize`, and the average length over the
-rows holding a query word.
+FTS5's `bm25()` weighs words by their rarity in the whole table, so another scope's writes would
+move a scoped caller's scores and reveal what it holds. For an isolated slice the same formula
+runs on the slice's own counts, frequencies (`highlight()`) and lengths (`_docsize`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""The source index: BM25 over whole sources, not their pieces.
-
-A chat session stored as windows, or a document stored as chunks, is one source (its memories
-share a `source_id`, inside one agent and project). A request's words may be spread over the
-source, so recall also ranks sources whole and lets the best member carry that evidence
-(recall/sources.py). Only sources of two live members or more are indexed. Triggers mark a
-source dirty; `flush` re-indexes the dirty ones inside the writer's transaction just before it
-commits, so the index is never behind a committed write.
+"""The source index: BM25 over whole sources (a session's windows, a document's chunks sharing a
+`source_id`), so recall can rank a request whose words are spread over a source
+(recall/sources.py). Only sources of two live members or more are indexed. Triggers mark a source
+dirty and `flush` re-indexes it in the writer's transaction just before commit, so the index is
+never behind a committed write.
 """
 
 from __future__ import annotations

@@ -209,17 +209,11 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 class QuantizedIndex(_Rows):
-    """int8 rows in RAM, a SIMD scan, then exact rescoring of a shortlist that provably holds
-    the top k.
-
-    For a unit row x = s*c + r (|r| = e) and the unit query q = t*d + p (|p| = f), the int8
-    estimate a = s*t*(c.d) is within e + (1 + e)*f of the cosine x.q (Cauchy-Schwarz). The
-    shortlist (the best estimates) is rescored with the exact vectors from `exact_rows`; when
-    the k-th exact score beats every other row's estimate plus its bound, no row outside the
-    shortlist can be in the top k and the answer is exact; otherwise the shortlist grows
-    fourfold. At 100k x 384 the scan reads 38 MB instead of 154 MB (docs/benchmarks.md).
-    Rows are kept as `_Rows` keeps them.
-    """
+    """int8 rows in RAM, a SIMD scan, then exact rescoring of a shortlist that provably holds the
+    top k. The int8 estimate of a cosine is within a bound of the true one (Cauchy-Schwarz over
+    the quantisation residues); when the k-th exact score beats every other row's estimate plus
+    its bound, the answer is exact, otherwise the shortlist grows fourfold. At 100k x 384 the
+    scan reads 38 MB instead of 154 MB."""
 
     _COLUMNS = ("_codes", "_scale", "_error")
 

@@ -1,16 +1,11 @@
 """The writer's queue: whose write transaction runs next, in arrival order, in two lanes.
 
-SQLite has one writer. A plain lock lets a worker that commits and asks again win over and
-over while a request waits, so `WriteQueue` hands the turn over in arrival order and keeps two
-lanes: every waiting FOREGROUND write (a request's) goes before every BACKGROUND one (the
-workers', flushes, retention), so a request waits at most for the transaction running. A
-background write that has waited `background_max_wait_s` goes next, so workers are deferred
-under load but never starved.
-
-`release()` hands the turn straight to the next ticket; the caller's own thread runs its
-transaction (docs/decisions.md says why not a writer thread). A nested `write_tx()` on the
-thread holding the turn is a savepoint and does not queue; `background_writes()` marks a
-thread's writes as background.
+With a plain lock a worker that commits and asks again can win over and over while a request waits.
+`WriteQueue` hands the turn over in arrival order, every waiting FOREGROUND write (a request's)
+before every BACKGROUND one (workers, flushes, retention), so a request waits at most for the
+running transaction; a background write waiting `background_max_wait_s` goes next, so workers are
+never starved. The caller's own thread runs its transaction; a nested `write_tx()` is a savepoint
+and does not queue.
 """
 
 from __future__ import annotations

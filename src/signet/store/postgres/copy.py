@@ -1,11 +1,7 @@
-"""Copy a SQLite workspace's core tables into a PostgreSQL store (and back), then verify.
-
-Every table that holds rows is copied or named in the report as left behind. Rows go over in
-batches in insertion order, each its own transaction with `ON CONFLICT DO NOTHING`, so a
-stopped run is simply run again. Each table's row count and a SHA-256 over its rows'
-fingerprints must match on both sides; a row changed after a partial run shows as a
-mismatch. Copy with the daemon stopped (or from a `signet backup`). `copy_to_sqlite` goes the
-other way through the store's write transaction, so the FTS indexes follow.
+"""Copy a SQLite workspace's core tables into a PostgreSQL store (and back), then verify. Rows go in
+batches, each its own transaction with `ON CONFLICT DO NOTHING`, so a stopped run is simply run
+again; each table's row count and a SHA-256 over its rows must match on both sides, and a table
+not copied is named as left behind. Copy with the daemon stopped (or from a `signet backup`).
 """
 
 from __future__ import annotations

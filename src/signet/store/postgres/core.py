@@ -1,13 +1,8 @@
 """PostgresCore: the CoreStore contract (store/backend.py) on PostgreSQL, psycopg 3 and a pool.
-
-Every operation borrows a connection from the pool (autocommit; multi-statement operations
-open a transaction) and gives it back, so any number of daemons and threads share the database
-with no state of their own in between: there is no in-process cache here, and a write through
-one daemon is visible to the next statement of any other.
-
-Insert-with-dedup rests on the unique partial index over (hash, agent, project) among live rows:
-`ON CONFLICT DO NOTHING` returns nothing on a duplicate, and the existing row's id is read in
-the same transaction. Scope is a WHERE clause of the statement that reads the row.
+Every operation borrows a pooled connection and gives it back, with no in-process cache, so any
+number of daemons share the database and each sees what the others committed. Insert-with-dedup
+rests on the unique partial index over (hash, agent, project) among live rows; scope is a WHERE
+clause of the statement reading the row.
 """
 
 from __future__ import annotations

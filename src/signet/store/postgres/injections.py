@@ -1,11 +1,7 @@
-"""The hooks' injection ledger and session-start candidates (store/injections.py
-`InjectionStore`) on PostgreSQL: the same statements in this dialect.
-
-The ledger (migrations 010, 011) is keyed by (caller, session, memory), so a memory recorded
-twice for a session stays one row (`ON CONFLICT DO NOTHING`), whichever daemon served the hook: the ledger
-is shared, and a session that moves between daemons behind a balancer is still never given one
-memory twice. The candidates are the three bounded scans of the SQLite side (pinned, the
-project's most important, everyone's most important), duplicates removed in order.
+"""The hooks' injection ledger and session-start candidates on PostgreSQL: the SQLite side's
+statements in this dialect. The ledger is shared by every daemon and keyed by (caller, session,
+memory), so a session moving between daemons behind a balancer is still never given a memory
+twice.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The job queue on PostgreSQL: store/jobs.py's lifecycle, safe across several daemons.
-
-Same states and rules as the SQLite queue (pending -> leased -> completed, or back to pending
-until the last attempt, then dead). What SQLite's single writer guaranteed is explicit here:
-- lease: `SELECT ... FOR UPDATE SKIP LOCKED` picks the oldest claimable row that no other
-  transaction holds, and the UPDATE claims it in the same statement, so two daemons' workers
-  never claim one job and never wait on each other;
-- enqueue: a unique partial index over (type, target) among live jobs plus
-  `ON CONFLICT DO NOTHING` drops a duplicate even when two daemons enqueue at the same moment.
-Timestamps are text in `format_ts` form, compared as text as on SQLite.
+"""The job queue on PostgreSQL: store/jobs.py's lifecycle, safe across several daemons. The lease
+selects the oldest claimable row `FOR UPDATE SKIP LOCKED` and claims it in the same statement, so
+daemons never claim one job nor wait on each other; a unique partial index over (type, target)
+among live jobs drops a duplicate even when two daemons enqueue at once.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Lexical search on PostgreSQL: BM25 over a generated tsvector with a GIN index.
 
-The query is cut as on SQLite (store/fts.py): `\\w+` tokens, lowercased, stop words dropped,
-each a literal word stemmed by `to_tsvector('english', ...)`, the stems OR-ed, common stems
-pruned. The score is FTS5's BM25 (k1 = 1.2, b = 0.75, content weighted 1.0 and tags 0.5,
-`signet_bm25`), so both backends rank alike:
-
-    score(d) = sum over query stems t held by d of
-               idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * len(d) / avglen))
-    idf(t)   = max(ln((N - df(t) + 0.5) / (df(t) + 0.5)), 1e-6)
-
-N and avglen come from `lexical_totals` (kept by a trigger), df from the GIN index; a scoped
-caller gets its own slice's statistics, so nothing outside it moves a score. The same ranking
-serves whole sources (`search_sources`) and the hint column (`column="hint_lexical"`).
+The query is cut as on SQLite (store/fts.py) and stemmed by `to_tsvector('english', ...)`; the score
+is FTS5's BM25 (`signet_bm25`: k1 = 1.2, b = 0.75, the same column weights, IDF floored at 1e-6), so
+both backends rank alike. N and the average length come from `lexical_totals` (kept by a trigger),
+df from the GIN index; a scoped caller gets its slice's own statistics. The same ranking serves
+whole sources and the hint column.
 """
 
 from __future__ import annotations

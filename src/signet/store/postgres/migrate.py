@@ -1,13 +1,7 @@
-"""Numbered migrations for the PostgreSQL store, with the SQLite side's discipline.
-
-The files live in `store/postgres/migrations/NNN_name.sql` (their own numbering: the two
-schemas differ in dialect, not in meaning). Each runs once, in its own transaction with its
-row in `schema_migrations` (version, name, sha256 of the text); a file edited after it was
-applied is refused (`MigrationTampered`), and a database that has a newer version than this
-Signet knows is refused too (`SchemaTooNew`), exactly as store/migrate.py does.
-
-Several daemons may start at once against one database: the whole check-and-apply runs under
-a session advisory lock, so exactly one applies a migration and the others then see it done.
+"""Numbered migrations for the PostgreSQL store (`store/postgres/migrations/`, their own numbering),
+with store/migrate.py's rules: each once, in its own transaction with its recorded checksum; an
+edited file is `MigrationTampered`, a newer database `SchemaTooNew`. The whole check-and-apply
+runs under a session advisory lock, so of several daemons starting at once exactly one applies.
 """
 
 from __future__ import annotations

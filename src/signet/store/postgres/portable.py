@@ -1,11 +1,7 @@
-"""Export and import (store/portable.py `PortableStore`) on PostgreSQL.
-
-The tables, their keys and foreign keys come from the catalog, as SQLite's do, less the
-operational and secret ones (`NOT_EXPORTED`), so a table a later migration adds travels
-unchanged. Rows travel in SQLite's spelling (0/1 booleans, JSON text, vectors as float32
-bytes), so a bundle from either backend imports into the other; generated and identity
-columns are left to the target. Export is one REPEATABLE READ, READ ONLY transaction; import
-inserts batches with `ON CONFLICT DO NOTHING`, skipping rows whose parent was skipped.
+"""Export and import (`PortableStore`) on PostgreSQL. Tables, keys and foreign keys come from the
+catalog, less `NOT_EXPORTED`; rows travel in SQLite's spelling (0/1, JSON text, float32 bytes),
+so bundles cross backends. Export is one REPEATABLE READ, READ ONLY transaction; import inserts
+batches with `ON CONFLICT DO NOTHING`, skipping rows whose parent was skipped.
 """
 
 from __future__ import annotations

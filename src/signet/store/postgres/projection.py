@@ -1,12 +1,7 @@
-"""The projection store (store/projection.py `ProjectionStore`) on PostgreSQL.
-
-The same queries as SQLite's: the live memories of the caller's slice that have a current
-vector of the model (scope in the statement), and the `umap_cache` table (migration
-009_portable.sql), replaced whole per key. Vectors are read as `real[]` (pgvector's float4
-values, exactly what SQLite's float32 BLOBs hold). A memory's community comes from the
-knowledge graph's tables when this database has them (`to_regclass`, asked on every read, so
-a graph migration applied by another daemon is seen at once); without them it is None, as on a
-SQLite store whose graph is empty.
+"""The projection store (`ProjectionStore`) on PostgreSQL: the caller's slice's live memories with a
+current vector (read as `real[]`, the same float32 values SQLite holds) and the `umap_cache`
+table, replaced whole per key. A memory's community comes from the graph's tables when they exist
+(`to_regclass`, asked on every read, so another daemon's migration is seen at once), else None.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""Recall's reads on PostgreSQL (store/recall_reads.py's protocol), for the one Recaller.
-
-A recall borrows one pooled connection for its length (autocommit: each statement sees what
-every daemon committed before it) and reads through it:
-- lexical and whole-source BM25 (store/postgres/lexical.py, statistics kept in the database);
-- the semantic channel: pgvector's HNSW shortlist rescored exactly, filters and scope in the
-  statement (store/postgres/vectors.py);
-- the source keys and representatives from `memory_sources` (migration 008, kept by trigger);
-- the conversation neighbours: store/neighbours.py's statement in this dialect;
-- the hint channel over the prospective hints (`hint_lexical`, migration 003);
-- memories, stored vectors and filter checks for the ranking.
-
-The graph channels read through the graph store (store/postgres/graph.py), on this reader's
-connection (`ChannelInput.conn`).
+"""Recall's reads on PostgreSQL (store/recall_reads.py's protocol), for the one Recaller. A recall
+borrows one pooled connection in autocommit for its length and reads through it: BM25 over whole
+memories, sources and hints (store/postgres/lexical.py), pgvector's HNSW shortlist rescored
+exactly (store/postgres/vectors.py), source representatives from `memory_sources`, conversation
+neighbours, and the rows the ranking needs. The graph channels read on the same connection
+(`ChannelInput.conn`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The retention sweep's steps on PostgreSQL (store/operations.py `RetentionStore`): the
-statements of store/retention.py and store/jobs.py `purge` in this dialect.
-
-Every delete carries its own expiry condition, as on SQLite, so a memory recovered between two
-steps is never touched. `exclusive` is a session advisory lock held on one pooled connection
-for the whole sweep: of several daemons whose retention workers come due at once, one sweeps
-and the others skip (`pg_try_advisory_lock`, never waiting), so the work is done once.
-
-A window kind store/retention.py does not know answers None (the sweep names it as not on
-this backend).
+"""The retention sweep's steps on PostgreSQL: store/retention.py's statements in this dialect, each
+delete carrying its own expiry condition. `exclusive` holds a session advisory lock for the whole
+sweep (`pg_try_advisory_lock`, never waiting), so of several daemons due at once one sweeps and
+the others skip.
 """
 
 from __future__ import annotations
