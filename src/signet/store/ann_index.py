@@ -67,10 +67,8 @@ class HnswIndex:
             return np.asarray(self._graph.keys, dtype=np.int64)
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
-        """Insert the vectors of ids not held yet. An id held already keeps its vector: the
-        table's ids are never reused (AUTOINCREMENT) and a replaced vector gets a new id, so
-        an id seen again (a write this process added, then read back by a sync) is the same
-        vector, and inserting it again would cost a graph insertion for nothing."""
+        """Insert the vectors of ids not held yet. Table ids are never reused (AUTOINCREMENT, and a
+        replaced vector gets a new id), so an id seen again is the same vector and is skipped."""
         rows = _as_rows(ids, vectors, self.dimensions)
         latest = _last_wins(ids)
         keys = np.fromiter(latest, dtype=np.uint64, count=len(latest))

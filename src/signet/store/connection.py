@@ -1,10 +1,7 @@
-"""Opening SQLite connections: the one place that knows which binding we use.
-
-`sqlean` (the DB-API of `sqlite3`, with FTS5 and extension loading, which many Pythons' stdlib
-lacks). Autocommit so transactions are explicit (`BEGIN IMMEDIATE` in the writer), WAL so
-readers never block the writer, `synchronous=NORMAL` (no committed write lost on a process
-crash). A new database gets 16 KiB pages, which pack the 1.5 KiB vector rows far tighter than
-4 KiB ones (docs/benchmarks.md, "the database size").
+"""Opening SQLite connections: the one place that knows the binding, `sqlean` (sqlite3's API with
+FTS5 and extension loading, which many Pythons lack). Autocommit, so transactions are explicit;
+WAL, so readers never block the writer; `synchronous=NORMAL` (no committed write lost on a
+process crash); 16 KiB pages for a new database, which pack the 1.5 KiB vector rows far tighter.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""SQL for documents, their chunk links (document_memories) and connectors.
-
-A document is one ingested source (pasted text, a file, a URL) inside an agent's and project's
-slice; `source_key` names the source within that slice so re-ingesting it finds the same row.
-Its status walks queued -> extracting -> chunking -> embedding -> indexing -> done | failed,
-one short transaction per step (documents/worker.py). Reads take an optional scope and answer
-None / nothing for a document outside it, so a scoped caller cannot tell it exists.
+"""SQL for documents, their chunk links (document_memories) and connectors. A document is one source
+inside a slice; `source_key` finds it again on re-ingest. Its status moves one short transaction
+per step (documents/worker.py). A document outside the caller's scope reads as absent, so a
+scoped caller cannot tell it exists.
 """
 
 from __future__ import annotations

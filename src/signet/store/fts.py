@@ -179,11 +179,9 @@ _memo = threading.local()
 
 
 def frequencies(conn: Connection, tokens: Sequence[str]) -> dict[str, int]:
-    """Rows of the exact index holding each token (0 for none). fts5vocab counts them by
-    walking each term's postings (a millisecond for a common term at 100k memories, and recall
-    asks twice: to drop common terms, and for the IDF of the confidence model), so the counts
-    are remembered per thread until its connection sees a commit (data_version for others',
-    total_changes for its own); never inside a transaction, which may yet roll back."""
+    """Rows of the exact index holding each token (0 for none). fts5vocab walks each term's postings
+    and recall asks twice, so the counts are kept per thread until its connection sees a commit;
+    never inside a transaction, which may yet roll back."""
     known: dict[str, int] = {}
     if not conn.in_transaction:
         marker = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)

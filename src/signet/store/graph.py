@@ -1,10 +1,7 @@
-"""SQL for the knowledge graph's write side: entities, relations, memory-entity mentions.
-
-Entities are unique per agent by `canonical_name`, relations by (source, target, type).
-`entities.mentions` counts mention links and grows only with a new link, so re-running an
-extraction does not inflate it. `link_known_entities` is the write path's inline linker: with
-no LLM, it finds candidate proper nouns in the content and links the memory to the agent's
-entities that already carry one of those names; it never creates an entity.
+"""SQL for the knowledge graph's write side: entities (unique per agent by `canonical_name`),
+relations and memory-entity mentions. `entities.mentions` grows only with a new link, so re-
+extraction does not inflate it. `link_known_entities` is the write path's inline linker: it links
+a memory to existing entities whose names its content holds, and never creates one.
 """
 
 from __future__ import annotations

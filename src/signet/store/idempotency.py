@@ -1,10 +1,7 @@
-"""SQL for idempotency keys: a client-chosen key remembered with the response it got.
-
-A client retrying a write sends the same `idempotency_key` and gets the first response back.
-Both functions run in the caller's write transaction, so check and record commit with the
-write they guard. A key's namespace is the caller's scope as columns (agent, project), never
-a joined string two scopes could spell alike; each key keeps its first request's content hash,
-so only a caller sending the same content again gets the replay.
+"""SQL for idempotency keys: a retried write with the same `idempotency_key` gets the first response
+back. Check and record run in the caller's write transaction. A key's namespace is the caller's
+scope as columns (agent, project), never a joined string two scopes could spell alike, and only
+the same content gets the replay.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""SQL for the knowledge graph's structure: aliases, aspects, attributes, dependencies, relation
-confidence, pins and the desire-path weights.
-
-An alias names one entity; an aspect is a named domain of one entity; an attribute is a fact
-under an aspect with its source memory (the same one refreshes its confidence); a dependency
-is a structural edge whose `traversal_weight` feedback moves; a relation's confidence is the
-running mean over its mentions. Entities themselves are store/graph.py's. Only graph/apply.py
-and the feedback and pin operations call these.
+"""SQL for the knowledge graph's structure: aliases, aspects, attributes (each with its source
+memory), dependencies (whose `traversal_weight` feedback moves), relation confidence (a running
+mean over mentions), pins and desire-path weights. Entities are store/graph.py's; only
+graph/apply.py and the feedback and pin operations call these.
 """
 
 from __future__ import annotations

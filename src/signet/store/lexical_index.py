@@ -208,11 +208,9 @@ def _scores(
     conn: Connection, state: _State, phrases: list[tuple[str, str | None]], nrow: int,
     avgdl: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, BM25 scores) of every matching row, accumulated phrase by phrase as FTS5 does;
-    `phrases` are (query token, the index term it stands for). The sums go into the state's
-    accumulator, which is all zeros between searches: only the matched rows are touched, never
-    a store-sized array (allocating and scanning one per query was a third of a keyword recall
-    at 1M memories)."""
+    """(rows, BM25 scores) of every matching row, accumulated phrase by phrase as FTS5 does, from
+    (query token, index term) `phrases`. The sums go into the state's all-zero accumulator and
+    touch only matched rows, never a store-sized array per query."""
     gained: list[tuple[np.ndarray, np.ndarray]] = []
     for token, term in phrases:
         if term is not None and term in state.held:

@@ -1,11 +1,8 @@
-"""The memory service's transactions on SQLite (the half of `SqliteCore` in store/backend.py
-that services/memory.py writes through).
-
-Each method is one whole transaction: a new memory (idempotency check, dedup, history, entity
-links, jobs, the vector or its `embed` job), an edit with its version check, a forget, a
-recovery, feedback. Policy stays in the service: its `check` runs on the row as read inside
-the transaction and raises to refuse. A short id is resolved inside the transaction and the
-caller's scope. store/postgres/memory.py is the same contract on PostgreSQL.
+"""The memory service's transactions on SQLite (the half of `SqliteCore` that services/memory.py
+writes through). Each method is one whole transaction: a new memory with its dedup, history,
+links, jobs and vector; an edit with its version check; a forget, recovery or feedback. Policy
+stays in the service: its `check` runs on the row read inside the transaction and raises to
+refuse. store/postgres/memory.py is the same contract on PostgreSQL.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Short ids: wherever an id is taken, a prefix of 4 to 31 hex characters that starts exactly one
-row's id stands for it (the CLI prints 8).
-
-The prefix is looked up as a range on the primary key (`id >= prefix AND id < prefix || '~'`),
-which the index answers. A memory prefix is resolved inside the caller's scope, so a scoped
-token learns nothing of memories outside it, not even an ambiguity. Anything else is returned
-unchanged for the caller's usual lookup and "not found".
+"""Short ids: a prefix of 4 to 31 hex characters that starts exactly one row's id stands for it (the
+CLI prints 8), looked up as a range on the primary key. A memory prefix is resolved inside the
+caller's scope, so a scoped token learns nothing of other memories, not even an ambiguity.
 """
 
 from __future__ import annotations

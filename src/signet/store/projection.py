@@ -1,13 +1,7 @@
-"""SQL for the embedding projection: the live memories with a current vector in a caller's
-slice, and the umap_cache rows that hold finished projections.
-
-A projection is stale once the number of projected vectors changes, so the cache is
-read together with `count_embedded` and replaced whole by `cache_put`.
-
-The projection service (projection/service.py) reads and writes through `ProjectionStore`:
-`SqliteProjection` here (these functions on a workspace's Store), `PostgresProjection` in
-store/postgres/projection.py (the same queries on a shared database, its umap_cache a table of
-that database, so every daemon answers from one cache).
+"""SQL for the embedding projection: the live memories with a current vector in a caller's slice,
+and the umap_cache rows. A projection is stale once the vector count changes, so the cache is
+read with `count_embedded` and replaced whole. `SqliteProjection` is here, `PostgresProjection`
+(one cache for every daemon) in store/postgres/projection.py.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""What recall reads from a store: one protocol, so one Recaller ranks on every backend.
-
-Per recall the Recaller (recall/hybrid.py) opens one `RecallReader` on one connection of the
-backend; it answers each evidence channel and every lookup, while all of the ranking stays in
-the Recaller. `SqliteRecallReads` (here) reads FTS5, the in-memory lexical and vector
-indexes; store/postgres/recall_reads.py reads tsvector BM25 and pgvector. A part a backend
-lacks is listed in `missing` or raises `NotOnBackend`, and recall reports it as `degraded`.
-Recall never writes.
+"""What recall reads from a store: one protocol, so one Recaller ranks on every backend. Per recall
+the Recaller opens one `RecallReader` on one connection; it answers the channels and lookups
+while all ranking stays in the Recaller. `SqliteRecallReads` reads FTS5 and the in-memory
+indexes; PostgreSQL's reads tsvector BM25 and pgvector. A part a backend lacks is listed in
+`missing` or raises `NotOnBackend`, reported as `degraded`.
 """
 
 from __future__ import annotations

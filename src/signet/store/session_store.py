@@ -1,11 +1,8 @@
-"""The sessions store seam: what the lineage services (signet/sessions) ask of a database.
-
-`SessionStore` holds the transcripts and their search, the summary queue, the artifacts' index
-with its tombstones, and the reads MEMORY.md is rendered from. A service's multi-statement
-transaction (an import and its summary job, a re-index, forgetting a session) is one method,
-so each backend keeps it whole. `SqliteSessions` is here, store/postgres/sessions.py is
-PostgreSQL's; the statements both run are in store/sessions.py, artifacts.py and head.py.
-Scope is a WHERE clause: `agent_id` / `project` None means no constraint.
+"""The sessions store seam: transcripts and their search, the summary queue, the artifacts' index
+with its tombstones, and the reads MEMORY.md is rendered from. Each multi-statement transaction
+of the services is one method, so each backend keeps it whole. `SqliteSessions` is here,
+PostgreSQL's in store/postgres/sessions.py; shared statements live in store/sessions.py,
+artifacts.py and head.py. Scope None means no constraint.
 """
 
 from __future__ import annotations

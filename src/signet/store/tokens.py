@@ -1,10 +1,7 @@
-"""SQL for the `tokens` table: issued API tokens and one-time login codes, stored hashed.
-
-A row never holds a raw token, only `key_hash` (sha256 of the exact string handed out), so a
-copy of the database does not let anyone in. Revocation is a timestamp (`revoked_at`), read on
-every request, so `signet token revoke` takes effect at once without restarting the daemon.
-Login codes live here too, with the role `login`: a code is consumed (revoked) in the same
-transaction that checks it, so it works exactly once.
+"""SQL for the `tokens` table: API tokens and one-time login codes, stored only as the sha256 of the
+string handed out, so a copy of the database lets no one in. Revocation (`revoked_at`) is read on
+every request, so it takes effect at once; a login code is revoked in the transaction that checks
+it, so it works exactly once.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Exact top-k cosine search over unit vectors, rebuilt from the stored float32 embeddings.
-
-- `QuantizedIndex` (default): int8 rows in RAM scanned with a SIMD dot product, the shortlist
-  rescored in float32 and widened until an error bound proves the top k exact;
-- `NumpyIndex` (`embedding.index: exact`): one float32 matrix, a product and `argpartition`;
-- `Vec0Index`: sqlite-vec's `vec0` table, for when RAM matters more than speed.
-
-All return the same top k: cosine similarities descending, ties broken by the smaller id;
-`allowed` filters candidates before ranking.
+"""Exact top-k cosine search over unit vectors, rebuilt from the stored float32 embeddings:
+`QuantizedIndex` (default, int8 rows with a proven-exact rescore), `NumpyIndex`
+(`embedding.index: exact`) and `Vec0Index` (sqlite-vec, when RAM matters more than speed). All
+return the same top k, ties broken by the smaller id; `allowed` filters before ranking.
 """
 
 from __future__ import annotations

@@ -63,11 +63,9 @@ def redact(url: str) -> str:
 
 
 class StorePool(ConnectionPool):
-    """The pool every PostgreSQL store module borrows from: a database that went away (the
-    server stopped, the network cut, the pool closed at shutdown, every connection busy past
-    the timeout) surfaces as StoreError, which the daemon answers 503 `store_error` as it does
-    for an unusable SQLite file, never as an unexplained 500; a NUL character in a value is
-    InvalidInput (400)."""
+    """The pool every PostgreSQL store module borrows from. A database gone away (server stopped,
+    network cut, pool closed, every connection busy past the timeout) surfaces as StoreError,
+    answered 503 `store_error`, never an unexplained 500; a NUL in a value is InvalidInput."""
 
     @contextmanager
     def connection(self, timeout: float | None = None) -> Iterator[psycopg.Connection]:
@@ -316,12 +314,10 @@ class PostgresCore(PostgresMemoryOps):
             self.fail(job.id, error, now, retry_delay_ms=delay)
 
     def held_leases(self) -> list[tuple[str, str]]:
-        """(job id, leased_at) of the latest jobs this process leased through `lease`. At a
-        clean shutdown the app hands back those still at that very lease
-        (SignetApp.release_worker_leases): a job interrupted by the shutdown did not fail, and
-        the jobs other daemons hold on the shared queue are never touched. Ended jobs are not
-        'leased' any more and match nothing, so the list needs no upkeep beyond its bound: a
-        worker holds one tick's jobs at a time."""
+        """(job id, leased_at) of the latest jobs this process leased. At a clean shutdown the app
+        hands back those still at that very lease (`SignetApp.release_worker_leases`): an
+        interrupted job did not fail, and other daemons' jobs on the shared queue are never
+        touched. Ended jobs match nothing, so the bounded list needs no upkeep."""
         with self._leases_lock:
             return list(self._leases.items())
 

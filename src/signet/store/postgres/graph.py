@@ -1,11 +1,7 @@
-"""The graph store protocol (store/graph_store.py) on PostgreSQL.
-
-The statements that differ from SQLite's only in dialect are store/graph.py's and
-store/knowledge.py's, rendered by store/dialect.py (`_shared`); the rest are written here in
-PostgreSQL's terms (`ON CONFLICT DO NOTHING`, `= ANY(%s)`, `seq` for rowid, ILIKE for SQLite's
-ASCII-case-blind LIKE). Uniqueness across daemons rests on the same constraints as on SQLite:
-two daemons upserting one entity meet at the constraint and `ON CONFLICT ... RETURNING id`
-gives both the one row.
+"""The graph store protocol on PostgreSQL. Statements differing only in dialect are store/graph.py's
+and store/knowledge.py's (`_shared`); the rest are written here (`ON CONFLICT`, `= ANY(%s)`,
+`seq` for rowid, ILIKE for SQLite's ASCII-case-blind LIKE). Two daemons upserting one entity meet
+at the same unique constraint, and `ON CONFLICT ... RETURNING id` gives both the one row.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The memory service's transactions on PostgreSQL: store/memory_ops.py's contract, mixed into
-`PostgresCore` (store/postgres/core.py).
-
-Each method is one transaction on a pooled connection. Where SQLite relies on its one writer,
-rows are locked instead (`FOR UPDATE` of the memory an edit, forget, recovery or feedback is
-about); a racing insert of the same content meets the unique index of live hashes, and two
-daemons answering one retry record one idempotent answer (`ON CONFLICT DO NOTHING`). Accesses
-are added in one statement, never read-then-written.
+`PostgresCore`. Where SQLite relies on its one writer, the memory an edit, forget, recovery or
+feedback is about is locked `FOR UPDATE`; a racing insert meets the unique index of live hashes,
+and two daemons answering one retry record one idempotent answer. Accesses are added in one
+statement, never read-then-written.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The operator's store seam (store/operations.py) on PostgreSQL.
-
-The lexical indexes are GIN indexes over generated `tsvector` columns, which cannot drift
-from their rows: the check is that the indexes are present, valid and ready (and
-`gin_index_check` where `amcheck` is installed), the repair a `REINDEX`. The write-ahead log
-is the server's, so the storage check only reports the size. A dead job is requeued once
-across daemons (its `maintenance_requeues` row claimed first). Source ranking is not on this
-backend. Retention is store/postgres/retention.py.
+"""The operator's store seam on PostgreSQL. The lexical indexes are GIN indexes over generated
+`tsvector` columns, which cannot drift: the check is that they are valid and ready (plus
+`gin_index_check` with `amcheck`), the repair a `REINDEX`. A dead job is requeued once across
+daemons (its `maintenance_requeues` row claimed first). Source ranking is not on this backend.
 """
 
 from __future__ import annotations

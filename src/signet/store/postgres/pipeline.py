@@ -1,11 +1,8 @@
-"""The pipeline's store seam (store/pipeline.py) on PostgreSQL.
-
-`write()` is `PostgresCore.transaction()`, bound to the worker's thread, so the memory
-service's insert called inside it joins the transaction. For several daemons on one database:
-jobs are leased with `FOR UPDATE SKIP LOCKED`; the job's end and its writes commit together
-(`complete_job` answers False once the lease is lost, and the worker's raise rolls the writes
-back); a target memory is re-read `FOR UPDATE` before it changes, so a concurrent writer waits
-or finds the version moved.
+"""The pipeline's store seam on PostgreSQL. `write()` is `PostgresCore.transaction()` bound to the
+worker's thread, so the memory service's insert joins it. Jobs are leased `FOR UPDATE SKIP
+LOCKED`; the job's end and its writes commit together (`complete_job` answers False once the
+lease is lost, and the raise rolls back); a target memory is re-read `FOR UPDATE` before it
+changes.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The sessions store seam (store/session_store.py) on PostgreSQL.
-
-The statements shared with SQLite live in store/sessions.py, artifacts.py and head.py. What
-is PostgreSQL's own: session search ranks a generated `tsvector` BM25-like (as
-store/postgres/lexical.py does memories), with idf from the caller's slice and `ts_headline`
-snippets in SQLite's markers; one live summary job per session is a unique partial index;
-"unseen words" are looked up in the memories' stemmed index; `one_at_a_time` is an advisory
-lock, so one daemon of many runs a synthesis or a re-index at a time.
+"""The sessions store seam on PostgreSQL; shared statements live in store/sessions.py, artifacts.py
+and head.py. Its own: session search ranks a generated `tsvector` with idf from the caller's
+slice and `ts_headline` snippets; one live summary job per session is a unique partial index;
+`one_at_a_time` is an advisory lock, so one daemon runs a synthesis or re-index at a time.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Vector search on PostgreSQL with pgvector: an HNSW shortlist, rescored exactly.
-
-Vectors are stored at full precision; the HNSW index is over a `halfvec` cast (half the RAM)
-for the embedder's one dimension count, built on first use under an advisory lock. A search
-takes SHORTLIST_FACTOR x k candidates (iterative scan on, so selective filters still fill it)
-and rescores them with the exact cosine distance: the index proposes, the ranking is exact.
-Filters and scope are part of the same statement.
+"""Vector search on PostgreSQL with pgvector: vectors at full precision, an HNSW index over a
+`halfvec` cast (half the RAM) built on first use under an advisory lock. A search takes
+SHORTLIST_FACTOR x k candidates with iterative scan on, so selective filters still fill it, and
+rescores them exactly; filters and scope are in the same statement.
 """
 
 from __future__ import annotations
