@@ -1,10 +1,7 @@
-"""The HNSW graph against the exact search over a store's vectors, for the benchmark that chose
-the graph's threshold and search width (`signet bench vector-graph`, bench/vector_graph.py).
-
-For each store size (the first N vectors) and each search width (ef): the mean share of each
-query's exact top 10 (float32, every row) that the graph's top 10 holds, and the CPU of one
-search through the graph and through the exact quantized index, both rescoring from the table as
-recall does; the graph's build CPU. The whole store's graph is read from, or saved to, `saved`.
+"""The HNSW graph against the exact search over a store's vectors, for `signet bench vector-graph`:
+per store size and search width (ef), the share of each query's exact top 10 the graph finds and
+the CPU of one search each way, plus the graph's build CPU. The whole store's graph is read from,
+or saved to, `saved`.
 """
 
 from __future__ import annotations
