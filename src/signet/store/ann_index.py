@@ -21,10 +21,12 @@ from signet.errors import InvalidInput
 from signet.store.vector_index import ExactRows, _as_query, _as_rows, _last_wins, _unit, top_k
 
 # Graph parameters (usearch's names): neighbours per node, and the candidates kept while
-# inserting and while searching; at 512 the top 10 of 30k of the bundled model's vectors
-# overlapped the exact one at 0.995 (256: 0.984), measured in docs/decisions.md.
-CONNECTIVITY = 16
-EXPANSION_ADD = 128
+# inserting and while searching. On 100k of the bundled model's vectors (`signet bench
+# vector-graph`, docs/decisions.md) the top 10 overlapped the exact one at 0.994 with these
+# (ef 256: 0.981); with 16 neighbours and 128 at insertion, at 0.978 (ef 1024: 0.993, half
+# as slow again).
+CONNECTIVITY = 32
+EXPANSION_ADD = 200
 EXPANSION_SEARCH = 512
 SHORTLIST_FACTOR = 4
 MIN_SHORTLIST = 100
