@@ -38,6 +38,10 @@ def test_an_open_loop_run_sends_the_offered_requests_not_as_many_as_it_can(tmp_p
     assert run["offered_rps"] == 15 and run["lost_writes"] == 0
     assert run["client_cpu_ms_per_request"] > 0 and run["embed_backlog"] == 0
     assert "offered" in format_load(result)
+    # The remembers took the writer in the foreground lane, read from the daemon's /metrics.
+    writer = run["writer"]["foreground"]
+    assert writer["turns"] >= run["operations"]["remember"]["count"]
+    assert writer["hold_mean_ms"] > 0 and "writer: " in format_load(result)
 
 
 def test_two_daemons_on_one_postgres_database_lose_nothing_and_run_each_job_once(

@@ -155,6 +155,29 @@ def test_a_failed_transaction_rolls_back_and_passes_the_turn_on(store: Store) ->
     assert store._queue.waiting() == (0, 0)
 
 
+def test_the_queue_counts_each_lanes_turns_waits_and_holds(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "stats.db")  # fresh counters: the fixture's writes excluded
+    try:
+        with store.write_tx() as conn:
+            conn.execute("CREATE TABLE seen (who TEXT)")
+        before = store.write_stats()
+        holder = Holder(store)
+        threads = queue_in_order(store, [("req", False), ("bg1", True), ("bg2", True)])
+        holder.release()
+        finish(*threads)
+        after = store.write_stats()
+    finally:
+        store.close()
+    fore, back = after["foreground"], after["background"]
+    assert fore["turns"] - before["foreground"]["turns"] == 2  # the holder and the request
+    assert back["turns"] == 2 and before["background"]["turns"] == 0
+    waited = fore["wait_s"] - before["foreground"]["wait_s"]
+    held = fore["hold_s"] - before["foreground"]["hold_s"]
+    # The request waited for the holder alone, so no longer than the foreground lane held.
+    assert 0 < waited <= held
+    assert back["wait_s"] > 0 and back["hold_s"] > 0
+
+
 def test_nested_write_tx_does_not_queue_behind_itself(store: Store) -> None:
     with store.write_tx() as conn, store.write_tx() as inner:
         assert inner is conn

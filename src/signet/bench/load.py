@@ -5,6 +5,8 @@ Each client count gets a fresh daemon; clients send half remembers, half recalls
 (capacity) or an open Poisson loop at `rate` (latency from the scheduled arrival, no coordinated
 omission). `fault="hang"` reruns with an embedder that never answers. At the end the daemon is
 stopped with SIGTERM and every acknowledged write must be in the database; peak RSS is its `VmHWM`.
+`writer`: the one SQLite writer during the traffic, per lane (requests', workers'), from the
+daemon's /metrics: turns, mean wait for it, mean hold, share of the run held.
 """
 
 from __future__ import annotations
@@ -142,8 +144,10 @@ def _one_run(
     try:
         headers = daemon.wait_ready()
         cpu, client_cpu = daemon.cpu_seconds(), time.process_time()
+        writes = _write_counters(daemon, headers)
         logs = drive(daemon.url, headers, clients, seconds, lists, rate=rate)
         cpu, client_cpu = daemon.cpu_seconds() - cpu, time.process_time() - client_cpu
+        writer = _writer_report(writes, _write_counters(daemon, headers), seconds)
         drained = _drain(daemon, headers) if embedder in ("local", "hash") else None
         peak_rss_mb = daemon.peak_rss_mb()
     finally:
@@ -152,6 +156,7 @@ def _one_run(
     lost, backlog = _after(workspace, acked)
     report = _report(clients, seconds, logs, lost, peak_rss_mb)
     report["embed_backlog"] = backlog
+    report["writer"] = writer
     if drained is not None:
         report.update(drained)
     if rate is not None:
@@ -167,6 +172,39 @@ def _one_run(
 
 # How long the bench waits after the traffic for the last vectors to be stored.
 DRAIN_LIMIT_S = 60.0
+WRITE_METRICS = {"signet_write_turns_total": "turns", "signet_write_wait_seconds_total": "wait_s",
+                 "signet_write_hold_seconds_total": "hold_s"}
+
+
+def _write_counters(daemon: Daemon, headers: dict[str, str]) -> dict[tuple[str, str], float]:
+    """The daemon's writer-queue counters from /metrics: (lane, turns|wait_s|hold_s) -> value."""
+    reply = httpx.get(f"{daemon.url}/metrics", headers=headers, timeout=30)
+    reply.raise_for_status()
+    counters = {}
+    for line in reply.text.splitlines():
+        name, _, rest = line.partition('{lane="')
+        if name in WRITE_METRICS:
+            lane, _, value = rest.partition('"} ')
+            counters[(lane, WRITE_METRICS[name])] = float(value)
+    return counters
+
+
+def _writer_report(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float], seconds: float
+) -> dict[str, dict[str, float]]:
+    """Per lane during the run: write transactions, their mean wait for the one writer and
+    mean hold of it (ms), and the share of the run the lane held it."""
+    report = {}
+    for lane in sorted({lane for lane, _ in after}):
+        turns, wait_s, hold_s = (after[(lane, k)] - before.get((lane, k), 0.0)
+                                 for k in ("turns", "wait_s", "hold_s"))
+        report[lane] = {
+            "turns": int(turns),
+            "wait_mean_ms": round(wait_s * 1000 / turns, 2) if turns else 0.0,
+            "hold_mean_ms": round(hold_s * 1000 / turns, 2) if turns else 0.0,
+            "busy_share": round(hold_s / seconds, 3),
+        }
+    return report
 
 
 class HangingServer:
@@ -560,6 +598,11 @@ def format_load(result: dict[str, Any]) -> str:
                          + (f" all stored {drain} s later" if drain is not None
                             else " not all stored within a minute")
                          + f" (daemon CPU {run['embed_drain_cpu_s']} s)")
+        if run.get("writer"):
+            lines.append("        writer: " + "; ".join(
+                f"{lane} {w['turns']} turns, wait {w['wait_mean_ms']} ms, hold"
+                f" {w['hold_mean_ms']} ms, busy {w['busy_share']:.0%}"
+                for lane, w in run["writer"].items()))
         if "p95_ratio" in run:
             ratios = ", ".join(f"{op} {ratio}x" for op, ratio in run["p95_ratio"].items())
             lines.append(f"        p95 with the provider hung / without: {ratios}")

@@ -2,13 +2,14 @@
 
 Names and numbers, never content. The figures count every agent and project, so it needs
 `diagnostics` and an unscoped token. prometheus-client is imported on the first scrape, not at
-start.
+start. Beside the telemetry: the SQLite writer's turns per lane, and the seconds they waited for
+the one writer and held it (`signet_write_*`), what a write's latency is made of under load.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
@@ -16,7 +17,11 @@ from fastapi.responses import Response
 from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut
+from signet.errors import NotOnBackend
 from signet.telemetry import BUCKETS_MS, Telemetry
+
+if TYPE_CHECKING:
+    from signet.app import SignetApp
 
 __all__ = ["router"]
 
@@ -27,6 +32,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 # The text format every Prometheus reads (names here are plain ASCII, so 1.0.0 adds nothing).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+WriteStats = dict[str, dict[str, float]]
+WRITE_FAMILIES = (
+    ("turns", "signet_write_turns", "SQLite write transactions, per lane."),
+    ("wait_s", "signet_write_wait_seconds", "Seconds writes waited for the one writer."),
+    ("hold_s", "signet_write_hold_seconds", "Seconds writes held the one writer."),
+)
 LLM_KINDS = {"prompt_tokens": "prompt", "completion_tokens": "completion"}
 
 
@@ -39,15 +50,16 @@ def metrics(app: App) -> Response:
     from prometheus_client import CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(TelemetryCollector(app.telemetry))
+    registry.register(TelemetryCollector(app.telemetry, _write_stats(app)))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE)
 
 
 class TelemetryCollector:
     """A prometheus-client collector reading the telemetry at each scrape."""
 
-    def __init__(self, telemetry: Telemetry) -> None:
+    def __init__(self, telemetry: Telemetry, writes: WriteStats | None = None) -> None:
         self.telemetry = telemetry
+        self.writes = writes
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import (
@@ -94,6 +106,26 @@ class TelemetryCollector:
         yield GaugeMetricFamily("signet_telemetry_start_time_seconds",
                                 "Unix time the telemetry began counting (the daemon's start).",
                                 value=self.telemetry.started_at)
+        if self.writes is not None:
+            yield from _write_families(self.writes)
+
+
+def _write_stats(app: SignetApp) -> WriteStats | None:
+    """The SQLite writer's queue counters; None on a backend without one (PostgreSQL)."""
+    try:
+        return app.store.write_stats()
+    except NotOnBackend:
+        return None
+
+
+def _write_families(writes: WriteStats) -> Iterator[Any]:
+    from prometheus_client.core import CounterMetricFamily
+
+    for key, name, text in WRITE_FAMILIES:
+        family = CounterMetricFamily(name, text, labels=["lane"])
+        for lane, counts in writes.items():
+            family.add_metric([lane], counts[key])
+        yield family
 
 
 def _llm_counter(name: str) -> tuple[str, str, str] | None:

@@ -82,6 +82,10 @@ class Store:
             finally:
                 self._local.depth = depth
 
+    def write_stats(self) -> dict[str, dict[str, float]]:
+        """The write queue's turns, seconds waited and seconds held, per lane (write_queue.py)."""
+        return self._queue.stats()
+
     def reader(self) -> Connection:
         """This thread's read connection (inside a write transaction: the writer, to see it)."""
         if self.in_write_tx:

@@ -5,7 +5,8 @@ With a plain lock a worker that commits and asks again can win over and over whi
 before every BACKGROUND one (workers, flushes, retention), so a request waits at most for the
 running transaction; a background write waiting `background_max_wait_s` goes next, so workers are
 never starved. The caller's own thread runs its transaction; a nested `write_tx()` is a savepoint
-and does not queue.
+and does not queue. `stats()` counts each lane's turns and the seconds they waited for the slot
+and held it (the daemon's /metrics), so a slow write can be told apart.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["BACKGROUND", "FOREGROUND", "WriteQueue", "background_writes"]
+__all__ = ["BACKGROUND", "FOREGROUND", "LANES", "WriteQueue", "background_writes"]
 
 FOREGROUND = 0
 BACKGROUND = 1
+LANES = ("foreground", "background")
 # How long a background write may be passed over by requests' writes before it goes next.
 BACKGROUND_MAX_WAIT_S = 0.25
 
@@ -38,10 +40,11 @@ def background_writes() -> Iterator[None]:
 
 
 class _Ticket:
-    __slots__ = ("granted", "since", "thread")
+    __slots__ = ("granted", "lane", "since", "thread")
 
-    def __init__(self, thread: int) -> None:
+    def __init__(self, thread: int, lane: int) -> None:
         self.thread = thread
+        self.lane = lane
         self.granted = threading.Event()
         self.since = time.monotonic()
 
@@ -57,6 +60,9 @@ class WriteQueue:
         self._depth = 0
         # Invariant: while nobody holds the slot, nobody waits (release hands it over).
         self._lanes: tuple[deque[_Ticket], deque[_Ticket]] = (deque(), deque())
+        # Per lane: [turns, seconds waited, seconds held]; the turn running: its lane, start.
+        self._counts = [[0, 0.0, 0.0], [0, 0.0, 0.0]]
+        self._held: tuple[int, float] = (FOREGROUND, 0.0)
 
     def acquire(self) -> None:
         """Wait for this thread's turn (at once when free or already held by this thread)."""
@@ -67,9 +73,10 @@ class WriteQueue:
                 return
             if self._owner is None:
                 self._owner, self._depth = me, 1
+                self._start(_lane.get(), time.monotonic())
                 return
-            ticket = _Ticket(me)
-            lane = self._lanes[_lane.get()]
+            ticket = _Ticket(me, _lane.get())
+            lane = self._lanes[ticket.lane]
             lane.append(ticket)
         try:
             ticket.granted.wait()
@@ -83,6 +90,7 @@ class WriteQueue:
                 raise RuntimeError("the write turn is released by a thread that does not hold it")
             self._depth -= 1
             if self._depth == 0:
+                self._end_hold()
                 self._hand_over()
 
     @contextmanager
@@ -98,11 +106,32 @@ class WriteQueue:
         with self._mutex:
             return len(self._lanes[FOREGROUND]), len(self._lanes[BACKGROUND])
 
+    def stats(self) -> dict[str, dict[str, float]]:
+        """Per lane since the queue was made: `turns` granted, `wait_s` spent waiting for
+        them, `hold_s` spent holding the slot (the turn running counts once released)."""
+        with self._mutex:
+            return {
+                name: {"turns": turns, "wait_s": waited, "hold_s": held}
+                for name, (turns, waited, held) in zip(LANES, self._counts, strict=True)
+            }
+
+    def _end_hold(self) -> None:
+        lane, began = self._held
+        self._counts[lane][2] += time.monotonic() - began
+
+    def _start(self, lane: int, now: float, waited: float = 0.0) -> None:
+        counts = self._counts[lane]
+        counts[0] += 1
+        counts[1] += waited
+        self._held = (lane, now)
+
     def _hand_over(self) -> None:
         for lane in self._order():
             if lane:
                 ticket = lane.popleft()
                 self._owner, self._depth = ticket.thread, 1
+                now = time.monotonic()
+                self._start(ticket.lane, now, now - ticket.since)
                 ticket.granted.set()
                 return
         self._owner = None
@@ -125,4 +154,5 @@ class WriteQueue:
             if ticket in lane:
                 lane.remove(ticket)
             elif self._owner == ticket.thread:
+                self._end_hold()
                 self._hand_over()
