@@ -21,6 +21,7 @@ from signet.normalize import normalize_content
 from signet.store.backend import CoreStore
 from signet.store.choose import open_backend
 from signet.store.idempotency import KeySpace, replayed_result
+from signet.store.memory_ops import MemoryEdit
 from signet.store.tokens import TokenRow
 from signet.types import Actor, MemoryFilters, MemoryScope, NewMemory
 
@@ -110,8 +111,8 @@ def test_scope_hides_other_slices(core: CoreStore) -> None:
     assert core.get_memory(memory_id, MemoryScope(agent_id="a2")) is None
     outsider = MemoryScope(project="beta")
     assert core.forget(memory_id, actor=ACTOR, now=T1, scope=outsider) is None
-    assert core.update_memory(memory_id, {"importance": 0.9}, actor=ACTOR, now=T1,
-                              scope=outsider) is None
+    hidden = MemoryEdit({"importance": 0.9}, actor=ACTOR, now=T1, scope=outsider)
+    assert core.update_memory(memory_id, hidden) is None
     memory = core.get_memory(memory_id)
     assert memory is not None and not memory.is_deleted and memory.importance == 0.5
 
@@ -119,11 +120,11 @@ def test_scope_hides_other_slices(core: CoreStore) -> None:
 def test_update_forget_recover(core: CoreStore) -> None:
     memory_id, _ = remember(core, "Standup is at nine")
     norm = normalize_content("Standup is at ten")
-    updated = core.update_memory(
-        memory_id, {"content": norm.storage, "normalized_content": norm.normalized,
-                    "content_hash": norm.content_hash, "tags": '["meetings"]', "pinned": 1},
+    updated = core.update_memory(memory_id, MemoryEdit(
+        {"content": norm.storage, "normalized_content": norm.normalized,
+         "content_hash": norm.content_hash, "tags": '["meetings"]', "pinned": 1},
         actor=ACTOR, now=T1, reason="moved",
-    )
+    ))
     assert updated is not None
     updated = updated.memory
     assert updated.content == "Standup is at ten" and updated.version == 2
@@ -228,13 +229,16 @@ def test_get_memories_and_guarded_updates(core: CoreStore) -> None:
     found = core.get_memories([first, second, "missing"])
     assert set(found) == {first, second} and found[second].is_deleted
     with pytest.raises(Conflict, match="version 1, not 7"):
-        core.update_memory(first, {"importance": 0.9}, actor=ACTOR, now=T1, expected_version=7)
+        core.update_memory(first, MemoryEdit({"importance": 0.9}, actor=ACTOR, now=T1,
+                                             expected_version=7))
     third, _ = remember(core, "Gamma fact", project="p")
     norm = normalize_content("Alpha fact")
     with pytest.raises(Conflict, match="already holds this content"):
-        core.update_memory(third, {"content": norm.storage, "normalized_content": norm.normalized,
-                                   "content_hash": norm.content_hash}, actor=ACTOR, now=T1)
-    moved = core.update_memory(first, {"project": "q"}, actor=ACTOR, now=T1, expected_version=1)
+        core.update_memory(third, MemoryEdit(
+            {"content": norm.storage, "normalized_content": norm.normalized,
+             "content_hash": norm.content_hash}, actor=ACTOR, now=T1))
+    moved = core.update_memory(first, MemoryEdit({"project": "q"}, actor=ACTOR, now=T1,
+                                                 expected_version=1))
     assert moved is not None and moved.memory.project == "q" and moved.memory.version == 2
 
 
@@ -414,11 +418,11 @@ def test_checks_run_on_the_row_inside_the_transaction(core: CoreStore) -> None:
 def test_new_content_is_relinked_reembedded_and_reextracted(core: CoreStore) -> None:
     memory_id, _ = remember(core, "Old text about lunch")
     norm = normalize_content("New text about dinner")
-    edited = core.update_memory(
-        memory_id, {"content": norm.storage, "normalized_content": norm.normalized,
-                    "content_hash": norm.content_hash}, actor=ACTOR, now=T1,
+    edited = core.update_memory(memory_id, MemoryEdit(
+        {"content": norm.storage, "normalized_content": norm.normalized,
+         "content_hash": norm.content_hash}, actor=ACTOR, now=T1,
         changed=["content"], model=MODEL, jobs=("extract",), max_attempts=4,
-    )
+    ))
     assert edited is not None and edited.memory.extraction_status == "pending"
     assert edited.memory.hints == ""
     assert core.history(memory_id)[-1].metadata == {"changed": ["content"]}

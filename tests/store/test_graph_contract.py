@@ -20,6 +20,7 @@ from signet.errors import InvalidInput, NotFound
 from signet.normalize import normalize_content
 from signet.store.backend import CoreStore
 from signet.store.choose import open_backend
+from signet.store.memory_ops import MemoryEdit
 from signet.types import Actor, MemoryFilters, NewMemory
 
 T0 = "2026-11-29T12:00:00.000Z"
@@ -86,7 +87,7 @@ def test_mentions_count_each_link_once_and_the_linker_links_known_names(core: Co
     with core.graph().reading() as g:
         assert g.mention_count(alice) == 1
     # New content names no one: the links go, the count follows.
-    core.update_memory(memory, {"content": "Nothing named here"}, actor=ACTOR, now=T1)
+    core.update_memory(memory, MemoryEdit({"content": "Nothing named here"}, actor=ACTOR, now=T1))
     with core.graph().reading() as g:
         assert g.entities_of_memory(memory) == [] and g.mention_count(alice) == 0
 

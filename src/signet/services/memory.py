@@ -43,7 +43,7 @@ from signet.store.accesses import AccessRecorder
 from signet.store.backend import CoreStore
 from signet.store.feedback import Feedback
 from signet.store.graph_store import GraphOps
-from signet.store.memory_ops import Within
+from signet.store.memory_ops import MemoryEdit, Within
 from signet.types import (
     FEEDBACK_TYPES,
     Actor,
@@ -313,15 +313,15 @@ class MemoryService:
         vector = None
         if norm is not None:
             vector = self._embed_for_write(norm.storage, None)
-        edited = self.core.update_memory(
-            memory_id, columns, actor=actor, now=stamp(self.clock), reason=reason,
+        edited = self.core.update_memory(memory_id, MemoryEdit(
+            columns, actor=actor, now=stamp(self.clock), reason=reason,
             expected_version=expected_version, changed=sorted(changes), vector=vector,
             model=self.embedder.model if self.embedder is not None else None,
             # New content names other things: the graph's links, the hints and extraction
             # are redone in the same transaction (store/memory_ops.py `_relink`).
             jobs=self._jobs(current) if norm is not None else (),
             max_attempts=self.config.pipeline.max_attempts,
-        )
+        ))
         if edited is None:
             raise NotFound(f"memory {memory_id} not found")
         if edited.vector_id is not None and vector is not None and self.vectors is not None:

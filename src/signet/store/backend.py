@@ -24,15 +24,17 @@ from signet.store import memories as mem_sql
 from signet.store import tokens as tokens_sql
 from signet.store.db import Store
 from signet.store.document_store import DocumentStore
+from signet.store.embeddings import VectorItem
 from signet.store.feedback import Feedback
 from signet.store.graph_store import GraphStore, SqliteGraph
 from signet.store.idempotency import KeySpace, Recorded
 from signet.store.injections import InjectionStore
-from signet.store.jobs import Job
+from signet.store.jobs import Job, memory_ids
 from signet.store.memory_ops import (
     Check,
     Edited,
     InTx,
+    MemoryEdit,
     SqliteMemoryOps,
     Within,
     Written,
@@ -116,19 +118,11 @@ class CoreStore(Protocol):
         self, filters: MemoryFilters, *, limit: int, offset: int
     ) -> tuple[list[Memory], int]: ...
 
-    def update_memory(
-        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
-        reason: str | None = None, scope: MemoryScope | None = None,
-        expected_version: int | None = None, check: Check | None = None,
-        changed: Sequence[str] | None = None, vector: np.ndarray | None = None,
-        model: str | None = None, jobs: Sequence[str] = (),
-        max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS,
-    ) -> Edited | None:
-        """Apply column changes (version + 1) with an 'updated' history row; None when the
-        memory is unknown or out of scope. `check` sees the row first; Conflict when
-        `expected_version` is given and the row is at another, or when the new content (or
+    def update_memory(self, memory_id: str, edit: MemoryEdit) -> Edited | None:
+        """Apply `edit` (version + 1) with an 'updated' history row; None when the memory is
+        unknown or out of scope. Conflict when the version check fails or the new content (or
         project) meets the same content live in that scope. New content gets its vector (or
-        an embed job), its entity links redone, its hints cleared and `jobs` enqueued."""
+        an embed job), its entity links redone, its hints cleared and its jobs enqueued."""
         ...
 
     def forget(
@@ -203,14 +197,11 @@ class CoreStore(Protocol):
         ...
 
     def store_vectors(
-        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
-        embedded: Sequence[str] = (), done: Sequence[Job] = (),
-        result: dict[str, Any] | None = None,
+        self, items: Sequence[VectorItem], *, model: str, now: str, done: Sequence[Job] = ()
     ) -> int:
-        """Store (content hash, vector, source memory id) for each hash without a current
-        vector of `model`, record `model` as the embedding model of the memories `embedded`,
-        and complete each job of `done` still under its lease (with `result`), in one
-        transaction; returns how many vectors were stored."""
+        """Store each item whose hash has no current vector of `model`, and complete each job
+        of `done` still under its lease (its result: the model, recorded as its memory's
+        embedding model), in one transaction; returns how many vectors were stored."""
         ...
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
@@ -387,9 +378,7 @@ class SqliteCore(SqliteMemoryOps):
         return emb_sql.has_current(self.store.reader(), content_hash, model)
 
     def store_vectors(
-        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
-        embedded: Sequence[str] = (), done: Sequence[Job] = (),
-        result: dict[str, Any] | None = None,
+        self, items: Sequence[VectorItem], *, model: str, now: str, done: Sequence[Job] = ()
     ) -> int:
         stored = 0
         with self.store.write_tx() as conn:
@@ -398,10 +387,10 @@ class SqliteCore(SqliteMemoryOps):
                     emb_sql.upsert(conn, content_hash, vector, model=model, now=now,
                                    source_id=memory_id)
                     stored += 1
-            mem_sql.set_embedding_model(conn, embedded, model)
+            mem_sql.set_embedding_model(conn, memory_ids(done), model)
             for job in done:
                 if jobs_sql.owns(conn, job):
-                    jobs_sql.complete(conn, job.id, now, result)
+                    jobs_sql.complete(conn, job.id, now, {"model": model})
         return stored
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:

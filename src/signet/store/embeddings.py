@@ -15,6 +15,9 @@ import numpy as np
 from signet.store.connection import Connection
 from signet.store.dialect import SQLITE, Dialect, Executes
 
+# A vector to store: (content hash, vector, the memory it was embedded for, if any).
+VectorItem = tuple[str, np.ndarray, str | None]
+
 
 def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()

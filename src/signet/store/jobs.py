@@ -52,6 +52,11 @@ class Job:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+def memory_ids(jobs: Sequence[Job]) -> list[str]:
+    """The memories these jobs are about (a document's job has none)."""
+    return [job.memory_id for job in jobs if job.memory_id]
+
+
 def _job(row: Row) -> Job:
     return Job(
         id=row["id"], memory_id=row["memory_id"], job_type=row["job_type"],

@@ -33,7 +33,8 @@ from signet.store.skills import SkillMemory, SkillMeta
 from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, RememberResult
 
 __all__ = [
-    "Check", "Edited", "InTx", "InsertShorthand", "SqliteMemoryOps", "Within", "Written",
+    "Check", "Edited", "InTx", "InsertShorthand", "MemoryEdit", "SqliteMemoryOps", "Within",
+    "Written",
     "check_edit", "check_version", "needs_recovery",
 ]
 
@@ -58,6 +59,30 @@ class Written:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryEdit:
+    """One edit of a memory: its new `columns`, who made it and why, and its guards: `scope`
+    hides other scopes' rows, `check` sees the row first and raises to refuse, and
+    `expected_version` refuses an edit of a version the caller did not read. New content
+    brings its `vector` of `model` (or an embed job) and the `jobs` to run again on it."""
+
+    columns: dict[str, Any]
+    actor: Actor
+    now: str
+    reason: str | None = None
+    scope: MemoryScope | None = None
+    expected_version: int | None = None
+    check: Check | None = None
+    changed: Sequence[str] | None = None  # the fields history names (default: the columns)
+    vector: np.ndarray | None = None
+    model: str | None = None
+    jobs: Sequence[str] = ()
+    max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS
+
+    def history_metadata(self) -> dict[str, Any]:
+        return {"changed": sorted(self.changed if self.changed is not None else self.columns)}
+
+
+@dataclass(frozen=True, slots=True)
 class Edited:
     memory: Memory
     vector_id: int | None = None
@@ -70,16 +95,16 @@ def check_version(current: Memory, expected: int | None) -> None:
 
 
 def check_edit(
-    current: Memory, columns: dict[str, Any], check: Check | None, expected_version: int | None,
-    live_by_hash: Callable[[str, str, str | None], str | None],
+    current: Memory, edit: MemoryEdit, live_by_hash: Callable[[str, str, str | None], str | None],
 ) -> None:
     """An edit's checks on the row read inside its transaction, on either backend: the
     caller's `check`, the version, and dedup per agent and project (new content, or a move to
     another project, must not meet the same text already live there; `live_by_hash` finds it
     in this backend's dialect)."""
-    if check is not None:
-        check(current)
-    check_version(current, expected_version)
+    columns = edit.columns
+    if edit.check is not None:
+        edit.check(current)
+    check_version(current, edit.expected_version)
     if "content_hash" in columns or "project" in columns:
         other = live_by_hash(
             columns.get("content_hash", current.content_hash) or "", current.agent_id,
@@ -188,34 +213,26 @@ class SqliteMemoryOps(InsertShorthand):
             return None
         return mem_sql.get(conn, memory_id)
 
-    def update_memory(
-        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
-        reason: str | None = None, scope: MemoryScope | None = None,
-        expected_version: int | None = None, check: Check | None = None,
-        changed: Sequence[str] | None = None, vector: np.ndarray | None = None,
-        model: str | None = None, jobs: Sequence[str] = (),
-        max_attempts: int = jobs_sql.DEFAULT_MAX_ATTEMPTS,
-    ) -> Edited | None:
+    def update_memory(self, memory_id: str, edit: MemoryEdit) -> Edited | None:
+        columns, now = edit.columns, edit.now
         with self.store.write_tx() as conn:
-            current = self._visible(conn, memory_id, scope)
+            current = self._visible(conn, memory_id, edit.scope)
             if current is None:
                 return None
             memory_id = current.id
-            check_edit(current, columns, check, expected_version,
-                       lambda *where: mem_sql.find_live_by_hash(conn, *where))
+            check_edit(current, edit, lambda *where: mem_sql.find_live_by_hash(conn, *where))
             mem_sql.update(conn, memory_id, columns, now)
             history_sql.record(
-                conn, memory_id, "updated", actor, now, old_content=current.content,
-                new_content=columns.get("content", current.content), reason=reason,
-                metadata={"changed": sorted(changed if changed is not None else columns)},
+                conn, memory_id, "updated", edit.actor, now, old_content=current.content,
+                new_content=columns.get("content", current.content), reason=edit.reason,
+                metadata=edit.history_metadata(),
             )
             vector_id = None
             if "content_hash" in columns:
-                vector_id = _vector_or_job(conn, columns["content_hash"], vector, model,
-                                           memory_id, now, max_attempts, fresh=True)
+                vector_id = _vector_or_job(conn, columns["content_hash"], edit.vector, edit.model,
+                                           memory_id, now, edit.max_attempts, fresh=True)
             if "content" in columns:
-                self._relink(conn, current, columns.get("content", current.content), now, jobs,
-                             max_attempts)
+                self._relink(conn, current, columns["content"], now, edit.jobs, edit.max_attempts)
             updated = mem_sql.get(conn, memory_id)
         assert updated is not None
         return Edited(updated, vector_id)

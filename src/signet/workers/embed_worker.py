@@ -96,10 +96,7 @@ class EmbedWorker:
             chunk = leased[start : start + STORE_CHUNK]
             needed = {hash_of[j.memory_id] for j in chunk if j.memory_id in hash_of}
             items = [(h, *unstored.pop(h)) for h in needed if h in unstored]
-            self.core.store_vectors(
-                items, model=model, now=stamp, done=chunk, result={"model": model},
-                embedded=[j.memory_id for j in chunk if j.memory_id],
-            )
+            self.core.store_vectors(items, model=model, now=stamp, done=chunk)
         rest = [(h, vector, memory_id) for h, (vector, memory_id) in unstored.items()]
         for start in range(0, len(rest), STORE_CHUNK):
             self.core.store_vectors(rest[start : start + STORE_CHUNK], model=model, now=stamp)

@@ -24,8 +24,8 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from signet.errors import InvalidInput, StoreError
 from signet.store import history
 from signet.store.dialect import POSTGRES
-from signet.store.embeddings import has_current
-from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job
+from signet.store.embeddings import VectorItem, has_current
+from signet.store.jobs import DEFAULT_MAX_ATTEMPTS, Job, memory_ids
 from signet.store.memories import find_live_by_hash, row_to_memory, set_embedding_model
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical, migrate, vectors
@@ -215,9 +215,7 @@ class PostgresCore(PostgresMemoryOps):
             return self._has_vector(conn, content_hash, model)
 
     def store_vectors(
-        self, items: Sequence[tuple[str, np.ndarray, str | None]], *, model: str, now: str,
-        embedded: Sequence[str] = (), done: Sequence[Job] = (),
-        result: dict[str, Any] | None = None,
+        self, items: Sequence[VectorItem], *, model: str, now: str, done: Sequence[Job] = ()
     ) -> int:
         stored = 0
         dims: set[int] = set()
@@ -227,9 +225,9 @@ class PostgresCore(PostgresMemoryOps):
                     self._upsert_vector(conn, content_hash, vector, model, now, memory_id or "")
                     dims.add(int(np.asarray(vector).shape[-1]))
                     stored += 1
-            set_embedding_model(conn, embedded, model, POSTGRES)
+            set_embedding_model(conn, memory_ids(done), model, POSTGRES)
             for job in done:  # a job the reaper took back is not completed
-                pg_jobs.complete(conn, job.id, now, result)
+                pg_jobs.complete(conn, job.id, now, {"model": model})
         for dimensions in dims:
             self._ensure_index(dimensions)
         return stored

@@ -26,6 +26,7 @@ from signet.store.memory_ops import (
     Edited,
     InsertShorthand,
     InTx,
+    MemoryEdit,
     Within,
     Written,
     check_edit,
@@ -215,26 +216,19 @@ class PostgresMemoryOps(InsertShorthand):
 
     # -- edit, forget, recover -----------------------------------------------------------------
 
-    def update_memory(
-        self, memory_id: str, columns: dict[str, Any], *, actor: Actor, now: str,
-        reason: str | None = None, scope: MemoryScope | None = None,
-        expected_version: int | None = None, check: Check | None = None,
-        changed: Sequence[str] | None = None, vector: np.ndarray | None = None,
-        model: str | None = None, jobs: Sequence[str] = (),
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-    ) -> Edited | None:
+    def update_memory(self, memory_id: str, edit: MemoryEdit) -> Edited | None:
+        columns, now = edit.columns, edit.now
         values = {k: (dumps(list(v)) if k == "tags" and not isinstance(v, str) else v)
                   for k, v in columns.items()}
         if "pinned" in values:
             values["pinned"] = bool(values["pinned"])
         sets = ", ".join(f"{c} = %s::jsonb" if c == "tags" else f"{c} = %s" for c in values)
         with self._conn() as conn, conn.transaction():
-            current = self._visible(conn, memory_id, scope)
+            current = self._visible(conn, memory_id, edit.scope)
             if current is None:
                 return None
             memory_id = current.id
-            check_edit(current, columns, check, expected_version,
-                       lambda *where: self._live_by_hash(conn, *where))
+            check_edit(current, edit, lambda *where: self._live_by_hash(conn, *where))
             try:
                 with conn.transaction():  # a savepoint: a racing writer's row is a Conflict
                     conn.execute(
@@ -244,26 +238,26 @@ class PostgresMemoryOps(InsertShorthand):
                     )
             except psycopg.errors.UniqueViolation as exc:
                 raise Conflict(f"another memory already holds this content ({memory_id})") from exc
-            self._record(conn, memory_id, "updated", actor, now, old_content=current.content,
-                         new_content=columns.get("content", current.content), reason=reason,
-                         metadata={"changed": sorted(changed if changed is not None else columns)})
+            self._record(conn, memory_id, "updated", edit.actor, now, old_content=current.content,
+                         new_content=columns.get("content", current.content), reason=edit.reason,
+                         metadata=edit.history_metadata())
             if "content_hash" in columns:
-                self._vector_or_job(conn, columns["content_hash"], vector, model, memory_id, now,
-                                    max_attempts, fresh=True)
+                self._vector_or_job(conn, columns["content_hash"], edit.vector, edit.model,
+                                    memory_id, now, edit.max_attempts, fresh=True)
             if "content" in columns:  # new text names other things (store/memory_ops.py)
                 graph = PostgresGraphOps(conn)
                 graph.unlink_memory(memory_id)
                 graph.link_known_entities(memory_id, current.agent_id, columns["content"], now)
                 conn.execute("UPDATE memories SET hints = '' WHERE id = %s", (memory_id,))
-                for job_type in jobs:
+                for job_type in edit.jobs:
                     pg_jobs.enqueue(conn, job_type, memory_id=memory_id, now=now,
-                                    max_attempts=max_attempts)
+                                    max_attempts=edit.max_attempts)
                     if job_type == "extract":
                         conn.execute("UPDATE memories SET extraction_status = 'pending'"
                                      " WHERE id = %s", (memory_id,))
             updated = self._get(conn, memory_id, None)
-        if vector is not None:
-            self._ensure_index(int(np.asarray(vector).shape[-1]))
+        if edit.vector is not None:
+            self._ensure_index(int(np.asarray(edit.vector).shape[-1]))
         assert updated is not None
         return Edited(updated)
 
