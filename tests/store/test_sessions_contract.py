@@ -21,7 +21,7 @@ from signet.store.artifacts import ArtifactRow
 from signet.store.backend import CoreStore
 from signet.store.choose import open_backend
 from signet.store.session_store import SessionStore
-from signet.store.sessions import SessionRow, session_key
+from signet.store.sessions import SessionRow, SummaryOutcome, session_key
 from signet.types import Actor, MemoryScope, NewMemory
 
 T0 = "2026-11-29T12:00:00.000Z"
@@ -300,7 +300,8 @@ def test_summary_jobs_lease_once_fail_reap_and_finish(opener: Callable[..., Pair
     stale, job = job, store.lease_summary(T2)
     assert job is not None and job.attempts == 3
     with pytest.raises(RuntimeError):  # the stale lease no longer holds it: nothing written
-        other.finish_summary(stale, {"messages": 1}, "summarized", row.session_key, T2)
+        other.finish_summary(stale, SummaryOutcome({"messages": 1}, "summarized",
+                                                   row.session_key), T2)
     written: list[str] = []
 
     def write() -> str:
@@ -321,13 +322,14 @@ def test_summary_jobs_lease_once_fail_reap_and_finish(opener: Callable[..., Pair
         raise RuntimeError("the process dies here")
 
     with pytest.raises(RuntimeError):  # one transaction: the memory goes with the rest
-        store.finish_summary(job, {"messages": 4}, "summarized", row.session_key, T2,
-                             artifact=summary, memory=write_then_fail)
+        store.finish_summary(job, SummaryOutcome({"messages": 4}, "summarized", row.session_key,
+                                                 artifact=summary, memory=write_then_fail), T2)
     assert other.memories_of("default", "s1", "infra") == []
     assert other.artifact("default", summary.source_path) is None
     written.clear()
-    store.finish_summary(job, {"artifact": summary.source_path, "messages": 4}, "summarized",
-                         row.session_key, T2, artifact=summary, memory=write)
+    store.finish_summary(job, SummaryOutcome(
+        {"artifact": summary.source_path, "messages": 4}, "summarized", row.session_key,
+        artifact=summary, memory=write), T2)
     assert other.get(row.session_key).summary_status == "summarized"  # type: ignore[union-attr]
     assert other.covered(row.session_key) == 4
     assert other.artifact("default", summary.source_path) == summary

@@ -7,7 +7,7 @@ artifacts.py and head.py. Scope None means no constraint.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Protocol
@@ -21,7 +21,7 @@ from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
 from signet.store.db import Store
 from signet.store.prefixes import resolve_prefix
-from signet.store.sessions import SessionRow, SummaryJob
+from signet.store.sessions import SessionRow, SummaryJob, SummaryOutcome
 from signet.types import Memory, MemoryScope
 
 __all__ = ["SessionStore", "SqliteSessions"]
@@ -106,14 +106,10 @@ class SessionStore(Protocol):
         """Messages of the session its completed summary jobs already summarised."""
         ...
 
-    def finish_summary(
-        self, job: SummaryJob, result: dict[str, Any], status: str | None,
-        session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
-        memory: Callable[[], str] | None = None,
-    ) -> None:
-        """Complete the job with `result` (plus `memory_id`, the id `memory()` wrote), index
-        the artifact and set the session's summary status, in one transaction; RuntimeError,
-        writing nothing of it, when the lease no longer holds the job."""
+    def finish_summary(self, job: SummaryJob, outcome: SummaryOutcome, now: str) -> None:
+        """Complete the job with the outcome's result (plus `memory_id`, the id its memory()
+        wrote), index the artifact and set the session's summary status, in one transaction;
+        RuntimeError, writing nothing of it, when the lease no longer holds the job."""
         ...
 
     def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
@@ -283,14 +279,9 @@ class SqliteSessions:
     def covered(self, session_key: str) -> int:
         return sessions_sql.covered(self.store.reader(), session_key)
 
-    def finish_summary(
-        self, job: SummaryJob, result: dict[str, Any], status: str | None,
-        session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
-        memory: Callable[[], str] | None = None,
-    ) -> None:
+    def finish_summary(self, job: SummaryJob, outcome: SummaryOutcome, now: str) -> None:
         with self.store.write_tx() as conn:
-            sessions_sql.finish_summary(conn, conn, job, result, status, session_key, now,
-                                        artifact=artifact, memory=memory)
+            sessions_sql.finish_summary(conn, conn, job, outcome, now)
 
     def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
         with self.store.write_tx() as conn:

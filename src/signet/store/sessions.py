@@ -257,6 +257,19 @@ class SummaryJob:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryOutcome:
+    """What a finished summary job writes: its `result`, the session's summary `status` (when
+    `session_key` is given), the artifact's row and the summary memory (`memory()`, the memory
+    service's write, joining the transaction); None writes nothing of that kind."""
+
+    result: dict[str, Any]
+    status: str | None = None
+    session_key: str | None = None
+    artifact: ArtifactRow | None = None
+    memory: Callable[[], str] | None = None
+
+
 _JOB_COLUMNS = ", ".join(SummaryJob.__dataclass_fields__)
 
 
@@ -396,21 +409,21 @@ def with_memory(result: dict[str, Any], memory_id: str) -> dict[str, Any]:
 
 
 def finish_summary(
-    conn: Executes, rows: Executes, job: SummaryJob, result: dict[str, Any], status: str | None,
-    session_key: str | None, now: str, *, artifact: ArtifactRow | None,
-    memory: Callable[[], str] | None, dialect: Dialect = SQLITE,
+    conn: Executes, rows: Executes, job: SummaryJob, outcome: SummaryOutcome, now: str,
+    dialect: Dialect = SQLITE,
 ) -> None:
     """The summary job's writes, in the caller's transaction: its row held first, the summary
-    memory (`memory()`, the memory service's write, joining the transaction), the artifact's
-    row, the session's status and the completion. `rows`: `conn` read by column name."""
+    memory, the artifact's row, the session's status and the completion. `rows`: `conn` read
+    by column name."""
     if not owns_summary(rows, job, dialect):
         raise RuntimeError(f"summary job {job.id} is no longer leased by this worker")
-    if memory is not None:
-        result = with_memory(result, memory())
-    if artifact is not None:
-        art_sql.upsert(conn, artifact, dialect)
-    if status is not None and session_key is not None:
-        set_summary_status(conn, session_key, status, now, dialect)
+    result = outcome.result
+    if outcome.memory is not None:
+        result = with_memory(result, outcome.memory())
+    if outcome.artifact is not None:
+        art_sql.upsert(conn, outcome.artifact, dialect)
+    if outcome.status is not None and outcome.session_key is not None:
+        set_summary_status(conn, outcome.session_key, outcome.status, now, dialect)
     complete_summary(conn, job.id, result, now, dialect)
 
 

@@ -29,7 +29,7 @@ from signet.pipeline.writes import MemoryWriter
 from signet.store import graph as graph_sql
 from signet.store.artifacts import ArtifactRow
 from signet.store.session_store import SessionStore
-from signet.store.sessions import SessionRow, SummaryJob
+from signet.store.sessions import SessionRow, SummaryJob, SummaryOutcome
 from signet.types import Actor, format_ts
 from signet.workers.leasing import describe_error, retry_delay_ms
 
@@ -121,10 +121,10 @@ class SummaryWorker:
                   "gate": signals.to_dict(), "messages": done + len(span)}
         if llm_error is not None:
             result["llm_error"] = llm_error
-        self.store.finish_summary(
-            job, result, "summarized", session.session_key, format_ts(now),
+        self.store.finish_summary(job, SummaryOutcome(
+            result, "summarized", session.session_key,
             artifact=row_of(artifact, session.agent_id, format_ts(now)), memory=write,
-        )
+        ), format_ts(now))
         self.roll_up(session.agent_id, artifact.meta["thread"], session.project, now)
 
     def _summarise(self, job: SummaryJob, span: list[Message]) -> tuple[Summary, str | None]:
@@ -194,10 +194,8 @@ class SummaryWorker:
         self, job: SummaryJob, now: datetime, result: dict[str, Any], status: str | None,
         session: SessionRow | None = None,
     ) -> None:
-        self.store.finish_summary(
-            job, result, status, session.session_key if session is not None else None,
-            format_ts(now),
-        )
+        session_key = session.session_key if session is not None else None
+        self.store.finish_summary(job, SummaryOutcome(result, status, session_key), format_ts(now))
 
     # -- threads ----------------------------------------------------------------------------------
 

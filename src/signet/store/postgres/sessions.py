@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -25,7 +25,7 @@ from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.retention import try_lock
-from signet.store.sessions import SessionRow, SummaryJob
+from signet.store.sessions import SessionRow, SummaryJob, SummaryOutcome
 from signet.store.sessions import _row as session_of
 from signet.types import Memory, MemoryScope
 
@@ -209,16 +209,11 @@ class PostgresSessions:
         with self._cursor() as cur:
             return sessions_sql.covered(cur, session_key, POSTGRES)
 
-    def finish_summary(
-        self, job: SummaryJob, result: dict[str, Any], status: str | None,
-        session_key: str | None, now: str, *, artifact: ArtifactRow | None = None,
-        memory: Callable[[], str] | None = None,
-    ) -> None:
+    def finish_summary(self, job: SummaryJob, outcome: SummaryOutcome, now: str) -> None:
         # Bound to this thread: the memory service's insert joins it (PostgresCore.transaction).
         with self.core.transaction() as conn:
             sessions_sql.finish_summary(
-                conn, conn.cursor(row_factory=dict_row), job, result, status, session_key, now,
-                artifact=artifact, memory=memory, dialect=POSTGRES)
+                conn, conn.cursor(row_factory=dict_row), job, outcome, now, POSTGRES)
 
     def add_condensed(self, row: ArtifactRow, children: Sequence[str]) -> None:
         with self.pool.connection() as conn, conn.transaction():
