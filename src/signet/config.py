@@ -177,6 +177,11 @@ class PipelineConfig:
     autonomous: AutonomousConfig = section(AutonomousConfig)
     telemetry: PipelineTelemetryConfig = section(PipelineTelemetryConfig)
 
+    @property
+    def running(self) -> bool:
+        """Enabled and not frozen: the pipeline's workers run and its jobs are enqueued."""
+        return self.enabled and not self.mutations_frozen
+
 
 # --- retention --------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def pipeline_on(config: PipelineConfig) -> bool:
-    return config.enabled and not config.mutations_frozen
+    return config.running
 
 
 def extracts(config: PipelineConfig, memory: NewMemory) -> bool:

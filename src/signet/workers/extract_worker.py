@@ -28,7 +28,7 @@ from signet.store import jobs
 from signet.store.graph_store import GraphStore
 from signet.store.pipeline import PipelineStore, PipelineTx
 from signet.types import Actor, Memory, MemoryFilters, RecallQuery, RecallResponse, format_ts
-from signet.workers.leasing import JobRunner, complete_job
+from signet.workers.leasing import JobRunner, complete_job, live_memory
 
 log = logging.getLogger(__name__)
 
@@ -90,17 +90,13 @@ class ExtractWorker:
         )
 
     def tick(self, now: datetime) -> bool:
-        if self.config.mutations_frozen or not self.config.enabled:
-            return False
-        return self.jobs.tick(now)
+        return self.config.running and self.jobs.tick(now)
 
     # -- the three phases ------------------------------------------------------------------
 
     def _run(self, job: jobs.Job, now: datetime) -> None:
-        source = self.store.get_memory(job.memory_id or "")
-        if source is None or source.is_deleted:
-            with self.store.write() as tx:
-                complete_job(tx, job, now, {"skipped": "memory is gone"})
+        source = live_memory(self.store, job, now)
+        if source is None:
             return
         work = self._think(source)
         written = self._write(job, work, now)

@@ -19,7 +19,7 @@ from signet.providers.embedder import Embedder
 from signet.store import jobs
 from signet.store.pipeline import PipelineStore
 from signet.types import Memory
-from signet.workers.leasing import JobRunner, complete_job
+from signet.workers.leasing import JobRunner, complete_job, live_memory
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +49,11 @@ class HintsWorker:
         self.jobs = JobRunner(store, "hints", self._run, retry_base_ms=retry_base_ms)
 
     def tick(self, now: datetime) -> bool:
-        if self.config.mutations_frozen or not self.config.enabled:
-            return False
-        return self.jobs.tick(now)
+        return self.config.running and self.jobs.tick(now)
 
     def _run(self, job: jobs.Job, now: datetime) -> None:
-        memory = self.store.get_memory(job.memory_id or "")
-        if memory is None or memory.is_deleted:
-            with self.store.write() as tx:
-                complete_job(tx, job, now, {"skipped": "memory is gone"})
+        memory = live_memory(self.store, job, now)
+        if memory is None:
             return
         hints, method = self._hints(memory)
         shadow = self.config.shadow_mode

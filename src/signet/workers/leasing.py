@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,7 +18,7 @@ from signet.errors import RateLimited, SignetError
 from signet.store import jobs
 from signet.store.jobs import LostLease
 from signet.store.pipeline import PipelineStore, PipelineTx
-from signet.types import format_ts
+from signet.types import Memory, format_ts
 
 log = logging.getLogger(__name__)
 
@@ -109,22 +110,19 @@ def run_one(
     return True, None
 
 
+@dataclass
 class JobRunner:
     """The skeleton every worker over `memory_jobs` shares: one job of `job_type` per tick
     through `run_one`, and no tick while a rate-limited provider refills. The worker keeps its
     own gate (frozen, disabled) and its `work`; this keeps the lease, the failure and the pause."""
 
-    def __init__(
-        self, store: PipelineStore, job_type: str,
-        work: Callable[[jobs.Job, datetime], None], *, retry_base_ms: int = RETRY_BASE_MS,
-        on_dead: Callable[[PipelineTx, jobs.Job], None] | None = None,
-    ) -> None:
-        self.store = store
-        self.job_type = job_type
-        self.work = work
-        self.retry_base_ms = retry_base_ms
-        self.on_dead = on_dead
-        self.paused_until: datetime | None = None
+    store: PipelineStore
+    job_type: str
+    work: Callable[[jobs.Job, datetime], None]
+    _: KW_ONLY
+    retry_base_ms: int = RETRY_BASE_MS
+    on_dead: Callable[[PipelineTx, jobs.Job], None] | None = None
+    paused_until: datetime | None = field(default=None, init=False)
 
     def tick(self, now: datetime) -> bool:
         if self.paused_until is not None and now < self.paused_until:
@@ -136,6 +134,16 @@ class JobRunner:
         if pause is not None:
             self.paused_until = pause
         return did_work
+
+
+def live_memory(store: PipelineStore, job: jobs.Job, now: datetime) -> Memory | None:
+    """The live memory `job` is about; None when it is gone, the job then completed as skipped."""
+    memory = store.get_memory(job.memory_id or "")
+    if memory is None or memory.is_deleted:
+        with store.write() as tx:
+            complete_job(tx, job, now, {"skipped": "memory is gone"})
+        return None
+    return memory
 
 
 def complete_job(tx: PipelineTx, job: jobs.Job, now: datetime, result: dict[str, Any]) -> None:
