@@ -120,16 +120,21 @@ def evaluate(prompts: Sequence[Prompt], w: np.ndarray, floor: float, k: int = 1,
             n[0] += 1
             n[1] += int(len(got) > 0)
     for bench in out.values():
-        relevant, lines = bench.pop("_lines")
-        bench["precision"] = relevant / lines if lines else None
-        bench["groups"] = {
-            name: {"n": n, "context_hit": hit / n, "injection_rate": inj / n,
-                   "lines_per_injected": lines_ / inj if inj else 0.0}
-            for name, (n, hit, inj, lines_) in bench["groups"].items()
-        }
-        bench["negatives"] = {name: {"n": n, "false_injection_rate": f / n}
-                              for name, (n, f) in bench["negatives"].items()}
+        _to_rates(bench, *bench.pop("_lines"))
     return out
+
+
+def _to_rates(bench: dict[str, Any], relevant: float, lines: float) -> None:
+    """One benchmark's summed counts -> its figures, in place: precision over the injected
+    lines, each group's rates (n, hits, injections, lines) and each negative set's."""
+    bench["precision"] = relevant / lines if lines else None
+    bench["groups"] = {
+        name: {"n": n, "context_hit": hit / n, "injection_rate": inj / n,
+               "lines_per_injected": ln / inj if inj else 0.0}
+        for name, (n, hit, inj, ln) in bench["groups"].items()
+    }
+    bench["negatives"] = {name: {"n": n, "false_injection_rate": f / n}
+                          for name, (n, f) in bench["negatives"].items()}
 
 
 def choose_floor(prompts: Sequence[Prompt], w: np.ndarray) -> float:
@@ -186,15 +191,7 @@ def _merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 mine["_p"][0] += figures["precision"] * lines
                 mine["_p"][1] += lines
     for figures in out.values():
-        rel, lines = figures.pop("_p")
-        figures["precision"] = rel / lines if lines else None
-        figures["groups"] = {
-            name: {"n": n, "context_hit": hit / n, "injection_rate": inj / n,
-                   "lines_per_injected": ln / inj if inj else 0.0}
-            for name, (n, hit, inj, ln) in figures["groups"].items()
-        }
-        figures["negatives"] = {name: {"n": n, "false_injection_rate": f / n}
-                                for name, (n, f) in figures["negatives"].items()}
+        _to_rates(figures, *figures.pop("_p"))
     return out
 
 
