@@ -218,18 +218,27 @@ def test_bench_loo_chooses_the_lead_without_the_held_out_questions(tmp_path: Pat
     path.write_text(json.dumps([LOCOMO[0], second]))
     saved = tmp_path / "run.json"
     data = run_bench(tmp_path, "locomo", "--file", str(path), "--mode", "bm25,vector",
-                     "--leads", "0,0.2,0.2/0.1", "--save", str(saved))
+                     "--leads", "0,0.2,0.2/0.1", "--save", str(saved), "--candidates")
     assert {"bm25", "vector", "lead=0", "lead=0.2", "lead=0.2/0.1"} <= set(data)
     run = json.loads(saved.read_text())
     assert run["benchmark"] == "locomo" and len(run["questions"]) == 6
     assert set(run["ranked"]["lead=0.2"]) == {q["qid"] for q in run["questions"]}
+    # The candidates open with the default's page, so the combiner is judged on what recall
+    # would rank: ordered by their place on it, they give the default's ranking back.
+    for qid, candidates in run["candidates"].items():
+        page = sorted((c for c in candidates if c["default_rr"] > 0),
+                      key=lambda c: -c["default_rr"])
+        assert [k for c in page[:10] for k in c["keys"]] == run["ranked"]["lead=0.2"][qid]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "signet", "bench", "loo", str(saved), "--json"],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    (report,) = json.loads(done.stdout)
+    report, combined = json.loads(done.stdout)
+    assert combined["split"] == "combiner, one LoCoMo conversation out"
+    assert {"combiner (held out)", "lead rule (held out)", "bm25"} <= set(combined["scores"])
+    assert set(combined["against_lead_rule"]) >= {"cat1-4", "adversarial"}
     assert report["split"] == "one LoCoMo conversation out"
     assert set(report["chosen"]) == {"conv-x", "conv-y"}
     assert set(report["chosen"].values()) <= {"lead=0", "lead=0.2", "lead=0.2/0.1"}
@@ -245,7 +254,8 @@ def test_bench_locomo_twice_prints_the_same_bytes(tmp_path: Path) -> None:
     for run in ("a", "b"):
         save = tmp_path / f"{run}.json"
         data = run_bench(tmp_path, "locomo", "--file", str(sample), "--mode", "all",
-                         "--cache", str(tmp_path / "cache"), "--save", str(save), "--no-timings")
+                         "--cache", str(tmp_path / "cache"), "--save", str(save), "--no-timings",
+                         "--candidates")
         assert "latency_ms" not in data and data["ingest"] == {"docs": 18}
         outputs.append((json.dumps(data), save.read_bytes()))
     assert outputs[0] == outputs[1]

@@ -14,7 +14,7 @@ import json
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,9 @@ class Run:
     benchmark: str
     questions: list[BenchQuestion]
     ranked: dict[str, dict[str, list[str]]]
+    # Each question's candidates and their features (recall/combine.py), when saved with
+    # --candidates (bench/combiner_fit.py reads them).
+    candidates: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def leads(self) -> list[str]:
@@ -46,7 +49,8 @@ class Run:
 
 
 def save(path: Path, benchmark: str, questions: Sequence[BenchQuestion],
-         ranked: Mapping[str, Mapping[str, list[str]]]) -> None:
+         ranked: Mapping[str, Mapping[str, list[str]]],
+         candidates: Mapping[str, list[dict[str, Any]]] | None = None) -> None:
     """Write a run for this report (JSON)."""
     data = {
         "benchmark": benchmark,
@@ -56,6 +60,7 @@ def save(path: Path, benchmark: str, questions: Sequence[BenchQuestion],
             for q in questions
         ],
         "ranked": {mode: dict(by_question) for mode, by_question in ranked.items()},
+        "candidates": dict(candidates or {}),
     }
     path.write_text(json.dumps(data), "utf-8")
 
@@ -68,7 +73,8 @@ def load(path: Path) -> Run:
                           frozenset(q["quoted"]))
             for q in data["questions"]
         ]
-        return Run(str(data["benchmark"]), questions, data["ranked"])
+        return Run(str(data["benchmark"]), questions, data["ranked"],
+                   data.get("candidates", {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InvalidInput(f"{path}: not a saved benchmark run ({exc})") from exc
 
@@ -113,14 +119,14 @@ def report(run: Run, held_out: Mapping[str, list[str]], chosen: Mapping[str, str
         )
         for group in groups
     }
-    against = {group: {m: _against(run, held_out, qids, m) for m in SINGLE if m in tables}
-               for group, qids in groups.items()}
+    noises = {group: {m: against(run, held_out, qids, m) for m in SINGLE if m in tables}
+              for group, qids in groups.items()}
     noise = {group: max(by_mode.values(), key=lambda n: n["strength"])
-             for group, by_mode in against.items()}
+             for group, by_mode in noises.items()}
     within = {
         group: all(
-            _within(metric, against[group][m])
-            for metric in TOP for m in against[group]
+            _within(metric, noises[group][m])
+            for metric in TOP for m in noises[group]
             if tables[HELD_OUT][group][metric] + 1e-9 < tables[m][group][metric]
         )
         for group, ok in meets.items() if not ok
@@ -134,7 +140,7 @@ BOOTSTRAP = 1000
 NOISE_P = 0.05
 
 
-def _against(run: Run, held_out: Mapping[str, list[str]], qids: Sequence[str],
+def against(run: Run, held_out: Mapping[str, list[str]], qids: Sequence[str],
              single: str) -> dict[str, Any]:
     """Against one single mode: Hit@1 flips each way with the exact two-sided sign test of
     them, and the paired bootstrap 95% interval of the default's MRR minus that mode's."""

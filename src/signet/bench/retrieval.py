@@ -37,6 +37,7 @@ from signet.ids import seeded_ids
 from signet.pipeline.vocab_hints import VocabularyHints
 from signet.providers.embedder import Embedder
 from signet.providers.embedding_cache import CachedEmbedder
+from signet.recall import combine
 from signet.services.providers import configured_embedder
 from signet.services.store_backend import scratch_store_url
 from signet.types import RecallQuery, RecallResponse
@@ -63,6 +64,8 @@ class BenchResult:
     # Per mode (and fusion variant), each question's ranked doc keys (bench/loo.py reads them).
     ranked: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
     questions: list[BenchQuestion] = dataclasses.field(default_factory=list)
+    # With `candidates`: each question's candidates (recall/combine.py), for bench/combiner_fit.py.
+    candidates: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
 
     def to_json(self, timings: bool = True) -> dict[str, Any]:
         """`timings` False leaves out latencies and ingest times, the only parts of the output
@@ -114,18 +117,21 @@ def run(
     store_url: str | None = None,
     leads: Sequence[float | tuple[float, float]] = (),
     llm: SessionCachedLLM | None = None,
+    candidates: bool = False,
 ) -> BenchResult:
     """Run the benchmark over `docs` and `questions`. `hints` runs the hints worker after ingest;
     `after_ask` is called per group after the modes were asked (bench/injection.py); `cache` is
     the embedding cache folder; `observe` sees every response and the `negatives` are asked in
     every store; `store_url` a PostgreSQL server for scratch databases; `leads` extra hybrid
     variants for bench/loo.py; `llm` runs the whole write path through a model
-    (bench/llm_cache.py)."""
+    (bench/llm_cache.py); `candidates` keeps each question's candidates for the combiner's fit
+    (bench/combiner_fit.py)."""
     ranked: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     pairs = [x if isinstance(x, tuple) else (x, 0.0) for x in leads]
     variants = {variant_name(*x): x for x in pairs}
     ranked.update({name: {} for name in variants})
+    found: dict[str, list[dict[str, Any]]] = {}
     ingest = {"docs": 0.0, "seconds": 0.0}
     by_group: dict[str, list[BenchDoc]] = {}
     for doc in docs:
@@ -177,6 +183,8 @@ def run(
                     recaller = app.recaller.respec(lexical_lead=lexical, dense_lead=dense)
                     _ask(app, asked, "hybrid", keys_of, depth, ranked[name], [],
                          recall=recaller.recall)
+                if candidates:
+                    found.update(_candidates(app, asked, keys_of))
                 if after_ask is not None:
                     after_ask(app, asked, keys_of)
     results = {m: score(questions, ranked[m], groups) for m in ranked}
@@ -184,7 +192,29 @@ def run(
         m: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for m, v in latencies.items() if v
     }
     ingest["per_second"] = ingest["docs"] / ingest["seconds"] if ingest["seconds"] else 0.0
-    return BenchResult(results, latency, ingest, ranked=ranked, questions=list(questions))
+    return BenchResult(results, latency, ingest, ranked=ranked, questions=list(questions),
+                       candidates=found)
+
+
+def _candidates(
+    app: SignetApp, questions: Sequence[BenchQuestion], keys_of: dict[str, list[str]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each question's candidates as the combiner sees them (recall/combine.py): the default
+    hybrid page and the dense-heavy one, each `combine.CANDIDATES` deep; per candidate its doc
+    keys (quoted ones left out, as scoring leaves them) and its features."""
+    plain = app.recaller
+    wide = plain.respec(lexical_lead=0.0, fixed_share=combine.WIDE_SHARE)
+    out = {}
+    for question in questions:
+        query = RecallQuery(question.text, limit=combine.CANDIDATES, mode="hybrid")
+        rows = combine.candidates(question.text, plain.recall(query).hits,
+                                  wide.recall(query).hits)
+        out[question.qid] = [
+            {"keys": [k for k in keys_of.get(hit.memory.id, []) if k not in question.quoted],
+             **features}
+            for hit, features in rows
+        ]
+    return out
 
 
 def variant_name(lead: float, dense: float = 0.0) -> str:

@@ -84,12 +84,18 @@ def _parse_leads(leads: str) -> list[tuple[float, float]]:
     return values
 
 
+_candidates = click.option(
+    "--candidates", is_flag=True, help="With --save: also keep each question's candidates and"
+    " their features (the default and a dense-heavy hybrid page), for the combiner's fit in"
+    " `signet bench loo`.")
+
+
 def _save_run(path: Path | None, benchmark: str, result: Any) -> None:
     if path is None:
         return
     from signet.bench import loo
 
-    loo.save(path, benchmark, result.questions, result.ranked)
+    loo.save(path, benchmark, result.questions, result.ranked, result.candidates)
 
 
 def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
@@ -141,6 +147,7 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
 @_store_url
 @_leads
 @_save
+@_candidates
 @_no_timings
 @_json
 @click.pass_context
@@ -148,7 +155,7 @@ def locomo(
     ctx: click.Context, path: Path | None, mode: str, limit: int | None, long_queries: bool,
     turns: int, inject: bool, negatives: Path | None, rows: Path | None, embedder: str,
     cache: Path | None, no_cache: bool, backend: str, store_url: str | None, leads: str,
-    save: Path | None, no_timings: bool, as_json: bool,
+    save: Path | None, candidates: bool, no_timings: bool, as_json: bool,
 ) -> None:
     """LoCoMo: one store per conversation, each turn a memory; Hit@k per category (and, with
     --inject, what the prompt hook injects)."""
@@ -169,7 +176,7 @@ def locomo(
     result = retrieval.run_locomo(
         path, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         cache=_cache_dir(cache, no_cache), long_queries=turns if long_queries else 0,
-        after_ask=injector, store_url=url, leads=_parse_leads(leads),
+        after_ask=injector, store_url=url, leads=_parse_leads(leads), candidates=candidates,
         embedder=None if embedder == "none" else "config",
     )
     _save_run(save, "locomo-long" if long_queries else "locomo", result)
@@ -209,6 +216,7 @@ def locomo(
 @_store_url
 @_leads
 @_save
+@_candidates
 @click.option("--llm", "llm_provider", type=click.Choice(LLM_CHOICES), default=None,
               help="Run the whole write path (extraction, decisions, graph, hints) through this"
                    " provider, one session at a time, its replies cached per session (resumable;"
@@ -235,7 +243,8 @@ def memaware(
     ctx: click.Context, sessions: Path | None, questions: Path | None, mode: str,
     limit: int | None, hints: bool, inject: bool, negatives: Path | None, rows: Path | None,
     as_transcripts: bool, embedder: str, cache: Path | None, no_cache: bool, backend: str,
-    store_url: str | None, leads: str, save: Path | None, llm_provider: str | None,
+    store_url: str | None, leads: str, save: Path | None, candidates: bool,
+    llm_provider: str | None,
     llm_model: str, llm_base_url: str, llm_command: str, llm_api_key_env: str,
     llm_timeout_ms: int, llm_max_calls_per_hour: int, llm_cache: Path | None,
     first_sessions: int | None,
@@ -276,6 +285,7 @@ def memaware(
         sessions, questions, retrieval.parse_modes(mode), limit=limit, progress=_progress,
         hints=hints, after_ask=injector, cache=_cache_dir(cache, no_cache), store_url=url,
         leads=_parse_leads(leads), embedder=None if embedder == "none" else "config",
+        candidates=candidates,
         llm=llm, first_sessions=first_sessions,
     )
     if llm is not None:
@@ -937,8 +947,16 @@ def writer_bench(
 @click.pass_context
 def loo(ctx: click.Context, runs: tuple[Path, ...], as_json: bool) -> None:
     """Leave-one-out for the query-adaptive fusion over runs saved with --leads and --save:
-    one LoCoMo conversation out, one benchmark out, the long-query form."""
+    one LoCoMo conversation out, one benchmark out, the long-query form. Runs saved with
+    --candidates also judge the learned combiner so (bench/combiner_fit.py)."""
+    from signet.bench import combiner_fit
     from signet.bench import loo as loo_report
 
-    found = loo_report.reports([loo_report.load(path) for path in runs])
-    _emit(ctx, as_json, found, loo_report.format_reports(found))
+    loaded = [loo_report.load(path) for path in runs]
+    found = loo_report.reports(loaded)
+    text = loo_report.format_reports(found)
+    if any(run.candidates for run in loaded):
+        combined = combiner_fit.reports(loaded)
+        found += combined
+        text += "\n" + combiner_fit.format_reports(combined)
+    _emit(ctx, as_json, found, text)

@@ -319,10 +319,12 @@ class Recaller:
         flat = {n: r for n, r in found.rankings.items() if n not in graph_names}
         mark = time.perf_counter()
         terms = self._terms(reader, query)
-        share = fuse.dense_share(
-            found.raw, len(query.query.split()), self.spec.lexical_lead, self.spec.lead_query_words,
-            self.spec.dense_lead,
-        )
+        share = self.spec.fixed_share
+        if share is None:
+            share = fuse.dense_share(
+                found.raw, len(query.query.split()), self.spec.lexical_lead,
+                self.spec.lead_query_words, self.spec.dense_lead,
+            )
         fused = self._fuse(flat, share)
         graph = self._fuse({n: r for n, r in found.rankings.items() if n in graph_names})
         graph_only = {m: s for m, s in graph.items() if m not in fused}

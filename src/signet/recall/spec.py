@@ -110,6 +110,9 @@ class RankingSpec:
     lexical_lead: float = LEXICAL_LEAD
     dense_lead: float = DENSE_LEAD
     lead_query_words: int = LEAD_QUERY_WORDS
+    # The dense channels' share fixed for every query, whatever its evidence (None: from the
+    # evidence). The benchmarks ask a dense-heavy fusion so to gather the channels' candidates.
+    fixed_share: float | None = None
 
     def __post_init__(self) -> None:
         # A caller's dict is copied and made read-only: the spec cannot change under recall.
