@@ -1,10 +1,9 @@
-"""Accesses recorded off the read path: an in-process buffer written by the one writer.
-
-An access (a `get`, a used recall result, positive feedback) raises `access_count` and sets
-`last_accessed`. A read must never wait for the writer, so `record(ids)` only adds to a buffer; a
-flusher thread writes it in one transaction `interval_s` after the first pending access (on
-PostgreSQL through `add_accesses`, so daemons' counts add up). A failed flush keeps them; kill -9
-loses at most one interval; past `max_pending` memories new ones count in `dropped`.
+"""Accesses recorded off the read path: an in-process buffer written by the one writer. An access (a
+`get`, a used recall result, positive feedback) raises `access_count` and sets `last_accessed`;
+`record(ids)` only adds to a buffer, and a flusher thread writes it in one transaction
+`interval_s` later (on PostgreSQL through `add_accesses`, so daemons' counts add up). A failed
+flush keeps them; kill -9 loses at most one interval; past `max_pending` memories the rest count
+in `dropped`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The lexical channel's BM25 top k at scale: FTS5's own formula over postings held in memory.
 
-FTS5's `bm25()` scores every row a query's terms match, half of a default recall at 100k memories.
-Here the common terms' postings are held in numpy and scored a term at a time, a rare term's
-contribution taken from FTS5 itself; the sum equals FTS5's to the last bit (the tests compare).
-Triggers log changed rowids in `lexical_log`, which a search replays first, so nothing is written on
-the read path; a trimmed log or disagreeing totals rebuild it. `search` returns None when it cannot
-answer exactly, and the caller runs FTS5's query.
+FTS5's `bm25()` scores every matching row, half of a default recall at 100k memories. Here the
+common terms' postings are held in numpy and scored a term at a time, a rare term's contribution
+taken from FTS5 itself; the sum equals FTS5's to the last bit (the tests compare). Triggers log
+changed rowids in `lexical_log`, which a search replays first, so the read path writes nothing.
+`search` returns None when it cannot answer exactly, and the caller runs FTS5's query.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""The writer's queue: whose write transaction runs next, in arrival order, in two lanes.
-
-With a plain lock a worker that commits and asks again can win over and over while a request waits.
-`WriteQueue` hands the turn over in arrival order, every waiting FOREGROUND write (a request's)
-before every BACKGROUND one (workers, flushes, retention), so a request waits at most for the
-running transaction; a background write waiting `background_max_wait_s` goes next, so workers are
-never starved. The caller's own thread runs its transaction; a nested `write_tx()` is a savepoint
-and does not queue. `stats()` counts each lane's turns and the seconds they waited for the slot
-and held it (the daemon's /metrics), so a slow write can be told apart.
+"""The writer's queue: whose write transaction runs next, in arrival order, in two lanes. With a
+plain lock a worker that commits and asks again can win over and over while a request waits; here
+every waiting FOREGROUND write (a request's) goes before every BACKGROUND one (workers, flushes,
+retention), and a background write waiting `background_max_wait_s` goes next, so workers are
+never starved. The caller's thread runs its transaction; a nested `write_tx()` is a savepoint and
+does not queue. `stats()` counts each lane's turns and the seconds they waited for and held the
+slot (the daemon's /metrics).
 """
 
 from __future__ import annotations
