@@ -1,10 +1,8 @@
-"""Skills as procedural memory: the `skills/` folder (the source of truth) and `skill_meta`.
-
-A skill is `skills/<name>/SKILL.md` with YAML front matter. `reconcile` gives a new skill a row and
-one `procedural` memory so recall surfaces it, updates it when the file changes, forgets it when the
-folder goes, and reports a file that does not parse. Each reconcile sets importance to `decay_rate
-** days` since last use: decay only reorders. Installing takes a local folder or archive; there is
-no network catalogue.
+"""Skills as procedural memory: the `skills/` folder (the source of truth) and `skill_meta`. A skill
+is `skills/<name>/SKILL.md` with YAML front matter; `reconcile` gives it a row and one
+`procedural` memory so recall surfaces it, updates that when the file changes, forgets it when
+the folder goes, and reports a file that does not parse. Importance is `decay_rate ** days` since
+last use: decay only reorders. Installing takes a local folder or archive only.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Local operational telemetry: latency histograms, usage counters and an error ring buffer, in this
-process's memory only.
-
-Requests are keyed by route template, never the concrete path, so ids cannot multiply the keys; LLM
-calls by provider and model (`record_llm`). Only names and numbers are kept, never a prompt, query,
-content or error message, so the whole state may be shown to the diagnostics permission. Histograms
-have fixed log-spaced buckets (8 per decade, 0.1 ms to 100 s): constant memory, quantiles exact to
-within one bucket.
+process's memory only. Requests are keyed by route template, so ids cannot multiply the keys; LLM
+calls by provider and model (`record_llm`). Only names and numbers are kept, never content or
+error messages, so the diagnostics permission may see it all. Histograms have fixed log-spaced
+buckets (8 per decade, 0.1 ms to 100 s): constant memory, quantiles exact to within one bucket.
 """
 
 from __future__ import annotations

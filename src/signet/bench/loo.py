@@ -1,11 +1,9 @@
-"""`signet bench loo`: leave-one-out for the query-adaptive fusion's lexical lead.
-
-Input: runs saved by `signet bench locomo|memaware --leads ... --save FILE`. For each split (one
-LoCoMo conversation out, one benchmark out, and LoCoMo to its long-query form) the lead is chosen on
-the training questions by Hit@1 + MRR and only the held-out rankings are scored, beside bm25, vector
-and fixed-weight hybrid. Each verdict carries the noise: the Hit@1 flips (exact sign test) and a
-seeded paired-bootstrap 95% interval of the MRR difference; a difference inside the noise is no gain
-and no loss.
+"""`signet bench loo`: leave-one-out for the query-adaptive fusion's lexical lead, over runs saved
+by `signet bench locomo|memaware --leads ... --save FILE`. Per split (one LoCoMo conversation
+out, one benchmark out, LoCoMo to its long-query form) the lead is chosen on the training
+questions and only held-out rankings are scored, beside bm25, vector and fixed-weight hybrid,
+with the noise: Hit@1 flips (exact sign test) and a seeded bootstrap interval of the MRR
+difference.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Speed benchmarks on a synthetic corpus: remember and recall latency per mode, ingest throughput,
-database size and peak memory.
-
-The corpus is seeded: unique 10-25 word sentences from a Zipf vocabulary; half the queries
-paraphrase a stored sentence. With `entities` a knowledge graph comes along (bench/graph_corpus.py)
-and traversal's own cost is reported. At a million memories the bundled model would take hours, so
-the scale bench may store the `hash` embedder's 384-dimension vectors (real index sizes) and time
-the bundled model's query embedding apart (`query_embedding_ms`). `checkpoints` time every mode
-again as the ingest passes those sizes.
+"""Speed benchmarks on a seeded synthetic corpus (unique 10-25 word sentences from a Zipf
+vocabulary; half the queries paraphrase one): remember and recall latency per mode, ingest
+throughput, database size and peak memory. With `entities` a knowledge graph comes along
+(bench/graph_corpus.py). At a million memories the scale bench may store the `hash` embedder's
+384-dimension vectors and time the bundled model's query embedding apart (`query_embedding_ms`);
+`checkpoints` time every mode again as the ingest passes those sizes.
 """
 
 from __future__ import annotations

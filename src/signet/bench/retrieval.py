@@ -1,10 +1,8 @@
 """The retrieval benchmarks: ingest through the real remember path, ask every question through the
-real recall, score per category or tier, all modes side by side.
-
-Each group goes into a fresh workspace with the bundled model and no LLM (or a scratch PostgreSQL
-database with `store_url`). A doc's key is its memory's `source_id`. Runs repeat exactly: each
-group's clock stands at `BENCH_NOW`, its ids come from a generator seeded by the group's index, and
-accesses are recorded before each mode is asked.
+real recall, score per category or tier, all modes side by side. Each group gets a fresh
+workspace with the bundled model and no LLM (or a scratch PostgreSQL database); a doc's key is
+its memory's `source_id`. Runs repeat exactly: the clock stands at `BENCH_NOW`, ids come from a
+generator seeded per group, and accesses are recorded before each mode is asked.
 """
 
 from __future__ import annotations

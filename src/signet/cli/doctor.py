@@ -1,10 +1,10 @@
 """`signet doctor`: is the memory on for this workspace, and if not, what to run.
 
 Each check (workspace, daemon, hooks and MCP entry per harness, mcp, spool, hook failures) gives
-`ok`, `warn`, `fail` or `info`, a line of detail and, when not ok, the fix. The daemon counts only
-when its pid is this workspace's; hooks are read back from the files `signet connect` writes; the
-MCP entry is spawned as a harness would and timed to `tools/list`. Nothing is changed and no daemon
-is started. The exit code is 1 when a check fails (warnings do not count), so scripts can ask it.
+`ok`, `warn`, `fail` or `info`, a line of detail and the fix. A daemon counts only when its pid is
+this workspace's; hooks are read back from the files `signet connect` writes; the MCP entry is
+spawned as a harness would. Nothing is changed and no daemon started; the exit code is 1 when a
+check fails.
 """
 
 from __future__ import annotations

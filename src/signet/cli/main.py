@@ -1,11 +1,10 @@
 """The `signet` command: a click group whose commands parse, make one client call and format.
 
 `SignetGroup.invoke` translates errors in one place: a `SignetError` (or a path's `OSError`) becomes
-its message on stderr and exit code 1 (click keeps 2 for usage errors); with `--json` anywhere on
-the line it is `{"error", "code"}` JSON. `COMMANDS` maps each command to the "module:attribute"
-defining it and its help line, and a module is imported only when its command runs, so `signet
---help` imports neither the app nor numpy, and `signet recall` only the client side. Adding a
-command is one line in the table.
+its message on stderr and exit code 1 (click keeps 2 for usage errors), as `{"error", "code"}` JSON
+with `--json`. `COMMANDS` maps each command to the "module:attribute" defining it and its help line;
+a module is imported only when its command runs, so `signet --help` stays fast. Adding a command is
+one line in the table.
 """
 
 from __future__ import annotations

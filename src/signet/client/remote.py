@@ -1,10 +1,8 @@
-"""`signet.Client`: a running daemon's HTTP API as typed Python methods.
-
-The one client outside the daemon: scripts, the CLI (as actor "cli") and MCP stdio (actor "mcp").
-Each method is one request; the answer is the contract's JSON (docs/api.md) typed by
-`signet.client.wire`, and an error is raised as the `SignetError` subclass owning its code. The
-daemon is an explicit `url` and `token`, or a workspace's (`Client.for_workspace()`), resolved as
-the CLI does. The transport is `http.client` (client/http.py), so importing this costs almost
+"""`signet.Client`: a running daemon's HTTP API as typed Python methods, for scripts, the CLI (actor
+"cli") and MCP stdio (actor "mcp"). Each method is one request answering the contract's JSON
+(docs/api.md) typed by `signet.client.wire`; an error is raised as the `SignetError` subclass
+owning its code. The daemon is an explicit `url` and `token`, or a workspace's
+(`Client.for_workspace()`); the transport is `http.client`, so importing this costs almost
 nothing.
 """
 

@@ -1,11 +1,8 @@
-"""The folder connector: a folder of notes (an Obsidian vault, a docs tree) kept in sync as
-documents, incrementally.
-
-`cursor_json` keeps each file's mtime, size and document id; a sync registers new and changed files
-through the document service (adopting ones `signet ingest` already indexed) and deletes the
-documents of files that are gone, its own only. A connector from a bundle arrives disabled, and a
-link leading outside the folder is skipped, so neither makes the daemon read a path someone else
-chose. Syncs run on demand and every `documents.connector_sync_interval_ms`.
+"""The folder connector: a folder of notes kept in sync as documents, incrementally. `cursor_json`
+keeps each file's mtime, size and document id; a sync registers new and changed files through the
+document service and deletes its own documents of files that are gone. A connector from a bundle
+arrives disabled and a link out of the folder is skipped, so neither makes the daemon read a path
+someone else chose. Syncs run on demand and every `documents.connector_sync_interval_ms`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Starting, stopping and finding the daemon of a workspace.
-
-The daemon holds an exclusive `flock` on `<workspace>/.daemon/pid` while it runs. The lock, not the
-pid, says whether a daemon is alive: the kernel drops it however the process dies, so a stale pid
-file is recognised and two daemons never serve one workspace. `start_background` spawns `signet
-daemon start --foreground` in its own session and waits until `/health` answers with the child's
-pid; `stop` sends SIGTERM and waits for the lock to drop.
+"""Starting, stopping and finding the daemon of a workspace. The daemon holds an exclusive `flock`
+on `.daemon/pid` while it runs; the lock, not the pid, says whether one is alive, since the
+kernel drops it however the process dies, and two daemons never serve one workspace.
+`start_background` spawns `signet daemon start --foreground` in its own session and waits for
+`/health` to answer with the child's pid; `stop` sends SIGTERM and waits for the lock.
 """
 
 from __future__ import annotations

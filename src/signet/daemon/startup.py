@@ -1,13 +1,11 @@
 """The daemon's start: the store open and `/health` answering first, the rest behind it.
 
-`run(config)` binds first (a busy port is a clear error), opens the SignetApp and ensures the
-install token, so whatever can refuse a start does so before anything answers. It then serves
-`StartingGate`, answering `/health` while a thread builds the API, MCP server, dashboard and
-workers; every other request waits for the API, so a client that saw `/health` is never refused for
-being early. This module imports neither FastAPI nor the routes, which take seconds. A failed build
-stops the server and `run` raises it. uvicorn re-raises SIGTERM/SIGINT after a graceful stop;
-`run`'s handler turns that into SystemExit so the `finally` that stops the workers and closes the
-store always runs.
+`run(config)` binds, opens the SignetApp and ensures the install token first, so whatever can refuse
+a start does so before anything answers. It then serves `StartingGate`, answering `/health` while a
+thread builds the API, MCP server, dashboard and workers; other requests wait for the API, so a
+client that saw `/health` is never refused for being early. This module imports neither FastAPI nor
+the routes, which take seconds. uvicorn re-raises SIGTERM/SIGINT after a graceful stop; `run` turns
+that into SystemExit so the `finally` that stops the workers and closes the store always runs.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """Fetching a document from a URL without becoming a server-side request forgery tool.
 
-Off unless `documents.url_fetch_enabled`. Every hop (redirects are followed by hand, at most
-`max_redirects`) must be http(s) to a host whose every resolved address is public, unless the host
-is in `documents.fetch_allowed_hosts`; the answer must be a supported content type no larger than
-`documents.fetch_max_bytes`, read as a stream whatever Content-Length claims.
-`documents.fetch_timeout_ms` is one deadline for the whole fetch, enforced by shutting the sockets,
-so a server trickling bytes cannot hold the worker. DNS rebinding between check and request is the
-residual risk; the allow-list keeps it to listed hosts.
+Off unless `documents.url_fetch_enabled`. Every hop (redirects followed by hand, at most
+`max_redirects`) must be http(s) to a host whose every address is public, unless listed in
+`documents.fetch_allowed_hosts`; the answer must be a supported type within
+`documents.fetch_max_bytes`, read as a stream. `documents.fetch_timeout_ms` is one deadline for the
+whole fetch, enforced by shutting the sockets. DNS rebinding between check and request is the
+residual risk, limited to listed hosts.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Traversal-primary recall: memories reached through the knowledge graph's structure rather than
-shared words.
-
-Focal entities are the query's n-grams among the agent's names and aliases (pinned always,
-suppressed never). The walk goes best first through aspects, attributes' source memories, linked
-memories (not a hub's) and, below `max_hops`, the strongest dependencies, bounded by `max_paths` and
-`timeout_ms`. A candidate scores 0.7 x cosine + 0.3 x path strength; those reached only through hops
-stay below the weakest anchored one. Recent paths are kept for desire paths (graph/desire.py).
+shared words. Focal entities are the query's n-grams among the agent's names and aliases (pinned
+always, suppressed never); the walk goes best first through aspects, attributes' source memories,
+linked memories (not a hub's) and, below `max_hops`, the strongest dependencies, within
+`max_paths` and `timeout_ms`. A candidate scores 0.7 x cosine + 0.3 x path strength; hop-only
+ones stay below the weakest anchored one.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""A hook that finds no daemon starts one in the background, so memory does not stay off.
-
-Only when the port refuses the connection (a hung daemon is still a daemon), only for an initialised
-workspace, and one at a time: under a `flock` on `.daemon/autostart.lock` and not again within
-BACKOFF_S, so twenty hooks start one daemon and a failing one is not retried on every prompt. The
-daemon's own pid lock prevents two daemons even if this races. The child is detached and the hook
-does not wait. `SIGNET_AUTOSTART=0` turns it off.
+"""A hook that finds no daemon starts one in the background, so memory does not stay off: only when
+the port refuses the connection, only for an initialised workspace, and one at a time (a `flock`
+on `.daemon/autostart.lock`, not again within BACKOFF_S), so twenty hooks start one daemon and a
+failing one is not retried on every prompt. The daemon's pid lock prevents two daemons even if
+this races. The hook does not wait. `SIGNET_AUTOSTART=0` turns it off.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """Per-memory relevance: how likely a recalled memory is about this prompt, on its own.
 
 A logistic model over the prompt's cosine to the memory and its `margin` above the median cosine of
-the other CANDIDATES (a big store's background is high, a small one's low). Other features are
-computed for the benchmark's `--rows` but weigh 0: they did not hold up across benchmarks.
-
-`select` injects nothing unless the best candidate reaches hooks.min_relevance (this floor alone
-decides false injections); then, in recall's order (which ranks better than the cosine), the
-candidates reaching hooks.min_memory_relevance, at most hooks.prompt_max_memories. The coefficients,
-floors and k come from `signet bench inject-fit` (docs/benchmarks.md). Without vectors the
-probability is recall's coverage-only confidence, against hooks.min_keyword_confidence, as its scale
-is not this model's.
+the other CANDIDATES; other features are computed for `--rows` but weigh 0, as they did not hold up
+across benchmarks. `select` injects nothing unless the best candidate reaches hooks.min_relevance
+(this floor alone decides false injections), then, in recall's order, those reaching
+hooks.min_memory_relevance, at most hooks.prompt_max_memories. The values come from `signet bench
+inject-fit`. Without vectors recall's coverage-only confidence is used, against
+hooks.min_keyword_confidence.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Session-start: what an agent should know before the first prompt, under a token budget.
 
-In order: the identity files (a file still holding its starter text is skipped, except AGENTS.md,
-whose starter text is the instruction to use memory), the head of MEMORY.md, then memories (pinned
-first, then importance x decay, the session's project first) not already in the ledger. Each
-identity file takes at most a quarter of the budget and MEMORY.md a fifth, so memories always get a
-seat. A `clear` or `compact` start resets the ledger; a `resume` start gets nothing, as its
-transcript already holds the first batch.
+In order: the identity files (one still holding its starter text is skipped, except AGENTS.md, whose
+starter text is the instruction to use memory), the head of MEMORY.md, then memories not in the
+ledger (pinned first, then importance x decay, the project first). Each identity file takes at most
+a quarter of the budget and MEMORY.md a fifth, so memories always get a seat. `clear` and `compact`
+starts reset the ledger; a `resume` start gets nothing, its transcript holding the first batch.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Files of the lineage: written whole or not at all, read back tolerant of what a crash leaves.
-
-Every file goes to a temporary name in the same directory, is flushed, then renamed over the target,
-so a killed process leaves the old file and a stray `.tmp-*`, never half a file. A path the database
-holds is relative to the workspace and used only through `workspace_file`, which refuses an absolute
-one, `..`, or a symlink leading outside its folder: a crafted bundle row must not touch files
-elsewhere on the host.
+Every file goes to a temporary name, is flushed and renamed over the target, so a killed process
+leaves the old file and a stray `.tmp-*`. A path the database holds is used only through
+`workspace_file`, which refuses an absolute path, `..` or a symlink leading out of its folder: a
+crafted bundle row must not touch files elsewhere.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
-"""Thread heads: per-topic rolling condensation of session summaries.
-
-A thread is a project, else the entity community most of the session's entities belong to, else
-"general". Every `arc_size` summaries condense into an arc and every `epoch_size` arcs into an
-epoch, keeping what lasts (constraints, decisions, direction changes, the most named entities, the
-newest piece's open questions); each lists what it condenses, making the lineage DAG. The head
-(`signet threads show`) is the newest epoch, the arcs after it and the summaries after those.
+"""Thread heads: per-topic rolling condensation of session summaries. A thread is a project, else
+the entity community most of the session's entities belong to, else "general". Every `arc_size`
+summaries condense into an arc and every `epoch_size` arcs into an epoch, keeping what lasts
+(constraints, decisions, direction changes, the most named entities, the newest open questions)
+and listing what each condenses. The head (`signet threads show`) is the newest epoch, the arcs
+after it and the summaries after those.
 """
 
 from __future__ import annotations

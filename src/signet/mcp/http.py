@@ -1,10 +1,8 @@
-"""MCP over streamable HTTP at `/mcp`, inside the daemon's FastAPI app.
-
-`mount_mcp` adds a `/mcp` route rather than a mount (a mount redirects `/mcp` to `/mcp/`), so it
-runs inside the daemon's middleware and guards; its tools call the daemon's SignetApp in-process.
-With `lazy` the server is built on the first `/mcp` request, as the SDK's import is a large part of
-the start. The SDK's session manager runs within the app's lifespan and only once, so one FastAPI
-app serves once.
+"""MCP over streamable HTTP at `/mcp`, inside the daemon's FastAPI app. `mount_mcp` adds a route
+rather than a mount (a mount redirects `/mcp` to `/mcp/`), so it runs inside the daemon's
+middleware and guards, calling the daemon's SignetApp in-process. With `lazy` the server is built
+on the first `/mcp` request, as the SDK's import is a large part of the start. The SDK's session
+manager runs once, within the app's lifespan.
 """
 
 from __future__ import annotations

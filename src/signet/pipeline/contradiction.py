@@ -1,11 +1,10 @@
 """Does a new statement contradict an old one? A cheap syntactic check first, an LLM second.
 
-A contradiction blocks an update for review instead of letting the newer fact win silently.
-`detect_contradiction` (no LLM) acts only when the sides share two content tokens, scoring a one-
-sided negation, a split antonym pair and a value change under the same predicate;
-`check_contradiction` combines them by noisy-or and, below the threshold with three shared tokens
-and an LLM, asks it once (a failure counts as none). `has_temporal_supersession` spots markers that
-let a newer statement supersede by rule.
+A contradiction sends an update to review instead of letting the newer fact win silently.
+`detect_contradiction` (no LLM) scores a one-sided negation, a split antonym pair and a value change
+under one predicate, when the sides share two content tokens; `check_contradiction` combines them by
+noisy-or and, below the threshold with an LLM, asks it once (a failure counts as none).
+`has_temporal_supersession` spots markers that let a newer statement supersede by rule.
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 `plan_proposal` (no transaction) decides under the flags, checks contradictions and prepares
 content; `apply_plan` (inside the caller's `PipelineTx`) re-reads the target, archives it to the
-cold tier, applies, and records the proposal in history. The first rule that matches decides: shadow
-mode only records; rejected or `none` only records; `add` needs minFactConfidenceForWrite and is a
-duplicate when a live memory has its hash; update and delete also need autonomous.allowUpdateDelete,
-a pinned memory is never deleted, and an update contradicting its target goes to review unless it
-marks itself as superseding. `resolve_review` applies or closes a parked proposal.
+cold tier, applies and records the proposal in history. Shadow mode, rejected and `none` proposals
+only record; `add` needs minFactConfidenceForWrite; update and delete also need
+autonomous.allowUpdateDelete, a pinned memory is never deleted, and an update contradicting its
+target goes to review unless it marks itself as superseding. `resolve_review` applies or closes a
+parked proposal.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""The portable bundle: a folder that `signet import` turns back into the same store on another
-machine, on either backend: `manifest.json`, `tables/NAME.jsonl` (one row per line), `files/` and
-`config/agent.yaml` without inline credentials.
-
-Export reads one transaction into PATH.partial, renamed when complete. Import keeps ids, hashes and
-history, parents first; a memory already held live is skipped with its dependents, so importing
-twice adds nothing. A bundle is not trusted: rows whose path leaves its folder are refused,
-connectors arrive disabled, and what the target has no place for is named (`left_behind`).
+"""The portable bundle: a folder (`manifest.json`, `tables/NAME.jsonl`, `files/`,
+`config/agent.yaml` without inline credentials) that `signet import` turns back into the same
+store on either backend. Export reads one transaction into PATH.partial, renamed when complete.
+Import keeps ids, hashes and history; a memory already held live is skipped with its dependents,
+so importing twice adds nothing. A bundle is not trusted: rows whose path leaves its folder are
+refused and connectors arrive disabled.
 """
 
 from __future__ import annotations

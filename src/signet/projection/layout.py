@@ -1,10 +1,8 @@
 """Laying embeddings out in 2 or 3 dimensions for the dashboard's map: UMAP (the `viz` extra) when
-installed, else PCA, flagged as `"method": "pca"`.
-
-The neighbour graph is built here and passed as `precomputed_knn`, so umap-learn never starts
-pynndescent, whose first JIT compile costs ~40 s: exact for at most 450 points, above that the
-candidates are each point's neighbours along the two axes of a 2-D PCA, picked by true cosine
-distance (linear in n). Coordinates are scaled to [-210, 210] per axis.
+installed, else PCA (`"method": "pca"`). The neighbour graph is built here and passed as
+`precomputed_knn`, so umap-learn never starts pynndescent (a ~40 s JIT compile): exact up to 450
+points, above that the candidates along the two axes of a 2-D PCA, picked by cosine distance.
+Coordinates are scaled to [-210, 210] per axis.
 """
 
 from __future__ import annotations

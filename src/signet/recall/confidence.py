@@ -1,16 +1,11 @@
 """A calibrated confidence per recall result: how likely it is to be what the query asks for.
 
-Fused scores only rank: RRF gives the best result of a store with nothing relevant the same score as
-the best of a store full of answers. Confidence is absolute: a logistic model over two features of
-the result, `coverage` (the IDF-weighted share of the query's COVERAGE_TERMS most informative stems
-found in the memory) and `cosine` (query to memory, or to its source's closest member; clipped at 0,
-absent without an embedder). It was fitted on labelled top-ten results of LoCoMo and MemAware plus
-the stored-nothing queries in `signet/bench/negatives.json`, so 0.3 means about 30% of results like
-this one were gold; `signet bench confidence` refits it.
-
-`AGENT_MIN_CONFIDENCE` is the default floor of agent-facing surfaces (MCP memory_search); the CLI
-and HTTP show everything unless asked (`min_confidence`). Nothing heavy is imported: hooks may
-import this module.
+RRF scores only rank; confidence is absolute. A logistic model over `coverage` (the IDF-weighted
+share of the query's COVERAGE_TERMS most informative stems found in the memory) and `cosine` (to the
+memory, or its source's closest member; absent without an embedder), fitted by `signet bench
+confidence` on labelled LoCoMo and MemAware results and stored-nothing queries: 0.3 means about 30%
+of results like this were gold. `AGENT_MIN_CONFIDENCE` is the default floor of agent-facing surfaces
+(MCP memory_search). Nothing heavy is imported: hooks may import this module.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Conversation context: a memory's evidence spills over to its neighbours in the same session.
 
-A turn such as "Yes, I went last week!" answers the turn before it, and a later query's words are in
-that question. So a channel's score for a memory lifts its neighbours: score'(m) = score(m) + weight
-* max(relative score of its neighbours). Neighbours are the memories written just before and after
-by the same agent in the same `session_id` or `source_id`, at most NEIGHBOUR_GAP apart in event
-time; memories with neither share no context. The store chooses them (`store.neighbours.chosen`).
-Recall reports the lift apart as `context`, never as the memory's own lexical or semantic evidence.
+A turn such as "Yes, I went last week!" answers the turn before it, whose words a later query uses.
+So a channel's score lifts a memory's neighbours by `weight` x its relative score. Neighbours are
+the memories written just before and after by the same agent in the same `session_id` or
+`source_id`, at most NEIGHBOUR_GAP apart (`store.neighbours.chosen`). The lift is reported apart as
+`context`, never as the memory's own evidence.
 """
 
 from __future__ import annotations

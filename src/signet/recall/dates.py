@@ -1,9 +1,8 @@
-"""Dates named in a query, as time ranges for the "dated" recall channel.
-
-A question such as "what did Nate do on 25 May, 2022?" matches a memory by when it happened
-(`event_at`, else `created_at`) more than by its words, so recall reruns the lexical search within
-the named day or month as one more channel. Recognised: ISO dates, "25 May 2022", "May 25th, 2022"
-and "May 2022"; a day without a year, or a year alone, is ignored as too vague.
+"""Dates named in a query, as time ranges for the "dated" recall channel: "what did Nate do on 25
+May, 2022?" matches a memory by when it happened (`event_at`, else `created_at`) more than by its
+words, so recall reruns the lexical search within the named day or month. Recognised: ISO dates,
+"25 May 2022", "May 25th, 2022" and "May 2022"; a day without a year, or a year alone, is too
+vague.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """Fusing ranked channels into one score.
 
-Reciprocal rank fusion (the default) sums weight / (k + rank) over the channels that found a memory,
-so BM25 and cosine mix without calibration; the alpha blend of max-scaled scores is an option. RRF
-cannot tell a clear lexical winner from a tie, so `dense_share` fades the dense channels' weight by
-the lexical channel's lead ((best - second) / best BM25) up to `lead`; long prompts are exempt, as a
-quoted turn leads widely without saying anything about the answer. `dense_lead` (0: unused) keeps
-the dense channels at the share their own cosine lead earns, up to DENSE_MAX_SHARE times their
-weight.
+Reciprocal rank fusion (the default) sums weight / (k + rank) over the channels, so BM25 and cosine
+mix without calibration; the alpha blend of max-scaled scores is an option. RRF cannot tell a clear
+lexical winner from a tie, so `dense_share` fades the dense channels by the lexical lead ((best -
+second) / best BM25) up to `lead`, except for long prompts, whose quoted turn leads widely.
+`dense_lead` (0: unused) keeps the dense channels at the share their own cosine lead earns, up to
+DENSE_MAX_SHARE.
 """
 
 from __future__ import annotations

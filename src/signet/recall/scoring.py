@@ -1,11 +1,10 @@
 """Evidence in [0, 1] per channel, and boosts that cannot overturn relevance.
 
-Evidence (docs/api.md): lexical, hint and source are BM25 relative to the channel's best match for
-this query; semantic and source_semantic are cosines clipped at 0; traversal is the graph's score;
-context is the relative score of the neighbour that lent it (recall/context.py). Boosts (rehearsal,
-importance, resolution) say nothing about the query, so `bounded` keeps a result below one it ranked
-under when that one's confidence logit is at least CLEAR_LOGIT higher. Demotions (gravity, hub) are
-not held back.
+Evidence (docs/api.md): lexical, hint and source are BM25 relative to the channel's best match;
+semantic and source_semantic cosines clipped at 0; traversal the graph's score; context the lending
+neighbour's relative score. Boosts (rehearsal, importance, resolution) say nothing about the query,
+so `bounded` keeps a result below one whose confidence logit is at least CLEAR_LOGIT higher and that
+ranked above it. Demotions are not held back.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
-"""Whole-source evidence in recall: the source channel, and one representative per source.
-
-A session's or document's evidence (store/sources.py) must be carried by the same member in every
-channel, or RRF splits it into half-results. The representative is the member the channels already
-rank best, else the first member passing the filters; it takes the source channel's score and, in
-each pooled channel, the source's best score there (max pooling). Other members keep their own
-scores; crowding (recall/pooling.py) keeps them from filling the list.
+"""Whole-source evidence in recall: the source channel, and one representative per source. A
+session's or document's evidence must be carried by the same member in every channel, or RRF
+splits it into half-results: the member the channels already rank best, else the first passing
+the filters. It takes the source channel's score and, in each pooled channel, the source's best
+score there (max pooling); crowding (recall/pooling.py) keeps the other members from filling the
+list.
 """
 
 from __future__ import annotations

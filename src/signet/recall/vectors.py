@@ -2,12 +2,11 @@
 
 The float32 BLOBs are the source of truth; the index is int8 rows rescored exactly
 (`embedding.index: quantized`, the default) or the float32 matrix (`exact`), both returning the
-exact top k. Each search compares the table's change marker (max id, row count) with the one
-loaded: new rows are appended, any other change reloads, so every process reading the database
-stays correct without notifications. From `embedding.ann_min_vectors` vectors on (0: never) the
-index is an HNSW graph (store/ann_index.py) whose shortlist is rescored exactly. The graph is made
-(read back from `ann_file`, or built) on a thread and connection of its own, so no caller waits:
-searches stay exact until it is swapped in. It is saved to `ann_file` after a build and at close.
+exact top k. Each search compares the table's change marker (max id, row count) with the one loaded:
+new rows are appended, any other change reloads, so every process stays correct without
+notifications. From `embedding.ann_min_vectors` vectors on (0: never) an HNSW graph
+(store/ann_index.py) proposes a shortlist rescored exactly; it is made on a thread of its own,
+searches staying exact until it is swapped in, and saved to `ann_file`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The memory service: the one write path of a memory, and its reads, edits and feedback.
 
-`remember` validates, normalises and scopes, then in one transaction inserts the memory (the lexical
-index finds it at once), writes history and enqueues the pipeline's and embed jobs; with
-`embedding.write_path: inline` a local embedder embeds before the transaction. A live duplicate
-returns the existing id; an idempotency key replays the first answer. Every writer (adapters,
-workers, the review queue, batches, skills) comes through here on either backend: the service
-decides, the store seam commits.
+`remember` validates, normalises and scopes, then in one transaction inserts the memory, writes
+history and enqueues the pipeline's and embed jobs (with `embedding.write_path: inline` a local
+embedder embeds first). A live duplicate returns the existing id; an idempotency key replays the
+first answer. Every writer comes through here on either backend: the service decides, the store seam
+commits.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the memory service decides about new memories: whether the pipeline runs and whether a
-memory is extracted (not a fact the pipeline wrote, which would loop, nor a skill's memory), the
-pipeline's status, and `embed_each`. That embeds a batch's distinct texts in one call before any
-transaction, stored or not: vectors are shared by every scope, so skipping stored ones would make
-a write's answer and time depend on other scopes. A provider fault leaves the batch to the embed
-worker.
+memory is extracted (not a pipeline fact, which would loop, nor a skill's memory), and
+`embed_each`, which embeds a batch's distinct texts in one call before any transaction, stored or
+not: vectors are shared by every scope, so skipping stored ones would let a write's answer and
+time depend on other scopes. A provider fault leaves the batch to the embed worker.
 """
 
 from __future__ import annotations

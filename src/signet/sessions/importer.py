@@ -1,11 +1,8 @@
-"""Importing a harness transcript: lossless, idempotent, append-only.
-
-`import_transcript` parses the file (lineage/formats.py) and keeps, under
-`memory/transcripts/{harness}/`, the cleaned conversation as JSONL and the original byte for byte
-(`raw/`). Re-importing the same or a shorter version changes nothing; a longer one appends; one that
-differs inside the stored part keeps the stored messages, appends the new tail ("diverged") and
-keeps the other original beside. Files are written whole before the row pointing at them commits;
-across daemons a second creation is a Conflict and the hook's retry appends.
+"""Importing a harness transcript: lossless, idempotent, append-only. `import_transcript` keeps,
+under `memory/transcripts/{harness}/`, the cleaned conversation as JSONL and the original byte
+for byte. The same or a shorter version changes nothing; a longer one appends; one that differs
+inside the stored part appends its new tail ("diverged") and keeps the other original beside.
+Files are written whole before the row pointing at them commits.
 """
 
 from __future__ import annotations

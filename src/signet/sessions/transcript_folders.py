@@ -1,10 +1,8 @@
-"""The folders where each harness keeps its own transcripts, and whether a path lies inside one.
-
-The daemon reads a hook's `transcript_path` with its own rights, so for a caller without admin the
-read is confined to these folders, judged after resolving every symlink and `..`: a token cannot
-make it read ~/.ssh by naming it, linking it or climbing out. Cursor's are only `agent-
-transcripts/`, as its project folders also hold terminal output and tool results. The environment is
-the daemon's, read at each call.
+"""The folders where each harness keeps its own transcripts, and whether a path lies inside one. The
+daemon reads a hook's `transcript_path` with its own rights, so for a caller without admin the
+read is confined to these folders, judged after resolving every symlink and `..`. Cursor's are
+only `agent-transcripts/`, as its project folders also hold terminal output and tool results. The
+environment is the daemon's, read at each call.
 """
 
 from __future__ import annotations

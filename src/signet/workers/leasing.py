@@ -1,9 +1,8 @@
-"""What every job worker does around its own work: lease a job, and fail it well.
-
-The lease is its own short transaction, the slow work runs with none open, and the job ends in the
-transaction that writes its results. A raising work fails the job (pending again after min(1 s *
-2^(attempt-1), 30 s), or dead on the last attempt, when `on_dead` runs in the same transaction). A
-rate-limited LLM is no failure: the job is released and the worker pauses.
+"""What every job worker does around its own work: lease a job, and fail it well. The lease is its
+own short transaction, the work runs with none open, and the job ends in the transaction writing
+its results. A raising work fails the job (pending again after min(1 s * 2^(attempt-1), 30 s), or
+dead on the last attempt, when `on_dead` runs in the same transaction); a rate-limited LLM
+releases the job and pauses the worker.
 """
 
 from __future__ import annotations
