@@ -1,23 +1,12 @@
 """A learned per-candidate combiner, fitted offline and judged held out as the lead rule is.
 
-Input: runs saved by `signet bench locomo|memaware --leads ... --candidates --save FILE`: each
-question's candidates (recall/combine.py: the union of the default hybrid page and a
-dense-heavy one) with their features and doc keys. The combiner is a line over the features;
-a question's ranking is its candidates sorted by that score (ties keep the default page's
-order), cut where the benchmark cuts recall's page, so a combiner is scored offline exactly as
-recall would rank with it.
-
-The fit is listwise: the softmax of the scores over one question's candidates, maximising the
-log of the probability it puts on a gold candidate (the questions with one among the
-candidates), with a ridge on the standardised weights; plain gradient descent from zero, so the
-same questions give the same weights (numpy, no other library). The held-out splits are
-bench/loo.py's: one LoCoMo conversation out, one benchmark out both ways, the long-query form;
-each report has the noise against the best single mode, and beside it the lead rule held out
-(the same split's choice) with the noise of the combiner against it.
-
-The combiner's probability also says whether the first hit is gold: its softmax share of the
-top candidate, and a pointwise logistic fit on the same features (the probability that one
-candidate is gold, read at the top candidate). Their AUC over the held-out questions is given.
+Input: runs saved by `signet bench locomo|memaware --leads ... --candidates --save FILE`. A
+question's ranking is its candidates sorted by a linear score, cut where the benchmark cuts recall's
+page, so it is scored exactly as recall would rank. The fit is listwise (softmax over a question's
+candidates, the log probability of a gold one, ridge on standardised weights), by plain gradient
+descent from zero, so it is deterministic. The splits and noise are bench/loo.py's, with the lead
+rule held out beside it. The AUC of whether the first hit is gold is reported for the softmax share
+and a pointwise logistic fit.
 """
 
 from __future__ import annotations

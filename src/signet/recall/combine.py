@@ -1,21 +1,13 @@
 """A per-candidate view of one query's ranking: what a learned combiner would read.
 
-The candidates are the union of two pages recall ranks from the same channels: the default
-fusion's (the lexical lead rule, recall/fuse.py) and a dense-heavy one (the dense channels at
-the lexical channel's weight), so each channel's best matches are there whichever the rule
-favoured. Each candidate gets numbers from its evidence (recall/scoring.py): its place on both
-pages, its relative BM25 (own, whole source, hints), its cosine and dense rank, the graph's and
-the conversation context's part, the query terms it holds, whether both sides found it, its
-length; and a few products with the query's evidence (its length, each side's lead), since a
-linear score over one query's candidates cannot use what is the same for all of them.
-
-What a combiner reads (`MODEL`, by `model_inputs`) leaves the channel-specific numbers out:
-the lexical side is the best of a candidate's own, whole-source and hint BM25, and each side's
-rank is its rank among the candidates, so a memory found as a turn and one found as a window of
-a session read alike (a fit on one kind of store otherwise learns which channel carries the
-evidence there, and fails on the other). `linear` scores them with a handful of coefficients; the benchmarks fit those offline and
-judge them held out (bench/combiner_fit.py). Recall does not rank by it: held out it won within
-LoCoMo and lost across benchmarks and on long prompts (docs/benchmarks.md).
+The candidates are the union of the default fusion's page and a dense-heavy one, so each channel's
+best matches are there. Each gets numbers from its evidence (ranks, relative BM25, cosine, graph and
+context parts, query terms held, length) and products with the query's own evidence, since a linear
+score over one query's candidates cannot use what is the same for all of them. `MODEL`
+(`model_inputs`) leaves channel-specific numbers out, so a memory found as a turn and one found as a
+window read alike and a fit does not learn one store's channel. `linear` scores them; the fit is
+offline (bench/combiner_fit.py). Recall does not rank by it: held out it lost across benchmarks and
+on long prompts (docs/benchmarks.md).
 """
 
 from __future__ import annotations
