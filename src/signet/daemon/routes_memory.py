@@ -89,14 +89,7 @@ def _recall(
     return JSONResponse(response.to_dict())
 
 
-@router.get("/memory/search", response_model=RecallOut)
-def search(
-    app: App,
-    principal: Recalls,
-    actor: CallerActor,
-    q: str,
-    limit: Annotated[RecallLimit | None, Query(description="Default: search.default_limit.")] = None,
-    mode: RecallMode | None = Query(None, description="Default: search.default_mode (full)."),
+def _filter_query(
     type: str | None = None,
     tags: str | None = Query(None, description="Comma-separated."),
     who: str | None = None,
@@ -104,17 +97,32 @@ def search(
     since: IsoTime | None = None,
     until: IsoTime | None = None,
     pinned: bool | None = None,
-    importance_min: float | None = None,
     community: str | None = Query(None, pattern=NOT_BLANK, description="A community id or name."),
     agent: str | None = Query(None, max_length=200, description="An agent id."),
+) -> RecallFiltersBody:
+    """The filters GET /api/memory/search and GET /api/memories take as query parameters."""
+    return RecallFiltersBody(type=type, tags=tags, who=who, project=project, since=since,
+                             until=until, pinned=pinned, community=community, agent=agent)
+
+
+FilterQuery = Annotated[RecallFiltersBody, Depends(_filter_query)]
+
+
+@router.get("/memory/search", response_model=RecallOut)
+def search(
+    app: App,
+    principal: Recalls,
+    actor: CallerActor,
+    q: str,
+    filters: FilterQuery,
+    limit: Annotated[RecallLimit | None, Query(description="Default: search.default_limit.")] = None,
+    mode: RecallMode | None = Query(None, description="Default: search.default_mode (full)."),
+    importance_min: float | None = None,
     min_confidence: Annotated[
         Unit | None, Query(description="Drop results whose confidence is below this (0-1).")
     ] = None,
 ) -> JSONResponse:
-    filters = RecallFiltersBody(
-        type=type, tags=tags, who=who, project=project, since=since, until=until,
-        pinned=pinned, importance_min=importance_min, community=community, agent=agent,
-    )
+    filters = filters.model_copy(update={"importance_min": importance_min})
     body = RecallBody(
         query=q, limit=limit, mode=mode, filters=filters, min_confidence=min_confidence
     )
@@ -125,25 +133,13 @@ def search(
 def list_memories(
     app: App,
     principal: Recalls,
+    filters: FilterQuery,
     limit: int = Query(50, ge=1, le=1000),
     offset: int = Query(0, ge=0, le=MAX_SQL_INT),
-    type: str | None = None,
-    tags: str | None = Query(None, description="Comma-separated."),
-    who: str | None = None,
-    project: str | None = None,
-    since: IsoTime | None = None,
-    until: IsoTime | None = None,
-    pinned: bool | None = None,
-    community: str | None = Query(None, pattern=NOT_BLANK, description="A community id or name."),
-    agent: str | None = Query(None, max_length=200, description="An agent id."),
     include_deleted: bool = False,
 ) -> JSONResponse:
-    filters = replace(_filters(
-        FiltersBody(type=type, tags=tags, who=who, project=project, since=since, until=until,
-                    pinned=pinned),
-        include_deleted=include_deleted,
-    ), community=community, agent_id=agent)
-    page = app.list(filters, limit=limit, offset=offset, scope=memory_scope(principal))
+    page = app.list(_recall_filters(filters, include_deleted=include_deleted), limit=limit,
+                    offset=offset, scope=memory_scope(principal))
     return JSONResponse({
         "items": [m.to_dict() for m in page.items], "total": page.total,
         "limit": page.limit, "offset": page.offset,
@@ -223,8 +219,9 @@ def _filters(body: FiltersBody, *, include_deleted: bool = False) -> MemoryFilte
     )
 
 
-def _recall_filters(body: RecallFiltersBody) -> MemoryFilters:
-    return replace(_filters(body), community=body.community, agent_id=body.agent)
+def _recall_filters(body: RecallFiltersBody, *, include_deleted: bool = False) -> MemoryFilters:
+    return replace(_filters(body, include_deleted=include_deleted), community=body.community,
+                   agent_id=body.agent)
 
 
 def _check_ts(value: str, name: str) -> None:
