@@ -107,6 +107,29 @@ def test_a_row_changed_after_the_copy_is_reported(workspace: Config, pg_url: str
     assert "the copy does not match (tables: memories)" in done.stderr
 
 
+def test_tables_not_copied_are_named_with_whether_postgres_has_them(
+    workspace: Config, pg_url: str
+) -> None:
+    store = Store.open(workspace.db_path)
+    with store.write_tx() as conn:  # an old workspace: the legacy key table, a projection cache
+        conn.execute("INSERT INTO idempotency_keys (key, memory_id, response, created_at)"
+                     " VALUES ('k1', NULL, '{}', '2026-01-01T00:00:00Z')")
+        conn.execute("INSERT INTO umap_cache (dimensions, embedding_count, result_json,"
+                     " cached_at) VALUES (2, 8, '{}', '2026-01-01T00:00:00Z')")
+    store.close()
+    env = {**os.environ, "SIGNET_WORKSPACE": str(workspace.workspace),
+           "HOME": str(workspace.workspace.parent), "OMP_NUM_THREADS": "1", "COLUMNS": "400"}
+    done = subprocess.run([sys.executable, "-m", "signet", "store", "migrate", "--to", pg_url],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    kept = next(line for line in lines if "PostgreSQL has the table" in line)
+    gone = next(line for line in lines if "no such table on PostgreSQL" in line)
+    assert "umap_cache (1)" in kept and "idempotency_keys" not in kept
+    assert "idempotency_keys (1)" in gone and "umap_cache" not in gone
+    assert "not on PostgreSQL yet" not in done.stdout
+
+
 def test_the_url_must_be_postgres(workspace: Config) -> None:
     done = _cli(workspace, "store", "migrate", "--to", "mysql://x")
     assert done.returncode == 2 and "postgresql:// URL" in done.stderr

@@ -73,9 +73,19 @@ def _print_report(data: dict[str, Any]) -> None:
                       "differs" if name in data["mismatched"] else "equal")
     console().print(table)
     console().print(f"signing key: {data['signing_key']}")
-    if data["left_behind"]:
-        left = ", ".join(f"{k} ({v})" for k, v in data["left_behind"].items())
-        console().print(f"left in SQLite (not on PostgreSQL yet): {left}")
+    absent = set(data.get("no_target_table", ()))
+    kept = {k: v for k, v in data["left_behind"].items() if k not in absent}
+    gone = {k: v for k, v in data["left_behind"].items() if k in absent}
+    if kept:
+        console().print("not copied, rows stay in SQLite (PostgreSQL has the table): "
+                        + _rows(kept))
+    if gone:
+        console().print("not copied, rows stay in SQLite (no such table on PostgreSQL): "
+                        + _rows(gone))
+
+
+def _rows(tables: dict[str, int]) -> str:
+    return ", ".join(f"{name} ({rows})" for name, rows in tables.items())
 
 
 COMMANDS = [store]

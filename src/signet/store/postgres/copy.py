@@ -258,7 +258,8 @@ class CopyReport:
     copied: dict[str, int] = field(default_factory=dict)  # rows inserted by this run
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # (sqlite, postgres)
     mismatched: list[str] = field(default_factory=list)
-    left_behind: dict[str, int] = field(default_factory=dict)
+    left_behind: dict[str, int] = field(default_factory=dict)  # not copied: table -> rows
+    no_target_table: list[str] = field(default_factory=list)  # of those, absent on the target
     signing_key: str = "absent"  # same (copied or already equal) | differs | absent
 
     @property
@@ -270,7 +271,7 @@ class CopyReport:
             "ok": self.ok, "copied": self.copied,
             "counts": {k: {"sqlite": a, "postgres": b} for k, (a, b) in self.counts.items()},
             "mismatched": self.mismatched, "left_behind": self.left_behind,
-            "signing_key": self.signing_key,
+            "no_target_table": self.no_target_table, "signing_key": self.signing_key,
         }
 
 
@@ -292,6 +293,7 @@ def copy_to_postgres(
             if ours != theirs:
                 report.mismatched.append(table.name)
         report.left_behind = _left_behind(source)
+        report.no_target_table = [n for n in report.left_behind if not _has_table(pg, n)]
     finally:
         source.close()
     report.signing_key = _copy_key(pg, key_path)
@@ -404,6 +406,11 @@ def _left_behind(source: Connection) -> dict[str, int]:
         if rows:
             out[name] = rows
     return out
+
+
+def _has_table(pg: psycopg.Connection, name: str) -> bool:
+    row = pg.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+    return bool(row and row[0])
 
 
 def _copy_key(pg: psycopg.Connection, key_path: Path | None) -> str:
