@@ -23,7 +23,7 @@ from signet.errors import SignetError
 
 __all__ = [
     "DEFAULT_TIMEOUT_S", "Client", "answer", "daemon_url", "health_pid", "is_running",
-    "pid_file_value", "read_token", "request_headers",
+    "pid_file_value", "process_exists", "read_token", "request_headers",
 ]
 
 HEALTH_TIMEOUT_S = 0.3
@@ -62,12 +62,13 @@ def is_running(cfg: Config) -> bool:
     if expected is None:
         return False
     answering = health_pid(cfg)
-    if answering is None and _process_exists(expected):
+    if answering is None and process_exists(expected):
         answering = health_pid(cfg, PATIENT_HEALTH_TIMEOUT_S)
     return answering == expected
 
 
-def _process_exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
+    """Whether a process `pid` runs (anyone's: signal 0 only asks)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

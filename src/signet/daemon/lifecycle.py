@@ -214,8 +214,10 @@ def log_files(cfg: Config) -> list[Path]:
 
 def _try_lock(fd: int, *, exclusive: bool) -> bool:
     if fcntl is None:
+        from signet.client.remote import process_exists  # only where there is no flock
+
         pid = _read_pid(fd)
-        return pid is None or not _pid_alive(pid)
+        return pid is None or not process_exists(pid)
     try:
         fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -227,16 +229,6 @@ def _read_pid(fd: int) -> int | None:
     os.lseek(fd, 0, os.SEEK_SET)
     text = os.read(fd, 32).decode("ascii", "replace").strip()
     return int(text) if text.isdigit() else None
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _child_env(cfg: Config) -> dict[str, str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from signet import spool
 from signet.app import SignetApp
+from signet.client.remote import process_exists
 from signet.errors import InvalidInput, NotFound
 from signet.injection.capture import capture_requests
 from signet.injection.request import HookRequest
@@ -101,13 +102,7 @@ def _writer_busy(entry: spool.SpoolEntry, now: float) -> bool:
     """The hook that wrote it still runs and may yet hand it to the daemon itself."""
     if now - entry.spooled_at > WRITER_GRACE_S or entry.pid <= 0 or entry.pid == os.getpid():
         return False
-    try:
-        os.kill(entry.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return process_exists(entry.pid)
 
 
 def _set_aside(path: str, reason: str) -> None:
