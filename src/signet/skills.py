@@ -17,9 +17,10 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -339,32 +340,47 @@ def _safe_member(name: str, source: Path) -> PurePosixPath:
 def _unzip(source: Path, into: Path) -> None:
     with zipfile.ZipFile(source) as archive:
         members = archive.infolist()
-        if sum(m.file_size for m in members) > MAX_ARCHIVE_BYTES:
-            raise InvalidInput(f"{source}: unpacks to more than {MAX_ARCHIVE_BYTES} bytes")
-        for member in members:
-            path = _safe_member(member.filename, source)
-            if (member.external_attr >> 16) & 0o170000 == 0o120000:
-                raise InvalidInput(f"{source}: archive member {member.filename!r} is a symlink")
-            if member.is_dir():
-                (into / path).mkdir(parents=True, exist_ok=True)
-                continue
-            (into / path).parent.mkdir(parents=True, exist_ok=True)
-            (into / path).write_bytes(archive.read(member))
+        _unpack(source, into, sum(m.file_size for m in members),
+                ((m.filename, _zip_kind(m), partial(archive.read, m)) for m in members))
+
+
+def _zip_kind(member: zipfile.ZipInfo) -> str:
+    if (member.external_attr >> 16) & 0o170000 == 0o120000:
+        return "a symlink"
+    return "dir" if member.is_dir() else "file"
 
 
 def _untar(source: Path, into: Path) -> None:
     with tarfile.open(source) as archive:
         members = archive.getmembers()
-        if sum(m.size for m in members) > MAX_ARCHIVE_BYTES:
-            raise InvalidInput(f"{source}: unpacks to more than {MAX_ARCHIVE_BYTES} bytes")
-        for member in members:
-            path = _safe_member(member.name, source)
-            if member.isdir():
-                (into / path).mkdir(parents=True, exist_ok=True)
-            elif member.isfile():
-                handle = archive.extractfile(member)
-                assert handle is not None
-                (into / path).parent.mkdir(parents=True, exist_ok=True)
-                (into / path).write_bytes(handle.read())
-            else:
-                raise InvalidInput(f"{source}: archive member {member.name!r} is not a plain file")
+        _unpack(source, into, sum(m.size for m in members),
+                ((m.name, _tar_kind(m), partial(_tar_read, archive, m)) for m in members))
+
+
+def _tar_kind(member: tarfile.TarInfo) -> str:
+    return "dir" if member.isdir() else "file" if member.isfile() else "not a plain file"
+
+
+def _tar_read(archive: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    handle = archive.extractfile(member)
+    assert handle is not None
+    return handle.read()
+
+
+def _unpack(
+    source: Path, into: Path, size: int, members: Iterable[tuple[str, str, Callable[[], bytes]]]
+) -> None:
+    """Write an archive's members into `into`, each given as (name, kind, read): kind is "dir",
+    "file", or why the member is refused. The checks are the same whatever the archive format:
+    the unpacked size, names that stay inside the folder, plain files and folders only."""
+    if size > MAX_ARCHIVE_BYTES:
+        raise InvalidInput(f"{source}: unpacks to more than {MAX_ARCHIVE_BYTES} bytes")
+    for name, kind, read in members:
+        path = _safe_member(name, source)
+        if kind == "dir":
+            (into / path).mkdir(parents=True, exist_ok=True)
+            continue
+        if kind != "file":
+            raise InvalidInput(f"{source}: archive member {name!r} is {kind}")
+        (into / path).parent.mkdir(parents=True, exist_ok=True)
+        (into / path).write_bytes(read())

@@ -17,6 +17,7 @@ from signet.app import SignetApp
 from signet.config import Config
 from signet.errors import Conflict, InvalidInput, NotFound
 from signet.providers.hash_embedder import HashEmbedder
+from signet.skills import MAX_ARCHIVE_BYTES
 from signet.types import RecallQuery
 
 NOW = datetime.now(UTC)
@@ -163,6 +164,20 @@ def test_archives_that_escape_the_folder_are_refused(app, tmp_path: Path) -> Non
         archive.addfile(sym)
     with pytest.raises(InvalidInput, match="not a plain file"):
         app.install_skill(str(link))
+    zip_link = tmp_path / "link.zip"
+    with zipfile.ZipFile(zip_link, "w") as archive:
+        archive.writestr("SKILL.md", DEPLOY)
+        sym_info = zipfile.ZipInfo("passwd")
+        sym_info.external_attr = 0o120777 << 16
+        archive.writestr(sym_info, "/etc/passwd")
+    with pytest.raises(InvalidInput, match="'passwd' is a symlink"):
+        app.install_skill(str(zip_link))
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("SKILL.md", DEPLOY)
+        archive.writestr("zeros", bytes(MAX_ARCHIVE_BYTES))
+    with pytest.raises(InvalidInput, match="unpacks to more than"):
+        app.install_skill(str(bomb))
     assert not (tmp_path / "outside.txt").exists()
     assert app.list_skills() == []
     with pytest.raises(InvalidInput, match="not a folder"):
