@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass, field
 
 from signet.lineage.formats import Message
+from signet.lineage.sections import add_once
 from signet.pipeline.llm_json import CompletingLLM
 from signet.pipeline.rule_extractor import extract_without_llm
-from signet.pipeline.tokens import content_tokens, normalize_text
+from signet.pipeline.tokens import content_tokens
 
 __all__ = ["SECTIONS", "Summary", "answered", "extractive", "with_llm"]
 
@@ -73,17 +74,17 @@ def extractive(messages: list[Message]) -> Summary:
     for sentence in sentences:
         kind = _kind(sentence)
         if kind is not None:
-            _add(sections, kind, sentence, seen)
+            add_once(sections, LIMITS, kind, sentence, seen)
     extraction = extract_without_llm("\n".join(f"User: {m.text}" for m in user))
     for fact in extraction.facts:
-        _add(sections, "Facts", fact.content, seen)
+        add_once(sections, LIMITS, "Facts", fact.content, seen)
     for entity in extraction.entities:
-        _add(sections, "Entities", entity.target, seen)
+        add_once(sections, LIMITS, "Entities", entity.target, seen)
     window = len(sentences) - sum(len(_sentences(m.text)) for m in user[-OPEN_WINDOW:])
     for index in range(max(window, 0), len(sentences)):
         question = sentences[index]
         if question.endswith("?") and not answered(question, sentences[index + 1:]):
-            _add(sections, "Open questions", question, seen)
+            add_once(sections, LIMITS, "Open questions", question, seen)
     return Summary(_gist(sentences, sections), {k: v for k, v in sections.items() if v})
 
 
@@ -142,14 +143,6 @@ _GENERIC = frozenset("before after from with only some need needs want wants lik
 def _topic_words(text: str) -> set[str]:
     """The content words that name a topic: stemmed, four letters or more, not generic."""
     return {w for w in content_tokens(text) if len(w) >= 4 and w not in _GENERIC}
-
-
-def _add(sections: dict[str, list[str]], name: str, text: str, seen: set[str]) -> None:
-    key = normalize_text(text)
-    if key in seen or len(sections[name]) >= LIMITS[name]:
-        return
-    seen.add(key)
-    sections[name].append(text)
 
 
 def _gist(sentences: list[str], sections: dict[str, list[str]]) -> str:

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 
 from signet.lineage.artifacts import Artifact
-from signet.pipeline.tokens import normalize_text
+from signet.lineage.sections import add_once
 
 __all__ = ["condense", "sections_of", "thread_key"]
 
@@ -49,16 +49,16 @@ def condense(children: list[Artifact], *, level: str, thread: str) -> tuple[str,
     for sections in parts:
         for name in ("Decisions", "Constraints", "Direction changes"):
             for item in sections.get(name, []):
-                _keep(kept, name, item, seen)
+                add_once(kept, LIMITS, name, item, seen)
         for items in sections.values():
             for item in items:
                 if _TURN.search(item):
-                    _keep(kept, "Direction changes", item, seen)
+                    add_once(kept, LIMITS, "Direction changes", item, seen)
     names = Counter(e for sections in parts for e in sections.get("Entities", []))
     for name, _ in names.most_common(LIMITS["Entities"]):
-        _keep(kept, "Entities", name, seen)
+        add_once(kept, LIMITS, "Entities", name, seen)
     for item in parts[-1].get("Open questions", []) if parts else []:
-        _keep(kept, "Open questions", item, seen)
+        add_once(kept, LIMITS, "Open questions", item, seen)
     first = _when(children[0]) if children else ""
     last = _when(children[-1]) if children else ""
     latest = children[-1].meta.get("memory_sentence", "") if children else ""
@@ -70,14 +70,6 @@ def condense(children: list[Artifact], *, level: str, thread: str) -> tuple[str,
     lines.append("## Condenses")
     lines += [f"- {c.meta.get('memory_sentence', '')} ({c.path})" for c in children]
     return gist[:600], "\n".join(lines) + "\n"
-
-
-def _keep(kept: dict[str, list[str]], name: str, item: str, seen: set[str]) -> None:
-    key = normalize_text(item)
-    if key in seen or len(kept[name]) >= LIMITS[name]:
-        return
-    seen.add(key)
-    kept[name].append(item)
 
 
 def _when(artifact: Artifact) -> str:
