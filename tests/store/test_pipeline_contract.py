@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from signet.config import StoreConfig
+from signet.errors import NotFound
 from signet.normalize import normalize_content
 from signet.store.backend import Backend, CoreStore
 from signet.store.choose import open_backend
@@ -127,6 +128,10 @@ def test_an_update_archives_to_the_cold_tier_and_parks_reviews(
     updated = core.get_memory(memory_id)
     assert updated is not None and (updated.content, updated.version) == (new.storage, 2)
     assert cold_id >= 1 and isinstance(item, str) and item
+    assert seam.review_id(item[:12]) == item
+    assert seam.review_id("not-a-prefix") == "not-a-prefix"
+    with pytest.raises(NotFound):
+        seam.review_id("ffffffffffff" if not item.startswith("ffff") else "000000000000")
 
 
 def test_vectors_are_read_and_stored_inside_and_outside(core: CoreStore, seam: PipelineStore) -> None:

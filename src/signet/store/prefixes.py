@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 
 from signet.errors import InvalidInput, NotFound
-from signet.store.connection import Connection
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.types import MemoryScope
 
 __all__ = ["resolve_prefix", "resolve_with"]
@@ -20,7 +20,8 @@ _PREFIX = re.compile(r"^[0-9a-f]{4,31}$")
 
 
 def resolve_prefix(
-    conn: Connection, table: str, ref: str, *, noun: str, scope: MemoryScope | None = None
+    conn: Executes, table: str, ref: str, *, noun: str, scope: MemoryScope | None = None,
+    dialect: Dialect = SQLITE,
 ) -> str:
     """The one id of `table` that starts with `ref`, or `ref` unchanged when it is no prefix.
 
@@ -29,7 +30,8 @@ def resolve_prefix(
     """
     if table not in TABLES:
         raise ValueError(f"no short ids for table {table}")
-    return resolve_with(lambda prefix: _ids_with_prefix(conn, table, prefix, scope), ref, noun)
+    return resolve_with(
+        lambda prefix: _ids_with_prefix(conn, table, prefix, scope, dialect), ref, noun)
 
 
 def resolve_with(lookup: Callable[[str], list[str]], ref: str, noun: str) -> str:
@@ -53,14 +55,16 @@ def resolve_with(lookup: Callable[[str], list[str]], ref: str, noun: str) -> str
 
 
 def _ids_with_prefix(
-    conn: Connection, table: str, prefix: str, scope: MemoryScope | None
+    conn: Executes, table: str, prefix: str, scope: MemoryScope | None, dialect: Dialect
 ) -> list[str]:
-    where = "id >= ? AND id < ?"
+    mark, text = dialect.mark, dialect.text_mark
+    where = f"id >= {mark} AND id < {mark}"
     params: list[str | None] = [prefix, prefix + "~"]
     if scope is not None and table == "memories":
-        where += " AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR project = ?)"
+        where += (f" AND ({text} IS NULL OR agent_id = {mark})"
+                  f" AND ({text} IS NULL OR project = {mark})")
         params += [scope.agent_id, scope.agent_id, scope.project, scope.project]
     rows = conn.execute(
-        f"SELECT id FROM {table} WHERE {where} ORDER BY id LIMIT ?", (*params, MAX_LISTED + 1)
+        f"SELECT id FROM {table} WHERE {where} ORDER BY id LIMIT {mark}", (*params, MAX_LISTED + 1)
     ).fetchall()
     return [str(r[0]) for r in rows]

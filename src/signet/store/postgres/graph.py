@@ -312,14 +312,7 @@ class PostgresGraphOps:
 
     # -- the views ---------------------------------------------------------------------------------
     def entity_by_prefix(self, ref: str) -> str:
-        def lookup(prefix: str) -> list[str]:
-            rows = self._rows(
-                "SELECT id FROM entities WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
-                (prefix, prefix + "~", prefixes.MAX_LISTED + 1),
-            )
-            return [str(r[0]) for r in rows]
-
-        return prefixes.resolve_with(lookup, ref, "entity")
+        return prefixes.resolve_prefix(self.conn, "entities", ref, noun="entity", dialect=POSTGRES)
 
     def replace_communities(
         self, agent_id: str, found: list[dict[str, Any]], now: str

@@ -22,7 +22,7 @@ from signet.store.pipeline import PipelineTx, SqlitePipelineTx
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.graph import PostgresGraphOps
-from signet.store.prefixes import MAX_LISTED, resolve_with
+from signet.store.prefixes import resolve_prefix
 from signet.store.review import REVIEW_STATUSES, ReviewItem
 from signet.store.review import item_from_row as review_item
 from signet.types import Memory
@@ -133,12 +133,6 @@ class PostgresPipeline:
         return [review_item(r) for r in rows]
 
     def review_id(self, ref: str) -> str:
-        def lookup(prefix: str) -> list[str]:
-            with self.core._conn() as conn:
-                rows = conn.execute(
-                    "SELECT id FROM memory_review_queue WHERE id >= %s AND id < %s ORDER BY id"
-                    " LIMIT %s", (prefix, prefix + "~", MAX_LISTED + 1),
-                ).fetchall()
-            return [str(r[0]) for r in rows]
-
-        return resolve_with(lookup, ref, "review item")
+        with self.core._conn() as conn:
+            return resolve_prefix(conn, "memory_review_queue", ref, noun="review item",
+                                  dialect=POSTGRES)
