@@ -60,6 +60,10 @@ _rows = click.option(
     "--rows", type=click.Path(dir_okay=False, path_type=Path),
     help="With --inject: write every prompt's candidates with the judge's features and labels"
          " to this JSON file (for `signet bench inject-fit`).")
+_embedder = click.option(
+    "--embedder", type=click.Choice(["local", "none"]), default="local", show_default=True,
+    help="none: no vectors (keyword recall only; with --inject the hook's judge reads recall's"
+    " coverage-only confidence).")
 
 
 _leads = click.option(
@@ -138,9 +142,7 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
               help="With --inject: the easy negatives, a JSON list of prompts about nothing stored,"
                    " asked in every conversation's store. Default: the bundled bench/negatives.json.")
 @_rows
-@click.option("--embedder", type=click.Choice(["local", "none"]), default="local",
-              show_default=True, help="none: no vectors (keyword recall only; with --inject the"
-              " hook's judge reads recall's coverage-only confidence).")
+@_embedder
 @_cache
 @_no_cache
 @_backend
@@ -180,13 +182,7 @@ def locomo(
         embedder=None if embedder == "none" else "config",
     )
     _save_run(save, "locomo-long" if long_queries else "locomo", result)
-    if injector is not None:
-        result.extra["inject"] = injector.result()
-        if rows is not None:
-            injector.dump_rows(rows)
-    _emit(ctx, as_json, result.to_json(timings=not no_timings),
-          format_table(result.results, None if no_timings else result.latency_ms)
-          + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
+    _emit_retrieval(ctx, as_json, result, no_timings, injector, rows)
 
 
 @bench.command()
@@ -209,9 +205,7 @@ def locomo(
                    " compare windows, transcripts and both.")
 @_cache
 @_no_cache
-@click.option("--embedder", type=click.Choice(["local", "none"]), default="local",
-              show_default=True, help="none: no vectors (keyword recall only; with --inject the"
-              " hook's judge reads recall's coverage-only confidence).")
+@_embedder
 @_backend
 @_store_url
 @_leads
@@ -292,13 +286,7 @@ def memaware(
         result.extra["llm"] = llm.usage()
         llm.close()
     _save_run(save, "memaware", result)
-    if injector is not None:
-        result.extra["inject"] = injector.result()
-        if rows is not None:
-            injector.dump_rows(rows)
-    _emit(ctx, as_json, result.to_json(timings=not no_timings),
-          format_table(result.results, None if no_timings else result.latency_ms)
-          + ("" if injector is None else "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)))
+    _emit_retrieval(ctx, as_json, result, no_timings, injector, rows)
 
 
 @bench.command()
@@ -328,12 +316,23 @@ def coding(
     result = retrieval.run(
         docs, questions, coding_project.form_groups(questions), retrieval.parse_modes(mode),
         depth=10, progress=_progress, after_ask=injector, cache=_cache_dir(cache, no_cache))
-    result.extra["inject"] = injector.result()
-    if rows is not None:
-        injector.dump_rows(rows)
+    _emit_retrieval(ctx, as_json, result, no_timings, injector, rows)
+
+
+def _emit_retrieval(
+    ctx: click.Context, as_json: bool, result: Any, no_timings: bool, injector: Any,
+    rows: Path | None,
+) -> None:
+    """A retrieval run's Hit@k table or JSON; with --inject (`injector` set) also what the
+    prompt hook injected, and with --rows its rows written."""
+    injected = ""
+    if injector is not None:
+        result.extra["inject"] = injector.result()
+        if rows is not None:
+            injector.dump_rows(rows)
+        injected = "\n\ninject: " + json.dumps(result.extra["inject"], indent=2)
     _emit(ctx, as_json, result.to_json(timings=not no_timings),
-          format_table(result.results, None if no_timings else result.latency_ms)
-          + "\n\ninject: " + json.dumps(result.extra["inject"], indent=2))
+          format_table(result.results, None if no_timings else result.latency_ms) + injected)
 
 
 def _bench_llm(
