@@ -274,42 +274,25 @@ def _mcp_json(path: Path, server: JSON) -> Edit:
 
 
 def _hooks_json(path: Path, argv: list[str], harness: str, events: Mapping[str, str]) -> Edit:
+    """Claude Code's and Codex's hooks: `{"hooks": {event: [{"hooks": [{"command": ...}]}]}}`."""
     commands = {event: shlex.join([*argv, "hook", ours, "--harness", harness]) for event, ours in events.items()}
 
-    def add(data: JSON) -> JSON:
-        hooks = _object(data.setdefault("hooks", {}), "hooks")
-        for event, command in commands.items():
-            groups = hooks.setdefault(event, [])
-            if not isinstance(groups, list):
-                raise ConfigError(f"{path}: hooks.{event} is not a list")
-            entries = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if isinstance(h, dict)]
-            mine = [h for h in entries if _is_ours(h.get("command"), harness)]
-            if mine:
-                for entry in mine:
-                    entry["command"] = command
-            else:
-                groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]})
-        return data
+    def ours(groups: list[Any]) -> list[JSON]:
+        return [h for g in groups if isinstance(g, dict) for h in g.get("hooks", [])
+                if isinstance(h, dict) and _is_ours(h.get("command"), harness)]
 
-    def remove(data: JSON) -> JSON:
-        hooks = data.get("hooks")
-        if not isinstance(hooks, dict):
-            return data
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            for group in groups:
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                    group["hooks"] = [h for h in group["hooks"] if not _is_ours(h.get("command") if isinstance(h, dict) else None, harness)]
-            hooks[event] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
-            if not hooks[event]:
-                del hooks[event]
-        if not hooks:
-            del data["hooks"]
-        return data
+    def new_group(command: str) -> JSON:
+        return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
 
-    return _json_edit(path, f"hooks {', '.join(events)}", add, remove)
+    def strip(groups: list[Any]) -> list[Any]:
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                group["hooks"] = [h for h in group["hooks"] if not _is_ours(h.get("command") if isinstance(h, dict) else None, harness)]
+        return [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+
+    return _json_edit(path, f"hooks {', '.join(events)}",
+                      lambda data: _add_hooks(path, data, commands, ours, new_group),
+                      lambda data: _remove_hooks(data, strip))
 
 
 def _cursor_hooks_json(path: Path, argv: list[str]) -> Edit:
@@ -317,38 +300,58 @@ def _cursor_hooks_json(path: Path, argv: list[str]) -> Edit:
     commands = {event: shlex.join([*argv, "hook", ours, "--harness", "cursor"])
                 for event, ours in CURSOR_EVENTS.items()}
 
+    def is_ours(entry: Any) -> bool:
+        return isinstance(entry, dict) and _is_ours(entry.get("command"), "cursor")
+
     def add(data: JSON) -> JSON:
         data.setdefault("version", 1)
-        hooks = _object(data.setdefault("hooks", {}), "hooks")
-        for event, command in commands.items():
-            entries = hooks.setdefault(event, [])
-            if not isinstance(entries, list):
-                raise ConfigError(f"{path}: hooks.{event} is not a list")
-            mine = [e for e in entries if isinstance(e, dict) and _is_ours(e.get("command"), "cursor")]
-            if mine:
-                for entry in mine:
-                    entry["command"] = command
-            else:
-                entries.append({"command": command})
-        return data
+        return _add_hooks(path, data, commands, lambda entries: [e for e in entries if is_ours(e)],
+                          lambda command: {"command": command})
 
     def remove(data: JSON) -> JSON:
-        hooks = data.get("hooks")
-        if not isinstance(hooks, dict):
-            return data
-        for event in list(hooks):
-            if isinstance(hooks[event], list):
-                hooks[event] = [e for e in hooks[event]
-                                if not (isinstance(e, dict) and _is_ours(e.get("command"), "cursor"))]
-                if not hooks[event]:
-                    del hooks[event]
-        if not hooks:
-            del data["hooks"]
-            if data.get("version") == 1 and len(data) == 1:
-                del data["version"]
+        had_hooks = isinstance(data.get("hooks"), dict)
+        _remove_hooks(data, lambda entries: [e for e in entries if not is_ours(e)])
+        if had_hooks and "hooks" not in data and data == {"version": 1}:
+            del data["version"]
         return data
 
     return _json_edit(path, f"hooks {', '.join(CURSOR_EVENTS)}", add, remove)
+
+
+def _add_hooks(
+    path: Path, data: JSON, commands: Mapping[str, str], ours: Callable[[list[Any]], list[JSON]],
+    new: Callable[[str], JSON],
+) -> JSON:
+    """Point the hooks of ours (`ours` finds them in an event's list) at each event's command,
+    or append a `new` entry to an event that has none: a second install changes nothing."""
+    hooks = _object(data.setdefault("hooks", {}), "hooks")
+    for event, command in commands.items():
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ConfigError(f"{path}: hooks.{event} is not a list")
+        mine = ours(entries)
+        if mine:
+            for hook in mine:
+                hook["command"] = command
+        else:
+            entries.append(new(command))
+    return data
+
+
+def _remove_hooks(data: JSON, strip: Callable[[list[Any]], list[Any]]) -> JSON:
+    """Take ours out of each event's list (`strip`), then drop the events and the "hooks"
+    table left empty; the user's own hooks stay as they were."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return data
+    for event in list(hooks):
+        if isinstance(hooks[event], list):
+            hooks[event] = strip(hooks[event])
+            if not hooks[event]:
+                del hooks[event]
+    if not hooks:
+        del data["hooks"]
+    return data
 
 
 def _is_ours(command: Any, harness: str) -> bool:
