@@ -82,10 +82,7 @@ def test_every_evidence_field_is_in_zero_one(app: SignetApp) -> None:
     assert best.evidence.lexical == 1.0 and best.evidence.coverage == 1.0
 
 
-def test_positive_feedback_is_an_access_and_negative_is_not(
-    sqlite_lexical_app: SignetApp,
-) -> None:
-    lexical_app = sqlite_lexical_app  # feedback is not on PostgreSQL yet
+def test_positive_feedback_is_an_access_and_negative_is_not(lexical_app: SignetApp) -> None:
     memory_id = lexical_app.remember("The billing service is written in Go").id
     lexical_app.feedback(memory_id, "negative")
     assert lexical_app.get(memory_id).access_count == 0
