@@ -3,8 +3,8 @@
 In this folder `app` and `lexical_app` take the `backend` fixture (tests/conftest.py): each test
 runs on the workspace's SQLite file and on a fresh PostgreSQL database (tests/pg_server.py),
 the same ranking over the two backends' recall reads (store/recall_reads.py). A test that
-reaches past recall into SQLite itself (its FTS tables, its write transaction, features not on
-PostgreSQL yet) asks for `sqlite_app` / `sqlite_lexical_app` instead.
+reaches past recall into SQLite itself (its FTS tables, its write transaction) asks for
+`sqlite_app` / `sqlite_lexical_app` instead.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def test_being_returned_by_a_search_is_not_an_access(lexical_app: SignetApp) -> 
 def test_rehearsal_cannot_lift_a_memory_over_a_clearly_better_match(
     sqlite_lexical_app: SignetApp,
 ) -> None:
-    lexical_app = sqlite_lexical_app  # access counts are kept on SQLite only, for now
+    lexical_app = sqlite_lexical_app  # _accessed writes through the SQLite store
     best = lexical_app.remember("svc-5 owner is Dana Whitfield").id
     coffee = lexical_app.remember("The owner of the coffee machine rota is Sam").id
     retired = lexical_app.remember("svc-9 was retired last spring").id
@@ -39,7 +39,7 @@ def test_rehearsal_cannot_lift_a_memory_over_a_clearly_better_match(
 
 
 def test_rehearsal_still_orders_equal_matches(sqlite_lexical_app: SignetApp) -> None:
-    lexical_app = sqlite_lexical_app  # access counts are kept on SQLite only, for now
+    lexical_app = sqlite_lexical_app  # _accessed writes through the SQLite store
     lexical_app.remember("deploy notes for the payments api")
     lexical_app.remember("deploy notes for the search api")
     before = [h.memory.id for h in lexical_app.recall(RecallQuery("deploy notes", mode="keyword")).hits]
