@@ -98,8 +98,8 @@ class Recaller:
     guard: ProviderGuard | None = None
     # The time decay is measured to (signet/clock.py).
     clock: Clock = field(default_factory=SystemClock)
-    # Accesses (`touch`) go to the deferred recorder (store/accesses.py), written in batches by
-    # the one writer; None where access counts are not kept (PostgreSQL, for now).
+    # Accesses (`touch`) go to the deferred recorder (store/accesses.py), written in batches
+    # off the read path on either backend; None: a `touch` records nothing.
     accesses: AccessRecorder | None = None
 
     def __post_init__(self) -> None:
