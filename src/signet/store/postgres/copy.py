@@ -18,7 +18,7 @@ import psycopg
 
 from signet.store.connection import Connection, connect
 from signet.store.db import Store
-from signet.store.postgres.vectors import literal
+from signet.store.postgres.vectors import literal, parse
 from signet.types import utc_now
 
 Progress = Callable[[str, int, int], None]
@@ -386,8 +386,7 @@ def _fingerprint(row: Iterable[Any], vector: int | None, from_sqlite: bool) -> b
 
 def _vector_hex(text: str) -> str:
     """pgvector's text form back to the float32 bytes (hex) the SQLite BLOB holds."""
-    values = np.array([float(x) for x in text.strip("[]").split(",")], dtype="<f4")
-    return values.tobytes().hex()
+    return parse(text).astype("<f4", copy=False).tobytes().hex()
 
 
 def _left_behind(source: Connection) -> dict[str, int]:

@@ -20,6 +20,7 @@ from signet.store.dialect import POSTGRES
 from signet.store.jobs import Job
 from signet.store.pipeline import PipelineTx, SqlitePipelineTx
 from signet.store.postgres import jobs as pg_jobs
+from signet.store.postgres import vectors as pg_vectors
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.graph import PostgresGraphOps
 from signet.store.prefixes import resolve_prefix
@@ -107,8 +108,7 @@ class PostgresPipeline:
             ).fetchone()
         if row is None:
             return None
-        return np.asarray([float(x) for x in str(row[0]).strip("[]").split(",")],
-                          dtype=np.float32)
+        return pg_vectors.parse(str(row[0]))
 
     def lease(self, now: str, *, job_types: list[str]) -> Job | None:
         return self.core.lease(now, job_types=job_types)

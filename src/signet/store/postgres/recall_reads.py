@@ -156,6 +156,4 @@ class PostgresRecallReader:
             " AND NOT e.stale",
             [list(ids), model],
         ).fetchall()
-        return {
-            str(r[0]): np.array(r[1].strip("[]").split(","), dtype=np.float32) for r in rows
-        }
+        return {str(r[0]): vectors.parse(r[1]) for r in rows}
