@@ -276,15 +276,7 @@ class PostgresGraphOps:
         return {r[0] for r in rows}
 
     def memory_vectors(self, memory_ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
-        if not memory_ids:
-            return {}
-        rows = self._rows(
-            "SELECT m.id, e.vector::text FROM memories m JOIN embeddings e"
-            " ON e.content_hash = m.content_hash AND e.model = %s AND NOT e.stale"
-            " WHERE m.id = ANY(%s)",
-            (model, list(memory_ids)),
-        )
-        return {r[0]: pg_vectors.parse(r[1]) for r in rows}
+        return pg_vectors.of_memories(self.conn, memory_ids, model)
 
     def entities_like(self, tokens: Sequence[str], agent_id: str, limit: int) -> list[str]:
         if not tokens:

@@ -148,12 +148,4 @@ class PostgresRecallReader:
         return {r["id"]: row_to_memory(r) for r in rows}  # type: ignore[arg-type]
 
     def vectors(self, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
-        if not ids:
-            return {}
-        rows = self.conn.execute(
-            "SELECT m.id, e.vector::text FROM memories m JOIN embeddings e"
-            " ON e.content_hash = m.content_hash WHERE m.id = ANY(%s) AND e.model = %s"
-            " AND NOT e.stale",
-            [list(ids), model],
-        ).fetchall()
-        return {str(r[0]): vectors.parse(r[1]) for r in rows}
+        return vectors.of_memories(self.conn, ids, model)

@@ -6,6 +6,8 @@ rescores them exactly; filters and scope are in the same statement.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import psycopg
 
@@ -27,6 +29,21 @@ def literal(vector: np.ndarray) -> str:
 def parse(text: str) -> np.ndarray:
     """A vector from pgvector's text form (`literal`'s inverse), float32."""
     return np.array(text.strip("[]").split(","), dtype=np.float32)
+
+
+def of_memories(
+    conn: psycopg.Connection, memory_ids: Sequence[str], model: str
+) -> dict[str, np.ndarray]:
+    """The current vectors of `model` of these memories (those that have one)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT m.id, e.vector::text FROM memories m JOIN embeddings e"
+        " ON e.content_hash = m.content_hash AND e.model = %s AND NOT e.stale"
+        " WHERE m.id = ANY(%s)",
+        (model, list(memory_ids)),
+    ).fetchall()
+    return {str(r[0]): parse(r[1]) for r in rows}
 
 
 def ensure_index(conn: psycopg.Connection, dimensions: int) -> None:
