@@ -22,6 +22,7 @@ import numpy as np
 from signet.bench import retrieval
 from signet.bench.confidence_features import Row, candidate_features, compare
 from signet.bench.datasets import BenchQuestion
+from signet.bench.logistic import newton_logistic
 from signet.recall.confidence import Model, model
 from signet.types import RecallResponse
 
@@ -71,16 +72,7 @@ def fit(rows: Sequence[Row], with_cosine: bool, l2: float = 1e-3) -> Model:
     )
     if not with_cosine:
         x = x[:, [0, 2]]
-    y = np.array([r.label for r in rows], dtype=np.float64)
-    w = np.zeros(x.shape[1])
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - y) + l2 * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + l2 * np.eye(x.shape[1])
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
+    w = newton_logistic(x, np.array([r.label for r in rows], dtype=np.float64), l2)
     if with_cosine:
         return Model(float(w[0]), float(w[1]), float(w[2]))
     return Model(float(w[0]), 0.0, float(w[1]))

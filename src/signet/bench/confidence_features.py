@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from signet.bench.logistic import newton_logistic
 from signet.types import RecallHit
 
 CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -65,21 +66,10 @@ def _matrix(rows: Sequence[Row], names: Sequence[str], with_cosine: bool) -> np.
     )
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3) -> np.ndarray:
-    w = np.zeros(x.shape[1])
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        hess = (x * (p * (1 - p))[:, None]).T @ x + l2 * np.eye(x.shape[1])
-        step = np.linalg.solve(hess, x.T @ (p - y) + l2 * w)
-        w -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
-    return w
-
-
 def _scorer(train: Sequence[Row], names: Sequence[str], with_cosine: bool
             ) -> Callable[[Sequence[Row]], np.ndarray]:
-    w = _logistic(_matrix(train, names, with_cosine), np.array([r.label for r in train], float))
+    labels = np.array([r.label for r in train], float)
+    w = newton_logistic(_matrix(train, names, with_cosine), labels, 1e-3)
     return lambda rows: 1.0 / (1.0 + np.exp(-(_matrix(rows, names, with_cosine) @ w)))
 
 

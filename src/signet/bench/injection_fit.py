@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from signet.bench.logistic import newton_logistic
 from signet.errors import InvalidInput
 from signet.injection.judge import FEATURES
 
@@ -72,14 +73,7 @@ def fit(prompts: Sequence[Prompt], names: Sequence[str] = FEATURES, l2: float = 
     x = np.concatenate([p.x[:, cols] for p in prompts if len(p.labels)])
     x = np.hstack([np.ones((len(x), 1)), x])
     y = np.concatenate([p.labels for p in prompts if len(p.labels)])
-    w = np.zeros(x.shape[1])
-    for _ in range(100):
-        q = 1.0 / (1.0 + np.exp(-(x @ w)))
-        hess = (x * (q * (1 - q))[:, None]).T @ x + l2 * np.eye(x.shape[1])
-        step = np.linalg.solve(hess, x.T @ (q - y) + l2 * w)
-        w -= step
-        if float(np.abs(step).max()) < 1e-9:
-            break
+    w = newton_logistic(x, y, l2, steps=100, tolerance=1e-9)
     full = np.zeros(1 + len(FEATURES))
     full[0] = w[0]
     for i, c in enumerate(cols):
