@@ -7,23 +7,18 @@ queued is indexed. The daemon also syncs every `documents.connector_sync_interva
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from signet.cli.client import Client, LocalClient
+from signet.cli.client import Client
+from signet.cli.document_commands import SETTLED, wait_indexed
 from signet.cli.output import console
 from signet.cli.state import CliState, json_option
 
 __all__ = ["connector"]
-
-POLL_S = 0.2
-SETTLED = ("done", "failed")
 
 
 @click.group()
@@ -96,25 +91,11 @@ def remove(state: CliState, connector_id: str) -> None:
 
 
 def _sync(client: Client, connector_id: str) -> dict[str, Any]:
+    """Sync, then wait until none of the connector's documents is still on its way."""
     report = client.sync_connector(connector_id)
-    _wait(client, connector_id, report["added"] + report["changed"])
+    wait_indexed(client, report["added"] + report["changed"],
+                 lambda: _pending(client.connector(connector_id)))
     return report
-
-
-def _wait(client: Client, connector_id: str, total: int) -> None:
-    """Until none of the connector's documents is still on its way, `total` on the bar: the
-    daemon's worker indexes them (asked every POLL_S), or, in-process, the worker runs here."""
-    columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True,
-                  disable=total == 0) as progress:
-        task = progress.add_task("documents", total=total)
-        if isinstance(client, LocalClient):
-            while client.work("documents"):
-                progress.advance(task)
-            return
-        while pending := _pending(client.connector(connector_id)):
-            progress.update(task, completed=max(0, total - pending))
-            time.sleep(POLL_S)
 
 
 def _pending(connector: dict[str, Any]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from signet.cli.state import CliState, json_option
 from signet.connectors.folder import note_files
 from signet.errors import SignetError
 
-__all__ = ["COMMANDS", "documents", "ingest"]
+__all__ = ["COMMANDS", "documents", "ingest", "wait_indexed"]
 
 # How often the command asks the daemon how its documents are doing.
 POLL_S = 0.2
@@ -85,22 +86,31 @@ def _ingest_file(client: Client, path: Path, title: str | None, project: str | N
 
 
 def _wait(client: Client, queued: list[str]) -> None:
-    """Until every queued document is done or failed, with a bar on stderr: the daemon's
-    worker indexes them (asked every POLL_S), or, in-process, the document worker runs here."""
+    """Until every queued document is done or failed (only those still on their way asked)."""
+    left = list(queued)
+
+    def pending() -> int:
+        nonlocal left
+        left = [d for d in left if client.document(d)["status"] not in SETTLED]
+        return len(left)
+
+    wait_indexed(client, len(queued), pending)
+
+
+def wait_indexed(client: Client, total: int, pending: Callable[[], int]) -> None:
+    """Until `pending()` (documents still on their way) is 0, `total` on a bar on stderr: the
+    daemon's worker indexes them (asked every POLL_S), or, in-process, the worker runs here."""
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True,
-                  disable=not queued) as progress:
-        task = progress.add_task("documents", total=len(queued))
+                  disable=total == 0) as progress:
+        task = progress.add_task("documents", total=total)
         if isinstance(client, LocalClient):
             while client.work("documents"):
                 progress.advance(task)
             return
-        pending = list(queued)
-        while pending:
-            pending = [d for d in pending if client.document(d)["status"] not in SETTLED]
-            progress.update(task, completed=len(queued) - len(pending))
-            if pending:
-                time.sleep(POLL_S)
+        while left := pending():
+            progress.update(task, completed=max(0, total - left))
+            time.sleep(POLL_S)
 
 
 def _summary(
