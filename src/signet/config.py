@@ -1,13 +1,9 @@
 """The configuration: one frozen value, read once at the composition root and passed down.
 
-`Config` is a tree of frozen dataclasses, each field with a default, a type and a one-line
-description; nothing below `app.py` reads a file or `os.environ`, so tests build one with
-`Config.default(tmp_path)` and `dataclasses.replace`. In `agent.yaml` the pipeline section lives at
-`memory.pipelineV2`, and the `memory`, `memory.pipelineV2` and `retention` sections spell their keys
-in camelCase; `_schema()` alone holds both differences. Loading walks the YAML node tree, so every
-error names the file, line and key path; unknown keys are warnings (a newer agent.yaml must not stop
-an older daemon), wrong types errors. `render_agent_yaml()` prints the commented default file from
-the same schema.
+Nothing below `app.py` reads a file or `os.environ`, so tests build a `Config` with
+`Config.default(tmp_path)` and `dataclasses.replace`. `_schema()` alone knows agent.yaml's
+spelling (camelCase sections, the pipeline under `memory.pipelineV2`). Errors name the file, line
+and key; unknown keys are warnings, so a newer agent.yaml never stops an older daemon.
 """
 
 from __future__ import annotations

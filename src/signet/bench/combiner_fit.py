@@ -1,12 +1,9 @@
 """A learned per-candidate combiner, fitted offline and judged held out as the lead rule is.
 
-Input: runs saved by `signet bench locomo|memaware --leads ... --candidates --save FILE`. A
-question's ranking is its candidates sorted by a linear score, cut where the benchmark cuts recall's
-page, so it is scored exactly as recall would rank. The fit is listwise (softmax over a question's
-candidates, the log probability of a gold one, ridge on standardised weights), by plain gradient
-descent from zero, so it is deterministic. The splits and noise are bench/loo.py's, with the lead
-rule held out beside it. The AUC of whether the first hit is gold is reported for the softmax share
-and a pointwise logistic fit.
+Input: runs saved by `signet bench locomo|memaware --leads ... --candidates --save FILE`. The fit
+is listwise (softmax over a question's candidates, ridge on standardised weights) by plain
+gradient descent from zero, so it is deterministic. A question's ranking is cut where the
+benchmark cuts recall's page, so it is scored as recall would rank; splits are bench/loo.py's.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """`signet bench load`: concurrent clients against a real daemon: throughput, latency, errors, lost
 writes and peak memory.
 
-Each client count gets a fresh daemon; clients send half remembers, half recalls, in a closed loop
-(capacity) or an open Poisson loop at `rate` (latency from the scheduled arrival, no coordinated
-omission). `fault="hang"` reruns with an embedder that never answers. At the end the daemon is
-stopped with SIGTERM and every acknowledged write must be in the database; peak RSS is its `VmHWM`.
-`writer`: the one SQLite writer during the traffic, per lane (requests', workers'), from the
-daemon's /metrics: turns, mean wait for it, mean hold, share of the run held.
+Clients send half remembers, half recalls, in a closed loop (capacity) or an open Poisson loop at
+`rate` (latency from the scheduled arrival, so no coordinated omission). After a SIGTERM stop every
+acknowledged write must be in the database. `writer` reports the one SQLite writer per lane from
+the daemon's /metrics.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The daemon's start: the store open and `/health` answering first, the rest behind it.
 
-`run(config)` binds, opens the SignetApp and ensures the install token first, so whatever can refuse
-a start does so before anything answers. It then serves `StartingGate`, answering `/health` while a
-thread builds the API, MCP server, dashboard and workers; other requests wait for the API, so a
-client that saw `/health` is never refused for being early. This module imports neither FastAPI nor
-the routes, which take seconds. uvicorn re-raises SIGTERM/SIGINT after a graceful stop; `run` turns
-that into SystemExit so the `finally` that stops the workers and closes the store always runs.
+`run(config)` binds, opens the app and ensures the install token first, so whatever can refuse a
+start does so before anything answers. `StartingGate` then answers `/health` while a thread builds
+the API, MCP server, dashboard and workers; other requests wait rather than being refused. FastAPI
+is not imported here (it takes seconds). A SIGTERM ends in SystemExit, so the workers stop and the
+store closes.
 """
 
 from __future__ import annotations

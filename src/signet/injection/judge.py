@@ -1,11 +1,9 @@
 """Per-memory relevance: how likely a recalled memory is about this prompt, on its own.
 
-A logistic model over the prompt's cosine to the memory and its `margin` above the median cosine of
-the other CANDIDATES; other features are computed for `--rows` but weigh 0, as they did not hold up
-across benchmarks. `select` injects nothing unless the best candidate reaches hooks.min_relevance
-(this floor alone decides false injections), then, in recall's order, those reaching
-hooks.min_memory_relevance, at most hooks.prompt_max_memories. The values come from `signet bench
-inject-fit`. Without vectors recall's coverage-only confidence is used, against
+A logistic model over the prompt's cosine to the memory and its margin above the other candidates'
+median (other features weigh 0: they did not hold up across benchmarks), fitted by `signet bench
+inject-fit`. `select` injects nothing unless the best reaches hooks.min_relevance, then those
+reaching hooks.min_memory_relevance. Without vectors: recall's confidence against
 hooks.min_keyword_confidence.
 """
 

@@ -1,10 +1,9 @@
 """Session-start: what an agent should know before the first prompt, under a token budget.
 
-In order: the identity files (one still holding its starter text is skipped, except AGENTS.md, whose
-starter text is the instruction to use memory), the head of MEMORY.md, then memories not in the
-ledger (pinned first, then importance x decay, the project first). Each identity file takes at most
-a quarter of the budget and MEMORY.md a fifth, so memories always get a seat. `clear` and `compact`
-starts reset the ledger; a `resume` start gets nothing, its transcript holding the first batch.
+In order: the identity files (starter text skipped, except AGENTS.md's, which says to use memory),
+the head of MEMORY.md, then memories not in the ledger. An identity file takes at most a quarter of
+the budget and MEMORY.md a fifth, so memories always get a seat. `clear` and `compact` reset the
+ledger; a `resume` start gets nothing, its transcript holding the first batch.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """A per-candidate view of one query's ranking: what a learned combiner would read.
 
-The candidates are the union of the default fusion's page and a dense-heavy one, so each channel's
-best matches are there. Each gets numbers from its evidence (ranks, relative BM25, cosine, graph and
-context parts, query terms held, length) and products with the query's own evidence, since a linear
-score over one query's candidates cannot use what is the same for all of them. `MODEL`
-(`model_inputs`) leaves channel-specific numbers out, so a memory found as a turn and one found as a
-window read alike and a fit does not learn one store's channel. `linear` scores them; the fit is
-offline (bench/combiner_fit.py). Recall does not rank by it: held out it lost across benchmarks and
-on long prompts (docs/benchmarks.md).
+The candidates are the union of the default fusion's page and a dense-heavy one. Each gets numbers
+from its evidence, times the query's own (a linear score cannot use what all candidates share).
+`MODEL` leaves channel-specific numbers out, so a fit does not learn one store's channels. Recall
+does not rank by it: held out it lost (docs/benchmarks.md).
 """
 
 from __future__ import annotations

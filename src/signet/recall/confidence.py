@@ -1,11 +1,9 @@
 """A calibrated confidence per recall result: how likely it is to be what the query asks for.
 
 RRF scores only rank; confidence is absolute. A logistic model over `coverage` (the IDF-weighted
-share of the query's COVERAGE_TERMS most informative stems found in the memory) and `cosine` (to the
-memory, or its source's closest member; absent without an embedder), fitted by `signet bench
-confidence` on labelled LoCoMo and MemAware results and stored-nothing queries: 0.3 means about 30%
-of results like this were gold. `AGENT_MIN_CONFIDENCE` is the default floor of agent-facing surfaces
-(MCP memory_search). Nothing heavy is imported: hooks may import this module.
+share of the query's most informative stems the memory holds) and `cosine`, fitted by `signet
+bench confidence`: 0.3 means about 30% of such results were gold. `AGENT_MIN_CONFIDENCE` is the
+agent surfaces' default floor. Nothing heavy is imported: hooks import this module.
 """
 
 from __future__ import annotations

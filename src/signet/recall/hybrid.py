@@ -1,14 +1,9 @@
 """The one recall implementation, for every surface and both store backends.
 
-Everything is read through `RecallReads` (store/recall_reads.py); what a backend cannot read is
-named in `degraded`, as is an embedder that fails (recall then uses the other channels). The
-channels (lexical, hint, semantic, dated, whole-source, and the graph's through `Channel`) are
-searched apart and kept as evidence on each result. How they rank is one frozen `RankingSpec`
-(recall/spec.py), given at the composition root. The rankings are lifted by conversation neighbours
-(recall/context.py), fused (recall/fuse.py), given bounded boosts and dampening (recall/scoring.py,
-recall/dampen.py), filtered by min_score, crowded by source (recall/pooling.py), and summaries are
-placed below their facts (recall/summaries.py). Recall writes nothing: a `touch` goes to
-store/accesses.py. Each stage is timed into `meta.timings`.
+Channels are read through `RecallReads` (store/recall_reads.py), searched apart and kept as
+evidence on each result; what a backend cannot read, or an embedder that fails, is named in
+`degraded` while the other channels answer. How they rank is one frozen `RankingSpec`
+(recall/spec.py). Recall writes nothing: a `touch` goes to store/accesses.py.
 """
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
 """The semantic channel's index: the embeddings table's vectors, searched in RAM.
 
-The float32 BLOBs are the source of truth; the index is int8 rows rescored exactly
-(`embedding.index: quantized`, the default) or the float32 matrix (`exact`), both returning the
-exact top k. Each search compares the table's change marker (max id, row count) with the one loaded:
-new rows are appended, any other change reloads, so every process stays correct without
-notifications. From `embedding.ann_min_vectors` vectors on (0: never) an HNSW graph
-(store/ann_index.py) proposes a shortlist rescored exactly; it is made on a thread of its own,
-searches staying exact until it is swapped in, and saved to `ann_file`.
+The float32 BLOBs are the source of truth; the index (int8 rows rescored exactly, or the float32
+matrix) returns the exact top k. Each search compares the table's change marker with the one
+loaded, so every process stays correct without notifications. From `embedding.ann_min_vectors`
+vectors on, an HNSW graph (store/ann_index.py) proposes the shortlist.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The lexical channel's BM25 top k at scale: FTS5's own formula over postings held in memory.
 
-FTS5's `bm25()` scores every matching row, half of a default recall at 100k memories. Here the
-common terms' postings are held in numpy and scored a term at a time, a rare term's contribution
-taken from FTS5 itself; the sum equals FTS5's to the last bit (the tests compare). Triggers log
-changed rowids in `lexical_log`, which a search replays first, so the read path writes nothing.
-`search` returns None when it cannot answer exactly, and the caller runs FTS5's query.
+FTS5's `bm25()` scores every matching row, half of a default recall at 100k memories. Here common
+terms' postings are scored in numpy and rare terms taken from FTS5; the sum equals FTS5's to the
+bit. Triggers log changed rowids in `lexical_log`, replayed before a search, so reads write
+nothing. `search` returns None when it cannot answer exactly; the caller then runs FTS5.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
-"""The writer's queue: whose write transaction runs next, in arrival order, in two lanes. With a
-plain lock a worker that commits and asks again can win over and over while a request waits; here
-every waiting FOREGROUND write (a request's) goes before every BACKGROUND one (workers, flushes,
-retention), and a background write waiting `background_max_wait_s` goes next, so workers are
-never starved. The caller's thread runs its transaction; a nested `write_tx()` is a savepoint and
-does not queue. `stats()` counts each lane's turns and the seconds they waited for and held the
-slot (the daemon's /metrics).
+"""The writer's queue: whose write transaction runs next, in arrival order, in two lanes.
+
+With a plain lock a worker that commits and asks again can win over and over while a request
+waits. Here FOREGROUND writes (requests') go before BACKGROUND ones (workers, flushes), except a
+background write that has waited `background_max_wait_s`, so neither starves. A nested
+`write_tx()` is a savepoint and does not queue; `stats()` feeds the daemon's /metrics.
 """
 
 from __future__ import annotations
