@@ -1,10 +1,9 @@
 """`signet doctor`: is the memory on for this workspace, and if not, what to run.
 
-Each check (workspace, daemon, hooks and MCP entry per harness, mcp, spool, hook failures) gives
-`ok`, `warn`, `fail` or `info`, a line of detail and the fix. A daemon counts only when its pid is
-this workspace's; hooks are read back from the files `signet connect` writes; the MCP entry is
-spawned as a harness would. Nothing is changed and no daemon started; the exit code is 1 when a
-check fails.
+Each check (workspace, daemon, hooks and MCP entry per harness, spool, hook failures) gives `ok`,
+`warn`, `fail` or `info`, a line of detail and the fix. Checks read what is really there: the
+daemon's pid, the files `signet connect` wrote, the MCP entry spawned as a harness would. Nothing
+is changed; the exit code is 1 when a check fails.
 """
 
 from __future__ import annotations

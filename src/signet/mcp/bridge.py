@@ -1,10 +1,9 @@
 """`signet mcp` when the daemon runs: a stdio <-> streamable HTTP relay to the daemon's `/mcp`.
 
 A harness waits only seconds for `initialize`, and serving MCP here would import the SDK, the web
-stack and the app. So each JSON-RPC line on stdin is POSTed to `/mcp` with the workspace's token and
-session id, each message of the answer written to stdout as a line, requests concurrently so a slow
-tool does not hold up a `ping`. After a daemon restart it initialises again and retries once.
-Standard library only.
+stack and the app. So each JSON-RPC line on stdin is POSTed to `/mcp` with the workspace's token,
+concurrently so a slow tool does not hold up a `ping`; after a daemon restart it initialises again
+and retries once. Standard library only.
 """
 
 from __future__ import annotations

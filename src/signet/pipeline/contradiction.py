@@ -1,10 +1,9 @@
 """Does a new statement contradict an old one? A cheap syntactic check first, an LLM second.
 
 A contradiction sends an update to review instead of letting the newer fact win silently.
-`detect_contradiction` (no LLM) scores a one-sided negation, a split antonym pair and a value change
-under one predicate, when the sides share two content tokens; `check_contradiction` combines them by
-noisy-or and, below the threshold with an LLM, asks it once (a failure counts as none).
-`has_temporal_supersession` spots markers that let a newer statement supersede by rule.
+`detect_contradiction` (no LLM) scores negation, antonym pairs and value changes when the sides
+share two content tokens; `check_contradiction` adds one LLM call below the threshold (a failure
+counts as none). `has_temporal_supersession` spots markers that let a newer statement supersede.
 """
 
 from __future__ import annotations

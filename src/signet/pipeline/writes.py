@@ -1,12 +1,10 @@
 """Controlled writes: the pipeline's proposals turned into changes, or into records only.
 
-`plan_proposal` (no transaction) decides under the flags, checks contradictions and prepares
-content; `apply_plan` (inside the caller's `PipelineTx`) re-reads the target, archives it to the
-cold tier, applies and records the proposal in history. Shadow mode, rejected and `none` proposals
-only record; `add` needs minFactConfidenceForWrite; update and delete also need
-autonomous.allowUpdateDelete, a pinned memory is never deleted, and an update contradicting its
-target goes to review unless it marks itself as superseding. `resolve_review` applies or closes a
-parked proposal.
+`plan_proposal` (no transaction) decides under the flags and checks contradictions; `apply_plan`
+(in the caller's `PipelineTx`) re-reads the target, archives it to the cold tier, applies and
+records. Shadow mode, rejected and `none` proposals only record. Update and delete need
+autonomous.allowUpdateDelete, a pinned memory is never deleted, and a contradicting update goes to
+review unless it marks itself as superseding.
 """
 
 from __future__ import annotations

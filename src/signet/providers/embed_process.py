@@ -1,9 +1,9 @@
-"""The bundled model in a child process of its own, for the embed worker: in the daemon's process,
-tokenizing and pooling took the GIL its writes needed. The child (`python -c` this module's
-`serve`) starts and loads the model on the first `embed`; each call is one length-prefixed pickle
-each way over its stdin and stdout. A child that dies or stays silent for `timeout_s` fails the
-call with ProviderError and is restarted by the next; EOF on its stdin or the parent's death ends
-it.
+"""The bundled model in a child process of its own, for the embed worker.
+
+In the daemon's process, tokenizing and pooling took the GIL its writes needed. The child loads
+the model on its first `embed`; each call is one length-prefixed pickle each way over its stdin and
+stdout. A child that dies or stays silent for `timeout_s` fails the call with ProviderError and is
+restarted by the next; the parent's death ends it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Conversation context: a memory's evidence spills over to its neighbours in the same session.
 
 A turn such as "Yes, I went last week!" answers the turn before it, whose words a later query uses.
-So a channel's score lifts a memory's neighbours by `weight` x its relative score. Neighbours are
-the memories written just before and after by the same agent in the same `session_id` or
-`source_id`, at most NEIGHBOUR_GAP apart (`store.neighbours.chosen`). The lift is reported apart as
-`context`, never as the memory's own evidence.
+So a channel's score lifts a memory's neighbours (written just before and after by the same agent,
+same session or source) by `weight` x its relative score. The lift is reported apart as `context`,
+never as the memory's own evidence.
 """
 
 from __future__ import annotations

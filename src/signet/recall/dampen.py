@@ -1,13 +1,10 @@
 """Post-fusion corrections, applied before the sort.
 
-- gravity: a high-cosine result sharing no query term with its content sits near every query; its
-  score is multiplied by `gravity_factor`.
+- gravity: a high-cosine result sharing no query term sits near every query (`gravity_factor`).
 - hub: a result whose linked entities are all graph hubs says little specific (`hub_factor`).
-- superseded: a memory a later one replaced stays findable, below what is current
-  (SUPERSEDED_FACTOR, always on).
-- resolution: constraints, decisions and date-anchored memories resolve questions; returned apart as
-  `boost` so recall bounds it with the other boosts (recall/scoring.py). DampeningConfig toggles
-  gravity, hub and resolution.
+- superseded: a memory a later one replaced stays findable, below what is current.
+- resolution: constraints, decisions and dated memories resolve questions; returned apart as
+  `boost` so recall bounds it with the other boosts (recall/scoring.py).
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 Reciprocal rank fusion (the default) sums weight / (k + rank) over the channels, so BM25 and cosine
 mix without calibration; the alpha blend of max-scaled scores is an option. RRF cannot tell a clear
-lexical winner from a tie, so `dense_share` fades the dense channels by the lexical lead ((best -
-second) / best BM25) up to `lead`, except for long prompts, whose quoted turn leads widely.
-`dense_lead` (0: unused) keeps the dense channels at the share their own cosine lead earns, up to
-DENSE_MAX_SHARE.
+lexical winner from a tie, so `dense_share` fades the dense channels by the lexical lead, except
+for long prompts, whose quoted turn leads widely; `dense_lead` lets them keep the share their own
+cosine lead earns.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""The lineage as a service: re-indexing the markdown artifacts, removing a session for privacy,
-thread heads, and walking the DAG both ways.
+"""The lineage as a service: re-indexing the artifacts, removing a session, thread heads, walking the
+DAG.
 
-`reindex` rebuilds memory_artifacts from the files alone (a tombstoned session's artifacts stay out
-even if a file came back; unreadable files are reported). `forget_session` deletes a session's
-transcript files, summaries and rows and records a tombstone naming the paths. `lineage(id)` walks
-up (session -> summary -> arc -> epoch) and down. Every call takes the caller's scope; anything
-outside it is "not found".
+`reindex` rebuilds memory_artifacts from the markdown files alone (tombstoned sessions stay out).
+`forget_session` deletes a session's files, summaries and rows and leaves a tombstone naming the
+paths. `lineage(id)` walks up (session -> summary -> arc -> epoch) and down. Every call takes the
+caller's scope; anything outside it is "not found".
 """
 
 from __future__ import annotations

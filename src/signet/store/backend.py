@@ -1,10 +1,9 @@
 """The store seam: what a workspace's store hands out, with a SQLite and a PostgreSQL side.
 
 `Backend` is the one object `SignetApp.open` asks for (store/choose.py opens it): it holds the
-`CoreStore` (memories and history, search, the job queue, tokens and their signing key) and hands
-out every other seam over the same database. Each `CoreStore` operation is one transaction returning
-the same values on both sides; the contract tests (tests/store/) run one suite on both. `SqliteCore`
-is the SQLite side; `PostgresCore` (store/postgres/core.py) the PostgreSQL one.
+`CoreStore` (memories, history, search, jobs, tokens) and hands out every other seam over the same
+database. Each `CoreStore` operation is one transaction returning the same values on both sides;
+the contract tests (tests/store/) run one suite on both.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The durable job queue: a job is a row in memory_jobs with a status and a lease.
 
 `pending -> leased -> completed`, or back to `pending` on failure until the last attempt, then
-`dead`. The lease is one `UPDATE ... WHERE id = (SELECT ...) RETURNING *` in the write transaction,
-so two workers never claim one job. `now` is passed in and stored in `format_ts` form, as timestamps
-compare as text. A second live job of one type for one target is dropped. Shared with PostgreSQL
+`dead`. The lease is one `UPDATE ... RETURNING` in the write transaction, so two workers never
+claim one job. A second live job of one type for one target is dropped. Shared with PostgreSQL
 through a dialect (store/postgres/jobs.py).
 """
 

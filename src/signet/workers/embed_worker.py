@@ -1,11 +1,9 @@
 """The embed worker: vectors for memories stored without one, on either backend.
 
-A tick leases up to LEASE_BATCHES x `batch_size` `embed` jobs, embeds their distinct texts with no
-transaction open, then stores the vectors and completes the jobs in transactions of STORE_CHUNK, so
-a request's write gets the writer between chunks. A provider fault fails the batch's jobs (retried
-with back-off); a job the reaper took back is left alone. When idle, at most every
-`sweep_interval_s`, it embeds one batch of live memories lacking a current vector of the configured
-model.
+A tick leases `embed` jobs, embeds their distinct texts with no transaction open, then stores the
+vectors in chunks of STORE_CHUNK, so a request's write gets the writer between chunks. A provider
+fault fails the batch's jobs (retried with back-off). When idle, now and then, it embeds live
+memories lacking a current vector of the configured model.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Lexical search on PostgreSQL: BM25 over a generated tsvector with a GIN index.
 
-The query is cut as on SQLite (store/fts.py) and stemmed by `to_tsvector('english', ...)`; the score
-is FTS5's BM25 (`signet_bm25`: k1 = 1.2, b = 0.75, the same column weights, IDF floored at 1e-6), so
-both backends rank alike. N and the average length come from `lexical_totals` (kept by a trigger),
-df from the GIN index; a scoped caller gets its slice's own statistics. The same ranking serves
-whole sources and the hint column.
+The query is cut as on SQLite (store/fts.py) and stemmed by `to_tsvector('english', ...)`; the
+score is FTS5's BM25 (`signet_bm25`, the same constants and column weights), so both backends rank
+alike. N and the average length come from `lexical_totals` (kept by a trigger), df from the GIN
+index; a scoped caller gets its slice's own statistics.
 """
 
 from __future__ import annotations
