@@ -1,10 +1,10 @@
 """Batch forget and batch modify: many memories in one call, each through the one write path in its
 own transaction, reported per item.
 
-Forgetting takes two steps: `preview` returns the match and a confirm token (an HMAC of the sorted
-ids, the force flag and the time), and `execute` proceeds only when the token fits the match
-recomputed then, within CONFIRM_TTL_S. A query matches memories holding every word of it, never
-ranked recall, which would sweep in look-alikes; at most MAX_BATCH.
+Forgetting takes two steps: `preview` returns the match and a confirm token, and `execute` proceeds
+only when the token fits the match recomputed then, within CONFIRM_TTL_S. A query matches memories
+holding every word of it, never ranked recall, which would sweep in look-alikes; at most
+MAX_BATCH.
 """
 
 from __future__ import annotations

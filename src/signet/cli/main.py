@@ -1,10 +1,9 @@
 """The `signet` command: a click group whose commands parse, make one client call and format.
 
-`SignetGroup.invoke` translates errors in one place: a `SignetError` (or a path's `OSError`) becomes
-its message on stderr and exit code 1 (click keeps 2 for usage errors), as `{"error", "code"}` JSON
-with `--json`. `COMMANDS` maps each command to the "module:attribute" defining it and its help line;
-a module is imported only when its command runs, so `signet --help` stays fast. Adding a command is
-one line in the table.
+`SignetGroup.invoke` turns a `SignetError` (or a path's `OSError`) into its message on stderr and
+exit code 1 (click keeps 2 for usage errors), or `{"error", "code"}` JSON with `--json`.
+`COMMANDS` maps each command to the module defining it, imported only when it runs, so `signet
+--help` stays fast; adding a command is one line there.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The pipeline's workers, ticking in the daemon's background threads.
 
-The loop is `signet.workers.loop.WorkerLoop`; this module owns its threads and controls. The embed
-worker has a thread of its own, so a new memory's vector never waits behind an LLM call; the other
-workers and the spool import share one. `stop` stops leasing, gives a running tick `timeout_s`, then
-hands every job still leased back to pending: a shutdown is not a failure, and a tick finishing
-after that rolls back (LostLease).
+The embed worker has a thread of its own, so a new memory's vector never waits behind an LLM call;
+the other workers and the spool import share one. `stop` stops leasing, gives a running tick
+`timeout_s`, then hands every job still leased back to pending: a shutdown is not a failure, and a
+tick finishing after that rolls back.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Decision: what to do with one extracted fact, given the memories most like it.
 
 No candidates: `add`, no LLM call. Otherwise one LLM call sees up to five candidates and answers
-add, update, delete or none, as a `Proposal` the controlled writes may apply. An update or delete
-naming no candidate shown is `rejected`; an update's content is the fact's own, never the model's
-rewrite. Without an LLM a near-duplicate candidate (same text, or token Jaccard >= 0.8) makes it
-`none`.
+add, update, delete or none, as a `Proposal` for the controlled writes. An update or delete naming
+no candidate shown is `rejected`; an update keeps the fact's own words. Without an LLM a
+near-duplicate candidate makes it `none`.
 """
 
 from __future__ import annotations

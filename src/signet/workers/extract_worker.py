@@ -1,9 +1,9 @@
-"""The extraction worker: one `extract` job per tick, from raw memory to controlled writes, in three
-phases so no LLM or embedding call runs under the write lock: with no transaction, extract, find
-candidates with hybrid recall, decide and plan (pipeline/writes.py); in one write transaction,
-complete the job and apply the plans (a lost lease rolls it all back); then the graph in its own
-transaction, whose failure never reverts the facts. With mutationsFrozen or the pipeline disabled
-it does nothing.
+"""The extraction worker: one `extract` job per tick, from raw memory to controlled writes.
+
+Three phases, so no LLM or embedding call runs under the write lock: with no transaction, extract,
+find candidates and plan (pipeline/writes.py); in one write transaction, complete the job and apply
+the plans (a lost lease rolls it all back); then the graph in its own transaction, whose failure
+never reverts the facts. With mutationsFrozen or the pipeline disabled it does nothing.
 """
 
 from __future__ import annotations

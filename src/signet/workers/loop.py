@@ -1,9 +1,9 @@
 """The worker loop: background work one tick at a time, with time passed in.
 
-A worker has a `name` and `tick(now) -> bool` (did it do any work) and no timers, so tests drive it
-with a fake `now`. A raising tick is logged and its worker backed off (at most 30 s, with jitter)
-while the others go on; when idle the loop sleeps `idle_sleep_s` on the stop event, so stopping is
-immediate. `ReaperWorker` returns jobs whose worker vanished mid-lease.
+A worker has a `name` and `tick(now) -> bool` (did it work) and no timers, so tests drive it with
+a fake `now`. A raising tick is logged and its worker backed off while the others go on; idle, the
+loop sleeps on the stop event, so stopping is immediate. `ReaperWorker` returns jobs whose worker
+vanished mid-lease.
 """
 
 from __future__ import annotations
