@@ -12,6 +12,7 @@ from typing import Protocol
 
 from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.memories import COLUMNS, row_to_memory
 from signet.types import Memory
 
@@ -91,21 +92,26 @@ def record(
 
 
 def startup_candidates(
-    conn: Connection, *, agent_id: str, project: str | None, limit: int
+    conn: Executes, *, agent_id: str, project: str | None, limit: int,
+    dialect: Dialect = SQLITE, columns: str = COLUMNS,
 ) -> list[Memory]:
     """Live memories worth a seat at session start: every pinned one (up to `limit`), the
-    project's most important, then everyone's most important; duplicates removed, order kept."""
-    live = "is_deleted = 0 AND agent_id = ? AND type NOT IN ('document_chunk')"
+    project's most important, then everyone's most important; duplicates removed, order kept.
+    `columns` are the memories columns (`memories m`) as `row_to_memory` reads them."""
+    q = dialect.mark
+    live = (f"{dialect.no('m.is_deleted')} AND m.agent_id = {q}"
+            " AND m.type NOT IN ('document_chunk')")
     queries: list[tuple[str, tuple[object, ...]]] = [
-        (f"{live} AND pinned = 1 ORDER BY updated_at DESC", (agent_id,)),
+        (f"{live} AND {dialect.yes('m.pinned')} ORDER BY m.updated_at DESC", (agent_id,)),
     ]
     if project:
-        queries.append((f"{live} AND project = ? ORDER BY importance DESC, updated_at DESC", (agent_id, project)))
-    queries.append((f"{live} ORDER BY importance DESC, updated_at DESC", (agent_id,)))
+        queries.append((f"{live} AND m.project = {q} ORDER BY m.importance DESC,"
+                        " m.updated_at DESC", (agent_id, project)))
+    queries.append((f"{live} ORDER BY m.importance DESC, m.updated_at DESC", (agent_id,)))
     seen: dict[str, Memory] = {}
     for where, params in queries:
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE {where} LIMIT ?", (*params, limit)
+            f"SELECT {columns} FROM memories m WHERE {where} LIMIT {q}", (*params, limit)
         ).fetchall()
         for row in rows:
             seen.setdefault(row["id"], row_to_memory(row))
@@ -118,8 +124,11 @@ def _json_list(values: Sequence[str]) -> str:
     return json.dumps(list(values))
 
 
-def forget_session(conn: Connection, caller: str, session_id: str) -> int:
+def forget_session(
+    conn: Executes, caller: str, session_id: str, dialect: Dialect = SQLITE
+) -> int:
     """Drop this caller's ledger of a session (its context was cleared or compacted away)."""
-    return conn.execute(
-        "DELETE FROM hook_injections WHERE caller = ? AND session_id = ?", (caller, session_id)
-    ).rowcount
+    return int(conn.execute(
+        dialect.sql("DELETE FROM hook_injections WHERE caller = ? AND session_id = ?"),
+        (caller, session_id),
+    ).rowcount)

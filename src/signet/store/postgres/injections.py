@@ -11,13 +11,12 @@ from collections.abc import Sequence
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from signet.store.memories import row_to_memory
+from signet.store.dialect import POSTGRES
+from signet.store.injections import forget_session, startup_candidates
 from signet.store.postgres.columns import MEMORY_COLUMNS
 from signet.types import Memory
 
 __all__ = ["PostgresInjections"]
-
-_LIVE = "NOT m.is_deleted AND m.agent_id = %s AND m.type NOT IN ('document_chunk')"
 
 
 class PostgresInjections:
@@ -48,26 +47,11 @@ class PostgresInjections:
 
     def forget_session(self, caller: str, session_id: str) -> int:
         with self.pool.connection() as conn:
-            return conn.execute(
-                "DELETE FROM hook_injections WHERE caller = %s AND session_id = %s",
-                (caller, session_id),
-            ).rowcount
+            return forget_session(conn, caller, session_id, POSTGRES)
 
     def startup_candidates(
         self, *, agent_id: str, project: str | None, limit: int
     ) -> list[Memory]:
-        queries: list[tuple[str, tuple[object, ...]]] = [
-            (f"{_LIVE} AND m.pinned ORDER BY m.updated_at DESC", (agent_id,)),
-        ]
-        if project:
-            queries.append((f"{_LIVE} AND m.project = %s ORDER BY m.importance DESC,"
-                            " m.updated_at DESC", (agent_id, project)))
-        queries.append((f"{_LIVE} ORDER BY m.importance DESC, m.updated_at DESC", (agent_id,)))
-        seen: dict[str, Memory] = {}
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            for where, params in queries:
-                cur.execute(f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} LIMIT %s",
-                            (*params, limit))
-                for row in cur.fetchall():
-                    seen.setdefault(str(row["id"]), row_to_memory(row))  # type: ignore[arg-type]
-        return list(seen.values())
+            return startup_candidates(cur, agent_id=agent_id, project=project, limit=limit,
+                                      dialect=POSTGRES, columns=MEMORY_COLUMNS)
