@@ -102,6 +102,15 @@ def _save_run(path: Path | None, benchmark: str, result: Any) -> None:
     loo.save(path, benchmark, result.questions, result.ranked, result.candidates)
 
 
+def _comma_ints(text: str, option: str) -> list[int]:
+    """The integers of a comma list given to `option` (empty items skipped), or a usage error
+    naming the option."""
+    try:
+        return [int(item) for item in text.split(",") if item.strip()]
+    except ValueError as exc:
+        raise click.BadParameter("a comma list of integers", param_hint=option) from exc
+
+
 def _cache_dir(cache: Path | None, no_cache: bool) -> Path | None:
     return None if no_cache else cache or retrieval.default_cache_dir()
 
@@ -521,10 +530,7 @@ def scale(
     _setup_threads()
     if n < 1 or queries < 1 or batch < 1 or (entities is not None and entities < 0):
         raise click.BadParameter("N, queries and batch must be positive, entities not negative")
-    try:
-        sizes = [int(c) for c in checkpoints.split(",") if c.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("a comma list of integers", param_hint="--checkpoints") from exc
+    sizes = _comma_ints(checkpoints, "--checkpoints")
     if any(size < 1 or size >= n for size in sizes):
         raise click.BadParameter("sizes between 1 and N - 1", param_hint="--checkpoints")
     chosen = list(dict.fromkeys(b.strip() for b in backends.split(",") if b.strip()))
@@ -585,11 +591,7 @@ def vector_graph(
     from signet.bench import vector_graph as bench_graph
 
     _setup_threads()
-    try:
-        sized = [int(s) for s in sizes.split(",") if s.strip()]
-        widths = [int(e) for e in efs.split(",") if e.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("comma lists of integers") from exc
+    sized, widths = _comma_ints(sizes, "--sizes"), _comma_ints(efs, "--ef")
     if not (folder / "bench-scale.json").exists():
         raise click.BadParameter("not a store kept by `signet bench scale --db`",
                                  param_hint="--db")
@@ -632,20 +634,13 @@ def load(
     p50/p95 per operation, errors, lost writes, the daemon's peak RSS, CPU per request (daemon
     and clients), the embed jobs left waiting."""
     _setup_threads()
-    try:
-        counts = [int(c) for c in clients.split(",") if c.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("a comma list of integers", param_hint="--clients") from exc
+    counts = _comma_ints(clients, "--clients")
     if not counts or min(counts) < 1 or seconds <= 0:
         raise click.BadParameter("positive client counts and seconds", param_hint="--clients")
-    url = None
-    if backend == "postgres":
-        url = store_url or os.environ.get("SIGNET_STORE_URL")
-        if not url:
-            raise click.BadParameter("--backend postgres needs --store-url or SIGNET_STORE_URL")
-        if fault != "none":
-            raise click.BadParameter("--fault runs on the sqlite backend only", param_hint="--fault")
-    elif daemons > 1:
+    url = _bench_store_url(backend, store_url)
+    if url is not None and fault != "none":
+        raise click.BadParameter("--fault runs on the sqlite backend only", param_hint="--fault")
+    if url is None and daemons > 1:
         raise click.BadParameter("several daemons need a shared store: --backend postgres",
                                  param_hint="--daemons")
     result = load_bench.run_load(
@@ -670,10 +665,7 @@ def freshness(ctx: click.Context, probes: int, clients: str, seconds: float, as_
     from signet.bench import freshness as fresh_bench
 
     _setup_threads()
-    try:
-        counts = [int(c) for c in clients.split(",") if c.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("a comma list of integers", param_hint="--clients") from exc
+    counts = _comma_ints(clients, "--clients")
     if probes < 1 or not counts or min(counts) < 0 or seconds <= 0:
         raise click.BadParameter("positive probes and seconds, client counts >= 0")
     result = fresh_bench.run_freshness(probes, counts, seconds, progress=_progress)
@@ -806,10 +798,7 @@ def dashboard_bench(
     from signet.bench import dashboard as dashboard_bench_module
 
     _setup_threads()
-    try:
-        sizes = [int(p) for p in points.split(",") if p.strip()]
-    except ValueError as exc:
-        raise click.BadParameter("a comma list of integers", param_hint="--points") from exc
+    sizes = _comma_ints(points, "--points")
     result = dashboard_bench_module.run_dashboard(
         memories, sizes, runs, map_memories=map_memories, chromium=chromium, progress=_progress
     )
@@ -913,7 +902,7 @@ def projection_bench(ctx: click.Context, sizes: str, method: str, as_json: bool)
     from signet.bench.documents_bench import bench_projection
 
     _setup_threads()
-    counts = [int(s) for s in sizes.split(",") if s.strip()]
+    counts = _comma_ints(sizes, "--sizes")
     methods = None if method == "auto" else [method]
     _emit(ctx, as_json, bench_projection(counts, methods=methods, progress=_progress))
 
