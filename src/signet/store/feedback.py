@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from signet.store.connection import Connection, Row
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.memories import new_id
 
 
@@ -34,12 +34,8 @@ _COLUMNS = (
 )
 
 
-def _feedback(row: Row) -> Feedback:
-    return Feedback(**{name: row[name] for name in Feedback.__dataclass_fields__})
-
-
 def add(
-    conn: Connection,
+    conn: Executes,
     *,
     memory_id: str,
     feedback_type: str,
@@ -48,19 +44,21 @@ def add(
     actor: str | None,
     agent_id: str,
     now: str,
+    dialect: Dialect = SQLITE,
 ) -> Feedback:
     """Record one piece of feedback and return it as stored."""
-    row = conn.execute(
-        f"INSERT INTO agent_feedback ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?) RETURNING {_COLUMNS}",
+    row = conn.execute(dialect.sql(
+        f"INSERT INTO agent_feedback ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?) RETURNING {_COLUMNS}"),
         (new_id(), memory_id, session_id, feedback_type, correction_text, actor, agent_id, now),
     ).fetchone()
-    return _feedback(row)
+    return Feedback(*row)
 
 
-def for_memory(conn: Connection, memory_id: str) -> list[Feedback]:
+def for_memory(conn: Executes, memory_id: str, dialect: Dialect = SQLITE) -> list[Feedback]:
     """Every piece of feedback on one memory, oldest first."""
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM agent_feedback WHERE memory_id = ? ORDER BY created_at, rowid",
+        f"SELECT {_COLUMNS} FROM agent_feedback WHERE memory_id = {dialect.mark}"
+        f" ORDER BY created_at, {dialect.insertion_order}",
         (memory_id,),
     ).fetchall()
-    return [_feedback(row) for row in rows]
+    return [Feedback(*row) for row in rows]

@@ -87,10 +87,13 @@ def upsert_meta(
     )
 
 
-def delete_meta(conn: Connection, name: str, agent_id: str) -> bool:
-    return conn.execute(
-        "DELETE FROM skill_meta WHERE skill_name = ? AND agent_id = ?", (name, agent_id)
-    ).rowcount > 0
+def delete_meta(
+    conn: Executes, name: str, agent_id: str, dialect: Dialect = SQLITE
+) -> bool:
+    return bool(conn.execute(
+        dialect.sql("DELETE FROM skill_meta WHERE skill_name = ? AND agent_id = ?"),
+        (name, agent_id),
+    ).rowcount > 0)
 
 
 def skill_memory(conn: Connection, name: str, agent_id: str) -> SkillMemory | None:
@@ -102,10 +105,13 @@ def skill_memory(conn: Connection, name: str, agent_id: str) -> SkillMemory | No
     return SkillMemory(row[0], row[1], float(row[2]), int(row[3])) if row else None
 
 
-def set_importance(conn: Connection, memory_id: str, importance: float) -> None:
+def set_importance(
+    conn: Executes, memory_id: str, importance: float, dialect: Dialect = SQLITE
+) -> None:
     """Decay moves a skill memory's importance, which recall folds into its ranking; the row
     is otherwise untouched (no new version: decay is not an edit)."""
-    conn.execute("UPDATE memories SET importance = ? WHERE id = ?", (importance, memory_id))
+    conn.execute(dialect.sql("UPDATE memories SET importance = ? WHERE id = ?"),
+                 (importance, memory_id))
 
 
 def record_use_for_memory(

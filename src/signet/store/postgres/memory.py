@@ -15,6 +15,8 @@ import numpy as np
 import psycopg
 
 from signet.errors import Conflict, StoreError
+from signet.store import feedback as feedback_sql
+from signet.store import skills as skills_sql
 from signet.store.dialect import POSTGRES
 from signet.store.feedback import Feedback
 from signet.store.idempotency import KeySpace, Recorded, result_json
@@ -48,9 +50,6 @@ from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, R
 
 _KEY_WHERE = (
     "key = %s AND scope_agent IS NOT DISTINCT FROM %s AND scope_project IS NOT DISTINCT FROM %s"
-)
-_FEEDBACK = (
-    "id, memory_id, session_id, feedback_type, correction_text, actor, agent_id, created_at"
 )
 _SKILL = ("skill_name, agent_id, decay_rate, use_count, last_used_at, role_classification,"
           " filesystem_path, created_at, updated_at")
@@ -313,14 +312,11 @@ class PostgresMemoryOps(InsertShorthand):
             current = self._visible(conn, memory_id, scope)
             if current is None:
                 return None
-            row = conn.execute(
-                f"INSERT INTO agent_feedback ({_FEEDBACK}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)"
-                f" RETURNING {_FEEDBACK}",
-                (new_id(), current.id, session_id, feedback_type, correction_text, actor,
-                 agent_id, now),
-            ).fetchone()
-            assert row is not None
-            recorded = Feedback(*row)
+            recorded = feedback_sql.add(
+                conn, memory_id=current.id, feedback_type=feedback_type,
+                correction_text=correction_text, session_id=session_id, actor=actor,
+                agent_id=agent_id, now=now, dialect=POSTGRES,
+            )
             if used:
                 conn.execute(
                     "UPDATE memories SET access_count = access_count + 1, last_accessed = %s"
@@ -329,16 +325,12 @@ class PostgresMemoryOps(InsertShorthand):
             if in_tx is not None:
                 in_tx(PostgresGraphOps(conn), current.id, now)
             if used and record_use_for_memory(conn, current.id, now, POSTGRES):
-                conn.execute("UPDATE memories SET importance = 1.0 WHERE id = %s", (current.id,))
+                skills_sql.set_importance(conn, current.id, 1.0, POSTGRES)
             return recorded
 
     def feedback_for(self, memory_id: str) -> list[Feedback]:
         with self._conn() as conn:
-            rows = conn.execute(
-                f"SELECT {_FEEDBACK} FROM agent_feedback WHERE memory_id = %s"
-                " ORDER BY created_at, seq", (memory_id,),
-            ).fetchall()
-        return [Feedback(*r) for r in rows]
+            return feedback_sql.for_memory(conn, memory_id, POSTGRES)
 
     def add_accesses(self, rows: Sequence[tuple[str, int, str]]) -> None:
         if not rows:
@@ -406,10 +398,7 @@ class PostgresMemoryOps(InsertShorthand):
 
     def delete_skill_meta(self, name: str, agent_id: str) -> bool:
         with self._conn() as conn:
-            cursor = conn.execute(
-                "DELETE FROM skill_meta WHERE skill_name = %s AND agent_id = %s", (name, agent_id)
-            )
-            return cursor.rowcount > 0
+            return skills_sql.delete_meta(conn, name, agent_id, POSTGRES)
 
     def set_importances(self, moves: Sequence[tuple[str, float]]) -> None:
         if not moves:
