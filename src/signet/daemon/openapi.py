@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from signet.config import Config
 from signet.daemon.schemas import CONFIG_BOUND
 
-__all__ = ["BOUNDS", "install"]
+__all__ = ["BOUNDS", "amend_openapi", "install"]
 
 
 def _tags_text(config: Config) -> dict[str, Any]:
@@ -36,15 +36,24 @@ BOUNDS: dict[str, Callable[[Config], dict[str, Any]]] = {
 
 
 def install(api: FastAPI, config: Config) -> None:
+    def amend(schema: dict[str, Any]) -> None:
+        _resolve(schema, config)
+        _drop_null_defaults(schema)
+        _nul_free(schema)
+
+    amend_openapi(api, amend)
+
+
+def amend_openapi(api: FastAPI, amend: Callable[[dict[str, Any]], None]) -> None:
+    """Have `amend` change the OpenAPI document FastAPI builds, once: the amended document is
+    the one cached and served."""
     build = api.openapi
 
     def openapi() -> dict[str, Any]:
         if api.openapi_schema is not None:
             return api.openapi_schema
         schema = build()
-        _resolve(schema, config)
-        _drop_null_defaults(schema)
-        _nul_free(schema)
+        amend(schema)
         api.openapi_schema = schema
         return schema
 

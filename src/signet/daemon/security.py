@@ -16,6 +16,7 @@ from signet.daemon import routes_auth
 from signet.daemon.auth import RateLimiter
 from signet.daemon.guards import LOGIN_PATHS, PUBLIC_PATHS, Authenticate, Cors, HostGuard
 from signet.daemon.network import own_hosts
+from signet.daemon.openapi import amend_openapi
 from signet.daemon.tokens import TokenAuthority, ensure_install_token
 
 __all__ = ["install", "prepare"]
@@ -69,12 +70,8 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 def _document_refusals(api: FastAPI) -> None:
     """/openapi.json says, for every operation, the answers the guards may give instead of it,
     and that a bearer token is required (every path but the public ones)."""
-    build = api.openapi
 
-    def openapi() -> dict[str, Any]:
-        if api.openapi_schema is not None:
-            return api.openapi_schema
-        schema = build()
+    def amend(schema: dict[str, Any]) -> None:
         schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
             "type": "http", "scheme": "bearer",
             "description": "A Signet token (sgt1...); local clients read .daemon/token.",
@@ -93,10 +90,8 @@ def _document_refusals(api: FastAPI) -> None:
                     operation.setdefault("responses", {}).setdefault(
                         code, {"description": description, "content": ERROR_CONTENT}
                     )
-        api.openapi_schema = schema
-        return schema
 
-    api.openapi = openapi  # type: ignore[method-assign]
+    amend_openapi(api, amend)
 
 
 def _middleware_answers(path: str, operation: dict[str, Any]) -> dict[str, str]:
