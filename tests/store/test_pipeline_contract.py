@@ -128,6 +128,13 @@ def test_an_update_archives_to_the_cold_tier_and_parks_reviews(
     updated = core.get_memory(memory_id)
     assert updated is not None and (updated.content, updated.version) == (new.storage, 2)
     assert cold_id >= 1 and isinstance(item, str) and item
+    assert [i.id for i in seam.review_items("pending", limit=10)] == [item]
+    with seam.write() as tx:
+        parked = tx.get_review(item)
+        assert tx.get_review("0" * 32) is None
+    assert parked is not None and (parked.memory_id, parked.status, parked.target_version) == (
+        memory_id, "pending", 2)
+    assert parked.proposal == {"action": "update"} and parked.verdict == {"contradicts": True}
     assert seam.review_id(item[:12]) == item
     assert seam.review_id("not-a-prefix") == "not-a-prefix"
     with pytest.raises(NotFound):

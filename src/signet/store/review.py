@@ -85,8 +85,12 @@ def add(
     return item_id
 
 
-def get(conn: Connection, item_id: str) -> ReviewItem | None:
-    row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
+def get(conn: Executes, item_id: str, dialect: Dialect = SQLITE) -> ReviewItem | None:
+    """The item, its row held for the transaction where the dialect locks rows."""
+    row = conn.execute(
+        f"SELECT * FROM memory_review_queue WHERE id = {dialect.mark}{dialect.row_lock}",
+        (item_id,),
+    ).fetchone()
     return item_from_row(row) if row else None
 
 

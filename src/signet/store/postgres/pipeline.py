@@ -16,6 +16,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.errors import InvalidInput
+from signet.store import review as review_sql
 from signet.store.dialect import POSTGRES
 from signet.store.jobs import Job
 from signet.store.pipeline import PipelineTx, SqlitePipelineTx
@@ -79,10 +80,7 @@ class PostgresPipelineTx(SqlitePipelineTx):
 
     def get_review(self, item_id: str) -> ReviewItem | None:
         with self.pg.cursor(row_factory=dict_row) as cur:
-            row = cur.execute(
-                "SELECT * FROM memory_review_queue WHERE id = %s FOR UPDATE", (item_id,)
-            ).fetchone()
-        return review_item(row) if row else None
+            return review_sql.get(cur, item_id, POSTGRES)
 
 
 class PostgresPipeline:
