@@ -144,8 +144,8 @@ def run(
             if embedder == "config" and cache is not None:
                 embedder = _cached(config, cache)
             graph = "full" in modes and llm is None
-            config = (_with_write_path(config) if llm is not None else _with_hints(config) if hints
-                      else _with_graph(config) if graph else _quiet(config))
+            config = (_pipeline_on(config, hints=llm is not None or hints)
+                      if llm is not None or hints or graph else _quiet(config))
             with (_store(config, store_url) as config, seeded_ids(index),
                   SignetApp.open(config, embedder=embedder, llm=llm,
                                  clock=ManualClock(BENCH_NOW)) as app):
@@ -248,24 +248,16 @@ def _quiet(config: Config) -> Config:
     return dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, enabled=False))
 
 
-def _with_graph(config: Config) -> Config:
-    """Mode `full` asks the graph: the pipeline's extraction builds it after ingest (with no
-    LLM, the deterministic extractor's entities, pipeline/rule_extractor.py); hints stay off."""
+def _pipeline_on(config: Config, *, hints: bool) -> Config:
+    """The pipeline on, hints on or off. With an LLM: the whole write path, extraction
+    (decisions, controlled writes, the graph) and hints, as a user's daemon runs it. For
+    --hints only the hints job matters (extract jobs wait unused). Mode `full` alone asks the
+    graph: extraction builds it after ingest (with no LLM, the deterministic extractor's
+    entities, pipeline/rule_extractor.py), hints off."""
     pipeline = config.pipeline
-    hints = dataclasses.replace(pipeline.hints, enabled=False)
-    return dataclasses.replace(
-        config, pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints)
-    )
-
-
-def _with_write_path(config: Config) -> Config:
-    """With an LLM: the whole write path, extraction (decisions, controlled writes, the
-    graph) and hints, as a user's daemon runs it."""
-    pipeline = config.pipeline
-    hints = dataclasses.replace(pipeline.hints, enabled=True)
-    return dataclasses.replace(
-        config, pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints)
-    )
+    return dataclasses.replace(config, pipeline=dataclasses.replace(
+        pipeline, enabled=True, hints=dataclasses.replace(pipeline.hints, enabled=hints)
+    ))
 
 
 def session_of(doc: BenchDoc) -> str:
@@ -304,15 +296,6 @@ def _ingest_with_llm(
             progress(f"{i}/{len(sessions)} sessions through the LLM: {usage['calls']} calls, "
                      f"{usage['cached']} from the cache")
     return keys_of
-
-
-def _with_hints(config: Config) -> Config:
-    """Only the hints job matters here: the pipeline on, hints on (extract jobs wait unused)."""
-    pipeline = config.pipeline
-    hints = dataclasses.replace(pipeline.hints, enabled=True)
-    return dataclasses.replace(
-        config, pipeline=dataclasses.replace(pipeline, enabled=True, hints=hints)
-    )
 
 
 def _run_hints(app: SignetApp) -> None:
