@@ -153,6 +153,7 @@ def test_runs_are_recorded_and_a_dead_job_is_requeued_once_across_daemons(
     assert ops.requeue_dead_once(T1, 10) == ([dead], 1)
     again = core.lease(T1, job_types=["embed"])
     assert again is not None and again.id == dead
+    assert (ops.job_counts(T0)["stuck"], ops.job_counts(T9)["stuck"]) == (0, 1)
     assert core.fail(dead, "boom again", T1) == "dead"  # it died again: a person looks now
     second = dead_job(core, remember(core, "a second fact"))
     assert other.requeue_dead_once(T1, 10) == ([second], 1)

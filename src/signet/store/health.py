@@ -49,7 +49,7 @@ ORPHAN_MENTION = (
 )
 
 
-def _one(conn: Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
+def _one(conn: Executes, sql: str, params: tuple[Any, ...] = ()) -> int:
     return int(conn.execute(sql, params).fetchone()[0])
 
 
@@ -62,18 +62,19 @@ def fts_counts(conn: Connection) -> dict[str, int]:
     return counts
 
 
-def job_counts(conn: Connection, stale_before: str) -> dict[str, int]:
+def job_counts(conn: Executes, stale_before: str, dialect: Dialect = SQLITE) -> dict[str, int]:
     return {
         "dead": _one(conn, "SELECT count(*) FROM memory_jobs WHERE status = 'dead'"),
         "stuck": _one(conn, "SELECT count(*) FROM memory_jobs WHERE status = 'leased'"
-                            " AND leased_at < ?", (stale_before,)),
+                            f" AND leased_at < {dialect.mark}", (stale_before,)),
         "dead_requeued_before": _one(
             conn, "SELECT count(*) FROM memory_jobs j WHERE j.status = 'dead' AND EXISTS"
                   " (SELECT 1 FROM maintenance_requeues q WHERE q.job_id = j.id)"),
     }
 
 
-def graph_counts(conn: Connection) -> dict[str, int]:
+def graph_counts(conn: Executes) -> dict[str, int]:
+    """Orphan entities and mentions (the same statement on either backend)."""
     return {
         "orphan_entities": _one(conn, f"SELECT count(*) FROM entities e WHERE {ORPHAN_ENTITY}"),
         "orphan_mentions": _one(

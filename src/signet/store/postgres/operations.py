@@ -144,24 +144,11 @@ class PostgresOps(PostgresRetention):
 
     def job_counts(self, stale_before: str) -> dict[str, int]:
         with self._conn() as conn:
-            return {
-                "dead": _one(conn, "SELECT count(*) FROM memory_jobs WHERE status = 'dead'"),
-                "stuck": _one(conn, "SELECT count(*) FROM memory_jobs WHERE status = 'leased'"
-                                    " AND leased_at < %s", (_ts(stale_before),)),
-                "dead_requeued_before": _one(
-                    conn, "SELECT count(*) FROM memory_jobs j WHERE j.status = 'dead' AND EXISTS"
-                          " (SELECT 1 FROM maintenance_requeues q WHERE q.job_id = j.id)"),
-            }
+            return health_sql.job_counts(conn, _ts(stale_before), POSTGRES)
 
     def graph_counts(self) -> dict[str, int] | None:
-        with self._conn() as conn:  # the SQLite side's conditions (store/health.py), as is
-            return {
-                "orphan_entities": _one(
-                    conn, f"SELECT count(*) FROM entities e WHERE {health_sql.ORPHAN_ENTITY}"),
-                "orphan_mentions": _one(
-                    conn, "SELECT count(*) FROM memory_entity_mentions x WHERE"
-                          f" {health_sql.ORPHAN_MENTION}"),
-            }
+        with self._conn() as conn:
+            return health_sql.graph_counts(conn)
 
     def source_drift(self) -> dict[str, int] | None:
         return None  # source ranking (memory_sources) is not on this backend
