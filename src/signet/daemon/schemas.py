@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from signet.graph.apply import MAX_ITEMS, MAX_NAME, MAX_VALUE
-from signet.types import MEMORY_TYPES, MODIFIABLE_FIELDS, HistoryEvent, Memory
+from signet.types import MEMORY_TYPES, MODIFIABLE_FIELDS, Evidence, HistoryEvent, Memory
 
 RecallMode = Literal["hybrid", "keyword", "vector", "full"]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
@@ -94,6 +94,7 @@ Unit = Annotated[float, Field(ge=0, le=1)]
 
 MemoryOut = _model_of(Memory, "Memory")
 HistoryEventOut = _model_of(HistoryEvent, "HistoryEvent")
+EvidenceOut = _model_of(Evidence, "EvidenceOut")
 
 # --- requests --------------------------------------------------------------------------------
 
@@ -343,19 +344,9 @@ class RememberOut(BaseModel):
     memory: MemoryOut  # type: ignore[valid-type]
 
 
-class EvidenceOut(BaseModel):
-    model_config = _OUT
-    lexical: float | None = None
-    semantic: float | None = None
-    hint: float | None = None
-    traversal: float | None = None
-    source: float | None = None
-    source_semantic: float | None = None
-
-
 class RecallHitOut(MemoryOut):  # type: ignore[misc, valid-type]
     score: float
-    evidence: EvidenceOut
+    evidence: EvidenceOut  # type: ignore[valid-type]
     adjustments: list[str]
     transcript: str | None = None
 
