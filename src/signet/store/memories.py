@@ -248,11 +248,12 @@ def recover(conn: Executes, memory_id: str, now: str, dialect: Dialect = SQLITE)
     )
 
 
-def touch(conn: Connection, ids: Sequence[str], now: str) -> None:
-    conn.executemany(
-        "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-        [(now, memory_id) for memory_id in ids],
-    )
+def touch(conn: Executes, ids: Sequence[str], now: str, dialect: Dialect = SQLITE) -> None:
+    """One access of each memory, at `now`."""
+    statement = dialect.sql(
+        "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?")
+    for memory_id in ids:
+        conn.execute(statement, (now, memory_id))
 
 
 def set_hints(conn: Executes, memory_id: str, hints: str, dialect: Dialect = SQLITE) -> None:

@@ -25,6 +25,7 @@ from signet.store import memories as mem_sql
 from signet.store import scope as scope_sql
 from signet.store import skills as skills_sql
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.feedback import Feedback
 from signet.store.graph_store import GraphOps, SqliteGraphOps
 from signet.store.idempotency import KeySpace, Recorded
@@ -112,6 +113,28 @@ def check_edit(
         )
         if other and other != current.id:
             raise Conflict(f"memory {other} already holds this content")
+
+
+def record_feedback(
+    conn: Executes, graph: GraphOps, memory_id: str, *, feedback_type: str,
+    correction_text: str | None, session_id: str | None, actor: str | None, agent_id: str,
+    now: str, used: bool, in_tx: InTx | None, dialect: Dialect = SQLITE,
+) -> Feedback:
+    """A verdict on a memory inside the caller's transaction, on either backend: the feedback
+    row; with `used`, an access and a use of the skill the memory indexes (its importance back
+    at 1); `in_tx` (the graph's learning) in the same transaction."""
+    recorded = feedback_sql.add(
+        conn, memory_id=memory_id, feedback_type=feedback_type,
+        correction_text=correction_text, session_id=session_id, actor=actor,
+        agent_id=agent_id, now=now, dialect=dialect,
+    )
+    if used:
+        mem_sql.touch(conn, [memory_id], now, dialect)
+    if in_tx is not None:
+        in_tx(graph, memory_id, now)
+    if used and skills_sql.record_use_for_memory(conn, memory_id, now, dialect) is not None:
+        skills_sql.set_importance(conn, memory_id, 1.0, dialect)
+    return recorded
 
 
 def needs_recovery(
@@ -308,18 +331,11 @@ class SqliteMemoryOps(InsertShorthand):
             current = self._visible(conn, memory_id, scope)
             if current is None:
                 return None
-            recorded = feedback_sql.add(
-                conn, memory_id=current.id, feedback_type=feedback_type,
+            return record_feedback(
+                conn, SqliteGraphOps(conn), current.id, feedback_type=feedback_type,
                 correction_text=correction_text, session_id=session_id, actor=actor,
-                agent_id=agent_id, now=now,
+                agent_id=agent_id, now=now, used=used, in_tx=in_tx,
             )
-            if used:
-                mem_sql.touch(conn, [current.id], recorded.created_at)
-            if in_tx is not None:
-                in_tx(SqliteGraphOps(conn), current.id, recorded.created_at)
-            if used and skills_sql.record_use_for_memory(conn, current.id, now) is not None:
-                skills_sql.set_importance(conn, current.id, 1.0)
-            return recorded
 
     def feedback_for(self, memory_id: str) -> list[Feedback]:
         return feedback_sql.for_memory(self.store.reader(), memory_id)

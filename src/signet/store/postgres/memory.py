@@ -33,6 +33,7 @@ from signet.store.memory_ops import (
     Written,
     check_edit,
     needs_recovery,
+    record_feedback,
 )
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical
@@ -43,7 +44,6 @@ from signet.store.skills import (
     SOURCE_TYPE,
     SkillMemory,
     SkillMeta,
-    record_use_for_memory,
     source_id,
 )
 from signet.types import Actor, Memory, MemoryFilters, MemoryScope, NewMemory, RememberResult, dumps
@@ -312,21 +312,11 @@ class PostgresMemoryOps(InsertShorthand):
             current = self._visible(conn, memory_id, scope)
             if current is None:
                 return None
-            recorded = feedback_sql.add(
-                conn, memory_id=current.id, feedback_type=feedback_type,
+            return record_feedback(
+                conn, PostgresGraphOps(conn), current.id, feedback_type=feedback_type,
                 correction_text=correction_text, session_id=session_id, actor=actor,
-                agent_id=agent_id, now=now, dialect=POSTGRES,
+                agent_id=agent_id, now=now, used=used, in_tx=in_tx, dialect=POSTGRES,
             )
-            if used:
-                conn.execute(
-                    "UPDATE memories SET access_count = access_count + 1, last_accessed = %s"
-                    " WHERE id = %s", (now, current.id),
-                )
-            if in_tx is not None:
-                in_tx(PostgresGraphOps(conn), current.id, now)
-            if used and record_use_for_memory(conn, current.id, now, POSTGRES):
-                skills_sql.set_importance(conn, current.id, 1.0, POSTGRES)
-            return recorded
 
     def feedback_for(self, memory_id: str) -> list[Feedback]:
         with self._conn() as conn:
