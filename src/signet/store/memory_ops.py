@@ -8,6 +8,7 @@ refuse. store/postgres/memory.py is the same contract on PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
 from signet.store import scope as scope_sql
 from signet.store import skills as skills_sql
+from signet.store.connection import Connection
 from signet.store.db import Store
 from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.feedback import Feedback
@@ -165,10 +167,46 @@ class InsertShorthand:
         return result.id, result.deduped
 
 
-class SqliteMemoryOps(InsertShorthand):
+class FeedbackOps:
+    """`add_feedback` on either backend: the memory read (and locked where rows lock) in one
+    write transaction, then `record_feedback` in the backend's dialect. A backend gives the
+    transaction, its graph operations over it, `_visible` and its dialect."""
+
+    dialect: Dialect
+
+    def _feedback_tx(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _graph_ops(self, conn: Any) -> GraphOps:
+        raise NotImplementedError
+
+    def _visible(self, conn: Any, memory_id: str, scope: MemoryScope | None) -> Memory | None:
+        raise NotImplementedError
+
+    def add_feedback(
+        self, memory_id: str, *, feedback_type: str, correction_text: str | None,
+        session_id: str | None, actor: str | None, agent_id: str, now: str,
+        scope: MemoryScope | None = None, used: bool = False, in_tx: InTx | None = None,
+    ) -> Feedback | None:
+        """Record a verdict on a memory (None when it is unknown or out of scope). `used`: the
+        agent used it, an access, and a use of the skill the memory indexes (its importance
+        back at 1)."""
+        with self._feedback_tx() as conn:
+            current = self._visible(conn, memory_id, scope)
+            if current is None:
+                return None
+            return record_feedback(
+                conn, self._graph_ops(conn), current.id, feedback_type=feedback_type,
+                correction_text=correction_text, session_id=session_id, actor=actor,
+                agent_id=agent_id, now=now, used=used, in_tx=in_tx, dialect=self.dialect,
+            )
+
+
+class SqliteMemoryOps(InsertShorthand, FeedbackOps):
     """The memory service's transactions over `self.store` (mixed into SqliteCore)."""
 
     store: Store
+    dialect = SQLITE
 
     @property
     def in_write_tx(self) -> bool:
@@ -319,23 +357,11 @@ class SqliteMemoryOps(InsertShorthand):
 
     # -- feedback and accesses -----------------------------------------------------------------
 
-    def add_feedback(
-        self, memory_id: str, *, feedback_type: str, correction_text: str | None,
-        session_id: str | None, actor: str | None, agent_id: str, now: str,
-        scope: MemoryScope | None = None, used: bool = False, in_tx: InTx | None = None,
-    ) -> Feedback | None:
-        """Record a verdict on a memory (None when it is unknown or out of scope). `used`: the
-        agent used it, an access, and a use of the skill the memory indexes (its importance
-        back at 1)."""
-        with self.store.write_tx() as conn:
-            current = self._visible(conn, memory_id, scope)
-            if current is None:
-                return None
-            return record_feedback(
-                conn, SqliteGraphOps(conn), current.id, feedback_type=feedback_type,
-                correction_text=correction_text, session_id=session_id, actor=actor,
-                agent_id=agent_id, now=now, used=used, in_tx=in_tx,
-            )
+    def _feedback_tx(self) -> AbstractContextManager[Connection]:
+        return self.store.write_tx()
+
+    def _graph_ops(self, conn: Connection) -> GraphOps:
+        return SqliteGraphOps(conn)
 
     def feedback_for(self, memory_id: str) -> list[Feedback]:
         return feedback_sql.for_memory(self.store.reader(), memory_id)

@@ -7,8 +7,8 @@ statement, never read-then-written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,14 +26,13 @@ from signet.store.memories import recover as recover_row
 from signet.store.memory_ops import (
     Check,
     Edited,
+    FeedbackOps,
     InsertShorthand,
-    InTx,
     MemoryEdit,
     Within,
     Written,
     check_edit,
     needs_recovery,
-    record_feedback,
 )
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import lexical
@@ -58,8 +57,10 @@ __all__ = ["PostgresMemoryOps"]
 _PREFIX_TABLES = frozenset({"memories", "memory_jobs"})
 
 
-class PostgresMemoryOps(InsertShorthand):
+class PostgresMemoryOps(InsertShorthand, FeedbackOps):
     """The memory service's transactions (PostgresCore provides the pool and the row helpers)."""
+
+    dialect = POSTGRES
 
     # Provided by PostgresCore (the pool, and the row helpers its own reads use too).
     if TYPE_CHECKING:
@@ -303,20 +304,13 @@ class PostgresMemoryOps(InsertShorthand):
 
     # -- feedback, accesses, batch matching, vectors -------------------------------------------
 
-    def add_feedback(
-        self, memory_id: str, *, feedback_type: str, correction_text: str | None,
-        session_id: str | None, actor: str | None, agent_id: str, now: str,
-        scope: MemoryScope | None = None, used: bool = False, in_tx: InTx | None = None,
-    ) -> Feedback | None:
+    @contextmanager
+    def _feedback_tx(self) -> Iterator[psycopg.Connection]:
         with self._conn() as conn, conn.transaction():
-            current = self._visible(conn, memory_id, scope)
-            if current is None:
-                return None
-            return record_feedback(
-                conn, PostgresGraphOps(conn), current.id, feedback_type=feedback_type,
-                correction_text=correction_text, session_id=session_id, actor=actor,
-                agent_id=agent_id, now=now, used=used, in_tx=in_tx, dialect=POSTGRES,
-            )
+            yield conn
+
+    def _graph_ops(self, conn: psycopg.Connection) -> PostgresGraphOps:
+        return PostgresGraphOps(conn)
 
     def feedback_for(self, memory_id: str) -> list[Feedback]:
         with self._conn() as conn:
