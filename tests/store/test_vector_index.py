@@ -199,10 +199,12 @@ class StoredVectors:
     def __init__(self) -> None:
         self.rows: dict[int, np.ndarray] = {}
         self.read: list[int] = []
+        self.asked: list[int] = []
 
     def exact_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         kept = [int(i) for i in ids if int(i) in self.rows]
         self.read.append(len(kept))
+        self.asked.extend(int(i) for i in ids)
         matrix = np.array([self.rows[i] for i in kept], dtype=np.float32).reshape(len(kept), -1)
         return np.asarray(kept, dtype=np.int64), matrix
 
@@ -253,9 +255,9 @@ class TestQuantizedIndex(IndexContract):
                 assert_same_hits(quantized.search(q, k), exact.search(q, k))
                 assert sum(quantized.stored.read) < n // 10
 
-    def test_the_shortlist_widens_until_the_bound_proves_the_top_k(self) -> None:
-        # Identical estimates everywhere (every row quantizes alike) force the widening: only
-        # the exact scores tell the rows apart, and the answer must still be exact.
+    def test_every_row_the_bound_cannot_rule_out_is_read_once(self) -> None:
+        # Identical estimates everywhere (every row quantizes alike): only the exact scores
+        # tell the rows apart, so past the first shortlist every row must be read, none twice.
         dim = 16
         base = axis(0) * 0.9 + axis(1) * 0.1
         rng = np.random.default_rng(12)
@@ -265,7 +267,8 @@ class TestQuantizedIndex(IndexContract):
             each.add(list(range(500)), vectors)
         query = unit(vectors[123] + 1e-5)
         assert_same_hits(index.search(query, 5), exact.search(query, 5))
-        assert len(index.stored.read) > 1 and index.stored.read[-1] > index.stored.read[0]
+        assert len(index.stored.read) == 2 and index.stored.read[-1] > index.stored.read[0]
+        assert sorted(index.stored.asked) == list(range(500))
 
     def test_a_vector_gone_from_the_store_is_never_returned(self) -> None:
         index = StoredQuantized(DIM)

@@ -192,6 +192,10 @@ class NumpyIndex(_Rows):
 ExactRows = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 # Slack added to each row's error bound for float rounding in the scale products.
 _ROUNDING = 1e-5
+# Rows beyond k in the first shortlist a quantized index rescores: enough that the bound mostly
+# rules out every other row at once (at 100k hash vectors, k 100: 171 rows read on average,
+# 232 at the 95th percentile).
+SHORTLIST_SLACK = 32
 
 
 def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -206,9 +210,9 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 class QuantizedIndex(_Rows):
     """int8 rows in RAM, a SIMD scan, then exact rescoring of a shortlist that provably holds the
     top k. The int8 estimate of a cosine is within a bound of the true one (Cauchy-Schwarz over
-    the quantisation residues); when the k-th exact score beats every other row's estimate plus
-    its bound, the answer is exact, otherwise the shortlist grows fourfold. At 100k x 384 the
-    scan reads 38 MB instead of 154 MB."""
+    the quantisation residues): the best estimates are rescored first, and then every other row
+    whose estimate plus its bound reaches the k-th exact score found; no row is read twice. At
+    100k x 384 the scan reads 38 MB instead of 154 MB."""
 
     _COLUMNS = ("_codes", "_scale", "_error")
 
@@ -232,19 +236,29 @@ class QuantizedIndex(_Rows):
         ids, estimate, ceiling = self._estimates(q, allowed)
         if len(ids) == 0:
             return []
-        size = min(2 * k + 32, len(ids))
-        while True:
-            part = np.argpartition(-estimate, size - 1)[:size] if size < len(ids) else None
-            chosen = ids if part is None else ids[part]
-            found, rows = self._exact_rows(chosen)
-            top = top_k(found, _unit(rows) @ q if len(found) else np.zeros(0), k)
-            if part is None:
-                return top
-            outside = ceiling.copy()
-            outside[part] = -np.inf
-            if len(top) == k and top[-1][1] > float(outside.max()):
-                return top
-            size = min(4 * size, len(ids))
+        size = k + SHORTLIST_SLACK
+        if size >= len(ids):
+            return top_k(*self._rescored(ids, q), k)
+        first = np.argpartition(estimate, len(ids) - size)[len(ids) - size :]
+        found, scores = self._rescored(ids[first], q)
+        top = top_k(found, scores, k)
+        # A row outside the first shortlist can enter the top k only if its ceiling reaches
+        # the k-th exact score (every row, when fewer than k were found).
+        floor = top[-1][1] if len(top) == k else -np.inf
+        doubtful = ceiling >= floor
+        doubtful[first] = False
+        rest = np.flatnonzero(doubtful)
+        if len(rest) == 0:
+            return top
+        more, more_scores = self._rescored(ids[rest], q)
+        return top_k(np.concatenate([found, more]), np.concatenate([scores, more_scores]), k)
+
+    def _rescored(self, ids: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the ids still stored, their exact cosines to `q`)."""
+        found, rows = self._exact_rows(ids)
+        if len(found) == 0:
+            return found, np.zeros(0, dtype=np.float32)
+        return found, _unit(rows) @ q
 
     def _estimates(
         self, q: np.ndarray, allowed: set[int] | None
@@ -262,11 +276,20 @@ class QuantizedIndex(_Rows):
             codes = self._codes[rows]
             if len(codes) == 0:
                 return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-            dots = np.asarray(simsimd.cdist(d_codes, codes, metric="dot"))[0]
+            # float32 holds an int8 dot product exactly up to 1,040 dimensions (< 2**24), and
+            # within a relative 6e-8 beyond: far below _ROUNDING either way.
+            estimate = np.asarray(
+                simsimd.cdist(d_codes, codes, metric="dot", out_dtype="float32"))[0]
             scale, error = self._scale[rows], self._error[rows]
             ids = self._ids[rows].copy()
-        estimate = dots * scale * float(t[0])
-        ceiling = estimate + error + (1.0 + error) * float(f[0]) + _ROUNDING
+            # In place, in float32: each temporary of a row count's float64s costs its page
+            # faults (0.8 ms at 100k against 0.07); the float32 rounding is far below _ROUNDING.
+            estimate *= t[0]
+            estimate *= scale
+            # estimate + error + (1 + error) * f, plus the rounding slack.
+            ceiling = error * (1.0 + f[0])
+        ceiling += f[0] + np.float32(_ROUNDING)
+        ceiling += estimate
         return ids, estimate, ceiling
 
 
