@@ -199,3 +199,22 @@ def test_each_search_finds_the_log_position_with_two_seeks_not_a_scan(app: Signe
     assert all("max(seq), min(seq)" not in s for s in statements)
     plan = " ".join(str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {LOG_SPAN}"))
     assert "SCAN lexical_log" not in plan and "SEARCH lexical_log" in plan
+
+
+def test_a_soft_delete_and_a_recovery_reach_the_index_through_the_log(app: SignetApp) -> None:
+    # The index names ranked rows and drops deleted ones from arrays it holds: a soft delete
+    # (only `is_deleted` changes) and a recovery must reach them without a rebuild.
+    index = LexicalIndex(min_rows=0, common_rows=20)
+    conn = app.store.reader()
+    tokens = fts.search_tokens(conn, "kite river")
+    top = [m for m, _ in index.search(conn, tokens, 5, fts.OVERFETCH) or []]
+    with app.store.write_tx() as writer:
+        mem_sql.soft_delete(writer, top[0], utc_now())
+    found = index.search(conn, tokens, 5, fts.OVERFETCH)
+    assert found == fts.search(conn, "kite river", EVERYTHING, 5)
+    assert found is not None and top[0] not in dict(found)
+    with app.store.write_tx() as writer:
+        mem_sql.recover(writer, top[0], utc_now())
+    found = index.search(conn, tokens, 5, fts.OVERFETCH)
+    assert found is not None and [m for m, _ in found] == top
+    assert index.builds == 1

@@ -3,7 +3,9 @@
 FTS5's `bm25()` scores every matching row, half of a default recall at 100k memories. Here common
 terms' postings are scored in numpy and rare terms taken from FTS5; the sum equals FTS5's to the
 bit. Triggers log changed rowids in `lexical_log`, replayed before a search, so reads write
-nothing. `search` returns None when it cannot answer exactly; the caller then runs FTS5.
+nothing. Each row's memory id and deletion flag are held too (soft deletes are logged as well),
+so ranked rows are named and deleted ones dropped without a lookup per row. `search` returns
+None when it cannot answer exactly; the caller then runs FTS5.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ class _State:
     rows: int
     tokens: int
     stale: np.ndarray  # bool per rowid: its held postings are out of date (see `overlay`)
+    ids: np.ndarray  # bytes per rowid: the memory's id (UTF-8), b"" for no row
+    live: np.ndarray  # bool per rowid: a memory that is not deleted
     overlay: dict[int, dict[str, int]] = field(default_factory=dict)  # row -> term -> f2
     by_term: dict[str, dict[int, int]] = field(default_factory=dict)  # term -> row -> f2
     norms: np.ndarray | None = None  # see _norms
@@ -119,7 +123,7 @@ class LexicalIndex:
         try:
             with self._lock:
                 ranked = self._ranked(conn, tokens, limit + spare)
-            return None if ranked is None else _live(conn, ranked, limit)
+                return None if ranked is None else _live(self._state, ranked, limit)
         finally:
             conn.execute("COMMIT")
 
@@ -178,9 +182,13 @@ class LexicalIndex:
             [floor, int(nrow * CEILING_SHARE)],
         ).fetchall():
             held[term] = _read_postings(conn, term)
+        ids, live = _memories(conn, len(lengths))
         state = _State(
-            pos, held, lengths, nrow, int(lengths[present].sum()), np.zeros(len(lengths), bool)
+            pos, held, lengths, nrow, int(lengths[present].sum()), np.zeros(len(ids), bool),
+            ids, live,
         )
+        if len(ids) > len(lengths):
+            state.lengths = np.concatenate([lengths, np.full(len(ids) - len(lengths), -1, np.int32)])
         self._state = state
         return state
 
@@ -291,24 +299,19 @@ def _top(hits: np.ndarray, values: np.ndarray, depth: int) -> list[tuple[int, fl
     return [(int(hits[i]), float(values[i])) for i in order]
 
 
-def _live(conn: Connection, ranked: list[tuple[int, float]], limit: int) -> list[tuple[str, float]]:
-    """The first `limit` of `ranked` that are not deleted, as (memory id, score): the ranked
-    rows are looked up `limit` at a time (the spare ones only when some were deleted)."""
-    out: list[tuple[str, float]] = []
-    start = 0
-    while len(out) < limit and start < len(ranked):
-        chunk = ranked[start : start + max(limit - len(out), 1)]
-        start += len(chunk)
-        ids = dict(
-            conn.execute(
-                # CROSS JOIN: look the rows up by rowid, never scan an index on deletion.
-                "SELECT m.rowid, m.id FROM json_each(?) j CROSS JOIN memories m "
-                "ON m.rowid = j.value WHERE m.is_deleted = 0",
-                [dumps([r for r, _ in chunk])],
-            ).fetchall()
-        )
-        out.extend((ids[r], s) for r, s in chunk if r in ids)
-    return out[:limit]
+def _live(
+    state: _State | None, ranked: list[tuple[int, float]], limit: int
+) -> list[tuple[str, float]]:
+    """The first `limit` of `ranked` that are live memories, as (memory id, score); a row the
+    index does not know (FTS5 holding a row no memory has) is not one."""
+    if state is None or not ranked:
+        return []
+    rows = np.fromiter((r for r, _ in ranked), np.int64, len(ranked))
+    known = rows < len(state.live)
+    kept = np.flatnonzero(known)
+    kept = kept[state.live[rows[kept]]][:limit]
+    ids = state.ids[rows[kept]].tolist()
+    return [(ids[n].decode(), ranked[i][1]) for n, i in enumerate(kept.tolist())]
 
 
 # -- reading FTS5 ---------------------------------------------------------------------------
@@ -321,6 +324,24 @@ def _averages(conn: Connection) -> tuple[int, int] | None:
         return None
     values = _varints(bytes(row[0]))
     return (values[0], sum(values[1:])) if values else None
+
+
+def _memories(conn: Connection, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each memory's id and whether it is live, by rowid, in arrays of at least `size`."""
+    found = conn.execute("SELECT rowid, id, is_deleted FROM memories").fetchall()
+    top = max(size - 1, max((r[0] for r in found), default=0))
+    ids = np.zeros(top + 1, _width([r[1] for r in found]))
+    live = np.zeros(top + 1, bool)
+    if found:
+        rows = np.fromiter((r[0] for r in found), np.int64, len(found))
+        ids[rows] = [r[1].encode() for r in found]
+        live[rows] = np.fromiter((not r[2] for r in found), bool, len(found))
+    return ids, live
+
+
+def _width(ids: Sequence[str], at_least: int = 1) -> np.dtype:
+    """A bytes dtype wide enough for each of `ids` in UTF-8."""
+    return np.dtype(f"S{max([at_least, *(len(i.encode()) for i in ids)])}")
 
 
 def _lengths(conn: Connection) -> np.ndarray:
@@ -387,16 +408,20 @@ def _replay(conn: Connection, state: _State, pos: int, tokenizer: _Tokenizer) ->
         )}
     )
     texts = conn.execute(
-        "SELECT rowid, content, hints, tags FROM memories "
+        "SELECT rowid, content, hints, tags, id, is_deleted FROM memories "
         "WHERE rowid IN (SELECT value FROM json_each(?))",
         [dumps(changed)],
     ).fetchall()
     sizes, postings = tokenizer.rows([(r[0], r[1], r[2], r[3]) for r in texts], state.held)
-    top = max(changed, default=0)
-    if top >= len(state.lengths):
-        grow = max(top + 1, len(state.lengths) + len(state.lengths) // 8)
-        state.lengths = np.concatenate([state.lengths, np.full(grow - len(state.lengths), -1, np.int32)])
-        state.stale = np.concatenate([state.stale, np.zeros(grow - len(state.stale), bool)])
+    _grow(state, max(changed, default=0))
+    width = _width([r[4] for r in texts], state.ids.dtype.itemsize)
+    if width != state.ids.dtype:
+        state.ids = state.ids.astype(width)
+    state.live[changed] = False
+    state.ids[changed] = b""
+    for r in texts:
+        state.ids[r[0]] = r[4].encode()
+        state.live[r[0]] = not r[5]
     for row in changed:
         if state.lengths[row] >= 0:
             state.rows -= 1
@@ -413,6 +438,18 @@ def _replay(conn: Connection, state: _State, pos: int, tokenizer: _Tokenizer) ->
             for term, f2 in postings[row].items():
                 state.by_term.setdefault(term, {})[row] = f2
     state.pos = pos
+
+
+def _grow(state: _State, top: int) -> None:
+    """Room in the per-row arrays for rowid `top` (an eighth more at least)."""
+    if top < len(state.lengths):
+        return
+    grow = max(top + 1, len(state.lengths) + len(state.lengths) // 8)
+    more = grow - len(state.lengths)
+    state.lengths = np.concatenate([state.lengths, np.full(more, -1, np.int32)])
+    state.stale = np.concatenate([state.stale, np.zeros(more, bool)])
+    state.ids = np.concatenate([state.ids, np.zeros(more, state.ids.dtype)])
+    state.live = np.concatenate([state.live, np.zeros(more, bool)])
 
 
 def _compact(state: _State) -> None:
