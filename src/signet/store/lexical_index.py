@@ -188,7 +188,8 @@ class LexicalIndex:
             ids, live,
         )
         if len(ids) > len(lengths):
-            state.lengths = np.concatenate([lengths, np.full(len(ids) - len(lengths), -1, np.int32)])
+            more = np.full(len(ids) - len(lengths), -1, np.int32)
+            state.lengths = np.concatenate([lengths, more])
         self._state = state
         return state
 

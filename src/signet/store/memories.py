@@ -142,8 +142,33 @@ def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, Memory]:
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
         for row in conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
-            found[row["id"]] = row_to_memory(row)
+            found[row[0]] = _memory_of(row)
     return found
+
+
+def _memory_of(row: Sequence[Any]) -> Memory:
+    """`row_to_memory` of a row selected as COLUMNS, read by position: recall reads its whole
+    shortlist (50 rows a query), and a lookup by name scans the columns' names each time."""
+    (memory_id, content, type_, category, content_hash, normalized, confidence, importance,
+     source_id, source_type, tags, who, why, project, agent_id, session_id, created_at,
+     updated_at, event_at, is_deleted, deleted_at, extraction_status, embedding_model,
+     extraction_model, update_count, version, last_accessed, access_count, pinned, hints,
+     superseded_by) = row
+    return Memory(
+        id=memory_id, content=content, type=type_, category=category,
+        content_hash=content_hash, normalized_content=normalized,
+        confidence=float(confidence if confidence is not None else 1.0),
+        importance=float(importance if importance is not None else 0.5),
+        source_id=source_id, source_type=source_type,
+        tags=() if not tags or tags == "[]" else tuple(json.loads(tags)),
+        who=who, why=why, project=project, agent_id=agent_id, session_id=session_id,
+        created_at=created_at, updated_at=updated_at, event_at=event_at,
+        is_deleted=bool(is_deleted), deleted_at=deleted_at, extraction_status=extraction_status,
+        embedding_model=embedding_model, extraction_model=extraction_model,
+        update_count=int(update_count), version=int(version), last_accessed=last_accessed,
+        access_count=int(access_count), pinned=bool(pinned), hints=hints or "",
+        superseded_by=superseded_by,
+    )
 
 
 def filter_sql(
