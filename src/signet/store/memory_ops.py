@@ -7,6 +7,7 @@ refuse. store/postgres/memory.py is the same contract on PostgreSQL.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -167,21 +168,24 @@ class InsertShorthand:
         return result.id, result.deduped
 
 
-class FeedbackOps:
+class FeedbackOps(ABC):
     """`add_feedback` on either backend: the memory read (and locked where rows lock) in one
     write transaction, then `record_feedback` in the backend's dialect. A backend gives the
     transaction, its graph operations over it, `_visible` and its dialect."""
 
     dialect: Dialect
 
+    @abstractmethod
     def _feedback_tx(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
+        """Given by the backend."""
 
+    @abstractmethod
     def _graph_ops(self, conn: Any) -> GraphOps:
-        raise NotImplementedError
+        """Given by the backend."""
 
+    @abstractmethod
     def _visible(self, conn: Any, memory_id: str, scope: MemoryScope | None) -> Memory | None:
-        raise NotImplementedError
+        """Given by the backend."""
 
     def add_feedback(
         self, memory_id: str, *, feedback_type: str, correction_text: str | None,
