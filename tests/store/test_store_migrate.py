@@ -4,21 +4,27 @@ difference caught."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from signet.app import SignetApp
-from signet.config import Config, StoreConfig
+from signet.config import Config, PipelineTelemetryConfig, StoreConfig
+from signet.errors import Conflict
 from signet.providers.hash_embedder import HashEmbedder
 from signet.services.store_copy import migrate_to_postgres
+from signet.store import search_telemetry
 from signet.store.choose import open_backend
 from signet.store.db import Store
 from signet.store.pipeline import SqlitePipeline
+from signet.store.postgres.copy_tables import NOT_COPIED, NOT_STATE, TABLES
+from signet.store.postgres.core import PostgresCore
 from signet.store.signing_key import file_key, workspace_key_path
 from signet.types import MemoryFilters, RecallQuery
 
@@ -125,8 +131,8 @@ def test_tables_not_copied_are_named_with_whether_postgres_has_them(
     lines = done.stdout.splitlines()
     kept = next(line for line in lines if "PostgreSQL has the table" in line)
     gone = next(line for line in lines if "no such table on PostgreSQL" in line)
-    assert "umap_cache (1)" in kept and "idempotency_keys" not in kept
-    assert "idempotency_keys (1)" in gone and "umap_cache" not in gone
+    assert "umap_cache (1 rows; a cache" in kept and "idempotency_keys" not in kept
+    assert "idempotency_keys (1 rows; retired" in gone and "umap_cache" not in gone
     assert "not on PostgreSQL yet" not in done.stdout
 
 
@@ -292,3 +298,121 @@ def test_the_hooks_injection_ledger_goes_over_and_back(
     assert _cli(other, "store", "migrate", "--from", pg_url).returncode == 0
     with SignetApp.open(other, embedder=None, llm=None) as app:
         assert app.injections.injected("tok_a", "sess-1", [memory]) == {memory}
+
+
+SKILL = """---
+name: deploy-fly
+description: Deploy the web app to Fly.io with flyctl
+role: devops
+---
+# Deploying
+Run `flyctl deploy` from the repository root, then check `flyctl status`.
+"""
+FACT = "The staging database is restored from the nightly dump every Sunday"
+
+
+def _with_qa_ledger(config: Config) -> Config:
+    return config.replace(pipeline=dataclasses.replace(
+        config.pipeline, telemetry=PipelineTelemetryConfig(memory_search_qa_enabled=True)))
+
+
+def _memory_side_tables(app: SignetApp) -> dict[str, Any]:
+    """A skill used once (positive feedback), a fact written under an idempotency key and
+    corrected, one maintenance run and one recall in the QA ledger."""
+    folder = app.config.workspace / "skills" / "deploy"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(SKILL)
+    app.reconcile_skills()
+    [skill] = app.list_skills()
+    app.feedback(skill["memory_id"], "positive")
+    first = app.remember(FACT, idempotency_key="retry-1", embed_inline=True)
+    app.feedback(first.id, "correction", correction_text="It is restored every Saturday")
+    run = app.run_maintenance(execute=True)
+    app.recall(RecallQuery("staging database dump"))
+    [skill] = app.list_skills()
+    actions = app.maintenance_report()["recent_actions"]
+    assert actions  # the run re-embedded the skill's memory
+    return {"skill": skill, "fact": first, "run": run["id"], "actions": actions}
+
+
+def _behaves_as_before(app: SignetApp, before: dict[str, Any]) -> None:
+    """On the other store: the skill keeps its use, a retry replays the first answer (and
+    other content under the key is refused), the feedback and the run are there."""
+    [skill] = app.list_skills()
+    assert skill == before["skill"]
+    assert app.reconcile_skills()["added"] == []
+    fact = before["fact"]
+    replay = app.remember(FACT, idempotency_key="retry-1")
+    assert (replay.id, replay.deduped, replay.memory.version) == (fact.id, False, 1)
+    with pytest.raises(Conflict):
+        app.remember("Another fact entirely", idempotency_key="retry-1")
+    feedback = app.memory.core.feedback_for(fact.id)
+    assert [(f.feedback_type, f.correction_text) for f in feedback] == [
+        ("correction", "It is restored every Saturday")]
+    maintenance = app.maintenance_report()
+    assert [r["id"] for r in maintenance["runs"]] == [before["run"]]
+    assert maintenance["recent_actions"] == before["actions"]
+    assert [row["query"] for row in app.search_ledger()["items"]] == ["staging database dump"]
+
+
+def test_feedback_skills_idempotency_keys_and_maintenance_go_over_and_back(
+    tmp_path: Path, pg_url: str
+) -> None:
+    config = _with_qa_ledger(Config.default(tmp_path / "ws"))
+    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as app:
+        before = _memory_side_tables(app)
+    done = _cli(config, "store", "migrate", "--to", pg_url, "--batch", "1")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"], report
+    for table, rows in (("agent_feedback", 2), ("skill_meta", 1), ("idempotency_scoped_keys", 1),
+                        ("maintenance_runs", 1), ("memory_search_telemetry", 1)):
+        assert report["counts"][table] == {"sqlite": rows, "postgres": rows}, table
+        assert report["copied"][table] == rows, table
+        assert table not in report["left_behind"], table
+    assert not set(report["left_behind"]) - {"umap_cache"}, report["left_behind"]
+
+    on_pg = config.replace(store=StoreConfig(backend="postgres", url=pg_url))
+    with SignetApp.open(on_pg, embedder=HashEmbedder(64), llm=None) as app:
+        _behaves_as_before(app, before)
+
+    other = _with_qa_ledger(Config.default(tmp_path / "other"))
+    other.workspace.mkdir()
+    (other.workspace / "skills").symlink_to(config.workspace / "skills")
+    back = _cli(other, "store", "migrate", "--from", pg_url, "--batch", "1")
+    assert back.returncode == 0, back.stderr
+    report = json.loads(back.stdout)
+    assert report["ok"] and report["counts"]["skill_meta"] == {"sqlite": 1, "postgres": 1}
+    assert report["left_behind"] == {}, report["left_behind"]
+    with SignetApp.open(other, embedder=HashEmbedder(64), llm=None) as app:
+        _behaves_as_before(app, before)
+
+
+def test_every_table_of_either_schema_is_copied_or_named_with_why(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A table a migration adds must be copied (TABLES) or skipped with a reason (NOT_COPIED,
+    or NOT_STATE for bookkeeping and derived indexes): the report's lists stay true."""
+    store = Store.open(tmp_path / "signet.db")
+    try:
+        with store.write_tx() as conn:
+            search_telemetry.ensure(conn)  # the optional table, as once switched on
+        sqlite = {r[0] for r in store.reader().execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            " AND name NOT LIKE 'sqlite_stat%'")}
+    finally:
+        store.close()
+    core = PostgresCore.open(pg_url, max_size=1)
+    try:
+        with core.pool.connection() as conn:
+            postgres = {str(r[0]) for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
+    finally:
+        core.close()
+    copied = {t.name for t in TABLES}
+    assert copied <= sqlite & postgres
+    decided = copied | set(NOT_COPIED) | NOT_STATE
+    fts = {n for n in sqlite if "_fts" in n}  # FTS5 tables and their shadows: follow the rows
+    assert sqlite - fts - decided == set()
+    assert postgres - decided == set()
+    assert set(NOT_COPIED) | NOT_STATE <= sqlite | postgres  # nothing stale named

@@ -1,6 +1,7 @@
 """`signet store migrate --to URL | --from URL`: copy this workspace's SQLite store into PostgreSQL,
-or a PostgreSQL store's core tables back. Run with the daemon stopped (or on a `signet backup`);
-it exits non-zero when a table's count or hash differs, or the target holds another signing key.
+or a PostgreSQL store back (store/postgres/copy_tables.py says what is copied, and what is not
+and why). Run with the daemon stopped (or on a `signet backup`); it exits non-zero when a
+table's count or hash differs, or the target holds another signing key.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def store() -> None:
 @json_option
 @click.pass_obj
 def migrate(state: CliState, url: str | None, source: str | None, batch: int) -> None:
-    """Copy memories, history, vectors, jobs, tokens and the signing key; verify; resumable."""
+    """Copy memories, history, vectors, sessions, documents, the graph, feedback, skills,
+    idempotency keys, jobs, tokens and the signing key; verify; resumable."""
     from signet.services.store_copy import migrate_to_postgres, migrate_to_sqlite
 
     if url and source:
@@ -73,19 +75,22 @@ def _print_report(data: dict[str, Any]) -> None:
                       "differs" if name in data["mismatched"] else "equal")
     console().print(table)
     console().print(f"signing key: {data['signing_key']}")
-    absent = set(data.get("no_target_table", ()))
+    source, target = ("PostgreSQL", "SQLite") if data["direction"] == "from" else (
+        "SQLite", "PostgreSQL")
+    absent = set(data["no_target_table"])
     kept = {k: v for k, v in data["left_behind"].items() if k not in absent}
     gone = {k: v for k, v in data["left_behind"].items() if k in absent}
+    why = data["why_not_copied"]
     if kept:
-        console().print("not copied, rows stay in SQLite (PostgreSQL has the table): "
-                        + _rows(kept))
+        console().print(f"not copied, rows stay in {source} ({target} has the table): "
+                        + _rows(kept, why))
     if gone:
-        console().print("not copied, rows stay in SQLite (no such table on PostgreSQL): "
-                        + _rows(gone))
+        console().print(f"not copied, rows stay in {source} (no such table on {target}): "
+                        + _rows(gone, why))
 
 
-def _rows(tables: dict[str, int]) -> str:
-    return ", ".join(f"{name} ({rows})" for name, rows in tables.items())
+def _rows(tables: dict[str, int], why: dict[str, str]) -> str:
+    return "; ".join(f"{name} ({rows} rows; {why.get(name, '')})" for name, rows in tables.items())
 
 
 COMMANDS = [store]
