@@ -222,3 +222,30 @@ def test_the_reaper_waits_for_its_interval(store: Store) -> None:
     assert jobs.get(store.reader(), job_id).status == "leased"  # type: ignore[union-attr]
     assert reaper.tick(T0 + timedelta(seconds=60)) is True
     assert jobs.get(store.reader(), job_id).status == "pending"  # type: ignore[union-attr]
+
+
+# --- idle workers and the one writer ----------------------------------------------------------
+
+
+def test_idle_workers_take_no_write_turn(tmp_path: Path) -> None:
+    """Every worker of a real app, ticked with nothing to do, leaves the one writer alone: an
+    idle lease is a read, so a busy daemon's requests do not queue behind empty leases. The
+    jobs that are there are still claimed."""
+    from signet.app import SignetApp
+    from signet.config import Config
+
+    config = Config.default(tmp_path)
+    with SignetApp.open(config) as app:
+        app.remember("The deploy script lives in tools/deploy.sh")
+        workers = app.workers()
+        assert app.job_depths()["embed"].get("pending") == 1
+        for worker in workers:  # the first round: the embed job is claimed and done
+            worker.tick(app.clock.now())
+        assert app.job_depths()["embed"].get("pending", 0) == 0
+        before = app.store.write_stats()
+        for _ in range(3):
+            for worker in workers:
+                worker.tick(app.clock.now())
+        after = app.store.write_stats()
+    turns = {lane: after[lane]["turns"] - before[lane]["turns"] for lane in after}
+    assert turns == {"foreground": 0, "background": 0}

@@ -447,6 +447,9 @@ class SqliteCore(SqliteMemoryOps):
                                     payload=payload, max_attempts=max_attempts, now=now)
 
     def lease(self, now: str, *, job_types: Sequence[str] | None = None) -> Job | None:
+        # An idle worker reads instead of queueing for the one writer (store/jobs.py).
+        if not jobs_sql.claimable(self.store.reader(), now, job_types=job_types):
+            return None
         with self.store.write_tx() as conn:
             return jobs_sql.lease(conn, now, job_types=job_types)
 
@@ -455,6 +458,8 @@ class SqliteCore(SqliteMemoryOps):
             return jobs_sql.complete(conn, job_id, now, result)
 
     def lease_many(self, now: str, job_type: str, limit: int) -> list[Job]:
+        if not jobs_sql.claimable(self.store.reader(), now, job_types=[job_type]):
+            return []
         with self.store.write_tx() as conn:
             return jobs_sql.lease_many(conn, now, job_type, limit)
 

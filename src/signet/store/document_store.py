@@ -258,6 +258,9 @@ class SharedDocuments:
 
     # -- the worker's ------------------------------------------------------------------------
     def lease(self, now: str) -> Job | None:
+        with self._read() as conn:
+            if not jobs_sql.claimable(conn, now, job_types=[INGEST], dialect=self.dialect):
+                return None
         with self._tx() as conn:
             return jobs_sql.lease(self._rows(conn), now, job_types=[INGEST], dialect=self.dialect)
 

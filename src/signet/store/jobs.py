@@ -143,6 +143,41 @@ def waiting(
     return row is not None
 
 
+def _claimable_where(
+    now: str, job_types: Sequence[str] | None, dialect: Dialect
+) -> tuple[str, list[Any]] | None:
+    """The WHERE clause (and its parameters) of the jobs a lease may claim now; None when
+    `job_types` is empty (nothing may be claimed)."""
+    q = dialect.mark
+    where = (f"status = 'pending' AND attempts < max_attempts"
+             f" AND (run_after IS NULL OR run_after <= {q})")
+    params: list[Any] = [now]
+    if job_types is not None:
+        if not job_types:
+            return None
+        for job_type in job_types:
+            _check_type(job_type)
+        among, type_params = dialect.one_of("job_type", job_types)
+        where += f" AND {among}"
+        params += type_params
+    return where, params
+
+
+def claimable(
+    conn: Executes, now: str, *, job_types: Sequence[str] | None = None,
+    dialect: Dialect = SQLITE,
+) -> bool:
+    """Whether a lease now would claim a job: a read, so an idle worker can skip the write
+    transaction (on SQLite the one writer's turn) that a lease costs. A job enqueued after
+    this read is found at the next tick."""
+    clause = _claimable_where(_ts(now), job_types, dialect)
+    if clause is None:
+        return False
+    where, params = clause
+    row = conn.execute(f"SELECT 1 FROM memory_jobs WHERE {where} LIMIT 1", params).fetchone()
+    return row is not None
+
+
 def lease(
     conn: Executes, now: str, *, job_types: Sequence[str] | None = None,
     dialect: Dialect = SQLITE,
@@ -151,24 +186,18 @@ def lease(
     On PostgreSQL the pick skips rows another transaction holds (`dialect.claim`), so two
     daemons never claim one job and never wait on each other."""
     now, q = _ts(now), dialect.mark
-    type_clause = ""
-    type_params: list[Any] = []
-    if job_types is not None:
-        if not job_types:
-            return None
-        for job_type in job_types:
-            _check_type(job_type)
-        among, type_params = dialect.one_of("job_type", job_types)
-        type_clause = f" AND {among}"
+    clause = _claimable_where(now, job_types, dialect)
+    if clause is None:
+        return None
+    where, params = clause
     # The insertion order breaks ties between jobs created in the same millisecond.
     rows = conn.execute(
         "UPDATE memory_jobs SET status = 'leased', attempts = attempts + 1,"
         f" leased_at = {q}, updated_at = {q}"
-        " WHERE id = (SELECT id FROM memory_jobs WHERE status = 'pending'"
-        f" AND attempts < max_attempts AND (run_after IS NULL OR run_after <= {q})"
-        f"{type_clause} ORDER BY created_at, {dialect.insertion_order} LIMIT 1{dialect.claim})"
+        f" WHERE id = (SELECT id FROM memory_jobs WHERE {where}"
+        f" ORDER BY created_at, {dialect.insertion_order} LIMIT 1{dialect.claim})"
         " RETURNING *",
-        (now, now, now, *type_params),
+        (now, now, *params),
     ).fetchall()  # fetch all: a half-read RETURNING statement stays open past COMMIT
     return _job(rows[0]) if rows else None
 

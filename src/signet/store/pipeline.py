@@ -234,6 +234,8 @@ class SqlitePipeline:
         return emb_sql.vector_for(self.store.reader(), content_hash, model)
 
     def lease(self, now: str, *, job_types: list[str]) -> Job | None:
+        if not jobs_sql.claimable(self.store.reader(), now, job_types=job_types):
+            return None
         with self.store.write_tx() as conn:
             return jobs_sql.lease(conn, now, job_types=job_types)
 

@@ -264,6 +264,8 @@ class SqliteSessions:
 
     # -- the summary queue ------------------------------------------------------------------
     def lease_summary(self, now: str) -> SummaryJob | None:
+        if not sessions_sql.summary_pending(self.store.reader()):
+            return None  # an idle worker reads instead of queueing for the one writer
         with self.store.write_tx() as conn:
             return sessions_sql.lease_summary(conn, now)
 

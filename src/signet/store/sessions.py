@@ -299,6 +299,12 @@ def enqueue_summary(
     return job_id
 
 
+def summary_pending(conn: Executes) -> bool:
+    """Whether a summary job waits to be leased (a read before the lease's transaction)."""
+    return conn.execute(
+        "SELECT 1 FROM summary_jobs WHERE status = 'pending' LIMIT 1").fetchone() is not None
+
+
 def lease_summary(conn: Executes, now: str, dialect: Dialect = SQLITE) -> SummaryJob | None:
     """Claim the oldest pending job (one statement, inside the caller's write transaction;
     rows read by column name)."""
