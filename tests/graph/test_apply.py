@@ -5,25 +5,20 @@ database)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from signet.app import SignetApp
-from signet.config import Config, StoreConfig
 from signet.errors import InvalidInput, NotFound
-from signet.providers.hash_embedder import HashEmbedder
 from signet.types import Actor
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
-    if request.param == "postgres":
-        config = config.replace(
-            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
-    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
-        yield opened
+@pytest.fixture
+def app(app: SignetApp, backend: str) -> SignetApp:
+    """The root conftest's app, on each backend in turn (SQLite, then PostgreSQL)."""
+    return app
 
 
 def rows(app: SignetApp, sql: str, *params: Any) -> list[tuple[Any, ...]]:

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,24 +17,19 @@ import pytest
 
 from mcp import Client
 from signet.app import SignetApp
-from signet.config import Config, StoreConfig
+from signet.config import Config
 from signet.errors import InvalidInput, NotFound
 from signet.mcp.backends import AppBackend
 from signet.mcp.tools import build_server
-from signet.providers.hash_embedder import HashEmbedder
 from signet.types import Actor, MemoryFilters, RecallQuery
 
 QUESTION = "planning note budget"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
-    """A SQLite app, then one on a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        config = config.replace(
-            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
-    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
-        yield opened
+@pytest.fixture
+def app(app: SignetApp, backend: str) -> SignetApp:
+    """The root conftest's app, on each backend in turn (SQLite, then PostgreSQL)."""
+    return app
 
 
 def planted(app: SignetApp, actor: Actor = Actor()) -> dict[str, set[str]]:

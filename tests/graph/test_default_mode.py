@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,23 +19,18 @@ from graphs import DISTRACTORS, QUERY, build_car_and_shopping
 
 from mcp import Client
 from signet.app import SignetApp
-from signet.config import Config, SearchConfig, StoreConfig
+from signet.config import Config, SearchConfig
 from signet.mcp.backends import AppBackend
 from signet.mcp.tools import build_server
-from signet.providers.hash_embedder import HashEmbedder
 from signet.types import RecallQuery
 
 NO_EMBEDDINGS = "embedding:\n  provider: none\nmemory:\n  pipelineV2:\n    enabled: false\n"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
-    """A SQLite app, then one on a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        config = config.replace(
-            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
-    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
-        yield opened
+@pytest.fixture
+def app(app: SignetApp, backend: str) -> SignetApp:
+    """The root conftest's app, on each backend in turn (SQLite, then PostgreSQL)."""
+    return app
 
 
 def ranked(app: SignetApp, text: str, mode: str) -> list[tuple[str, Any, Any, tuple[str, ...]]]:

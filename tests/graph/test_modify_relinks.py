@@ -5,23 +5,15 @@ hash embedder."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from signet.app import SignetApp
-from signet.config import Config, StoreConfig
-from signet.providers.hash_embedder import HashEmbedder
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
-    """A SQLite app, then one on a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        config = config.replace(
-            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
-    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
-        yield opened
+@pytest.fixture
+def app(app: SignetApp, backend: str) -> SignetApp:
+    """The root conftest's app, on each backend in turn (SQLite, then PostgreSQL)."""
+    return app
 
 
 def names(app: SignetApp, memory_id: str) -> set[str]:

@@ -3,26 +3,18 @@ and what only the graph found comes after every flat result; on both store backe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from graphs import QUERY, build_car_and_shopping
 
 from signet.app import SignetApp
-from signet.config import Config, StoreConfig
 from signet.graph.shaping import is_flat
-from signet.providers.hash_embedder import HashEmbedder
 from signet.types import RecallQuery
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(config: Config, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
-    """A SQLite app, then one on a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        config = config.replace(
-            store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
-    with SignetApp.open(config, embedder=HashEmbedder(64), llm=None) as opened:
-        yield opened
+@pytest.fixture
+def app(app: SignetApp, backend: str) -> SignetApp:
+    """The root conftest's app, on each backend in turn (SQLite, then PostgreSQL)."""
+    return app
 
 
 def test_full_keeps_hybrids_order_and_adds_below_flat_matches(app: SignetApp) -> None:

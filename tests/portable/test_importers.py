@@ -26,13 +26,11 @@ MEM0 = {"results": [
 ]}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[SignetApp]:
+@pytest.fixture
+def app(tmp_path: Path, backend_store: StoreConfig) -> Iterator[SignetApp]:
     """The same importers on either store backend (the write path: prepare, then write)."""
-    cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False))
-    if request.param == "postgres":
-        cfg = cfg.replace(store=StoreConfig(backend="postgres",
-                                            url=request.getfixturevalue("pg_url")))
+    cfg = Config.default(tmp_path / "ws").replace(pipeline=PipelineConfig(enabled=False),
+                                                  store=backend_store)
     opened = SignetApp.open(cfg, embedder=HashEmbedder(64), llm=None)
     yield opened
     opened.close()

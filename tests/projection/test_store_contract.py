@@ -16,12 +16,9 @@ from signet.types import MemoryScope
 from write_paths import inline
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SignetApp]:
-    cfg = inline(Config.default(tmp_path))
-    if request.param == "postgres":
-        cfg = cfg.replace(store=StoreConfig(backend="postgres",
-                                            url=request.getfixturevalue("pg_url")))
+@pytest.fixture
+def app(backend_store: StoreConfig, tmp_path: Path) -> Iterator[SignetApp]:
+    cfg = inline(Config.default(tmp_path)).replace(store=backend_store)
     opened = SignetApp.open(cfg, embedder=HashEmbedder(16), llm=None)
     yield opened
     opened.close()

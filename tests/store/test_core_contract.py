@@ -8,18 +8,15 @@ the same database) - what a second daemon would hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from signet.config import StoreConfig
 from signet.errors import Conflict, InvalidInput, NotFound
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore
-from signet.store.choose import open_backend
+from signet.store.backend import Backend, CoreStore
 from signet.store.idempotency import KeySpace, replayed_result
 from signet.store.memory_ops import MemoryEdit
 from signet.store.tokens import TokenRow
@@ -32,23 +29,9 @@ MODEL = "unit-model"
 ACTOR = Actor(name="tester", type="operator")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], CoreStore]]:
-    if request.param == "sqlite":
-        config = StoreConfig()
-    else:
-        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened: list[CoreStore] = []
-
-    def open_one() -> CoreStore:
-        core = open_backend(config, sqlite_path=tmp_path / "memories.db",
-                            key_path=tmp_path / ".secrets" / "auth.key").core
-        opened.append(core)
-        return core
-
-    yield open_one
-    for core in opened:
-        core.close()
+@pytest.fixture
+def opener(open_store: Callable[..., Backend]) -> Callable[[], CoreStore]:
+    return lambda: open_store().core
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from signet.store.document_store import DocumentStore
 from signet.store.documents import NewDocument
 from signet.store.jobs import LostLease
 from signet.types import Actor, MemoryScope, RecallQuery
-from write_paths import inline
 
 T0 = "2026-11-29T12:00:00.000Z"
 T1 = "2026-11-29T12:00:01.000Z"
@@ -27,11 +26,9 @@ LATER = "2026-11-29T13:00:00.000Z"
 ACTOR = Actor(name="documents", type="daemon", agent_id="a")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], SignetApp]]:
-    cfg = inline(Config.default(tmp_path / "ws"))
-    if request.param == "postgres":
-        cfg = cfg.replace(store=StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")))
+@pytest.fixture
+def opener(config: Config, backend_store: StoreConfig) -> Iterator[Callable[[], SignetApp]]:
+    cfg = config.replace(store=backend_store)
     opened: list[SignetApp] = []
 
     def open_one() -> SignetApp:

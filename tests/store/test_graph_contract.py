@@ -9,17 +9,14 @@ come from the core seam's insert, which runs the inline entity linker in its tra
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from signet.config import StoreConfig
 from signet.errors import InvalidInput, NotFound
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore
-from signet.store.choose import open_backend
+from signet.store.backend import Backend, CoreStore
 from signet.store.memory_ops import MemoryEdit
 from signet.types import Actor, MemoryFilters, NewMemory
 
@@ -29,16 +26,9 @@ ACTOR = Actor(name="tester", type="operator")
 MODEL = "unit-model"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
-    if request.param == "sqlite":
-        config = StoreConfig()
-    else:
-        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
-                          key_path=tmp_path / ".secrets" / "auth.key").core
-    yield opened
-    opened.close()
+@pytest.fixture
+def core(open_store: Callable[..., Backend]) -> CoreStore:
+    return open_store().core
 
 
 def remember(core: CoreStore, content: str, *, agent_id: str = "default",
@@ -206,7 +196,7 @@ def test_retention_decrement_drops_links_and_orphans(core: CoreStore) -> None:
 
 
 def test_two_handles_writing_the_same_attribute_at_once_make_one_row(
-    core: CoreStore, request: pytest.FixtureRequest, tmp_path: Path
+    core: CoreStore, open_store: Callable[..., Backend]
 ) -> None:
     """What two daemons do: each in its own transaction, at the same moment (on SQLite the one
     writer makes the two transactions take turns)."""
@@ -226,15 +216,13 @@ def test_two_handles_writing_the_same_attribute_at_once_make_one_row(
         write(core, None)
         write(core, None)
     else:
-        other = open_backend(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
-                             sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused").core
+        other = open_store().core
         barrier = threading.Barrier(2, timeout=10)
         threads = [threading.Thread(target=write, args=(s, barrier)) for s in (core, other)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=20)
-        other.close()
     with core.graph().reading() as g:
         [shown] = g.aspects_with_attributes(car)
         assert len(shown["attributes"]) == 1

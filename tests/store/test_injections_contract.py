@@ -8,35 +8,25 @@ most important, then everyone's, each once, never a document chunk nor another a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from signet.config import StoreConfig
 from signet.normalize import normalize_content
 from signet.store.backend import Backend
-from signet.store.choose import open_backend
 from signet.types import Actor, NewMemory
 
 ACTOR = Actor(name="tester", type="operator")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    if request.param == "sqlite":
-        config = StoreConfig()
-    else:
-        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
-                          key_path=tmp_path / ".secrets" / "auth.key")
-    yield opened
-    opened.close()
+@pytest.fixture
+def store(open_store: Callable[..., Backend]) -> Backend:
+    return open_store()
 
 
-def remember(backend: Backend, content: str, second: int, **fields: object) -> str:
+def remember(store: Backend, content: str, second: int, **fields: object) -> str:
     norm = normalize_content(content)
-    written = backend.core.write_memory(
+    written = store.core.write_memory(
         NewMemory(content=content, **fields), storage=norm.storage,  # type: ignore[arg-type]
         normalized=norm.normalized, content_hash=norm.content_hash, actor=ACTOR,
         now=f"2026-11-29T12:00:{second:02d}.000Z",
@@ -45,10 +35,10 @@ def remember(backend: Backend, content: str, second: int, **fields: object) -> s
     return written.id
 
 
-def test_the_ledger_is_per_caller_and_session(backend: Backend) -> None:
-    ledger = backend.injections()
-    one = remember(backend, "The deploy runs on Fridays", 1)
-    two = remember(backend, "The staging database is small", 2)
+def test_the_ledger_is_per_caller_and_session(store: Backend) -> None:
+    ledger = store.injections()
+    one = remember(store, "The deploy runs on Fridays", 1)
+    two = remember(store, "The staging database is small", 2)
     ledger.record("tok_a", "s1", [one, two], "prompt", "2026-11-29T12:01:00.000Z")
     ledger.record("tok_a", "s1", [one], "prompt", "2026-11-29T12:02:00.000Z")
     ledger.record("tok_b", "s1", [one], "prompt", "2026-11-29T12:02:00.000Z")
@@ -60,17 +50,17 @@ def test_the_ledger_is_per_caller_and_session(backend: Backend) -> None:
     assert ledger.injected("tok_b", "s1", [one, two]) == {one}
 
 
-def test_startup_candidates_are_pinned_then_project_then_everyone(backend: Backend) -> None:
-    pinned_old = remember(backend, "The user writes Python", 1, pinned=True, importance=0.1)
-    pinned_new = remember(backend, "The user lives in Lisbon", 2, pinned=True, importance=0.2,
+def test_startup_candidates_are_pinned_then_project_then_everyone(store: Backend) -> None:
+    pinned_old = remember(store, "The user writes Python", 1, pinned=True, importance=0.1)
+    pinned_new = remember(store, "The user lives in Lisbon", 2, pinned=True, importance=0.2,
                           project="other")
-    project_top = remember(backend, "The API uses FastAPI", 3, project="p", importance=0.9)
-    project_low = remember(backend, "The API has no auth yet", 4, project="p", importance=0.3)
-    global_top = remember(backend, "The user prefers tabs", 5, project="q", importance=0.8)
-    global_low = remember(backend, "The user has a cat", 6, importance=0.15)
-    remember(backend, "A chunk of a manual", 7, type="document_chunk", pinned=True, importance=1.0)
-    remember(backend, "Another agent's pin", 8, pinned=True, importance=1.0, agent_id="b")
-    ledger = backend.injections()
+    project_top = remember(store, "The API uses FastAPI", 3, project="p", importance=0.9)
+    project_low = remember(store, "The API has no auth yet", 4, project="p", importance=0.3)
+    global_top = remember(store, "The user prefers tabs", 5, project="q", importance=0.8)
+    global_low = remember(store, "The user has a cat", 6, importance=0.15)
+    remember(store, "A chunk of a manual", 7, type="document_chunk", pinned=True, importance=1.0)
+    remember(store, "Another agent's pin", 8, pinned=True, importance=1.0, agent_id="b")
+    ledger = store.injections()
 
     within = ledger.startup_candidates(agent_id="default", project="p", limit=10)
     assert [m.id for m in within] == [

@@ -3,34 +3,21 @@ both backends: the SQLite store and a real PostgreSQL server (tests/pg_server.py
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from signet.config import StoreConfig
-from signet.store.choose import open_backend
-from signet.store.db import Store
-from signet.store.search_telemetry import LedgerStore, SqliteLedger
+from signet.store.backend import Backend
+from signet.store.search_telemetry import LedgerStore
 
 T0, T1, T2 = "2026-11-29T12:00:00.000Z", "2026-11-29T12:00:01.000Z", "2026-11-29T12:00:02.000Z"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerStore]:
-    if request.param == "sqlite":
-        store = Store.open(tmp_path / "memories.db")
-        rows: LedgerStore = SqliteLedger(store)
-        rows.ensure()
-        yield rows
-        store.close()
-        return
-    backend = open_backend(StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url")),
-                           sqlite_path=tmp_path / "unused.db", key_path=tmp_path / "unused.key")
-    rows = backend.ledger()
+@pytest.fixture
+def ledger(open_store: Callable[..., Backend]) -> LedgerStore:
+    rows = open_store().ledger()
     rows.ensure()
-    yield rows
-    backend.close()
+    return rows
 
 
 def entry(query: str, *, agent: str = "a", project: str | None = "p", hits: int = 1) -> dict:

@@ -8,18 +8,15 @@ a second daemon holds).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
-from signet.config import StoreConfig
 from signet.errors import InvalidInput, NotFound
 from signet.normalize import normalize_content
 from signet.store.backend import Backend, CoreStore
-from signet.store.choose import open_backend
 from signet.store.operations import OpsStore
 from signet.store.pipeline import PipelineStore
 from signet.types import Actor, NewMemory
@@ -34,24 +31,14 @@ ACTOR = Actor(name="tester", type="operator")
 Pair = tuple[CoreStore, OpsStore]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Pair]]:
-    if request.param == "sqlite":
-        config = StoreConfig()
-    else:
-        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened: list[Backend] = []
-
+@pytest.fixture
+def opener(open_store: Callable[..., Backend]) -> Callable[[], Pair]:
     def open_one() -> Pair:
-        backend = open_backend(config, sqlite_path=tmp_path / "memories.db",
-                               key_path=tmp_path / ".secrets" / "auth.key")
-        opened.append(backend)
+        backend = open_store()
         PIPELINES[id(backend.core)] = backend.pipeline()
         return backend.core, backend.operations()
 
-    yield open_one
-    for backend in opened:
-        backend.close()
+    return open_one
 
 
 @pytest.fixture

@@ -9,17 +9,14 @@ writes put there, and hint search ranks the hints apart from content.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from signet.config import StoreConfig
 from signet.errors import NotFound
 from signet.normalize import normalize_content
 from signet.store.backend import Backend, CoreStore
-from signet.store.choose import open_backend
 from signet.store.pipeline import PipelineStore
 from signet.types import Actor, MemoryFilters, NewMemory
 
@@ -28,26 +25,19 @@ T1 = "2026-11-29T12:00:01.000Z"
 ACTOR = Actor(name="tester", type="operator")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    if request.param == "sqlite":
-        config = StoreConfig()
-    else:
-        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
-                          key_path=tmp_path / ".secrets" / "auth.key")
-    yield opened
-    opened.close()
+@pytest.fixture
+def store(open_store: Callable[..., Backend]) -> Backend:
+    return open_store()
 
 
 @pytest.fixture
-def core(backend: Backend) -> CoreStore:
-    return backend.core
+def core(store: Backend) -> CoreStore:
+    return store.core
 
 
 @pytest.fixture
-def seam(backend: Backend) -> PipelineStore:
-    return backend.pipeline()
+def seam(store: Backend) -> PipelineStore:
+    return store.pipeline()
 
 
 def remember(core: CoreStore, content: str, *, jobs: tuple[str, ...] = (), **fields: object) -> str:

@@ -7,16 +7,13 @@ store/ functions, PostgreSQL's tsvector BM25, pgvector search, source table and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 
-from signet.config import StoreConfig
 from signet.normalize import normalize_content
-from signet.store.backend import CoreStore
-from signet.store.choose import open_backend
+from signet.store.backend import Backend, CoreStore
 from signet.store.recall_reads import RecallReader
 from signet.types import Actor, MemoryFilters, NewMemory
 
@@ -25,15 +22,9 @@ MODEL = "unit-model"
 ALL = MemoryFilters()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def core(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CoreStore]:
-    config = StoreConfig()
-    if request.param == "postgres":
-        config = StoreConfig(backend="postgres", url=request.getfixturevalue("pg_url"))
-    opened = open_backend(config, sqlite_path=tmp_path / "memories.db",
-                          key_path=tmp_path / ".secrets" / "auth.key").core
-    yield opened
-    opened.close()
+@pytest.fixture
+def core(open_store: Callable[..., Backend]) -> CoreStore:
+    return open_store().core
 
 
 def put(core: CoreStore, content: str, *, vector: np.ndarray | None = None, **fields: object) -> str:

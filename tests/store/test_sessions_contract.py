@@ -8,18 +8,15 @@ independent handle on the same store (what a second daemon would hold) and retur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from signet.config import StoreConfig
 from signet.errors import Conflict
 from signet.normalize import normalize_content
 from signet.store.artifacts import ArtifactRow
-from signet.store.backend import CoreStore
-from signet.store.choose import open_backend
+from signet.store.backend import Backend, CoreStore
 from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow, SummaryOutcome, session_key
 from signet.types import Actor, MemoryScope, NewMemory
@@ -31,49 +28,13 @@ T2 = "2026-11-29T14:00:00.000Z"
 Pair = tuple[CoreStore, SessionStore]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Pair]]:
-    opened: list[CoreStore] = []
-
+@pytest.fixture
+def opener(open_store: Callable[..., Backend]) -> Callable[..., Pair]:
     def open_one(folder: str = "a") -> Pair:
-        if request.param == "sqlite":
-            config = StoreConfig()
-        else:
-            url = request.getfixturevalue("pg_url")
-            if folder != "a":  # another database on the same server
-                url = request.getfixturevalue("pg_url_factory")()
-            config = StoreConfig(backend="postgres", url=url)
-        backend = open_backend(config, sqlite_path=tmp_path / folder / "memories.db",
-                               key_path=tmp_path / folder / ".secrets" / "auth.key")
-        opened.append(backend.core)
+        backend = open_store(folder)
         return backend.core, backend.sessions()
 
-    yield open_one
-    for core in opened:
-        core.close()
-
-
-@pytest.fixture
-def pg_url_factory(pg_server: object) -> Iterator[Callable[[], str]]:
-    """More fresh databases on the session's server (pg_url gives one per test)."""
-    import uuid
-
-    import psycopg
-
-    made: list[str] = []
-    admin = pg_server.get_uri()  # type: ignore[attr-defined]
-
-    def make() -> str:
-        name = "t_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        made.append(name)
-        return str(pg_server.get_uri(name))  # type: ignore[attr-defined]
-
-    yield make
-    with psycopg.connect(admin, autocommit=True) as conn:
-        for name in made:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    return open_one
 
 
 def session(sid: str, content: str, *, agent: str = "default", project: str | None = None,
