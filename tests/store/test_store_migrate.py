@@ -152,6 +152,7 @@ def test_copy_back_into_a_new_workspace_round_trips(
     report = json.loads(done.stdout)
     assert report["ok"] and report["direction"] == "from" and report["signing_key"] == "same"
     assert report["counts"]["memories"] == {"sqlite": 8, "postgres": 8}
+    assert report["copied"]["memories"] == 8  # rows, not the changes its triggers made
     assert report["copied"]["embeddings"] == 8
     assert (workspace_key_path(other.workspace).read_bytes()
             == workspace_key_path(workspace.workspace).read_bytes())

@@ -278,9 +278,8 @@ def _copy_back(
         last = tuple(rows[-1])[: len(key)]
         params = [_sqlite_params(table, tuple(row)[len(key):]) for row in rows]
         with store.write_tx() as conn:
-            before = conn.total_changes
-            conn.executemany(insert, params)
-            inserted += conn.total_changes - before
+            # The rows this statement inserted (total_changes would count the triggers' too).
+            inserted += max(conn.executemany(insert, params).rowcount, 0)
         done += len(rows)
         if progress is not None:
             progress(table.name, done, total)
