@@ -34,39 +34,38 @@ class Evidencer:
             name: max((s for _, s in r), default=0.0) for name, r in raw.items() if name in RELATIVE
         }
         self.lifts = lifts
-
-    def _value(self, name: str, memory_id: str) -> float | None:
-        found = self.lookups.get(name, {}).get(memory_id)
-        if found is None:
-            return None
-        score = found[1]
-        if name in RELATIVE:
-            best = self.best.get(name, 0.0)
-            score = score / best if best > 0 else 0.0
-        return round(min(max(score, 0.0), 1.0), 6)
-
-    def _rank(self, name: str, memory_id: str) -> int | None:
-        found = self.lookups.get(name, {}).get(memory_id)
-        return found[0] if found else None
+        # The evidence channels present, each with its lookup and the best score it is divided
+        # by (None: a cosine, taken as it is): a candidate looks up only these (50 a query).
+        self._present = [
+            (name, self.lookups[name], self.best.get(name) if name in RELATIVE else None)
+            for name in (*RELATIVE, *COSINE) if name in self.lookups
+        ]
+        self._lexical = self.lookups.get("lexical", {})
+        self._semantic = self.lookups.get("semantic", {})
 
     def __call__(
         self, memory_id: str, *, cosine: float | None = None, coverage: float | None = None
     ) -> Evidence:
         """The memory's evidence; `cosine` and `coverage` (what the confidence read) are given
         by the caller, so one Evidence is built (dataclasses.replace costs as much again)."""
+        values: dict[str, float] = {}
+        for name, lookup, best in self._present:
+            found = lookup.get(memory_id)
+            if found is not None:
+                score = found[1]
+                if best is not None:
+                    score = score / best if best > 0 else 0.0
+                values[name] = round(min(max(score, 0.0), 1.0), 6)
         lift = self.lifts.get(memory_id)
+        lexical = self._lexical.get(memory_id)
+        semantic = self._semantic.get(memory_id)
         return Evidence(
-            lexical=self._value("lexical", memory_id),
-            semantic=self._value("semantic", memory_id),
-            hint=self._value("hint", memory_id),
-            traversal=self._value("traversal", memory_id),
-            source=self._value("source", memory_id),
-            source_semantic=self._value("source_semantic", memory_id),
+            **values,
             context=None if lift is None else round(min(max(lift, 0.0), 1.0), 6),
             cosine=None if cosine is None else round(min(cosine, 1.0), 6),
             coverage=None if coverage is None else round(coverage, 6),
-            lexical_rank=self._rank("lexical", memory_id),
-            semantic_rank=self._rank("semantic", memory_id),
+            lexical_rank=None if lexical is None else lexical[0],
+            semantic_rank=None if semantic is None else semantic[0],
         )
 
     def cosines(self, ids: Iterable[str]) -> dict[str, float]:

@@ -100,7 +100,9 @@ class VectorSearch:
         return QuantizedIndex(self.dimensions, self._exact_rows, capacity)
 
     def _exact_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return emb_sql.vectors_by_id(self._local.conn, ids.tolist(), self.dimensions)
+        # During a search (`_search`), the rows' content hashes are kept for finding owners.
+        hashes = getattr(self._local, "hashes", None)
+        return emb_sql.vectors_by_id(self._local.conn, ids.tolist(), self.dimensions, hashes)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -390,8 +392,13 @@ class VectorSearch:
         if k <= 0 or len(self._index) == 0:
             return [], []
         self._local.conn = conn
-        hits = self._index.search(query.astype(np.float32), k)
-        owners = emb_sql.memory_ids_for(conn, [emb_id for emb_id, _ in hits])
+        hashes: dict[int, str] = {}
+        self._local.hashes = hashes
+        try:
+            hits = self._index.search(query.astype(np.float32), k)
+        finally:
+            self._local.hashes = None
+        owners = _owners(conn, [emb_id for emb_id, _ in hits], hashes)
         results: list[tuple[str, float]] = []
         for emb_id, score in hits:
             for memory_id in owners.get(emb_id, ()):
@@ -492,3 +499,15 @@ class VectorSearch:
 
     def embedded_ids(self, ids: Sequence[int]) -> list[int]:
         return [i for i in ids if i in self._index]
+
+
+def _owners(
+    conn: Connection, embedding_ids: list[int], hashes: dict[int, str]
+) -> dict[int, list[str]]:
+    """Live memory ids per embedding id; by the content hashes the search's rescoring read
+    (`hashes`) when it read them all, the quantized index's case, else from the table."""
+    if not all(emb_id in hashes for emb_id in embedding_ids):
+        return emb_sql.memory_ids_for(conn, embedding_ids)
+    by_hash = emb_sql.live_ids_by_hash(
+        conn, sorted({hashes[e] for e in embedding_ids if hashes[e] is not None}))
+    return {e: by_hash[hashes[e]] for e in embedding_ids if hashes[e] in by_hash}

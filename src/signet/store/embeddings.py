@@ -100,22 +100,27 @@ def ids_within(
 
 
 def vectors_by_id(
-    conn: Connection, ids: Sequence[int], dimensions: int
+    conn: Connection, ids: Sequence[int], dimensions: int,
+    hashes: dict[int, str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ids found, their float32 vectors as rows): the exact vectors a quantized index
-    rescores its shortlist with; ids no longer stored are left out."""
+    rescores its shortlist with; ids no longer stored are left out. With `hashes`, each found
+    id's content hash is put there too (read from the same rows: who owns a vector is then
+    found without reading them again)."""
     found: list[int] = []
     blobs: list[bytes] = []
     for start in range(0, len(ids), 500):
         chunk = [int(i) for i in ids[start : start + 500]]
         rows = conn.execute(
-            f"SELECT id, vector FROM embeddings WHERE id IN ({','.join('?' * len(chunk))})"
-            " AND dimensions = ?",
+            "SELECT id, vector, content_hash FROM embeddings"
+            f" WHERE id IN ({','.join('?' * len(chunk))}) AND dimensions = ?",
             [*chunk, dimensions],
         ).fetchall()
-        for emb_id, blob in rows:
+        for emb_id, blob, content_hash in rows:
             found.append(int(emb_id))
             blobs.append(blob)
+            if hashes is not None:
+                hashes[int(emb_id)] = content_hash
     matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(found), dimensions)
     return np.asarray(found, dtype=np.int64), matrix
 
@@ -156,6 +161,23 @@ def memory_ids_for(conn: Connection, embedding_ids: Sequence[int]) -> dict[int, 
         )
         for emb_id, memory_id in rows:
             found.setdefault(int(emb_id), []).append(memory_id)
+    return found
+
+
+def live_ids_by_hash(conn: Connection, content_hashes: Sequence[str]) -> dict[str, list[str]]:
+    """Live memory ids per content hash, in the order `memory_ids_for` gives them (both read
+    the scoped content-hash index): the owners of vectors whose hashes are known."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(content_hashes), 500):
+        chunk = list(content_hashes[start : start + 500])
+        rows = conn.execute(
+            "SELECT content_hash, id FROM memories INDEXED BY idx_memories_scope_content_hash"
+            f" WHERE content_hash IN ({','.join('?' * len(chunk))})"
+            " AND content_hash IS NOT NULL AND is_deleted = 0",
+            chunk,
+        )
+        for content_hash, memory_id in rows:
+            found.setdefault(content_hash, []).append(memory_id)
     return found
 
 
