@@ -16,6 +16,7 @@ from signet.store.vector_index import (
     QuantizedIndex,
     Vec0Index,
     VectorIndex,
+    best_positions,
     load_vec_extension,
     quantize,
 )
@@ -269,6 +270,21 @@ class TestQuantizedIndex(IndexContract):
         assert_same_hits(index.search(query, 5), exact.search(query, 5))
         assert len(index.stored.read) == 2 and index.stored.read[-1] > index.stored.read[0]
         assert sorted(index.stored.asked) == list(range(500))
+
+    @pytest.mark.parametrize("order", ["shuffled", "ascending", "descending", "flat", "spiked"])
+    def test_the_first_shortlist_holds_the_best_estimates(self, order: str) -> None:
+        # The sampled threshold finds the `size` largest whatever the order of the values; when
+        # fewer reach it (the sample held the very best, "spiked") it looks at all of them.
+        values = np.random.default_rng(14).standard_normal(20_000).astype(np.float32)
+        spiked = values.copy()
+        spiked[::64] += np.linspace(10, 20, len(spiked[::64]), dtype=np.float32)
+        values = {"shuffled": values, "ascending": np.sort(values),
+                  "descending": np.sort(values)[::-1].copy(),
+                  "flat": np.full(20_000, 0.5, dtype=np.float32), "spiked": spiked}[order]
+        for size in (1, 50, 132, 700):
+            chosen = best_positions(values, size)
+            assert len(chosen) == size == len(set(chosen.tolist()))
+            assert values[chosen].min() >= np.sort(values)[-size]
 
     def test_a_vector_gone_from_the_store_is_never_returned(self) -> None:
         index = StoredQuantized(DIM)

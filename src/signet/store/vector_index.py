@@ -198,6 +198,25 @@ _ROUNDING = 1e-5
 SHORTLIST_SLACK = 32
 
 
+# A threshold for the first shortlist is read from every this many estimates (`best_positions`).
+SAMPLE_STEP = 64
+
+
+def best_positions(values: np.ndarray, size: int) -> np.ndarray:
+    """The positions of the `size` largest of `values` (fewer than all; ties at the edge: any).
+    A strided sample sets a threshold they all reach, and only the values reaching it are
+    partitioned, a few hundred instead of all (at 100k, 0.24 -> 0.04 ms); when fewer than `size`
+    reach it, all are."""
+    picked = size // SAMPLE_STEP + 4
+    sample = values[::SAMPLE_STEP]
+    if picked < len(sample):
+        threshold = np.partition(sample, len(sample) - picked)[len(sample) - picked]
+        above = np.flatnonzero(values >= threshold)
+        if len(above) >= size:
+            return above[np.argpartition(values[above], len(above) - size)[len(above) - size :]]
+    return np.argpartition(values, len(values) - size)[len(values) - size :]
+
+
 def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each row as int8 codes times one scale (its largest component maps to 127), and the
     norm of what that loses: `row = scale * codes + residual`, `error = |residual|`."""
@@ -239,7 +258,7 @@ class QuantizedIndex(_Rows):
         size = k + SHORTLIST_SLACK
         if size >= len(ids):
             return top_k(*self._rescored(ids, q), k)
-        first = np.argpartition(estimate, len(ids) - size)[len(ids) - size :]
+        first = best_positions(estimate, size)
         found, scores = self._rescored(ids[first], q)
         top = top_k(found, scores, k)
         # A row outside the first shortlist can enter the top k only if its ceiling reaches
