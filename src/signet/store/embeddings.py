@@ -60,15 +60,21 @@ def has_current(
     return row is not None
 
 
+# A step of a load walks the table from `after_id` on. `+model` keeps the planner off the
+# (model, stale) index, which took every current row of the model, sorted them with their
+# vectors and kept the first `limit`: each step of a load did that again, over ten minutes to
+# load a million vectors.
+LOAD_SINCE = (
+    "SELECT id, vector FROM embeddings WHERE id > ? AND +model = ? AND stale = 0 "
+    "AND dimensions = ? ORDER BY id LIMIT ?"
+)
+
+
 def load_since(
     conn: Connection, model: str, dimensions: int, after_id: int, limit: int = 50_000
 ) -> tuple[list[int], np.ndarray]:
     """Current (non-stale) vectors of `model` with id > after_id, oldest first."""
-    rows = conn.execute(
-        "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? AND stale = 0 "
-        "AND dimensions = ? ORDER BY id LIMIT ?",
-        (after_id, model, dimensions, limit),
-    ).fetchall()
+    rows = conn.execute(LOAD_SINCE, (after_id, model, dimensions, limit)).fetchall()
     if not rows:
         return [], np.zeros((0, dimensions), dtype=np.float32)
     ids = [int(r[0]) for r in rows]
