@@ -218,3 +218,38 @@ def test_a_soft_delete_and_a_recovery_reach_the_index_through_the_log(app: Signe
     found = index.search(conn, tokens, 5, fts.OVERFETCH)
     assert found is not None and [m for m, _ in found] == top
     assert index.builds == 1
+
+
+def _same_top_at_every_depth(app: SignetApp, index: LexicalIndex) -> int:
+    """Each query's top 1..30 as the whole ranking's head (itself FTS5's, as above); how many
+    of the searches scored fewer postings than all their phrases hold."""
+    conn = app.store.reader()
+    pruned = 0
+    for query in [*QUERIES, "kite word3", "festival river word11 word12", "garden lamp song"]:
+        if "_" in query:  # left to FTS5
+            continue
+        tokens = fts.search_tokens(conn, query)
+        whole = index._ranked(conn, tokens, 10_000)
+        assert whole is not None
+        everything = index.scored
+        for depth in range(1, 31):
+            assert index._ranked(conn, tokens, depth) == whole[:depth], (query, depth)
+            pruned += index.scored < everything
+    return pruned
+
+
+def test_a_shallow_top_skips_rows_that_cannot_reach_it_and_ranks_the_same(
+    app: SignetApp,
+) -> None:
+    index = LexicalIndex(min_rows=0, common_rows=20)
+    _same_as_fts5(app, index)
+    assert _same_top_at_every_depth(app, index) > 0
+    # Changed rows (stale held postings, new ones in the overlay) are bounded as well.
+    rng = random.Random(11)
+    app.remember_many([{"content": _sentence(rng) + " kite kite kite"} for _ in range(20)])
+    with app.store.write_tx() as conn:
+        conn.execute("UPDATE memories SET content = 'kite' WHERE rowid = 5")
+    _same_as_fts5(app, index)
+    assert _same_top_at_every_depth(app, index) > 0
+    state = index._state
+    assert state is not None and state.overlay and not state.marked.any()

@@ -47,24 +47,31 @@ _TOKENIZE = re.compile(r"tokenize\s*=\s*(?:'((?:[^']|'')*)'|\"((?:[^\"]|\"\")*)\
 
 @dataclass(slots=True)
 class _Postings:
-    """One term's held rows (gaps from `start`) and weighted frequencies (2 when not listed)."""
+    """One term's held rows (gaps from `start`) and weighted frequencies (2 when not listed),
+    with the largest frequency and the shortest row (in tokens) among them, which bound what
+    the term adds to any row's score."""
 
     start: int
     gaps: np.ndarray  # uint16, or int32 when a gap does not fit
     odd_at: np.ndarray | None  # positions whose frequency is not 2
     odd_f2: np.ndarray | None
+    most_f2: int = 0
+    shortest: int = 0
 
     @classmethod
-    def of(cls, rows: np.ndarray, f2: np.ndarray) -> _Postings:
+    def of(cls, rows: np.ndarray, f2: np.ndarray, lengths: np.ndarray) -> _Postings:
+        """From sorted `rows`, their `f2`, and every row's length (`lengths`, by rowid)."""
         if len(rows) == 0:
             return cls(0, np.zeros(0, np.uint16), None, None)
         gaps = np.diff(rows, prepend=rows[0])
         kind = np.uint16 if gaps.max(initial=0) <= np.iinfo(np.uint16).max else np.int32
+        most, shortest = int(f2.max()), max(int(lengths[rows].min()), 0)
         odd = np.flatnonzero(f2 != 2)
         if len(odd) == 0:
-            return cls(int(rows[0]), gaps.astype(kind), None, None)
+            return cls(int(rows[0]), gaps.astype(kind), None, None, most, shortest)
         small = np.uint8 if f2[odd].max() <= np.iinfo(np.uint8).max else np.int32
-        return cls(int(rows[0]), gaps.astype(kind), odd.astype(np.int32), f2[odd].astype(small))
+        return cls(int(rows[0]), gaps.astype(kind), odd.astype(np.int32), f2[odd].astype(small),
+                   most, shortest)
 
     def decode(self) -> tuple[np.ndarray, np.ndarray]:
         rows = np.cumsum(self.gaps, dtype=np.int64) + self.start
@@ -92,6 +99,8 @@ class _State:
     norms_key: tuple[float, int, int] = (0.0, -1, -1)
     # float64 per rowid, all zeros between searches: where `_scores` sums a query's phrases.
     acc: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # bool per rowid, all False between searches: the rows `_scores` is scoring.
+    marked: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 class LexicalIndex:
@@ -111,6 +120,7 @@ class LexicalIndex:
         self._terms: dict[str, str | None] = {}
         self._failed = -1  # log position at which FTS5's statistics did not add up
         self.builds = 0  # how many times the index was built (tests, diagnostics)
+        self.scored = 0  # postings the last search scored (tests, diagnostics)
 
     def search(
         self, conn: Connection, tokens: Sequence[str], limit: int, spare: int
@@ -140,7 +150,13 @@ class LexicalIndex:
         if any(term is None for _, term in phrases):
             return None
         nrow, total = averages
-        return _top(*_scores(conn, state, phrases, nrow, total / nrow), depth)
+        avgdl = total / nrow
+        norms = _norms(state, avgdl)
+        found = [_phrase(conn, state, token, term, nrow, avgdl) for token, term in phrases]
+        scoring = _Scoring(state, norms, [p for p in found if len(p.rows)])
+        ranked = _top(*scoring.top_candidates(depth), depth)
+        self.scored = scoring.scored
+        return ranked
 
     # -- keeping up with the store ----------------------------------------------------------
 
@@ -181,7 +197,7 @@ class LexicalIndex:
             "SELECT term FROM memories_stem_fts_vocab WHERE doc BETWEEN ? AND ?",
             [floor, int(nrow * CEILING_SHARE)],
         ).fetchall():
-            held[term] = _read_postings(conn, term)
+            held[term] = _read_postings(conn, term, lengths)
         ids, live = _memories(conn, len(lengths))
         state = _State(
             pos, held, lengths, nrow, int(lengths[present].sum()), np.zeros(len(ids), bool),
@@ -211,50 +227,142 @@ class LexicalIndex:
 # -- scoring ----------------------------------------------------------------------------------
 
 
-def _scores(
-    conn: Connection, state: _State, phrases: list[tuple[str, str | None]], nrow: int,
-    avgdl: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, BM25 scores) of every matching row, accumulated phrase by phrase as FTS5 does, from
-    (query token, index term) `phrases`. The sums go into the state's all-zero accumulator and
-    touch only matched rows, never a store-sized array per query."""
-    gained: list[tuple[np.ndarray, np.ndarray]] = []
-    for token, term in phrases:
-        if term is not None and term in state.held:
-            rows, f2 = _term_postings(state, term)
-            if len(rows) == 0:
-                continue
-            idf = math.log((nrow - len(rows) + 0.5) / (len(rows) + 0.5))
-            idf = idf if idf > 0.0 else IDF_FLOOR
-            f = f2 * 0.5
-            gained.append((rows, idf * ((f * (K1 + 1.0)) / (f + _norms(state, avgdl)[rows]))))
-        else:
-            # FTS5 stems the token itself (a stem stemmed again may be another term).
-            gained.append(_fts_term(conn, token))
-    # Held rows lie within `lengths`; FTS5's are in rowid order, the last the largest.
-    top = max([len(state.lengths) - 1] + [int(rows[-1]) for rows, _ in gained if len(rows)])
-    if top >= len(state.acc):
-        state.acc = np.concatenate([state.acc, np.zeros(top + 1 - len(state.acc))])
-    acc = state.acc
-    try:
-        for rows, values in gained:  # each row at most once per phrase
-            acc[rows] += values
-        hits, sums = [], []
-        for rows, _ in gained:
-            # Every match scores above 0 (each contribution is at least the IDF floor's):
-            # reset as read, a row a later phrase also matched reads 0 there and is not listed
-            # twice.
-            got = acc[rows]
-            found = got > 0.0
-            hits.append(rows[found])
-            sums.append(got[found])
-            acc[rows] = 0.0
-    except BaseException:
-        acc[:] = 0.0
-        raise
-    if not hits:
-        return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    return np.concatenate(hits), np.concatenate(sums)
+@dataclass(slots=True)
+class _Phrase:
+    """One query phrase's matching rows and what it adds to each: a held term's weighted
+    frequencies x 2 and IDF (scored here), or a rare term's scores from FTS5; and `bound`, no
+    less than any of those."""
+
+    rows: np.ndarray
+    f2: np.ndarray | None
+    idf: float
+    scores: np.ndarray | None
+    bound: float
+
+    def values(self, norms: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+        """What the phrase adds to each of its rows (those at `keep`, else all), as FTS5 sums."""
+        if self.scores is not None:
+            return self.scores if keep is None else self.scores[keep]
+        assert self.f2 is not None
+        rows, f2 = (self.rows, self.f2) if keep is None else (self.rows[keep], self.f2[keep])
+        f = f2 * 0.5
+        return self.idf * ((f * (K1 + 1.0)) / (f + norms[rows]))
+
+
+# A phrase's bound is raised by this share, so rounding can never put a row above it.
+BOUND_MARGIN = 1e-9
+
+
+def _phrase(
+    conn: Connection, state: _State, token: str, term: str | None, nrow: int, avgdl: float
+) -> _Phrase:
+    if term is None or term not in state.held:
+        # FTS5 stems the token itself (a stem stemmed again may be another term).
+        rows, scores = _fts_term(conn, token)
+        bound = float(scores.max()) * (1 + BOUND_MARGIN) if len(scores) else 0.0
+        return _Phrase(rows, None, 0.0, scores, bound)
+    rows, f2 = _term_postings(state, term)
+    idf = math.log((nrow - len(rows) + 0.5) / (len(rows) + 0.5)) if len(rows) else 0.0
+    idf = idf if idf > 0.0 else IDF_FLOOR
+    held = state.held[term]
+    most, shortest = held.most_f2, held.shortest
+    extra = state.by_term.get(term)
+    if extra:
+        most = max(most, *extra.values())
+        shortest = min(shortest, int(state.lengths[list(extra)].min()))
+    # The most a row can get: bm25 grows with the frequency and shrinks with the row's length.
+    f = most * 0.5
+    norm = K1 * ((1 - B) + (B * max(shortest, 0)) / avgdl)
+    bound = idf * ((f * (K1 + 1.0)) / (f + norm)) * (1 + BOUND_MARGIN)
+    return _Phrase(rows, f2, idf, None, bound)
+
+
+class _Scoring:
+    """The BM25 sums of a query's phrases over the rows that can reach its top `depth`
+    (MaxScore): the rows of the phrases with the highest bounds are scored first, and the
+    `depth`-th best of them is a floor no row matching only phrases whose bounds sum below it
+    can reach; those phrases are then looked up for the other phrases' rows only, never
+    scored over all of theirs. Each row is summed phrase by phrase in query order as FTS5
+    does, so its score is the same to the bit."""
+
+    def __init__(self, state: _State, norms: np.ndarray, phrases: list[_Phrase]) -> None:
+        self.state, self.norms, self.phrases = state, norms, phrases
+        self.scored = 0
+        # Held rows lie within `lengths`; FTS5's are in rowid order, the last the largest.
+        top = max([len(state.lengths) - 1] + [int(p.rows[-1]) for p in phrases])
+        if top >= len(state.acc):
+            state.acc = np.concatenate([state.acc, np.zeros(top + 1 - len(state.acc))])
+        if top >= len(state.marked):
+            more = np.zeros(top + 1 - len(state.marked), bool)
+            state.marked = np.concatenate([state.marked, more])
+
+    def top_candidates(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, scores) of a set of matching rows holding every row of the top `depth`."""
+        phrases = self.phrases
+        everything = [True] * len(phrases)
+        highest = sorted(range(len(phrases)), key=lambda i: -phrases[i].bound)
+        seed, count = set(), 0
+        for i in highest:
+            seed.add(i)
+            count += len(phrases[i].rows)
+            if count >= depth:
+                break
+        if len(seed) == len(phrases):
+            return self._sums(everything)
+        rows, sums = self._sums([i in seed for i in range(len(phrases))])
+        if len(sums) < depth:
+            return self._sums(everything)
+        floor = float(np.partition(sums, len(sums) - depth)[len(sums) - depth])
+        essential, below = list(everything), 0.0
+        for i in reversed(highest):  # the lowest bounds first
+            below += phrases[i].bound
+            if below >= floor:
+                break
+            essential[i] = False
+        if all(i in seed for i in range(len(phrases)) if essential[i]):
+            return rows, sums  # the seed's rows hold every row of the essential phrases
+        return self._sums(essential)
+
+    def _sums(self, essential: list[bool]) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, BM25 sums) of every row an `essential` phrase matches, every phrase counted.
+        The sums go into the state's all-zero accumulator and touch only those rows (each
+        other phrase is looked up for them through `marked`), never a store-sized array."""
+        state, norms = self.state, self.norms
+        chosen = [p for p, e in zip(self.phrases, essential, strict=True) if e]
+        acc, marked = state.acc, state.marked
+        partial = not all(essential)
+        try:
+            if partial:
+                for p in chosen:
+                    marked[p.rows] = True
+            for p, e in zip(self.phrases, essential, strict=True):
+                if e:  # each row at most once per phrase
+                    acc[p.rows] += p.values(norms)
+                    self.scored += len(p.rows)
+                else:
+                    keep = np.flatnonzero(marked[p.rows])
+                    acc[p.rows[keep]] += p.values(norms, keep)
+                    self.scored += len(keep)
+            hits, sums = [], []
+            for p in chosen:
+                # Every match scores above 0 (each contribution is at least the IDF floor's):
+                # reset as read, a row a later phrase also matched reads 0 there and is not
+                # listed twice.
+                got = acc[p.rows]
+                found = got > 0.0
+                hits.append(p.rows[found])
+                sums.append(got[found])
+                acc[p.rows] = 0.0
+        except BaseException:
+            acc[:] = 0.0
+            raise
+        finally:
+            if partial:
+                for p in chosen:
+                    marked[p.rows] = False
+        if not hits:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        return np.concatenate(hits), np.concatenate(sums)
 
 
 def _norms(state: _State, avgdl: float) -> np.ndarray:
@@ -376,7 +484,7 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
-def _read_postings(conn: Connection, term: str) -> _Postings:
+def _read_postings(conn: Connection, term: str, lengths: np.ndarray) -> _Postings:
     # Each content occurrence listed twice, each tag once, hints not at all: a row's count is
     # its weighted frequency x 2. Parsed by numpy from the one string (no list of strings).
     text = conn.execute(
@@ -385,9 +493,9 @@ def _read_postings(conn: Connection, term: str) -> _Postings:
         [term],
     ).fetchone()[0]
     if not text:
-        return _Postings.of(np.zeros(0, np.int64), np.zeros(0, np.int64))
+        return _Postings.of(np.zeros(0, np.int64), np.zeros(0, np.int64), lengths)
     rows, f2 = np.unique(np.fromstring(text, dtype=np.int64, sep=","), return_counts=True)
-    return _Postings.of(rows, f2)
+    return _Postings.of(rows, f2, lengths)
 
 
 def _tokenizer_of(conn: Connection) -> str:
@@ -458,7 +566,7 @@ def _compact(state: _State) -> None:
     for term in list(state.held):
         rows, f2 = _term_postings(state, term)
         order = np.argsort(rows, kind="stable")
-        state.held[term] = _Postings.of(rows[order], f2[order])
+        state.held[term] = _Postings.of(rows[order], f2[order], state.lengths)
     state.overlay.clear()
     state.by_term.clear()
     state.stale[:] = False
