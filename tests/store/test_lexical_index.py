@@ -70,7 +70,7 @@ def test_the_index_ranks_exactly_as_fts5(app: SignetApp) -> None:
     conn = app.store.reader()
     found = index.search(conn, ["kites", "festival", "word7"], 40, 50)
     assert found is not None and len(found) == 40  # answered here, not handed to FTS5
-    # The common words are held in memory, the rare ones asked of FTS5.
+    # The common words are held in memory, the rare ones read from FTS5 when asked.
     state = index._state
     assert state is not None and "kite" in state.held and "word7" not in state.held
     assert index.builds == 1
