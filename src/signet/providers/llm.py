@@ -129,25 +129,35 @@ class RawCompletion(NamedTuple):
 
 
 class BaseLLM(ABC):
-    """Shared plumbing; a provider implements `_complete` (one call on the wire) and `target`."""
+    """Shared plumbing; a provider implements `_model` (which model its settings name),
+    `_complete` (one call on the wire) and `target`, and keeps what else it needs in `_setup`."""
 
     name: ClassVar[str]
 
     def __init__(
         self,
-        model: str,
+        settings: LLMSettings,
         *,
-        max_tokens: int = 1024,
         limiter: RateLimiter | None = None,
         usage_sink: UsageSink | None = None,
     ) -> None:
-        self.model = model
-        self.max_tokens = max_tokens
+        self.model = self._model(settings)
+        self.max_tokens = settings.max_tokens
         self._limiter = limiter
         self._usage_sink = usage_sink
         # For `signet status`: the newest failure and success of this provider, in this process.
         self._last_error: tuple[str, str] | None = None
         self._last_success: str | None = None
+        self._setup(settings)
+
+    @abstractmethod
+    def _model(self, settings: LLMSettings) -> str:
+        """The model calls name: the configured one or the provider's default; InvalidInput
+        when the settings lack what the provider cannot run without."""
+
+    def _setup(self, settings: LLMSettings) -> None:
+        """Keep what else the provider needs of `settings` (a client, a command)."""
+        return  # most providers need nothing more
 
     def close(self) -> None:
         """Release connections or other resources; the provider is not used afterwards."""

@@ -17,9 +17,7 @@ from signet.providers.llm import (
     JSON_INSTRUCTION,
     BaseLLM,
     LLMSettings,
-    RateLimiter,
     RawCompletion,
-    UsageSink,
 )
 
 __all__ = ["GUARD_ENV", "CommandLLM"]
@@ -37,26 +35,21 @@ class CommandLLM(BaseLLM):
     # Set in the child's environment on top of ours (a harness provider's own settings).
     extra_env: dict[str, str] = {}  # noqa: RUF012 - read only, replaced by subclasses
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        limiter: RateLimiter | None = None,
-        usage_sink: UsageSink | None = None,
-    ) -> None:
+    def _model(self, settings: LLMSettings) -> str:
         if not settings.command:
             raise InvalidInput("llm provider command needs a command (llm.command)")
-        super().__init__(
-            settings.model or Path(settings.command[0]).name,
-            max_tokens=settings.max_tokens,
-            limiter=limiter,
-            usage_sink=usage_sink,
-        )
-        self.command = settings.command
+        return settings.model or Path(settings.command[0]).name
+
+    def _setup(self, settings: LLMSettings) -> None:
+        self.command = self._argv(settings)
         self.timeout_ms = settings.timeout_ms
         # Each run is a whole process (an agent CLI for the harness providers): at most
         # `concurrency` at once, the others wait their turn.
         self._slots = threading.BoundedSemaphore(settings.concurrency)
+
+    def _argv(self, settings: LLMSettings) -> tuple[str, ...]:
+        """The command line run per completion."""
+        return settings.command
 
     @property
     def target(self) -> str:

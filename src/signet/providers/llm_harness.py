@@ -30,27 +30,18 @@ HARNESSES: dict[str, tuple[str, tuple[str, ...], str, str]] = {
 class HarnessLLM(CommandLLM):
     """One harness run per completion; see the module docstring."""
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        limiter: RateLimiter | None = None,
-        usage_sink: UsageSink | None = None,
-    ) -> None:
-        harness = self.name
-        binary, args, default_model, model_flag = HARNESSES[harness]
+    def _model(self, settings: LLMSettings) -> str:
+        return settings.model or HARNESSES[self.name][2] or self.name
+
+    def _argv(self, settings: LLMSettings) -> tuple[str, ...]:
+        binary, args, default_model, model_flag = HARNESSES[self.name]
         model = settings.model or default_model
         argv = [*(settings.command or (binary,)), *args]
         if model:
             argv += [model_flag, model]
-        if harness == "codex":
+        if self.name == "codex":
             argv.append("-")  # read the prompt from stdin
-        super().__init__(
-            LLMSettings(model=model or harness, timeout_ms=settings.timeout_ms,
-                        command=tuple(argv), max_tokens=settings.max_tokens,
-                        concurrency=settings.concurrency),
-            limiter=limiter, usage_sink=usage_sink,
-        )
+        return tuple(argv)
 
 
 class CodexLLM(HarnessLLM):

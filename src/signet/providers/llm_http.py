@@ -18,9 +18,7 @@ from signet.providers.llm import (
     JSON_INSTRUCTION,
     BaseLLM,
     LLMSettings,
-    RateLimiter,
     RawCompletion,
-    UsageSink,
 )
 
 __all__ = ["AnthropicLLM", "HTTPChatLLM", "OllamaLLM", "OpenAICompatLLM"]
@@ -34,21 +32,12 @@ class HTTPChatLLM(BaseLLM):
     path: ClassVar[str]
     default_base_url: ClassVar[str]
 
-    def __init__(
-        self,
-        settings: LLMSettings,
-        *,
-        limiter: RateLimiter | None = None,
-        usage_sink: UsageSink | None = None,
-    ) -> None:
+    def _model(self, settings: LLMSettings) -> str:
         if not settings.model:
             raise InvalidInput(f"llm provider {self.name} needs a model (llm.model)")
-        super().__init__(
-            settings.model,
-            max_tokens=settings.max_tokens,
-            limiter=limiter,
-            usage_sink=usage_sink,
-        )
+        return settings.model
+
+    def _setup(self, settings: LLMSettings) -> None:
         self.url = _join(settings.base_url or self.default_base_url, self.path)
         self.timeout_ms = settings.timeout_ms
         self._client = httpx.Client(
