@@ -26,7 +26,8 @@ from signet.store import jobs
 from signet.store.graph_store import GraphStore
 from signet.store.pipeline import PipelineStore, PipelineTx
 from signet.types import Actor, Memory, MemoryFilters, RecallQuery, RecallResponse, format_ts
-from signet.workers.leasing import JobRunner, complete_job, live_memory
+from signet.workers.leasing import complete_job
+from signet.workers.pipeline_worker import PipelineWorker
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class _Work:
     fact_replaced: tuple[tuple[str, ...], ...] = ()
 
 
-class ExtractWorker:
+class ExtractWorker(PipelineWorker):
     name = "extract"
 
     def __init__(
@@ -73,29 +74,20 @@ class ExtractWorker:
         retry_base_ms: int = 1_000,
         graph: GraphStore,
     ) -> None:
-        self.store = store
+        super().__init__(
+            store, config, llm, retry_base_ms=retry_base_ms,
+            on_dead=lambda tx, job: self._mark(tx, job, "failed"),
+        )
         self.graph = graph
         self.recaller = recaller
         self.writer = writer
-        self.config = config
         self.flags = WriteFlags.from_config(config)
-        self.llm = llm
         self.llm_model = llm_model or (RULES_MODEL if llm is None else "llm")
         self.embedder_model = embedder_model
-        self.jobs = JobRunner(
-            store, "extract", self._run, retry_base_ms=retry_base_ms,
-            on_dead=lambda tx, job: self._mark(tx, job, "failed"),
-        )
-
-    def tick(self, now: datetime) -> bool:
-        return self.config.running and self.jobs.tick(now)
 
     # -- the three phases ------------------------------------------------------------------
 
-    def _run(self, job: jobs.Job, now: datetime) -> None:
-        source = live_memory(self.store, job, now)
-        if source is None:
-            return
+    def _run(self, job: jobs.Job, source: Memory, now: datetime) -> None:
         work = self._think(source)
         written = self._write(job, work, now)
         self._persist_graph(work, written, now)

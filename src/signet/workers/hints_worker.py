@@ -19,14 +19,15 @@ from signet.providers.embedder import Embedder
 from signet.store import jobs
 from signet.store.pipeline import PipelineStore
 from signet.types import Memory
-from signet.workers.leasing import JobRunner, complete_job, live_memory
+from signet.workers.leasing import complete_job
+from signet.workers.pipeline_worker import PipelineWorker
 
 log = logging.getLogger(__name__)
 
 VOCABULARY_TERMS = 8
 
 
-class HintsWorker:
+class HintsWorker(PipelineWorker):
     name = "hints"
 
     def __init__(
@@ -40,21 +41,12 @@ class HintsWorker:
         vocabulary_terms: int = VOCABULARY_TERMS,
         retry_base_ms: int = 1_000,
     ) -> None:
-        self.store = store
-        self.config = config
-        self.llm = llm
+        super().__init__(store, config, llm, retry_base_ms=retry_base_ms)
         self.embedder = embedder
         self.vocabulary = vocabulary
         self.vocabulary_terms = vocabulary_terms
-        self.jobs = JobRunner(store, "hints", self._run, retry_base_ms=retry_base_ms)
 
-    def tick(self, now: datetime) -> bool:
-        return self.config.running and self.jobs.tick(now)
-
-    def _run(self, job: jobs.Job, now: datetime) -> None:
-        memory = live_memory(self.store, job, now)
-        if memory is None:
-            return
+    def _run(self, job: jobs.Job, memory: Memory, now: datetime) -> None:
         hints, method = self._hints(memory)
         shadow = self.config.shadow_mode
         with self.store.write() as tx:

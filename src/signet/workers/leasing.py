@@ -145,6 +145,20 @@ def live_memory(store: PipelineStore, job: jobs.Job, now: datetime) -> Memory | 
     return memory
 
 
+def on_live_memory(
+    store: PipelineStore, work: Callable[[jobs.Job, Memory, datetime], None]
+) -> Callable[[jobs.Job, datetime], None]:
+    """A job's work, run on the live memory the job is about (`live_memory`); a job whose
+    memory is gone is completed as skipped and `work` does not run."""
+
+    def run(job: jobs.Job, now: datetime) -> None:
+        memory = live_memory(store, job, now)
+        if memory is not None:
+            work(job, memory, now)
+
+    return run
+
+
 def complete_job(tx: PipelineTx, job: jobs.Job, now: datetime, result: dict[str, Any]) -> None:
     """Complete inside the transaction that writes the job's results; LostLease rolls it back."""
     if not owns(tx, job) or not tx.complete_job(job.id, format_ts(now), result):
