@@ -257,13 +257,16 @@ def vector_for(conn: Connection, content_hash: str, model: str) -> np.ndarray | 
     return from_blob(row[0], int(row[1])).copy() if row else None
 
 
-def missing_memory_ids(conn: Connection, model: str, limit: int) -> list[str]:
-    """Ids of live memories with no current vector of `model` (the re-embed repair's targets)."""
-    rows = conn.execute(
-        "SELECT m.id FROM memories m LEFT JOIN embeddings e "
-        "ON e.content_hash = m.content_hash AND e.model = ? AND e.stale = 0 "
-        "WHERE m.is_deleted = 0 AND m.content_hash IS NOT NULL AND e.id IS NULL "
-        "ORDER BY m.created_at LIMIT ?",
+def missing_memory_ids(
+    conn: Executes, model: str, limit: int, dialect: Dialect = SQLITE
+) -> list[str]:
+    """Ids of live memories with no current vector of `model` (the re-embed repair's targets),
+    oldest first."""
+    rows = conn.execute(dialect.sql(
+        "SELECT m.id FROM memories m LEFT JOIN embeddings e"
+        f" ON e.content_hash = m.content_hash AND e.model = ? AND {dialect.no('e.stale')}"
+        f" WHERE {dialect.no('m.is_deleted')} AND m.content_hash IS NOT NULL AND e.id IS NULL"
+        f" ORDER BY m.created_at, m.{dialect.insertion_order} LIMIT ?"),
         (model, limit),
     ).fetchall()
     return [r[0] for r in rows]

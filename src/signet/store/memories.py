@@ -24,39 +24,27 @@ COLUMNS = (
 )
 
 
+# The Memory fields read from their column as stored; the rest need a default or a cast.
+_AS_STORED = (
+    "id", "content", "type", "category", "content_hash", "normalized_content", "source_id",
+    "source_type", "who", "why", "project", "agent_id", "session_id", "created_at",
+    "updated_at", "event_at", "deleted_at", "extraction_status", "embedding_model",
+    "extraction_model", "last_accessed", "superseded_by",
+)
+
+
 def row_to_memory(row: Row) -> Memory:
     return Memory(
-        id=row["id"],
-        content=row["content"],
-        type=row["type"],
-        category=row["category"],
-        content_hash=row["content_hash"],
-        normalized_content=row["normalized_content"],
+        **{name: row[name] for name in _AS_STORED},
         confidence=float(row["confidence"] if row["confidence"] is not None else 1.0),
         importance=float(row["importance"] if row["importance"] is not None else 0.5),
-        source_id=row["source_id"],
-        source_type=row["source_type"],
         tags=tuple(json.loads(row["tags"] or "[]")),
-        who=row["who"],
-        why=row["why"],
-        project=row["project"],
-        agent_id=row["agent_id"],
-        session_id=row["session_id"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        event_at=row["event_at"],
         is_deleted=bool(row["is_deleted"]),
-        deleted_at=row["deleted_at"],
-        extraction_status=row["extraction_status"],
-        embedding_model=row["embedding_model"],
-        extraction_model=row["extraction_model"],
         update_count=int(row["update_count"]),
         version=int(row["version"]),
-        last_accessed=row["last_accessed"],
         access_count=int(row["access_count"]),
         pinned=bool(row["pinned"]),
         hints=row["hints"] or "",
-        superseded_by=row["superseded_by"],
     )
 
 

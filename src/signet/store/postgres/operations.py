@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from signet.store import embeddings as emb_sql
 from signet.store import health as health_sql
 from signet.store.dialect import POSTGRES
 from signet.store.health import KEEP_RUNS
@@ -134,11 +135,7 @@ class PostgresOps(PostgresRetention):
 
     def enqueue_missing_embeds(self, model: str, limit: int, now: str) -> tuple[int, int]:
         with self._conn() as conn, conn.transaction():
-            ids = [str(r[0]) for r in conn.execute(
-                "SELECT m.id FROM memories m LEFT JOIN embeddings e ON e.content_hash ="
-                " m.content_hash AND e.model = %s AND NOT e.stale WHERE NOT m.is_deleted AND"
-                " m.content_hash IS NOT NULL AND e.id IS NULL ORDER BY m.created_at, m.seq"
-                " LIMIT %s", (model, limit)).fetchall()]
+            ids = emb_sql.missing_memory_ids(conn, model, limit, POSTGRES)
             enqueued = sum(1 for i in ids if pg_jobs.enqueue(conn, "embed", memory_id=i, now=now))
         return len(ids), enqueued
 
