@@ -11,9 +11,9 @@ import builtins
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from signet.client.closing import Closing
 from signet.config import Config
 from signet.errors import NotFound
 from signet.types import Actor, MemoryFilters, RecallQuery
@@ -54,7 +54,7 @@ def require_workspace(cfg: Config) -> None:
 
 
 
-class LocalClient:
+class LocalClient(Closing):
     """Opens the workspace's store in this process; the embedder only when an operation needs it."""
 
     actor = Actor(name=ACTOR_NAME, type="operator")
@@ -305,14 +305,6 @@ class LocalClient:
         if self._app is not None:
             self._app.close()
             self._app = None
-
-    def __enter__(self) -> LocalClient:
-        return self
-
-    def __exit__(
-        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _graph(self) -> KnowledgeGraph:
         return self._existing(embedder=False).graph

@@ -12,10 +12,10 @@ import builtins
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, cast
 from urllib.parse import quote
 
+from signet.client.closing import Closing
 from signet.client.http import DaemonHttp, Reply, TransportError, error_from_reply
 from signet.client.wire import HistoryJSON, MemoryJSON, PageJSON, RecallJSON, RememberJSON
 from signet.config import Config
@@ -105,7 +105,7 @@ def pid_file_value(cfg: Config) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-class Client:
+class Client(Closing):
     """A running daemon at `url`, authenticated by `token` (None: the daemon's auth mode must
     not require one). `actor` names this caller in the memories' history."""
 
@@ -428,14 +428,6 @@ class Client:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _call(
         self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None
