@@ -38,6 +38,8 @@ MAX_SEEN_CONNECTIONS = 64
 # The graph is saved again once this share of its rows changed since the last save, so that a
 # process killed without `close` leaves a file that needs little catching up.
 RESAVE_SHARE = 0.1
+# A filtered search that kept fewer than k asks for this many times more candidates next round.
+WIDEN = 4
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,21 @@ StartBuild = Callable[[Callable[[], None]], None]
 def in_thread(job: Callable[[], None]) -> None:
     """The default `StartBuild`: a daemon thread (the graph's insertions release the GIL)."""
     threading.Thread(target=job, name="signet-vector-graph", daemon=True).start()
+
+
+def _widening(
+    k: int, attempt: Callable[[int], tuple[list[tuple[str, float]], bool]],
+    most: int | None = None,
+) -> list[tuple[str, float]]:
+    """The best `k` of a filtered search: `attempt` asks for k candidates, then WIDEN times as
+    many each round, until it keeps k, says it has no more, or the next round would ask for
+    more than `most`."""
+    wanted = k
+    while True:
+        kept, exhausted = attempt(wanted)
+        if len(kept) >= k or exhausted or (most is not None and wanted * WIDEN > most):
+            return kept[:k]
+        wanted *= WIDEN
 
 
 def graph_file(database: Path, model: str, dimensions: int) -> Path:
@@ -413,8 +430,8 @@ class VectorSearch:
         or the index is exhausted (at most `most` candidates when given), so rows outside the
         filter never crowd out those inside."""
         self.sync(conn)
-        wanted = k
-        while True:
+
+        def attempt(wanted: int) -> tuple[list[tuple[str, float]], bool]:
             found, hits = self._search(conn, query, wanted)
             found = [(m, s) for m, s in found if s >= min_score]
             admitted = allowed([m for m, _ in found])
@@ -423,9 +440,9 @@ class VectorSearch:
             # counted in hits, not memories: a deleted memory's vector is not the end.
             exhausted = (wanted >= len(self._index) or len(hits) < wanted
                          or bool(hits) and hits[-1][1] < min_score)
-            if len(kept) >= k or exhausted or (most is not None and wanted * 4 > most):
-                return kept[:k]
-            wanted *= 4
+            return kept, exhausted
+
+        return _widening(k, attempt, most)
 
     def _exact_within(
         self, conn: Connection, query: np.ndarray, k: int, filters: MemoryFilters,
@@ -439,8 +456,8 @@ class VectorSearch:
             return []
         self._local.conn = conn
         admits = set(ids.tolist())
-        wanted = k
-        while True:
+
+        def attempt(wanted: int) -> tuple[list[tuple[str, float]], bool]:
             hits = self._index.search(query.astype(np.float32), wanted, admits)
             owners = emb_sql.memory_ids_for(conn, [emb_id for emb_id, _ in hits])
             # A vector is shared by equal texts: keep only its memories the filter admits.
@@ -448,9 +465,9 @@ class VectorSearch:
                 conn, [m for emb_id, _ in hits for m in owners.get(emb_id, ())], filters)
             results = [(m, float(s)) for emb_id, s in hits for m in owners.get(emb_id, ())
                        if m in admitted and s >= min_score]
-            if len(results) >= k or wanted >= len(ids) or (hits and hits[-1][1] < min_score):
-                return results[:k]
-            wanted *= 4
+            return results, wanted >= len(ids) or bool(hits) and hits[-1][1] < min_score
+
+        return _widening(k, attempt)
 
     def nearest(
         self, conn: Connection, query: np.ndarray, filters: MemoryFilters, k: int,
