@@ -22,6 +22,7 @@ from signet.errors import Conflict, Forbidden, Frozen, InvalidInput, NotFound, S
 from signet.paths import leads_out
 from signet.store.documents import Connector
 from signet.types import Actor, MemoryScope
+from signet.workers.scheduled import RunInterval
 
 log = logging.getLogger(__name__)
 
@@ -249,21 +250,19 @@ class FolderConnectors:
                                       cursor=cursor, synced=synced)
 
 
-class ConnectorWorker:
+class ConnectorWorker(RunInterval):
     """Syncs every connector at most once per `interval` of the `now` it is given."""
 
     name = "connectors"
 
     def __init__(self, connectors: FolderConnectors, interval_ms: int, *, frozen: bool = False) -> None:
+        super().__init__(timedelta(milliseconds=interval_ms))
         self.connectors = connectors
-        self.interval = timedelta(milliseconds=interval_ms)
         self.frozen = frozen
-        self.last_run: datetime | None = None
 
     def tick(self, now: datetime) -> bool:
-        if self.frozen or (self.last_run is not None and now - self.last_run < self.interval):
+        if self.frozen or not self.due(now):
             return False
-        self.last_run = now
         did = False
         for connector in self.connectors.docs.list_connectors():
             if not self.connectors.is_local(connector) or not enabled(connector):

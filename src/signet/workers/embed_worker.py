@@ -18,6 +18,7 @@ from signet.store.backend import CoreStore
 from signet.store.jobs import Job
 from signet.types import format_ts
 from signet.workers.leasing import describe_error, retry_delay_ms
+from signet.workers.scheduled import RunInterval
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,8 @@ class EmbedWorker:
         self.embedder = embedder
         self.frozen = frozen
         self.batch_size = batch_size
-        self.sweep_interval = timedelta(seconds=sweep_interval_s)
+        self._sweeps = RunInterval(timedelta(seconds=sweep_interval_s))
         self.retry_base_ms = retry_base_ms
-        self._last_sweep: datetime | None = None
 
     def tick(self, now: datetime) -> bool:
         if self.frozen or self.embedder is None:
@@ -105,9 +105,8 @@ class EmbedWorker:
         self.core.fail_leased(failures, error, format_ts(now))
 
     def _sweep(self, now: datetime) -> bool:
-        if self._last_sweep is not None and now - self._last_sweep < self.sweep_interval:
+        if not self._sweeps.due(now):
             return False
-        self._last_sweep = now
         assert self.embedder is not None
         missing = self.core.missing_vectors(self.embedder.model, self.batch_size)
         if not missing:
@@ -119,5 +118,5 @@ class EmbedWorker:
         except Exception as exc:
             log.warning("re-embedding stale or missing vectors failed: %s", describe_error(exc))
             return False
-        self._last_sweep = None  # more may be waiting: look again on the next tick
+        self._sweeps.last_run = None  # more may be waiting: look again on the next tick
         return True
