@@ -203,6 +203,7 @@ embedding:
   timeout_ms: 5000
   index: exact
   ann_min_vectors: 200000
+  prefilter_min_vectors: 300000
 llm:
   provider: command
   model: m
@@ -261,7 +262,7 @@ telemetry: {enabled: false, error_ring_size: 10}
     assert dataclasses.astuple(cfg.retention) == (60000, 1, 2, 3, 4, 5, 7, 8, 6)
     assert dataclasses.astuple(cfg.embedding) == (
         "ollama", "nomic-embed-text", 768, "http://127.0.0.1:11434", "MY_KEY", 8, 2, "inline",
-        3, 5000, "", "exact", 200000,
+        3, 5000, "", "exact", 200000, 300000,
     )
     assert dataclasses.astuple(cfg.llm) == (
         "command", "m", "http://x", 1000, 10, 2, ("claude", "-p"), "K", 64, "", 1,

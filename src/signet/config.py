@@ -272,6 +272,13 @@ class EmbeddingConfig:
         " shortlist rescored exactly, so only the top k's membership is approximate; below it,"
         " the exact `index`. 0 (the default): always exact.", ge=0,
     )
+    prefilter_min_vectors: int = opt(
+        200_000, "From this many stored vectors on, the quantized index estimates only the"
+        " rows nearest the query by one sign bit a dimension (of a randomly rotated vector):"
+        " 2% of them, at least a tenth of this threshold; the scan reads an eighth of the"
+        " bytes, the shortlist is rescored exactly, so only the top k's membership is"
+        " approximate. Below it, and with 0: every row is estimated (exact).", ge=0,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from signet.errors import InvalidInput, StoreError
 from signet.store.vector_index import (
     VEC0_MAX_K,
     NumpyIndex,
+    PrefilteredIndex,
     QuantizedIndex,
     Vec0Index,
     VectorIndex,
@@ -291,6 +292,85 @@ class TestQuantizedIndex(IndexContract):
         index.add([1, 2, 3], np.stack([axis(0), unit(axis(0) + axis(1)), axis(2)]))
         del index.stored.rows[1]  # deleted in the table, not yet synced into the index
         assert [i for i, _ in index.search(axis(0), k=2)] == [2, 3]
+
+
+class StoredPrefiltered(StoredQuantized, PrefilteredIndex):
+    """A prefiltered index held to the contract the way StoredQuantized is."""
+
+    def __init__(self, dimensions: int, min_rows: int, capacity: int = 1024) -> None:
+        super().__init__(dimensions, capacity)
+        self.min_rows = min_rows
+
+
+def clustered(n: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`n` unit vectors around 40 centres, as sentence embeddings are, and 8 queries near them."""
+    centres = random_unit(40, dim, seed=seed)
+    noise = np.random.default_rng(seed + 1).standard_normal((n, dim)).astype(np.float32)
+    queries = unit(centres[:8] + 0.5 * random_unit(8, dim, seed=seed + 2))
+    return unit(centres[np.arange(n) % 40] + 0.6 * unit(noise)), queries
+
+
+def overlap(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> float:
+    return len({i for i, _ in got} & {i for i, _ in want}) / len(want)
+
+
+@pytest.fixture(scope="module")
+def prefiltered_pair() -> tuple[StoredPrefiltered, NumpyIndex, np.ndarray]:
+    """20,000 rows, every 11th removed (rows move as the gaps fill), in a prefiltered index
+    narrowing from 5,000 rows and in the exact float32 matrix."""
+    n, dim = 20_000, 384
+    vectors, queries = clustered(n, dim, seed=20)
+    ids = list(range(1, n + 1))
+    prefiltered, exact = StoredPrefiltered(dim, min_rows=5_000), NumpyIndex(dim)
+    for index in (prefiltered, exact):
+        index.add(ids, vectors)
+        index.remove(ids[::11])
+    return prefiltered, exact, queries
+
+
+class TestPrefilteredIndex(IndexContract):
+    @pytest.fixture
+    def make(self) -> MakeIndex:
+        return lambda dim: StoredPrefiltered(dim, min_rows=1, capacity=2)
+
+    def test_estimates_only_the_sign_codes_nearest_and_keeps_the_top_10(self, prefiltered_pair) -> None:
+        prefiltered, exact, queries = prefiltered_pair
+        assert prefiltered.narrows
+        shares = []
+        for q in queries:
+            got = prefiltered.search(q, 10)
+            # A tenth of the threshold: 500 of the 18,181 rows left.
+            assert prefiltered.estimated == 500
+            want = exact.search(q, 10)
+            shares.append(overlap(got, want))
+            scores = dict(exact.search(q, len(exact)))
+            assert all(score == pytest.approx(scores[i], abs=1e-6) for i, score in got)
+            assert not {i for i, _ in got} & set(range(1, 20_001, 11))
+        assert np.mean(shares) >= 0.95
+
+    def test_a_filter_narrows_within_its_rows_and_below_the_threshold_is_exact(
+        self, prefiltered_pair
+    ) -> None:
+        prefiltered, exact, queries = prefiltered_pair
+        # Half of every cluster (9,091 rows left): above the threshold.
+        wide = {i for i in range(1, 20_001) if i // 40 % 2 == 0}
+        narrow = set(range(3, 20_001, 50))  # below it
+        for q in queries[:3]:
+            got = prefiltered.search(q, 10, wide)
+            assert {i for i, _ in got} <= wide and prefiltered.estimated == 500
+            assert overlap(got, exact.search(q, 10, wide)) >= 0.8
+            assert_same_hits(prefiltered.search(q, 10, narrow), exact.search(q, 10, narrow))
+            assert prefiltered.estimated == len(narrow - set(range(1, 20_001, 11)))
+
+    def test_below_the_threshold_the_search_is_exact(self) -> None:
+        vectors, queries = clustered(3_000, 64, seed=30)
+        prefiltered, exact = StoredPrefiltered(64, min_rows=3_001), NumpyIndex(64)
+        for index in (prefiltered, exact):
+            index.add(list(range(3_000)), vectors)
+        assert not prefiltered.narrows
+        for q in queries:
+            assert_same_hits(prefiltered.search(q, 10), exact.search(q, 10))
+            assert prefiltered.estimated == 3_000
 
 
 class TestBackendsAgree:

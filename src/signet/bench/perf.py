@@ -99,11 +99,15 @@ def _peak_rss_mb() -> float:
 
 def _config(
     workspace: Path, hints: bool = False, store_url: str = "", ann_min_vectors: int | None = None,
+    prefilter_min_vectors: int | None = None,
 ) -> Config:
     config = Config.default(workspace)
+    embedding = config.embedding
     if ann_min_vectors is not None:
-        config = dataclasses.replace(config, embedding=dataclasses.replace(
-            config.embedding, ann_min_vectors=ann_min_vectors))
+        embedding = dataclasses.replace(embedding, ann_min_vectors=ann_min_vectors)
+    if prefilter_min_vectors is not None:
+        embedding = dataclasses.replace(embedding, prefilter_min_vectors=prefilter_min_vectors)
+    config = dataclasses.replace(config, embedding=embedding)
     if store_url:  # the shared state in that PostgreSQL database, the workspace for the rest
         config = dataclasses.replace(config, store=StoreConfig(backend="postgres", url=store_url))
     # No query-vector cache: every mode asks each query in turn, and each recall's time must
@@ -186,6 +190,7 @@ def bench_recall(
     query_embedder: Embedder | None = None,
     store_url: str = "",
     ann_min_vectors: int | None = None,
+    prefilter_min_vectors: int | None = None,
 ) -> dict[str, Any]:
     """Ingest `n` memories in batches of `batch` (with `entities` graph entities), then time recall
     per mode, size and peak RSS. `keep` builds the store in that folder for reuse by a later run
@@ -196,6 +201,8 @@ def bench_recall(
                               "backend": "postgres" if store_url else "sqlite"}
     if ann_min_vectors is not None:
         result["ann_min_vectors"] = ann_min_vectors
+    if prefilter_min_vectors is not None:
+        result["prefilter_min_vectors"] = prefilter_min_vectors
     if store_url and keep is not None:
         raise ValueError("on postgres the scale bench keeps no store")
     if embedder_name:
@@ -204,7 +211,8 @@ def bench_recall(
     with contextlib.ExitStack() as stack:
         folder = keep or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="signet-bench-", dir=workdir)))
-        config = _config(folder, store_url=store_url, ann_min_vectors=ann_min_vectors)
+        config = _config(folder, store_url=store_url, ann_min_vectors=ann_min_vectors,
+                         prefilter_min_vectors=prefilter_min_vectors)
         built = _kept_store(folder, identity)
         journal = _Journal(folder, identity) if keep is not None and built is None else None
         with SignetApp.open(config, embedder=embedder) as app:
@@ -226,7 +234,8 @@ def bench_recall(
                 progress(f"timing recall: {len(asked)} queries x {', '.join(modes)}")
             timed = _time_modes(app, modes, asked, server)
             result.update(timed)
-            if app.vectors is not None and app.vectors.approximate:
+            if app.vectors is not None and (app.vectors.approximate or app.vectors.prefiltered):
+                result["vector_search"] = "graph" if app.vectors.approximate else "prefilter"
                 result["vector_top10_overlap"] = _graph_overlap(app, asked)
             if progress:  # on stderr at once: the maintenance run at 1M may take long
                 progress(f"recall at {n}: {json.dumps(timed)}")
@@ -559,8 +568,9 @@ def _graph_wait(app: SignetApp, progress: Callable[[str], None] | None) -> dict[
 
 
 def _graph_overlap(app: SignetApp, asked: Sequence[str], k: int = 10) -> float:
-    """The mean share of the exact top k that the HNSW graph's top k holds, over the
-    benchmark's queries (recall/vectors.py `overlap_with_exact`)."""
+    """The mean share of the exact top k that the approximate search's top k holds (the HNSW
+    graph's or the sign-code prefilter's), over the benchmark's queries (recall/vectors.py
+    `overlap_with_exact`)."""
     vectors, embedder = app.vectors, app.embedder
     assert vectors is not None and embedder is not None
     queries = embedder.embed(list(asked))
@@ -670,8 +680,9 @@ def format_recall(data: dict[str, Any]) -> str:
         lines.append(f"maintenance run (observe, every check): {data['maintenance_observe_ms']} ms"
                      + (f" (CPU {cpu} ms)" if cpu is not None else "") + f"; problems: {found}")
     if "vector_top10_overlap" in data:
-        lines.append(f"vector search through the HNSW graph: top-10 overlap with the exact"
-                     f" search {data['vector_top10_overlap']}")
+        through = {"graph": "the HNSW graph", "prefilter": "the sign-code prefilter"}
+        lines.append(f"vector search through {through[data.get('vector_search', 'graph')]}:"
+                     f" top-10 overlap with the exact search {data['vector_top10_overlap']}")
     if "vector_graph" in data:
         made = data["vector_graph"]
         lines.append(f"vector graph {'read back' if made['read_back'] else 'built'}"

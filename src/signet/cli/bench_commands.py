@@ -515,12 +515,17 @@ def recall(ctx: click.Context, n: int, keyword: bool, queries: int, as_json: boo
 @click.option("--ann-min-vectors", type=click.IntRange(min=0), default=None,
               help="embedding.ann_min_vectors for this run (default: the configured default):"
                    " from this many vectors on, vector search goes through the HNSW graph.")
+@click.option("--prefilter-min-vectors", type=click.IntRange(min=0), default=None,
+              help="embedding.prefilter_min_vectors for this run (default: the configured"
+                   " default): from this many vectors on, sign codes pick the rows the int8"
+                   " codes estimate; 0: every row is estimated (exact).")
 @_json
 @click.pass_context
 def scale(
     ctx: click.Context, n: int, queries: int, entities: int | None, keep: Path | None,
     embedder: str, batch: int, batch_tx: bool, checkpoints: str, backends: str,
-    store_url: str | None, ann_min_vectors: int | None, as_json: bool,
+    store_url: str | None, ann_min_vectors: int | None, prefilter_min_vectors: int | None,
+    as_json: bool,
 ) -> None:
     """Ingest N synthetic memories with local embeddings and a knowledge graph (Zipf
     mentions, aspects, attributes, dependencies); recall p50/p95 per mode, the traversal
@@ -549,7 +554,9 @@ def scale(
         options = ["--n", str(n), "--queries", str(queries), "--entities", str(graph),
                    "--embedder", embedder, "--batch", str(batch), "--checkpoints", checkpoints,
                    *(["--batch-tx"] if batch_tx else []),
-                   *([] if ann_min_vectors is None else ["--ann-min-vectors", str(ann_min_vectors)])]
+                   *([] if ann_min_vectors is None else ["--ann-min-vectors", str(ann_min_vectors)]),
+                   *([] if prefilter_min_vectors is None
+                     else ["--prefilter-min-vectors", str(prefilter_min_vectors)])]
         try:
             legs = scale_backends.run_legs(options, chosen, url, _progress)
         except scale_backends.LegFailed as exc:
@@ -563,6 +570,7 @@ def scale(
             progress=_progress, entities=n // 10 if entities is None else entities, keep=keep,
             batch=batch, batch_tx=batch_tx, checkpoints=sizes, embedder_name=name,
             query_embedder=query_embedder, store_url=url, ann_min_vectors=ann_min_vectors,
+            prefilter_min_vectors=prefilter_min_vectors,
         )
     except perf.KeptStoreError as exc:
         raise click.BadParameter(str(exc), param_hint="--db") from exc

@@ -2,8 +2,9 @@
 
 The float32 BLOBs are the source of truth; the index (int8 rows rescored exactly, or the float32
 matrix) returns the exact top k. Each search compares the table's change marker with the one
-loaded, so every process stays correct without notifications. From `embedding.ann_min_vectors`
-vectors on, an HNSW graph (store/ann_index.py) proposes the shortlist.
+loaded, so every process stays correct without notifications. From `embedding.
+prefilter_min_vectors` vectors on, sign codes pick the rows the int8 codes estimate; from
+`embedding.ann_min_vectors` on, an HNSW graph (store/ann_index.py) proposes the shortlist.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from signet.store import memories as mem_sql
 from signet.store.ann_index import MAX_GRAPH_FETCH, HnswIndex
 from signet.store.connection import Connection, connect
 from signet.store.recall_reads import narrows
-from signet.store.vector_index import NumpyIndex, QuantizedIndex, VectorIndex
+from signet.store.vector_index import (
+    NumpyIndex,
+    PrefilteredIndex,
+    QuantizedIndex,
+    VectorIndex,
+)
 from signet.types import MemoryFilters
 
 IndexKind = Literal["quantized", "exact"]
@@ -81,12 +87,13 @@ class VectorSearch:
     def __init__(
         self, model: str, dimensions: int, index: IndexKind = "quantized", *,
         ann_min_vectors: int = 0, ann_file: Path | None = None, database: Path | None = None,
-        start_build: StartBuild = in_thread,
+        start_build: StartBuild = in_thread, prefilter_min_vectors: int = 0,
     ) -> None:
         self.model = model
         self.dimensions = dimensions
         self.kind = index
         self.ann_min_vectors = ann_min_vectors
+        self.prefilter_min_vectors = prefilter_min_vectors
         self.ann_file = ann_file
         # The graph is made on another thread, with its own connection to `database`; without
         # a database file, by the search that crosses the threshold.
@@ -114,6 +121,9 @@ class VectorSearch:
     def _new_index(self, capacity: int = 1024) -> VectorIndex:
         if self.kind == "exact":
             return NumpyIndex(self.dimensions, capacity)
+        if self.prefilter_min_vectors > 0:
+            return PrefilteredIndex(
+                self.dimensions, self._exact_rows, capacity, self.prefilter_min_vectors)
         return QuantizedIndex(self.dimensions, self._exact_rows, capacity)
 
     def _exact_rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,12 +160,18 @@ class VectorSearch:
         if database is not None:
             ann_file = graph_file(database, embedder.model, embedder.dimensions)
         return cls(embedder.model, embedder.dimensions, config.index,
-                   ann_min_vectors=config.ann_min_vectors, ann_file=ann_file, database=database)
+                   ann_min_vectors=config.ann_min_vectors, ann_file=ann_file, database=database,
+                   prefilter_min_vectors=config.prefilter_min_vectors)
 
     @property
     def approximate(self) -> bool:
         """Whether searches go through the HNSW graph (the store is above the threshold)."""
         return isinstance(self._index, HnswIndex)
+
+    @property
+    def prefiltered(self) -> bool:
+        """Whether an unfiltered search estimates only the sign codes' nearest rows."""
+        return isinstance(self._index, PrefilteredIndex) and self._index.narrows
 
     def _wants_graph(self, count: int) -> bool:
         if self.ann_min_vectors <= 0:
@@ -448,8 +464,9 @@ class VectorSearch:
         self, conn: Connection, query: np.ndarray, k: int, filters: MemoryFilters,
         min_score: float,
     ) -> list[tuple[str, float]]:
-        """The exact nearest `k` among the memories `filters` admit, their vectors read from
-        the table: for a filter too selective for the graph's candidates."""
+        """The nearest `k` among the memories `filters` admit, the index searching only their
+        vectors (exactly, or through the prefilter when they are that many): for a filter too
+        selective for the graph's or the prefilter's candidates."""
         where, params = mem_sql.filter_sql(filters)
         ids = emb_sql.ids_within(conn, self.model, self.dimensions, where, params)
         if len(ids) == 0:
@@ -478,10 +495,10 @@ class VectorSearch:
         if narrows(filters):
             # The nearest memories *within* the filters (a scope), not the filtered global top.
             allowed = lambda ids: mem_sql.allowed_ids(conn, ids, filters)  # noqa: E731
-            if not self.approximate:
+            if not self.approximate and not self.prefiltered:
                 return self.search_within(conn, query, k, allowed, min_cosine)
-            # Over-fetch from the graph and filter; a filter that admits too few of the
-            # graph's candidates is searched exactly within the rows it admits.
+            # Over-fetch from the graph or the prefilter's candidates and filter; a filter
+            # that admits too few of them is searched within the rows it admits.
             found = self.search_within(
                 conn, query, k, allowed, min_cosine, most=MAX_GRAPH_FETCH // 4)
             if len(found) >= k:

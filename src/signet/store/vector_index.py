@@ -1,7 +1,9 @@
-"""Exact top-k cosine search over unit vectors, rebuilt from the stored float32 embeddings:
+"""Top-k cosine search over unit vectors, rebuilt from the stored float32 embeddings:
 `QuantizedIndex` (default, int8 rows with a proven-exact rescore), `NumpyIndex`
-(`embedding.index: exact`) and `Vec0Index` (sqlite-vec, when RAM matters more than speed). All
-return the same top k, ties broken by the smaller id; `allowed` filters before ranking.
+(`embedding.index: exact`) and `Vec0Index` (sqlite-vec, when RAM matters more than speed) return
+the same exact top k, ties broken by the smaller id; `allowed` filters before ranking.
+`PrefilteredIndex` (the default from `embedding.prefilter_min_vectors` rows) estimates only the
+rows that sign codes put nearest: exact scores, approximate top-k membership.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import simsimd
 from numpy.typing import NDArray
 
 from signet.errors import InvalidInput, StoreError
+from signet.store.sign_codes import hamming, sign_codes
 
 
 class VectorIndex(Protocol):
@@ -233,7 +236,7 @@ class QuantizedIndex(_Rows):
     whose estimate plus its bound reaches the k-th exact score found; no row is read twice. At
     100k x 384 the scan reads 38 MB instead of 154 MB."""
 
-    _COLUMNS = ("_codes", "_scale", "_error")
+    _COLUMNS: tuple[str, ...] = ("_codes", "_scale", "_error")
 
     def __init__(self, dimensions: int, exact_rows: ExactRows, capacity: int = 1024) -> None:
         super().__init__(dimensions, capacity)
@@ -252,10 +255,10 @@ class QuantizedIndex(_Rows):
         q = _as_query(query, self.dimensions)
         if k <= 0:
             return []
-        ids, estimate, ceiling = self._estimates(q, allowed)
+        size = k + SHORTLIST_SLACK
+        ids, estimate, ceiling = self._estimates(q, allowed, size)
         if len(ids) == 0:
             return []
-        size = k + SHORTLIST_SLACK
         if size >= len(ids):
             return top_k(*self._rescored(ids, q), k)
         first = best_positions(estimate, size)
@@ -280,18 +283,20 @@ class QuantizedIndex(_Rows):
         return found, _unit(rows) @ q
 
     def _estimates(
-        self, q: np.ndarray, allowed: set[int] | None
+        self, q: np.ndarray, allowed: set[int] | None, size: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids, int8 estimate of each row's cosine, estimate + error bound), over the rows
-        `allowed` admits."""
+        `allowed` admits (those `_narrowed` keeps, for a shortlist of `size`)."""
         d_codes, t, f = quantize(q.reshape(1, -1))
         with self._lock:
             n = self._n
+            rows: slice | np.ndarray
             if allowed is None:
                 rows = slice(0, n)
             else:
                 wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
-                rows = np.flatnonzero(np.isin(self._ids[:n], wanted))  # type: ignore[assignment]
+                rows = np.flatnonzero(np.isin(self._ids[:n], wanted))
+            rows = self._narrowed(q, rows, size)
             codes = self._codes[rows]
             if len(codes) == 0:
                 return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
@@ -310,6 +315,70 @@ class QuantizedIndex(_Rows):
         ceiling += f[0] + np.float32(_ROUNDING)
         ceiling += estimate
         return ids, estimate, ceiling
+
+    def _narrowed(self, q: np.ndarray, rows: slice | np.ndarray, size: int) -> slice | np.ndarray:
+        """The rows worth estimating for a shortlist of `size`: all of them (the search is
+        exact); called under the lock."""
+        return rows
+
+
+# From this many rows on, a prefiltered index estimates only a share of them (`embedding.
+# prefilter_min_vectors` sets it for the daemon).
+PREFILTER_MIN_ROWS = 200_000
+# The share of the rows searched that the sign codes keep for the int8 estimate; never fewer
+# than a tenth of `min_rows` (so at the threshold a tenth of the rows, from ten times it this
+# share) nor four shortlists. The Hamming estimate's error is fixed by the dimensions, so the
+# rows it cannot tell from the k-th grow with the store: a share, not a count.
+# docs/decisions.md has the measurements (top-10 overlap 0.995 at 1M hash vectors).
+PREFILTER_SHARE = 0.02
+
+
+class PrefilteredIndex(QuantizedIndex):
+    """A quantized index that, from `min_rows` rows searched, estimates only the rows nearest
+    the query by their sign codes (store/sign_codes.py: 48 bytes a row read at 384 dimensions
+    instead of 384), then ranks those as the quantized index does: scores exact, only the top
+    k's membership approximate. Below `min_rows` it is the exact quantized index."""
+
+    _COLUMNS: tuple[str, ...] = (*QuantizedIndex._COLUMNS, "_signs")
+
+    def __init__(
+        self, dimensions: int, exact_rows: ExactRows, capacity: int = 1024,
+        min_rows: int = PREFILTER_MIN_ROWS,
+    ) -> None:
+        super().__init__(dimensions, exact_rows, capacity)
+        if min_rows <= 0:
+            raise InvalidInput("min_rows must be positive")
+        self.min_rows = min_rows
+        self._signs = np.zeros((max(capacity, 1), (dimensions + 7) // 8), dtype=np.uint8)
+        # Rows the last search estimated with the int8 codes (all it searched when the
+        # prefilter did not narrow them).
+        self.estimated = 0
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        rows = _as_rows(ids, vectors, self.dimensions)
+        self._put(ids, (*quantize(rows), sign_codes(rows)))
+
+    def _kept(self, count: int, size: int = 0) -> int:
+        """How many of `count` rows searched the prefilter keeps (`count`: all)."""
+        if count < self.min_rows:
+            return count
+        return min(count, max(int(count * PREFILTER_SHARE), self.min_rows // 10, 4 * size))
+
+    @property
+    def narrows(self) -> bool:
+        """Whether an unfiltered search now estimates only the prefilter's candidates."""
+        return self._kept(self._n) < self._n
+
+    def _narrowed(self, q: np.ndarray, rows: slice | np.ndarray, size: int) -> slice | np.ndarray:
+        # A slice is always every row, [0, n).
+        count = self._n if isinstance(rows, slice) else len(rows)
+        self.estimated = keep = self._kept(count, size)
+        if keep >= count:
+            return rows
+        distances = hamming(sign_codes(q.reshape(1, -1))[0], self._signs[rows])
+        nearest = best_positions(-distances, keep)
+        # Gathered rows in memory order read faster.
+        return np.sort(nearest if isinstance(rows, slice) else rows[nearest])
 
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
