@@ -4,8 +4,9 @@ and for sparse vectors alike, and every process computes the same codes."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from signet.store.sign_codes import hamming, rotation, sign_codes
+from signet.store.sign_codes import SAMPLE_STEP, hamming, nearest, rotation, sign_codes
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -44,3 +45,26 @@ def test_sparse_vectors_get_informative_codes() -> None:
     assert hamming(unrotated[0], unrotated[1:])[0] <= 24
     codes = sign_codes(_unit(sparse))
     assert 150 <= hamming(codes[0], codes[1:])[0] <= 234
+
+
+@pytest.mark.parametrize("order", ["random", "ascending", "descending", "flat", "few"])
+def test_nearest_finds_the_smallest_distances_whatever_their_order(order: str) -> None:
+    # The sample's histogram only places a first threshold: when it falls short (the
+    # sampled rows were the nearest, "few") the threshold rises until `keep` are in.
+    rng = np.random.default_rng(6)
+    random = rng.binomial(384, 0.5, 50_000).astype(np.uint16)
+    few = np.full(50_000, 300, dtype=np.uint16)
+    few[::SAMPLE_STEP] = 10
+    distances = {"random": random, "ascending": np.sort(random),
+                 "descending": np.sort(random)[::-1].copy(),
+                 "flat": np.full(50_000, 192, dtype=np.uint16), "few": few}[order]
+    for keep in (1, 100, 4_000, 49_999, 50_000, 60_000):
+        chosen = nearest(distances, keep)
+        assert len(chosen) == min(keep, 50_000) == len(set(chosen.tolist()))
+        assert distances[chosen].max() <= np.sort(distances)[min(keep, 50_000) - 1]
+
+
+def test_distances_past_255_bits_do_not_wrap() -> None:
+    codes = np.zeros((2, 48), dtype=np.uint8)
+    codes[1] = 255  # every one of 384 bits differs from row 0
+    assert hamming(codes[0], codes).tolist() == [0, 384]

