@@ -16,7 +16,7 @@ from rich.table import Table
 from signet.cli.client import Client
 from signet.cli.document_commands import SETTLED, wait_indexed
 from signet.cli.output import console
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["connector"]
 
@@ -31,8 +31,7 @@ def connector() -> None:
 @click.option("--name", help="A name to show (default: the folder's name).")
 @click.option("--project", help="Project the notes' chunks belong to.")
 @click.option("--no-sync", is_flag=True, help="Only register it; sync later.")
-@json_option
-@click.pass_obj
+@json_and_state
 def add(state: CliState, path: Path, name: str | None, project: str | None, no_sync: bool) -> None:
     """Connect the folder PATH and sync it."""
     with state.connect() as client:
@@ -45,8 +44,7 @@ def add(state: CliState, path: Path, name: str | None, project: str | None, no_s
 
 
 @connector.command(name="list")
-@json_option
-@click.pass_obj
+@json_and_state
 def list_connectors(state: CliState) -> None:
     """The connectors and their health."""
     state.call(lambda c: c.connectors(), _print_list)
@@ -54,8 +52,7 @@ def list_connectors(state: CliState) -> None:
 
 @connector.command(name="sync")
 @click.argument("connector_id", metavar="[ID]", required=False)
-@json_option
-@click.pass_obj
+@json_and_state
 def sync(state: CliState, connector_id: str | None) -> None:
     """Sync one connector, or all of them, and index what changed."""
     with state.connect() as client:
@@ -72,8 +69,7 @@ def _print_synced(data: dict[str, Any]) -> None:
 
 @connector.command(name="enable")
 @click.argument("connector_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def enable(state: CliState, connector_id: str) -> None:
     """Enable a connector imported from a bundle (they arrive disabled), on this host."""
     state.call(lambda c: c.enable_connector(connector_id),
@@ -82,8 +78,7 @@ def enable(state: CliState, connector_id: str) -> None:
 
 @connector.command(name="remove")
 @click.argument("connector_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def remove(state: CliState, connector_id: str) -> None:
     """Remove a connector and forget its documents' chunks."""
     state.call(lambda c: c.remove_connector(connector_id),

@@ -16,7 +16,7 @@ import click
 from signet.cli import output, service_files
 from signet.cli.client import daemon_url
 from signet.cli.harness_targets import signet_argv, travelling_port
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.errors import SignetError
 
 __all__ = ["daemon"]
@@ -39,8 +39,7 @@ def daemon() -> None:
 
 @daemon.command()
 @click.option("--foreground", is_flag=True, help="Run in this process until interrupted.")
-@json_option
-@click.pass_obj
+@json_and_state
 def start(state: CliState, foreground: bool) -> None:
     """Start the daemon (detached unless --foreground)."""
     cfg = state.config()
@@ -57,8 +56,7 @@ def start(state: CliState, foreground: bool) -> None:
 @daemon.command()
 @click.option("--timeout", type=float, default=30.0, show_default=True,
               help="Seconds to wait for a graceful stop before killing the daemon.")
-@json_option
-@click.pass_obj
+@json_and_state
 def stop(state: CliState, timeout: float) -> None:
     """Stop the running daemon."""
     stopped = lifecycle().stop(state.config(), timeout_s=timeout)
@@ -69,8 +67,7 @@ def stop(state: CliState, timeout: float) -> None:
 
 
 @daemon.command(name="status")
-@json_option
-@click.pass_obj
+@json_and_state
 def daemon_status(state: CliState) -> None:
     """Whether the daemon runs, its pid, port and uptime."""
     state.show(lifecycle().status(state.config()), output.print_daemon_status)
@@ -78,8 +75,7 @@ def daemon_status(state: CliState) -> None:
 
 @daemon.command()
 @click.option("-n", "--lines", type=click.IntRange(min=1), default=50, show_default=True)
-@json_option
-@click.pass_obj
+@json_and_state
 def logs(state: CliState, lines: int) -> None:
     """Print the last lines of the daemon's log files."""
     files: list[Path] = lifecycle().log_files(state.config())
@@ -113,8 +109,7 @@ PLATFORM_OPTION = click.option(
 @daemon.command()
 @PLATFORM_OPTION
 @click.option("--no-enable", is_flag=True, help="Only write the service file; enable nothing.")
-@json_option
-@click.pass_obj
+@json_and_state
 def install(state: CliState, platform: str | None, no_enable: bool) -> None:
     """Install the daemon as a user service that starts at login and restarts on failure
     (a systemd user unit on Linux, a launchd agent on macOS)."""
@@ -123,8 +118,7 @@ def install(state: CliState, platform: str | None, no_enable: bool) -> None:
 
 @daemon.command()
 @PLATFORM_OPTION
-@json_option
-@click.pass_obj
+@json_and_state
 def uninstall(state: CliState, platform: str | None) -> None:
     """Stop, disable and delete the user service `signet daemon install` wrote."""
     service = _service(state, platform)

@@ -10,7 +10,7 @@ import webbrowser
 import click
 
 from signet.cli.client import daemon_url, is_running
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.cli.token_commands import open_authority
 from signet.errors import SignetError
 
@@ -19,8 +19,7 @@ __all__ = ["dashboard"]
 
 @click.command()
 @click.option("--print", "print_only", is_flag=True, help="Print the login link, do not open a browser.")
-@json_option
-@click.pass_obj
+@json_and_state
 def dashboard(state: CliState, print_only: bool) -> None:
     """Open the dashboard in a browser, logged in by a one-time link."""
     cfg = state.config()

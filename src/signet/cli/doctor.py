@@ -36,7 +36,7 @@ from signet.cli.harness_targets import (
     travelling_port,
 )
 from signet.cli.hook_health import hook_health
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.config import Config, resolve_workspace
 from signet.version import __version__
 
@@ -65,8 +65,7 @@ class Check:
 @click.option("--no-mcp", is_flag=True, help="Skip spawning the MCP server (the slowest check).")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Check the harness files `signet connect --project DIR` writes instead of the user's.")
-@json_option
-@click.pass_obj
+@json_and_state
 def doctor(state: CliState, no_mcp: bool, project: Path | None) -> None:
     """Check that the memory is on: daemon, version, port, hooks per harness, MCP, model, spool
     and recent hook failures; each problem with the command that fixes it. Exit 1 on a failure."""

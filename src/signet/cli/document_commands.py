@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from signet.cli.client import Client, LocalClient
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.connectors.folder import note_files
 from signet.errors import SignetError
 
@@ -36,8 +36,7 @@ JSON = dict[str, Any]
 @click.argument("source", metavar="PATH|URL|-")
 @click.option("--title", help="Title of the document (a single file, URL or stdin).")
 @click.option("--project", help="Project the chunks belong to.")
-@json_option
-@click.pass_obj
+@json_and_state
 def ingest(state: CliState, source: str, title: str | None, project: str | None) -> None:
     """Ingest a file, a folder (recursively), a URL or stdin as document chunks."""
     refused: list[dict[str, Any]] = []
@@ -146,8 +145,7 @@ def documents() -> None:
 @documents.command(name="list")
 @click.option("--status", help="Only documents in this state (queued ... done, failed).")
 @click.option("--limit", type=int, default=50, show_default=True)
-@json_option
-@click.pass_obj
+@json_and_state
 def list_documents(state: CliState, status: str | None, limit: int) -> None:
     """Documents, newest first, with their status and chunk counts."""
     state.call(lambda c: c.documents(status=status, limit=limit), _print_documents)
@@ -155,8 +153,7 @@ def list_documents(state: CliState, status: str | None, limit: int) -> None:
 
 @documents.command(name="show")
 @click.argument("document_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def show_document(state: CliState, document_id: str) -> None:
     """One document: source, status, error and its chunk memories in order."""
     state.call(lambda c: c.document(document_id), lambda d: click.echo(
@@ -167,8 +164,7 @@ def show_document(state: CliState, document_id: str) -> None:
 
 @documents.command(name="delete")
 @click.argument("document_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def delete_document(state: CliState, document_id: str) -> None:
     """Delete a document and forget its chunks (recoverable within the tombstone window)."""
     state.call(lambda c: c.delete_document(document_id),

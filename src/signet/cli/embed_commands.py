@@ -13,7 +13,7 @@ from rich.progress import Progress
 
 from signet.cli.client import Client, LocalClient
 from signet.cli.output import console
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["COMMANDS"]
 
@@ -26,8 +26,7 @@ def embed() -> None:
 
 
 @embed.command()
-@json_option
-@click.pass_obj
+@json_and_state
 def audit(state: CliState) -> None:
     """Memories with and without a current vector of the configured model."""
     with state.connect() as client:
@@ -35,8 +34,7 @@ def audit(state: CliState) -> None:
 
 
 @embed.command()
-@json_option
-@click.pass_obj
+@json_and_state
 def backfill(state: CliState) -> None:
     """Embed every live memory that has no current vector, with a progress bar."""
     with state.connect() as client:

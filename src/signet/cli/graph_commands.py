@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 
 from signet.cli.output import console, short_id
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["COMMANDS"]
 
@@ -27,8 +27,7 @@ def graph() -> None:
 @click.option("--search", "-q", default=None, help="Only names containing this text.")
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--offset", type=int, default=0)
-@json_option
-@click.pass_obj
+@json_and_state
 def entities(state: CliState, search: str | None, limit: int, offset: int) -> None:
     """List entities, most mentioned first."""
     state.call(lambda c: c.entities(search=search, limit=limit, offset=offset), print_entities)
@@ -36,8 +35,7 @@ def entities(state: CliState, search: str | None, limit: int, offset: int) -> No
 
 @graph.command(name="entity")
 @click.argument("ref", metavar="ID|NAME")
-@json_option
-@click.pass_obj
+@json_and_state
 def entity(state: CliState, ref: str) -> None:
     """Show one entity: aliases, aspects with attributes, dependencies, memories."""
     state.call(lambda c: c.entity(ref), print_entity)
@@ -45,8 +43,7 @@ def entity(state: CliState, ref: str) -> None:
 
 @graph.command(name="communities")
 @click.option("--detect", is_flag=True, help="Run Louvain community detection first.")
-@json_option
-@click.pass_obj
+@json_and_state
 def communities(state: CliState, detect: bool) -> None:
     """List entity communities (Louvain over dependency weights)."""
     state.call(lambda c: c.detect_communities() if detect else c.communities(),
@@ -59,8 +56,7 @@ def communities(state: CliState, detect: bool) -> None:
 @click.option("--weight", type=float, default=None, help="Weight of paths through it (0-10].")
 @click.option("--reason", default=None)
 @click.option("--remove", is_flag=True, help="Clear the pin or suppression.")
-@json_option
-@click.pass_obj
+@json_and_state
 def pin(
     state: CliState, ref: str, suppress: bool, weight: float | None, reason: str | None,
     remove: bool,
@@ -75,8 +71,7 @@ def pin(
 
 
 @graph.command(name="stats")
-@json_option
-@click.pass_obj
+@json_and_state
 def stats(state: CliState) -> None:
     """Counts of entities, edges, aspects, attributes, communities and pins."""
     state.call(lambda c: c.graph_stats(), _print_stats)

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["artifacts", "lineage", "memory", "threads"]
 
@@ -25,8 +25,7 @@ def threads() -> None:
 
 
 @threads.command(name="list")
-@json_option
-@click.pass_obj
+@json_and_state
 def list_threads(state: CliState) -> None:
     """Threads, most recently active first (--json: {"items": [...]})."""
     state.call(lambda c: c.threads(), _print_threads)
@@ -34,8 +33,7 @@ def list_threads(state: CliState) -> None:
 
 @threads.command(name="show")
 @click.argument("thread")
-@json_option
-@click.pass_obj
+@json_and_state
 def show_thread(state: CliState, thread: str) -> None:
     """THREAD's head ("project:NAME" or "general"): newest epoch, later arcs and summaries."""
     state.call(lambda c: c.thread(thread), lambda d: console().print(Text(d["head"])))
@@ -43,8 +41,7 @@ def show_thread(state: CliState, thread: str) -> None:
 
 @click.command()
 @click.argument("ref", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def lineage(state: CliState, ref: str) -> None:
     """Where memory, session or artifact ID comes from and what condenses it."""
     state.call(lambda c: c.lineage(ref), _print_lineage)
@@ -56,8 +53,7 @@ def artifacts() -> None:
 
 
 @artifacts.command(name="reindex")
-@json_option
-@click.pass_obj
+@json_and_state
 def reindex(state: CliState) -> None:
     """Rebuild the artifact index from the markdown files alone (tombstones honoured)."""
     state.call(lambda c: c.reindex_artifacts(), lambda d: console().print(Text(
@@ -72,8 +68,7 @@ def memory() -> None:
 
 
 @memory.command(name="synthesize")
-@json_option
-@click.pass_obj
+@json_and_state
 def synthesize(state: CliState) -> None:
     """Render MEMORY.md now, within sessions.memory_md_budget_tokens; the old one is backed up."""
     state.call(lambda c: c.synthesize_memory_md(), lambda d: console().print(Text(

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from signet.cli.output import print_mapping
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["maintenance"]
 
@@ -22,16 +22,14 @@ def maintenance() -> None:
 
 @maintenance.command("run")
 @click.option("--execute", is_flag=True, help="Repair what the checks find (default: only report).")
-@json_option
-@click.pass_obj
+@json_and_state
 def run(state: CliState, execute: bool) -> None:
     """Run every health check now; with --execute, repair too. The run is recorded."""
     state.call(lambda c: c.run_maintenance(execute=execute), _print_run)
 
 
 @maintenance.command("report")
-@json_option
-@click.pass_obj
+@json_and_state
 def report(state: CliState) -> None:
     """The health now, the settings, and the last recorded runs and repairs."""
     state.call(lambda c: c.maintenance_report(), _print_report)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from signet.cli import output
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.types import MEMORY_TYPES
 
 __all__ = ["COMMANDS"]
@@ -49,8 +49,7 @@ def type_option(command: Any) -> Any:
 @click.option("--who", help="Whom the memory is about or from.")
 @click.option("--project", help="Project the memory belongs to.")
 @click.option("--category", help="Free-form category.")
-@json_option
-@click.pass_obj
+@json_and_state
 def remember(
     state: CliState, content: str, type_: str | None, tags: list[str] | None,
     importance: float | None, pinned: bool, who: str | None, project: str | None,
@@ -88,8 +87,7 @@ def remember(
 @click.option("--expand", is_flag=True, help="Show the transcript around memories from a session.")
 @click.option("--min-confidence", "min_confidence", type=click.FloatRange(0, 1), default=None,
               help="Drop results less confident than this (0-1; docs/api.md).")
-@json_option
-@click.pass_obj
+@json_and_state
 def recall(
     state: CliState, query: str, limit: int, mode: str | None, type_: str | None,
     tags: list[str] | None, who: str | None, project: str | None, since: str | None,
@@ -110,8 +108,7 @@ def recall(
 
 @click.command()
 @click.argument("memory_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def get(state: CliState, memory_id: str) -> None:
     """Show one memory by its full id."""
     with state.connect() as client:
@@ -126,8 +123,7 @@ def get(state: CliState, memory_id: str) -> None:
 @click.option("--who", help="Only memories about or from this person.")
 @click.option("--project", help="Only memories of this project.")
 @click.option("--deleted", is_flag=True, help="Include forgotten (soft-deleted) memories.")
-@json_option
-@click.pass_obj
+@json_and_state
 def list_memories(
     state: CliState, limit: int, offset: int, type_: str | None, tags: list[str] | None,
     who: str | None, project: str | None, deleted: bool,
@@ -152,8 +148,7 @@ def list_memories(
 @click.option("--category", help="Free-form category.")
 @click.option("--version", "version", type=int, help="Fail unless the memory is at this version.")
 @click.option("--reason", help="Why, recorded in the history.")
-@json_option
-@click.pass_obj
+@json_and_state
 def modify(
     state: CliState, memory_id: str, content: str | None, type_: str | None,
     tags: list[str] | None, importance: float | None, pinned: bool | None, who: str | None,
@@ -173,8 +168,7 @@ def modify(
 @click.argument("memory_id", metavar="ID")
 @click.option("--force", is_flag=True, help="Forget it even when pinned.")
 @click.option("--reason", help="Why, recorded in the history.")
-@json_option
-@click.pass_obj
+@json_and_state
 def forget(state: CliState, memory_id: str, force: bool, reason: str | None) -> None:
     """Forget memory ID (soft delete: `signet recover` brings it back within the window)."""
     with state.connect() as client:
@@ -184,8 +178,7 @@ def forget(state: CliState, memory_id: str, force: bool, reason: str | None) -> 
 @click.command()
 @click.argument("memory_id", metavar="ID")
 @click.option("--reason", help="Why, recorded in the history.")
-@json_option
-@click.pass_obj
+@json_and_state
 def recover(state: CliState, memory_id: str, reason: str | None) -> None:
     """Bring back a forgotten memory."""
     with state.connect() as client:
@@ -194,8 +187,7 @@ def recover(state: CliState, memory_id: str, reason: str | None) -> None:
 
 @click.command()
 @click.argument("memory_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def history(state: CliState, memory_id: str) -> None:
     """Show every change to memory ID, oldest first."""
     with state.connect() as client:

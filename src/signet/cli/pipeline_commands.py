@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console, short_id
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.types import JOB_STATUSES, JOB_TYPES
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ def jobs() -> None:
 @click.option("--status", type=click.Choice(JOB_STATUSES), help="Only jobs in this state.")
 @click.option("--type", "job_type", type=click.Choice(JOB_TYPES), help="Only jobs of this type.")
 @click.option("--limit", type=int, default=50, show_default=True)
-@json_option
-@click.pass_obj
+@json_and_state
 def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: int) -> None:
     """List jobs, newest first, with the queue's depth per type and state."""
     with state.connect() as client:
@@ -75,8 +74,7 @@ def list_jobs(state: CliState, status: str | None, job_type: str | None, limit: 
 
 @jobs.command(name="show")
 @click.argument("job_id", metavar="ID")
-@json_option
-@click.pass_obj
+@json_and_state
 def show_job(state: CliState, job_id: str) -> None:
     """Show one job: payload, result, attempts and its last error."""
     state.call(lambda c: c.job(job_id), print_job)
@@ -84,8 +82,7 @@ def show_job(state: CliState, job_id: str) -> None:
 
 @jobs.command(name="requeue-dead")
 @click.argument("job_ids", nargs=-1, metavar="[ID]...")
-@json_option
-@click.pass_obj
+@json_and_state
 def requeue_dead(state: CliState, job_ids: tuple[str, ...]) -> None:
     """Give dead jobs (all, or the IDs given) a fresh set of attempts."""
     state.call(lambda c: c.requeue_dead(list(job_ids) if job_ids else None),
@@ -103,8 +100,7 @@ def pipeline() -> None:
     "--only", multiple=True, type=click.Choice(WORKER_NAMES),
     help="Run only this worker (repeatable).",
 )
-@json_option
-@click.pass_obj
+@json_and_state
 def run_pipeline(state: CliState, until_idle: bool, only: tuple[str, ...]) -> None:
     """Work through the job queue: extraction, hints, embeddings, the lease reaper."""
     started = time.perf_counter()

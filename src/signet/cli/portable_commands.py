@@ -16,7 +16,7 @@ import click
 
 from signet.cli.client import LocalClient
 from signet.cli.pipeline_commands import open_app
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["backup", "export", "import_"]
 
@@ -27,8 +27,7 @@ def _progress(what: str, n: int) -> None:
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
-@json_option
-@click.pass_obj
+@json_and_state
 def export(state: CliState, path: Path) -> None:
     """Write a portable bundle (memories with history, graph, documents, sessions, identity
     files, config without secrets) to the folder PATH."""
@@ -45,8 +44,7 @@ def export(state: CliState, path: Path) -> None:
 @click.option("--from", "source", type=click.Choice(["signet", "mem0", "markdown"]),
               default="signet", show_default=True, help="The format of PATH.")
 @click.option("--project", help="Project for memories from mem0 or markdown.")
-@json_option
-@click.pass_obj
+@json_and_state
 def import_(state: CliState, path: Path, source: str, project: str | None) -> None:
     """Import a Signet export folder, a mem0 JSON export, or a folder of markdown notes."""
     with state.connect() as client:
@@ -73,8 +71,7 @@ def _print_import(data: dict[str, Any]) -> None:
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path), required=False)
-@json_option
-@click.pass_obj
+@json_and_state
 def backup(state: CliState, path: Path | None) -> None:
     """Copy the database consistently while the daemon runs (default:
     <workspace>/backups/memories-<time>.db)."""

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from signet.cli.output import console
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["COMMANDS"]
 
@@ -22,8 +22,7 @@ def retention() -> None:
 
 @retention.command(name="run")
 @click.option("--dry-run", is_flag=True, help="Count what would be purged; change nothing.")
-@json_option
-@click.pass_obj
+@json_and_state
 def run_retention(state: CliState, dry_run: bool) -> None:
     """Run one sweep of the retention steps, in order, each capped at batchLimit."""
     state.call(lambda c: c.run_retention(dry_run=dry_run), _print_report)

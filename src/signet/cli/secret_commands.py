@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli import output
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.errors import InvalidInput, NotFound
 from signet.secret_store import SecretStore
 from signet.types import utc_now
@@ -34,8 +34,7 @@ def _store(state: CliState) -> SecretStore:
 
 @secret.command("set")
 @click.argument("name")
-@json_option
-@click.pass_obj
+@json_and_state
 def set_secret(state: CliState, name: str) -> None:
     """Set NAME to a value read from stdin, or typed at a hidden prompt (never an argument)."""
     store = _store(state)
@@ -58,8 +57,7 @@ def _read_value(name: str) -> str:
 @secret.command("get")
 @click.argument("name")
 @click.option("--reveal", is_flag=True, help="Print the value (required: it is never shown by default).")
-@json_option
-@click.pass_obj
+@json_and_state
 def get_secret(state: CliState, name: str, reveal: bool) -> None:
     """Print NAME's value; only with --reveal."""
     if not reveal:
@@ -69,8 +67,7 @@ def get_secret(state: CliState, name: str, reveal: bool) -> None:
 
 
 @secret.command("list")
-@json_option
-@click.pass_obj
+@json_and_state
 def list_secrets(state: CliState) -> None:
     """The stored secrets' names and dates (never their values)."""
     infos = _store(state).names()
@@ -79,8 +76,7 @@ def list_secrets(state: CliState) -> None:
 
 @secret.command("delete")
 @click.argument("name")
-@json_option
-@click.pass_obj
+@json_and_state
 def delete_secret(state: CliState, name: str) -> None:
     """Delete NAME."""
     if not _store(state).delete(name):
@@ -89,8 +85,7 @@ def delete_secret(state: CliState, name: str) -> None:
 
 
 @secret.command("rotate-key")
-@json_option
-@click.pass_obj
+@json_and_state
 def rotate_key(state: CliState) -> None:
     """Make a new encryption key and re-encrypt every secret under it."""
     count = _store(state).rotate_key()

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.errors import InvalidInput
 
 __all__ = ["COMMANDS"]
@@ -34,8 +34,7 @@ def session() -> None:
 @click.option("--project", help="Project the session belongs to.")
 @click.option("--open", "still_open", is_flag=True,
               help="The session goes on: do not close it or queue its summary yet.")
-@json_option
-@click.pass_obj
+@json_and_state
 def import_(
     state: CliState, path: Path, harness: str, session_id: str | None, project: str | None,
     still_open: bool,
@@ -64,8 +63,7 @@ def _named_session(path: Path, harness: str) -> str:
 @click.option("--harness", type=click.Choice(HARNESSES), default=None)
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--offset", type=int, default=0, show_default=True)
-@json_option
-@click.pass_obj
+@json_and_state
 def list_sessions(
     state: CliState, project: str | None, harness: str | None, limit: int, offset: int
 ) -> None:
@@ -78,8 +76,7 @@ def list_sessions(
 @session.command(name="show")
 @click.argument("session_id")
 @click.option("--project", help="The session's project, when one id exists in several.")
-@json_option
-@click.pass_obj
+@json_and_state
 def show(state: CliState, session_id: str, project: str | None) -> None:
     """One session: its fields and cleaned conversation."""
     with state.connect() as client:
@@ -90,8 +87,7 @@ def show(state: CliState, session_id: str, project: str | None) -> None:
 @click.argument("query")
 @click.option("--project", help="Only sessions of this project.")
 @click.option("--limit", type=int, default=10, show_default=True)
-@json_option
-@click.pass_obj
+@json_and_state
 def search(state: CliState, query: str, project: str | None, limit: int) -> None:
     """Sessions whose conversation matches QUERY, best first."""
     with state.connect() as client:
@@ -102,8 +98,7 @@ def search(state: CliState, query: str, project: str | None, limit: int) -> None
 @click.argument("session_id")
 @click.option("--project", help="The session's project, when one id exists in several.")
 @click.option("--reason", help="Why, kept on the tombstone.")
-@json_option
-@click.pass_obj
+@json_and_state
 def forget(state: CliState, session_id: str, project: str | None, reason: str | None) -> None:
     """Remove SESSION_ID for privacy: transcript, summaries; re-indexing will not restore them."""
     state.call(lambda c: c.forget_session(session_id, project=project, reason=reason),

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from signet.cli.output import console, print_mapping
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 
 __all__ = ["skill"]
 
@@ -25,8 +25,7 @@ def skill() -> None:
 
 
 @skill.command("list")
-@json_option
-@click.pass_obj
+@json_and_state
 def list_skills(state: CliState) -> None:
     """The installed skills, their use counts and ranking importance."""
     state.call(lambda c: c.skills(), _print_list)
@@ -34,8 +33,7 @@ def list_skills(state: CliState) -> None:
 
 @skill.command("show")
 @click.argument("name")
-@json_option
-@click.pass_obj
+@json_and_state
 def show(state: CliState, name: str) -> None:
     """One skill: its description, role, use and instructions."""
     state.call(lambda c: c.skill(name), _print_skill)
@@ -44,8 +42,7 @@ def show(state: CliState, name: str) -> None:
 @skill.command("install")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace an installed skill of the same name.")
-@json_option
-@click.pass_obj
+@json_and_state
 def install(state: CliState, path: Path, force: bool) -> None:
     """Install the skill in PATH: a folder with a SKILL.md, or a .zip/.tar.gz of one."""
     with state.connect() as client:
@@ -56,8 +53,7 @@ def install(state: CliState, path: Path, force: bool) -> None:
 
 @skill.command("remove")
 @click.argument("name")
-@json_option
-@click.pass_obj
+@json_and_state
 def remove(state: CliState, name: str) -> None:
     """Delete skill NAME's folder; its memory is forgotten (recoverable) and its row dropped."""
     state.call(lambda c: c.remove_skill(name),

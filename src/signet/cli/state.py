@@ -1,4 +1,5 @@
-"""What the global options decided, shared by every command through `@click.pass_obj`.
+"""What the global options decided, handed to every command as click's context object
+(`@json_and_state`; `@click.pass_obj` where a command takes no --json).
 
 `CliState` loads the configuration lazily (so `signet init` can create the workspace before
 anything reads it), opens the client, and decides between tables and JSON in one place.
@@ -10,7 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -18,9 +19,7 @@ from signet.cli.client import Client, connect, require_workspace
 from signet.cli.output import print_json
 from signet.config import Config
 
-__all__ = ["CliState", "json_option"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["CliState", "json_and_state"]
 
 
 @dataclass
@@ -60,8 +59,9 @@ class CliState:
             render(data)
 
 
-def json_option(command: F) -> F:
-    """`--json` after a command name too (`signet get ID --json`), same as the global flag."""
+def json_and_state(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The CliState as the command's first argument, and `--json` after its name too (`signet
+    get ID --json`), same as the global flag: what every command showing an answer takes."""
 
     def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
         if value:
@@ -70,4 +70,4 @@ def json_option(command: F) -> F:
     return click.option(
         "--json", "json_output", is_flag=True, expose_value=False, callback=set_json,
         help="Print the HTTP contract's JSON instead of tables.",
-    )(command)
+    )(click.pass_obj(command))

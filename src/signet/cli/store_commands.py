@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 
 from signet.cli.output import console
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.errors import StoreError
 
 __all__ = ["COMMANDS"]
@@ -31,8 +31,7 @@ def store() -> None:
               help="Copy from this postgresql://... into the workspace's SQLite instead.")
 @click.option("--batch", default=1000, show_default=True, type=click.IntRange(1, 100_000),
               help="Rows per transaction.")
-@json_option
-@click.pass_obj
+@json_and_state
 def migrate(state: CliState, url: str | None, source: str | None, batch: int) -> None:
     """Copy memories, history, vectors, sessions, documents, the graph, feedback, skills,
     idempotency keys, jobs, tokens and the signing key; verify; resumable."""

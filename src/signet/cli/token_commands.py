@@ -16,7 +16,7 @@ from rich.text import Text
 
 from signet.cli import output
 from signet.cli.client import daemon_url
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.daemon.tokens import PERMISSIONS, ROLES, TokenAuthority
 from signet.services.store_backend import open_workspace_backend
 from signet.store.tokens import TokenRow
@@ -52,8 +52,7 @@ def open_authority(state: CliState) -> Iterator[TokenAuthority]:
 @click.option("--ttl-days", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Lifetime in days (default: auth.token_ttl_days).")
 @click.option("--name", default="", help="A label shown by `signet token list`.")
-@json_option
-@click.pass_obj
+@json_and_state
 def create(
     state: CliState, role: str, permissions: str | None, project: str | None, agent: str | None,
     ttl_days: float | None, name: str,
@@ -72,8 +71,7 @@ def create(
 
 @token.command("list")
 @click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
-@json_option
-@click.pass_obj
+@json_and_state
 def list_tokens(state: CliState, include_revoked: bool) -> None:
     """The issued tokens (never their secret part)."""
     with open_authority(state) as authority:
@@ -84,8 +82,7 @@ def list_tokens(state: CliState, include_revoked: bool) -> None:
 
 @token.command()
 @click.argument("token_id")
-@json_option
-@click.pass_obj
+@json_and_state
 def revoke(state: CliState, token_id: str) -> None:
     """Revoke a token by id; a running daemon refuses it from the next request on."""
     with open_authority(state) as authority:
@@ -94,8 +91,7 @@ def revoke(state: CliState, token_id: str) -> None:
 
 
 @token.command("login-link")
-@json_option
-@click.pass_obj
+@json_and_state
 def login_link(state: CliState) -> None:
     """Print a one-time dashboard login link (valid five minutes, works once)."""
     cfg = state.config()

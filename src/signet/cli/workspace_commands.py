@@ -13,7 +13,7 @@ import click
 
 from signet.cli import output
 from signet.cli.hook_health import hook_health
-from signet.cli.state import CliState, json_option
+from signet.cli.state import CliState, json_and_state
 from signet.config import resolve_workspace
 from signet.workspace import init_workspace
 
@@ -25,8 +25,7 @@ __all__ = ["COMMANDS"]
     "--path", type=click.Path(path_type=Path), default=None,
     help="Where to create the workspace (default: the global workspace).",
 )
-@json_option
-@click.pass_obj
+@json_and_state
 def init(state: CliState, path: Path | None) -> None:
     """Create the workspace (directories, agent.yaml, identity files, database) if missing."""
     report = initialise(state, path)
@@ -63,8 +62,7 @@ def initialise(state: CliState, path: Path | None = None) -> dict[str, Any]:
 
 
 @click.command()
-@json_option
-@click.pass_obj
+@json_and_state
 def status(state: CliState) -> None:
     """Show the workspace, the database, the embedder and whether a daemon serves them.
 
