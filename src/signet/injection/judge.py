@@ -27,7 +27,7 @@ CANDIDATES = 18
 
 FEATURES: tuple[str, ...] = ("cosine", "margin", "lead", "coverage", "agree", "rank")
 # bias first, then one weight per feature (bench: `signet bench inject-fit`).
-COEFFICIENTS: tuple[float, ...] = (-6.2011, 6.4859, 2.7231, 0.0, 0.0, 0.0, 0.0)
+COEFFICIENTS: tuple[float, ...] = (-6.2135, 6.5049, 2.7201, 0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
