@@ -41,7 +41,7 @@ def _relay_mcp(args: list[str]) -> bool:
     env = os.environ if port is None else {**os.environ, "SIGNET_PORT": port}
     try:
         cfg = load_settings(workspace, env)
-    except Exception:  # noqa: BLE001 - the CLI reports a broken configuration properly
+    except Exception:  # the CLI reports a broken configuration properly
         return False
     host = host_of(cfg.bind)
     if not daemon_answers(host, cfg.port, os.path.join(cfg.daemon_dir, "pid"), timeout_s=2.0):

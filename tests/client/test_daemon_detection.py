@@ -23,7 +23,7 @@ class SlowHealth(BaseHTTPRequestHandler):
 
     delay_s = HEALTH_TIMEOUT_S * 3
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:  # http.server's name
         time.sleep(self.delay_s)
         body = json.dumps({"status": "ok", "pid": os.getpid()}).encode()
         self.send_response(200)

@@ -36,7 +36,7 @@ class SlowServer:
         finished = self.headers_finished
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:  # the stdlib's name
                 try:
                     self._answer()
                 except (BrokenPipeError, ConnectionResetError):

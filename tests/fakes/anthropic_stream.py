@@ -70,7 +70,7 @@ class FakeAnthropic:
             def log_message(self, *_args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:  # the stdlib's name
                 length = int(self.headers.get("content-length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -96,11 +96,11 @@ class FakeAnthropic:
                     self._json(404, {"type": "error", "error": {"type": "not_found_error",
                                                                   "message": self.path}})
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._json(404, {"type": "error", "error": {"type": "not_found_error",
                                                               "message": self.path}})
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 self.send_response(200)
                 self.send_header("content-length", "0")
                 self.end_headers()

@@ -123,7 +123,7 @@ class StartingGate:
             workers.start()
             self._made = api
             log.info("api ready", extra={"build_ms": round((time.perf_counter() - started) * 1000)})
-        except BaseException as exc:  # noqa: BLE001 - reported by run() as a failed start
+        except BaseException as exc:  # reported by run() as a failed start
             self._failed(exc, "the daemon's API could not be built")
         finally:
             with self._lock:
@@ -140,7 +140,7 @@ class StartingGate:
             # serves: a schema this configuration cannot build still stops the daemon.
             try:
                 made.openapi()  # type: ignore[attr-defined]  # a FastAPI app
-            except BaseException as exc:  # noqa: BLE001 - reported by run() as a failed start
+            except BaseException as exc:  # reported by run() as a failed start
                 self._failed(exc, "the daemon's OpenAPI document could not be built")
                 self.on_failure()
 
@@ -199,7 +199,7 @@ class StartingGate:
             try:
                 await self._start_inner(api, scope)
                 self.api = api
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 log.exception("the API's lifespan did not start")
                 self.failure = SignetError(f"the daemon could not start: {exc}",
                                            code="daemon_start_failed")
@@ -299,7 +299,7 @@ def refuse_read_only(db_path: Path) -> None:
 def _close(app: SignetApp) -> None:
     try:
         app.checkpoint()
-    except Exception as exc:  # noqa: BLE001 - the store is closed below whatever happened
+    except Exception as exc:  # the store is closed below whatever happened
         log.warning("WAL checkpoint at shutdown failed: %s", exc)
     app.close()
     log.info("stopped")

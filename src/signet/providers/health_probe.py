@@ -46,7 +46,7 @@ class HealthProbe:
         started = time.perf_counter()
         try:
             vectors = self.embedder.embed([HEALTH_TEXT])
-        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+        except BaseException as exc:  # handed to whoever waits
             future.set_exception(exc)
             return
         future.set_result(Probed(np.asarray(vectors), (time.perf_counter() - started) * 1000))

@@ -33,7 +33,7 @@ class CommandLLM(BaseLLM):
 
     name = "command"
     # Set in the child's environment on top of ours (a harness provider's own settings).
-    extra_env: dict[str, str] = {}  # noqa: RUF012 - read only, replaced by subclasses
+    extra_env: dict[str, str] = {}  # read only, replaced by subclasses
 
     def _model(self, settings: LLMSettings) -> str:
         if not settings.command:

@@ -54,7 +54,7 @@ class OpenCodeLLM(HarnessLLM):
     # URLs without asking, steered by the text it is given, which here is memories and
     # transcripts any token wrote. OpenCode applies OPENCODE_PERMISSION after every config
     # file, and a tool denied by "*" is not even offered to the model: a bare text function.
-    extra_env = {"OPENCODE_PERMISSION": json.dumps({"*": "deny"})}  # noqa: RUF012
+    extra_env = {"OPENCODE_PERMISSION": json.dumps({"*": "deny"})}
 
 
 class ClaudeCodeLLM(HarnessLLM):
