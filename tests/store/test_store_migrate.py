@@ -20,6 +20,7 @@ from signet.errors import Conflict
 from signet.providers.hash_embedder import HashEmbedder
 from signet.services.store_copy import migrate_to_postgres
 from signet.store import search_telemetry
+from signet.store.backend import SqliteCore
 from signet.store.choose import open_backend
 from signet.store.db import Store
 from signet.store.pipeline import SqlitePipeline
@@ -240,7 +241,7 @@ def test_the_cold_tier_and_the_review_queue_go_over_and_back(
     cites them as coldId) and PostgreSQL's next id follows them; a parked review comes back."""
     store = Store.open(workspace.db_path)
     try:
-        seam = SqlitePipeline(store)
+        seam = SqlitePipeline(SqliteCore(store), store)
         first = seam.get_memory(store.reader().execute(
             "SELECT id FROM memories WHERE is_deleted = 0 ORDER BY rowid").fetchone()[0])
         assert first is not None

@@ -7,7 +7,7 @@ backend. The memory service's write inside `write()` joins it as a savepoint.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,13 +21,12 @@ from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
-from signet.store.dialect import SQLITE, Dialect
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.jobs import Job
-from signet.store.prefixes import resolve_prefix
 from signet.store.review import ReviewItem
 from signet.types import Actor, Memory
 
-__all__ = ["PipelineStore", "PipelineTx", "SqlitePipeline", "SqlitePipelineTx"]
+__all__ = ["PipelineStore", "PipelineTx", "CorePipeline", "SqlitePipeline", "SqlitePipelineTx"]
 
 
 class PipelineTx(Protocol):
@@ -215,41 +214,71 @@ class SqlitePipelineTx:
         return review_sql.resolve(self.conn, item_id, status, resolved_by, now, self.dialect)
 
 
-class SqlitePipeline:
+class PipelineCore(Protocol):
+    """What the pipeline seam reads through its backend's CoreStore (store/backend.py)."""
+
+    dialect: Dialect
+
+    @property
+    def in_write_tx(self) -> bool: ...
+
+    def get_memory(self, memory_id: str) -> Memory | None: ...
+
+    def lease(self, now: str, *, job_types: list[str]) -> Job | None: ...
+
+    def resolve_id(self, table: str, ref: str, *, noun: str) -> str: ...
+
+
+class CorePipeline:
+    """The PipelineStore reads each backend answers through its CoreStore; a backend's class
+    adds the vector read, the write transaction and a reading connection."""
+
+    backend: str
+
+    def __init__(self, core: PipelineCore) -> None:
+        self.core = core
+
+    @property
+    def in_write_tx(self) -> bool:
+        return self.core.in_write_tx
+
+    def get_memory(self, memory_id: str) -> Memory | None:
+        return self.core.get_memory(memory_id)
+
+    def lease(self, now: str, *, job_types: list[str]) -> Job | None:
+        return self.core.lease(now, job_types=job_types)
+
+    def _reading(self) -> AbstractContextManager[Executes]:
+        """A connection (or cursor) reading rows by column name, outside any transaction."""
+        raise NotImplementedError
+
+    def review_items(
+        self, status: str | None, *, limit: int, offset: int = 0
+    ) -> list[ReviewItem]:
+        with self._reading() as conn:
+            return review_sql.list_items(conn, status, limit=limit, offset=offset,
+                                         dialect=self.core.dialect)
+
+    def review_id(self, ref: str) -> str:
+        return self.core.resolve_id("memory_review_queue", ref, noun="review item")
+
+
+class SqlitePipeline(CorePipeline):
     """PipelineStore on the SQLite Store (one writer, WAL)."""
 
     backend = "sqlite"
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, core: PipelineCore, store: Store) -> None:
+        super().__init__(core)
         self.store = store
-
-    @property
-    def in_write_tx(self) -> bool:
-        return self.store.in_write_tx
-
-    def get_memory(self, memory_id: str) -> Memory | None:
-        return mem_sql.get(self.store.reader(), memory_id)
 
     def vector_for(self, content_hash: str, model: str) -> np.ndarray | None:
         return emb_sql.vector_for(self.store.reader(), content_hash, model)
-
-    def lease(self, now: str, *, job_types: list[str]) -> Job | None:
-        if not jobs_sql.claimable(self.store.reader(), now, job_types=job_types):
-            return None
-        with self.store.write_tx() as conn:
-            return jobs_sql.lease(conn, now, job_types=job_types)
 
     @contextmanager
     def write(self) -> Iterator[PipelineTx]:
         with self.store.write_tx() as conn:
             yield SqlitePipelineTx(conn)
 
-    def review_items(
-        self, status: str | None, *, limit: int, offset: int = 0
-    ) -> list[ReviewItem]:
-        return review_sql.list_items(self.store.reader(), status, limit=limit, offset=offset)
-
-    def review_id(self, ref: str) -> str:
-        return resolve_prefix(self.store.reader(), "memory_review_queue", ref, noun="review item")
-
-
+    def _reading(self) -> AbstractContextManager[Executes]:
+        return nullcontext(self.store.reader())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from signet.errors import InvalidInput
-from signet.store.connection import Connection, Row
+from signet.store.connection import Row
 from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.memories import new_id
 from signet.types import dumps
@@ -95,15 +95,18 @@ def get(conn: Executes, item_id: str, dialect: Dialect = SQLITE) -> ReviewItem |
 
 
 def list_items(
-    conn: Connection, status: str | None = "pending", *, limit: int = 100, offset: int = 0
+    conn: Executes, status: str | None = "pending", *, limit: int = 100, offset: int = 0,
+    dialect: Dialect = SQLITE,
 ) -> list[ReviewItem]:
     """Items of one status (or all with None), oldest first: a queue is worked in order."""
     if status is not None and status not in REVIEW_STATUSES:
         raise InvalidInput(f"unknown review status {status!r} (one of {', '.join(REVIEW_STATUSES)})")
     where, params = ("WHERE status = ?", [status]) if status else ("", [])
-    rows = conn.execute(
-        f"SELECT * FROM memory_review_queue {where} ORDER BY created_at, rowid LIMIT ? OFFSET ?",
-        (*params, max(limit, 0), max(offset, 0)),
+    # PostgreSQL's queue keeps no insertion order: its ties go by id.
+    tiebreak = "rowid" if dialect is SQLITE else "id"
+    rows = conn.execute(dialect.sql(
+        f"SELECT * FROM memory_review_queue {where} ORDER BY created_at, {tiebreak}"
+        " LIMIT ? OFFSET ?"), (*params, max(limit, 0), max(offset, 0)),
     ).fetchall()
     return [item_from_row(r) for r in rows]
 

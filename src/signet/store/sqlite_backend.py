@@ -47,7 +47,7 @@ class SqliteBackend:
         return SqliteDocuments(self.store, write_chunk)
 
     def pipeline(self) -> SqlitePipeline:
-        return SqlitePipeline(self.store)
+        return SqlitePipeline(self.core, self.store)
 
     def operations(self) -> SqliteOps:
         return SqliteOps(self.store)

@@ -54,7 +54,7 @@ _SKILL = ("skill_name, agent_id, decay_rate, use_count, last_used_at, role_class
           " filesystem_path, created_at, updated_at")
 __all__ = ["PostgresMemoryOps"]
 
-_PREFIX_TABLES = frozenset({"memories", "memory_jobs"})
+_PREFIX_TABLES = frozenset({"memories", "memory_jobs", "memory_review_queue"})
 
 
 class PostgresMemoryOps(InsertShorthand, FeedbackOps):

@@ -15,18 +15,15 @@ import numpy as np
 import psycopg
 from psycopg.rows import dict_row
 
-from signet.errors import InvalidInput
 from signet.store import review as review_sql
-from signet.store.dialect import POSTGRES
+from signet.store.dialect import POSTGRES, Executes
 from signet.store.jobs import Job
-from signet.store.pipeline import PipelineTx, SqlitePipelineTx
+from signet.store.pipeline import CorePipeline, PipelineTx, SqlitePipelineTx
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres import vectors as pg_vectors
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.graph import PostgresGraphOps
-from signet.store.prefixes import resolve_prefix
-from signet.store.review import REVIEW_STATUSES, ReviewItem
-from signet.store.review import item_from_row as review_item
+from signet.store.review import ReviewItem
 from signet.types import Memory
 
 __all__ = ["PostgresPipeline", "PostgresPipelineTx"]
@@ -83,20 +80,11 @@ class PostgresPipelineTx(SqlitePipelineTx):
             return review_sql.get(cur, item_id, POSTGRES)
 
 
-class PostgresPipeline:
+class PostgresPipeline(CorePipeline):
     """PipelineStore on PostgreSQL (module docstring)."""
 
     backend = "postgres"
-
-    def __init__(self, core: PostgresCore) -> None:
-        self.core = core
-
-    @property
-    def in_write_tx(self) -> bool:
-        return self.core.in_transaction
-
-    def get_memory(self, memory_id: str) -> Memory | None:
-        return self.core.get_memory(memory_id)
+    core: PostgresCore
 
     def vector_for(self, content_hash: str, model: str) -> np.ndarray | None:
         with self.core._conn() as conn:
@@ -108,29 +96,12 @@ class PostgresPipeline:
             return None
         return pg_vectors.parse(str(row[0]))
 
-    def lease(self, now: str, *, job_types: list[str]) -> Job | None:
-        return self.core.lease(now, job_types=job_types)
-
     @contextmanager
     def write(self) -> Iterator[PipelineTx]:
         with self.core.transaction() as conn:
             yield PostgresPipelineTx(conn, self.core)
 
-    def review_items(
-        self, status: str | None, *, limit: int, offset: int = 0
-    ) -> list[ReviewItem]:
-        if status is not None and status not in REVIEW_STATUSES:
-            raise InvalidInput(
-                f"unknown review status {status!r} (one of {', '.join(REVIEW_STATUSES)})")
-        where, params = ("WHERE status = %s", [status]) if status else ("", [])
+    @contextmanager
+    def _reading(self) -> Iterator[Executes]:
         with self.core._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute(
-                f"SELECT * FROM memory_review_queue {where} ORDER BY created_at, id"
-                " LIMIT %s OFFSET %s", [*params, max(limit, 0), max(offset, 0)],
-            ).fetchall()
-        return [review_item(r) for r in rows]
-
-    def review_id(self, ref: str) -> str:
-        with self.core._conn() as conn:
-            return resolve_prefix(conn, "memory_review_queue", ref, noun="review item",
-                                  dialect=POSTGRES)
+            yield cur
