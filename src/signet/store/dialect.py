@@ -8,6 +8,7 @@ a fragment of the dialect. SQLAlchemy Core was not taken (docs/decisions.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -16,6 +17,21 @@ class Executes(Protocol):
     """A connection or cursor of either driver: runs one statement, returns a cursor."""
 
     def execute(self, query: Any, params: Any = ..., /) -> Any: ...
+
+
+class Database(Protocol):
+    """A backend's database as the seams written once for both reach it (its CoreStore)."""
+
+    backend: str
+    dialect: Dialect
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A write transaction; one opened inside another joins it (as a savepoint)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[Any]:
+        """A read outside any transaction, its rows read by column name."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

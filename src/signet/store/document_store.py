@@ -9,7 +9,7 @@ transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,8 +19,7 @@ from signet.store import documents as doc_sql
 from signet.store import history as history_sql
 from signet.store import jobs as jobs_sql
 from signet.store import memories as mem_sql
-from signet.store.db import Store
-from signet.store.dialect import SQLITE, Dialect, Executes
+from signet.store.dialect import Database, Executes
 from signet.store.documents import Connector, Document, NewDocument
 from signet.store.jobs import Job, LostLease
 from signet.types import Actor, Memory, MemoryScope, NewMemory, RememberResult
@@ -160,24 +159,22 @@ def link_plan(
 
 class SharedDocuments:
     """The DocumentStore both backends run: store/documents.py's statements in the backend's
-    dialect. A backend says how it opens a read and a transaction, how rows are read by
-    column name inside one, and how a memory is read (and held) there."""
+    dialect, over its CoreStore's transactions and reads. A backend says how rows are read by
+    column name inside a transaction, and how a memory is read (and held) there."""
 
-    backend: str
-    dialect: Dialect
-
-    def __init__(self, write_chunk: Callable[[Any], RememberResult]) -> None:
+    def __init__(self, core: Database, write_chunk: Callable[[Any], RememberResult]) -> None:
         """`write_chunk`: the memory service's `write_prepared`, called inside the chunk set's
         transaction, which its insert joins (as a savepoint)."""
+        self.core = core
+        self.backend, self.dialect = core.backend, core.dialect
         self.write_chunk = write_chunk
 
     # -- what a backend says --------------------------------------------------------------------
     def _tx(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
+        return self.core.transaction()
 
     def _read(self) -> AbstractContextManager[Any]:
-        """A reader whose rows are read by column name."""
-        raise NotImplementedError
+        return self.core.reading()
 
     def _rows(self, conn: Any) -> Executes:
         """`conn` (of `_tx`) with its rows read by column name."""
@@ -393,17 +390,5 @@ class SharedDocuments:
 
 
 class SqliteDocuments(SharedDocuments):
-    backend, dialect = "sqlite", SQLITE
-
-    def __init__(self, store: Store, write_chunk: Callable[[Any], RememberResult]) -> None:
-        super().__init__(write_chunk)
-        self.store = store
-
-    def _tx(self) -> AbstractContextManager[Any]:
-        return self.store.write_tx()
-
-    def _read(self) -> AbstractContextManager[Any]:
-        return nullcontext(self.store.reader())
-
     def _memory(self, conn: Any, memory_id: str, *, lock: bool = False) -> Memory | None:
         return mem_sql.get(conn, memory_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,6 +217,12 @@ class SqliteMemoryOps(InsertShorthand, FeedbackOps):
         """Whether this thread is inside a caller's write transaction (a worker's): what this
         writes commits with it, or rolls back with it."""
         return self.store.in_write_tx
+
+    def transaction(self) -> AbstractContextManager[Connection]:
+        return self.store.write_tx()
+
+    def reading(self) -> AbstractContextManager[Connection]:
+        return nullcontext(self.store.reader())
 
     def resolve_id(
         self, table: str, ref: str, *, noun: str, scope: MemoryScope | None = None

@@ -7,7 +7,7 @@ backend. The memory service's write inside `write()` joins it as a savepoint.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,7 +21,7 @@ from signet.store import memories as mem_sql
 from signet.store import review as review_sql
 from signet.store.connection import Connection
 from signet.store.db import Store
-from signet.store.dialect import SQLITE, Dialect, Executes
+from signet.store.dialect import SQLITE, Database, Dialect
 from signet.store.jobs import Job
 from signet.store.review import ReviewItem
 from signet.types import Actor, Memory
@@ -214,10 +214,8 @@ class SqlitePipelineTx:
         return review_sql.resolve(self.conn, item_id, status, resolved_by, now, self.dialect)
 
 
-class PipelineCore(Protocol):
+class PipelineCore(Database, Protocol):
     """What the pipeline seam reads through its backend's CoreStore (store/backend.py)."""
-
-    dialect: Dialect
 
     @property
     def in_write_tx(self) -> bool: ...
@@ -248,14 +246,10 @@ class CorePipeline:
     def lease(self, now: str, *, job_types: list[str]) -> Job | None:
         return self.core.lease(now, job_types=job_types)
 
-    def _reading(self) -> AbstractContextManager[Executes]:
-        """A connection (or cursor) reading rows by column name, outside any transaction."""
-        raise NotImplementedError
-
     def review_items(
         self, status: str | None, *, limit: int, offset: int = 0
     ) -> list[ReviewItem]:
-        with self._reading() as conn:
+        with self.core.reading() as conn:
             return review_sql.list_items(conn, status, limit=limit, offset=offset,
                                          dialect=self.core.dialect)
 
@@ -279,6 +273,3 @@ class SqlitePipeline(CorePipeline):
     def write(self) -> Iterator[PipelineTx]:
         with self.store.write_tx() as conn:
             yield SqlitePipelineTx(conn)
-
-    def _reading(self) -> AbstractContextManager[Executes]:
-        return nullcontext(self.store.reader())

@@ -44,7 +44,7 @@ class SqliteBackend:
         return SqliteSessions(self.store)
 
     def documents(self, write_chunk: Callable[[Any], RememberResult]) -> SqliteDocuments:
-        return SqliteDocuments(self.store, write_chunk)
+        return SqliteDocuments(self.core, write_chunk)
 
     def pipeline(self) -> SqlitePipeline:
         return SqlitePipeline(self.core, self.store)

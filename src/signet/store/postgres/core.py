@@ -148,6 +148,11 @@ class PostgresCore(PostgresMemoryOps):
             finally:
                 self._local.conn = None
 
+    @contextmanager
+    def reading(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
+        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
+            yield cur
+
     @property
     def in_transaction(self) -> bool:
         """Whether this thread is inside `transaction()`."""

@@ -9,37 +9,23 @@ is held while it is deleted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 
-from signet.store.dialect import POSTGRES, Executes
+from signet.store.dialect import Executes
 from signet.store.document_store import SharedDocuments
 from signet.store.documents import NewDocument
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres.core import PostgresCore
-from signet.types import Memory, RememberResult, dumps
+from signet.types import Memory, dumps
 
 __all__ = ["PostgresDocuments"]
 
 
 class PostgresDocuments(SharedDocuments):
-    backend, dialect = "postgres", POSTGRES
-
-    def __init__(self, core: PostgresCore, write_chunk: Callable[[Any], RememberResult]) -> None:
-        super().__init__(write_chunk)
-        self.core = core
-
-    def _tx(self) -> AbstractContextManager[Any]:
-        return self.core.transaction()
-
-    @contextmanager
-    def _read(self) -> Iterator[Any]:
-        with self.core._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
-            yield cur
+    core: PostgresCore
 
     def _rows(self, conn: psycopg.Connection) -> Executes:
         return conn.cursor(row_factory=dict_row)

@@ -16,7 +16,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from signet.store import review as review_sql
-from signet.store.dialect import POSTGRES, Executes
+from signet.store.dialect import POSTGRES
 from signet.store.jobs import Job
 from signet.store.pipeline import CorePipeline, PipelineTx, SqlitePipelineTx
 from signet.store.postgres import jobs as pg_jobs
@@ -100,8 +100,3 @@ class PostgresPipeline(CorePipeline):
     def write(self) -> Iterator[PipelineTx]:
         with self.core.transaction() as conn:
             yield PostgresPipelineTx(conn, self.core)
-
-    @contextmanager
-    def _reading(self) -> Iterator[Executes]:
-        with self.core._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
-            yield cur
