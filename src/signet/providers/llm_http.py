@@ -115,32 +115,44 @@ class HTTPChatLLM(BaseLLM):
         return value
 
 
-class OllamaLLM(HTTPChatLLM):
+class ChatMessagesLLM(HTTPChatLLM):
+    """A server taking the system prompt and the prompt as chat messages, unstreamed; each says
+    how a reply's length is capped and how a JSON object is asked for."""
+
+    json_format: ClassVar[dict[str, Any]]
+
+    @abstractmethod
+    def _limit(self, max_tokens: int) -> dict[str, Any]:
+        """The body's fields capping the reply at `max_tokens`."""
+
+    def _payload(
+        self, prompt: str, *, system: str | None, json_mode: bool, max_tokens: int
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model, "messages": _chat_messages(prompt, system), "stream": False,
+            **self._limit(max_tokens),
+        }
+        return {**payload, **self.json_format} if json_mode else payload
+
+
+class OllamaLLM(ChatMessagesLLM):
     """Ollama's native chat API (POST /api/chat), non-streaming."""
 
     name = "ollama"
     path = "/api/chat"
     default_base_url = "http://127.0.0.1:11434"
 
-    def _payload(
-        self, prompt: str, *, system: str | None, json_mode: bool, max_tokens: int
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": _chat_messages(prompt, system),
-            "stream": False,
-            "options": {"num_predict": max_tokens},
-        }
-        if json_mode:
-            payload["format"] = "json"
-        return payload
+    json_format: ClassVar[dict[str, Any]] = {"format": "json"}
+
+    def _limit(self, max_tokens: int) -> dict[str, Any]:
+        return {"options": {"num_predict": max_tokens}}
 
     def _read(self, body: Any) -> RawCompletion:
         text = self._text(self._field(body, "message", "content"), "message.content")
         return RawCompletion(text, _count(body, "prompt_eval_count"), _count(body, "eval_count"))
 
 
-class OpenAICompatLLM(HTTPChatLLM):
+class OpenAICompatLLM(ChatMessagesLLM):
     """Any OpenAI-compatible chat completions server: llama.cpp, vLLM, LM Studio, OpenAI.
 
     `base_url` may be given with or without its trailing `/v1`, as the servers' docs vary.
@@ -150,18 +162,10 @@ class OpenAICompatLLM(HTTPChatLLM):
     path = "/v1/chat/completions"
     default_base_url = "https://api.openai.com"
 
-    def _payload(
-        self, prompt: str, *, system: str | None, json_mode: bool, max_tokens: int
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": _chat_messages(prompt, system),
-            "max_tokens": max_tokens,
-            "stream": False,
-        }
-        if json_mode:
-            payload["response_format"] = {"type": "json_object"}
-        return payload
+    json_format: ClassVar[dict[str, Any]] = {"response_format": {"type": "json_object"}}
+
+    def _limit(self, max_tokens: int) -> dict[str, Any]:
+        return {"max_tokens": max_tokens}
 
     def _read(self, body: Any) -> RawCompletion:
         content = self._field(body, "choices", 0, "message", "content")
