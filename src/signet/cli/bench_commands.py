@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ from signet.errors import InvalidInput
 from signet.providers.llm_registry import LLM_PROVIDERS
 
 LLM_CHOICES = tuple(sorted(LLM_PROVIDERS))
-
 
 def _setup_threads() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -60,6 +60,21 @@ _rows = click.option(
     "--rows", type=click.Path(dir_okay=False, path_type=Path),
     help="With --inject: write every prompt's candidates with the judge's features and labels"
          " to this JSON file (for `signet bench inject-fit`).")
+
+
+def _injection(asked: str, hit: str, per: str, where: str) -> Callable[[Any], Any]:
+    """--inject, --negatives and --rows, worded for what the benchmark asks."""
+    inject = click.option("--inject", is_flag=True, help=(
+        f"Also pass every {asked} through the user-prompt-submit hook's code: context hit{hit},"
+        f" tokens per injected prompt, precision per {per}; false injection on easy and hard"
+        " negatives."))
+    negatives = click.option(
+        "--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=f"With --inject: the easy negatives, a JSON list of prompts about nothing stored{where}."
+             " Default: the bundled bench/negatives.json.")
+    return lambda command: inject(negatives(_rows(command)))
+
+
 _embedder = click.option(
     "--embedder", type=click.Choice(["local", "none"]), default="local", show_default=True,
     help="none: no vectors (keyword recall only; with --inject the hook's judge reads recall's"
@@ -143,14 +158,8 @@ def _bench_store_url(backend: str, store_url: str | None) -> str | None:
               "(the conversation so far, as an agent's prompt holds it).")
 @click.option("--turns", type=int, default=10, show_default=True,
               help="Dialogue turns before each question with --long-queries.")
-@click.option("--inject", is_flag=True,
-              help="Also pass every question through the user-prompt-submit hook's code: context"
-                   " hit (an evidence turn injected), tokens per injected prompt, precision per"
-                   " category; false injection on easy and hard negatives.")
-@click.option("--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="With --inject: the easy negatives, a JSON list of prompts about nothing stored,"
-                   " asked in every conversation's store. Default: the bundled bench/negatives.json.")
-@_rows
+@_injection("question", " (an evidence turn injected)", "category",
+            ", asked in every conversation's store")
 @_embedder
 @_cache
 @_no_cache
@@ -201,14 +210,7 @@ def locomo(
 @_limit
 @click.option("--hints", is_flag=True,
               help="Run the hints worker after ingest (LLM hints, or vocabulary hints with none).")
-@click.option("--inject", is_flag=True,
-              help="Also pass every request through the user-prompt-submit hook's code: context"
-                   " hit, tokens per injected prompt, precision per tier; false injection on easy"
-                   " and hard negatives.")
-@click.option("--negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="With --inject: the easy negatives, a JSON list of prompts about nothing stored."
-                   " Default: the bundled bench/negatives.json.")
-@_rows
+@_injection("request", "", "tier", "")
 @click.option("--sessions-as-transcripts", "as_transcripts", is_flag=True,
               help="Also import each session as a transcript (summaries, gate, MEMORY.md) and"
                    " compare windows, transcripts and both.")
