@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -204,49 +204,45 @@ def run(
 
 
 def format_tradeoff(data: dict[str, Any]) -> str:
-    lines = [
+    tradeoff = (
+        (mode, line["floor"], bench, *(_pct(v[k]) for k in (
+            "gold_dropped", "questions_lost", "noise_removed", "negatives_empty")))
+        for mode, table in data["tradeoff"].items() for line in table
+        for bench, v in line.items() if bench != "floor"
+    )
+    heldout = (
+        (mode, h["split"], f"{100 * h['target']:.0f}", f"{h['floor']:.3f}", *(_pct(h[k]) for k in (
+            "fit_gold_dropped", "fit_noise_removed", "gold_dropped", "noise_removed")))
+        for mode, splits in data.get("heldout", {}).items() for h in splits
+    )
+    features = (
+        (mode, f["features"], *(f"{_pct(f[k][0])} / {_pct(f[k][1])}"
+                                for k in ("locomo_memaware", "memaware_locomo")),
+         _pct(f["by_conversation"]))
+        for mode, table in data.get("features", {}).items() for f in table
+    )
+    return "\n".join([
         f"refit with cosine (bias, w_cos, w_cov): {[round(v, 3) for v in data['with_cosine']]}",
         f"refit without cosine: {[round(v, 3) for v in data['without_cosine']]}",
-        "trade-off of the shipped coefficients (recall/confidence.py):",
-        "| mode | floor | bench | gold dropped % | questions lost % | noise removed % | "
-        "negative queries empty % |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
-    ]
-    for mode, table in data["tradeoff"].items():
-        for line in table:
-            for bench, v in line.items():
-                if bench == "floor":
-                    continue
-                lines.append(
-                    f"| {mode} | {line['floor']} | {bench} | {100 * v['gold_dropped']:.1f} | "
-                    f"{100 * v['questions_lost']:.1f} | {100 * v['noise_removed']:.1f} | "
-                    f"{100 * v['negatives_empty']:.1f} |"
-                )
-    lines += [
-        "held out (model and floor fitted on one part, measured on another):",
-        "| mode | split | noise target % | floor | fit: gold dropped % | fit: noise removed % | "
-        "held out: gold dropped % | held out: noise removed % |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for mode, splits in data.get("heldout", {}).items():
-        for h in splits:
-            lines.append(
-                f"| {mode} | {h['split']} | {100 * h['target']:.0f} | {h['floor']:.3f} | "
-                f"{100 * h['fit_gold_dropped']:.1f} | {100 * h['fit_noise_removed']:.1f} | "
-                f"{100 * h['gold_dropped']:.1f} | {100 * h['noise_removed']:.1f} |"
-            )
-    lines += [
-        "candidate features (model refitted with them; floor removing 99% of the training "
-        "part's noise): gold dropped % / noise removed % held out",
-        "| mode | features | locomo -> memaware | memaware -> locomo | locomo by conversation "
-        "(gold dropped %) |",
-        "| --- | --- | ---: | ---: | ---: |",
-    ]
-    for mode, table in data.get("features", {}).items():
-        for f in table:
-            lines.append(
-                f"| {mode} | {f['features']} | {100 * f['locomo_memaware'][0]:.1f} / "
-                f"{100 * f['locomo_memaware'][1]:.1f} | {100 * f['memaware_locomo'][0]:.1f} / "
-                f"{100 * f['memaware_locomo'][1]:.1f} | {100 * f['by_conversation']:.1f} |"
-            )
-    return "\n".join(lines)
+        *_table("trade-off of the shipped coefficients (recall/confidence.py):",
+                "| mode | floor | bench | gold dropped % | questions lost % | noise removed % | "
+                "negative queries empty % |", "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+                tradeoff),
+        *_table("held out (model and floor fitted on one part, measured on another):",
+                "| mode | split | noise target % | floor | fit: gold dropped % | fit: noise removed % "
+                "| held out: gold dropped % | held out: noise removed % |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |", heldout),
+        *_table("candidate features (model refitted with them; floor removing 99% of the training "
+                "part's noise): gold dropped % / noise removed % held out",
+                "| mode | features | locomo -> memaware | memaware -> locomo | locomo by conversation "
+                "(gold dropped %) |", "| --- | --- | ---: | ---: | ---: |", features),
+    ])
+
+
+def _pct(fraction: float) -> str:
+    return f"{100 * fraction:.1f}"
+
+
+def _table(title: str, header: str, align: str, rows: Iterable[Sequence[object]]) -> list[str]:
+    """A markdown table's lines under its title, a cell's text its `str`."""
+    return [title, header, align, *("| " + " | ".join(map(str, row)) + " |" for row in rows)]
