@@ -187,42 +187,37 @@ def canonical_names(
 def by_mentions(
     conn: Executes, entity_ids: Sequence[str], limit: int, *, dialect: Dialect = SQLITE
 ) -> list[str]:
-    if not entity_ids:
-        return []
-    among, params = dialect.one_of("id", entity_ids)
-    rows = conn.execute(
-        f"SELECT id FROM entities WHERE {among} ORDER BY mentions DESC, id LIMIT {dialect.mark}",
-        (*params, limit),
-    ).fetchall()
-    return [r[0] for r in rows]
+    return _among(conn, "SELECT id FROM entities WHERE {} ORDER BY mentions DESC, id",
+                  ("id",), entity_ids, limit, dialect)
 
 
 def relation_neighbours(
     conn: Executes, entity_ids: Sequence[str], limit: int, *, dialect: Dialect = SQLITE
 ) -> list[str]:
-    if not entity_ids:
-        return []
-    sources, params = dialect.one_of("source_entity_id", entity_ids)
-    targets, _ = dialect.one_of("target_entity_id", entity_ids)
-    rows = conn.execute(
-        f"SELECT target_entity_id FROM relations WHERE {sources}"
-        f" UNION SELECT source_entity_id FROM relations WHERE {targets}"
-        f" LIMIT {dialect.mark}",
-        (*params, *params, limit),
-    ).fetchall()
-    return [r[0] for r in rows]
+    return _among(conn, "SELECT target_entity_id FROM relations WHERE {}"
+                  " UNION SELECT source_entity_id FROM relations WHERE {}",
+                  ("source_entity_id", "target_entity_id"), entity_ids, limit, dialect)
 
 
 def memories_of_entities(
     conn: Executes, entity_ids: Sequence[str], limit: int, *, dialect: Dialect = SQLITE
 ) -> list[str]:
+    return _among(conn, "SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE {}",
+                  ("entity_id",), entity_ids, limit, dialect)
+
+
+def _among(
+    conn: Executes, statement: str, columns: Sequence[str], entity_ids: Sequence[str],
+    limit: int, dialect: Dialect,
+) -> list[str]:
+    """The first column of up to `limit` rows of `statement`, each `{}` in it one of `columns`
+    among `entity_ids`."""
     if not entity_ids:
         return []
-    among, params = dialect.one_of("entity_id", entity_ids)
+    among = [dialect.one_of(column, entity_ids) for column in columns]
     rows = conn.execute(
-        f"SELECT DISTINCT memory_id FROM memory_entity_mentions WHERE {among}"
-        f" LIMIT {dialect.mark}",
-        (*params, limit),
+        statement.format(*(where for where, _ in among)) + f" LIMIT {dialect.mark}",
+        (*(p for _, params in among for p in params), limit),
     ).fetchall()
     return [r[0] for r in rows]
 
