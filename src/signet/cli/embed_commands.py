@@ -29,8 +29,7 @@ def embed() -> None:
 @json_and_state
 def audit(state: CliState) -> None:
     """Memories with and without a current vector of the configured model."""
-    with state.connect() as client:
-        state.show(client.embeddings_status(), _print_audit)
+    state.call(lambda c: c.embeddings_status(), _print_audit)
 
 
 @embed.command()

@@ -68,8 +68,7 @@ def remember(
         type=type_, tags=tags, importance=importance, pinned=pinned or None, who=who,
         project=project, category=category,
     )
-    with state.connect() as client:
-        state.show(client.remember(text, fields), output.print_remembered)
+    state.call(lambda c: c.remember(text, fields), output.print_remembered)
 
 
 @click.command()
@@ -111,8 +110,7 @@ def recall(
 @json_and_state
 def get(state: CliState, memory_id: str) -> None:
     """Show one memory by its full id."""
-    with state.connect() as client:
-        state.show(client.get(memory_id), output.print_memory)
+    state.call(lambda c: c.get(memory_id), output.print_memory)
 
 
 @click.command(name="list")
@@ -132,8 +130,7 @@ def list_memories(
     filters = present(
         type=type_, tags=tags, who=who, project=project, include_deleted=deleted or None
     )
-    with state.connect() as client:
-        state.show(client.list(limit=limit, offset=offset, filters=filters), output.print_page)
+    state.call(lambda c: c.list(limit=limit, offset=offset, filters=filters), output.print_page)
 
 
 @click.command()
@@ -159,9 +156,8 @@ def modify(
         content=content, type=type_, tags=tags, importance=importance, pinned=pinned, who=who,
         project=project, category=category,
     )
-    with state.connect() as client:
-        memory = client.modify(memory_id, changes, version=version, reason=reason)
-        state.show(memory, output.print_changed("Updated"))
+    state.call(lambda c: c.modify(memory_id, changes, version=version, reason=reason),
+               output.print_changed("Updated"))
 
 
 @click.command()
@@ -171,8 +167,7 @@ def modify(
 @json_and_state
 def forget(state: CliState, memory_id: str, force: bool, reason: str | None) -> None:
     """Forget memory ID (soft delete: `signet recover` brings it back within the window)."""
-    with state.connect() as client:
-        state.show(client.forget(memory_id, force=force, reason=reason), output.print_forgotten)
+    state.call(lambda c: c.forget(memory_id, force=force, reason=reason), output.print_forgotten)
 
 
 @click.command()
@@ -181,8 +176,7 @@ def forget(state: CliState, memory_id: str, force: bool, reason: str | None) -> 
 @json_and_state
 def recover(state: CliState, memory_id: str, reason: str | None) -> None:
     """Bring back a forgotten memory."""
-    with state.connect() as client:
-        state.show(client.recover(memory_id, reason=reason), output.print_changed("Recovered"))
+    state.call(lambda c: c.recover(memory_id, reason=reason), output.print_changed("Recovered"))
 
 
 @click.command()
@@ -190,8 +184,7 @@ def recover(state: CliState, memory_id: str, reason: str | None) -> None:
 @json_and_state
 def history(state: CliState, memory_id: str) -> None:
     """Show every change to memory ID, oldest first."""
-    with state.connect() as client:
-        state.show(client.history(memory_id), output.print_history)
+    state.call(lambda c: c.history(memory_id), output.print_history)
 
 
 COMMANDS: tuple[click.Command, ...] = (
