@@ -3,7 +3,8 @@
 `migrations/optional_search_telemetry.sql`, which the migration runner never applies). A row
 holds a recall's query, filters, timings and a snapshot of its results, which is memory content,
 so it is read only through the analytics-guarded routes, filtered by scope in SQL. `LedgerStore`
-is the seam: `SqliteLedger` here, `PostgresLedger` in store/postgres/search_telemetry.py.
+is the seam, `Ledger` it on both backends (on PostgreSQL the table is migration 005's, JSON
+columns as text, `no_hits` a boolean).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 from signet.store.connection import Connection, Row
-from signet.store.db import Store
-from signet.store.dialect import SQLITE, Dialect, Executes
+from signet.store.dialect import SQLITE, Database, Dialect, Executes
 from signet.types import dumps
 
 TABLE = "memory_search_telemetry"
@@ -141,25 +141,25 @@ class LedgerStore(Protocol):
         ...
 
 
-class SqliteLedger:
-    """LedgerStore on the SQLite store: this module's functions."""
+class Ledger:
+    """LedgerStore on either backend: this module's statements in the core's dialect."""
 
-    backend = "sqlite"
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, core: Database) -> None:
+        self.core, self.backend = core, core.backend
 
     def ensure(self) -> None:
-        with self.store.write_tx() as conn:
-            ensure(conn)
+        if self.core.dialect is SQLITE:  # PostgreSQL's migration 005 made the table
+            with self.core.transaction() as conn:
+                ensure(conn)
 
     def record(self, entry: dict[str, Any], now: str) -> str:
-        with self.store.write_tx() as conn:
-            return record(conn, entry, now)
+        with self.core.transaction() as conn:
+            return record(conn, entry, now, self.core.dialect)
 
     def list_rows(
         self, *, agent_id: str | None, project: str | None, since: str | None,
         no_hits: bool | None, limit: int, offset: int,
     ) -> tuple[list[dict[str, Any]], int]:
-        return list_rows(self.store.reader(), agent_id=agent_id, project=project, since=since,
-                         no_hits=no_hits, limit=limit, offset=offset)
+        with self.core.reading() as conn:
+            return list_rows(conn, agent_id=agent_id, project=project, since=since,
+                             no_hits=no_hits, limit=limit, offset=offset, dialect=self.core.dialect)

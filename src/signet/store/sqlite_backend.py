@@ -17,7 +17,7 @@ from signet.store.pipeline import SqlitePipeline
 from signet.store.portable import SqlitePortable
 from signet.store.projection import SqliteProjection
 from signet.store.recall_reads import NearestVectors, SqliteRecallReads
-from signet.store.search_telemetry import SqliteLedger
+from signet.store.search_telemetry import Ledger
 from signet.store.session_store import SqliteSessions
 from signet.types import RememberResult
 
@@ -52,8 +52,8 @@ class SqliteBackend:
     def operations(self) -> SqliteOps:
         return SqliteOps(self.store)
 
-    def ledger(self) -> SqliteLedger:
-        return SqliteLedger(self.store)
+    def ledger(self) -> Ledger:
+        return Ledger(self.core)
 
     def portable(self) -> SqlitePortable:
         return SqlitePortable(self.store)

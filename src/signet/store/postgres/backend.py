@@ -20,9 +20,9 @@ from signet.store.postgres.pipeline import PostgresPipeline
 from signet.store.postgres.portable import PostgresPortable
 from signet.store.postgres.projection import PostgresProjection
 from signet.store.postgres.recall_reads import PostgresRecallReads
-from signet.store.postgres.search_telemetry import PostgresLedger
 from signet.store.postgres.sessions import PostgresSessions
 from signet.store.recall_reads import NearestVectors
+from signet.store.search_telemetry import Ledger
 from signet.types import RememberResult
 
 
@@ -56,8 +56,8 @@ class PostgresBackend:
     def operations(self) -> PostgresOps:
         return PostgresOps(self.core.pool)
 
-    def ledger(self) -> PostgresLedger:
-        return PostgresLedger(self.core)
+    def ledger(self) -> Ledger:
+        return Ledger(self.core)
 
     def portable(self) -> PostgresPortable:
         return PostgresPortable(self.core.pool)
