@@ -7,6 +7,7 @@ read with `count_embedded` and replaced whole. `SqliteProjection` is here, `Post
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -110,17 +111,20 @@ def embedded_points(
         " ORDER BY m.created_at, m.id",
         {**_params(model, scope), "dims": dimensions},
     ).fetchall()
-    ids = [r["id"] for r in rows]
+    matrix = np.frombuffer(b"".join(r["vector"] for r in rows), dtype="<f4")
+    return to_points(rows, matrix.astype(np.float32), dimensions)
+
+
+def to_points(rows: Sequence[Any], matrix: np.ndarray, dimensions: int) -> Points:
+    """The points of an embedded-points read: its rows (id, snippet, type, project,
+    source_type, importance, created_at, community), `matrix` their vectors in order."""
     meta = [
         {"content": r["snippet"], "type": r["type"], "project": r["project"],
          "source_type": r["source_type"], "importance": r["importance"],
          "created_at": r["created_at"], "community": r["community"]}
         for r in rows
     ]
-    if not rows:
-        return Points([], [], np.zeros((0, dimensions), dtype=np.float32))
-    matrix = np.frombuffer(b"".join(r["vector"] for r in rows), dtype="<f4")
-    return Points(ids, meta, matrix.reshape(len(rows), dimensions).astype(np.float32))
+    return Points([r["id"] for r in rows], meta, matrix.reshape(len(rows), dimensions))
 
 
 def cache_get(

@@ -62,16 +62,8 @@ class PostgresProjection:
                 " ORDER BY m.created_at, m.id",
                 [model, *params, dimensions],
             ).fetchall()
-        if not rows:
-            return Points([], [], np.zeros((0, dimensions), dtype=np.float32))
-        meta = [
-            {"content": r["snippet"], "type": r["type"], "project": r["project"],
-             "source_type": r["source_type"], "importance": r["importance"],
-             "created_at": r["created_at"], "community": r["community"]}
-            for r in rows
-        ]
         matrix = np.array([r["vector"] for r in rows], dtype=np.float32)
-        return Points([r["id"] for r in rows], meta, matrix.reshape(len(rows), dimensions))
+        return projection.to_points(rows, matrix, dimensions)
 
     def cache_put(
         self, *, dimensions: int, scope_key: str, model: str, embedding_count: int,
