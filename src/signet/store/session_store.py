@@ -8,7 +8,7 @@ artifacts.py and head.py. Scope None means no constraint.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -19,7 +19,9 @@ from signet.store import memories as mem_sql
 from signet.store import scope as scope_sql
 from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
+from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.prefixes import resolve_prefix
 from signet.store.sessions import SessionRow, SummaryJob, SummaryOutcome
 from signet.types import Memory, MemoryScope
@@ -174,32 +176,106 @@ class SessionStore(Protocol):
         ...
 
 
-class SqliteSessions:
-    """SessionStore on the SQLite store: the store/ functions. One writer per
-    file, so `one_at_a_time` is the writer's: always granted."""
+class SessionReads:
+    """The SessionStore reads both backends share: the store/ functions in the backend's
+    dialect over its reading connection (`_reading`, rows read by column name)."""
 
-    backend = "sqlite"
+    dialect: Dialect
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def _reading(self) -> AbstractContextManager[Executes]:
+        raise NotImplementedError
 
-    # -- transcripts ------------------------------------------------------------------------
     def get(self, key: str) -> SessionRow | None:
-        return sessions_sql.get(self.store.reader(), key)
+        with self._reading() as conn:
+            return sessions_sql.get(conn, key, dialect=self.dialect)
 
     def find(
         self, session_id: str, *, agent_id: str | None, project: str | None
     ) -> list[SessionRow]:
-        return sessions_sql.find(self.store.reader(), session_id, agent_id=agent_id,
-                                 project=project)
+        with self._reading() as conn:
+            return sessions_sql.find(conn, session_id, agent_id=agent_id, project=project,
+                                     dialect=self.dialect)
 
     def list_page(
         self, *, agent_id: str | None, project: str | None, harness: str | None, limit: int,
         offset: int,
     ) -> tuple[list[SessionRow], int]:
-        return sessions_sql.list_page(self.store.reader(), agent_id=agent_id, project=project,
-                                      harness=harness, limit=limit, offset=offset)
+        with self._reading() as conn:
+            return sessions_sql.list_page(conn, agent_id=agent_id, project=project,
+                                          harness=harness, limit=limit, offset=offset,
+                                          dialect=self.dialect)
 
+    # -- artifacts --------------------------------------------------------------------------
+    def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
+        with self._reading() as conn:
+            return art_sql.get(conn, agent_id, path, self.dialect)
+
+    def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None:
+        with self._reading() as conn:
+            return art_sql.by_id(conn, artifact_id, self.dialect)
+
+    def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]:
+        with self._reading() as conn:
+            return art_sql.of_session(conn, session_key, self.dialect)
+
+    def in_thread(
+        self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
+    ) -> list[ArtifactRow]:
+        with self._reading() as conn:
+            return art_sql.in_thread(conn, agent_id, thread_key, kind, uncondensed=uncondensed,
+                                     dialect=self.dialect)
+
+    def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
+        with self._reading() as conn:
+            return art_sql.threads(conn, agent_id, project, self.dialect)
+
+    def tombstoned(self) -> set[tuple[str, str]]:
+        with self._reading() as conn:
+            return art_sql.tombstoned(conn)
+
+    # -- the head (MEMORY.md) -----------------------------------------------------------------
+    def head_memories(self, agent_id: str) -> list[dict[str, Any]]:
+        with self._reading() as conn:
+            return head_sql.memories(conn, agent_id, self.dialect)
+
+    def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]:
+        with self._reading() as conn:
+            return head_sql.projects(conn, agent_id, since, self.dialect)
+
+    def latest_gists(self, agent_id: str) -> dict[str | None, str]:
+        with self._reading() as conn:
+            return head_sql.latest_gists(conn, agent_id, self.dialect)
+
+    def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
+        with self._reading() as conn:
+            return head_sql.open_questions(conn, agent_id, limit, self.dialect)
+
+    def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
+        with self._reading() as conn:
+            return head_sql.latest_summaries(conn, agent_id, limit, self.dialect)
+
+    def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
+        with self._reading() as conn:
+            return head_sql.entities(conn, agent_id, limit, self.dialect)
+
+    def last_change(self) -> str | None:
+        with self._reading() as conn:
+            return head_sql.last_change(conn)
+
+
+class SqliteSessions(SessionReads):
+    """SessionStore on the SQLite store: the store/ functions. One writer per
+    file, so `one_at_a_time` is the writer's: always granted."""
+
+    backend, dialect = "sqlite", SQLITE
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def _reading(self) -> AbstractContextManager[Connection]:
+        return nullcontext(self.store.reader())
+
+    # -- transcripts ------------------------------------------------------------------------
     def search(
         self, query: str, *, agent_id: str | None, project: str | None, limit: int
     ) -> list[tuple[SessionRow, float, str]]:
@@ -300,27 +376,6 @@ class SqliteSessions:
         return sessions_sql.dominant_community(self.store.reader(), agent_id, canonical_names)
 
     # -- artifacts --------------------------------------------------------------------------
-    def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
-        return art_sql.get(self.store.reader(), agent_id, path)
-
-    def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None:
-        return art_sql.by_id(self.store.reader(), artifact_id)
-
-    def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]:
-        return art_sql.of_session(self.store.reader(), session_key)
-
-    def in_thread(
-        self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
-    ) -> list[ArtifactRow]:
-        return art_sql.in_thread(self.store.reader(), agent_id, thread_key, kind,
-                                 uncondensed=uncondensed)
-
-    def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
-        return art_sql.threads(self.store.reader(), agent_id, project)
-
-    def tombstoned(self) -> set[tuple[str, str]]:
-        return art_sql.tombstoned(self.store.reader())
-
     def replace_artifacts(self, rows: Mapping[tuple[str, str], ArtifactRow]) -> int:
         with self.store.write_tx() as conn:
             stale = [key for key in art_sql.all_paths(conn) if key not in rows]
@@ -339,28 +394,6 @@ class SqliteSessions:
             sessions_sql.delete(conn, session.session_key)
             art_sql.tombstone(conn, session.agent_id, session.session_key, list(removed),
                               reason, now)
-
-    # -- the head (MEMORY.md) -----------------------------------------------------------------
-    def head_memories(self, agent_id: str) -> list[dict[str, Any]]:
-        return head_sql.memories(self.store.reader(), agent_id)
-
-    def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]:
-        return head_sql.projects(self.store.reader(), agent_id, since)
-
-    def latest_gists(self, agent_id: str) -> dict[str | None, str]:
-        return head_sql.latest_gists(self.store.reader(), agent_id)
-
-    def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
-        return head_sql.open_questions(self.store.reader(), agent_id, limit)
-
-    def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
-        return head_sql.latest_summaries(self.store.reader(), agent_id, limit)
-
-    def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
-        return head_sql.entities(self.store.reader(), agent_id, limit)
-
-    def last_change(self) -> str | None:
-        return head_sql.last_change(self.store.reader())
 
     @contextmanager
     def one_at_a_time(self, task: str) -> Iterator[bool]:

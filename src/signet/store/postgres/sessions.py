@@ -18,13 +18,13 @@ from psycopg.rows import dict_row
 
 from signet.errors import Conflict
 from signet.store import artifacts as art_sql
-from signet.store import head as head_sql
 from signet.store import sessions as sessions_sql
 from signet.store.artifacts import ArtifactRow
 from signet.store.dialect import POSTGRES
 from signet.store.fts import query_tokens
 from signet.store.postgres.core import PostgresCore
 from signet.store.postgres.retention import try_lock
+from signet.store.session_store import SessionReads
 from signet.store.sessions import SessionRow, SummaryJob, SummaryOutcome
 from signet.store.sessions import _row as session_of
 from signet.types import Memory, MemoryScope
@@ -43,39 +43,19 @@ def _scope(agent_id: str | None, project: str | None, alias: str = "t") -> tuple
     )
 
 
-class PostgresSessions:
-    backend = "postgres"
+class PostgresSessions(SessionReads):
+    backend, dialect = "postgres", POSTGRES
 
     def __init__(self, core: PostgresCore) -> None:
         self.core = core
         self.pool = core.pool
 
     @contextmanager
-    def _cursor(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
+    def _reading(self) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             yield cur
 
     # -- transcripts ------------------------------------------------------------------------
-    def get(self, key: str) -> SessionRow | None:
-        with self._cursor() as cur:
-            return sessions_sql.get(cur, key, dialect=POSTGRES)
-
-    def find(
-        self, session_id: str, *, agent_id: str | None, project: str | None
-    ) -> list[SessionRow]:
-        with self._cursor() as cur:
-            return sessions_sql.find(cur, session_id, agent_id=agent_id, project=project,
-                                     dialect=POSTGRES)
-
-    def list_page(
-        self, *, agent_id: str | None, project: str | None, harness: str | None, limit: int,
-        offset: int,
-    ) -> tuple[list[SessionRow], int]:
-        with self._cursor() as cur:
-            return sessions_sql.list_page(cur, agent_id=agent_id, project=project,
-                                          harness=harness, limit=limit, offset=offset,
-                                          dialect=POSTGRES)
-
     def search(
         self, query: str, *, agent_id: str | None, project: str | None, limit: int
     ) -> list[tuple[SessionRow, float, str]]:
@@ -83,7 +63,7 @@ class PostgresSessions:
         if not words or limit <= 0:
             return []
         where, args = _scope(agent_id, project)
-        with self._cursor() as cur:
+        with self._reading() as cur:
             terms = cur.execute(
                 "SELECT q::text AS q, (SELECT count(*) FROM session_transcripts t"
                 f" WHERE t.lexical @@ q AND {where}) AS df FROM unnest(%s::text[]) AS w,"
@@ -114,7 +94,7 @@ class PostgresSessions:
         self, pairs: Sequence[tuple[str, str, str | None]]
     ) -> dict[tuple[str, str], SessionRow]:
         found: dict[tuple[str, str], SessionRow] = {}
-        with self._cursor() as cur:
+        with self._reading() as cur:
             for agent_id, session_id, project in pairs:
                 row = cur.execute(
                     f"SELECT {_COLUMNS} FROM session_transcripts t WHERE t.agent_id = %s"
@@ -181,7 +161,7 @@ class PostgresSessions:
     def memories_of(
         self, agent_id: str, session_id: str, project: str | None, limit: int = 200
     ) -> list[str]:
-        with self._cursor() as cur:
+        with self._reading() as cur:
             return sessions_sql.memories_of(cur, agent_id, session_id, project, limit,
                                             dialect=POSTGRES)
 
@@ -193,7 +173,7 @@ class PostgresSessions:
 
     # -- the summary queue ------------------------------------------------------------------
     def lease_summary(self, now: str) -> SummaryJob | None:
-        with self._cursor() as cur:
+        with self._reading() as cur:
             return sessions_sql.lease_summary(cur, now, POSTGRES)
 
     def fail_summary(self, job: SummaryJob, error: str, now: str) -> None:
@@ -206,7 +186,7 @@ class PostgresSessions:
             return sessions_sql.reap_summary_leases(conn, now, timeout_ms, POSTGRES)
 
     def covered(self, session_key: str) -> int:
-        with self._cursor() as cur:
+        with self._reading() as cur:
             return sessions_sql.covered(cur, session_key, POSTGRES)
 
     def finish_summary(self, job: SummaryJob, outcome: SummaryOutcome, now: str) -> None:
@@ -257,33 +237,6 @@ class PostgresSessions:
         return str(best[0]) if best and 2 * int(best[1]) >= total else None
 
     # -- artifacts --------------------------------------------------------------------------
-    def artifact(self, agent_id: str, path: str) -> ArtifactRow | None:
-        with self._cursor() as cur:
-            return art_sql.get(cur, agent_id, path, POSTGRES)
-
-    def artifact_by_id(self, artifact_id: str) -> ArtifactRow | None:
-        with self._cursor() as cur:
-            return art_sql.by_id(cur, artifact_id, POSTGRES)
-
-    def artifacts_of_session(self, session_key: str) -> list[ArtifactRow]:
-        with self._cursor() as cur:
-            return art_sql.of_session(cur, session_key, POSTGRES)
-
-    def in_thread(
-        self, agent_id: str, thread_key: str, kind: str, *, uncondensed: bool = False
-    ) -> list[ArtifactRow]:
-        with self._cursor() as cur:
-            return art_sql.in_thread(cur, agent_id, thread_key, kind, uncondensed=uncondensed,
-                                     dialect=POSTGRES)
-
-    def threads(self, agent_id: str | None, project: str | None) -> list[dict[str, Any]]:
-        with self._cursor() as cur:
-            return art_sql.threads(cur, agent_id, project, POSTGRES)
-
-    def tombstoned(self) -> set[tuple[str, str]]:
-        with self._cursor() as cur:
-            return art_sql.tombstoned(cur)
-
     def replace_artifacts(self, rows: Mapping[tuple[str, str], ArtifactRow]) -> int:
         with self.pool.connection() as conn, conn.transaction():
             stale = [k for k in art_sql.all_paths(conn.cursor(row_factory=dict_row))
@@ -303,35 +256,6 @@ class PostgresSessions:
             sessions_sql.delete(conn, session.session_key, POSTGRES)
             art_sql.tombstone(conn, session.agent_id, session.session_key, list(removed),
                               reason, now, POSTGRES)
-
-    # -- the head (MEMORY.md) -----------------------------------------------------------------
-    def head_memories(self, agent_id: str) -> list[dict[str, Any]]:
-        with self._cursor() as cur:
-            return head_sql.memories(cur, agent_id, POSTGRES)
-
-    def head_projects(self, agent_id: str, since: str) -> list[dict[str, Any]]:
-        with self._cursor() as cur:
-            return head_sql.projects(cur, agent_id, since, POSTGRES)
-
-    def latest_gists(self, agent_id: str) -> dict[str | None, str]:
-        with self._cursor() as cur:
-            return head_sql.latest_gists(cur, agent_id, POSTGRES)
-
-    def open_questions(self, agent_id: str, limit: int = 3) -> list[str]:
-        with self._cursor() as cur:
-            return head_sql.open_questions(cur, agent_id, limit, POSTGRES)
-
-    def latest_summaries(self, agent_id: str, limit: int = 3) -> list[str]:
-        with self._cursor() as cur:
-            return head_sql.latest_summaries(cur, agent_id, limit, POSTGRES)
-
-    def head_entities(self, agent_id: str, limit: int = 30) -> list[dict[str, Any]]:
-        with self._cursor() as cur:
-            return head_sql.entities(cur, agent_id, limit, POSTGRES)
-
-    def last_change(self) -> str | None:
-        with self._cursor() as cur:
-            return head_sql.last_change(cur)
 
     @contextmanager
     def one_at_a_time(self, task: str) -> Iterator[bool]:
