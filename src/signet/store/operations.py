@@ -8,7 +8,7 @@ answers None and is named as not on the backend, never a made-up count.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,11 +20,15 @@ from signet.store import knowledge as know_sql
 from signet.store import memories as mem_sql
 from signet.store import retention as ret_sql
 from signet.store import sessions as sessions_sql
+from signet.store.connection import Connection
 from signet.store.db import Store
+from signet.store.dialect import SQLITE, Dialect, Executes
 from signet.store.jobs import Job
 from signet.store.prefixes import resolve_prefix
 
-__all__ = ["JobAdmin", "OpsStore", "RepairStore", "RetentionStore", "SqliteOps"]
+__all__ = [
+    "JobAdmin", "OpsStore", "RepairStore", "RetentionStore", "SharedOps", "SqliteOps",
+]
 
 
 class JobAdmin(Protocol):
@@ -152,13 +156,66 @@ class OpsStore(JobAdmin, RepairStore, RetentionStore, Protocol):
     """All three, as each backend implements them in one class."""
 
 
-class SqliteOps:
+class SharedOps:
+    """What OpsStore runs the same on both backends: the store/ functions in the backend's
+    dialect, over a connection outside any transaction (`_conn`) or a transaction (`_tx`)."""
+
+    dialect: Dialect
+
+    def _conn(self) -> AbstractContextManager[Executes]:
+        raise NotImplementedError
+
+    def _tx(self) -> AbstractContextManager[Executes]:
+        raise NotImplementedError
+
+    def latest_runs(self, limit: int) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            return health_sql.latest_runs(conn, limit, self.dialect)
+
+    def recent_actions(self, limit: int) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            return health_sql.recent_actions(conn, limit, self.dialect)
+
+    # -- RetentionStore's steps ------------------------------------------------------------------
+    def expired_tombstones(self, before: str, limit: int) -> list[str]:
+        with self._conn() as conn:
+            return ret_sql.expired_tombstones(conn, before, limit, self.dialect)
+
+    def purge_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
+        with self._tx() as conn:
+            hashes = ret_sql.tombstone_vector_hashes(conn, ids, before, self.dialect)
+            return emb_sql.delete_for_hashes(conn, hashes, self.dialect)
+
+    def delete_tombstones(self, ids: Sequence[str], before: str) -> int:
+        with self._tx() as conn:
+            return ret_sql.delete_tombstones(conn, ids, before, self.dialect)
+
+    def count_mention_links(self, ids: Sequence[str]) -> int | None:
+        with self._conn() as conn:
+            return ret_sql.count_mention_links(conn, ids, self.dialect)
+
+    def count_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
+        with self._conn() as conn:
+            return len(ret_sql.tombstone_vector_hashes(conn, ids, before, self.dialect))
+
+    def count_jobs(self, status: str, before: str, limit: int) -> int:
+        with self._conn() as conn:
+            return ret_sql.count_jobs(conn, status, before, limit, self.dialect)
+
+
+class SqliteOps(SharedOps):
     """The three protocols on the SQLite store: the store/ functions."""
 
-    backend = "sqlite"
+    backend, dialect = "sqlite", SQLITE
 
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    def _conn(self) -> AbstractContextManager[Connection]:
+        return nullcontext(self.store.reader())
+
+    def _tx(self) -> AbstractContextManager[Connection]:
+        return self.store.write_tx()
 
     # -- JobAdmin -------------------------------------------------------------------------------
     def list_jobs(
@@ -278,12 +335,6 @@ class SqliteOps:
                                          mode=mode, trigger=trigger, report=report,
                                          actions=actions)
 
-    def latest_runs(self, limit: int) -> list[dict[str, Any]]:
-        return health_sql.latest_runs(self.store.reader(), limit)
-
-    def recent_actions(self, limit: int) -> list[dict[str, Any]]:
-        return health_sql.recent_actions(self.store.reader(), limit)
-
     # -- RetentionStore -------------------------------------------------------------------------
     @contextmanager
     def exclusive(self, name: str) -> Iterator[bool]:
@@ -291,22 +342,10 @@ class SqliteOps:
         # and its expiry re-check are enough; nothing else to hold.
         yield True
 
-    def expired_tombstones(self, before: str, limit: int) -> list[str]:
-        return ret_sql.expired_tombstones(self.store.reader(), before, limit)
-
     def purge_graph_links(self, ids: Sequence[str], before: str) -> dict[str, int] | None:
         with self.store.write_tx() as conn:
             live_ids = ret_sql.still_expired(conn, ids, before)
             return know_sql.decrement_entity_mentions(conn, live_ids)
-
-    def purge_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
-        with self.store.write_tx() as conn:
-            hashes = ret_sql.tombstone_vector_hashes(conn, ids, before)
-            return emb_sql.delete_for_hashes(conn, hashes)
-
-    def delete_tombstones(self, ids: Sequence[str], before: str) -> int:
-        with self.store.write_tx() as conn:
-            return ret_sql.delete_tombstones(conn, ids, before)
 
     def purge_jobs(
         self, now: str, *, completed_before: str, dead_before: str, limit: int
@@ -319,14 +358,5 @@ class SqliteOps:
         with self.store.write_tx() as conn:
             return ret_sql.delete_older(conn, kind, before, limit)
 
-    def count_mention_links(self, ids: Sequence[str]) -> int | None:
-        return ret_sql.count_mention_links(self.store.reader(), ids)
-
-    def count_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
-        return len(ret_sql.tombstone_vector_hashes(self.store.reader(), ids, before))
-
     def count_older(self, kind: str, before: str, limit: int) -> int | None:
         return ret_sql.count_older(self.store.reader(), kind, before, limit)
-
-    def count_jobs(self, status: str, before: str, limit: int) -> int:
-        return ret_sql.count_jobs(self.store.reader(), status, before, limit)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -41,11 +40,6 @@ class PostgresOps(PostgresRetention):
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
 
-    @contextmanager
-    def _conn(self) -> Iterator[psycopg.Connection]:
-        with self.pool.connection() as conn:
-            yield conn
-
     # -- JobAdmin -------------------------------------------------------------------------------
     def list_jobs(
         self, *, status: str | None, job_type: str | None, limit: int, offset: int
@@ -67,7 +61,7 @@ class PostgresOps(PostgresRetention):
             return pg_jobs.depths(conn)
 
     def requeue_dead(self, now: str, job_ids: Sequence[str] | None = None) -> int:
-        with self._conn() as conn, conn.transaction():
+        with self._tx() as conn:
             if job_ids is not None:
                 job_ids = [self._resolve(conn, j) for j in job_ids]
             return pg_jobs.requeue_dead(conn, now, job_ids=job_ids)
@@ -134,7 +128,7 @@ class PostgresOps(PostgresRetention):
                 "stale": stale, "vectors": total}
 
     def enqueue_missing_embeds(self, model: str, limit: int, now: str) -> tuple[int, int]:
-        with self._conn() as conn, conn.transaction():
+        with self._tx() as conn:
             ids = emb_sql.missing_memory_ids(conn, model, limit, POSTGRES)
             enqueued = sum(1 for i in ids if pg_jobs.enqueue(conn, "embed", memory_id=i, now=now))
         return len(ids), enqueued
@@ -160,7 +154,7 @@ class PostgresOps(PostgresRetention):
 
     def requeue_dead_once(self, now: str, limit: int) -> tuple[list[str], int]:
         now = _ts(now)
-        with self._conn() as conn, conn.transaction():
+        with self._tx() as conn:
             # The claim first: a job another daemon's run claimed is not requeued twice.
             ids = [str(r[0]) for r in conn.execute(
                 "INSERT INTO maintenance_requeues (job_id, requeued_at) SELECT j.id, %s FROM"
@@ -172,7 +166,7 @@ class PostgresOps(PostgresRetention):
 
     def delete_orphans(self, limit: int, *, mentions: bool, entities: bool) -> tuple[int, list[str]]:
         gone, ids = 0, []
-        with self._conn() as conn, conn.transaction():
+        with self._tx() as conn:
             if mentions:  # foreign keys hold here, so there are none to find; asked all the same
                 gone = conn.execute(
                     "DELETE FROM memory_entity_mentions WHERE (memory_id, entity_id) IN (SELECT"
@@ -193,7 +187,7 @@ class PostgresOps(PostgresRetention):
         report: dict[str, Any], actions: list[dict[str, Any]],
     ) -> str:
         run_id = "mnt_" + secrets.token_hex(8)
-        with self._conn() as conn, conn.transaction():
+        with self._tx() as conn:
             conn.execute(
                 "INSERT INTO maintenance_runs (id, started_at, finished_at, mode, trigger,"
                 " report_json) VALUES (%s, %s, %s, %s, %s, %s)",
@@ -212,13 +206,6 @@ class PostgresOps(PostgresRetention):
             conn.execute(f"DELETE FROM maintenance_runs WHERE id IN ({old})", (KEEP_RUNS,))
         return run_id
 
-    def latest_runs(self, limit: int) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            return health_sql.latest_runs(conn, limit, POSTGRES)
-
-    def recent_actions(self, limit: int) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            return health_sql.recent_actions(conn, limit, POSTGRES)
 def _one(conn: psycopg.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
     row = conn.execute(sql, params).fetchone()
     return int(row[0]) if row else 0

@@ -15,7 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from signet.store import retention
 from signet.store.dialect import POSTGRES
-from signet.store.embeddings import delete_for_hashes
+from signet.store.operations import SharedOps
 from signet.store.postgres import jobs as pg_jobs
 from signet.store.postgres.graph import PostgresGraphOps
 
@@ -41,8 +41,17 @@ def try_lock(conn: psycopg.Connection, name: str) -> Iterator[bool]:
             conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
-class PostgresRetention:
+class PostgresRetention(SharedOps):
     pool: ConnectionPool
+    dialect = POSTGRES
+
+    def _conn(self) -> AbstractContextManager[psycopg.Connection]:
+        return self.pool.connection()
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
 
     def exclusive(self, name: str) -> AbstractContextManager[bool]:
         return self._exclusive(name)
@@ -52,56 +61,31 @@ class PostgresRetention:
         with self.pool.connection() as conn, try_lock(conn, name) as held:
             yield held
 
-    def expired_tombstones(self, before: str, limit: int) -> list[str]:
-        with self.pool.connection() as conn:
-            return retention.expired_tombstones(conn, before, limit, POSTGRES)
-
     def purge_graph_links(self, ids: Sequence[str], before: str) -> dict[str, int] | None:
         """The graph's decrement_entity_mentions (store/graph_store.py): the expired
         tombstones' mention links dropped (the delete of step 3 would cascade them, but not the
         counts), each linked entity's `mentions` decremented, the entities left with none
         deleted."""
-        with self.pool.connection() as conn, conn.transaction():
+        with self._tx() as conn:
             live = retention.still_expired(conn, ids, before, POSTGRES)
             # The graph's own statement (store/postgres/graph.py), in this transaction.
             return PostgresGraphOps(conn).decrement_entity_mentions(live)
 
-    def purge_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
-        with self.pool.connection() as conn, conn.transaction():
-            hashes = retention.tombstone_vector_hashes(conn, ids, before, POSTGRES)
-            return delete_for_hashes(conn, hashes, POSTGRES)
-
-    def delete_tombstones(self, ids: Sequence[str], before: str) -> int:
-        with self.pool.connection() as conn, conn.transaction():
-            return retention.delete_tombstones(conn, ids, before, POSTGRES)
-
     def purge_jobs(
         self, now: str, *, completed_before: str, dead_before: str, limit: int
     ) -> tuple[int, int]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self._tx() as conn:
             return pg_jobs.purge(conn, now, completed_before=completed_before,
                                  dead_before=dead_before, limit=limit)
 
     def delete_older(self, kind: str, before: str, limit: int) -> int | None:
         if not retention.windowed(kind):
             return None
-        with self.pool.connection() as conn:
+        with self._conn() as conn:
             return retention.delete_older(conn, kind, before, limit, POSTGRES)
-
-    def count_mention_links(self, ids: Sequence[str]) -> int | None:
-        with self.pool.connection() as conn:
-            return retention.count_mention_links(conn, ids, POSTGRES)
-
-    def count_tombstone_vectors(self, ids: Sequence[str], before: str) -> int:
-        with self.pool.connection() as conn:
-            return len(retention.tombstone_vector_hashes(conn, ids, before, POSTGRES))
 
     def count_older(self, kind: str, before: str, limit: int) -> int | None:
         if not retention.windowed(kind):
             return None
-        with self.pool.connection() as conn:
+        with self._conn() as conn:
             return retention.count_older(conn, kind, before, limit, POSTGRES)
-
-    def count_jobs(self, status: str, before: str, limit: int) -> int:
-        with self.pool.connection() as conn:
-            return retention.count_jobs(conn, status, before, limit, POSTGRES)
