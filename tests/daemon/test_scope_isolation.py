@@ -307,3 +307,31 @@ def test_sessions_documents_and_lineage_of_another_scope_are_as_if_absent(serve)
         assert statuses[("GET", "/api/sessions/s-theirs")] == 404
         assert statuses[("DELETE", "/api/sessions/s-theirs")] == 404
         assert statuses[("GET", "/api/documents/<their document>")] == 404
+
+
+def test_a_community_filter_tells_a_scoped_caller_nothing(serve) -> None:
+    """Another project's community, an unknown name and an id answer a scoped caller alike:
+    resolving the name would tell it that the other project's entities exist."""
+    s = serve()
+    names = [f"Heron{i}" for i in range(4)]
+    deps = [{"source": a, "target": b, "type": "uses", "strength": 0.9}
+            for i, a in enumerate(names) for b in names[i + 1:]]
+    s.app.apply_graph({"dependencies": deps})
+    for name in names:
+        remember(s, auth(issue(s.app, "admin")), f"runbook of {name}", project="q",
+                 graph={"entities": [name]})
+    s.app.graph.detect_communities("default")
+    (community,) = s.app.graph.communities()
+    theirs = {"label": community["label"], "id": community["id"], "unknown": "no-such-group"}
+    me = auth(issue(s.app, "agent", project="p"))
+    seen = set()
+    for ref in theirs.values():
+        recall = httpx.post(f"{s.url}{RECALL}", json={"query": "runbook", "filters":
+                            {"community": ref}}, headers=me)
+        listing = httpx.get(f"{s.url}/api/memories", params={"community": ref}, headers=me)
+        seen.add((recall.status_code, recall.json().get("error"), listing.status_code,
+                  listing.json().get("error")))
+    assert len(seen) == 1 and next(iter(seen))[0::2] == (403, 403), seen
+    admin = httpx.get(f"{s.url}/api/memories", params={"community": community["label"]},
+                      headers=auth(issue(s.app, "admin")))
+    assert admin.status_code == 200 and admin.json()["total"] == 4

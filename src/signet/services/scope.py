@@ -2,7 +2,9 @@
 where its writes land.
 
 A memory outside the caller's scope is NotFound, never Forbidden, so its existence does not
-leak; filters naming another agent or project are Forbidden (the caller named it itself).
+leak; filters naming another agent or project are Forbidden (the caller named it itself), and
+so is a community filter: the knowledge graph is not partitioned by scope (scoped tokens are
+kept out of its routes), so resolving a community name would tell whether it exists elsewhere.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def scoped_filters(filters: MemoryFilters, scope: MemoryScope | None) -> MemoryF
     """`filters` narrowed to `scope`; Forbidden when they name another agent or project."""
     if scope is None:
         return filters
+    if filters.community is not None:
+        raise Forbidden("a scoped token may not filter by community (the knowledge graph is"
+                        " shared across scopes)")
     for name in ("agent_id", "project"):
         allowed, asked = getattr(scope, name), getattr(filters, name)
         if allowed is not None and asked is not None and asked != allowed:
