@@ -229,3 +229,8 @@ def test_slow_path_failure_does_not_contradict_and_says_why(llm: ScriptedLLM) ->
 def test_string_booleans_from_a_small_model_are_accepted() -> None:
     llm = ScriptedLLM('{"contradicts": "yes", "confidence": 0.9, "reason": "r"}')
     assert check_contradiction(*RELATED_CLEAN, llm=llm).contradicts is True
+
+
+def test_a_confidence_written_as_a_string_is_read() -> None:
+    llm = ScriptedLLM('{"contradicts": true, "confidence": "0.85", "reason": "different names"}')
+    assert check_contradiction(*RELATED_CLEAN, llm=llm).confidence == 0.85

@@ -8,7 +8,7 @@ import pytest
 
 from fakes.scripted_llm import ScriptedLLM
 from signet.errors import BadResponse
-from signet.pipeline.llm_json import complete_json, parse_llm_json
+from signet.pipeline.llm_json import complete_json, parse_llm_json, reply_confidence
 
 RECOVERABLE: list[tuple[str, str, Any]] = [
     ("clean object", '{"a": 1}', {"a": 1}),
@@ -83,3 +83,14 @@ def test_complete_json_asks_in_json_mode_and_parses() -> None:
     llm = ScriptedLLM('<think>x</think>{"ok": true}')
     assert complete_json(llm, "question", system="sys") == {"ok": True}
     assert llm.calls == [("question", "sys", True)]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(0.7, 0.7), (1, 1.0), (" 0.25 ", 0.25), (1.7, 1.0), (-1, 0.0), ("high", 0.5),
+     (True, 0.5), (None, 0.5), (float("nan"), 0.5), (float("inf"), 0.5), ("-inf", 0.5)],
+)
+def test_a_reply_confidence_is_a_clamped_finite_number_or_the_default(
+    raw: object, expected: float
+) -> None:
+    assert reply_confidence(raw) == expected

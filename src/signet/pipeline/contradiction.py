@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from signet.errors import BadResponse, SignetError
-from signet.pipeline.llm_json import CompletingLLM, complete_json
+from signet.pipeline.llm_json import CompletingLLM, complete_json, reply_confidence
 from signet.pipeline.tokens import content_tokens, normalize_text, stem, words
 
 __all__ = [
@@ -404,11 +404,6 @@ def _parse_llm_verdict(data: Any) -> tuple[bool, float, str]:
         flag = flag.strip().lower() in ("true", "yes")
     if not isinstance(flag, bool):
         raise BadResponse("'contradicts' is not a boolean")
-    raw = data.get("confidence", 0.5)
-    confidence = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else 0.5
     reason = data.get("reason")
-    return (
-        flag,
-        min(1.0, max(0.0, confidence)),
-        reason if isinstance(reason, str) else "llm verdict",
-    )
+    confidence = reply_confidence(data.get("confidence"))
+    return flag, confidence, reason if isinstance(reason, str) else "llm verdict"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from signet.errors import BadResponse
 from signet.pipeline.extraction import ExtractedFact
-from signet.pipeline.llm_json import CompletingLLM, parse_llm_json
+from signet.pipeline.llm_json import CompletingLLM, parse_llm_json, reply_confidence
 from signet.pipeline.tokens import content_tokens, normalize_text
 
 __all__ = [
@@ -34,7 +34,6 @@ _ACTION_ALIASES = {"skip": "none", "noop": "none", "nothing": "none", "ignore": 
 MAX_CANDIDATES = 5
 MAX_CANDIDATE_CHARS = 1_000
 NEAR_DUPLICATE_JACCARD = 0.8
-DEFAULT_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +119,7 @@ def parse_decision(text: str, fact: ExtractedFact, candidates: Sequence[Candidat
         raise BadResponse("decision reply is not a JSON object")
     action = _action(data.get("action"))
     target = _target(data)
-    confidence = _confidence(data.get("confidence"))
+    confidence = reply_confidence(data.get("confidence"))
     given = data.get("reason")
     reason = given if isinstance(given, str) else ""
     ids = {c.id for c in candidates}
@@ -157,13 +156,3 @@ def _target_problem(target: str | None, ids: set[str]) -> str | None:
         return f"unknown target {target!r}: not one of the candidates"
     return None
 
-
-def _confidence(raw: Any) -> float:
-    if isinstance(raw, str):
-        try:
-            raw = float(raw)
-        except ValueError:
-            return DEFAULT_CONFIDENCE
-    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw == raw:
-        return min(1.0, max(0.0, float(raw)))
-    return DEFAULT_CONFIDENCE

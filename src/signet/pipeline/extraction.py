@@ -6,11 +6,10 @@ the job retries.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from signet.pipeline.llm_json import CompletingLLM, parse_llm_json
+from signet.pipeline.llm_json import DEFAULT_CONFIDENCE, CompletingLLM, parse_llm_json, reply_number
 
 __all__ = [
     "FACT_TYPES",
@@ -31,7 +30,6 @@ MAX_INPUT_CHARS = 12_000
 MAX_FACTS = 20
 MAX_ENTITIES = 50
 MIN_FACT_CHARS = 8
-DEFAULT_CONFIDENCE = 0.5
 MAX_REPLY_TOKENS = 2048
 
 
@@ -179,26 +177,13 @@ def _fact_type(item: dict[str, Any], label: str, warnings: list[str]) -> str:
 
 def _confidence(item: dict[str, Any], label: str, warnings: list[str]) -> float:
     raw = item.get("confidence")
-    value = _number(raw)
+    value = reply_number(raw)
     if value is None:
         warnings.append(f"{label}: confidence {raw!r} is not a number; using {DEFAULT_CONFIDENCE}")
         return DEFAULT_CONFIDENCE
     if not 0.0 <= value <= 1.0:
         warnings.append(f"{label}: confidence {raw!r} clamped to [0, 1]")
     return min(1.0, max(0.0, value))
-
-
-def _number(raw: Any) -> float | None:
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, str):
-        try:
-            raw = float(raw.strip())
-        except ValueError:
-            return None
-    if isinstance(raw, int | float) and math.isfinite(raw):
-        return float(raw)
-    return None
 
 
 def _valid_entities(items: list[Any], warnings: list[str]) -> list[ExtractedEntity]:

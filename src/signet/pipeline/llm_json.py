@@ -2,19 +2,30 @@
 almost-JSON: `parse_llm_json` drops `<think>` blocks, prefers a fence, and otherwise scans for
 the longest value with a re-writer that repairs only what cannot change the meaning (trailing
 commas, Python literals, bare keys, quotes, two missing closers); anything else is `BadResponse`.
+`reply_number` and `reply_confidence` read the numbers such a reply holds, alike for every caller.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
 from signet.errors import BadResponse
 from signet.providers.llm import CompletingLLM, Completion
 
-__all__ = ["Completion", "CompletingLLM", "complete_json", "parse_llm_json"]
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "Completion",
+    "CompletingLLM",
+    "complete_json",
+    "parse_llm_json",
+    "reply_confidence",
+    "reply_number",
+]
 
+DEFAULT_CONFIDENCE = 0.5  # what a missing or unreadable confidence in a reply counts as
 MAX_MISSING_CLOSERS = 2
 MAX_SCAN_STARTS = 64  # enough for any real reply; bounds the work on pathological prose
 
@@ -53,6 +64,27 @@ def parse_llm_json(text: str) -> Any:
     if "{" not in body and "[" not in body:
         raise BadResponse("no JSON object or array in reply")
     raise BadResponse(f"unrepairable JSON in reply ({_first_failure(body)})")
+
+
+def reply_number(raw: Any) -> float | None:
+    """A finite number the model wrote as a number or a numeric string; None for anything else
+    (a boolean, prose, NaN, infinity)."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, str):
+        try:
+            raw = float(raw.strip())
+        except ValueError:
+            return None
+    if isinstance(raw, int | float) and math.isfinite(raw):
+        return float(raw)
+    return None
+
+
+def reply_confidence(raw: Any) -> float:
+    """A confidence from a reply, clamped to [0, 1]; DEFAULT_CONFIDENCE when it is no number."""
+    value = reply_number(raw)
+    return DEFAULT_CONFIDENCE if value is None else min(1.0, max(0.0, value))
 
 
 _MISSING = object()
