@@ -66,29 +66,27 @@ def _local(s: EmbedderSettings) -> Embedder:
     return LocalEmbedder(model=s.model or MODEL, batch_size=s.batch_size, threads=s.threads)
 
 
+def _remote(
+    make: Callable[..., Embedder], s: EmbedderSettings, model: str, api_key: str = ""
+) -> Embedder:
+    """A server-backed embedder (remote_embedders.py) of the configured model, else `model`;
+    `api_key` is sent as a bearer token (Ollama takes none)."""
+    return make(
+        model=s.model or model, dimensions=s.dimensions, base_url=s.base_url, api_key=api_key,
+        timeout_s=s.timeout_s, batch_size=s.batch_size,
+    )
+
+
 def _ollama(s: EmbedderSettings) -> Embedder:
     from signet.providers.remote_embedders import OllamaEmbedder
 
-    return OllamaEmbedder(
-        model=s.model or "nomic-embed-text",
-        dimensions=s.dimensions,
-        base_url=s.base_url,
-        timeout_s=s.timeout_s,
-        batch_size=s.batch_size,
-    )
+    return _remote(OllamaEmbedder, s, "nomic-embed-text")
 
 
 def _openai(s: EmbedderSettings) -> Embedder:
     from signet.providers.remote_embedders import OpenAIEmbedder
 
-    return OpenAIEmbedder(
-        model=s.model or "text-embedding-3-small",
-        dimensions=s.dimensions,
-        base_url=s.base_url,
-        api_key=s.api_key,
-        timeout_s=s.timeout_s,
-        batch_size=s.batch_size,
-    )
+    return _remote(OpenAIEmbedder, s, "text-embedding-3-small", s.api_key)
 
 
 # The registry. A plugin adds an entry (`PROVIDERS["mine"] = factory`) and is then selectable
