@@ -243,7 +243,13 @@ def apply_plan(
     now: str,
 ) -> Applied:
     """Apply one planned proposal and record it on the source memory's history."""
-    applied = _apply(tx, planned, source, writer, flags, embedder_model, now)
+    if planned.outcome == "add":
+        applied = _add(writer, planned)
+    elif planned.outcome in ("update", "delete", "review"):
+        applied = _change(tx, planned, source.id, flags, embedder_model, now)
+    else:  # nothing to write: the outcome is only recorded
+        target_id = planned.target.id if planned.target else None
+        applied = Applied(planned.outcome, planned.reason, target_id)
     actor = SHADOW_ACTOR if planned.outcome == "shadow" else PIPELINE_ACTOR
     metadata: dict[str, Any] = {
         "proposal": proposal_dict(planned.proposal),
@@ -261,31 +267,31 @@ def apply_plan(
     return applied
 
 
-def _apply(
+def _add(writer: MemoryWriter, planned: Planned) -> Applied:
+    assert planned.prepared is not None
+    result = writer.write_prepared(planned.prepared)
+    if result.deduped:
+        return Applied("duplicate", f"memory {result.id} already holds this fact", result.id)
+    return Applied("add", planned.reason, result.id)
+
+
+def _change(
     tx: PipelineTx,
     planned: Planned,
-    source: Memory,
-    writer: MemoryWriter,
+    source_id: str,
     flags: WriteFlags,
     embedder_model: str | None,
     now: str,
 ) -> Applied:
+    """An update, delete or review of the target, unless it changed since the plan."""
     outcome, reason = planned.outcome, planned.reason
-    if outcome == "add":
-        assert planned.prepared is not None
-        result = writer.write_prepared(planned.prepared)
-        if result.deduped:
-            return Applied("duplicate", f"memory {result.id} already holds this fact", result.id)
-        return Applied("add", reason, result.id)
-    if outcome not in ("update", "delete", "review"):
-        return Applied(outcome, reason, planned.target.id if planned.target else None)
     assert planned.target is not None
     current = tx.get_memory(planned.target.id)
     if current is None or current.is_deleted or current.version != planned.target.version:
         return Applied("stale_target", "the target changed after the decision", planned.target.id)
     if outcome == "review":
         item = tx.add_review(
-            memory_id=current.id, source_memory_id=source.id, action="update",
+            memory_id=current.id, source_memory_id=source_id, action="update",
             old_content=current.content, new_content=planned.proposal.fact.content,
             proposal=proposal_dict(planned.proposal),
             verdict=verdict_dict(planned.verdict) if planned.verdict else None,
@@ -293,25 +299,12 @@ def _apply(
         )
         return Applied("review", f"{reason} (review item {item})", current.id)
     if outcome == "delete":
-        archive_and_delete(tx, current, PIPELINE_ACTOR, reason, now, source_id=source.id)
+        archive_and_delete(tx, current, PIPELINE_ACTOR, reason, now, source_id=source_id)
         return Applied("delete", reason, current.id)
     assert planned.prepared is not None
-    return _update(tx, current, planned.prepared, reason, source.id, flags, embedder_model, now)
-
-
-def _update(
-    tx: PipelineTx,
-    current: Memory,
-    prepared: PreparedMemory,
-    reason: str,
-    source_id: str | None,
-    flags: WriteFlags,
-    embedder_model: str | None,
-    now: str,
-) -> Applied:
     try:
         archive_and_update(
-            tx, current, prepared, PIPELINE_ACTOR, reason, now, source_id=source_id,
+            tx, current, planned.prepared, PIPELINE_ACTOR, reason, now, source_id=source_id,
             embedder_model=embedder_model, hints=flags.hints, max_attempts=flags.max_attempts,
         )
     except Conflict as exc:
