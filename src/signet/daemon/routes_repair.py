@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from signet.app import SignetApp
 from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
 from signet.daemon.schemas import ErrorOut, _Body, integer
@@ -25,6 +26,19 @@ DIAGNOSTICS = [Depends(require("diagnostics"))]
 
 # Repair acts on the whole store: scoped tokens are kept out (auth.unscoped).
 router = APIRouter(prefix="/api", responses=ERRORS, dependencies=[Depends(unscoped)])
+
+
+def _answer(method: str, path: str, model: type[BaseModel], needs: list[Any], name: str) -> None:
+    """A route answering with the app's method `name`, called with nothing from the request; the
+    route (and its OpenAPI operation) is named after the method."""
+    if not callable(getattr(SignetApp, name, None)):  # a misspelt name fails at import
+        raise AttributeError(f"SignetApp has no method {name!r}")
+
+    def endpoint(app: App) -> JSONResponse:
+        return JSONResponse(getattr(app, name)())
+
+    router.add_api_route(path, endpoint, methods=[method], response_model=model,
+                         dependencies=needs, name=name)
 
 
 class RequeueBody(_Body):
@@ -100,19 +114,9 @@ def release_stale_leases(
     return JSONResponse(app.release_stale_leases(body.older_than_ms if body else None))
 
 
-@router.get("/repair/fts-check", response_model=FtsCheckOut, dependencies=DIAGNOSTICS)
-def fts_check(app: App) -> JSONResponse:
-    return JSONResponse(app.fts_check())
-
-
-@router.post("/repair/fts-rebuild", response_model=FtsRebuildOut, dependencies=ADMIN)
-def fts_rebuild(app: App) -> JSONResponse:
-    return JSONResponse(app.fts_rebuild())
-
-
-@router.post("/repair/re-embed", response_model=ReEmbedOut, dependencies=ADMIN)
-def re_embed(app: App) -> JSONResponse:
-    return JSONResponse(app.re_embed())
+_answer("GET", "/repair/fts-check", FtsCheckOut, DIAGNOSTICS, "fts_check")
+_answer("POST", "/repair/fts-rebuild", FtsRebuildOut, ADMIN, "fts_rebuild")
+_answer("POST", "/repair/re-embed", ReEmbedOut, ADMIN, "re_embed")
 
 
 class MaintenanceRunBody(_Body):
@@ -143,9 +147,7 @@ class MaintenanceRunOut(BaseModel):
     skipped: list[str]
 
 
-@router.get("/repair/report", response_model=MaintenanceReportOut, dependencies=DIAGNOSTICS)
-def maintenance_report(app: App) -> JSONResponse:
-    return JSONResponse(app.maintenance_report())
+_answer("GET", "/repair/report", MaintenanceReportOut, DIAGNOSTICS, "maintenance_report")
 
 
 @router.post("/repair/run", response_model=MaintenanceRunOut, dependencies=ADMIN)
@@ -166,11 +168,5 @@ def retention_run(
     return JSONResponse(app.run_retention(dry_run=body.dry_run if body else False).to_dict())
 
 
-@router.get("/embeddings/status", response_model=EmbeddingsStatusOut, dependencies=DIAGNOSTICS)
-def embeddings_status(app: App) -> JSONResponse:
-    return JSONResponse(app.embeddings_status())
-
-
-@router.get("/embeddings/health", response_model=EmbeddingsHealthOut, dependencies=DIAGNOSTICS)
-def embeddings_health(app: App) -> JSONResponse:
-    return JSONResponse(app.embeddings_health())
+_answer("GET", "/embeddings/status", EmbeddingsStatusOut, DIAGNOSTICS, "embeddings_status")
+_answer("GET", "/embeddings/health", EmbeddingsHealthOut, DIAGNOSTICS, "embeddings_health")
