@@ -123,26 +123,25 @@ class MaintenanceRunBody(_Body):
     execute: bool = Field(False, description="Repair what the checks find (default: only report).")
 
 
-class MaintenanceReportOut(BaseModel):
+class _MaintenanceChecks(BaseModel):
+    """What a maintenance report and a run both answer: the checks and what they found."""
+
     model_config = _OUT
-    enabled: bool
     mode: str
     frozen: bool
     ok: bool
     problems: list[str]
     checks: dict[str, dict[str, Any]]
+
+
+class MaintenanceReportOut(_MaintenanceChecks):
+    enabled: bool
     runs: list[dict[str, Any]]
     recent_actions: list[dict[str, Any]]
 
 
-class MaintenanceRunOut(BaseModel):
-    model_config = _OUT
+class MaintenanceRunOut(_MaintenanceChecks):
     id: str | None = Field(description="The recorded run; null when mutationsFrozen (not stored).")
-    mode: str
-    frozen: bool
-    ok: bool
-    problems: list[str]
-    checks: dict[str, dict[str, Any]]
     actions: list[dict[str, Any]]
     skipped: list[str]
 
