@@ -25,6 +25,7 @@ from signet.daemon.schemas import (
     IsoTime,
     MemoryOut,
     _Body,
+    _Out,
     config_bound,
     optional,
     split_commas,
@@ -37,7 +38,6 @@ __all__ = ["router"]
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 429, 503)
 }
-_OUT = ConfigDict(extra="allow")
 
 router = APIRouter(prefix="/api/memory", responses=ERRORS)
 
@@ -116,8 +116,7 @@ class ItemResult(BaseModel):
     error: ItemError | None = None
 
 
-class ForgetOut(BaseModel):
-    model_config = _OUT
+class ForgetOut(_Out):
     mode: str
     count: int
     capped: bool | None = None
@@ -138,8 +137,7 @@ class ModifyOut(BaseModel):
     results: list[ItemResult]
 
 
-class ReviewItemOut(BaseModel):
-    model_config = _OUT
+class ReviewItemOut(_Out):
     id: str
     memory_id: str
     action: str

@@ -9,34 +9,30 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
 
 from signet.daemon.auth import require, unscoped
 from signet.daemon.background import BackgroundWorkers
 from signet.daemon.dependencies import App
-from signet.daemon.schemas import ErrorOut
+from signet.daemon.schemas import ErrorOut, _Out
 from signet.errors import Conflict
 from signet.types import JOB_STATUSES, JOB_TYPES
 
 __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (401, 403, 409, 429)}
-_OUT = ConfigDict(extra="allow")
 
 # The queue spans every agent and project: scoped tokens are kept out (auth.unscoped).
 router = APIRouter(prefix="/api/pipeline", responses=ERRORS, dependencies=[Depends(unscoped)])
 
 
-class WorkersOut(BaseModel):
-    model_config = _OUT
+class WorkersOut(_Out):
     running: bool
     paused: bool
     concurrency: int
     workers: dict[str, dict[str, Any]]
 
 
-class PipelineStatusOut(BaseModel):
-    model_config = _OUT
+class PipelineStatusOut(_Out):
     enabled: bool
     shadow_mode: bool
     mutations_frozen: bool

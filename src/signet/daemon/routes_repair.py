@@ -8,19 +8,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from signet.app import SignetApp
 from signet.daemon.auth import require, unscoped
 from signet.daemon.dependencies import App
-from signet.daemon.schemas import ErrorOut, _Body, integer
+from signet.daemon.schemas import ErrorOut, _Body, _Out, integer
 
 __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 409, 429, 503)
 }
-_OUT = ConfigDict(extra="allow")
 ADMIN = [Depends(require("admin"))]
 DIAGNOSTICS = [Depends(require("diagnostics"))]
 
@@ -60,15 +59,13 @@ class ReleaseOut(BaseModel):
     older_than_ms: int
 
 
-class FtsCheckOut(BaseModel):
-    model_config = _OUT
+class FtsCheckOut(_Out):
     ok: bool
     integrity: bool
     rows: dict[str, int]
 
 
-class FtsRebuildOut(BaseModel):
-    model_config = _OUT
+class FtsRebuildOut(_Out):
     rebuilt: list[str]
     ms: float
     check: FtsCheckOut
@@ -81,8 +78,7 @@ class ReEmbedOut(BaseModel):
     model: str
 
 
-class EmbeddingsStatusOut(BaseModel):
-    model_config = _OUT
+class EmbeddingsStatusOut(_Out):
     provider: str
     model: str | None
     dimensions: int | None
@@ -90,8 +86,7 @@ class EmbeddingsStatusOut(BaseModel):
     jobs: dict[str, int]
 
 
-class EmbeddingsHealthOut(BaseModel):
-    model_config = _OUT
+class EmbeddingsHealthOut(_Out):
     ok: bool
     provider: str
     model: str | None
@@ -123,10 +118,9 @@ class MaintenanceRunBody(_Body):
     execute: bool = Field(False, description="Repair what the checks find (default: only report).")
 
 
-class _MaintenanceChecks(BaseModel):
+class _MaintenanceChecks(_Out):
     """What a maintenance report and a run both answer: the checks and what they found."""
 
-    model_config = _OUT
     mode: str
     frozen: bool
     ok: bool

@@ -10,19 +10,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from signet.clock import stamp
 from signet.daemon.auth import Caller, require, unscoped
 from signet.daemon.dependencies import App
-from signet.daemon.schemas import ErrorOut
+from signet.daemon.schemas import ErrorOut, _Out
 
 __all__ = ["router"]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut} for code in (400, 401, 403, 404, 429)
 }
-_OUT = ConfigDict(extra="allow")
 DIAGNOSTICS = [Depends(require("diagnostics")), Depends(unscoped)]
 ANALYTICS = [Depends(require("analytics"))]
 EXPORT_LIMIT = 10_000
@@ -61,8 +60,7 @@ class ErrorsOut(BaseModel):
     errors: list[ErrorEventOut]
 
 
-class SearchRowOut(BaseModel):
-    model_config = _OUT
+class SearchRowOut(_Out):
     id: str
     created_at: str
     route: str
@@ -75,16 +73,14 @@ class SearchRowOut(BaseModel):
     duration_ms: float | None
 
 
-class SearchPageOut(BaseModel):
-    model_config = _OUT
+class SearchPageOut(_Out):
     items: list[SearchRowOut]
     total: int
     limit: int
     offset: int
 
 
-class SearchExportOut(BaseModel):
-    model_config = _OUT
+class SearchExportOut(_Out):
     exported_at: str
     count: int
     total: int

@@ -30,7 +30,6 @@ from signet.types import MEMORY_TYPES, MODIFIABLE_FIELDS, Evidence, HistoryEvent
 
 RecallMode = Literal["hybrid", "keyword", "vector", "full"]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
-_OUT = ConfigDict(extra="allow")
 # A string holding something other than whitespace (the app strips, then refuses empty text).
 # Spelled out, not `\S`: JSON Schema readers (ECMA-262), pydantic (Rust) and Python's
 # str.strip() disagree about what `\s` holds (\x1c-\x1f, \x85); this is str.isspace() exactly.
@@ -38,6 +37,13 @@ NOT_BLANK = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205
 # Where a bound comes from the configuration: daemon/openapi.py writes the configured value.
 CONFIG_BOUND = "x-signet-config-bound"
 
+
+
+class _Out(BaseModel):
+    """An answer's model: it documents the keys a route promises, and the answer may hold more
+    (open, where a request body, `_Body`, is closed)."""
+
+    model_config = ConfigDict(extra="allow")
 
 def config_bound(name: str) -> dict[str, Any]:
     """json_schema_extra marking a field whose bound is configured (see daemon/openapi.py)."""
@@ -54,7 +60,7 @@ def _model_of(cls: type, name: str) -> type[BaseModel]:
         if typing.get_origin(hint) is tuple:
             hint = GenericAlias(list, typing.get_args(hint)[:1])
         fields[f.name] = (hint, ...)
-    return create_model(name, __config__=_OUT, **fields)
+    return create_model(name, __base__=_Out, **fields)
 
 
 def split_commas(value: Any) -> Any:
@@ -331,13 +337,11 @@ class DaemonInfo(BaseModel):
     uptime_s: float
 
 
-class StatusOut(BaseModel):
-    model_config = _OUT
+class StatusOut(_Out):
     daemon: DaemonInfo
 
 
-class RememberOut(BaseModel):
-    model_config = _OUT
+class RememberOut(_Out):
     id: str
     deduped: bool
     embedded: bool
@@ -351,29 +355,25 @@ class RecallHitOut(MemoryOut):  # type: ignore[misc, valid-type]
     transcript: str | None = None
 
 
-class RecallMeta(BaseModel):
-    model_config = _OUT
+class RecallMeta(_Out):
     count: int
     timings: dict[str, float]
     degraded: list[str]
 
 
-class RecallOut(BaseModel):
-    model_config = _OUT
+class RecallOut(_Out):
     results: list[RecallHitOut]
     query: str
     method: str
     meta: RecallMeta
 
 
-class PageOut(BaseModel):
-    model_config = _OUT
+class PageOut(_Out):
     items: list[MemoryOut]  # type: ignore[valid-type]
     total: int
     limit: int
     offset: int
 
 
-class HistoryOut(BaseModel):
-    model_config = _OUT
+class HistoryOut(_Out):
     history: list[HistoryEventOut]  # type: ignore[valid-type]
