@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -335,3 +336,35 @@ def test_a_community_filter_tells_a_scoped_caller_nothing(serve) -> None:
     admin = httpx.get(f"{s.url}/api/memories", params={"community": community["label"]},
                       headers=auth(issue(s.app, "admin")))
     assert admin.status_code == 200 and admin.json()["total"] == 4
+
+
+# --- derived views: the embedding projection and the recall QA ledger ------------------------
+
+
+def projection(s: Any, token: dict[str, str]) -> dict[str, Any]:
+    """GET /api/embeddings/projection, polled past its 202s until the map is cached."""
+    for _ in range(600):
+        reply = httpx.get(f"{s.url}/api/embeddings/projection", headers=token)
+        if reply.status_code == 200:
+            return dict(reply.json())
+        assert reply.status_code == 202, reply.text
+        time.sleep(0.05)
+    raise AssertionError("the projection never finished")
+
+
+def test_a_scope_named_like_the_wildcard_gets_only_its_own_projection(serve) -> None:
+    """The projection cache is keyed by the caller's slice: a token scoped to agent `*` or
+    project `*` must never be answered from the unscoped map, whatever it does with its own
+    count (the cache answers when the count matches, so it writes as many memories as the
+    unscoped map holds)."""
+    s = serve()
+    for n in range(3):
+        remember(s, auth(s.token), f"the quarterly launch code is {n}{n}{n}", project="q")
+    assert projection(s, auth(s.token))["count"] == 3  # cached for the unscoped admin
+    for spelling in ({"agent": "*"}, {"project": "*"}):
+        star = auth(issue(s.app, "agent", **spelling))
+        for n in range(3):
+            remember(s, star, f"my own note number {n}")
+        seen = projection(s, star)
+        assert sorted(node["content"] for node in seen["nodes"]) == [
+            f"my own note number {n}" for n in range(3)], spelling

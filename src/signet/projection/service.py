@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from signet.clock import Clock, SystemClock, stamp
 from signet.projection.layout import HALF_RANGE, layout
@@ -35,8 +36,13 @@ class Pending:
 
 
 def scope_key(scope: MemoryScope | None) -> str:
+    """The cache key of a slice: `agent/project`, `*` for no constraint. Each name is
+    percent-encoded (`*` and `/` included), so no agent or project can be spelt into another
+    slice's key, the unscoped `*/*` among them."""
     scope = scope or MemoryScope()
-    return f"{scope.agent_id or '*'}/{scope.project or '*'}"
+    return "/".join(
+        quote(name, safe="") if name else "*" for name in (scope.agent_id, scope.project)
+    )
 
 
 class ProjectionService:
