@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from auth_tokens import auth, issue
-from signet.config import SearchConfig
+from signet.config import PipelineConfig, PipelineTelemetryConfig, SearchConfig
 from signet.store import memories as mem_sql
 
 REMEMBER = "/api/memory/remember"
@@ -368,3 +368,26 @@ def test_a_scope_named_like_the_wildcard_gets_only_its_own_projection(serve) -> 
         seen = projection(s, star)
         assert sorted(node["content"] for node in seen["nodes"]) == [
             f"my own note number {n}" for n in range(3)], spelling
+
+
+def test_the_recall_ledger_shows_a_scoped_reader_only_recalls_of_its_slice(serve) -> None:
+    """A ledger row keeps a recall's results: a scoped reader gets only rows whose recall ran
+    inside its slice. An unscoped or a project-scoped recall spans agents, so a token scoped
+    to agent `default` (the agent those callers write as) must not read it."""
+    s = serve(pipeline=PipelineConfig(
+        telemetry=PipelineTelemetryConfig(memory_search_qa_enabled=True)))
+    agent_a = auth(issue(s.app, "operator", agent="a"))
+    project_p = auth(issue(s.app, "operator", project="p"))
+    remember(s, agent_a, "agent a keeps the espresso grinder code 4471", project="p")
+    for token in (auth(s.token), project_p, agent_a):
+        reply = httpx.post(f"{s.url}{RECALL}", json={"query": "espresso grinder"}, headers=token)
+        assert reply.status_code == 200 and reply.json()["results"], reply.text
+    default = auth(issue(s.app, "operator", agent="default"))
+    for route in ("/api/telemetry/search", "/api/telemetry/search/export"):
+        seen = httpx.get(f"{s.url}{route}", headers=default)
+        assert seen.status_code == 200 and seen.json()["total"] == 0, seen.text
+        assert "4471" not in seen.text and "espresso" not in seen.text
+    for token in (agent_a, project_p):  # each scoped caller still reads its own recall
+        own = httpx.get(f"{s.url}/api/telemetry/search", headers=token).json()["items"]
+        assert [row["query"] for row in own] == ["espresso grinder"]
+    assert httpx.get(f"{s.url}/api/telemetry/search", headers=auth(s.token)).json()["total"] == 3

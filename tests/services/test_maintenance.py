@@ -21,7 +21,7 @@ from signet.errors import InvalidInput, NotFound
 from signet.identity import MAX_IDENTITY_BYTES
 from signet.providers.hash_embedder import HashEmbedder
 from signet.store import jobs as jobs_sql
-from signet.types import Actor, MemoryFilters, RecallQuery
+from signet.types import Actor, MemoryFilters, MemoryScope, RecallQuery
 
 
 def test_release_stale_leases_returns_old_leases_to_the_queue(app) -> None:
@@ -119,12 +119,15 @@ def test_the_recall_qa_ledger_records_each_recall_only_when_enabled(app, config)
     with SignetApp.open(_qa_config(config), embedder=HashEmbedder(64)) as qa:
         qa.recall(RecallQuery("orchids light", filters=MemoryFilters(project=None)),
                   actor=Actor(agent_id="agent-a", session_id="s1"), route="http")
-        qa.recall(RecallQuery("zebra xylophone"), actor=Actor(agent_id="agent-b"))
+        qa.recall(RecallQuery("zebra xylophone"), actor=Actor(agent_id="agent-b"),
+                  scope=MemoryScope(agent_id="agent-b"))
         everything = qa.search_ledger()
         assert everything["total"] == 2
         newest, oldest = everything["items"]
         assert oldest["query"] == "orchids light" and oldest["route"] == "http"
-        assert oldest["agent_id"] == "agent-a" and oldest["session_key"] == "s1"
+        # An unscoped recall spans every agent, whoever asked: it is no one agent's row.
+        assert oldest["agent_id"] is None and oldest["session_key"] == "s1"
+        assert newest["agent_id"] == "agent-b"
         assert oldest["result_count"] == 1 and oldest["no_hits"] is False
         assert oldest["results"][0]["content"] == "orchids need indirect light"
         assert oldest["timings"] and oldest["duration_ms"] >= 0 and oldest["method"]

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from signet.clock import stamp
 from signet.daemon.auth import Caller, require, unscoped
@@ -64,7 +64,7 @@ class SearchRowOut(_Out):
     id: str
     created_at: str
     route: str
-    agent_id: str
+    agent_id: str | None = Field(None, description="The scoped recall's agent; null otherwise.")
     query: str
     method: str | None
     result_count: int

@@ -1,7 +1,7 @@
 """The recall QA ledger (`memory.pipelineV2.telemetry.memorySearchQaEnabled`): one row per recall
 with the query, filters, results and time, so an operator can find the questions that found
 nothing. Written after the recall in its own short transaction; a failed write never fails the
-recall. A scoped caller reads only its own rows.
+recall. A scoped caller reads only the rows of recalls made inside its slice.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ class SearchLedger:
             agent_id=agent_id, project=project, since=since, no_hits=no_hits, limit=limit,
             offset=offset,
         )
-        return {"items": rows, "total": total, "limit": limit, "offset": offset}
+        items = [{**row, "agent_id": row["agent_id"] or None} for row in rows]
+        return {"items": items, "total": total, "limit": limit, "offset": offset}
 
 
 def ledger_entry(
@@ -83,6 +84,14 @@ def ledger_entry(
 ) -> dict[str, Any]:
     """One ledger row: the query, its filters, what came back and how fast."""
     filters = {k: v for k, v in _vars_of(query.filters).items() if v not in (None, (), False)}
+    # The row is labelled with the slice a scoped caller's recall ran in (its filters are
+    # narrowed to the scope), so a scoped reader gets only rows whose results and scores come
+    # from inside its slice. An unscoped recall ranges over every agent and project, whoever
+    # asked: it carries neither. The column is NOT NULL, and no token is scoped to a blank
+    # agent, so "" stands for "no one agent" (read back as None).
+    agent, project = (
+        (query.filters.agent_id, query.filters.project) if query.filters.isolated else (None, None)
+    )
     hits = response.hits
     channels: dict[str, int] = {}
     for hit in hits:
@@ -90,8 +99,8 @@ def ledger_entry(
             if value is not None:
                 channels[name] = channels.get(name, 0) + 1
     return {
-        "route": route, "agent_id": actor.agent_id, "session_key": actor.session_id,
-        "project": query.filters.project, "query": query.query,
+        "route": route, "agent_id": agent or "", "session_key": actor.session_id,
+        "project": project, "query": query.query,
         "keyword_query": " ".join(query_tokens(query.query)) or None,
         "filters_json": filters, "method": response.method, "result_count": len(hits),
         "top_score": round(hits[0].score, 6) if hits else None, "no_hits": not hits,
