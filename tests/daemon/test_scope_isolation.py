@@ -391,3 +391,24 @@ def test_the_recall_ledger_shows_a_scoped_reader_only_recalls_of_its_slice(serve
         own = httpx.get(f"{s.url}/api/telemetry/search", headers=token).json()["items"]
         assert [row["query"] for row in own] == ["espresso grinder"]
     assert httpx.get(f"{s.url}/api/telemetry/search", headers=auth(s.token)).json()["total"] == 3
+
+
+def test_another_agents_entities_do_not_make_ones_own_a_hub(serve) -> None:
+    """Hub dampening demotes a memory the graph alone brought in when all its entities are
+    among the most linked (the top 10% by degree, once a graph holds ten entities): another
+    agent's entities must count neither towards the ten nor in the percentile."""
+    def write(s: Any, me: dict[str, str], other: dict[str, str], plant: bool) -> None:
+        graph = {"entities": [{"name": "Zorro Bakery", "type": "organization"},
+                              {"name": "Rye", "type": "concept"}],
+                 "dependencies": [{"source": "Zorro Bakery", "target": "Rye", "strength": 0.9}]}
+        remember(s, me, "we met at Zorro Bakery on friday", graph=graph)
+        remember(s, me, "the rye flour order arrived",
+                 graph={"entities": [{"name": "Rye", "type": "concept"}]})
+        if plant:  # a dozen entities of theirs, each linked once
+            for n in range(12):
+                remember(s, other, f"note {n} about a thing",
+                         graph={"entities": [{"name": f"Thing {n}", "type": "concept"}]})
+
+    found = assert_unmoved(serve, write, [{"query": "Zorro Bakery", "mode": "full"}],
+                           mine={"agent": "a"}, theirs={"agent": "b"})
+    assert any(r[2]["traversal"] for r in found[0]["results"]), found

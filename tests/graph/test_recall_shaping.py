@@ -78,9 +78,10 @@ def test_memories_linked_only_to_hubs_are_dampened(tmp_path: Path) -> None:
     with open_app(tmp_path) as app:
         ids = hub_graph(app)
         conn = SqliteGraphOps(app.store.reader())
-        threshold = degree_threshold(conn)
+        threshold = degree_threshold(conn, "default")
         assert threshold is not None and 1 <= threshold < 11
-        assert hub_memories(conn, list(ids.values())) == {ids["hub_only"]}
+        assert hub_memories(conn, list(ids.values()), threshold) == {ids["hub_only"]}
+        assert degree_threshold(conn, "another agent") is None  # its own graph: empty
         # Brought in by the graph alone (traversal from the named hub entity): dampened.
         response = app.recall(RecallQuery("user", limit=20, mode="full", touch=False))
         top = next(h for h in response.hits if h.memory.id == ids["hub_only"])
@@ -96,11 +97,11 @@ def test_a_small_graph_has_no_hubs_and_the_threshold_is_cached(tmp_path: Path) -
         memory = app.remember("a general remark", graph={"entities": ["User"]}).id
         now = [0.0]
         index = HubIndex(SqliteGraph(app.store), ttl_s=30, clock=lambda: now[0])
-        assert index(app.store.reader(), [memory]) == set()
+        assert index(app.store.reader(), [memory], "default") == set()
         hub_graph(app)
-        assert index.threshold(SqliteGraphOps(app.store.reader())) is None  # cached
+        assert index.threshold(SqliteGraphOps(app.store.reader()), "default") is None  # cached
         now[0] = 31.0
-        assert index.threshold(SqliteGraphOps(app.store.reader())) is not None
+        assert index.threshold(SqliteGraphOps(app.store.reader()), "default") is not None
 
 
 def test_the_legacy_boost_answers_when_traversal_is_off(tmp_path: Path) -> None:

@@ -154,7 +154,7 @@ def test_pins_communities_and_lookups(core: CoreStore) -> None:
         assert g.pins("default") == {} and g.entity_marker("default") != marker
         assert sorted(g.entities_like(["alp", "gam"], "default", 10)) == sorted(
             [a, g.resolve(["gamma"], "default")["gamma"]])
-        assert len(g.all_degrees()) == 3
+        assert len(g.all_degrees("default")) == 3 and g.all_degrees("other") == []
 
 
 def test_scope_reads_filters_and_vectors(core: CoreStore) -> None:

@@ -3,8 +3,10 @@
 An entity's degree is its links (mentions, relations, dependencies); hubs are the top 10% by
 degree. A memory whose linked entities are all hubs says little specific, so recall dampens it
 (recall/dampen.py); a memory with no entity, or a graph below `MIN_ENTITIES`, has no hub
-memories. `HubIndex` caches the threshold for `ttl_s` seconds and reads through the graph
-store, so it serves either backend.
+memories. The graph is the agent's own (as recall's graph channels walk it): another agent's
+entities neither count towards `MIN_ENTITIES` nor move the percentile. `HubIndex` caches each
+agent's threshold for `ttl_s` seconds and reads through the graph store, so it serves either
+backend.
 """
 
 from __future__ import annotations
@@ -24,20 +26,19 @@ HUB_PERCENTILE = 90.0
 MIN_ENTITIES = 10
 
 
-def degree_threshold(graph: GraphOps, percentile: float = HUB_PERCENTILE) -> float | None:
-    """The P90 of entity degrees; None when the graph is too small to have hubs."""
-    degrees = graph.all_degrees()
+def degree_threshold(
+    graph: GraphOps, agent_id: str, percentile: float = HUB_PERCENTILE
+) -> float | None:
+    """The P90 of the agent's entity degrees; None when its graph is too small to have hubs."""
+    degrees = graph.all_degrees(agent_id)
     if len(degrees) < MIN_ENTITIES:
         return None
     return float(np.percentile(np.asarray(degrees, dtype=np.float64), percentile))
 
 
-def hub_memories(
-    graph: GraphOps, ids: Sequence[str], threshold: float | None = None
-) -> set[str]:
-    """The memories among `ids` whose linked entities all have a degree above the threshold."""
-    if threshold is None:
-        threshold = degree_threshold(graph)
+def hub_memories(graph: GraphOps, ids: Sequence[str], threshold: float | None) -> set[str]:
+    """The memories among `ids` whose linked entities all have a degree above `threshold`
+    (none when it is None)."""
     if threshold is None or not ids:
         return set()
     linked = graph.entities_by_memory(ids)
@@ -46,8 +47,9 @@ def hub_memories(
 
 
 class HubIndex:
-    """`hub_memories` with the threshold cached; callable as the Recaller's `hub_memories`
-    (with the connection recall reads on, or None: the store lends one)."""
+    """`hub_memories` with each agent's threshold cached; callable as the Recaller's
+    `hub_memories` (with the connection recall reads on, or None: the store lends one, and
+    the agent whose graph recall walks)."""
 
     def __init__(
         self, store: GraphStore, ttl_s: float = 30.0, clock: Callable[[], float] = time.monotonic
@@ -56,20 +58,20 @@ class HubIndex:
         self.ttl_s = ttl_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._cached: tuple[float, float | None] | None = None
+        self._cached: dict[str, tuple[float, float | None]] = {}
 
-    def threshold(self, graph: GraphOps) -> float | None:
+    def threshold(self, graph: GraphOps, agent_id: str) -> float | None:
         with self._lock:
             now = self._clock()
-            if self._cached is None or now - self._cached[0] > self.ttl_s:
-                self._cached = (now, degree_threshold(graph))
-            return self._cached[1]
+            cached = self._cached.get(agent_id)
+            if cached is None or now - cached[0] > self.ttl_s:
+                cached = self._cached[agent_id] = (now, degree_threshold(graph, agent_id))
+            return cached[1]
 
     def invalidate(self) -> None:
         with self._lock:
-            self._cached = None
+            self._cached.clear()
 
-    def __call__(self, conn: Any, ids: Sequence[str]) -> set[str]:
+    def __call__(self, conn: Any, ids: Sequence[str], agent_id: str) -> set[str]:
         with self.store.reading(conn) as graph:
-            threshold = self.threshold(graph)
-            return hub_memories(graph, ids, threshold) if threshold is not None else set()
+            return hub_memories(graph, ids, self.threshold(graph, agent_id))

@@ -144,7 +144,9 @@ class KnowledgeGraph:
 
     def stats(self, agent_id: str = "default") -> dict[str, Any]:
         with self.store.reading() as graph:
-            return {**graph.stats(agent_id), "hub_threshold": self.hubs.threshold(graph)}
+            return {
+                **graph.stats(agent_id), "hub_threshold": self.hubs.threshold(graph, agent_id),
+            }
 
     def community_filter(self, filters: MemoryFilters) -> MemoryFilters:
         """The community filter by id: a name is resolved, unknown or ambiguous ones are

@@ -334,7 +334,7 @@ class Recaller:
         hits = self._crowded(self._scored(reader, query, terms, found, fused, memories, set()))
         if extra:
             # Hub dampening concerns only what a graph channel alone brought in.
-            hubs = self._hubs(reader, extra)
+            hubs = self._hubs(reader, query, extra)
             more = self._scored(reader, query, terms, found, graph_only, memories, hubs)
             hits = _merged(hits, self._crowded(more), self.spec.graph_floor)
         hits = summaries.below_facts(hits, frozenset(terms.weights))
@@ -372,11 +372,13 @@ class Recaller:
         )
         return [_with_score(by_id[m], score) for m, score in order]
 
-    def _hubs(self, reader: RecallReader, ids: Sequence[str]) -> set[str]:
+    def _hubs(self, reader: RecallReader, query: RecallQuery, ids: Sequence[str]) -> set[str]:
         if not ids or self.spec.hub_memories is None or not self.spec.dampening.hub:
             return set()
         try:
-            return self.spec.hub_memories(reader.conn, ids)
+            # The agent whose graph the graph channels walked (graph/channels.py `agent_of`).
+            agent = query.filters.agent_id or "default"
+            return self.spec.hub_memories(reader.conn, ids, agent)
         except Exception:  # the graph never degrades core search
             return set()
 

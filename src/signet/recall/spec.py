@@ -62,7 +62,8 @@ class Channel(Protocol):
     def search(self, request: ChannelInput) -> list[tuple[str, float]]: ...
 
 
-HubLookup = Callable[[Connection | None, Sequence[str]], set[str]]
+# (connection, memory ids, the agent whose graph recall walks) -> the hub-only memories.
+HubLookup = Callable[[Connection | None, Sequence[str], str], set[str]]
 # Memory id -> transcript excerpt (sessions/service.py `Sessions.excerpts`, on either backend).
 TranscriptLookup = Callable[[Sequence[Memory]], dict[str, str]]
 Shaper = Callable[[list[RecallHit], int], list[RecallHit]]

@@ -241,17 +241,19 @@ _SAMPLED_DEGREES = (
     " + (SELECT count(*) FROM relations WHERE target_entity_id = e.id)"
     " + (SELECT count(*) FROM entity_dependencies WHERE source_entity_id = e.id)"
     " + (SELECT count(*) FROM entity_dependencies WHERE target_entity_id = e.id)"
-    " FROM entities e WHERE e.rowid % ? = 0"
+    " FROM entities e WHERE e.agent_id = ? AND e.rowid % ? = 0"
 )
 
 
-def all_degrees(conn: Connection, sample: int = 1000) -> list[int]:
-    """Entity degrees (memory mentions plus the relations and dependencies touching it), for
-    every entity or, above `sample` entities, an evenly strided sample of about that many:
-    enough for a percentile, at a bounded cost (~8 ms for 1,000 at 10k entities)."""
-    count = int(conn.execute("SELECT count(*) FROM entities").fetchone()[0])
+def all_degrees(conn: Connection, agent_id: str, sample: int = 1000) -> list[int]:
+    """Degrees of the agent's entities (memory mentions plus the relations and dependencies
+    touching each), for every one or, above `sample` entities, an evenly strided sample of
+    about that many: enough for a percentile, at a bounded cost (~8 ms for 1,000 at 10k
+    entities). One agent's graph: another's entities must not move its hub threshold."""
+    count = int(conn.execute(
+        "SELECT count(*) FROM entities WHERE agent_id = ?", (agent_id,)).fetchone()[0])
     stride = max(1, -(-count // sample))
-    return [int(r[0]) for r in conn.execute(_SAMPLED_DEGREES, (stride,))]
+    return [int(r[0]) for r in conn.execute(_SAMPLED_DEGREES, (agent_id, stride))]
 
 
 def degrees_of(

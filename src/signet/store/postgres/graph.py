@@ -288,8 +288,8 @@ class PostgresGraphOps:
         )
         return [r[0] for r in rows]
 
-    def all_degrees(self, sample: int = 1000) -> list[int]:
-        count = int(self._one("SELECT count(*) FROM entities") or 0)
+    def all_degrees(self, agent_id: str, sample: int = 1000) -> list[int]:
+        count = int(self._one("SELECT count(*) FROM entities WHERE agent_id = %s", (agent_id,)) or 0)
         stride = max(1, -(-count // sample))
         rows = self._rows(
             "SELECT e.mentions"
@@ -297,8 +297,8 @@ class PostgresGraphOps:
             " + (SELECT count(*) FROM relations WHERE target_entity_id = e.id)"
             " + (SELECT count(*) FROM entity_dependencies WHERE source_entity_id = e.id)"
             " + (SELECT count(*) FROM entity_dependencies WHERE target_entity_id = e.id)"
-            " FROM entities e WHERE e.seq %% %s = 0",
-            (stride,),
+            " FROM entities e WHERE e.agent_id = %s AND e.seq %% %s = 0",
+            (agent_id, stride),
         )
         return [int(r[0]) for r in rows]
 
