@@ -258,7 +258,7 @@ class SignetApp:
             query = replace(query, touch=False)
         started = time.perf_counter()
         response = self.recaller.recall(query)
-        self.ledger.record(query, response, actor or Actor(), route, started)
+        self.ledger.record(query, response, actor or Actor(), route, started, scope)
         return response
 
     search_ledger = Delegate("ledger", SearchLedger.page)

@@ -371,9 +371,10 @@ def test_a_scope_named_like_the_wildcard_gets_only_its_own_projection(serve) -> 
 
 
 def test_the_recall_ledger_shows_a_scoped_reader_only_recalls_of_its_slice(serve) -> None:
-    """A ledger row keeps a recall's results: a scoped reader gets only rows whose recall ran
-    inside its slice. An unscoped or a project-scoped recall spans agents, so a token scoped
-    to agent `default` (the agent those callers write as) must not read it."""
+    """A ledger row keeps a recall's query and results: a scoped reader gets only rows of
+    callers inside its slice. An unscoped or a project-scoped recall spans agents, so a token
+    scoped to agent `default` (the agent those callers write as) must not read it, nor one
+    scoped to agent `a` a project-scoped caller's recall narrowed to agent `a`."""
     s = serve(pipeline=PipelineConfig(
         telemetry=PipelineTelemetryConfig(memory_search_qa_enabled=True)))
     agent_a = auth(issue(s.app, "operator", agent="a"))
@@ -382,15 +383,18 @@ def test_the_recall_ledger_shows_a_scoped_reader_only_recalls_of_its_slice(serve
     for token in (auth(s.token), project_p, agent_a):
         reply = httpx.post(f"{s.url}{RECALL}", json={"query": "espresso grinder"}, headers=token)
         assert reply.status_code == 200 and reply.json()["results"], reply.text
+    narrowed = {"query": "grinder code", "filters": {"agent": "a"}}
+    assert httpx.post(f"{s.url}{RECALL}", json=narrowed, headers=project_p).json()["results"]
     default = auth(issue(s.app, "operator", agent="default"))
     for route in ("/api/telemetry/search", "/api/telemetry/search/export"):
         seen = httpx.get(f"{s.url}{route}", headers=default)
         assert seen.status_code == 200 and seen.json()["total"] == 0, seen.text
         assert "4471" not in seen.text and "espresso" not in seen.text
-    for token in (agent_a, project_p):  # each scoped caller still reads its own recall
+    for token, queries in ((agent_a, ["espresso grinder"]),  # each reads its own recalls
+                           (project_p, ["grinder code", "espresso grinder"])):
         own = httpx.get(f"{s.url}/api/telemetry/search", headers=token).json()["items"]
-        assert [row["query"] for row in own] == ["espresso grinder"]
-    assert httpx.get(f"{s.url}/api/telemetry/search", headers=auth(s.token)).json()["total"] == 3
+        assert [row["query"] for row in own] == queries
+    assert httpx.get(f"{s.url}/api/telemetry/search", headers=auth(s.token)).json()["total"] == 4
 
 
 def test_another_agents_entities_do_not_make_ones_own_a_hub(serve) -> None:

@@ -64,7 +64,7 @@ class SearchRowOut(_Out):
     id: str
     created_at: str
     route: str
-    agent_id: str | None = Field(None, description="The scoped recall's agent; null otherwise.")
+    agent_id: str | None = Field(None, description="The asking token's agent scope; null otherwise.")
     query: str
     method: str | None
     result_count: int

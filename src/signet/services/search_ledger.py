@@ -1,7 +1,8 @@
 """The recall QA ledger (`memory.pipelineV2.telemetry.memorySearchQaEnabled`): one row per recall
 with the query, filters, results and time, so an operator can find the questions that found
 nothing. Written after the recall in its own short transaction; a failed write never fails the
-recall. A scoped caller reads only the rows of recalls made inside its slice.
+recall. A row is labelled with the asking token's scope; a scoped caller reads only the rows
+of callers inside its slice.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from signet.services.memory_input import check_ts
 from signet.store import search_telemetry as qa_sql
 from signet.store.fts import query_tokens
 from signet.store.search_telemetry import LedgerStore
-from signet.types import Actor, RecallQuery, RecallResponse
+from signet.types import Actor, MemoryScope, RecallQuery, RecallResponse
 
 __all__ = ["SearchLedger", "ledger_entry"]
 
@@ -45,12 +46,13 @@ class SearchLedger:
 
     def record(
         self, query: RecallQuery, response: RecallResponse, actor: Actor, route: str,
-        started: float,
+        started: float, scope: MemoryScope | None = None,
     ) -> None:
-        """One row for a recall that started at `started` (time.perf_counter), when enabled."""
+        """One row for a recall that started at `started` (time.perf_counter), when enabled;
+        `scope` is the caller's (None: unscoped)."""
         if not self.enabled:
             return
-        entry = ledger_entry(query, response, actor, route, started)
+        entry = ledger_entry(query, response, actor, route, started, scope)
         try:
             self.rows.record(entry, stamp(self.clock))
         except Exception:  # the ledger is a diagnostic, never a reason to fail
@@ -80,18 +82,17 @@ class SearchLedger:
 
 
 def ledger_entry(
-    query: RecallQuery, response: RecallResponse, actor: Actor, route: str, started: float
+    query: RecallQuery, response: RecallResponse, actor: Actor, route: str, started: float,
+    scope: MemoryScope | None = None,
 ) -> dict[str, Any]:
     """One ledger row: the query, its filters, what came back and how fast."""
     filters = {k: v for k, v in _vars_of(query.filters).items() if v not in (None, (), False)}
-    # The row is labelled with the slice a scoped caller's recall ran in (its filters are
-    # narrowed to the scope), so a scoped reader gets only rows whose results and scores come
-    # from inside its slice. An unscoped recall ranges over every agent and project, whoever
-    # asked: it carries neither. The column is NOT NULL, and no token is scoped to a blank
-    # agent, so "" stands for "no one agent" (read back as None).
-    agent, project = (
-        (query.filters.agent_id, query.filters.project) if query.filters.isolated else (None, None)
-    )
+    # The row is labelled with the asker's scope, which holds its query and its results, so a
+    # scoped reader gets only rows of callers inside its own slice. An unscoped recall ranges
+    # over every agent and project, whoever asked: it carries neither. The column is NOT NULL,
+    # and no token is scoped to a blank agent, so "" stands for "no one agent" (read back as
+    # None).
+    agent, project = (scope.agent_id, scope.project) if scope is not None else (None, None)
     hits = response.hits
     channels: dict[str, int] = {}
     for hit in hits:
