@@ -416,3 +416,22 @@ def test_another_agents_entities_do_not_make_ones_own_a_hub(serve) -> None:
     found = assert_unmoved(serve, write, [{"query": "Zorro Bakery", "mode": "full"}],
                            mine={"agent": "a"}, theirs={"agent": "b"})
     assert any(r[2]["traversal"] for r in found[0]["results"]), found
+
+
+def test_a_project_scoped_projection_shows_no_community_of_the_agents_graph(serve) -> None:
+    """Communities are detected over the agent's whole graph, other projects' links included;
+    a project-scoped caller's recall walks no graph, and its projection names no community:
+    otherwise a node's community says that another project links its entity to others."""
+    def communities(plant: bool) -> list[Any]:
+        s = serve()
+        if plant:  # project q links the entity p mentions to another one
+            graph = {"dependencies": [{"source": "Zorro Bakery", "target": "Rye", "strength": 0.9}]}
+            remember(s, auth(s.token), "Zorro Bakery sells rye bread", project="q", graph=graph)
+        mine = auth(issue(s.app, "agent", project="p"))
+        remember(s, mine, "we met at Zorro Bakery on friday",
+                 graph={"entities": [{"name": "Zorro Bakery", "type": "organization"}]})
+        detected = httpx.post(f"{s.url}/api/knowledge/communities/detect", headers=auth(s.token))
+        assert detected.status_code == 200 and bool(detected.json()["communities"]) == plant
+        return [node["community"] for node in projection(s, mine)["nodes"]]
+
+    assert communities(False) == communities(True) == [None]

@@ -83,8 +83,13 @@ class ProjectionService:
         if not points.ids:
             return _result([], {}, dimensions, 0, "none", self.model, stamp(self.clock))
         placed = layout(points.matrix, dimensions, use_umap=use_umap)
+        meta = points.meta
+        if scope is not None and scope.project is not None:
+            # Communities are detected over the agent's whole graph, other projects' links
+            # included; a caller scoped to a project walks no graph and is shown none.
+            meta = [{**m, "community": None} for m in meta]
         result = _result(
-            [_node(i, m, c) for i, m, c in zip(points.ids, points.meta, placed.coords, strict=True)],
+            [_node(i, m, c) for i, m, c in zip(points.ids, meta, placed.coords, strict=True)],
             {"n_neighbors": placed.n_neighbors, "knn": placed.knn},
             dimensions, len(points.ids), placed.method, self.model, stamp(self.clock),
             compute_ms=round((time.perf_counter() - started) * 1000, 1),
