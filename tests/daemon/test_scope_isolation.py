@@ -435,3 +435,38 @@ def test_a_project_scoped_projection_shows_no_community_of_the_agents_graph(serv
         return [node["community"] for node in projection(s, mine)["nodes"]]
 
     assert communities(False) == communities(True) == [None]
+
+
+def test_a_new_session_never_writes_over_another_sessions_transcript(serve) -> None:
+    """A transcript's file is named by its session id, cleaned, and a short hash of the
+    session's key: sessions of two scopes can be given one name (ids that clean alike, short
+    hashes that meet, which a caller can search for offline). A new session takes a free
+    name: it neither replaces the other's transcript nor shares its file (a later import
+    would merge the other's messages into its own, a forget would delete them)."""
+    mine_text = "User: the kiln runs at 1200 degrees\nAssistant: noted.\n"
+    more = mine_text + "User: and cools overnight\nAssistant: ok.\n"
+
+    def post(s: Any, token: dict[str, str], sid: str, text: str) -> dict[str, Any]:
+        reply = httpx.post(f"{s.url}/api/sessions/{sid}/transcript", headers=token,
+                           json={"harness": "generic", "content": text})
+        assert reply.status_code in (200, 201), reply.text
+        return dict(reply.json()["session"])
+
+    learnt = serve()  # the name the caller's session is given
+    named = post(learnt, auth(issue(learnt.app, "agent", project="p")), "kiln", mine_text)
+    s = serve()
+    ws = s.cfg.workspace
+    theirs = post(s, auth(issue(s.app, "agent", project="q")), "glaze",
+                  "User: the glaze recipe is secret 5512\nAssistant: noted.\n")
+    for name in ("path", "raw_path"):  # theirs under that name: what a collision leaves
+        (ws / named[name]).write_bytes((ws / theirs[name]).read_bytes())
+    planted = {name: (ws / named[name]).read_bytes() for name in ("path", "raw_path")}
+    me = auth(issue(s.app, "agent", project="p"))
+    mine = post(s, me, "kiln", mine_text)
+    assert {mine["path"], mine["raw_path"]}.isdisjoint({named["path"], named["raw_path"]})
+    post(s, me, "kiln", more)
+    shown = httpx.get(f"{s.url}/api/sessions/kiln", headers=me)
+    assert shown.status_code == 200 and "5512" not in shown.text and "overnight" in shown.text
+    assert httpx.delete(f"{s.url}/api/sessions/kiln", headers=me,
+                        params={"reason": "probe"}).status_code == 200
+    assert {name: (ws / named[name]).read_bytes() for name in planted} == planted

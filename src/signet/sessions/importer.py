@@ -84,9 +84,7 @@ class Importer:
         parsed: Parsed, text: str, raw_hash: str, ended: bool,
     ) -> SessionRow:
         now = stamp(self.clock)
-        stem = f"{safe_name(sid)}--{key[3:11]}"
-        path = Path("memory") / "transcripts" / safe_name(harness) / f"{stem}.jsonl"
-        raw_path = path.parent / "raw" / f"{stem}.orig"
+        path, raw_path = self._free_paths(harness, f"{safe_name(sid)}--{key[3:11]}")
         write_atomic(self.workspace / raw_path, text)
         write_messages(self.workspace / path, parsed.messages)
         last = parsed.last_at or now
@@ -98,6 +96,20 @@ class Importer:
             ended_at=last if ended else None, path=str(path), raw_path=str(raw_path),
             summary_status=None, created_at=now, updated_at=now,
         )
+
+    def _free_paths(self, harness: str, stem: str) -> tuple[Path, Path]:
+        """The cleaned and raw transcript paths for a new session: `stem`, or `stem-2`, ...
+        when a file already holds that name. The name is the id, cleaned, and a short hash of
+        the key, so two sessions (of two scopes) can be given one; a new session must never
+        replace or share another's transcript. Called under the import lock."""
+        folder = Path("memory") / "transcripts" / safe_name(harness)
+        name, n = stem, 1
+        while True:
+            path, raw_path = folder / f"{name}.jsonl", folder / "raw" / f"{name}.orig"
+            if not (self.workspace / path).exists() and not (self.workspace / raw_path).exists():
+                return path, raw_path
+            n += 1
+            name = f"{stem}-{n}"
 
     # -- later imports --------------------------------------------------------------------
 
