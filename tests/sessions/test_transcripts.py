@@ -142,6 +142,18 @@ def test_sessions_of_another_scope_do_not_exist_for_a_scoped_caller(app: SignetA
         imported(app, claude_code(TURNS), scope=mine, project="beta")
 
 
+def test_no_two_scopes_can_spell_one_session_key(app: SignetApp) -> None:
+    """The key hashes agent, project and id joined by U+001F: a part holding it is refused, or
+    agent "a" with project "b<US>c" and agent "a<US>b" with project "c" would share a session."""
+    for agent, project, sid in (("a", "b\x1fc", "s1"), ("a\x1fb", "c", "s1"),
+                                ("a", "b", "c\x1fs1")):
+        with pytest.raises(InvalidInput, match="unit separator"):
+            imported(app, claude_code(TURNS, session_id=sid), scope=MemoryScope(agent_id=agent),
+                     project=project)
+    assert app.session_list()["total"] == 0
+    assert not (app.config.workspace / "memory" / "transcripts").exists()
+
+
 def test_session_search_finds_sessions_by_their_words(app: SignetApp) -> None:
     imported(app, claude_code(TURNS, session_id="cat"))
     imported(app, claude_code(conversation(4), session_id="billing"))

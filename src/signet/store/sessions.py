@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from signet.errors import InvalidInput
 from signet.store import artifacts as art_sql
 from signet.store import slice_bm25
 from signet.store.artifacts import ArtifactRow
@@ -26,11 +27,19 @@ from signet.store.fts import match_expression, query_tokens
 from signet.types import format_ts, parse_ts
 
 MAX_ERROR_CHARS = 2000
+KEY_SEPARATOR = "\x1f"
 
 
 def session_key(agent_id: str, project: str | None, session_id: str) -> str:
-    digest = hashlib.sha256(f"{agent_id}\x1f{project or ''}\x1f{session_id}".encode()).hexdigest()
-    return f"sk_{digest[:24]}"
+    """A session's key: a hash of its agent, project and id joined by U+001F. A part holding
+    that separator is refused, so two scopes can never spell one key (an agent "a" with project
+    "b<US>c" and an agent "a<US>b" with project "c" would)."""
+    for name, part in (("agent", agent_id), ("project", project or ""), ("session id", session_id)):
+        if KEY_SEPARATOR in part:
+            raise InvalidInput(f"the {name} holds a unit separator (U+001F), which a session's"
+                               " agent, project and id may not")
+    digest = hashlib.sha256(KEY_SEPARATOR.join((agent_id, project or "", session_id)).encode())
+    return f"sk_{digest.hexdigest()[:24]}"
 
 
 @dataclass(frozen=True, slots=True)
