@@ -157,6 +157,18 @@ def test_pins_communities_and_lookups(core: CoreStore) -> None:
         assert len(g.all_degrees("default")) == 3 and g.all_degrees("other") == []
 
 
+def test_a_sampled_degree_list_takes_the_agents_rows_among_anothers(core: CoreStore) -> None:
+    """Above `sample` entities the degrees are a strided sample of the agent's own: rows
+    interleaved one in two with another agent's must not all fall outside the stride."""
+    with core.graph().writing() as g:
+        for n in range(40):
+            g.upsert_entity(f"Mine {n}", agent_id="default", now=T0)
+            g.upsert_entity(f"Theirs {n}", agent_id="other", now=T0)
+    with core.graph().reading() as g:
+        for agent in ("default", "other"):
+            assert 10 <= len(g.all_degrees(agent, sample=20)) <= 40, agent
+
+
 def test_scope_reads_filters_and_vectors(core: CoreStore) -> None:
     vector = np.array([0.6, 0.8], dtype=np.float32)
     mine = remember(core, "kept", vector=vector)

@@ -235,20 +235,29 @@ _DEGREES = (
 )
 
 
+def sample_slot(column: str, modulo: str = "%") -> str:
+    """SQL mixing an entity's row number `column` into [0, 2^31 - 1) (`modulo`: `%%` where `%`
+    marks a parameter): a sample takes the rows whose slot is a multiple of its stride. Row
+    numbers are the whole table's, which other agents' rows interleave (one in two, say): an
+    agent's own rows can all share a remainder modulo the stride, and `column % stride` would
+    then sample none of them. The product stays below 2^63 whatever the row number."""
+    return f"({column} {modulo} 2147483647) * 2654435761 {modulo} 2147483647"
+
+
 _SAMPLED_DEGREES = (
     "SELECT e.mentions"
     " + (SELECT count(*) FROM relations WHERE source_entity_id = e.id)"
     " + (SELECT count(*) FROM relations WHERE target_entity_id = e.id)"
     " + (SELECT count(*) FROM entity_dependencies WHERE source_entity_id = e.id)"
     " + (SELECT count(*) FROM entity_dependencies WHERE target_entity_id = e.id)"
-    " FROM entities e WHERE e.agent_id = ? AND e.rowid % ? = 0"
+    f" FROM entities e WHERE e.agent_id = ? AND {sample_slot('e.rowid')} % ? = 0"
 )
 
 
 def all_degrees(conn: Connection, agent_id: str, sample: int = 1000) -> list[int]:
     """Degrees of the agent's entities (memory mentions plus the relations and dependencies
-    touching each), for every one or, above `sample` entities, an evenly strided sample of
-    about that many: enough for a percentile, at a bounded cost (~8 ms for 1,000 at 10k
+    touching each), for every one or, above `sample` entities, a sample of about that many
+    (`sample_slot`): enough for a percentile, at a bounded cost (~8 ms for 1,000 at 10k
     entities). One agent's graph: another's entities must not move its hub threshold."""
     count = int(conn.execute(
         "SELECT count(*) FROM entities WHERE agent_id = ?", (agent_id,)).fetchone()[0])

@@ -297,7 +297,8 @@ class PostgresGraphOps:
             " + (SELECT count(*) FROM relations WHERE target_entity_id = e.id)"
             " + (SELECT count(*) FROM entity_dependencies WHERE source_entity_id = e.id)"
             " + (SELECT count(*) FROM entity_dependencies WHERE target_entity_id = e.id)"
-            " FROM entities e WHERE e.agent_id = %s AND e.seq %% %s = 0",
+            " FROM entities e WHERE e.agent_id = %s"
+            f" AND {graph_read.sample_slot('e.seq', '%%')} %% %s = 0",
             (agent_id, stride),
         )
         return [int(r[0]) for r in rows]
