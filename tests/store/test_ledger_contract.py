@@ -4,9 +4,11 @@ both backends: the SQLite store and a real PostgreSQL server (tests/pg_server.py
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 import pytest
 
+from signet.store import search_telemetry
 from signet.store.backend import Backend
 from signet.store.search_telemetry import LedgerStore
 
@@ -60,3 +62,37 @@ def test_filters_scope_and_paging_are_in_the_statement(ledger: LedgerStore) -> N
     assert queries(no_hits=False, since=T1) == (["b in p"], 1)
     assert queries(limit=1, offset=1) == (["a in q"], 3)
     assert queries(agent_id="nobody") == ([], 0)
+
+
+def postgres_migration(name: str) -> list[str]:
+    text = resources.files("signet.store.postgres").joinpath(f"migrations/{name}").read_text()
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+    return [part.strip() for part in body.split(";") if part.strip()]
+
+
+def test_rows_from_before_scope_labels_are_seen_only_unscoped(
+    open_store: Callable[..., Backend], backend: str
+) -> None:
+    """Rows written when a row carried the asker's agent (`default` for project-scoped tokens)
+    are relabelled as unscoped once: SQLite when the optional table is ensured, PostgreSQL by
+    its migration 015 (run again here on the table as it was)."""
+    store = open_store()
+    rows = store.ledger()
+    rows.ensure()
+    rows.record(entry("old", agent="default", project="p"), T0)
+    with rows.core.transaction() as conn:  # type: ignore[attr-defined]
+        if backend == "sqlite":  # the table as an earlier release left it
+            conn.execute(f"DROP INDEX {search_telemetry.SCOPE_INDEX}")
+        else:
+            for statement in postgres_migration("015_scope_labels.sql"):
+                conn.execute(statement)
+    rows.ensure()
+    rows.record(entry("new", agent="default", project="p"), T1)
+    rows.ensure()  # once only: the new row keeps its labels
+    scoped = rows.list_rows(agent_id="default", project="p", since=None, no_hits=None,
+                            limit=10, offset=0)
+    every = rows.list_rows(agent_id=None, project=None, since=None, no_hits=None, limit=10,
+                           offset=0)
+    assert [r["query"] for r in scoped[0]] == ["new"]
+    assert [(r["query"], r["agent_id"], r["project"]) for r in every[0]] == [
+        ("new", "default", "p"), ("old", "", None)]

@@ -10,11 +10,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from signet.daemon.auth import Principal, require, unscoped
 from signet.daemon.dependencies import App
-from signet.daemon.schemas import ErrorOut, _Body
+from signet.daemon.schemas import ErrorOut, _Body, _Out
 from signet.errors import Forbidden
 from signet.identity import MAX_IDENTITY_BYTES
 
@@ -29,8 +29,7 @@ IdentityName = Literal["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "MEMORY
 router = APIRouter(prefix="/api", responses=ERRORS)
 
 
-class ConfigOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class ConfigOut(_Out):
     workspace: str
     port: int
     bind: str

@@ -38,12 +38,12 @@ NOT_BLANK = r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205
 CONFIG_BOUND = "x-signet-config-bound"
 
 
-
 class _Out(BaseModel):
     """An answer's model: it documents the keys a route promises, and the answer may hold more
     (open, where a request body, `_Body`, is closed)."""
 
     model_config = ConfigDict(extra="allow")
+
 
 def config_bound(name: str) -> dict[str, Any]:
     """json_schema_extra marking a field whose bound is configured (see daemon/openapi.py)."""

@@ -65,6 +65,8 @@ class HubIndex:
             now = self._clock()
             cached = self._cached.get(agent_id)
             if cached is None or now - cached[0] > self.ttl_s:
+                # Drop expired agents' entries: a caller may name any agent id.
+                self._cached = {a: c for a, c in self._cached.items() if now - c[0] <= self.ttl_s}
                 cached = self._cached[agent_id] = (now, degree_threshold(graph, agent_id))
             return cached[1]
 

@@ -19,6 +19,7 @@ from signet.store.dialect import SQLITE, Database, Dialect, Executes
 from signet.types import dumps
 
 TABLE = "memory_search_telemetry"
+SCOPE_INDEX = "idx_memory_search_telemetry_scope"  # made when rows began to carry the scope
 SNAPSHOT_CHARS = 200  # of each result's content kept in results_json
 COLUMNS = (
     "id", "created_at", "route", "agent_id", "session_key", "project", "query", "keyword_query",
@@ -28,7 +29,14 @@ COLUMNS = (
 
 
 def ensure(conn: Connection) -> None:
-    """Create the table and its indexes if missing (call inside write_tx)."""
+    """Create the table and its indexes if missing (call inside write_tx). A table made before
+    rows carried the asking token's scope (it lacks SCOPE_INDEX) has its rows relabelled as
+    unscoped, once: they carried the asker's agent, `default` for the install token and for
+    project-scoped tokens, so a token scoped to agent `default` read other scopes' queries."""
+    if exists(conn) and conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (SCOPE_INDEX,)
+    ).fetchone() is None:
+        conn.execute(f"UPDATE {TABLE} SET agent_id = '', project = NULL")
     sql = resources.files("signet.store").joinpath("migrations/optional_search_telemetry.sql")
     text = "\n".join(
         line for line in sql.read_text("utf-8").splitlines() if not line.startswith("--")
@@ -36,6 +44,7 @@ def ensure(conn: Connection) -> None:
     # One statement at a time: executescript would commit the caller's transaction first.
     for statement in filter(None, (part.strip() for part in text.split(";"))):
         conn.execute(statement)
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {SCOPE_INDEX} ON {TABLE}(agent_id, project)")
 
 
 def exists(conn: Connection) -> bool:
