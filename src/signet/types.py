@@ -262,6 +262,11 @@ class RecallQuery:
     # Drop results whose confidence is below this (None: keep all; recall/confidence.py).
     min_confidence: float | None = None
 
+    @property
+    def graph_agent(self) -> str:
+        """The agent whose knowledge graph recall walks (and whose hubs it dampens)."""
+        return self.filters.agent_id or "default"
+
 
 @dataclass(frozen=True, slots=True)
 class RecallResponse:

@@ -36,10 +36,6 @@ _STOP = frozenset(
 )
 
 
-def agent_of(query: RecallQuery) -> str:
-    return query.filters.agent_id or "default"
-
-
 def allowed_ids(graph: GraphOps, ids: list[str], query: RecallQuery) -> set[str]:
     """The candidates the query's filters allow (live ones when it has none)."""
     if query.filters == NO_FILTERS:
@@ -75,8 +71,8 @@ class TraversalChannel:
     def _search(
         self, graph: GraphOps, query: RecallQuery, request: ChannelInput
     ) -> list[tuple[str, float]]:
-        pins = graph.pins(agent_of(query))
-        focal = traversal.focal_entities(graph, query.query, agent_of(query), pins)
+        pins = graph.pins(query.graph_agent)
+        focal = traversal.focal_entities(graph, query.query, query.graph_agent, pins)
         if not focal:
             return []
         walked = traversal.walk(graph, focal, self.config, pins=pins, clock=self.clock)
@@ -110,7 +106,7 @@ class GraphBoostChannel:
             return []
 
     def _search(self, graph: GraphOps, query: RecallQuery) -> list[tuple[str, float]]:
-        agent = agent_of(query)
+        agent = query.graph_agent
         if traversal_on(self.graph, self.config):
             pins = graph.pins(agent)
             if traversal.focal_entities(graph, query.query, agent, pins):

@@ -376,9 +376,7 @@ class Recaller:
         if not ids or self.spec.hub_memories is None or not self.spec.dampening.hub:
             return set()
         try:
-            # The agent whose graph the graph channels walked (graph/channels.py `agent_of`).
-            agent = query.filters.agent_id or "default"
-            return self.spec.hub_memories(reader.conn, ids, agent)
+            return self.spec.hub_memories(reader.conn, ids, query.graph_agent)
         except Exception:  # the graph never degrades core search
             return set()
 
