@@ -15,6 +15,7 @@ from typing import Any
 
 from daemon_process import NO_EMBEDDINGS, DaemonProcess, daemon_env, free_port
 
+from signet.cli.doctor import Check, summary
 from signet.workspace import init_workspace
 
 
@@ -90,7 +91,7 @@ def test_doctor_finds_what_is_wrong_and_says_what_fixes_it(tmp_path: Path) -> No
         assert text.returncode == 1
         assert "[FAIL] daemon:" in text.stdout and f"fix: {hooks['fix']}" in text.stdout
         # The stopped daemon and the rewired hooks: the waiting capture is not a third problem.
-        assert "2 problem(s) found" in text.stdout
+        assert text.stdout.rstrip().endswith("2 problem(s) found, 2 warning(s)")
 
         # The fix it printed for the hooks, run: they point at this workspace again.
         assert signet(*hooks["fix"].split()[1:], env=env).returncode == 0
@@ -109,3 +110,11 @@ def test_doctor_finds_what_is_wrong_and_says_what_fixes_it(tmp_path: Path) -> No
         assert checks["hooks codex"]["status"] == "info"
     finally:
         daemon.kill()
+
+
+def test_the_last_line_counts_warnings_beside_failures() -> None:
+    ok, warn = Check("daemon", "ok", "up"), Check("spool", "warn", "1 waiting")
+    fail = Check("hooks claude-code", "fail", "not connected")
+    assert summary([ok]) == "no problems found"
+    assert summary([ok, warn, warn]) == "no problems found, 2 warning(s)"
+    assert summary([fail, warn, Check("model", "info", "none")]) == "1 problem(s) found, 1 warning(s)"

@@ -40,7 +40,7 @@ from signet.cli.state import CliState, json_and_state
 from signet.config import Config, resolve_workspace
 from signet.version import __version__
 
-__all__ = ["Check", "diagnose", "doctor"]
+__all__ = ["Check", "diagnose", "doctor", "summary"]
 
 HTTP_TIMEOUT_S = 3.0
 MCP_TIMEOUT_S = 20.0  # the in-process server (no daemon) takes seconds on a loaded machine
@@ -80,10 +80,18 @@ def doctor(state: CliState, no_mcp: bool, project: Path | None) -> None:
             click.echo(f"[{marks.get(check.status, check.status)}] {check.name}: {check.detail}")
             if check.fix and check.status != "ok":
                 click.echo(f"       fix: {check.fix}")
-        problems = sum(c.status == "fail" for c in checks)
-        click.echo("no problems found" if not problems else f"{problems} problem(s) found")
+        click.echo(summary(checks))
     if failed:
         raise SystemExit(1)
+
+
+def summary(checks: list[Check]) -> str:
+    """The last line: failures and warnings counted, so that a warning printed above is never
+    followed by "no problems found"."""
+    problems = sum(c.status == "fail" for c in checks)
+    warnings = sum(c.status == "warn" for c in checks)
+    head = f"{problems} problem(s) found" if problems else "no problems found"
+    return f"{head}, {warnings} warning(s)" if warnings else head
 
 
 def diagnose(
