@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from signet.hooks.runner import EVENTS, HARNESSES, exit_now_if_abandoned, run
+from signet.hooks.runner import EVENTS, HARNESSES, emit, exit_now_if_abandoned, run
 
 __all__ = ["hook"]
 
@@ -35,7 +35,5 @@ def hook(ctx: click.Context, event: str, harness: str) -> None:
         event, harness, sys.stdin.buffer, workspace=Path(workspace) if workspace else None,
         env=os.environ,
     )
-    if out:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    emit(out)
     exit_now_if_abandoned()

@@ -59,12 +59,10 @@ def parse(argv: list[str]) -> tuple[str | None, str, str, str | None] | None:
 
 
 def run_fast(workspace: str | None, event: str, harness: str, port: str | None = None) -> int:
-    from signet.hooks.runner import exit_now_if_abandoned, run
+    from signet.hooks.runner import emit, exit_now_if_abandoned, run
 
     env = os.environ if port is None else {**os.environ, "SIGNET_PORT": port}
     out = run(event, harness, sys.stdin.buffer, workspace=workspace, env=env)
-    if out:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    emit(out)
     exit_now_if_abandoned()
     return 0

@@ -27,7 +27,9 @@ if TYPE_CHECKING:  # typing and pathlib cost a hook process imports it does not 
     from pathlib import Path
     from typing import Any, BinaryIO
 
-__all__ = ["EVENTS", "GUARD_ENV", "HARNESSES", "LOG_NAME", "exit_now_if_abandoned", "guarded", "run"]
+__all__ = [
+    "EVENTS", "GUARD_ENV", "HARNESSES", "LOG_NAME", "emit", "exit_now_if_abandoned", "guarded", "run",
+]
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "session-end")
 HARNESSES = ("claude-code", "codex", "opencode", "cursor", "generic")
@@ -87,6 +89,22 @@ def run(
         _log(cfg.log_dir, event, harness, _describe(outcome["error"]) + _spool_note(outcome))
         return ""
     return str(outcome.get("out", ""))
+
+
+def emit(out: str) -> None:
+    """Print the hook's output as UTF-8 whatever the locale's encoding (a cp1252 or latin-1
+    stdout cannot encode most memories, and a lone surrogate no encoding takes): an encoding
+    error here would be a traceback and exit 1 in the agent's session. A closed stdout is
+    ignored for the same reason."""
+    if not out:
+        return
+    data = (out + "\n").encode("utf-8", "replace")
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def exit_now_if_abandoned() -> None:
