@@ -159,6 +159,31 @@ def test_a_remember_request_made_while_the_daemon_is_down_is_stored_at_its_start
     assert "The billing ledger lives in PostgreSQL." in found.stdout
 
 
+def test_a_remember_request_holding_a_lone_surrogate_is_spooled_and_stored(
+    tmp_path: Path, daemons: Callable[[Path, int], DaemonProcess]
+) -> None:
+    """JSON may escape half a surrogate pair (a harness cutting a string mid-emoji), which no
+    UTF-8 holds: the request is still spooled, with U+FFFD in its place, and stored."""
+    workspace = make_workspace(tmp_path / "ws", AGENT_YAML)
+    port = free_port()
+    env = {**daemon_env(workspace, port), "SIGNET_AUTOSTART": "0"}
+    raw = b'{"session_id": "s1", "prompt": "Remember that the deploy key is \\ud83d in the vault."}'
+    asked = run_hook("user-prompt-submit", None, env, raw=raw)
+    assert (asked.code, asked.stdout) == (0, "")
+    assert len(spool.pending(str(workspace))) == 1
+
+    daemon = daemons(workspace, port)
+    wait_for_empty_spool(workspace)
+    found = subprocess.run(
+        [sys.executable, "-m", "signet", "recall", "deploy key vault", "--json"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    daemon.terminate()
+    assert found.returncode == 0, found.stderr
+    recalled = json.dumps(json.loads(found.stdout), ensure_ascii=False)
+    assert "The deploy key is \ufffd in the vault." in recalled
+
+
 def test_the_import_is_idempotent_and_sets_aside_what_it_cannot_read(tmp_path: Path) -> None:
     """The same transcript spooled twice is one session with its messages once; a file that
     is not a spool file, or a transcript that is not UTF-8, moves to failed/ with its reason."""
