@@ -184,6 +184,37 @@ def test_a_remember_request_holding_a_lone_surrogate_is_spooled_and_stored(
     assert "The deploy key is \ufffd in the vault." in recalled
 
 
+def test_a_remember_request_in_a_prompt_holding_a_nul_is_stored(
+    tmp_path: Path, daemons: Callable[[Path, int], DaemonProcess]
+) -> None:
+    """A NUL anywhere in the prompt (a pasted binary log) made the daemon refuse the whole
+    request, and one inside the fact had its spooled copy dropped at import, silently. The
+    hook sends U+FFFD in its place: both are stored and the prompt gets its answer."""
+    workspace = make_workspace(tmp_path / "ws", AGENT_YAML)
+    port = free_port()
+    env = {**daemon_env(workspace, port), "SIGNET_AUTOSTART": "0"}
+    daemons(workspace, port)  # stopped by the fixture
+    asked = run_hook("user-prompt-submit", {
+        "session_id": "s1", "prompt": "Remember that the cache lives in Redis.\nlog: a\u0000b"}, env)
+    inside = run_hook("user-prompt-submit", {
+        "session_id": "s1", "prompt": "Remember that the queue is named jobs\u0000v2."}, env)
+    assert (asked.code, inside.code) == (0, 0)
+    wait_for_empty_spool(workspace)
+    found = subprocess.run(
+        [sys.executable, "-m", "signet", "recall", "cache Redis", "--json"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert found.returncode == 0, found.stderr
+    assert "The cache lives in Redis." in found.stdout
+    queue = subprocess.run(
+        [sys.executable, "-m", "signet", "recall", "queue named jobs", "--json"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert "The queue is named jobs\ufffdv2." in queue.stdout, queue.stdout
+    log = workspace / ".daemon" / "logs" / "hooks.log"
+    assert not log.exists() or "HTTP 400" not in log.read_text()
+
+
 def test_the_import_is_idempotent_and_sets_aside_what_it_cannot_read(tmp_path: Path) -> None:
     """The same transcript spooled twice is one session with its messages once; a file that
     is not a spool file, or a transcript that is not UTF-8, moves to failed/ with its reason."""

@@ -2,8 +2,8 @@
 Codex and generic callers send the same snake_case fields; OpenCode may send `sessionID` and
 `directory`; Cursor names the session `conversation_id` and the cwd the first of
 `workspace_roots`. Unread fields are dropped; wrong types are left for the daemon to refuse.
-A lone surrogate (JSON may escape one, `\\ud800`; no UTF-8 holds it) becomes U+FFFD, so the
-request can be spooled and stored.
+A lone surrogate (JSON may escape one, `\\ud800`; no UTF-8 holds it) and a NUL (which the
+daemon refuses in any text) become U+FFFD, so the request can be spooled and stored.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ def to_request(harness: str, payload: Any) -> dict[str, Any]:
 
 
 def _encodable(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings replaced by U+FFFD (strings without
-    one, the usual case, are returned as they are)."""
+    """`value` with every lone surrogate and NUL in its strings replaced by U+FFFD (strings
+    without one, the usual case, are returned as they are)."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return re.sub("[\ud800-\udfff]", "\ufffd", value)
-        return value
+            value = re.sub("[\ud800-\udfff]", "\ufffd", value)
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
     if isinstance(value, list):
         return [_encodable(item) for item in value]
     if isinstance(value, dict):
