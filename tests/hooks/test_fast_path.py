@@ -107,6 +107,9 @@ def test_anything_else_gets_the_cli_and_its_messages() -> None:
     helped = subprocess.run([sys.executable, "-m", "signet", "hook", "--help"],
                             capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "user-prompt-submit" in helped.stdout
-    wrong = subprocess.run([sys.executable, "-m", "signet", "hook", "nope"],
-                           capture_output=True, text=True, timeout=60)
-    assert wrong.returncode == 2 and "nope" in wrong.stderr
+    # Exit 1, never 2: Claude Code blocks and erases the prompt on a hook's exit 2.
+    for argv, named in ((["nope"], "nope"), (["user-prompt-submit", "--harness", "claude"], "claude"),
+                        (["user-prompt-submit", "--harnes", "claude-code"], "--harnes")):
+        wrong = subprocess.run([sys.executable, "-m", "signet", "hook", *argv],
+                               capture_output=True, text=True, timeout=60, input="{}")
+        assert wrong.returncode == 1 and named in wrong.stderr and wrong.stdout == ""

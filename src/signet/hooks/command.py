@@ -18,7 +18,24 @@ from signet.hooks.runner import EVENTS, HARNESSES, emit, exit_now_if_abandoned, 
 __all__ = ["hook"]
 
 
-@click.command("hook")
+class _HookUsageError(click.UsageError):
+    exit_code = 1
+
+
+class _HookCommand(click.Command):
+    """Usage errors exit 1, not click's 2: Claude Code reads exit 2 from a hook as "block this
+    prompt" (and erases it), so a stale or mistyped hook line must not cost the user every
+    prompt; any other code shows the message and lets the session go on."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: object) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise _HookUsageError(exc.format_message(), exc.ctx) from exc
+
+
+@click.command("hook", cls=_HookCommand)
 @click.argument("event", type=click.Choice(EVENTS))
 @click.option(
     "--harness", type=click.Choice(HARNESSES), default="generic", show_default=True,
