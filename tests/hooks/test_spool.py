@@ -239,3 +239,32 @@ def test_the_import_is_idempotent_and_sets_aside_what_it_cannot_read(tmp_path: P
     assert len(reasons) == 2 and "not UTF-8" in reasons[1] + reasons[0]
     assert any("unreadable spool file" in r for r in reasons)
     assert spool.pending(str(workspace)) == []
+
+
+def test_a_remember_request_the_store_refuses_is_set_aside_with_its_reason(
+    tmp_path: Path, daemons: Callable[[Path, int], DaemonProcess]
+) -> None:
+    """A request the store refuses (here: longer than memory.max_content_chars) was dropped
+    without a trace while the prompt's other request was stored. Its spooled copy now stays,
+    and the daemon's import sets it aside in failed/ with the reason, which doctor reports;
+    the request stored beside it is stored once."""
+    workspace = make_workspace(tmp_path / "ws", AGENT_YAML + "memory:\n  maxContentChars: 60\n")
+    port = free_port()
+    env = {**daemon_env(workspace, port), "SIGNET_AUTOSTART": "0"}
+    daemons(workspace, port)  # stopped by the fixture
+    long_fact = "the release checklist " + "has many steps " * 6
+    asked = run_hook("user-prompt-submit", {
+        "session_id": "s1", "prompt": f"Remember that the ledger is in Postgres. Remember that {long_fact}."}, env)
+    assert asked.code == 0
+    wait_for_empty_spool(workspace)
+    failed = Path(spool.spool_dir(str(workspace))) / "failed"
+    reasons = [p.read_text() for p in failed.glob("*.reason")]
+    assert len(reasons) == 1 and "the maximum is 60" in reasons[0], reasons
+    listed = subprocess.run([sys.executable, "-m", "signet", "list", "--json"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.count("The ledger is in Postgres.") == 1
+    doctor = subprocess.run([sys.executable, "-m", "signet", "doctor", "--no-mcp", "--json"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    spool_check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "spool")
+    assert (spool_check["status"], spool_check["data"]["failed"]) == ("warn", 1)

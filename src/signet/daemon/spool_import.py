@@ -16,7 +16,7 @@ from typing import Any
 from signet import spool
 from signet.app import SignetApp
 from signet.client.remote import process_exists
-from signet.errors import InvalidInput, NotFound
+from signet.errors import Conflict, Forbidden, InvalidInput, NotFound, SignetError
 from signet.injection.capture import capture_requests
 from signet.injection.request import HookRequest
 from signet.types import Actor
@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 INTERVAL_MS = 10_000
 WRITER_GRACE_S = 60.0  # longer than any hook lives (the harness kills its hooks at 10 s)
 STALE_TEMP_S = 3600.0
+# Refusals that a later run would repeat: the event is set aside with the reason.
+PERMANENT: tuple[type[SignetError], ...] = (InvalidInput, NotFound, Forbidden, Conflict)
 
 
 def spool_worker(app: SignetApp) -> ScheduledWorker:
@@ -69,7 +71,12 @@ def _replay(app: SignetApp, entry: spool.SpoolEntry) -> None:
     payload["harness"] = entry.harness
     request = HookRequest.parse(payload)
     if entry.event == "user-prompt-submit":
-        capture_requests(app, request)
+        refused = capture_requests(app, request).refused
+        passing = [e for e in refused if not isinstance(e, PERMANENT)]
+        if passing:
+            raise passing[0]  # left for the next run
+        if refused:
+            raise InvalidInput("; ".join(f"a remember request was refused: {e}" for e in refused))
         return
     if entry.event not in ("session-end", "pre-compaction"):
         raise InvalidInput(f"a spooled {entry.event!r} event has nothing to import")

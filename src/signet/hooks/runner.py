@@ -143,8 +143,11 @@ def _ask(
         if started:
             raise DaemonDown(f"{exc}; {started}") from exc
         raise
-    spool.remove(kept)  # the daemon has it now
-    state[2].pop("spooled_path", None)
+    # A request the store refused stays spooled: the daemon's import sets it aside in failed/
+    # with the reason, where `signet doctor` shows it.
+    if not (isinstance(answer, dict) and answer.get("capture_refused")):
+        spool.remove(kept)  # the daemon has it now
+        state[2].pop("spooled_path", None)
     return render(harness, event, answer)
 
 

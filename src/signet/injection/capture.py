@@ -2,12 +2,16 @@
 
 Only a request at the start of a sentence or line counts, so "do you remember when ..." stays a
 question. The type is guessed from the wording (decision, preference, else fact); the memory carries
-the prompt's session and project.
+the prompt's session and project. A request the store refuses is kept with its error: the hook then
+keeps its spooled copy, and the daemon's spool import sets it aside with the reason (never a
+silent drop).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from signet.errors import SignetError
@@ -17,7 +21,9 @@ from signet.types import Actor
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["capture_requests", "requests_in"]
+__all__ = ["Captures", "capture_requests", "requests_in"]
+
+log = logging.getLogger(__name__)
 
 _REQUEST = re.compile(
     r"(?:^|(?<=[.!?\n]))\s*(?:please\s+|signet,?\s+)?remember(?:\s+that|\s*:)\s+"
@@ -40,22 +46,33 @@ def requests_in(prompt: str) -> list[str]:
     return found[:MAX_CAPTURES]
 
 
-def capture_requests(app: SignetApp, request: HookRequest) -> list[str]:
-    """Store each request; return the ids (a failure is logged by the caller, never raised)."""
+@dataclass(frozen=True, slots=True)
+class Captures:
+    """What a prompt's requests became: the stored memories' ids, and each refusal's error."""
+
+    ids: list[str] = field(default_factory=list)
+    refused: list[SignetError] = field(default_factory=list)
+
+
+def capture_requests(app: SignetApp, request: HookRequest) -> Captures:
+    """Store each request; a refusal is logged and returned, never raised (the prompt still
+    gets its context)."""
+    captures = Captures()
     if not request.prompt or not app.config.hooks.capture_remember:
-        return []
+        return captures
     actor = Actor(name=f"hook:{request.harness}", type="agent", session_id=request.session_id)
-    ids = []
     for fact in requests_in(request.prompt):
         try:
             result = app.remember(
                 fact, actor=actor, type=_type_of(fact), project=request.project_name,
                 source_type="hook",
             )
-        except SignetError:
+        except SignetError as exc:
+            log.warning('a "remember" request in a prompt was not stored: %s', exc)
+            captures.refused.append(exc)
             continue
-        ids.append(result.id)
-    return ids
+        captures.ids.append(result.id)
+    return captures
 
 
 def _type_of(fact: str) -> str:

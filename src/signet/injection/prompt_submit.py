@@ -9,10 +9,10 @@ injects nothing new rather than the next-best leftovers, and a superseded memory
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from signet.injection.budget import ContextBlock
-from signet.injection.capture import capture_requests
+from signet.injection.capture import Captures, capture_requests
 from signet.injection.entity_context import add_entity_context, named_entities
 from signet.injection.judge import CANDIDATES, has_vectors, judge, select
 from signet.injection.ledger import fresh_only, remember_injected
@@ -29,9 +29,14 @@ __all__ = ["candidates", "judged_hits", "prompt_submit"]
 
 def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) -> Injection:
     prompt = (request.prompt or "").strip()
-    captured = capture_requests(app, request) if record else []
+    captures = capture_requests(app, request) if record else Captures()
+    captured = captures.ids
+    extra: dict[str, Any] = {"captured": captured}
+    if captures.refused:
+        # The hook keeps its spooled copy when this is present (hooks/runner.py).
+        extra["capture_refused"] = [str(e) for e in captures.refused]
     if not prompt:
-        return Injection("user-prompt-submit", extra={"captured": captured})
+        return Injection("user-prompt-submit", extra=extra)
     cfg = app.config.hooks
     block = ContextBlock(cfg.prompt_submit_tokens)
     block.add("# Signet memory (relevant to this prompt)", whole=True)
@@ -44,10 +49,10 @@ def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) 
     if record:
         remember_injected(app, request, [*ids, *captured], "user-prompt-submit")
     if len(block.lines) == header_lines:
-        return Injection("user-prompt-submit", extra={"captured": captured})
+        return Injection("user-prompt-submit", extra=extra)
     return Injection(
         "user-prompt-submit", block.text(), tuple(ids), block.used, block.truncated,
-        extra={"captured": captured, "entities": entities},
+        extra={**extra, "entities": entities},
     )
 
 
