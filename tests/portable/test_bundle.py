@@ -10,6 +10,7 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,6 +167,41 @@ def test_a_broken_bundle_is_refused_naming_the_problem(source: SignetApp, tmp_pa
             import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
         with pytest.raises(InvalidInput, match="not an empty folder"):
             export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
+    finally:
+        target.close()
+
+
+def _cut_mid_row(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-20])
+
+
+def _drop_last_row(path: Path) -> None:
+    path.write_text("".join(path.read_text("utf-8").splitlines(keepends=True)[:-1]), "utf-8")
+
+
+def _not_utf8(path: Path) -> None:
+    with path.open("ab") as f:
+        f.write(b'{"id": "\xff\xfe"}\n')
+
+
+@pytest.mark.parametrize("table, damage, names", [
+    ("memory_history", _cut_mid_row, r"memory_history.jsonl, line \d+: not valid JSON"),
+    ("memory_history", _drop_last_row, r"memory_history.jsonl holds \d+ rows; the manifest lists"),
+    ("memory_history", Path.unlink, r"memory_history.jsonl is missing; the manifest lists \d+"),
+    ("embeddings", _not_utf8, r"embeddings.jsonl, line \d+: not UTF-8"),
+])
+def test_a_damaged_bundle_is_refused_before_anything_is_written(
+    source: SignetApp, tmp_path: Path, table: str, damage: Any, names: str
+) -> None:
+    export_bundle(source.portable, source.config.workspace, tmp_path / "bundle")
+    damage(tmp_path / "bundle" / "tables" / f"{table}.jsonl")
+    target = _open(tmp_path / "b")
+    try:
+        with pytest.raises(InvalidInput, match=names):
+            import_bundle(target.portable, target.config.workspace, tmp_path / "bundle")
+        conn = target.store.reader()
+        for written in ("memories", "embeddings", "memory_history", "entities"):
+            assert conn.execute(f"SELECT count(*) FROM {written}").fetchone()[0] == 0, written
     finally:
         target.close()
 

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +143,7 @@ def read_manifest(source: Path) -> dict[str, Any]:
         raise InvalidInput(f"{source} is not a Signet export (no manifest.json)")
     try:
         manifest = json.loads(path.read_text("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidInput(f"{path} is not a Signet export manifest")
@@ -163,6 +163,7 @@ def import_bundle(
     dropped: dict[str, set[str]] = {}
     checks = _Checks()
     targets = store.tables()
+    _check_tables(source, manifest, targets)
     for table in targets:
         path = source / "tables" / f"{table.name}.jsonl"
         if not path.is_file():
@@ -249,27 +250,66 @@ def _import_table(
 ) -> int:
     total = 0
     batch: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{path}, line {number}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise InvalidInput(f"{path}, line {number}: expected a JSON object")
-            if extra := row.keys() - set(table.columns):  # a column the target has not
-                dropped.setdefault(table.name, set()).update(extra)
-            admitted = checks.admit(table, row)
-            if admitted is None:  # its dependents are skipped as orphans
-                skipped.setdefault(table.name, set()).add(port_sql.key_of(row, table))
-                continue
-            batch.append(admitted)
-            if len(batch) >= IMPORT_BATCH:
-                total += _write(store, table, batch, skipped)
-                batch = []
+    for row in _rows(path, table.name):
+        if extra := row.keys() - set(table.columns):  # a column the target has not
+            dropped.setdefault(table.name, set()).update(extra)
+        admitted = checks.admit(table, row)
+        if admitted is None:  # its dependents are skipped as orphans
+            skipped.setdefault(table.name, set()).add(port_sql.key_of(row, table))
+            continue
+        batch.append(admitted)
+        if len(batch) >= IMPORT_BATCH:
+            total += _write(store, table, batch, skipped)
+            batch = []
     return total + (_write(store, table, batch, skipped) if batch else 0)
+
+
+def _rows(path: Path, table: str) -> Iterator[dict[str, Any]]:
+    """The rows of one table file; InvalidInput naming the file and line of a damaged one."""
+    try:
+        with path.open("rb") as lines:
+            for number, raw in enumerate(lines, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InvalidInput(f"{path}, line {number}: not UTF-8 ({exc.reason})") from exc
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InvalidInput(
+                        f"{path}, line {number}: not valid JSON ({exc.msg})") from exc
+                if not isinstance(row, dict):
+                    raise InvalidInput(f"{path}, line {number}: expected a JSON object")
+                yield row
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _check_tables(source: Path, manifest: dict[str, Any], targets: list[port_sql.Table]) -> None:
+    """Read every table file before any row is written, so a truncated or damaged bundle is
+    refused whole instead of after some of its tables (or batches) went in. A table's row count
+    must match the manifest's: a file cut at a line boundary parses, but is not the export."""
+    counts = manifest.get("tables")
+    counts = counts if isinstance(counts, dict) else {}
+    for table in targets:
+        path = source / "tables" / f"{table.name}.jsonl"
+        expected = counts.get(table.name)
+        listed = type(expected) is int
+        if not path.is_file():
+            if listed and expected:
+                raise InvalidInput(f"{path} is missing; the manifest lists {expected} rows"
+                                   f" of {table.name}")
+            continue
+        found = 0
+        for row in _rows(path, table.name):
+            for value in row.values():
+                port_sql.decode(value, table.name)  # a {"$b64": ...} that is no base64
+            found += 1
+        if listed and found != expected:
+            raise InvalidInput(f"{path} holds {found} rows; the manifest lists {expected}:"
+                               " the bundle is truncated or altered")
 
 
 def _write(
