@@ -89,3 +89,23 @@ def test_an_import_of_a_path_nothing_can_be_at_is_not_found(app: SignetApp, tmp_
         with pytest.raises(NotFound, match="nothing to import"):
             import_from(app, path, "markdown")
     assert app.list(MemoryFilters()).total == 0
+
+
+def test_a_mem0_item_that_is_not_storable_text_is_refused_alone(
+    app: SignetApp, tmp_path: Path
+) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps([
+        {"id": "ok-1", "memory": "Takes the early train"},
+        {"id": "bad-1", "memory": "a lone \ud800 surrogate"},
+        {"id": "bad-2", "memory": "a NUL \u0000 inside"},
+        {"id": "bad-3", "memory": "a tag with a surrogate", "categories": ["x\udc80"]},
+        {"id": "ok-2", "memory": "Drinks green tea"},
+    ]))
+    counts = import_mem0(app, path, actor=Actor(name="import"))
+    assert (counts["read"], counts["imported"]) == (5, 2)
+    assert len(counts["refused"]) == 3
+    assert "content is not valid Unicode text" in counts["refused"][0]
+    assert "content holds a NUL character" in counts["refused"][1]
+    assert "tags is not valid Unicode text" in counts["refused"][2]
+    assert {m.source_id for m in app.list(MemoryFilters()).items} == {"ok-1", "ok-2"}

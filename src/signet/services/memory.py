@@ -128,6 +128,8 @@ class MemoryService:
         batched embedding call (no transaction open). `prefixes=False` keeps content verbatim
         (a document chunk that happens to start with `critical:` is not pinned)."""
         self.check_mutable()
+        for item in items:  # no lone surrogate, no NUL: refused naming the field, as `remember`
+            check_text(item)
         memories = [
             new_memory(
                 item["content"], actor, {k: v for k, v in item.items() if k != "content"},
@@ -143,6 +145,7 @@ class MemoryService:
 
     def prepare_memory(self, content: str, *, actor: Actor, **fields: Any) -> PreparedMemory:
         """First half of `remember` for the pipeline: validate, normalise, embed (no tx open)."""
+        check_text({"content": content, **fields})
         memory = new_memory(content, actor, fields, self.config.memory)
         norm = normalize_content(memory.content)
         vector = self._embed_for_write(norm.storage, None)
