@@ -75,6 +75,27 @@ def test_without_json_errors_stay_prose(workspace: Path) -> None:
     assert done.returncode == 1 and done.stderr.startswith("Error: memory")
 
 
+# A byte that is not UTF-8, as the shell hands it over (Python keeps it as U+DCFF).
+NOT_UTF8 = "p\udcff"
+
+
+@pytest.mark.parametrize("args, names", [
+    (("list", "--project", NOT_UTF8), "not valid UTF-8 text: 'p\\xff'"),
+    (("list", "--tags", NOT_UTF8), "not valid UTF-8 text: 'p\\xff'"),
+    (("get", NOT_UTF8), "not valid UTF-8 text: 'p\\xff'"),
+    (("recall", "tea", "--project", NOT_UTF8), "not valid UTF-8 text: 'p\\xff'"),
+    (("recall", NOT_UTF8), "query is not valid Unicode text"),
+])
+def test_an_argument_that_is_not_utf8_is_named_not_a_traceback(
+    workspace: Path, args: tuple[str, ...], names: str
+) -> None:
+    done = signet(workspace, *args)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("Error: ") and names in done.stderr, done.stderr
+    as_json = signet(workspace, "--json", *args)
+    assert as_json.returncode == 1 and json.loads(as_json.stderr)["code"] == "invalid_input"
+
+
 # --- read-only commands on a missing workspace ---------------------------------------------
 
 

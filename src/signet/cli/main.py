@@ -142,11 +142,28 @@ class SignetGroup(click.Group):
             if _wants_json(ctx):
                 raise JsonFailure(message, "os_error", 1) from exc
             raise click.ClickException(message) from exc
+        except UnicodeEncodeError as exc:
+            # An argument that is not UTF-8 (the shell passes bytes; Python keeps the bad ones
+            # as lone surrogates) reaches a store or a request that must encode it: name it.
+            message = (f"not valid UTF-8 text: '{_bytes_shown(exc.object)}' (an argument holds"
+                       " bytes that are not UTF-8)")
+            if _wants_json(ctx):
+                raise JsonFailure(message, "invalid_input", 1) from exc
+            raise click.ClickException(message) from exc
         except click.ClickException as exc:
             if not _wants_json(ctx) or isinstance(exc, JsonFailure):
                 raise
             code = "usage_error" if isinstance(exc, click.UsageError) else "error"
             raise JsonFailure(exc.format_message(), code, exc.exit_code) from exc
+
+
+def _bytes_shown(text: str) -> str:
+    """`text` as the bytes the user typed (a bad byte as \\xff), cut to 80 characters."""
+    try:
+        raw = text[:80].encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte maps to
+        return text[:80].encode("utf-8", "backslashreplace").decode("ascii", "replace")
+    return repr(raw)[2:-1]
 
 
 def _wants_json(ctx: click.Context) -> bool:

@@ -529,6 +529,10 @@ def validated(query: RecallQuery, config: SearchConfig) -> RecallQuery:
     if query.min_confidence is not None and not 0 <= query.min_confidence <= 1:
         raise InvalidInput("min_confidence must be between 0 and 1")
     text = query.query.strip()
+    try:
+        text.encode("utf-8")  # the tokenizer and the store take only valid Unicode
+    except UnicodeEncodeError:
+        raise InvalidInput("query is not valid Unicode text (holds a lone surrogate)") from None
     if len(text) > config.max_query_chars:
         # A long query is cut, not refused: agents paste whole prompts and conversations
         # as queries, and their end (the newest words, the question) is what is asked.
