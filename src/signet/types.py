@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+# The largest integer SQLite and PostgreSQL (bigint) hold: the furthest offset a page may ask
+# (past it the store would overflow binding it, not answer no rows).
+MAX_OFFSET = 2**63 - 1
+
 MEMORY_TYPES: tuple[str, ...] = (
     "fact",
     "preference",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sqlite3
 import subprocess
@@ -94,6 +95,16 @@ def test_an_argument_that_is_not_utf8_is_named_not_a_traceback(
     assert done.stderr.startswith("Error: ") and names in done.stderr, done.stderr
     as_json = signet(workspace, "--json", *args)
     assert as_json.returncode == 1 and json.loads(as_json.stderr)["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize("command", [("list",), ("graph", "entities"), ("session", "list")])
+def test_an_offset_past_the_largest_sql_integer_is_named_not_an_overflow(
+    workspace: Path, command: tuple[str, ...]
+) -> None:
+    done = signet(workspace, *command, "--offset", str(2**64))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert re.search(r"offset (must be )?between 0 and 9223372036854775807", done.stderr), \
+        done.stderr
 
 
 # --- read-only commands on a missing workspace ---------------------------------------------

@@ -20,7 +20,7 @@ from signet.services.memory_input import check_text
 from signet.store import documents as doc_sql
 from signet.store.document_store import DocumentStore
 from signet.store.documents import NewDocument
-from signet.types import Actor, MemoryScope
+from signet.types import MAX_OFFSET, Actor, MemoryScope
 
 MAX_TITLE = 500
 STATUSES = doc_sql.STATUSES  # the walk of a document, for the adapters' schemas
@@ -139,8 +139,8 @@ class DocumentService:
     ) -> dict[str, Any]:
         if status is not None and status not in doc_sql.STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(doc_sql.STATUSES)}")
-        if not 1 <= limit <= 1000 or offset < 0:
-            raise InvalidInput("limit must be between 1 and 1000 and offset not negative")
+        if not 1 <= limit <= 1000 or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"limit must be between 1 and 1000 and offset between 0 and {MAX_OFFSET}")
         items, total = self.docs.list_page(scope, status=status, connector_id=connector_id,
                                            limit=limit, offset=offset)
         return {"items": [d.to_dict() for d in items], "total": total, "limit": limit,

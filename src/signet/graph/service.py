@@ -25,7 +25,7 @@ from signet.graph.shaping import reserve_flat
 from signet.recall.spec import BOOST_WEIGHT, GraphHooks
 from signet.store.graph import canonical
 from signet.store.graph_store import GraphOps, GraphStore
-from signet.types import Actor, MemoryFilters, RecallHit
+from signet.types import MAX_OFFSET, Actor, MemoryFilters, RecallHit
 
 __all__ = ["KnowledgeGraph"]
 
@@ -88,8 +88,8 @@ class KnowledgeGraph:
         self, *, agent_id: str = "default", search: str | None = None, limit: int = 50,
         offset: int = 0,
     ) -> dict[str, Any]:
-        if not 1 <= limit <= 1000 or offset < 0:
-            raise InvalidInput("limit must be 1-1000 and offset not negative")
+        if not 1 <= limit <= 1000 or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"limit must be 1-1000 and offset between 0 and {MAX_OFFSET}")
         with self.store.reading() as graph:
             items, total = graph.list_entities(
                 agent_id=agent_id, search=search, limit=limit, offset=offset

@@ -45,6 +45,7 @@ from signet.store.graph_store import GraphOps
 from signet.store.memory_ops import MemoryEdit, Within
 from signet.types import (
     FEEDBACK_TYPES,
+    MAX_OFFSET,
     Actor,
     HistoryEvent,
     Memory,
@@ -276,8 +277,8 @@ class MemoryService:
     ) -> Page:
         if not 1 <= limit <= 1000:
             raise InvalidInput("limit must be between 1 and 1000")
-        if offset < 0:
-            raise InvalidInput("offset must not be negative")
+        if not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"offset must be between 0 and {MAX_OFFSET}")
         filters = self.community_resolved(scoped_filters(filters, scope))
         items, total = self.core.list_memories(filters, limit=limit, offset=offset)
         return Page(tuple(items), total, limit, offset)

@@ -19,7 +19,7 @@ from signet.services.memory_input import check_ts
 from signet.store import search_telemetry as qa_sql
 from signet.store.fts import query_tokens
 from signet.store.search_telemetry import LedgerStore
-from signet.types import Actor, MemoryScope, RecallQuery, RecallResponse
+from signet.types import MAX_OFFSET, Actor, MemoryScope, RecallQuery, RecallResponse
 
 __all__ = ["SearchLedger", "ledger_entry"]
 
@@ -69,8 +69,8 @@ class SearchLedger:
                 "the recall QA ledger is off (memory.pipelineV2.telemetry.memorySearchQaEnabled)",
                 code="search_qa_disabled",
             )
-        if not 1 <= limit <= 10_000 or offset < 0:
-            raise InvalidInput("limit must be between 1 and 10000 and offset not negative")
+        if not 1 <= limit <= 10_000 or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"limit must be between 1 and 10000 and offset between 0 and {MAX_OFFSET}")
         if since is not None:
             check_ts(since, "since")
         rows, total = self.rows.list_rows(

@@ -25,7 +25,7 @@ from signet.sessions.synthesis import HeadSynthesis
 from signet.sessions.transcript_folders import transcript_file
 from signet.store.session_store import SessionStore
 from signet.store.sessions import SessionRow
-from signet.types import Actor, Memory, MemoryScope, format_ts
+from signet.types import MAX_OFFSET, Actor, Memory, MemoryScope, format_ts
 
 __all__ = ["Sessions"]
 
@@ -125,8 +125,8 @@ class Sessions:
         self, *, scope: MemoryScope | None = None, project: str | None = None,
         harness: str | None = None, limit: int = 50, offset: int = 0,
     ) -> dict[str, Any]:
-        if not 1 <= limit <= 1000 or offset < 0:
-            raise InvalidInput("limit must be between 1 and 1000 and offset not negative")
+        if not 1 <= limit <= 1000 or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"limit must be between 1 and 1000 and offset between 0 and {MAX_OFFSET}")
         agent, project = _narrowed(scope, project)
         rows, total = self.store.list_page(
             agent_id=agent, project=project, harness=harness, limit=limit, offset=offset
