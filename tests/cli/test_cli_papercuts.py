@@ -107,6 +107,13 @@ def test_an_offset_past_the_largest_sql_integer_is_named_not_an_overflow(
         done.stderr
 
 
+@pytest.mark.parametrize("limit", ["-1", "0", "501", str(2**64)])
+def test_jobs_list_refuses_a_limit_out_of_range_naming_it(workspace: Path, limit: str) -> None:
+    done = signet(workspace, "jobs", "list", "--limit", limit)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "limit must be between 1 and 500" in done.stderr, done.stderr
+
+
 # --- read-only commands on a missing workspace ---------------------------------------------
 
 

@@ -11,14 +11,14 @@ from typing import Protocol
 
 from signet.clock import Clock, stamp
 from signet.config import Config
-from signet.errors import NotFound
+from signet.errors import InvalidInput, NotFound
 from signet.pipeline.writes import MemoryWriter, resolve_review
 from signet.services.write_policy import pipeline_on
 from signet.store.jobs import Job
 from signet.store.operations import JobAdmin
 from signet.store.pipeline import PipelineStore
 from signet.store.review import ReviewItem
-from signet.types import Actor
+from signet.types import MAX_OFFSET, Actor
 
 __all__ = ["JobQueue", "ReviewQueue"]
 
@@ -35,6 +35,11 @@ class JobQueue:
         self, *, status: str | None = None, job_type: str | None = None, limit: int = 50,
         offset: int = 0,
     ) -> list[Job]:
+        """A page of jobs, newest first; the bounds the HTTP route holds to, for every caller
+        (a negative limit would mean no limit to SQLite)."""
+        if not 1 <= limit <= 500 or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"limit must be between 1 and 500 and offset between 0 and"
+                               f" {MAX_OFFSET}")
         return self.store.list_jobs(status=status, job_type=job_type, limit=limit, offset=offset)
 
     def get(self, job_id: str) -> Job:
