@@ -268,3 +268,28 @@ def test_a_replaced_memory_is_left_out_of_the_hook_and_memory_md(
     head = (daemon.workspace / "MEMORY.md").read_text("utf-8")
     assert "MongoDB" in head and "555-0199" in head
     assert "PostgreSQL" not in head and "555-0100" not in head
+
+
+
+DASHBOARD = "The dashboard's frontend uses HTMX and Alpine.js; we decided against React to keep the build simple."
+
+
+def test_a_prompt_naming_only_what_nothing_stored_mentions_gets_nothing(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """"Which CSS framework does the dashboard use?" is near the dashboard memory in meaning
+    (the judge alone lets it in) but names a thing no recalled memory mentions: nothing goes
+    in. A question naming what the memory names gets it."""
+    env = daemon_env(daemon.workspace, daemon.port)
+    for text in [DASHBOARD, *OTHERS]:
+        stored = subprocess.run([sys.executable, "-m", "signet", "remember", text],
+                                env=env, capture_output=True, text=True, timeout=60)
+        assert stored.returncode == 0, stored.stderr
+    cwd, transcript = tmp_path / "home", tmp_path / "t.jsonl"
+    cwd.mkdir()
+    css = run_hook("user-prompt-submit", payload(
+        "UserPromptSubmit", "a", cwd, transcript, prompt="Which CSS framework does the dashboard use?"), env)
+    assert (css.code, css.stdout) == (0, "")
+    named = run_hook("user-prompt-submit", payload(
+        "UserPromptSubmit", "b", cwd, transcript, prompt="Does the dashboard use HTMX or React?"), env)
+    assert named.code == 0 and DASHBOARD in named.context()

@@ -18,6 +18,7 @@ from signet.bench.datasets import BenchQuestion
 from signet.bench.metrics import MEMAWARE_ALL, memaware_groups
 from signet.errors import InvalidInput
 from signet.injection import judge, tokens
+from signet.injection.names import names_unknown
 from signet.injection.prompt_submit import candidates
 from signet.types import RecallHit
 
@@ -106,6 +107,8 @@ class InjectionBench:
             # Raw facts beside the judge's features, for fitting offline (EXTRA's order).
             "extra": [_extra(j.hit) for j in judged],
             "texts": [j.hit.memory.content for j in judged],
+            # The hook injects nothing for such a prompt whatever the judge says (names.py).
+            "names_unknown": names_unknown(prompt, (h.memory.content for h in hits)),
         })
 
     def result(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """`signet bench inject-fit`: fit the prompt hook's judge (injection/judge.py) on kept rows, judged
 held out.
 
-The hook's selection is replayed exactly on the rows. The floor is the lowest of FLOORS at which
+The hook's selection is replayed exactly on the rows (a prompt naming only things no candidate
+mentions injects nothing, as in the hook). The floor is the lowest of FLOORS at which
 every negative set injects for at most MAX_HARD / MAX_EASY of its prompts; the operating point of
 POINTS maximises the harmonic mean of context hit and precision. Splits fit on one part and measure
 the other; the shipped values are the fit on everything.
@@ -46,6 +47,7 @@ class Prompt:
     group: str | None  # a positive's tier or category
     labels: np.ndarray
     x: np.ndarray  # candidates x FEATURES
+    names_unknown: bool = False  # the hook injects nothing (injection/names.py)
 
 
 def load(paths: Sequence[Path]) -> list[Prompt]:
@@ -61,7 +63,7 @@ def load(paths: Sequence[Path]) -> list[Prompt]:
         for p in data["prompts"]:
             cand = np.array(p["candidates"], dtype=np.float64).reshape(-1, 1 + len(FEATURES))
             prompts.append(Prompt(data["benchmark"], p["kind"], p["store"], p.get("group"),
-                                  cand[:, 0], cand[:, 1:]))
+                                  cand[:, 0], cand[:, 1:], bool(p.get("names_unknown"))))
     return prompts
 
 
@@ -84,8 +86,8 @@ def fit(prompts: Sequence[Prompt], names: Sequence[str] = FEATURES, l2: float = 
 def _chosen(p: Prompt, w: np.ndarray, floor: float, memory: float, k: int) -> np.ndarray:
     """Labels of the candidates the hook injects (judge.select): none unless the best
     probability reaches `floor`, then those reaching `memory` in recall's order, <= k."""
-    if not len(p.labels):
-        return p.labels
+    if not len(p.labels) or p.names_unknown:
+        return p.labels[:0]
     prob = 1.0 / (1.0 + np.exp(-(w[0] + p.x @ w[1:])))
     best = float(prob.max())
     if best < floor:

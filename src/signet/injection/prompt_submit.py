@@ -2,7 +2,8 @@
 
 Under hooks.prompt_submit_tokens: entity context (entity_context.py), then an implicit recall in the
 default mode without an access touch, each hit judged on its own (judge.py). A prompt about nothing
-stored gets nothing, never filler. The choice is made before the ledger, so a repeated prompt
+stored gets nothing, never filler; nor does one that names only things no candidate mentions
+(names.py). The choice is made before the ledger, so a repeated prompt
 injects nothing new rather than the next-best leftovers, and a superseded memory never goes in. Then
 "remember that ..." requests are captured (capture.py).
 """
@@ -17,6 +18,7 @@ from signet.injection.entity_context import add_entity_context, named_entities
 from signet.injection.judge import CANDIDATES, has_vectors, judge, select
 from signet.injection.ledger import fresh_only, remember_injected
 from signet.injection.memory_lines import add_memories
+from signet.injection.names import names_unknown
 from signet.injection.request import HookRequest
 from signet.injection.result import Injection
 from signet.types import RecallHit, RecallQuery
@@ -66,7 +68,10 @@ def judged_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
     else:
         floor = memory_floor = cfg.min_keyword_confidence
     current = [j for j in judge(hits) if j.hit.memory.superseded_by is None]
-    return [j.hit for j in select(current, floor, memory_floor, cfg.prompt_max_memories)]
+    chosen = [j.hit for j in select(current, floor, memory_floor, cfg.prompt_max_memories)]
+    if chosen and names_unknown(prompt, (h.memory.content for h in hits)):
+        return []  # the prompt names only things no candidate mentions (names.py)
+    return chosen
 
 
 def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:

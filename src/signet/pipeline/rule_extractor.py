@@ -18,7 +18,7 @@ from signet.pipeline.extraction import (
     Extraction,
 )
 
-__all__ = ["RULE_CONFIDENCE", "extract_without_llm", "extraction_mode"]
+__all__ = ["RULE_CONFIDENCE", "extract_without_llm", "extraction_mode", "names_in"]
 
 RULE_CONFIDENCE = 0.6
 ENTITY_CONFIDENCE = 0.5
@@ -85,6 +85,17 @@ def extract_without_llm(content: str) -> Extraction:
             f"dropped {len(entities) - MAX_ENTITIES} entities over the cap of {MAX_ENTITIES}"
         )
     return Extraction(tuple(facts[:MAX_FACTS]), tuple(entities[:MAX_ENTITIES]), tuple(warnings))
+
+
+def names_in(text: str) -> list[str]:
+    """The names `text` mentions (people, places, products, tools), as extraction finds them:
+    the targets of its mentions and both ends of its plain relations, the user left out."""
+    sentences = [s for segment in _user_segments(_unflatten(text)) for s in _sentences(segment)]
+    names: list[str] = []
+    for entity in _entities(sentences):
+        ends = (entity.target,) if entity.relationship == "mentions" else (entity.source, entity.target)
+        names.extend(n for n in ends if n != "user" and n not in names)
+    return names
 
 
 # -- turns and sentences ----------------------------------------------------------------------

@@ -1,0 +1,38 @@
+"""The prompt hook's name check (injection/names.py): a prompt that names only things none of
+recall's candidates mentions asks about something not stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from signet.injection.names import names_unknown
+from signet.pipeline.rule_extractor import names_in
+
+GATEWAY = "Priya owns the payments gateway integration; ask her before changing the Stripe webhook handler."
+
+
+def test_the_names_a_prompt_mentions() -> None:
+    assert names_in("Who owns the PayPal integration?") == ["PayPal"]
+    assert names_in("Which city have both Jean and John visited?") == ["Jean", "John"]
+    assert names_in("What kind of tea do I like?") == []  # nothing named: no evidence
+
+
+@pytest.mark.parametrize(("prompt", "texts", "unknown"), [
+    ("Who owns the PayPal integration?", [GATEWAY], True),
+    ("Who owns the Stripe webhook handler?", [GATEWAY], False),
+    # Any one name found is enough; each found by any of its words.
+    ("Did Nate and Joanna go hiking?", ["Joanna went hiking in May."], False),
+    ("Where is Gina's HR internship?", ["Gina starts at the HR department."], False),
+    # Spelled another way: a shared prefix of five letters, a plural, CamelCase words.
+    ("Which PostgreSQL version do we run?", ["We run Postgres 16."], False),
+    ("How are invoice PDFs rendered?", ["An invoice PDF is rendered by weasyprint."], False),
+    ("Why does TestLedgerSync fail?", ["The ledger sync test is flaky on CI."], False),
+    # A question about someone the store never heard of, near its topics.
+    ("What did Caroline paint last summer?", ["Melanie painted a lake last summer."], True),
+    ("What kind of tea do I like?", ["The user prefers coffee."], False),
+    ("Who owns the PayPal integration?", [], True),
+])
+def test_a_prompt_naming_only_what_no_candidate_mentions(
+    prompt: str, texts: list[str], unknown: bool
+) -> None:
+    assert names_unknown(prompt, texts) is unknown
