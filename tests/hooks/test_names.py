@@ -3,10 +3,16 @@ recall's candidates mentions asks about something not stored."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from signet.app import SignetApp
+from signet.config import Config
 from signet.injection.names import names_unknown
+from signet.injection.prompt_submit import unknown_names
 from signet.pipeline.rule_extractor import names_in
+from signet.workspace import init_workspace
 
 GATEWAY = "Priya owns the payments gateway integration; ask her before changing the Stripe webhook handler."
 
@@ -36,3 +42,13 @@ def test_a_prompt_naming_only_what_no_candidate_mentions(
     prompt: str, texts: list[str], unknown: bool
 ) -> None:
     assert names_unknown(prompt, texts) is unknown
+
+
+def test_the_check_reads_the_prompt_as_far_as_recall_does(tmp_path: Path) -> None:
+    """A prompt past search.max_query_chars (a pasted log) is checked as cut, as recall reads
+    it: a name past the cut is not looked for (nor read: megabytes would cost the budget)."""
+    init_workspace(tmp_path / "ws")
+    with SignetApp.open(Config.default(tmp_path / "ws"), embedder=None) as app:
+        cut = app.config.search.max_query_chars
+        assert unknown_names(app, "Who owns the PayPal integration?", [])
+        assert not unknown_names(app, "x " * cut + "Who owns the PayPal integration?", [])

@@ -18,8 +18,7 @@ from signet.bench.datasets import BenchQuestion
 from signet.bench.metrics import MEMAWARE_ALL, memaware_groups
 from signet.errors import InvalidInput
 from signet.injection import judge, tokens
-from signet.injection.names import names_unknown
-from signet.injection.prompt_submit import candidates
+from signet.injection.prompt_submit import candidates, unknown_names
 from signet.types import RecallHit
 
 __all__ = ["EASY", "InjectionBench", "load_negatives"]
@@ -108,7 +107,7 @@ class InjectionBench:
             "extra": [_extra(j.hit) for j in judged],
             "texts": [j.hit.memory.content for j in judged],
             # The hook injects nothing for such a prompt whatever the judge says (names.py).
-            "names_unknown": names_unknown(prompt, (h.memory.content for h in hits)),
+            "names_unknown": unknown_names(app, prompt, hits),
         })
 
     def result(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from signet.types import RecallHit, RecallQuery
 if TYPE_CHECKING:
     from signet.app import SignetApp
 
-__all__ = ["candidates", "judged_hits", "prompt_submit"]
+__all__ = ["candidates", "judged_hits", "prompt_submit", "unknown_names"]
 
 
 def prompt_submit(app: SignetApp, request: HookRequest, *, record: bool = True) -> Injection:
@@ -69,9 +69,16 @@ def judged_hits(app: SignetApp, prompt: str) -> list[RecallHit]:
         floor = memory_floor = cfg.min_keyword_confidence
     current = [j for j in judge(hits) if j.hit.memory.superseded_by is None]
     chosen = [j.hit for j in select(current, floor, memory_floor, cfg.prompt_max_memories)]
-    if chosen and names_unknown(prompt, (h.memory.content for h in hits)):
+    if chosen and unknown_names(app, prompt, hits):
         return []  # the prompt names only things no candidate mentions (names.py)
     return chosen
+
+
+def unknown_names(app: SignetApp, prompt: str, hits: list[RecallHit]) -> bool:
+    """names.py's check on the text recall was asked (a pasted log of megabytes would cost
+    the hook its budget)."""
+    text = prompt[: app.config.search.max_query_chars]
+    return names_unknown(text, (h.memory.content for h in hits))
 
 
 def candidates(app: SignetApp, prompt: str) -> list[RecallHit]:
