@@ -33,6 +33,9 @@ def test_the_names_a_prompt_mentions() -> None:
     ("Which PostgreSQL version do we run?", ["We run Postgres 16."], False),
     ("How are invoice PDFs rendered?", ["An invoice PDF is rendered by weasyprint."], False),
     ("Why does TestLedgerSync fail?", ["The ledger sync test is flaky on CI."], False),
+    # An acronym written out as the initials of consecutive words, or not at all.
+    ("Should I put this refactor in one big PR?", ["The user prefers small pull requests."], False),
+    ("What is the SLA we promise enterprise customers?", ["Load tests use k6 scripts."], True),
     # A question about someone the store never heard of, near its topics.
     ("What did Caroline paint last summer?", ["Melanie painted a lake last summer."], True),
     ("What kind of tea do I like?", ["The user prefers coffee."], False),

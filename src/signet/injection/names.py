@@ -6,7 +6,8 @@ the candidates' meaning: "Who owns the PayPal integration?" against "Priya owns 
 gateway integration", a question about Gina against a store of Caroline's conversations. The
 prompt hook then injects nothing. A name is found in a candidate by any of its words, CamelCase
 split, possessive and plural dropped, or sharing a prefix of five letters or more ("Postgres" in
-"PostgreSQL"), so a name spelled another way still counts as mentioned.
+"PostgreSQL"), and an acronym by the initials of consecutive words ("PR", "pull requests"), so a
+name spelled another way still counts as mentioned.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 _SKIP = frozenset({"of", "the", "and", "a", "an", "in", "on", "for", "to"})
 MIN_PREFIX = 5
+MAX_ACRONYM = 5
 
 
 def names_unknown(prompt: str, texts: Iterable[str]) -> bool:
@@ -30,8 +32,9 @@ def names_unknown(prompt: str, texts: Iterable[str]) -> bool:
     names = names_in(prompt)
     if not names:
         return False
-    stems = {_stem(w) for text in texts for w in _WORD.findall(text.lower())}
-    return not any(_mentioned(name, stems) for name in names)
+    texts = [text.lower() for text in texts]
+    stems = {_stem(w) for text in texts for w in _WORD.findall(text)}
+    return not any(_mentioned(name, stems) or _spelled_out(name, texts) for name in names)
 
 
 def _mentioned(name: str, stems: set[str]) -> bool:
@@ -45,6 +48,21 @@ def _mentioned(name: str, stems: set[str]) -> bool:
         if len(word) >= MIN_PREFIX and any(
             len(s) >= MIN_PREFIX and (s.startswith(word) or word.startswith(s)) for s in stems
         ):
+            return True
+    return False
+
+
+def _spelled_out(name: str, texts: list[str]) -> bool:
+    """An acronym ("PR", "CI") written out in a text as the initials of consecutive words
+    ("pull requests", "continuous integration")."""
+    letters = _POSSESSIVE.sub("", name).rstrip("s") if name[:-1].isupper() else name
+    if not (2 <= len(letters) <= MAX_ACRONYM and letters.isalpha() and letters.isupper()):
+        return False
+    initials = letters.lower()
+    for text in texts:
+        words = _WORD.findall(text)
+        heads = "".join(w[0] for w in words)
+        if initials in heads:
             return True
     return False
 
