@@ -213,7 +213,7 @@ def ingest_jobs(app: SignetApp) -> tuple[int, int]:
     if app.backend.name == "postgres":
         summary = app.backend.core.job_summary("document_ingest")  # type: ignore[attr-defined]
         return summary.get("completed", 0), summary["leased_more_than_once"]
-    jobs = app.jobs(job_type="document_ingest", limit=1000)
+    jobs = app.jobs(job_type="document_ingest", limit=500)  # the page's most; 10 are made
     return sum(j.status == "completed" for j in jobs), sum(j.attempts > 1 for j in jobs)
 
 
