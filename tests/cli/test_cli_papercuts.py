@@ -206,3 +206,11 @@ def test_status_says_facts_need_an_llm_when_none_is_configured(tmp_path: Path) -
     status = json.loads(signet(root, "--json", "status").stdout)
     assert status["pipeline"]["extraction"] == "entities"
     assert "facts need an LLM" in signet(root, "status").stdout
+
+
+def test_a_list_page_past_the_end_says_so(workspace: Path) -> None:
+    assert signet(workspace, "remember", "The deploy runs on Fridays").returncode == 0
+    first = signet(workspace, "list")
+    assert first.returncode == 0 and "1-1 of 1" in first.stdout
+    past = signet(workspace, "list", "--offset", "5")
+    assert past.returncode == 0 and "none from 6 on (1 in all)" in past.stdout, past.stdout

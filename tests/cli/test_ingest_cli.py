@@ -72,6 +72,9 @@ def test_stdin_and_a_failing_file(tmp_path: Path) -> None:
     assert failed.returncode == 1 and "not UTF-8" in failed.stderr
     missing = _run(ws, "ingest", str(tmp_path / "nope.md"))
     assert missing.returncode == 1 and "no such file" in missing.stderr
+    # A device (or a FIFO) is there but is no document: said so, and never opened.
+    device = _run(ws, "ingest", "/dev/null")
+    assert device.returncode == 1 and "/dev/null is not a regular file" in device.stderr, device.stderr
 
 
 def test_connector_add_list_sync_remove(tmp_path: Path) -> None:

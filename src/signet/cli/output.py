@@ -115,8 +115,10 @@ def print_page(page: JSON) -> None:
     out = console()
     out.print(table)
     shown = len(page["items"])
-    first = page["offset"] + 1 if shown else page["offset"]
-    out.print(f"{first}-{page['offset'] + shown} of {page['total']}")
+    if not shown:  # past the end: "6-5 of 1" would read as a range
+        out.print(f"none from {page['offset'] + 1} on ({page['total']} in all)")
+        return
+    out.print(f"{page['offset'] + 1}-{page['offset'] + shown} of {page['total']}")
 
 
 def print_recall(response: JSON) -> None:

@@ -74,7 +74,10 @@ class DocumentService:
         if scope is not None and (scope.agent_id or scope.project):
             raise Forbidden("a scoped token may not ingest local files; send the content instead")
         file = local_path(path)
-        if not _is_file(file):  # a well-formed path that names nothing: not found, not bad input
+        if not _is_file(file):
+            if _exists(file):  # a device, a FIFO, a folder: nothing to read as one document
+                raise InvalidInput(f"{file} is not a regular file")
+            # A well-formed path that names nothing: not found, not bad input.
             raise NotFound(f"no such file: {file}")
         self._check_size(file.stat().st_size, f"file {file}")
         try:
@@ -174,6 +177,13 @@ def _is_file(path: Path) -> bool:
     try:
         return path.is_file()
     except OSError:  # a name too long for the file system names no file
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long for the file system names nothing
         return False
 
 
